@@ -1,0 +1,30 @@
+# cosim: every target creates .venv in the repository root when missing.
+PY ?= python3.11
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: demo test bench lint clean venv
+
+$(STAMP): pyproject.toml
+	@test -x $(BIN)/python || $(PY) -m venv $(VENV) || python3 -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[test,bench]'
+	@touch $(STAMP)
+
+venv: $(STAMP)
+
+demo: $(STAMP)
+	$(BIN)/python examples/dc_motor_speed_loop.py --out out/demo
+
+lint: $(STAMP)
+	$(BIN)/ruff check cosim blocks fmus hil examples tests bench
+
+test: $(STAMP) lint
+	$(BIN)/python -m pytest -q
+
+bench: $(STAMP)
+	$(BIN)/python -m bench all --json out/bench/all.json
+
+clean:
+	rm -rf out build *.egg-info

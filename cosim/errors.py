@@ -1,0 +1,76 @@
+"""Exception taxonomy, one family per lifecycle phase.
+
+Build phase (``DiagramBuilder``/``build()``/compile) raises :class:`BuildError`
+subclasses; running raises :class:`StepError` subclasses; misuse of a context
+raises :class:`ContextError`.  Non-fatal problems are :class:`CosimWarning`
+warnings.  Every message says what went wrong, where (block path and port) and
+what to do about it.
+"""
+
+from __future__ import annotations
+
+
+class CosimError(Exception):
+    """Base class of every error raised by cosim."""
+
+
+# ----------------------------------------------------------------- build phase
+class BuildError(CosimError):
+    """A diagram or block declaration is invalid."""
+
+
+class PortError(BuildError, KeyError):
+    """Unknown, duplicate or unconnected port."""
+
+    def __str__(self) -> str:  # KeyError would quote the message
+        return str(self.args[0]) if self.args else ""
+
+
+class ConnectError(BuildError):
+    """Shape or dtype mismatch on a connection."""
+
+
+class UnitError(BuildError, ValueError):
+    """Unit string cannot be parsed, or two units are incompatible."""
+
+
+class RateError(BuildError):
+    """A period or offset is off the tick grid or otherwise invalid."""
+
+
+class AlgebraicLoopError(BuildError):
+    """An algebraic loop was found where loops are rejected, or is ill-posed."""
+
+
+class ParameterError(BuildError, ValueError):
+    """A block parameter has an invalid value."""
+
+
+class ContextError(CosimError):
+    """A context was used with a diagram or block it does not belong to."""
+
+
+# ------------------------------------------------------------------ run phase
+class StepError(CosimError):
+    """Simulation could not advance."""
+
+
+class SolverError(StepError):
+    """The integrator failed (step size underflow, Newton failure, ...)."""
+
+
+class NonFiniteError(StepError):
+    """A state or signal became NaN or infinite."""
+
+
+class LoopConvergenceError(StepError):
+    """An algebraic loop did not converge."""
+
+
+class OutputError(CosimError, OSError):
+    """Results cannot be written where asked."""
+
+
+# ------------------------------------------------------------------- warnings
+class CosimWarning(UserWarning):
+    """Non-fatal problem worth the user's attention."""
