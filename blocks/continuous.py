@@ -1,0 +1,80 @@
+"""Continuous primitives: integrator (with limits and reset) and filtered derivative."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from cosim.block import Block
+from cosim.errors import ParameterError
+from cosim.linear import LinearModel
+
+
+class Integrator(Block):
+    """Integrator.
+
+    .. math:: \\dot x = u, \\qquad y = x
+
+    Ports
+    -----
+    in   u   shape as given
+    out  y   shape as given (state only)
+
+    Parameters
+    ----------
+    x0 : float or array
+        Initial value.
+    """
+
+    def __init__(self, name: str, x0: Any = 0.0, shape: Any = (), unit: str | None = None,
+                 input_unit: str | None = None) -> None:
+        super().__init__(name)
+        shape = np.shape(x0) if np.ndim(x0) else shape
+        x0 = np.broadcast_to(np.asarray(x0, float), shape) if shape else float(x0)
+        self.u = self.declare_input("u", shape=shape, unit=input_unit)
+        self.x = self.declare_continuous_state("x", x0)
+        self.y = self.declare_output("y", self._y, shape=shape, unit=unit, depends_on=())
+
+    def _y(self, ctx):
+        v = ctx.state(self.x)
+        return v if self.x.scalar else v.copy()
+
+    def derivatives(self, ctx):
+        return ctx.input(self.u)
+
+    def linear_model(self, ctx):
+        n = self.x.size
+        return LinearModel(np.zeros((n, n)), np.eye(n), np.eye(n), np.zeros((n, n)),
+                           [self.u], [self.y], [self.x])
+
+
+class FilteredDerivative(Block):
+    """Derivative with a first-order filter ``s / (s/N + 1)``.
+
+    .. math:: \\dot z = N (u - z), \\qquad y = N (u - z)
+
+    Ports
+    -----
+    in   u   scalar
+    out  y   scalar (feedthrough from u)
+    """
+
+    def __init__(self, name: str, bandwidth_rad_s: float, unit: str | None = None) -> None:
+        super().__init__(name)
+        if not bandwidth_rad_s > 0:
+            raise ParameterError(f"FilteredDerivative '{name}': bandwidth must be > 0")
+        self.N = float(bandwidth_rad_s)
+        self.u = self.declare_input("u")
+        self.z = self.declare_continuous_state("z", 0.0)
+        self.y = self.declare_output("y", self._y, unit=unit, depends_on=("u",))
+
+    def _y(self, ctx):
+        return self.N * (ctx.input(self.u) - ctx.state(self.z))
+
+    def derivatives(self, ctx):
+        return self.N * (ctx.input(self.u) - ctx.state(self.z))
+
+    def linear_model(self, ctx):
+        N = self.N
+        return LinearModel([[-N]], [[N]], [[-N]], [[N]], [self.u], [self.y], [self.z])

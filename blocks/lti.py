@@ -1,0 +1,165 @@
+"""Linear time-invariant blocks: state space and transfer functions.
+
+Continuous blocks implement ``linear_model`` so the compiler fuses connected
+LTI blocks into one state-space update; they also implement the generic
+``calc``/``derivatives`` path (used when fusion is off), and the two are tested
+against each other.  python-control ``StateSpace``/``TransferFunction``
+objects are accepted (continuous, or discrete with their ``dt``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from cosim.block import Block
+from cosim.errors import ParameterError
+from cosim.linear import LinearModel
+
+
+def _as_ss(sys_or_A: Any, B=None, C=None, D=None):
+    """(A, B, C, D, dt) from matrices or a python-control system."""
+    if B is None and hasattr(sys_or_A, "A") and hasattr(sys_or_A, "B"):
+        s = sys_or_A
+        return (np.atleast_2d(np.asarray(s.A, float)), np.atleast_2d(np.asarray(s.B, float)),
+                np.atleast_2d(np.asarray(s.C, float)), np.atleast_2d(np.asarray(s.D, float)),
+                getattr(s, "dt", 0) or 0)
+    if B is None and hasattr(sys_or_A, "num") and hasattr(sys_or_A, "den"):
+        import control
+        return _as_ss(control.ss(sys_or_A))
+    A = np.atleast_2d(np.asarray(sys_or_A, float)) if np.size(sys_or_A) else np.zeros((0, 0))
+    n = A.shape[0]
+    B = np.asarray(B, float).reshape(n, -1) if n else np.atleast_2d(np.asarray(B, float))
+    C = np.atleast_2d(np.asarray(C, float))
+    D = np.atleast_2d(np.asarray(D, float))
+    if C.shape[1] != n:
+        C = C.reshape(-1, n)
+    if D.shape != (C.shape[0], B.shape[1]):
+        raise ParameterError(f"D has shape {D.shape}, expected {(C.shape[0], B.shape[1])} "
+                             f"from C {C.shape} and B {B.shape}")
+    return A, B, C, D, 0
+
+
+def tf_to_ss(num: Any, den: Any):
+    """Controllable canonical form of a proper SISO transfer function."""
+    num = np.atleast_1d(np.asarray(num, float))
+    den = np.atleast_1d(np.asarray(den, float))
+    den = np.trim_zeros(den, "f")
+    if den.size == 0 or den[0] == 0:
+        raise ParameterError("transfer function denominator must be non-zero")
+    if np.trim_zeros(num, "f").size > den.size:
+        raise ParameterError(f"transfer function {num.tolist()}/{den.tolist()} is improper "
+                             "(numerator degree above denominator degree)")
+    n = den.size - 1
+    num = np.concatenate([np.zeros(den.size - num.size), num]) / den[0]
+    den = den / den[0]
+    d = num[0]
+    if n == 0:
+        return np.zeros((0, 0)), np.zeros((0, 1)), np.zeros((1, 0)), np.array([[d]])
+    A = np.zeros((n, n))
+    A[0, :] = -den[1:]
+    A[1:, :-1] = np.eye(n - 1)
+    B = np.zeros((n, 1))
+    B[0, 0] = 1.0
+    C = (num[1:] - d * den[1:]).reshape(1, n)
+    return A, B, C, np.array([[d]])
+
+
+class StateSpace(Block):
+    """Continuous linear state-space system.
+
+    .. math:: \\dot x = A x + B u, \\qquad y = C x + D u
+
+    Ports
+    -----
+    in   u   (m,) or scalar when m = 1 and ``scalar=True``
+    out  y   (p,) or scalar; depends on u only if D != 0
+
+    Parameters
+    ----------
+    A, B, C, D : array_like, or a python-control system as ``A``
+    x0 : array_like, optional
+        Initial state.
+    scalar : bool
+        Scalar ports for single-input single-output systems (default).
+    """
+
+    def __init__(self, name: str, A: Any, B: Any = None, C: Any = None, D: Any = None, *,
+                 x0: Any = None, scalar: bool = True, input_unit: str | None = None,
+                 output_unit: str | None = None) -> None:
+        super().__init__(name)
+        A, B, C, D, dt = _as_ss(A, B, C, D)
+        if dt:
+            raise ParameterError(f"StateSpace '{name}': the system is discrete (dt={dt}); "
+                                 "use DiscreteStateSpace")
+        self.A, self.B, self.C, self.D = A, B, C, D
+        n, m, p = A.shape[0], B.shape[1], C.shape[0]
+        if A.shape != (n, n) or B.shape[0] != n:
+            raise ParameterError(f"StateSpace '{name}': A {A.shape} and B {B.shape} disagree")
+        self.m, self.p, self.n = m, p, n
+        in_shape = () if (scalar and m == 1) else (m,)
+        out_shape = () if (scalar and p == 1) else (p,)
+        self.u = self.declare_input("u", shape=in_shape, unit=input_unit)
+        deps = ("u",) if np.any(D) else ()
+        self.x = self.declare_continuous_state("x", np.zeros(n) if x0 is None else x0) \
+            if n else None
+        self._out_scalar = out_shape == ()
+        self.y = self.declare_output("y", self._calc_y, shape=out_shape, unit=output_unit,
+                                     depends_on=deps)
+        self._has_d = bool(np.any(D))
+
+    def _calc_y(self, ctx):
+        y = self.C @ ctx.state(self.x) if self.n else np.zeros(self.p)
+        if self._has_d:
+            y = y + self.D @ np.atleast_1d(ctx.input(self.u))
+        return float(y[0]) if self._out_scalar else y
+
+    def derivatives(self, ctx):
+        return self.A @ ctx.state(self.x) + self.B @ np.atleast_1d(ctx.input(self.u))
+
+    def linear_model(self, ctx):
+        return LinearModel(self.A, self.B, self.C, self.D, [self.u], [self.y],
+                           [self.x] if self.n else [])
+
+
+class TransferFunction(StateSpace):
+    """Continuous SISO transfer function ``num(s)/den(s)`` (coefficients, highest power first).
+
+    .. math:: Y(s) = \\frac{b_0 s^n + \\dots + b_n}{a_0 s^n + \\dots + a_n} U(s)
+
+    Realised in controllable canonical form.
+
+    Ports
+    -----
+    in   u   scalar
+    out  y   scalar; depends on u only if the transfer function is biproper
+    """
+
+    def __init__(self, name: str, num: Any, den: Any = None, **kw: Any) -> None:
+        if den is None and hasattr(num, "num"):
+            import control
+            s = control.ss(num)
+            super().__init__(name, s, **kw)
+        else:
+            A, B, C, D = tf_to_ss(num, den)
+            super().__init__(name, A, B, C, D, **kw)
+
+
+class FirstOrderLag(StateSpace):
+    """First-order lag ``K / (tau s + 1)``.
+
+    .. math:: \\tau \\dot y = K u - y
+
+    Ports
+    -----
+    in   u   scalar
+    out  y   scalar (state only)
+    """
+
+    def __init__(self, name: str, tau_s: float, gain: float = 1.0, y0: float = 0.0,
+                 unit: str | None = None) -> None:
+        if not tau_s > 0:
+            raise ParameterError(f"FirstOrderLag '{name}': tau_s must be > 0, got {tau_s!r}")
+        super().__init__(name, [[-1.0 / tau_s]], [[gain / tau_s]], [[1.0]], [[0.0]],
+                         x0=[y0], input_unit=unit, output_unit=unit)

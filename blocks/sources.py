@@ -1,0 +1,159 @@
+"""Sources: constant, step, ramp, sine, pulse, table lookups and recorded data.
+
+Discontinuous sources declare their switching instants as time events so the
+integrators stop exactly there (no step straddles a jump).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from cosim.block import Block
+from cosim.errors import ParameterError
+from cosim.linear import LinearModel
+
+
+class Constant(Block):
+    """Constant output; the value is a parameter ``value`` (tunable per context).
+
+    Ports
+    -----
+    out  y   shape of ``value``
+    """
+
+    def __init__(self, name: str, value: Any = 0.0, unit: str | None = None) -> None:
+        super().__init__(name)
+        shape = np.shape(value)
+        self.value = self.declare_parameter("value", value if shape else float(value), unit)
+        self.y = self.declare_output("y", lambda ctx: ctx.param(self.value), shape=shape,
+                                     unit=unit, depends_on=())
+
+
+class Step(Block):
+    """Step from ``initial`` to ``final`` at ``time_s``.
+
+    .. math:: y(t) = y_0 \\; (t < t_s), \\qquad y_1 \\; (t \\ge t_s)
+
+    Ports
+    -----
+    out  y   scalar
+    """
+
+    def __init__(self, name: str, time_s: float = 0.0, final: float = 1.0,
+                 initial: float = 0.0, unit: str | None = None) -> None:
+        super().__init__(name)
+        self.t_s, self.y0, self.y1 = float(time_s), float(initial), float(final)
+        if self.t_s > 0:
+            self.declare_time_event(self.t_s)
+        t_s, y0, y1 = self.t_s, self.y0, self.y1
+        # ctx.mode_time: the start of the integration interval while integrating, so a
+        # step ending exactly at t_s sees the left limit (the jump is a time event)
+        self.y = self.declare_output(
+            "y", lambda ctx: y1 if ctx.mode_time >= t_s - 1e-12 else y0, unit=unit,
+            depends_on=())
+
+
+class Ramp(Block):
+    """Ramp of ``slope`` starting at ``start_s`` from ``initial``.
+
+    .. math:: y = y_0 + s \\max(0, t - t_0)
+
+    Ports
+    -----
+    out  y   scalar
+    """
+
+    def __init__(self, name: str, slope: float = 1.0, start_s: float = 0.0,
+                 initial: float = 0.0, unit: str | None = None) -> None:
+        super().__init__(name)
+        k, t0, y0 = float(slope), float(start_s), float(initial)
+        if t0 > 0:
+            self.declare_time_event(t0)
+        self.y = self.declare_output("y", lambda ctx: y0 + k * max(0.0, ctx.time - t0),
+                                     unit=unit, depends_on=())
+
+
+class Sine(Block):
+    """Sine wave.
+
+    .. math:: y = A \\sin(2 \\pi f t + \\varphi) + b
+
+    Ports
+    -----
+    out  y   scalar
+    """
+
+    def __init__(self, name: str, amplitude: float = 1.0, frequency_hz: float = 1.0,
+                 phase_rad: float = 0.0, bias: float = 0.0, unit: str | None = None) -> None:
+        super().__init__(name)
+        a, w, ph, b = float(amplitude), 2 * np.pi * float(frequency_hz), float(phase_rad), \
+            float(bias)
+        import math
+        sin = math.sin
+        self.y = self.declare_output("y", lambda ctx: a * sin(w * ctx.time + ph) + b,
+                                     unit=unit, depends_on=())
+
+
+class Pulse(Block):
+    """Periodic rectangular pulse: ``amplitude`` for ``width`` of each ``period_s``.
+
+    Ports
+    -----
+    out  y   scalar
+    """
+
+    def __init__(self, name: str, period_s: float, duty: float = 0.5, amplitude: float = 1.0,
+                 delay_s: float = 0.0, stop_s: float | None = None,
+                 unit: str | None = None) -> None:
+        super().__init__(name)
+        if not 0 < duty < 1:
+            raise ParameterError(f"Pulse '{name}': duty must be in (0, 1), got {duty!r}")
+        if not period_s > 0:
+            raise ParameterError(f"Pulse '{name}': period_s must be > 0")
+        T, w, A, d = float(period_s), float(duty) * float(period_s), float(amplitude), \
+            float(delay_s)
+        horizon = stop_s if stop_s is not None else d + 1000 * T
+        edges = []
+        k = 0
+        while d + k * T <= horizon and k < 100000:
+            edges.extend([d + k * T, d + k * T + w])
+            k += 1
+        self.declare_time_event([e for e in edges if e > 0])
+
+        def calc(ctx):  # branch chosen at ctx.mode_time (see Step)
+            t = ctx.mode_time - d
+            if t < -1e-12:
+                return 0.0
+            phase = t - T * np.floor((t + 1e-12) / T)
+            return A if phase < w - 1e-12 else 0.0
+        self.y = self.declare_output("y", calc, unit=unit, depends_on=())
+
+
+class ClosedFormSource(Block):
+    """Output ``fn(t)``: any closed-form signal of time.
+
+    Ports
+    -----
+    out  y   shape as given
+    """
+
+    def __init__(self, name: str, fn: Any, shape: Any = (), unit: str | None = None) -> None:
+        super().__init__(name)
+        self.y = self.declare_output("y", lambda ctx: fn(ctx.time), shape=shape, unit=unit,
+                                     depends_on=())
+
+
+class TimeSource(Block):
+    """The simulation time in seconds. Ports: out ``t`` [s]."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__(name)
+        self.t = self.declare_output("t", lambda ctx: ctx.time, unit="s", depends_on=())
+
+
+def constant_linear_model(block: Constant, ctx: Any) -> LinearModel:  # pragma: no cover
+    """Constants are not fused (their value is a tunable parameter)."""
+    return LinearModel(np.zeros((0, 0)), np.zeros((0, 0)), np.zeros((1, 0)),
+                       np.zeros((1, 0)), [], [block.y], [])

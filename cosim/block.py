@@ -1,0 +1,369 @@
+"""The block protocol: everything declared up front in the constructor.
+
+A block is configuration plus pure functions.  In ``__init__`` it declares its
+ports (shape, dtype, unit), which inputs each output reads (``depends_on``, the
+feedthrough), its continuous and discrete states, its parameters, its periodic
+updates, its zero-crossing events and its time events.  All mutable data lives
+in a :class:`~cosim.context.Context`; a block never changes during a run.
+
+Implementers' checklist
+-----------------------
+1. Call ``super().__init__(name)`` first.
+2. Declare inputs with :meth:`Block.declare_input` and keep the handles.
+3. Declare outputs with :meth:`Block.declare_output`, a ``calc(ctx)`` function
+   and ``depends_on`` listing only the inputs the output reads directly
+   (``depends_on=()`` for outputs computed from state alone).
+4. Declare continuous states and implement :meth:`Block.derivatives`.
+5. Declare discrete states and periodic updates whose handlers write them with
+   ``ctx.set_discrete``.  Outputs of a block that has periodic updates and no
+   continuous state are *sampled*: computed at its sample hits and held in
+   between.
+6. Linear time-invariant blocks may implement :meth:`Block.linear_model`;
+   the compiler then fuses connected linear blocks into one state-space update.
+7. Write a docstring with a Ports table and the equations.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from .errors import BuildError, ParameterError, PortError, RateError
+from .ports import InputPort, OutputPort
+from .time import to_ticks
+
+_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+ALL = None  # depends_on=ALL: the output reads every input (the conservative default)
+
+
+def check_name(name: str, what: str) -> str:
+    if not isinstance(name, str) or not _NAME.match(name):
+        raise BuildError(
+            f"invalid {what} name {name!r}: use letters, digits and '_' and start with a "
+            "letter ('.' and '/' separate blocks and ports in paths)")
+    return name
+
+
+def did_you_mean(name: str, choices: Iterable[str]) -> str:
+    choices = list(choices)
+    close = difflib.get_close_matches(name, choices, n=1)
+    hint = f" Did you mean {close[0]!r}?" if close else ""
+    listing = ", ".join(choices) if choices else "(none)"
+    return f"valid names: {listing}.{hint}"
+
+
+@dataclass(eq=False)
+class ContinuousState:
+    """Handle of a continuous state vector declared by a block."""
+
+    block: Block
+    name: str
+    initial: np.ndarray
+    scalar: bool
+
+    @property
+    def size(self) -> int:
+        return int(self.initial.size)
+
+    @property
+    def path(self) -> str:
+        return f"{self.block.path}.{self.name}"
+
+
+@dataclass(eq=False)
+class DiscreteState:
+    """Handle of a discrete state (any value: float, array, tuple, object)."""
+
+    block: Block
+    name: str
+    initial: Any
+
+    @property
+    def path(self) -> str:
+        return f"{self.block.path}.{self.name}"
+
+
+@dataclass(eq=False)
+class Parameter:
+    """Handle of a block parameter; the value lives in the context."""
+
+    block: Block
+    name: str
+    default: Any
+    unit: str | None = None
+    validate: Callable[[Any], Any] | None = None
+
+    @property
+    def path(self) -> str:
+        return f"{self.block.path}.{self.name}"
+
+    def check(self, value: Any) -> Any:
+        if self.validate is None:
+            return value
+        try:
+            out = self.validate(value)
+        except (TypeError, ValueError) as exc:
+            raise ParameterError(f"parameter '{self.path}' = {value!r}: {exc}") from exc
+        return value if out is None else out
+
+
+@dataclass(eq=False)
+class PeriodicUpdate:
+    """A periodic discrete update: ``handler(ctx)`` at ``offset + k*period``."""
+
+    block: Block
+    period: int  # ticks
+    offset: int  # ticks
+    handler: Callable | None
+
+
+@dataclass(eq=False)
+class ZeroCrossing:
+    """A state event: ``handler(ctx)`` runs where ``witness(ctx)`` crosses zero.
+
+    ``direction`` +1 fires on rising crossings only, -1 on falling only, 0 on both.
+    """
+
+    block: Block
+    name: str
+    witness: Callable[[Any], float]
+    handler: Callable[[Any], None] | None
+    direction: int = 0
+    terminal: bool = False
+
+
+@dataclass(eq=False)
+class TimeEvent:
+    """Time events at given instants (ticks); the integrator stops exactly there."""
+
+    block: Block
+    times: list[int]
+    handler: Callable | None = None
+
+
+@dataclass(eq=False)
+class _Declarations:
+    inputs: dict = field(default_factory=dict)
+    outputs: dict = field(default_factory=dict)
+    continuous_states: list = field(default_factory=list)
+    discrete_states: list = field(default_factory=list)
+    parameters: dict = field(default_factory=dict)
+    periodic_updates: list = field(default_factory=list)
+    zero_crossings: list = field(default_factory=list)
+    time_events: list = field(default_factory=list)
+
+
+class Block:
+    """Base class of every block (leaf blocks and diagrams).
+
+    Parameters
+    ----------
+    name : str
+        Name of the block, unique within its diagram.
+    """
+
+    def __init__(self, name: str) -> None:
+        self.name = check_name(name, "block")
+        self.parent = None  # the Diagram this block belongs to (set by build())
+        self._decl = _Declarations()
+
+    # ------------------------------------------------------------- naming
+    @property
+    def path(self) -> str:
+        """Path from the root diagram, e.g. ``'vehicle/tyre_fl'``."""
+        if self.parent is None or self.parent.parent is None:
+            return self.name
+        return f"{self.parent.path}/{self.name}"
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} '{self.path}'>"
+
+    # -------------------------------------------------------- declarations
+    def declare_input(self, name: str, shape: Any = (), dtype: Any = float,
+                      unit: str | None = None, description: str = "") -> InputPort:
+        """Declare an input port and return its handle."""
+        self._check_new_port(name)
+        port = InputPort(self, name, shape, dtype, unit, description)
+        self._decl.inputs[name] = port
+        return port
+
+    def declare_output(self, name: str, calc: Callable[[Any], Any], shape: Any = (),
+                       dtype: Any = float, unit: str | None = None,
+                       depends_on: Iterable | None = ALL, description: str = "") -> OutputPort:
+        """Declare an output port computed by ``calc(ctx)``.
+
+        ``depends_on`` lists the inputs (handles or names) that ``calc`` reads;
+        ``()`` for an output computed from state and parameters alone; the
+        default ``ALL`` means every input.
+        """
+        self._check_new_port(name)
+        deps = None
+        if depends_on is not ALL:
+            deps = frozenset(self._input_name(d) for d in depends_on)
+        port = OutputPort(self, name, shape, dtype, unit, description, calc=calc, depends_on=deps)
+        self._decl.outputs[name] = port
+        return port
+
+    def declare_continuous_state(self, name: str, initial: Any = 0.0) -> ContinuousState:
+        """Declare a continuous state vector; a float ``initial`` makes it a scalar."""
+        check_name(name, "state")
+        scalar = np.ndim(initial) == 0
+        x0 = np.array(initial, dtype=float).reshape(-1)
+        h = ContinuousState(self, name, x0, scalar)
+        self._decl.continuous_states.append(h)
+        return h
+
+    def declare_discrete_state(self, name: str, initial: Any = 0.0) -> DiscreteState:
+        """Declare a discrete state, written by periodic-update or event handlers."""
+        check_name(name, "state")
+        h = DiscreteState(self, name, initial)
+        self._decl.discrete_states.append(h)
+        return h
+
+    def declare_parameter(self, name: str, default: Any, unit: str | None = None,
+                          validate: Callable[[Any], Any] | None = None) -> Parameter:
+        """Declare a parameter; its value lives in the context (sweeps, tuning)."""
+        check_name(name, "parameter")
+        if name in self._decl.parameters:
+            raise BuildError(f"block '{self.path}': parameter {name!r} declared twice")
+        h = Parameter(self, name, default, unit, validate)
+        h.check(default)
+        self._decl.parameters[name] = h
+        return h
+
+    def declare_periodic_update(self, period_s: float, handler: Callable | None = None,
+                                offset_s: float = 0.0) -> PeriodicUpdate:
+        """Run ``handler(ctx)`` at ``offset_s + k*period_s``; ``handler=None`` only samples."""
+        period = to_ticks(period_s, f"block '{self.name}' period")
+        offset = to_ticks(offset_s, f"block '{self.name}' offset")
+        if period <= 0:
+            raise RateError(f"block '{self.name}': period must be positive, got {period_s!r} s")
+        if not 0 <= offset < period:
+            raise RateError(f"block '{self.name}': offset {offset_s!r} s must lie in "
+                            f"[0, period={period_s!r} s)")
+        u = PeriodicUpdate(self, period, offset, handler)
+        self._decl.periodic_updates.append(u)
+        return u
+
+    def declare_zero_crossing(self, witness: Callable, handler: Callable | None = None,
+                              direction: int = 0, name: str = "event",
+                              terminal: bool = False) -> ZeroCrossing:
+        """Declare a state event located by root finding on ``witness(ctx)``."""
+        if direction not in (-1, 0, 1):
+            raise BuildError(f"block '{self.name}': direction must be -1, 0 or +1")
+        z = ZeroCrossing(self, name, witness, handler, direction, terminal)
+        self._decl.zero_crossings.append(z)
+        return z
+
+    def declare_time_event(self, times_s: float | Iterable[float],
+                           handler: Callable | None = None) -> TimeEvent:
+        """Make the integrator stop exactly at ``times_s`` and call ``handler(ctx)`` there."""
+        times = [times_s] if np.ndim(times_s) == 0 else list(times_s)
+        ticks = sorted(to_ticks(t, f"block '{self.name}' time event") for t in times)
+        ev = TimeEvent(self, ticks, handler)
+        self._decl.time_events.append(ev)
+        return ev
+
+    # ------------------------------------------------------------ protocol
+    def derivatives(self, ctx: Any) -> Any:
+        """Time derivative of the continuous states (concatenated, or a float)."""
+        raise NotImplementedError(
+            f"block '{self.path}' declares continuous states but does not implement "
+            "derivatives(ctx)")
+
+    def linear_model(self, ctx: Any) -> Any:
+        """Optional: a :class:`~cosim.linear.LinearModel` for fusion; ``None`` if nonlinear."""
+        return None
+
+    # ------------------------------------------------------------- lookups
+    @property
+    def inputs(self) -> dict[str, InputPort]:
+        return self._decl.inputs
+
+    @property
+    def outputs(self) -> dict[str, OutputPort]:
+        return self._decl.outputs
+
+    @property
+    def continuous_states(self) -> list[ContinuousState]:
+        return self._decl.continuous_states
+
+    @property
+    def discrete_states(self) -> list[DiscreteState]:
+        return self._decl.discrete_states
+
+    @property
+    def parameters(self) -> dict[str, Parameter]:
+        return self._decl.parameters
+
+    @property
+    def periodic_updates(self) -> list[PeriodicUpdate]:
+        return self._decl.periodic_updates
+
+    @property
+    def zero_crossings(self) -> list[ZeroCrossing]:
+        return self._decl.zero_crossings
+
+    @property
+    def time_events(self) -> list[TimeEvent]:
+        return self._decl.time_events
+
+    @property
+    def is_sampled(self) -> bool:
+        """Outputs computed at sample hits only and held in between."""
+        return bool(self._decl.periodic_updates) and not self._decl.continuous_states
+
+    def input(self, name: str) -> InputPort:
+        """The input port called ``name``; the error lists the valid names."""
+        try:
+            return self._decl.inputs[name]
+        except KeyError:
+            raise PortError(f"input {name!r} not found on block '{self.path}'; "
+                            + did_you_mean(name, self._decl.inputs)) from None
+
+    def output(self, name: str) -> OutputPort:
+        """The output port called ``name``; the error lists the valid names."""
+        try:
+            return self._decl.outputs[name]
+        except KeyError:
+            raise PortError(f"output {name!r} not found on block '{self.path}'; "
+                            + did_you_mean(name, self._decl.outputs)) from None
+
+    def parameter(self, name: str) -> Parameter:
+        try:
+            return self._decl.parameters[name]
+        except KeyError:
+            raise PortError(f"parameter {name!r} not found on block '{self.path}'; "
+                            + did_you_mean(name, self._decl.parameters)) from None
+
+    def _input_name(self, d: Any) -> str:
+        if isinstance(d, InputPort):
+            if d.block is not self:
+                raise BuildError(f"block '{self.name}': depends_on names input {d.path} "
+                                 "of another block")
+            return d.name
+        self.input(d)
+        return d
+
+    def _check_new_port(self, name: str) -> None:
+        check_name(name, "port")
+        if name in self._decl.inputs or name in self._decl.outputs:
+            raise PortError(f"block '{self.name}': port {name!r} declared twice "
+                            "(input and output names share one namespace)")
+
+    def describe_ports(self) -> list[str]:
+        """One line per port, for ``cosim info``."""
+        lines = []
+        for p in self.inputs.values():
+            lines.append(f"in   {p.name:<16} {str(p.shape or '()'):<8} [{p.unit_label()}]")
+        for p in self.outputs.values():
+            deps = "all inputs" if p.depends_on is None else (
+                ", ".join(sorted(p.depends_on)) or "state only")
+            lines.append(f"out  {p.name:<16} {str(p.shape or '()'):<8} [{p.unit_label()}]"
+                         f"  depends on: {deps}")
+        return lines

@@ -1,0 +1,170 @@
+"""Context: all mutable data of a simulation.
+
+A :class:`Context` holds the time, the continuous state vector, the discrete
+states, the parameter values, the current signal values (including the held
+outputs of sampled blocks) and the fixed values of exported inputs.  Blocks
+read it through handles (``ctx.input(port)``, ``ctx.state(h)``,
+``ctx.param(h)``) and never store mutable data themselves.  So a reset is a new
+context, a checkpoint is :meth:`Context.snapshot`, a rollback is
+:meth:`Context.restore`, and a parameter sweep is many contexts over one
+diagram.  A context knows the diagram that made it and says so when misused.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from .errors import ContextError
+from .time import to_seconds, to_ticks
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .compiler import Plan
+
+
+def _copy_value(v: Any) -> Any:
+    if isinstance(v, np.ndarray):
+        return v.copy()
+    if isinstance(v, (float, int, bool, str, type(None))):
+        return v
+    return copy.deepcopy(v)
+
+
+class Context:
+    """Mutable simulation data for one compiled diagram.
+
+    Made by :meth:`Diagram.create_context`; do not construct directly.
+    """
+
+    def __init__(self, plan: Plan) -> None:
+        self.plan = plan
+        self.diagram = plan.diagram
+        self.ticks = 0
+        self.time = 0.0  # evaluation time in seconds (solver stages move it)
+        # time that selects the branch of piecewise functions of time: the start of
+        # the integration interval while integrating, else ``time`` (see Step)
+        self.mode_time = 0.0
+        self.xc = plan.initial_continuous_state()
+        self.xd = [_copy_value(h.initial) for h in plan.discrete_states]
+        self.params = [_copy_value(h.default) for h in plan.parameters]
+        self.signals: list[Any] = [p.zero() for p in plan.slot_ports]
+        self._in = plan.input_slot
+        self._out = plan.output_slot
+        self._cs = plan.cstate_index
+        self._ds = plan.dstate_index
+        self._ps = plan.param_index
+
+    # -------------------------------------------------------------- time
+    def set_time(self, seconds: float) -> None:
+        """Set the time (start time of a run)."""
+        self.ticks = to_ticks(seconds, "context time")
+        self.time = self.mode_time = to_seconds(self.ticks)
+
+    # ---------------------------------------------------------- signals
+    def input(self, port: Any) -> Any:
+        """Current value of an input port (after unit conversion)."""
+        try:
+            return self.signals[self._in[port]]
+        except KeyError:
+            raise self._foreign(port, "input port") from None
+
+    def output(self, port: Any) -> Any:
+        """Last computed value of an output port."""
+        try:
+            return self.signals[self._out[port]]
+        except KeyError:
+            raise self._foreign(port, "output port") from None
+
+    def fix_input(self, port: Any, value: Any) -> None:
+        """Give an exported input of the root diagram a constant value."""
+        port = self.plan.resolve_root_input(port)
+        self.plan.check_value(port, value)
+        self.signals[self.plan.root_input_slot[port]] = value
+        self._fixed = getattr(self, "_fixed", set()) | {port}
+
+    # ----------------------------------------------------------- states
+    def state(self, h: Any) -> Any:
+        """Continuous state: a float for scalar states, else a view (read only)."""
+        try:
+            a, b, scalar = self._cs[h]
+        except KeyError:
+            raise self._foreign(h, "continuous state") from None
+        return float(self.xc[a]) if scalar else self.xc[a:b]
+
+    def set_state(self, h: Any, value: Any) -> None:
+        """Overwrite a continuous state (event handlers, initial conditions)."""
+        try:
+            a, b, _ = self._cs[h]
+        except KeyError:
+            raise self._foreign(h, "continuous state") from None
+        self.xc[a:b] = value
+
+    def discrete(self, h: Any) -> Any:
+        try:
+            return self.xd[self._ds[h]]
+        except KeyError:
+            raise self._foreign(h, "discrete state") from None
+
+    def set_discrete(self, h: Any, value: Any) -> None:
+        try:
+            self.xd[self._ds[h]] = value
+        except KeyError:
+            raise self._foreign(h, "discrete state") from None
+
+    # ------------------------------------------------------- parameters
+    def param(self, h: Any) -> Any:
+        try:
+            return self.params[self._ps[h]]
+        except KeyError:
+            raise self._foreign(h, "parameter") from None
+
+    def set_param(self, h: Any, value: Any) -> None:
+        """Set a parameter by handle or by path ``'block.param'``; validated."""
+        if isinstance(h, str):
+            h = self.plan.find_parameter(h)
+        try:
+            i = self._ps[h]
+        except KeyError:
+            raise self._foreign(h, "parameter") from None
+        self.params[i] = h.check(value)
+        self.plan.parameters_changed(self, h)
+
+    # ---------------------------------------------------- checkpointing
+    def snapshot(self) -> Context:
+        """An independent copy (checkpoint) of this context."""
+        new = copy.copy(self)
+        new.xc = self.xc.copy()
+        new.xd = [_copy_value(v) for v in self.xd]
+        new.params = [_copy_value(v) for v in self.params]
+        new.signals = [_copy_value(v) for v in self.signals]
+        return new
+
+    copy = snapshot
+
+    def restore(self, snap: Context) -> None:
+        """Roll back to a snapshot taken from a context of the same diagram."""
+        if snap.diagram is not self.diagram:
+            raise ContextError(
+                f"cannot restore: the snapshot belongs to diagram '{snap.diagram.name}', "
+                f"this context to '{self.diagram.name}'")
+        self.ticks, self.time = snap.ticks, snap.time
+        self.xc = snap.xc.copy()
+        self.xd = [_copy_value(v) for v in snap.xd]
+        self.params = [_copy_value(v) for v in snap.params]
+        self.signals = [_copy_value(v) for v in snap.signals]
+
+    # ------------------------------------------------------------ errors
+    def _foreign(self, obj: Any, what: str) -> ContextError:
+        owner = getattr(obj, "block", None)
+        where = f" of block '{owner.path}'" if owner is not None else ""
+        name = getattr(obj, "name", repr(obj))
+        return ContextError(
+            f"{what} {name!r}{where} is not part of diagram '{self.diagram.name}' that made "
+            "this context; use the context created by that block's own diagram "
+            "(diagram.create_context())")
+
+    def __repr__(self) -> str:
+        return (f"<Context of '{self.diagram.name}' t={self.time:g} s, "
+                f"{self.xc.size} continuous states>")

@@ -1,0 +1,484 @@
+"""The executable program of a plan: fused linear parts and generated code.
+
+From a :class:`~cosim.compiler.Plan` and a context (for parameter values) the
+:class:`Evaluator`
+
+1. fuses each connected set of linear blocks into one affine state-space
+   system (:mod:`cosim.linear`); only the fused outputs that something outside
+   reads (another block, a recorder, an exported port, an override) are
+   computed;
+2. generates straight-line Python functions: ``evaluate(ctx, s)`` for the
+   outputs (one per pattern of due rate groups; sampled blocks not due keep
+   their held outputs) and ``derivatives(ctx, s, dx)``;
+3. wraps algebraic loops in :class:`~cosim.loops.LoopSolver` objects;
+4. decides whether the whole continuous part is a fused linear system driven
+   by state-independent inputs, in which case explicit Runge-Kutta steps are
+   done exactly by a precomputed propagator (one matrix product per step).
+
+Errors raised inside generated code are traced back to the block and port.
+"""
+
+from __future__ import annotations
+
+import itertools
+import linecache
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+
+from .function_block import FunctionBlock
+from .linear import fuse, rk_propagator
+from .loops import LoopOptions, LoopSolver
+
+_counter = itertools.count()
+
+
+class Evaluator:
+    """Generated evaluation code for one plan and one set of parameter values."""
+
+    def __init__(self, plan: Any, ctx: Any, *, consumers: set | None = None,
+                 overrides: dict | None = None, loop_options: LoopOptions | None = None,
+                 fuse_linear: bool = True) -> None:
+        self.plan = plan
+        self.overrides = dict(overrides or {})  # output slot -> fn(t, value)
+        self.loop_options = loop_options or LoopOptions()
+        self.extra_consumed = set(consumers or ())
+        self.fuse_linear = fuse_linear
+        self._cache: dict[frozenset, Any] = {}
+        self._line_map: dict[str, dict[int, str]] = {}
+        self.loop_solvers: list[LoopSolver] = []
+        self._build(ctx)
+
+    # ------------------------------------------------------------- build
+    def _build(self, ctx: Any) -> None:
+        plan = self.plan
+        mixed = set()
+        for comp in plan.loops:
+            if any(n.block is None or n.block not in plan.linear_candidates for n in comp):
+                mixed |= {n.block for n in comp if n.block is not None}
+        models = {}
+        if self.fuse_linear:
+            for b in plan.linear_candidates:
+                if b in mixed:
+                    continue
+                m = b.linear_model(ctx)
+                if m is not None:
+                    models[b] = m
+        self.fused_blocks = set(models)
+        # connected components of fused blocks
+        adj: dict = {b: set() for b in models}
+        for b in models:
+            for p in b.inputs.values():
+                src = plan.feed[p][0]
+                sb = getattr(src, "block", None)
+                if sb in models and sb is not b:
+                    adj[b].add(sb)
+                    adj[sb].add(b)
+        seen, comps = set(), []
+        for b in plan.blocks:
+            if b in models and b not in seen:
+                stack, comp = [b], []
+                seen.add(b)
+                while stack:
+                    x = stack.pop()
+                    comp.append(x)
+                    for y in adj[x]:
+                        if y not in seen:
+                            seen.add(y)
+                            stack.append(y)
+                comp.sort(key=plan.blocks.index)
+                comps.append(comp)
+        self.groups = [fuse(c, [models[b] for b in c], plan) for c in comps]
+        self.group_of = {b: gi for gi, c in enumerate(comps) for b in c}
+
+        # which slots are read outside the fused groups
+        needed = set(self.extra_consumed) | set(self.overrides)
+        for rout in plan.diagram.outputs.values():
+            needed.add(plan.output_slot[rout])
+        for b in plan.blocks:
+            if b in self.fused_blocks:
+                continue
+            for p in b.inputs.values():
+                needed.add(plan.input_slot[p])
+        for g in self.groups:
+            needed.update(g.v_slots)
+        self.conv_needed = set()
+        for n in plan.nodes:
+            if n.kind == "conv" and n.slots[0] in needed:
+                self.conv_needed.add(n)
+                needed.update(n.reads)
+        self.needed = needed
+
+        # per group: global output offsets
+        for g in self.groups:
+            g.slot_of = [plan.output_slot[p] for p in g.y_ports]
+            g.index_slice = _as_slice(g.state_index)
+
+        # nodes in evaluation order -> ops
+        self.ops: list[tuple] = []  # (kind, payload, sampled_block_or_None)
+        for comp in plan.order:
+            is_loop = comp in plan.loops
+            fused = [n for n in comp if n.block in self.fused_blocks]
+            if is_loop and len(fused) != len(comp):
+                self.ops.append(("loop", comp, None))
+                continue
+            for n in comp:
+                if n.kind == "conv":
+                    if n in self.conv_needed:
+                        self.ops.append(("conv", n, None))
+                elif n.block in self.fused_blocks:
+                    if n.slots[0] in needed:
+                        gi = self.group_of[n.block]
+                        last = self.ops[-1] if self.ops else None
+                        if last is not None and last[0] == "group" and last[1][0] == gi:
+                            last[1][1].append(n)
+                        else:
+                            self.ops.append(("group", (gi, [n]), None))
+                else:
+                    samp = n.block if n.block.is_sampled else None
+                    self.ops.append(("node", n, samp))
+        # state-dependent slots, for the propagator decision
+        self._prepare_loops()
+        self._prepare_propagation()
+
+    def _prepare_loops(self) -> None:
+        for op in self.ops:
+            if op[0] != "loop":
+                continue
+            comp = op[1]
+            src, lines = [], []
+            for n in comp:
+                self._emit_node(n, src, lines)
+            fn = self._compile("loop_sweep", src, lines, ())
+            slots = [s for n in comp for s in n.slots]
+            label = " | ".join(n.label for n in comp)
+            solver = LoopSolver(label, slots, fn, self.loop_options,
+                                sorted({n.block.path for n in comp if n.block is not None}))
+            self.loop_solvers.append(solver)
+            op_index = self.ops.index(op)
+            self.ops[op_index] = ("loopsolver", solver, None)
+
+    def _prepare_propagation(self) -> None:
+        plan = self.plan
+        state_blocks = {b for b in plan.blocks if b.continuous_states
+                        and b not in self.fused_blocks}
+        self.nonfused_state_blocks = [b for b in plan.blocks if b in state_blocks]
+        dependent: set[int] = set()
+        for op in self.ops:
+            kind, payload, _ = op
+            if kind == "node":
+                n = payload
+                if n.block in state_blocks or any(r in dependent for r in n.reads):
+                    dependent.update(n.slots)
+            elif kind == "conv":
+                if payload.reads[0] in dependent:
+                    dependent.update(payload.slots)
+            elif kind == "group":
+                gi, nodes = payload
+                g = self.groups[gi]
+                if g.state_index.size or any(v in dependent for v in g.v_slots):
+                    dependent.update(s for n in nodes for s in n.slots)
+            elif kind == "loopsolver":
+                dependent.update(payload.slots)  # conservative
+        self.state_dependent_slots = dependent
+        v_all = [v for g in self.groups for v in g.v_slots]
+        self.can_propagate = (not state_blocks and bool(self.groups)
+                              and plan.n_continuous > 0
+                              and not any(v in dependent for v in v_all))
+
+    # ----------------------------------------------------------- codegen
+    def _emit_node(self, n: Any, src: list, lines: list) -> None:
+        """Append the statements computing node ``n`` (one line each)."""
+        plan = self.plan
+        if n.kind == "conv":
+            src.append(f"s[{n.slots[0]}] = {n.scale!r} * s[{n.reads[0]}] + {n.bias!r}")
+            lines.append(n.label)
+        elif n.kind == "func":
+            b: FunctionBlock = n.block
+            name = self._bind(b.fn)
+            args = ", ".join(f"s[{plan.input_slot[p]}]" for p in b.in_ports)
+            if b.needs_time:
+                args = "ctx.time" + (", " + args if args else "")
+            if len(n.slots) == 1:
+                src.append(f"s[{n.slots[0]}] = {name}({args})")
+            else:
+                lhs = ", ".join(f"s[{k}]" for k in n.slots)
+                src.append(f"{lhs} = {name}({args})")
+            lines.append(f"block '{b.path}' (fn {getattr(b.fn, '__name__', b.fn)!s})")
+        else:
+            port = n.ports[0]
+            name = self._bind(port.calc)
+            src.append(f"s[{n.slots[0]}] = {name}(ctx)")
+            lines.append(f"output '{port.path}'")
+        for k in n.slots:
+            if k in self.overrides:
+                ov = self._bind(self.overrides[k])
+                src.append(f"s[{k}] = {ov}(ctx.time, s[{k}])")
+                lines.append(f"override of '{plan.slot_ports[k].path}'")
+
+    def _emit_gather(self, g: Any) -> str:
+        if not g.v_slots:
+            return ""
+        if all(sz == 1 for sz in g.v_sizes) and all(
+                self.plan.slot_ports[k].shape == () for k in g.v_slots):
+            inner = ", ".join(f"s[{k}]" for k in g.v_slots)
+            return f"_array(({inner},), dtype=float)"
+        inner = ", ".join(f"_ravel(s[{k}])" for k in g.v_slots)
+        return f"_concat(({inner},))"
+
+    def _emit_group(self, gi: int, nodes: list, src: list, lines: list) -> None:
+        g = self.groups[gi]
+        rows, targets = [], []
+        for n in nodes:
+            for p, k in zip(n.ports, n.slots):
+                off = g.y_offsets[g.y_ports.index(p)]
+                rows.extend(range(off, off + p.size))
+                targets.append((k, p, len(rows) - p.size))
+        rows = np.array(rows, dtype=int)
+        C = _rows(g.Cy, rows)
+        D = _rows(g.Dy, rows)
+        f = g.fy[rows]
+        terms = []
+        if g.state_index.size and _nnz(C):
+            terms.append(f"{self._bind(C)} @ x[{_slice_src(g)}]")
+        gather = self._emit_gather(g)
+        if gather and _nnz(D):
+            src.append(f"_v = {gather}")
+            lines.append(f"fused linear group {gi} inputs")
+            terms.append(f"{self._bind(D)} @ _v")
+        if np.any(f):
+            terms.append(self._bind(f))
+        expr = " + ".join(terms) if terms else f"_zeros({rows.size})"
+        src.append(f"_y = {expr}")
+        lines.append(f"fused linear group {gi}: " + ", ".join(p.path for _, p, _ in targets))
+        for k, p, off in targets:
+            if p.shape == ():
+                src.append(f"s[{k}] = float(_y[{off}])")
+            else:
+                src.append(f"s[{k}] = _y[{off}:{off + p.size}].reshape({p.shape!r})")
+            lines.append(f"output '{p.path}' (fused)")
+            if k in self.overrides:
+                src.append(f"s[{k}] = {self._bind(self.overrides[k])}(ctx.time, s[{k}])")
+                lines.append(f"override of '{p.path}'")
+
+    def _bind(self, obj: Any) -> str:
+        name = f"_o{len(self._globals)}"
+        self._globals[name] = obj
+        return name
+
+    def _compile(self, fname: str, src: list, lines: list, _args) -> Any:
+        header = f"def {fname}(ctx, s):\n    x = ctx.xc\n"
+        body = "".join(f"    {line}\n" for line in src) or "    pass\n"
+        code = header + body
+        filename = f"<cosim-generated-{next(_counter)}-{fname}>"
+        linecache.cache[filename] = (len(code), None, code.splitlines(True), filename)
+        self._line_map[filename] = {i + 3: lab for i, lab in enumerate(lines)}
+        ns = dict(self._globals)
+        exec(compile(code, filename, "exec"), ns)
+        return ns[fname]
+
+    @property
+    def _globals(self) -> dict:
+        if not hasattr(self, "_g"):
+            self._g = {"_array": np.array, "_concat": np.concatenate, "_ravel": np.ravel,
+                       "_zeros": np.zeros, "float": float}
+        return self._g
+
+    def evaluator_for(self, due: frozenset) -> Any:
+        """``evaluate(ctx, s)`` for the given set of due sampled blocks (cached)."""
+        fn = self._cache.get(due)
+        if fn is not None:
+            return fn
+        src: list[str] = []
+        lines: list[str] = []
+        for kind, payload, samp in self.ops:
+            if kind == "node":
+                if samp is not None and samp not in due:
+                    continue
+                self._emit_node(payload, src, lines)
+            elif kind == "conv":
+                self._emit_node(payload, src, lines)
+            elif kind == "group":
+                self._emit_group(payload[0], payload[1], src, lines)
+            elif kind == "loopsolver":
+                src.append(f"{self._bind(payload)}.solve(ctx, s)")
+                lines.append(f"algebraic loop {payload.label}")
+        fn = self._compile("evaluate", src, lines, ())
+        self._cache[due] = fn
+        return fn
+
+    def make_derivatives(self) -> Any:
+        """``derivatives(ctx, s, dx)`` filling the whole derivative vector."""
+        plan = self.plan
+        src, lines = [], []
+        for gi, g in enumerate(self.groups):
+            if not g.state_index.size:
+                continue
+            sl = _slice_src(g)
+            terms = [f"{self._bind(g.A)} @ x[{sl}]"]
+            gather = self._emit_gather(g)
+            if gather and _nnz(g.B):
+                terms.append(f"{self._bind(g.B)} @ {gather}")
+            if np.any(g.e):
+                terms.append(self._bind(g.e))
+            src.append(f"dx[{sl}] = " + " + ".join(terms))
+            lines.append(f"fused linear group {gi} derivatives")
+        for b in self.nonfused_state_blocks:
+            idx = [plan.cstate_index[h] for h in b.continuous_states]
+            a, e = idx[0][0], idx[-1][1]
+            src.append(f"dx[{a}:{e}] = {self._bind(b.derivatives)}(ctx)")
+            lines.append(f"block '{b.path}' derivatives")
+        header = "def derivatives(ctx, s, dx):\n    x = ctx.xc\n"
+        code = header + "".join(f"    {s_}\n" for s_ in src) + "    return dx\n"
+        filename = f"<cosim-generated-{next(_counter)}-derivatives>"
+        linecache.cache[filename] = (len(code), None, code.splitlines(True), filename)
+        self._line_map[filename] = {i + 3: lab for i, lab in enumerate(lines)}
+        ns = dict(self._globals)
+        exec(compile(code, filename, "exec"), ns)
+        return ns["derivatives"]
+
+    # ------------------------------------------------------- propagation
+    def make_propagator(self, tableau: tuple, h: float) -> Any:
+        """Exact RK step for the all-fused, state-independent-input case."""
+        plan = self.plan
+        n = plan.n_continuous
+        big = any(sp.issparse(g.A) for g in self.groups)
+        A = sp.lil_matrix((n, n)) if big else np.zeros((n, n))
+        v_slots = [v for g in self.groups for v in g.v_slots]
+        v_sizes = [z for g in self.groups for z in g.v_sizes]
+        nv = sum(v_sizes)
+        B = sp.lil_matrix((n, nv)) if big else np.zeros((n, nv))
+        e = np.zeros(n)
+        col = 0
+        for g in self.groups:
+            idx = g.state_index
+            nvg = sum(g.v_sizes)
+            if idx.size:
+                Ag = g.A.toarray() if sp.issparse(g.A) else g.A
+                Bg = g.B.toarray() if sp.issparse(g.B) else g.B
+                if big:
+                    A[np.ix_(idx, idx)] = Ag
+                    if nvg:
+                        B[np.ix_(idx, np.arange(col, col + nvg))] = Bg
+                else:
+                    A[np.ix_(idx, idx)] = Ag
+                    if nvg:
+                        B[np.ix_(idx, np.arange(col, col + nvg))] = Bg
+                e[idx] += g.e
+            col += nvg
+        if big:
+            A, B = sp.csr_matrix(A), sp.csr_matrix(B)
+        Phi, gammas, gconst = rk_propagator(A, B, e, tableau, h)
+        # upstream nodes of the v slots (state independent): evaluate at stage times
+        needed = set(v_slots)
+        up_ops = []
+        for op in reversed(self.ops):
+            kind, payload, samp = op
+            if kind == "node" and samp is None and any(s in needed for s in payload.slots):
+                up_ops.append(op)
+                needed.update(payload.reads)
+            elif kind == "conv" and payload.slots[0] in needed:
+                up_ops.append(op)
+                needed.update(payload.reads)
+            elif kind == "loopsolver" and any(s in needed for s in payload.slots):
+                up_ops.append(op)
+        up_ops.reverse()
+        src, lines = [], []
+        for kind, payload, _ in up_ops:
+            if kind == "loopsolver":
+                src.append(f"{self._bind(payload)}.solve(ctx, s)")
+                lines.append(f"algebraic loop {payload.label}")
+            else:
+                self._emit_node(payload, src, lines)
+        if nv:
+            if all(z == 1 for z in v_sizes) and all(plan.slot_ports[k].shape == ()
+                                                    for k in v_slots):
+                src.append("return (" + ", ".join(f"s[{k}]" for k in v_slots) + ",)")
+            else:
+                src.append("return _concat((" + ", ".join(f"_ravel(s[{k}])" for k in v_slots)
+                           + ",))")
+        else:
+            src.append("return ()")
+        lines.append("propagator inputs")
+        vfun = self._compile("stage_inputs", src, lines, ())
+        return Propagator(Phi, gammas, gconst, vfun, nv)
+
+    # ----------------------------------------------------------- errors
+    def locate(self, exc: BaseException) -> str | None:
+        """Which block/port the generated code was evaluating when ``exc`` was raised."""
+        tb = exc.__traceback__
+        where = None
+        while tb is not None:
+            fn = tb.tb_frame.f_code.co_filename
+            if fn in self._line_map:
+                where = self._line_map[fn].get(tb.tb_lineno, where)
+            tb = tb.tb_next
+        return where
+
+    def describe(self) -> str:
+        lines = []
+        for gi, g in enumerate(self.groups):
+            lines.append(f"fused linear group {gi}: {len(g.blocks)} blocks, "
+                         f"{g.state_index.size} states, {len(g.v_slots)} external inputs: "
+                         + ", ".join(b.path for b in g.blocks[:8])
+                         + (" ..." if len(g.blocks) > 8 else ""))
+        lines.append("propagator: " + ("yes (exact RK step, one product per step)"
+                                       if self.can_propagate else "no"))
+        return "\n".join(lines)
+
+
+class Propagator:
+    """``x_{n+1} = Phi x_n + sum_m Gamma_m v(t_n + c_m h) + g`` (see rk_propagator)."""
+
+    def __init__(self, Phi, gammas, g, vfun, nv):
+        self.Phi = Phi
+        self.cs = [c for c, _ in gammas]
+        self.g = g
+        self.vfun = vfun
+        self.nv = nv
+        if nv:
+            G = [gm for _, gm in gammas]
+            self.Gamma = sp.hstack(G, format="csr") if sp.issparse(Phi) else np.hstack(G)
+        else:
+            self.Gamma = None
+        self.has_g = bool(np.any(g))
+
+    def step(self, ctx, s, t: float, x: np.ndarray, h: float) -> np.ndarray:
+        xn = self.Phi @ x
+        if self.nv:
+            vs = []
+            for c in self.cs:
+                ctx.time = t + c * h
+                vs.extend(self.vfun(ctx, s))
+            xn = xn + self.Gamma @ np.array(vs, dtype=float)
+        if self.has_g:
+            xn = xn + self.g
+        return xn
+
+
+def _as_slice(idx: np.ndarray) -> slice | None:
+    if idx.size and np.all(np.diff(idx) == 1):
+        return slice(int(idx[0]), int(idx[-1]) + 1)
+    return None
+
+
+def _slice_src(g: Any) -> str:
+    if g.index_slice is not None:
+        return f"{g.index_slice.start}:{g.index_slice.stop}"
+    return repr(list(map(int, g.state_index)))
+
+
+def _rows(M: Any, rows: np.ndarray) -> Any:
+    out = M[rows]
+    if sp.issparse(out):
+        out = sp.csr_matrix(out)
+        if out.shape[0] * out.shape[1] <= 4096:
+            out = out.toarray()
+    return out
+
+
+def _nnz(M: Any) -> int:
+    if sp.issparse(M):
+        return M.nnz
+    return int(np.count_nonzero(M))

@@ -1,0 +1,201 @@
+"""Read hooks: observers, the in-memory recorder and the results object.
+
+An :class:`Observer` is called after every major output evaluation (sample
+hits, solver steps of fixed-step runs, output-grid points of variable-step
+runs, events).  Observers only read; writing is for manipulators.
+
+:class:`Recorder` keeps chosen signals in memory with decimation and makes a
+:class:`Results` object: time, signals, units and provenance (model hash,
+solver settings, package versions), exportable to pandas.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import operator
+import platform
+import sys
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from .errors import PortError
+
+
+class Observer:
+    """Base class of read hooks; override what you need."""
+
+    def required_ports(self) -> list:
+        """Output ports this observer reads (they are always computed)."""
+        return []
+
+    def on_start(self, sim: Any) -> None:
+        """Called once after initialization, before the first sample."""
+
+    def on_sample(self, sim: Any) -> None:
+        """Called after each major output evaluation (``sim.ctx`` is current)."""
+
+    def on_finish(self, sim: Any, error: BaseException | None = None) -> None:
+        """Called at the end of the run, also when it fails (then with the error)."""
+
+
+def resolve_ports(diagram: Any, ports: Any) -> list:
+    """Ports given as handles or path strings; ``"all"`` = every leaf output."""
+    from .ports import OutputPort
+    if ports is None or ports == "all":
+        out = []
+        for b in diagram.leaf_blocks():
+            out.extend(p for p in b.outputs.values() if p.size <= 16)
+        for p in diagram.outputs.values():
+            out.append(p)
+        return out
+    if isinstance(ports, (str, OutputPort)):
+        ports = [ports]
+    res = []
+    for p in ports:
+        if isinstance(p, str):
+            p = diagram.find(p) if "/" in p or p.count(".") == 1 else diagram.find(p)
+        if not isinstance(p, OutputPort):
+            raise PortError(f"record: {getattr(p, 'path', p)!r} is not an output port")
+        res.append(p)
+    return res
+
+
+class Recorder(Observer):
+    """Record output ports in memory, every ``every``-th sample.
+
+    Parameters
+    ----------
+    ports : list of ports or paths, or ``"all"``
+    every : int
+        Decimation: keep one sample in ``every``.
+    """
+
+    def __init__(self, ports: Any = "all", every: int = 1) -> None:
+        if int(every) < 1:
+            raise ValueError(f"Recorder: every must be >= 1, got {every!r}")
+        self.spec = ports
+        self.every = int(every)
+        self.ports: list = []
+        self.times: list[float] = []
+        self.rows: list[tuple] = []
+        self._n = 0
+
+    def required_ports(self) -> list:
+        return self.ports
+
+    def bind(self, sim: Any) -> None:
+        self.ports = resolve_ports(sim.diagram, self.spec)
+        slots = [sim.plan.output_slot[p] for p in self.ports]
+        if len(slots) == 1:
+            k = slots[0]
+            self._get = lambda s: (s[k],)
+        elif slots:
+            self._get = operator.itemgetter(*slots)
+        else:
+            self._get = lambda s: ()
+
+    def on_start(self, sim: Any) -> None:
+        self.times, self.rows, self._n = [], [], 0
+
+    def on_sample(self, sim: Any) -> None:
+        n = self._n
+        self._n = n + 1
+        if n % self.every:
+            return
+        self.times.append(sim.ctx.time)
+        self.rows.append(self._get(sim.ctx.signals))
+
+    def results(self, sim: Any) -> Results:
+        t = np.asarray(self.times, dtype=float)
+        signals, units = {}, {}
+        for j, p in enumerate(self.ports):
+            col = [r[j] for r in self.rows]
+            signals[p.path] = np.asarray(col, dtype=float) if p.shape == () else np.stack(col) \
+                if col else np.zeros((0,) + p.shape)
+            units[p.path] = p.unit_text or ""
+        return Results(t, signals, units, provenance(sim))
+
+
+@dataclass
+class Results:
+    """Time histories of recorded signals with their units and provenance."""
+
+    time: np.ndarray
+    signals: dict[str, np.ndarray]
+    units: dict[str, str]
+    provenance: dict = field(default_factory=dict)
+    diagnostics: dict = field(default_factory=dict)
+
+    def __getitem__(self, path: str) -> np.ndarray:
+        try:
+            return self.signals[path]
+        except KeyError:
+            import difflib
+            close = difflib.get_close_matches(path, list(self.signals), n=3)
+            raise PortError(f"signal {path!r} was not recorded; recorded: "
+                            f"{', '.join(list(self.signals)[:20])}"
+                            + (f". Did you mean {close[0]!r}?" if close else "")) from None
+
+    def __contains__(self, path: str) -> bool:
+        return path in self.signals
+
+    def at(self, path: str, t: float) -> Any:
+        """Value of a signal at the recorded time closest to ``t``."""
+        i = int(np.argmin(np.abs(self.time - t)))
+        return self[path][i]
+
+    def to_pandas(self) -> Any:
+        """A :class:`pandas.DataFrame` indexed by time (vector signals split per element)."""
+        import pandas as pd
+        cols = {}
+        for k, v in self.signals.items():
+            if v.ndim == 1:
+                cols[f"{k} [{self.units[k]}]" if self.units[k] else k] = v
+            else:
+                flat = v.reshape(len(v), -1)
+                for j in range(flat.shape[1]):
+                    cols[f"{k}[{j}]"] = flat[:, j]
+        df = pd.DataFrame(cols, index=pd.Index(self.time, name="time [s]"))
+        df.attrs["provenance"] = self.provenance
+        return df
+
+    def __repr__(self) -> str:
+        return (f"<Results {len(self.time)} samples, t = {self.time[:1]}..{self.time[-1:]} s, "
+                f"{len(self.signals)} signals>")
+
+
+def model_hash(diagram: Any) -> str:
+    """A hash of the diagram structure: blocks, types, ports, units, connections."""
+    h = hashlib.sha256()
+    for b in diagram.leaf_blocks():
+        h.update(f"{b.path}:{type(b).__module__}.{type(b).__qualname__}".encode())
+        for p in list(b.inputs.values()) + list(b.outputs.values()):
+            h.update(f"{p.name}{p.shape}{p.dtype}{p.unit_text}".encode())
+        for prm in b.parameters.values():
+            h.update(f"{prm.name}={prm.default!r}".encode())
+    plan = diagram.compile()
+    for dst, (src, s, bias) in sorted(plan.feed.items(), key=lambda kv: kv[0].path):
+        h.update(f"{src.path}->{dst.path}*{s}+{bias}".encode())
+    return h.hexdigest()[:16]
+
+
+def package_versions(names=("cosim", "numpy", "scipy")) -> dict:
+    from importlib.metadata import PackageNotFoundError, version
+    out = {"python": sys.version.split()[0], "platform": platform.platform()}
+    for n in names:
+        try:
+            out[n] = version(n)
+        except PackageNotFoundError:
+            out[n] = None
+    return out
+
+
+def provenance(sim: Any) -> dict:
+    return {
+        "model": sim.diagram.name,
+        "model_hash": model_hash(sim.diagram),
+        "solver": sim.solver_settings(),
+        "versions": package_versions(),
+    }

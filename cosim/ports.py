@@ -1,0 +1,97 @@
+"""Typed ports: name, shape, dtype and physical unit.
+
+A port handle belongs to one block and is used by handle (``block.input("u")``
+or the attribute the block stored), never by index.  Scalar ports (shape
+``()``) carry Python floats; array ports carry NumPy arrays of their shape.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from .units import Unit, parse_unit
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .block import Block
+
+
+def normalize_shape(shape: Any) -> tuple[int, ...]:
+    """``()``/``None``/``1``-like scalars -> ``()``; ints -> ``(n,)``."""
+    if shape is None:
+        return ()
+    if isinstance(shape, (int, np.integer)):
+        return (int(shape),)
+    return tuple(int(s) for s in shape)
+
+
+def format_shape(shape: tuple[int, ...]) -> str:
+    return "scalar" if shape == () else str(shape)
+
+
+@dataclass(eq=False)
+class Port:
+    """Common part of input and output ports."""
+
+    block: Block
+    name: str
+    shape: tuple[int, ...] = ()
+    dtype: np.dtype = field(default_factory=lambda: np.dtype(float))
+    unit_text: str | None = None
+    description: str = ""
+
+    def __post_init__(self) -> None:
+        self.shape = normalize_shape(self.shape)
+        self.dtype = np.dtype(self.dtype)
+        self.unit: Unit | None = parse_unit(self.unit_text)
+
+    @property
+    def path(self) -> str:
+        """``'sub/block.port'``: the block path and the port name."""
+        return f"{self.block.path}.{self.name}"
+
+    @property
+    def size(self) -> int:
+        return int(np.prod(self.shape)) if self.shape else 1
+
+    def unit_label(self) -> str:
+        return self.unit_text if self.unit_text else "-"
+
+    def describe(self) -> str:
+        return f"'{self.path}' {format_shape(self.shape)} [{self.unit_label()}]"
+
+    def __repr__(self) -> str:
+        kind = type(self).__name__
+        return f"<{kind} {self.path} {format_shape(self.shape)} [{self.unit_label()}]>"
+
+    def zero(self) -> Any:
+        """A zero value of this port's shape and dtype."""
+        if self.shape == ():
+            return self.dtype.type(0).item()
+        return np.zeros(self.shape, dtype=self.dtype)
+
+
+@dataclass(eq=False, repr=False)
+class InputPort(Port):
+    """An input of a block."""
+
+
+@dataclass(eq=False, repr=False)
+class OutputPort(Port):
+    """An output of a block, computed by ``calc(ctx)``.
+
+    ``depends_on`` is the set of this block's inputs the output reads directly
+    (its feedthrough); ``None`` means all of them.  Ordering and algebraic-loop
+    detection rely on it: declare it as narrowly as the equations allow.
+    """
+
+    calc: Any = None
+    depends_on: frozenset | None = None
+
+    def feedthrough_inputs(self) -> list[InputPort]:
+        ins = list(self.block.inputs.values())
+        if self.depends_on is None:
+            return ins
+        return [p for p in ins if p.name in self.depends_on]

@@ -1,0 +1,637 @@
+"""The scheduler: runs a compiled diagram from a context.
+
+Semantics at a major time point ``t_k`` (a solver step end, a sample hit, a
+time event or a breakpoint), in this order:
+
+1. time events and manipulator actions due at ``t_k`` run (they may reset
+   states or change parameters);
+2. outputs are evaluated: continuous and direct blocks always; sampled blocks
+   only if one of their rates is due (else their outputs keep the value held
+   since their last hit, i.e. ``y_k = g(x_d[k], u_k)`` held on
+   ``[t_k, t_{k+1})``); algebraic loops are solved;
+3. observers sample (record) the outputs;
+4. discrete updates of the due blocks run, ``x_d[k+1] = f(x_d[k], u_k)``, all
+   with the inputs of step 2;
+5. the continuous states are integrated to the next major time point, with the
+   held outputs of sampled blocks constant over the interval; zero crossings of
+   declared witnesses are located by root finding and handled where they occur.
+
+Data-exchange delay (timing diagram, 1 ms controller on a continuous plant)::
+
+    t:         0        1ms       2ms
+    plant y:   y0 ------y1--------y2        (continuous, every solver step)
+    ctrl u:    u0=g(y0) u1=g(y1)  u2=g(y2)  (sampled, feedthrough: no delay)
+    plant in:  [u0 held][u1 held ][u2 ...   (zero-order hold, no extra delay)
+
+A sampled block reads its inputs at its own hit (no one-step delay is added);
+a unit delay must be explicit (``UnitDelay``).
+
+Fixed-step solvers take steps of exactly ``dt`` on the integer grid (all
+sample periods and offsets must be multiples of ``dt``); partial steps are
+taken only to reach breakpoints and events.  Variable-step solvers stop exactly
+at every sample hit and breakpoint; ``dt`` is then the output grid.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+import time as _time
+import warnings
+from typing import Any
+
+import numpy as np
+from scipy.optimize import brentq
+
+from .errors import (
+    CosimWarning,
+    NonFiniteError,
+    RateError,
+    SolverError,
+    StepError,
+)
+from .evaluator import Evaluator
+from .loops import LoopOptions
+from .observers import Observer, Recorder, Results
+from .solvers import FIXED_STEP, STIFF, check_solver_name, make_fixed, scipy_solver_class
+from .time import TICKS_PER_SECOND, format_time, to_ticks
+
+_NS = 1.0 / TICKS_PER_SECOND
+
+
+class Simulator:
+    """Run a diagram.
+
+    Parameters
+    ----------
+    diagram : Diagram
+    context : Context, optional
+        Made by ``diagram.create_context()`` (default: a fresh one).
+    solver : str
+        ``euler``, ``heun``, ``midpoint``, ``rk4`` (default), ``ab3`` (fixed
+        step) or ``rk45``, ``rk23``, ``dop853``, ``radau``, ``bdf``, ``lsoda``.
+    dt : float
+        Fixed step [s]; for variable-step solvers the output grid (optional).
+    rtol, atol, max_step : float
+        Variable-step tolerances and maximum step [s].
+    record : ports, paths, ``"all"`` or ``False``
+        What the built-in recorder keeps (default all leaf outputs).
+    record_every : int
+        Decimation of the built-in recorder.
+    observers, manipulators : sequences
+        Read hooks and write hooks.
+    loop_options : LoopOptions
+    fuse_linear : bool
+        Fuse connected linear blocks into one state-space update (default).
+    progress : bool
+        Print a progress bar on stderr for runs longer than ~1 s.
+    """
+
+    def __init__(self, diagram: Any, context: Any = None, *, solver: str = "rk4",
+                 dt: float | None = None, rtol: float = 1e-6, atol: float = 1e-9,
+                 max_step: float | None = None, record: Any = "all", record_every: int = 1,
+                 observers: Any = (), manipulators: Any = (),
+                 loop_options: LoopOptions | None = None, fuse_linear: bool = True,
+                 progress: bool = False, max_events_per_step: int = 100) -> None:
+        self.diagram = diagram
+        self.plan = diagram.compile()
+        if context is None:
+            context = diagram.create_context()
+        if context.diagram is not diagram:
+            from .errors import ContextError
+            raise ContextError(
+                f"Simulator: the context was made by diagram '{context.diagram.name}', not by "
+                f"'{diagram.name}'; use diagram.create_context()")
+        self.ctx = context
+        self.solver_name = check_solver_name(solver)
+        self.fixed = self.solver_name in FIXED_STEP
+        self.dt = dt
+        self.dt_ticks = to_ticks(dt, "dt") if dt is not None else None
+        if self.fixed and self.dt_ticks is None and self.plan.n_continuous:
+            raise RateError(f"solver '{solver}' is fixed-step: give dt (the step in seconds)")
+        if self.dt_ticks is not None and self.dt_ticks <= 0:
+            raise RateError(f"dt must be positive, got {dt!r}")
+        self.rtol, self.atol, self.max_step = rtol, atol, max_step
+        self.loop_options = loop_options or LoopOptions()
+        self.fuse_linear = fuse_linear
+        self.progress = progress
+        self.max_events_per_step = max_events_per_step
+        self.observers: list[Observer] = list(observers)
+        self.recorder = None
+        if record is not False:
+            self.recorder = Recorder(record, record_every)
+            self.observers.insert(0, self.recorder)
+        self.manipulators = list(manipulators)
+        self.stats = {"steps": 0, "partial_steps": 0, "events": 0, "rhs_evals": 0,
+                      "loop_iterations": 0, "rebuilds": 0}
+        self._initialized = False
+        self._check_rates()
+
+    # ----------------------------------------------------------- set-up
+    def _check_rates(self) -> None:
+        if not (self.fixed and self.dt_ticks and self.plan.n_continuous):
+            return
+        for g in self.plan.rate_groups:
+            for what, val in (("period", g.period), ("offset", g.offset)):
+                if val % self.dt_ticks:
+                    names = ", ".join(f"'{b.path}'" for b in g.blocks)
+                    raise RateError(
+                        f"block {names} {what} {format_time(val)} is not a multiple of the "
+                        f"solver step dt = {format_time(self.dt_ticks)}; choose dt dividing "
+                        "every sample period and offset (or a variable-step solver)")
+
+    def solver_settings(self) -> dict:
+        return {"solver": self.solver_name, "dt": self.dt, "rtol": self.rtol,
+                "atol": self.atol, "max_step": self.max_step,
+                "fuse_linear": self.fuse_linear}
+
+    def _build_program(self) -> None:
+        for obs in self.observers:
+            if isinstance(obs, Recorder):
+                obs.bind(self)
+        consumers = {self.plan.output_slot[p] for o in self.observers
+                     for p in o.required_ports()}
+        overrides = {}
+        for m in self.manipulators:
+            for port, fn in m.overrides(self).items():
+                slot = self.plan.output_slot[port]
+                if slot in overrides:
+                    prev = overrides[slot]
+                    overrides[slot] = (lambda f, g: lambda t, v: g(t, f(t, v)))(prev, fn)
+                else:
+                    overrides[slot] = fn
+        self.ev = Evaluator(self.plan, self.ctx, consumers=consumers, overrides=overrides,
+                            loop_options=self.loop_options, fuse_linear=self.fuse_linear)
+        self._derivs = self.ev.make_derivatives()
+        self._dx_buf = np.zeros(self.plan.n_continuous)
+        self._propagator = None
+        if (self.fixed and self.ev.can_propagate and self.solver_name != "ab3"
+                and not self._zero_crossings):
+            tab = FIXED_STEP[self.solver_name].tableau
+            self._propagator = self.ev.make_propagator(tab, self.dt_ticks * _NS)
+        self._fixed_solver = make_fixed(self.solver_name, self._rhs) if self.fixed else None
+        self._eval_cont = self.ev.evaluator_for(frozenset())
+
+    def _rhs(self, t: float, x: np.ndarray) -> np.ndarray:
+        ctx = self.ctx
+        ctx.time = t
+        ctx.xc = x
+        self._eval_cont(ctx, ctx.signals)
+        dx = np.empty(x.size)
+        self._derivs(ctx, ctx.signals, dx)
+        return dx
+
+    def initialize(self) -> None:
+        """Compile the program and evaluate the outputs at the start time."""
+        plan = self.plan
+        ctx = self.ctx
+        missing = [p for p in plan.root_input_slot if p not in getattr(ctx, "_fixed", ())]
+        if missing:
+            from .errors import PortError
+            raise PortError("the diagram has exported inputs that were not given values: "
+                            + ", ".join(p.describe() for p in missing)
+                            + "; call ctx.fix_input(port, value) or wire them in a parent "
+                            "diagram")
+        self._zero_crossings = [z for b in plan.blocks for z in b.zero_crossings]
+        self._dirty = False
+        ctx._param_listeners = [self._on_param_change]
+        self._build_program()
+        bps = set()
+        for b in plan.blocks:
+            for ev in b.time_events:
+                bps.update(ev.times)
+        for m in self.manipulators:
+            bps.update(m.breakpoints())
+        self._breakpoints = sorted(bps)
+        self._time_events = [(t, ev) for b in plan.blocks for ev in b.time_events
+                             for t in ev.times if ev.handler is not None]
+        self._groups = plan.rate_groups
+        self._t0 = ctx.ticks
+        for o in self.observers:
+            o.on_start(self)
+        self._major(ctx.ticks, first=True)
+        self._initialized = True
+
+    def _on_param_change(self, handle: Any) -> None:
+        self._dirty = True
+
+    # ------------------------------------------------------ major point
+    def _due(self, tick: int) -> frozenset:
+        if not self._groups:
+            return frozenset()
+        blocks = []
+        for g in self._groups:
+            if g.due(tick):
+                blocks.extend(g.blocks)
+        return frozenset(blocks)
+
+    def _major(self, tick: int, first: bool = False) -> None:
+        """Steps 1-4 of the module docstring at ``tick``."""
+        ctx = self.ctx
+        ctx.ticks = tick
+        ctx.time = tick * _NS
+        if self._breakpoints:
+            self._run_time_actions(tick)
+        if self._dirty:
+            self._dirty = False
+            self.stats["rebuilds"] += 1
+            self._build_program()
+        due = self._due(tick)
+        fn = self.ev.evaluator_for(due) if due else self._eval_cont
+        ctx.time = ctx.mode_time = tick * _NS
+        self._call_eval(fn)
+        if self._zero_crossings:
+            self._g_prev = [float(z.witness(ctx)) for z in self._zero_crossings]
+        for o in self.observers:
+            o.on_sample(self)
+        if due:
+            for g in self._groups:
+                if g.due(tick):
+                    for b in g.blocks:
+                        for u in b.periodic_updates:
+                            if u.handler is not None and u.period == g.period and \
+                                    u.offset == g.offset:
+                                try:
+                                    u.handler(ctx)
+                                except Exception as exc:
+                                    raise StepError(
+                                        f"discrete update of block '{b.path}' failed at "
+                                        f"t = {ctx.time:.9g} s: {exc!r}") from exc
+
+    def _run_time_actions(self, tick: int) -> None:
+        for t, ev in self._time_events:
+            if t == tick:
+                ev.handler(self.ctx)
+                if self._fixed_solver is not None:
+                    self._fixed_solver.reset()
+        for m in self.manipulators:
+            if tick in m.breakpoints():
+                m.at_time(self, tick)
+
+    def _call_eval(self, fn: Any) -> None:
+        ctx = self.ctx
+        try:
+            fn(ctx, ctx.signals)
+        except StepError:
+            raise
+        except Exception as exc:
+            where = self.ev.locate(exc) or "generated evaluation code"
+            raise StepError(f"evaluating {where} failed at t = {ctx.time:.9g} s: "
+                            f"{type(exc).__name__}: {exc}") from exc
+
+    # ---------------------------------------------------------- running
+    def advance_to(self, t_end_s: float) -> None:
+        """Advance the simulation to ``t_end_s`` (seconds)."""
+        if not self._initialized:
+            self.initialize()
+        end = to_ticks(t_end_s, "end time")
+        if end < self.ctx.ticks:
+            raise StepError(f"advance_to({t_end_s}): the context is already at "
+                            f"t = {self.ctx.time:g} s")
+        self._progress_start(end)
+        try:
+            if self.fixed or self.plan.n_continuous == 0:
+                self._advance_fixed(end)
+            else:
+                self._advance_variable(end)
+        except _Terminate as term:
+            self.terminated_by = term.event
+            for o in self.observers:
+                o.on_sample(self)
+        finally:
+            self._progress_done()
+
+    def run(self, t_end_s: float) -> Results:
+        """Initialize, advance to ``t_end_s`` and return the recorded results.
+
+        On failure every observer is finished with the error (so streamed
+        results are flushed to disk) and the exception carries the partial
+        results as ``exc.results``.
+        """
+        wall = _time.perf_counter()
+        try:
+            self.advance_to(t_end_s)
+        except BaseException as exc:
+            res = self._finish(exc)
+            if isinstance(exc, Exception):
+                exc.results = res
+            raise
+        res = self._finish(None)
+        res.diagnostics["wall_s"] = _time.perf_counter() - wall
+        return res
+
+    def _finish(self, error: BaseException | None) -> Results:
+        errors = []
+        for o in self.observers:
+            try:
+                o.on_finish(self, error)
+            except Exception as exc:  # keep finishing the others
+                errors.append(exc)
+        res = self.recorder.results(self) if self.recorder is not None else \
+            Results(np.zeros(0), {}, {}, {})
+        res.diagnostics.update(self.diagnostics())
+        if errors and error is None:
+            raise errors[0]
+        return res
+
+    def diagnostics(self) -> dict:
+        d = dict(self.stats)
+        if hasattr(self, "ev"):
+            d["loops"] = [{"loop": s.label, "calls": s.calls, "iterations": s.iterations,
+                           "max_iterations": s.max_iterations, "last_residual": s.last_residual}
+                          for s in self.ev.loop_solvers]
+            d["loop_iterations"] = sum(s.iterations for s in self.ev.loop_solvers)
+            d["fused_groups"] = len(self.ev.groups)
+            d["propagator"] = self._propagator is not None
+        if self._fixed_solver is not None:
+            d["rhs_evals"] = self._fixed_solver.nfev
+        return d
+
+    # ------------------------------------------------------- fixed step
+    def _advance_fixed(self, end: int) -> None:
+        ctx = self.ctx
+        h = self.dt_ticks or 0
+        bps = self._breakpoints
+        hits = self._groups
+        nx = self.plan.n_continuous
+        prop = self._propagator
+        solver = self._fixed_solver
+        tick = ctx.ticks
+        bp_i = 0
+        while bp_i < len(bps) and bps[bp_i] <= tick:
+            bp_i += 1
+        while tick < end:
+            # next stop: grid point, sample hit (no continuous part), breakpoint, end
+            if nx:
+                stop = (tick // h + 1) * h
+            else:
+                stop = end
+                for g in hits:
+                    k = (tick - g.offset) // g.period + 1
+                    stop = min(stop, g.offset + max(k, 0) * g.period)
+                if h:
+                    stop = min(stop, (tick // h + 1) * h)
+            if bp_i < len(bps) and bps[bp_i] < stop:
+                stop = bps[bp_i]
+            if stop > end:
+                stop = end
+            if nx:
+                t = tick * _NS
+                hh = (stop - tick) * _NS
+                x = ctx.xc
+                ctx.mode_time = t
+                if prop is not None and stop - tick == h:
+                    xn = prop.step(ctx, ctx.signals, t, x, hh)
+                else:
+                    xn = solver.advance(t, x, hh)
+                    if stop - tick != h:
+                        self.stats["partial_steps"] += 1
+                self._check_finite(xn, stop)
+                ctx.xc = xn
+                self.stats["steps"] += 1
+                if self._zero_crossings:
+                    stop = self._fixed_events(tick, x, stop)
+                    prop = self._propagator
+            while bp_i < len(bps) and bps[bp_i] <= stop:
+                bp_i += 1
+            tick = stop
+            self._major(tick)
+            if self._dirty:
+                prop = self._propagator
+            if self.progress:
+                self._progress_tick(tick)
+
+    def _fixed_events(self, t0: int, x0: np.ndarray, stop: int) -> int:
+        """Locate the first zero crossing in ``(t0, stop]``; handle it; return the new stop."""
+        ctx = self.ctx
+        ctx.ticks = stop
+        ctx.time = stop * _NS
+        ctx.mode_time = t0 * _NS
+        self._call_eval(self._eval_cont)
+        g_new = [float(z.witness(ctx)) for z in self._zero_crossings]
+        crossed = self._crossings(self._g_prev, g_new)
+        if not crossed:
+            return stop
+        t0s = t0 * _NS
+        solver = self._fixed_solver
+        step = solver._starter if hasattr(solver, "_starter") else solver
+
+        def state_at(theta: float) -> np.ndarray:
+            return step._step_impl(t0s, x0, theta) if theta > 0 else x0
+
+        def g_at(i: int, theta: float) -> float:
+            ctx.xc = state_at(theta)
+            ctx.time = t0s + theta
+            self._call_eval(self._eval_cont)
+            return float(self._zero_crossings[i].witness(ctx))
+
+        span = (stop - t0) * _NS
+        best = None
+        for i in crossed:
+            th = brentq(lambda th, i=i: g_at(i, th), 0.0, span, xtol=1e-13, rtol=1e-14)
+            if best is None or th < best[0]:
+                best = (th, i)
+        th, i = best
+        t_ev = t0 + max(1, min(stop - t0, int(round(th * TICKS_PER_SECOND))))
+        ctx.xc = state_at((t_ev - t0) * _NS)
+        ctx.ticks = t_ev
+        ctx.time = t_ev * _NS
+        self._call_eval(self._eval_cont)
+        self._handle_event(self._zero_crossings[i])
+        if t_ev < stop:
+            self.stats["partial_steps"] += 1
+        return t_ev
+
+    def _crossings(self, g_old: list, g_new: list) -> list[int]:
+        out = []
+        for i, (a, b) in enumerate(zip(g_old, g_new)):
+            d = self._zero_crossings[i].direction
+            rising = a < 0.0 <= b
+            falling = a > 0.0 >= b
+            if (d >= 0 and rising) or (d <= 0 and falling):
+                out.append(i)
+        return out
+
+    def _handle_event(self, z: Any) -> None:
+        self.stats["events"] += 1
+        if z.handler is not None:
+            z.handler(self.ctx)
+        if self._fixed_solver is not None:
+            self._fixed_solver.reset()
+        if z.terminal:
+            raise _Terminate(z)
+
+    # ---------------------------------------------------- variable step
+    def _advance_variable(self, end: int) -> None:
+        ctx = self.ctx
+        cls = scipy_solver_class(self.solver_name)
+        out_grid = self.dt_ticks
+        first_step = None
+        if out_grid and not hasattr(self, "_next_out"):
+            self._next_out = (ctx.ticks // out_grid + 1) * out_grid
+        while ctx.ticks < end:
+            tick = ctx.ticks
+            stop = end
+            for g in self._groups:
+                k = (tick - g.offset) // g.period + 1
+                stop = min(stop, g.offset + max(k, 0) * g.period)
+            for bp in self._breakpoints:
+                if bp > tick:
+                    stop = min(stop, bp)
+                    break
+            kw = {"rtol": self.rtol, "atol": self.atol}
+            if self.max_step:
+                kw["max_step"] = self.max_step
+            if first_step:
+                kw["first_step"] = min(first_step, (stop - tick) * _NS)
+            x0 = ctx.xc.copy()
+            ctx.mode_time = tick * _NS
+            try:
+                sol = cls(self._rhs_copy, tick * _NS, x0, stop * _NS, **kw)
+            except ValueError as exc:
+                raise SolverError(f"{self.solver_name}: {exc}") from exc
+            event_stop = None
+            while sol.status == "running":
+                t_prev = sol.t
+                msg = sol.step()
+                if sol.status == "failed":
+                    raise SolverError(
+                        f"solver {self.solver_name} failed at t = {sol.t:.9g} s: {msg}; "
+                        "the system may be stiff (try 'radau' or 'bdf'), discontinuous "
+                        "without a declared event, or diverging")
+                self.stats["steps"] += 1
+                self._check_finite(sol.y, int(round(sol.t * TICKS_PER_SECOND)))
+                dense = sol.dense_output()
+                # zero crossings on this step
+                if self._zero_crossings:
+                    ev = self._variable_events(dense, t_prev, sol.t)
+                    if ev is not None:
+                        event_stop = ev
+                        break
+                # output grid points strictly inside (t_prev, t]
+                if out_grid:
+                    t_last = int(round(sol.t * TICKS_PER_SECOND))
+                    while self._next_out <= t_last and self._next_out < stop:
+                        tg = self._next_out
+                        self._next_out += out_grid
+                        ctx.xc = np.asarray(dense(tg * _NS))
+                        ctx.ticks, ctx.time = tg, tg * _NS
+                        self._call_eval(self._eval_cont)
+                        if self._zero_crossings:
+                            self._g_prev = [float(z.witness(ctx)) for z in self._zero_crossings]
+                        for o in self.observers:
+                            o.on_sample(self)
+                first_step = sol.step_size or first_step
+            self.stats["rhs_evals"] += sol.nfev
+            if event_stop is not None:
+                continue  # restart from the event with a fresh solver
+            ctx.xc = np.asarray(sol.y).copy()
+            self._major(stop)
+            while out_grid and self._next_out <= stop:
+                self._next_out += out_grid
+            if self.progress:
+                self._progress_tick(stop)
+
+    def _rhs_copy(self, t: float, x: np.ndarray) -> np.ndarray:
+        return self._rhs(t, x)
+
+    def _variable_events(self, dense: Any, t_prev: float, t_new: float) -> int | None:
+        ctx = self.ctx
+
+        def g_at(i: int, t: float) -> float:
+            ctx.xc = np.asarray(dense(t))
+            ctx.time = t
+            self._call_eval(self._eval_cont)
+            return float(self._zero_crossings[i].witness(ctx))
+
+        ctx.xc = np.asarray(dense(t_new))
+        ctx.time = t_new
+        self._call_eval(self._eval_cont)
+        g_new = [float(z.witness(ctx)) for z in self._zero_crossings]
+        crossed = self._crossings(self._g_prev, g_new)
+        if not crossed:
+            self._g_prev = g_new
+            return None
+        best = None
+        for i in crossed:
+            te = brentq(lambda t, i=i: g_at(i, t), t_prev, t_new, xtol=1e-13, rtol=1e-14)
+            if best is None or te < best[0]:
+                best = (te, i)
+        te, i = best
+        t_ev = max(self.ctx.ticks + 1, int(round(te * TICKS_PER_SECOND)))
+        ctx.xc = np.asarray(dense(t_ev * _NS)).copy()
+        ctx.ticks, ctx.time = t_ev, t_ev * _NS
+        self._call_eval(self._eval_cont)
+        self._handle_event(self._zero_crossings[i])
+        self._call_eval(self._eval_cont)
+        self._g_prev = [float(z.witness(ctx)) for z in self._zero_crossings]
+        for o in self.observers:
+            o.on_sample(self)
+        return t_ev
+
+    # ----------------------------------------------------------- checks
+    def _check_finite(self, x: np.ndarray, tick: int) -> None:
+        if x.size and not math.isfinite(float(x @ x)):
+            bad = np.flatnonzero(~np.isfinite(x))
+            if bad.size == 0:
+                return  # overflow of the norm only
+            i = int(bad[0])
+            name = f"index {i}"
+            for h, (a, b, _) in self.plan.cstate_index.items():
+                if a <= i < b:
+                    name = f"'{h.block.path}.{h.name}'" + (f"[{i - a}]" if b - a > 1 else "")
+                    break
+            raise NonFiniteError(
+                f"continuous state {name} became {x[i]} at t = {tick * _NS:.9g} s "
+                f"(solver {self.solver_name}"
+                + (f", dt = {self.dt} s" if self.dt else "") + "); results up to the previous "
+                "step were kept; check parameters and initial conditions, reduce the step, "
+                "or use a stiff solver ('radau', 'bdf')")
+
+    # --------------------------------------------------------- progress
+    def _progress_start(self, end: int) -> None:
+        self._p_end = end
+        self._p_start = self.ctx.ticks
+        self._p_wall = _time.perf_counter()
+        self._p_next = self._p_wall + 1.0
+        self._p_shown = False
+        self._p_count = 0
+
+    def _progress_tick(self, tick: int) -> None:
+        self._p_count += 1
+        if self._p_count & 255:
+            return
+        now = _time.perf_counter()
+        if now < self._p_next:
+            return
+        self._p_next = now + 0.5
+        span = max(1, self._p_end - self._p_start)
+        frac = (tick - self._p_start) / span
+        bar = "#" * int(30 * frac)
+        rate = (tick - self._p_start) * _NS / max(now - self._p_wall, 1e-9)
+        sys.stderr.write(f"\r  [{bar:<30}] {100 * frac:5.1f}%  t = {tick * _NS:.4g} s  "
+                         f"({rate:.3g}x real time)")
+        sys.stderr.flush()
+        self._p_shown = True
+
+    def _progress_done(self) -> None:
+        if self.progress and self._p_shown:
+            sys.stderr.write("\n")
+
+
+class _Terminate(Exception):
+    def __init__(self, z):
+        super().__init__(f"terminal event '{z.block.path}.{z.name}'")
+        self.event = z
+
+
+def simulate(diagram: Any, t_end: float, **kwargs: Any) -> Results:
+    """Convenience: ``Simulator(diagram, **kwargs).run(t_end)``."""
+    return Simulator(diagram, **kwargs).run(t_end)
+
+
+def _warn(msg: str) -> None:
+    warnings.warn(msg, CosimWarning, stacklevel=3)
+
+
+STIFF_SOLVERS = STIFF
