@@ -429,31 +429,37 @@ class Evaluator:
 
 
 class Propagator:
-    """``x_{n+1} = Phi x_n + sum_m Gamma_m v(t_n + c_m h) + g`` (see rk_propagator)."""
+    """``x_{n+1} = Phi x_n + sum_m Gamma_m v(t_n + c_m h) + g`` (see rk_propagator).
+
+    ``[Phi | Gamma_0 | Gamma_1 | ...]`` is stored as one matrix ``M`` so a step
+    is one product with ``z = [x, v(t+c_0 h), v(t+c_1 h), ...]``.
+    """
 
     def __init__(self, Phi, gammas, g, vfun, nv):
-        self.Phi = Phi
         self.cs = [c for c, _ in gammas]
         self.g = g
         self.vfun = vfun
         self.nv = nv
-        if nv:
-            G = [gm for _, gm in gammas]
-            self.Gamma = sp.hstack(G, format="csr") if sp.issparse(Phi) else np.hstack(G)
-        else:
-            self.Gamma = None
+        self.n = Phi.shape[0]
+        mats = [Phi] + ([gm for _, gm in gammas] if nv else [])
+        self.M = sp.hstack(mats, format="csr") if sp.issparse(Phi) else np.hstack(mats)
+        self.z = np.zeros(self.M.shape[1])
         self.has_g = bool(np.any(g))
 
     def step(self, ctx, s, t: float, x: np.ndarray, h: float) -> np.ndarray:
-        xn = self.Phi @ x
+        z = self.z
+        n = self.n
+        z[:n] = x
         if self.nv:
             vs = []
+            vfun = self.vfun
             for c in self.cs:
                 ctx.time = t + c * h
-                vs.extend(self.vfun(ctx, s))
-            xn = xn + self.Gamma @ np.array(vs, dtype=float)
+                vs.extend(vfun(ctx, s))
+            z[n:] = vs
+        xn = self.M @ z
         if self.has_g:
-            xn = xn + self.g
+            xn += self.g
         return xn
 
 

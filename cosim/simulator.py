@@ -361,6 +361,15 @@ class Simulator:
         while bp_i < len(bps) and bps[bp_i] <= tick:
             bp_i += 1
         while tick < end:
+            if (nx and not hits and not self._zero_crossings and not self.progress
+                    and tick % h == 0):
+                seg_end = min(end, bps[bp_i]) if bp_i < len(bps) else end
+                n_fast = (seg_end - tick) // h - 1  # last step: general path
+                if n_fast > 0:
+                    tick = self._fast_steps(tick, n_fast)
+                    prop = self._propagator
+                    solver = self._fixed_solver
+                    continue
             # next stop: grid point, sample hit (no continuous part), breakpoint, end
             if nx:
                 stop = (tick // h + 1) * h
@@ -400,6 +409,50 @@ class Simulator:
                 prop = self._propagator
             if self.progress:
                 self._progress_tick(tick)
+
+    def _fast_steps(self, tick: int, n: int) -> int:
+        """``n`` whole steps with no sample hits, events or breakpoints in between."""
+        ctx = self.ctx
+        h = self.dt_ticks
+        hs = h * _NS
+        s = ctx.signals
+        prop = self._propagator
+        advance = self._fixed_solver.advance
+        ev = self._eval_cont
+        observers = self.observers
+        isfinite = math.isfinite
+        try:
+            for _ in range(n):
+                t = tick * _NS
+                ctx.mode_time = t
+                x = ctx.xc
+                xn = prop.step(ctx, s, t, x, hs) if prop is not None else advance(t, x, hs)
+                if not isfinite(xn @ xn):
+                    self._check_finite(xn, tick + h)
+                ctx.xc = xn
+                tick += h
+                ctx.ticks = tick
+                ctx.time = ctx.mode_time = tick * _NS
+                ev(ctx, s)
+                for o in observers:
+                    o.on_sample(self)
+                if self._dirty:
+                    self._dirty = False
+                    self.stats["rebuilds"] += 1
+                    self._build_program()
+                    prop, advance = self._propagator, self._fixed_solver.advance
+                    ev = self._eval_cont
+        except StepError:
+            raise
+        except Exception as exc:
+            where = self.ev.locate(exc)
+            if where is None:
+                raise
+            raise StepError(f"evaluating {where} failed at t = {ctx.time:.9g} s: "
+                            f"{type(exc).__name__}: {exc}") from exc
+        finally:
+            self.stats["steps"] += n
+        return tick
 
     def _fixed_events(self, t0: int, x0: np.ndarray, stop: int) -> int:
         """Locate the first zero crossing in ``(t0, stop]``; handle it; return the new stop."""
