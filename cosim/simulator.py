@@ -73,7 +73,9 @@ class Simulator:
     dt : float
         Fixed step [s]; for variable-step solvers the output grid (optional).
     rtol, atol, max_step : float
-        Variable-step tolerances and maximum step [s].
+        Variable-step tolerances and maximum step [s] (default: ``dt`` when
+        given).  A zero-crossing witness that changes sign twice within one
+        step is not seen: bound the step with ``max_step`` where that matters.
     record : ports, paths, ``"all"`` or ``False``
         What the built-in recorder keeps (default all leaf outputs).
     record_every : int
@@ -343,7 +345,7 @@ class Simulator:
             d["loop_iterations"] = sum(s.iterations for s in self.ev.loop_solvers)
             d["fused_groups"] = len(self.ev.groups)
             d["propagator"] = self._propagator is not None
-        if self._fixed_solver is not None:
+        if getattr(self, "_fixed_solver", None) is not None:
             d["rhs_evals"] = self._fixed_solver.nfev
         return d
 
@@ -533,10 +535,11 @@ class Simulator:
                     stop = min(stop, bp)
                     break
             kw = {"rtol": self.rtol, "atol": self.atol}
-            if self.max_step:
-                kw["max_step"] = self.max_step
+            max_step = self.max_step or (out_grid * _NS if out_grid else None)
+            if max_step:
+                kw["max_step"] = max_step
             if first_step:
-                kw["first_step"] = min(first_step, (stop - tick) * _NS)
+                kw["first_step"] = min(first_step, stop * _NS - tick * _NS)
             x0 = ctx.xc.copy()
             ctx.mode_time = tick * _NS
             try:
