@@ -169,6 +169,8 @@ class Evaluator:
             kind, payload, _ = op
             if kind == "node":
                 n = payload
+                if op[2] is not None:
+                    continue  # sampled: held constant between hits
                 if n.block in state_blocks or any(r in dependent for r in n.reads):
                     dependent.update(n.slots)
             elif kind == "conv":

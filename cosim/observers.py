@@ -27,7 +27,10 @@ class Observer:
     """Base class of read hooks; override what you need."""
 
     def required_ports(self) -> list:
-        """Output ports this observer reads (they are always computed)."""
+        """Output ports this observer reads (they are always computed).
+
+        Called after the optional ``bind(sim)`` hook, before the program is compiled.
+        """
         return []
 
     def on_start(self, sim: Any) -> None:
@@ -55,7 +58,7 @@ def resolve_ports(diagram: Any, ports: Any) -> list:
     res = []
     for p in ports:
         if isinstance(p, str):
-            p = diagram.find(p) if "/" in p or p.count(".") == 1 else diagram.find(p)
+            p = diagram.find(p)
         if not isinstance(p, OutputPort):
             raise PortError(f"record: {getattr(p, 'path', p)!r} is not an output port")
         res.append(p)
@@ -86,8 +89,10 @@ class Recorder(Observer):
         return self.ports
 
     def bind(self, sim: Any) -> None:
+        """Resolve the ports against the simulator's diagram (called before compiling)."""
         self.ports = resolve_ports(sim.diagram, self.spec)
         slots = [sim.plan.output_slot[p] for p in self.ports]
+        self._has_arrays = any(p.shape != () for p in self.ports)
         if len(slots) == 1:
             k = slots[0]
             self._get = lambda s: (s[k],)
@@ -105,7 +110,10 @@ class Recorder(Observer):
         if n % self.every:
             return
         self.times.append(sim.ctx.time)
-        self.rows.append(self._get(sim.ctx.signals))
+        row = self._get(sim.ctx.signals)
+        if self._has_arrays:
+            row = tuple(v.copy() if isinstance(v, np.ndarray) else v for v in row)
+        self.rows.append(row)
 
     def results(self, sim: Any) -> Results:
         t = np.asarray(self.times, dtype=float)

@@ -149,8 +149,9 @@ class Simulator:
 
     def _build_program(self) -> None:
         for obs in self.observers:
-            if isinstance(obs, Recorder):
-                obs.bind(self)
+            bind = getattr(obs, "bind", None)
+            if bind is not None:
+                bind(self)
         consumers = {self.plan.output_slot[p] for o in self.observers
                      for p in o.required_ports()}
         overrides = {}

@@ -97,12 +97,8 @@ class StreamWriter(Observer):
                            f"{exc}; {_FIX}")
 
     def on_start(self, sim: Any) -> None:
-        self.bind(sim)
-        # The simulator binds only Recorder instances before it asks required_ports();
-        # make it rebuild so that every port written here is computed (fused blocks).
-        ev = getattr(sim, "ev", None)
-        if ev is not None and not set(self._slots) <= getattr(ev, "extra_consumed", set()):
-            sim._dirty = True
+        if not self._slots and self.ports == []:
+            self.bind(sim)
         self._times, self._rows, self._n = [], [], 0
         self.chunks_written = self.samples_written = 0
         folder = self.path.parent

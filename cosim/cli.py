@@ -1,0 +1,149 @@
+"""The ``cosim`` console command.
+
+``cosim run FILE.py``
+    FILE.py defines a function returning a diagram (``build`` by default, or
+    ``--function NAME``) and optionally a dict ``SIMULATION`` with defaults
+    for ``t_end``, ``solver``, ``dt``, ``record``.  Results are streamed to
+    ``--out`` (CSV and/or HDF5), a summary is printed, ``--plot`` writes a PNG.
+``cosim info FILE.py``
+    Blocks, ports with units, rates, execution order, algebraic loops and the
+    fused linear groups.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import inspect
+import os
+import sys
+import time
+import traceback
+from typing import Any
+
+from .errors import CosimError, OutputError
+
+DEFAULT_FUNCTIONS = ("build", "diagram", "make_diagram")
+
+
+def load_model(path: str, function: str | None = None) -> tuple[Any, dict]:
+    """Import ``path`` and call its diagram function; returns (diagram, SIMULATION)."""
+    if not os.path.isfile(path):
+        raise CosimError(f"model file {path!r} not found")
+    name = os.path.splitext(os.path.basename(path))[0]
+    spec = importlib.util.spec_from_file_location(f"cosim_model_{name}", path)
+    mod = importlib.util.module_from_spec(spec)
+    sys.path.insert(0, os.path.dirname(os.path.abspath(path)))
+    try:
+        spec.loader.exec_module(mod)
+    finally:
+        sys.path.pop(0)
+    funcs = {k: v for k, v in vars(mod).items()
+             if inspect.isfunction(v) and v.__module__ == mod.__name__}
+    if function is None:
+        function = next((f for f in DEFAULT_FUNCTIONS if f in funcs), None)
+    if function not in funcs:
+        raise CosimError(
+            f"{path}: no function {function or ' or '.join(DEFAULT_FUNCTIONS)!r} returning a "
+            f"diagram; functions in the file: {', '.join(funcs) or '(none)'}; pass --function")
+    from .diagram import Diagram
+    d = funcs[function]()
+    if not isinstance(d, Diagram):
+        raise CosimError(f"{path}: {function}() returned {type(d).__name__}, not a Diagram "
+                         "(call builder.build())")
+    return d, dict(getattr(mod, "SIMULATION", {}))
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="cosim", description="Block-diagram co-simulation.")
+    sub = p.add_subparsers(dest="command", required=True)
+    r = sub.add_parser("run", help="simulate a model file")
+    r.add_argument("file")
+    r.add_argument("--function", help="diagram function in the file (default: build)")
+    r.add_argument("--t-end", type=float, help="end time [s]")
+    r.add_argument("--solver", help="euler, heun, midpoint, rk4, ab3, rk45, rk23, dop853, "
+                                    "radau, bdf, lsoda")
+    r.add_argument("--dt", type=float, help="fixed step, or output grid for variable step [s]")
+    r.add_argument("--rtol", type=float, default=1e-6)
+    r.add_argument("--atol", type=float, default=1e-9)
+    r.add_argument("--out", help="output folder (default out/<model>)")
+    r.add_argument("--format", default="csv", help="csv, hdf5 or csv,hdf5")
+    r.add_argument("--record", nargs="*", help="output ports to record (default all)")
+    r.add_argument("--every", type=int, default=1, help="record every n-th sample")
+    r.add_argument("--plot", action="store_true", help="write plot.png (needs matplotlib)")
+    r.add_argument("--quiet", "-q", action="store_true", help="no progress bar, short summary")
+    r.add_argument("--debug", action="store_true", help="show tracebacks")
+    i = sub.add_parser("info", help="describe a model file")
+    i.add_argument("file")
+    i.add_argument("--function")
+    i.add_argument("--debug", action="store_true")
+    return p
+
+
+def cmd_info(args: argparse.Namespace) -> int:
+    d, _ = load_model(args.file, args.function)
+    plan = d.compile()
+    print(d.describe())
+    print()
+    print(plan.describe())
+    from .evaluator import Evaluator
+    ev = Evaluator(plan, d.create_context())
+    print(ev.describe())
+    return 0
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from .simulator import Simulator
+    from .writers import CsvWriter, Hdf5Writer
+    d, defaults = load_model(args.file, args.function)
+    t_end = args.t_end if args.t_end is not None else defaults.get("t_end", 1.0)
+    solver = args.solver or defaults.get("solver", "rk4")
+    dt = args.dt if args.dt is not None else defaults.get("dt")
+    record = args.record or defaults.get("record", "all")
+    out = args.out or os.path.join("out", d.name)
+    try:
+        os.makedirs(out, exist_ok=True)
+    except OSError as exc:
+        raise OutputError(f"cannot create output folder {out!r}: {exc.strerror}; choose "
+                          "another --out folder or fix permissions") from None
+    writers = []
+    for fmt in args.format.split(","):
+        fmt = fmt.strip().lower()
+        if fmt == "csv":
+            writers.append(CsvWriter(os.path.join(out, "results.csv"), record, args.every))
+        elif fmt in ("hdf5", "h5"):
+            writers.append(Hdf5Writer(os.path.join(out, "results.h5"), record, args.every))
+        else:
+            raise CosimError(f"--format: unknown format {fmt!r}; use csv, hdf5 or csv,hdf5")
+    sim = Simulator(d, solver=solver, dt=dt, rtol=args.rtol, atol=args.atol, record=record,
+                    record_every=args.every, observers=writers, progress=not args.quiet)
+    wall = time.perf_counter()
+    res = sim.run(t_end)
+    wall = time.perf_counter() - wall
+    print(f"model '{d.name}': {len(d.leaf_blocks())} blocks, solver {solver}"
+          + (f", dt {dt:g} s" if dt else "") + f", t_end {t_end:g} s")
+    print(f"wall time {wall:.3f} s ({t_end / wall:.1f}x real time), "
+          f"{res.diagnostics['steps']} steps, {res.diagnostics['events']} events")
+    if not args.quiet:
+        for k, v in list(res.signals.items())[:12]:
+            if v.ndim == 1 and v.size:
+                unit = f" {res.units[k]}" if res.units[k] else ""
+                print(f"  {k:<32} final {v[-1]: .6g}{unit}   min {v.min(): .4g}   "
+                      f"max {v.max(): .4g}")
+    for w in writers:
+        print(f"results: {w.path}")
+    if args.plot:
+        from .plotting import plot_results
+        print("plot:", plot_results(res, os.path.join(out, "plot.png"), title=d.name))
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    try:
+        return cmd_run(args) if args.command == "run" else cmd_info(args)
+    except CosimError as exc:
+        if args.debug:
+            traceback.print_exc()
+        print(f"cosim: error: {exc}", file=sys.stderr)
+        return 2

@@ -1,0 +1,333 @@
+"""Tests of cosim.writers: chunked CSV/HDF5 streaming, crash and kill safety."""
+
+from __future__ import annotations
+
+import math
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import cosim
+from blocks.continuous import Integrator
+from blocks.sources import Sine
+from cosim.errors import NonFiniteError, OutputError, StepError
+from cosim.observers import Observer
+from cosim.writers import CsvWriter, Hdf5Writer, StreamWriter, read_csv, read_hdf5
+
+FORMATS = {"csv": (CsvWriter, read_csv), "hdf5": (Hdf5Writer, read_hdf5)}
+
+
+def make_model(fail_at: float | None = None, nan_at: float | None = None) -> cosim.Diagram:
+    """Sine -> integrator, a vector path, a unitless subdiagram; optional failure."""
+    sb = cosim.DiagramBuilder("sub")
+    s2 = sb.add(Sine("s2", frequency_hz=3.0))
+    i2 = sb.add(Integrator("i2", unit="m"))
+    sb.connect(s2.y, i2.u)
+    sub = sb.build()
+
+    def fn(t: float, u: float) -> float:
+        if fail_at is not None and t >= fail_at:
+            raise RuntimeError("boom")
+        return math.nan if nan_at is not None and t >= nan_at else 2.0 * u
+
+    b = cosim.DiagramBuilder("model")
+    s = b.add(Sine("s", unit="m/s"))
+    g = b.add(cosim.FunctionBlock("g", fn, inputs=[("u", "m/s")], outputs=[("y", "m/s")],
+                                  needs_time=True))
+    i = b.add(Integrator("i", unit="m"))
+    v = b.add(Integrator("v", x0=[1.0, 2.0], unit="m"))
+    b.add(cosim.FunctionBlock("f", lambda u: np.array([u, -u]),
+                                  outputs=[{"name": "y", "shape": 2, "unit": "m/s"}]))
+    b.add(sub)
+    b.connect(s.y, g.input("u"))
+    b.connect(g.output("y"), i.u)
+    b.connect(s.y, "f.u")
+    b.connect("f.y", v.u)
+    return b.build()
+
+
+def reference(t_end: float = 1.0, dt: float = 0.001, every: int = 1) -> cosim.Results:
+    return cosim.Simulator(make_model(), solver="rk4", dt=dt, record_every=every).run(t_end)
+
+
+def assert_same(got: cosim.Results, ref: cosim.Results, n: int | None = None) -> None:
+    n = len(ref.time) if n is None else n
+    np.testing.assert_array_equal(got.time, ref.time[:n])
+    assert list(got.signals) == list(ref.signals)
+    assert got.units == ref.units
+    for k, v in ref.signals.items():
+        assert got[k].shape == v[:n].shape, k
+        np.testing.assert_array_equal(got[k], v[:n], err_msg=k)
+
+
+class Probe(Observer):
+    """Placed after a writer: notes the writer's progress at every sample."""
+
+    def __init__(self, writer: StreamWriter) -> None:
+        self.writer = writer
+        self.seen: list[tuple[int, int, int]] = []
+
+    def on_sample(self, sim) -> None:
+        self.seen.append((self.writer.chunks_written, self.writer.samples_written,
+                          os.path.getsize(self.writer.path)))
+
+
+# ------------------------------------------------------------------ round trip
+@pytest.mark.parametrize("fmt", FORMATS)
+@pytest.mark.parametrize("record", ["all", False])
+def test_round_trip_equals_recorder(tmp_path, fmt, record):
+    cls, read = FORMATS[fmt]
+    w = cls(tmp_path / "out" / f"r.{fmt}", chunk=37)
+    sim = cosim.Simulator(make_model(), solver="rk4", dt=0.01, observers=[w], record=record)
+    res = sim.run(1.0)
+    ref = res if record else reference(dt=0.01)
+    got = read(w.path)
+    assert_same(got, ref)
+    assert got["v.y"].shape == (101, 2)
+    assert got.units["i.y"] == "m" and got.units["sub/s2.y"] == ""
+    assert got.provenance == ref.provenance
+    assert got.provenance["solver"]["solver"] == "rk4"
+    assert got.diagnostics["status"] == "complete"
+    assert w.samples_written == 101
+
+
+def test_csv_layout(tmp_path):
+    w = CsvWriter(tmp_path / "r.csv", ports=["i.y", "v.y"], chunk=10)
+    cosim.Simulator(make_model(), solver="rk4", dt=0.1, observers=[w]).run(0.3)
+    lines = w.path.read_text().splitlines()
+    assert lines[0] == "# cosim results"
+    assert lines[1] == "# model: model"
+    assert any(ln.startswith("# model_hash: ") for ln in lines)
+    assert any(ln.startswith('# solver: {"solver": "rk4"') for ln in lines)
+    assert "time [s],i.y [m],v.y[0] [m],v.y[1] [m]" in lines
+    assert lines[-1] == "# status: complete"
+    assert lines[-5].startswith("0.0,0.0,1.0,2.0")
+
+
+def test_hdf5_layout(tmp_path):
+    h5py = pytest.importorskip("h5py")
+    w = Hdf5Writer(tmp_path / "r.h5", chunk=10)
+    cosim.Simulator(make_model(), solver="rk4", dt=0.1, observers=[w]).run(0.3)
+    with h5py.File(w.path, "r") as f:
+        ds = f["signals/sub/i2.y"]
+        assert ds.attrs["unit"] == "m" and ds.attrs["path"] == "sub/i2.y"
+        assert ds.maxshape == (None,) and ds.chunks is not None
+        assert f["signals/v.y"].shape == (4, 2)
+        assert f["time"].attrs["unit"] == "s"
+        assert f.attrs["status"] == "complete"
+        assert '"model": "model"' in f.attrs["provenance"]
+
+
+# -------------------------------------------------------------------- chunking
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_file_grows_in_chunks(tmp_path, fmt):
+    cls, read = FORMATS[fmt]
+    calls = []
+
+    class Spy(cls):
+        def _write_chunk(self, times, rows):
+            calls.append(len(times))
+            super()._write_chunk(times, rows)
+
+    w = Spy(tmp_path / f"r.{fmt}", chunk=100)
+    probe = Probe(w)
+    cosim.Simulator(make_model(), solver="rk4", dt=0.001, observers=[w, probe]).run(0.999)
+    assert calls == [100] * 10  # 1000 samples: ten chunks, nothing left at the end
+    for k, (chunks, samples, _size) in enumerate(probe.seen):
+        assert chunks == (k + 1) // 100 and samples == 100 * chunks
+    sizes = [s for _, _, s in probe.seen]
+    assert all(a <= b for a, b in zip(sizes, sizes[1:], strict=False))
+    if fmt == "csv":  # the header, then every chunk reaches the file while the run goes on
+        assert len(set(sizes)) == 11
+        assert sizes[0] == sizes[98] < sizes[99] == sizes[198] < sizes[199]
+    assert len(read(w.path).time) == 1000
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_decimation(tmp_path, fmt):
+    cls, read = FORMATS[fmt]
+    w = cls(tmp_path / f"r.{fmt}", every=3, chunk=100)
+    res = cosim.Simulator(make_model(), solver="rk4", dt=0.001, observers=[w],
+                          record_every=3).run(0.999)
+    assert len(res.time) == 334
+    assert w.chunks_written == 4  # three full chunks and the rest at the end
+    assert_same(read(w.path), res)
+    np.testing.assert_array_equal(read(w.path).time, reference(0.999).time[::3])
+
+
+def test_invalid_arguments(tmp_path):
+    with pytest.raises(ValueError, match="every"):
+        CsvWriter(tmp_path / "r.csv", every=0)
+    with pytest.raises(ValueError, match="chunk"):
+        CsvWriter(tmp_path / "r.csv", chunk=0)
+
+
+def test_writer_records_one_run(tmp_path):
+    w = CsvWriter(tmp_path / "r.csv")
+    sim = cosim.Simulator(make_model(), solver="rk4", dt=0.01, observers=[w])
+    sim.run(0.5)
+    with pytest.raises(OutputError, match="records one run"):
+        sim.run(1.0)
+
+
+# ----------------------------------------------------------------- crash safety
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_exception_keeps_written_samples(tmp_path, fmt):
+    cls, read = FORMATS[fmt]
+    w = cls(tmp_path / f"r.{fmt}", chunk=128)
+    sim = cosim.Simulator(make_model(fail_at=0.5), solver="rk4", dt=0.001, observers=[w])
+    with pytest.raises(StepError, match="boom") as info:
+        sim.run(1.0)
+    partial = info.value.results
+    assert len(partial.time) == 500  # t = 0 .. 0.499 s
+    got = read(w.path)
+    assert len(got.time) >= 384  # at least every full chunk; in fact everything
+    assert_same(got, partial)
+    assert got.diagnostics["status"].startswith("error: StepError:")
+    assert "boom" in got.diagnostics["status"]
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_non_finite_state_keeps_written_samples(tmp_path, fmt):
+    cls, read = FORMATS[fmt]
+    w = cls(tmp_path / f"r.{fmt}", chunk=64)
+    sim = cosim.Simulator(make_model(nan_at=0.5), solver="rk4", dt=0.001, observers=[w])
+    with pytest.raises(NonFiniteError) as info:
+        sim.run(1.0)
+    got = read(w.path)
+    assert_same(got, info.value.results)
+    # the last RK4 stage of the step to 0.5 s reads the NaN: 0.499 s is the last sample
+    assert len(got.time) == 500 and got.time[-1] == pytest.approx(0.499)
+    assert np.isfinite(got["i.y"]).all()
+    assert "NonFiniteError" in got.diagnostics["status"]
+    if fmt == "hdf5":
+        import h5py
+        with h5py.File(w.path, "r") as f:
+            assert "NonFiniteError" in f.attrs["status"]
+            assert "'i.x'" in f.attrs["status"]
+
+
+# ------------------------------------------------------------------ kill safety
+KILL_SCRIPT = """
+import os, signal, sys
+sys.path.insert(0, {here!r})
+import cosim
+from cosim.observers import Observer
+from cosim.writers import CsvWriter, Hdf5Writer
+from test_writers import make_model
+
+class Kill(Observer):
+    def on_sample(self, sim):
+        if sim.ctx.time >= 0.7 - 1e-12:
+            os.kill(os.getpid(), signal.SIGKILL)
+
+writers = [CsvWriter({csv!r}, chunk=50), Hdf5Writer({h5!r}, chunk=50)]
+cosim.Simulator(make_model(), solver="rk4", dt=0.001, record=False,
+                observers=writers + [Kill()]).run(1.0)
+print("not killed")
+"""
+
+
+def test_sigkill_keeps_written_chunks(tmp_path):
+    pytest.importorskip("h5py")
+    csv_path, h5_path = tmp_path / "k.csv", tmp_path / "k.h5"
+    script = textwrap.dedent(KILL_SCRIPT).format(
+        here=str(Path(__file__).parent), csv=str(csv_path), h5=str(h5_path))
+    proc = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == -signal.SIGKILL, err
+    assert "not killed" not in out
+    ref = reference(1.0)
+    # samples t = 0 .. 0.7 s were taken (701); the 14 full chunks of 50 reached the disk
+    for read, path in ((read_csv, csv_path), (read_hdf5, h5_path)):
+        got = read(path)
+        assert 700 <= len(got.time) <= 701, path
+        assert got.time[-1] <= 0.7 + 1e-12
+        assert_same(got, ref, n=len(got.time))
+        assert got.diagnostics["status"] == "running"
+        assert got.provenance["model"] == "model"
+
+
+def test_killed_hdf5_needs_swmr_to_open(tmp_path):
+    """Documented limitation: a plain open of a killed writer's file fails."""
+    h5py = pytest.importorskip("h5py")
+    path = tmp_path / "k.h5"
+    script = textwrap.dedent(f"""
+        import os, signal, sys
+        sys.path.insert(0, {str(Path(__file__).parent)!r})
+        import cosim
+        from cosim.writers import Hdf5Writer
+        from test_writers import make_model
+        w = Hdf5Writer({str(path)!r}, chunk=10)
+        sim = cosim.Simulator(make_model(), solver="rk4", dt=0.01, observers=[w])
+        sim.advance_to(0.5)
+        os.kill(os.getpid(), signal.SIGKILL)
+    """)
+    assert subprocess.run([sys.executable, "-c", script], timeout=120).returncode == -9
+    with pytest.raises(OSError, match="already open"):
+        h5py.File(path, "r")
+    with h5py.File(path, "r", swmr=True) as f:
+        assert f["time"].shape == (50,)
+    assert len(read_hdf5(path).time) == 50
+
+
+def test_torn_csv_line_is_ignored(tmp_path):
+    w = CsvWriter(tmp_path / "r.csv", chunk=10)
+    res = cosim.Simulator(make_model(), solver="rk4", dt=0.01, observers=[w]).run(0.2)
+    text = w.path.read_text().rsplit("# status", 1)[0]
+    w.path.write_text(text + "0.21,0.1,0.")  # a kill in the middle of a write
+    got = read_csv(w.path)
+    assert_same(got, res)
+    assert got.diagnostics["status"] == "running"
+
+
+# ------------------------------------------------------------ output location
+@pytest.mark.parametrize("fmt", FORMATS)
+@pytest.mark.parametrize("sub", ["r", "deeper/r"])
+def test_unwritable_folder(tmp_path, fmt, sub):
+    cls, _ = FORMATS[fmt]
+    blocker = tmp_path / "a_file"
+    blocker.write_text("not a folder")
+    path = blocker / f"{sub}.{fmt}"
+    w = cls(path)
+    with pytest.raises(OutputError) as info:
+        cosim.Simulator(make_model(), solver="rk4", dt=0.01, observers=[w]).run(0.1)
+    msg = str(info.value)
+    assert str(path) in msg
+    assert "NotADirectoryError" in msg
+    assert "choose another --out folder or fix permissions" in msg
+    assert isinstance(info.value, OSError)
+    assert blocker.read_text() == "not a folder"
+
+
+@pytest.mark.skipif(os.name != "posix" or os.geteuid() == 0,
+                    reason="permissions do not stop root")
+def test_read_only_folder(tmp_path):
+    folder = tmp_path / "ro"
+    folder.mkdir()
+    folder.chmod(0o500)
+    try:
+        with pytest.raises(OutputError, match="fix permissions"):
+            cosim.Simulator(make_model(), solver="rk4", dt=0.01,
+                            observers=[CsvWriter(folder / "r.csv")]).run(0.1)
+    finally:
+        folder.chmod(0o700)
+
+
+def test_folder_is_created(tmp_path):
+    w = CsvWriter(tmp_path / "a" / "b" / "r.csv")
+    cosim.Simulator(make_model(), solver="rk4", dt=0.1, observers=[w]).run(0.2)
+    assert len(read_csv(w.path).time) == 3
+
+
+def test_missing_h5py_says_how_to_install(tmp_path, monkeypatch):
+    monkeypatch.setitem(sys.modules, "h5py", None)
+    with pytest.raises(ImportError, match=r"pip install cosim\[hdf5\]"):
+        Hdf5Writer(tmp_path / "r.h5")
