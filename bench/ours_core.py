@@ -1,0 +1,118 @@
+"""Our engine's side of the ``core`` suite.
+
+Contract (the suite calls nothing else; ``bench/core.py`` does the timing):
+
+``msd_pid(solver) / lag_chain(n, solver) / nl_chain(n, solver)``
+    build a fresh model with ``cosim``, run it fixed step at 1 ms, return
+    ``(build_s, run_s, extra)``; ``build_s`` covers building, compiling and
+    initialising (everything before the first step); ``run_s`` the run with
+    recording of the probed output.
+``build_lag_chain(n) -> float``
+    build + compile + initialise time of model B.
+
+``solver`` is ``"RK4"`` or ``"Heun"``.  What the engine does here is what a user
+gets by default: linear blocks (the StateSpace blocks, the Sum, the lags) are
+fused into one state-space update and, where the inputs of the fused part do not
+depend on its state, stepped by the exact propagator of the chosen RK method;
+the FunctionBlocks of model C are called from generated straight-line code.
+"""
+
+from __future__ import annotations
+
+import time
+
+from blocks.continuous import Integrator
+from blocks.lti import FirstOrderLag, StateSpace
+from blocks.math import Sum
+from blocks.sources import Sine, Step
+from cosim import DiagramBuilder, FunctionBlock, Simulator
+
+from . import models as m
+
+_SOLVERS = {"RK4": "rk4", "Heun": "heun"}
+
+
+def _solver(name: str) -> str:
+    try:
+        return _SOLVERS[name]
+    except KeyError:
+        raise NotImplementedError(f"solver {name!r}") from None
+
+
+def _msd_pid_diagram():
+    b = DiagramBuilder("msd_pid")
+    ref = b.add(Step("ref", m.T_STEP))
+    err = b.add(Sum("err", "+-"))
+    pid = b.add(StateSpace("pid", m.PID_A, m.PID_B, m.PID_C, m.PID_D))
+    plant = b.add(StateSpace("plant", m.PLANT_A, m.PLANT_B, m.PLANT_C, m.PLANT_D))
+    b.connect(ref.y, err.ins[0])
+    b.connect(plant.y, err.ins[1])
+    b.connect(err.y, pid.u)
+    b.connect(pid.y, plant.u)
+    return b.build(), plant.y
+
+
+def msd_pid(solver: str) -> tuple[float, float, dict]:
+    s = _solver(solver)
+    t0 = time.perf_counter()
+    d, probe = _msd_pid_diagram()
+    sim = Simulator(d, solver=s, dt=m.DT, record=[probe])
+    sim.initialize()
+    t1 = time.perf_counter()
+    res = sim.run(m.T_END_A)
+    t2 = time.perf_counter()
+    extra = m.accuracy_msd_pid(res.time, res[probe.path])
+    extra.update(steps=res.diagnostics["steps"], propagator=res.diagnostics["propagator"])
+    return t1 - t0, t2 - t1, extra
+
+
+def _lag_chain_sim(n: int, solver: str):
+    b = DiagramBuilder("lag_chain")
+    prev = b.add(Step("src", 0.0)).y
+    for i in range(n):
+        lag = b.add(FirstOrderLag(f"lag{i}", m.TAU))
+        b.connect(prev, lag.u)
+        prev = lag.y
+    sim = Simulator(b.build(), solver=solver, dt=m.DT, record=[prev])
+    sim.initialize()
+    return sim, prev
+
+
+def lag_chain(n: int, solver: str) -> tuple[float, float, dict]:
+    s = _solver(solver)
+    t0 = time.perf_counter()
+    sim, probe = _lag_chain_sim(n, s)
+    t1 = time.perf_counter()
+    res = sim.run(m.T_END_B)
+    t2 = time.perf_counter()
+    extra = m.accuracy_lag_chain(n, float(res[probe.path][-1]))
+    extra.update(steps=res.diagnostics["steps"], propagator=res.diagnostics["propagator"])
+    return t1 - t0, t2 - t1, extra
+
+
+def build_lag_chain(n: int) -> float:
+    t0 = time.perf_counter()
+    _lag_chain_sim(n, "rk4")
+    return time.perf_counter() - t0
+
+
+def nl_chain(n: int, solver: str) -> tuple[float, float, dict]:
+    s = _solver(solver)
+    t0 = time.perf_counter()
+    b = DiagramBuilder("nl_chain")
+    prev = b.add(Sine("src", 1.0, m.NL_FREQ)).y
+    f = m.nl_map
+    for i in range(n):
+        fb = b.add(FunctionBlock(f"f{i}", f))
+        b.connect(prev, fb.in_ports[0])
+        prev = fb.out_ports[0]
+    integ = b.add(Integrator("z"))
+    b.connect(prev, integ.u)
+    sim = Simulator(b.build(), solver=s, dt=m.DT, record=[integ.y])
+    sim.initialize()
+    t1 = time.perf_counter()
+    res = sim.run(m.T_END_C)
+    t2 = time.perf_counter()
+    extra = m.accuracy_nl_chain(n, float(res["z.y"][-1]))
+    extra.update(steps=res.diagnostics["steps"])
+    return t1 - t0, t2 - t1, extra
