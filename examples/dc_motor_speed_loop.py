@@ -93,7 +93,7 @@ def main(argv=None) -> dict:
     print(f"DC-motor speed loop: PI at 1 ms, motor (RK4) at 0.1 ms, {s['steps']} steps")
     print(f"  reference {SPEED_RPM:.0f} rpm = {s['target_rad_s']:.2f} rad/s at 0.05 s, "
           f"load {LOAD_NM} N*m at 0.35 s")
-    print(f"  time to 90 % of target  {s['rise_time_10_90_s'] * 1e3:8.2f} ms")
+    print(f"  time to 90 % of target  {s['time_to_90pct_s'] * 1e3:8.2f} ms")
     print(f"  overshoot                {s['overshoot_pct']:8.2f} %")
     print(f"  supply saturated for     {s['voltage_saturated_s'] * 1e3:8.2f} ms "
           "(anti-windup active)")
