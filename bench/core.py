@@ -1,0 +1,268 @@
+"""The ``core`` suite: models A, B, C (``bench.models``) in our engine and in the peers.
+
+Cases (ours via ``bench.ours_core``; peers via ``bench.peers``)
+    ``msd_pid/RK4``                       pathsim/RK4, bdsim/RK45, py-engine/RK4, numpy-fused
+    ``lag_chain/N=n/RK4``  n = 10, 100, 1000   same four peers
+    ``lag_chain/N=n/Heun``                pathsim/SSPRK22, py-engine/Heun
+    ``nl_chain/N=n/RK4``   n = 10, 100 (+1000 in full mode)   pathsim/RK4, bdsim/RK45,
+                                          py-engine/RK4 (no fused form: nonlinear)
+    ``nl_chain/N=n/Heun``                 pathsim/SSPRK22, py-engine/Heun
+    ``build/lag_chain/N=1000``            build + compile only (ours ``build_lag_chain``);
+                                          PathSim ``Simulation()``, bdsim ``compile()``,
+                                          py-engine objects, numpy-fused ``expm``
+    Heun is the explicit trapezoidal rule, the same method as PathSim's SSPRK22.  bdsim
+    has no fixed step: RK45 with max_step = first_step = 1 ms (6 RHS calls per step).
+
+Quick mode (``--quick``; default 3 repeats, 3 s budget per measurement)
+    Ours always runs the full horizon.  Peers that would take seconds per run use a
+    shorter horizon and their time is scaled to the full horizon (per step: the models'
+    cost per step is constant), labelled "scaled xF from a T s horizon":
+    PathSim msd_pid 2 s, N = 100 chains 0.1 s; bdsim msd_pid 2 s, N = 10 chains 0.25 s, N = 100
+    chains 0.05 s.  At N = 1000 only numpy-fused is run; the other peers' figures are
+    estimated from their N = 100 cost per block-step (labelled; frameworks scale
+    super-linearly, so the estimate understates their time and the ratio is
+    conservative).  nl_chain N = 1000 is not run at all in quick mode.
+
+Full mode runs everything on the full horizons (``make bench``; ~15-25 minutes on the
+2-core reference VM: bdsim needs ~140 s per N = 1000 run).
+
+Targets (medians; RK4 cases): see :func:`targets`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from . import models as md
+from . import peers as pr
+from .harness import (
+    STATUS_SKIPPED_QUICK,
+    TIMED_STATUSES,
+    Options,
+    estimate_from,
+    find_case,
+    log,
+    make_case,
+    make_target,
+    measure,
+    not_timed,
+)
+
+NAME = "core"
+DESCRIPTION = "models A (msd_pid), B (lag_chain), C (nl_chain): ours vs PathSim, bdsim, floors"
+PACKAGES = ("pathsim", "bdsim")
+
+SOLVERS = ("RK4", "Heun")
+PATHSIM_SOLVER = {"RK4": "RK4", "Heun": "SSPRK22"}
+LAG_SIZES = md.CHAIN_SIZES
+ESTIMATE_FROM_N = 100
+
+#: Quick-mode horizons of the slow peers: (tool, n or None for msd_pid) -> t_end [s].
+QUICK_T_END: dict[tuple[str, int | None], float] = {
+    ("pathsim", None): 2.0,
+    ("pathsim", 100): 0.1,
+    ("bdsim", None): 2.0,
+    ("bdsim", 10): 0.25,
+    ("bdsim", 100): 0.05,
+}
+
+
+@dataclass(frozen=True)
+class PeerSpec:
+    """One peer of one case: ``run(t_end)`` is a case function on a horizon."""
+
+    name: str
+    tool: str
+    run: Callable[[float], tuple]
+    blocks: int
+
+
+def _ours(fn: str, *args) -> Callable[[], tuple]:
+    def call():
+        from . import ours_core
+
+        return getattr(ours_core, fn)(*args)
+
+    return call
+
+
+def _build_only(fn: Callable[[], float]) -> Callable[[], tuple]:
+    """Turn a ``build_s`` function into a case function whose timed part is the build."""
+    def call():
+        return None, fn(), {}
+
+    return call
+
+
+def _peers(model: str, n: int | None, solver: str) -> list[PeerSpec]:
+    ps = PATHSIM_SOLVER[solver]
+    specs: list[PeerSpec] = []
+    if model == "msd_pid":
+        specs.append(PeerSpec(f"pathsim/{ps}", "pathsim",
+                              lambda t: pr.pathsim_msd_pid(ps, t), md.blocks_msd_pid()))
+        if solver == "RK4":
+            specs.append(PeerSpec("bdsim/RK45", "bdsim",
+                                  lambda t: pr.bdsim_msd_pid("RK45", t), md.blocks_msd_pid()))
+        specs.append(PeerSpec(f"py-engine/{solver}", "py-engine",
+                              lambda t: pr.py_msd_pid(solver, t), 4))
+        if solver == "RK4":
+            specs.append(PeerSpec("numpy-fused", "numpy-fused", pr.numpy_msd_pid, 4))
+        return specs
+    lag = model == "lag_chain"
+    frame_blocks = md.blocks_lag_chain(n) if lag else md.blocks_nl_chain(n)
+    floor_blocks = n + 1 if lag else n + 2
+    ps_fn = pr.pathsim_lag_chain if lag else pr.pathsim_nl_chain
+    bd_fn = pr.bdsim_lag_chain if lag else pr.bdsim_nl_chain
+    py_fn = pr.py_lag_chain if lag else pr.py_nl_chain
+    specs.append(PeerSpec(f"pathsim/{ps}", "pathsim", lambda t: ps_fn(n, ps, t), frame_blocks))
+    if solver == "RK4":
+        specs.append(PeerSpec("bdsim/RK45", "bdsim", lambda t: bd_fn(n, "RK45", t),
+                              frame_blocks))
+    specs.append(PeerSpec(f"py-engine/{solver}", "py-engine", lambda t: py_fn(n, solver, t),
+                          floor_blocks))
+    if lag and solver == "RK4":
+        specs.append(PeerSpec("numpy-fused", "numpy-fused", lambda t: pr.numpy_lag_chain(n, t),
+                              floor_blocks))
+    return specs
+
+
+class _Runner:
+    """Runs the cases, remembering peer measurements for quick-mode estimates."""
+
+    def __init__(self, options: Options):
+        self.opt = options
+        self.seen: dict[tuple[str, int | None, str, str], dict] = {}
+
+    def _measure(self, label: str, fn, steps, blocks, scale=1.0, basis="measured") -> dict:
+        m = measure(fn, repeats=self.opt.repeats, steps=steps, blocks=blocks,
+                    budget_s=self.opt.budget_s, scale=scale, basis=basis)
+        if m["status"] in TIMED_STATUSES:
+            per = m["us_per_block_step"]
+            log(f"[core] {label}: {m['median_s']:.4g} s median ({len(m['samples'])} samples"
+                + (f", {per:.3g} us/block-step" if per else "")
+                + ("" if basis == "measured" else f"; {basis}")
+                + f"; {m['wall_s']:.1f} s wall)", self.opt)
+        else:
+            log(f"[core] {label}: {m['status']} {m.get('note', '')}", self.opt)
+        return m
+
+    def _peer(self, case: str, model: str, n: int | None, solver: str, spec: PeerSpec,
+              t_full: float) -> dict:
+        label = f"{case} {spec.name}"
+        key = (model, n, solver, spec.name)
+        if self.opt.quick and n is not None and n > ESTIMATE_FROM_N and \
+                spec.tool != "numpy-fused":
+            src = self.seen.get((model, ESTIMATE_FROM_N, solver, spec.name))
+            if src is None:
+                m = not_timed(STATUS_SKIPPED_QUICK, "not run in quick mode")
+            else:
+                m = estimate_from(src, steps=md.steps(t_full), blocks=spec.blocks,
+                                  basis=f"estimated from N={ESTIMATE_FROM_N} cost per "
+                                  "block-step (quick mode; understates a super-linear peer)")
+            log(f"[core] {label}: {m['status']}", self.opt)
+            return m
+        t_end = t_full
+        if self.opt.quick:
+            t_end = QUICK_T_END.get((spec.tool, n), t_full)
+        scale = md.steps(t_full) / md.steps(t_end)
+        basis = "measured"
+        if scale != 1.0:
+            basis = f"scaled x{scale:g} from a {t_end:g} s horizon (quick mode)"
+        m = self._measure(label, lambda: spec.run(t_end), md.steps(t_end), spec.blocks,
+                          scale=scale, basis=basis)
+        self.seen[key] = m
+        return m
+
+    def case(self, model: str, n: int | None, solver: str) -> dict:
+        if model == "msd_pid":
+            name, t_full, blocks = f"msd_pid/{solver}", md.T_END_A, md.blocks_msd_pid()
+            ours_fn = _ours("msd_pid", solver)
+        else:
+            name = f"{model}/N={n}/{solver}"
+            t_full = md.T_END_B if model == "lag_chain" else md.T_END_C
+            blocks = md.blocks_lag_chain(n) if model == "lag_chain" else md.blocks_nl_chain(n)
+            ours_fn = _ours(model, n, solver)
+        ours = self._measure(f"{name} ours", ours_fn, md.steps(t_full), blocks)
+        peers = {s.name: self._peer(name, model, n, solver, s, t_full)
+                 for s in _peers(model, n, solver)}
+        return make_case(name, ours, peers)
+
+    def build_case(self, n: int) -> dict:
+        name = f"build/lag_chain/N={n}"
+        ours = self._measure(f"{name} ours", _build_only(_ours("build_lag_chain", n)), None, None)
+        peers = {
+            tool: self._measure(f"{name} {tool}", _build_only(lambda f=f: f(n)), None, None)
+            for tool, f in (("pathsim", pr.pathsim_build_lag_chain),
+                            ("bdsim", pr.bdsim_build_lag_chain),
+                            ("py-engine", pr.py_build_lag_chain),
+                            ("numpy-fused", pr.numpy_build_lag_chain))
+        }
+        return make_case(name, ours, peers)
+
+
+def nl_sizes(quick: bool) -> tuple[int, ...]:
+    """Model C sizes run in this mode."""
+    return md.NL_CHAIN_SIZES_QUICK if quick else md.NL_CHAIN_SIZES_FULL
+
+
+def run(options: Options) -> dict:
+    """Run the suite; returns ``{"cases": [...], "targets": [...]}``."""
+    r = _Runner(options)
+    cases = [r.case("msd_pid", None, "RK4")]
+    for model, sizes in (("lag_chain", LAG_SIZES), ("nl_chain", nl_sizes(options.quick))):
+        for n in sizes:
+            for solver in SOLVERS:
+                cases.append(r.case(model, n, solver))
+    cases.append(r.build_case(1000))
+    return {"cases": cases, "targets": targets(cases, options.quick)}
+
+
+# ---------------------------------------------------------------------------- targets
+def _ours_field(cases: list[dict], case: str, field: str) -> float | None:
+    c = find_case(cases, case)
+    if c is None or c["ours"].get("status") not in TIMED_STATUSES:
+        return None
+    return c["ours"].get(field)
+
+
+def _per_step_ratio(cases: list[dict], model: str) -> float | None:
+    hi = _ours_field(cases, f"{model}/N=1000/RK4", "us_per_block_step")
+    lo = _ours_field(cases, f"{model}/N=100/RK4", "us_per_block_step")
+    return None if hi is None or lo is None or lo <= 0 else hi / lo
+
+
+def targets(cases: list[dict], quick: bool) -> list[dict]:
+    """The suite's goals, evaluated on the medians (RK4 cases)."""
+    msd = find_case(cases, "msd_pid/RK4")
+    speedup = msd["ratios"].get("pathsim/RK4") if msd else None
+    speedup_note = ""
+    if msd and msd["ratio_basis"].get("pathsim/RK4") not in (None, "measured"):
+        speedup_note = f"PathSim time {msd['ratio_basis']['pathsim/RK4']}"
+    nl_note = ("not measured in quick mode (nl_chain N=1000 runs in full mode only)"
+               if quick else "")
+    return [
+        make_target("msd_pid RK4 wall time [s]",
+                    _ours_field(cases, "msd_pid/RK4", "median_s"), "<=", "0.10",
+                    source="msd_pid/RK4 ours median_s"),
+        make_target("msd_pid RK4 speed-up vs PathSim RK4", speedup, ">=", "10",
+                    source="msd_pid/RK4 ratios pathsim/RK4", note=speedup_note),
+        make_target("lag_chain N=1000 us per block-step",
+                    _ours_field(cases, "lag_chain/N=1000/RK4", "us_per_block_step"),
+                    "<=", "1.0", source="lag_chain/N=1000/RK4 ours us_per_block_step"),
+        make_target("nl_chain N=100 us per block-step",
+                    _ours_field(cases, "nl_chain/N=100/RK4", "us_per_block_step"),
+                    "<=", "3.0", source="nl_chain/N=100/RK4 ours us_per_block_step"),
+        make_target("cost per block-step ratio N=1000/N=100 (lag chain)",
+                    _per_step_ratio(cases, "lag_chain"), "within", "0.8..1.2",
+                    source="lag_chain RK4 ours us_per_block_step N=1000 / N=100",
+                    note="a fused linear chain can make this ratio meaningless; "
+                    "see the nl chain ratio"),
+        make_target("cost per block-step ratio N=1000/N=100 (nl chain)",
+                    _per_step_ratio(cases, "nl_chain"), "within", "0.8..1.2",
+                    source="nl_chain RK4 ours us_per_block_step N=1000 / N=100",
+                    note=nl_note),
+        make_target("build+compile lag_chain N=1000 [s]",
+                    _ours_field(cases, "build/lag_chain/N=1000", "median_s"), "<=", "1.0",
+                    source="build/lag_chain/N=1000 ours median_s"),
+    ]

@@ -1,0 +1,335 @@
+"""Fast tests of the benchmark harness (bench/) and of the benchmark models' references."""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+if str(ROOT) not in sys.path:  # `bench` is not an installed package: run from the repo root
+    sys.path.insert(0, str(ROOT))
+
+from bench import core, harness, models, ours_core, peers  # noqa: E402
+from bench.__main__ import main  # noqa: E402
+
+
+def _fake_case(runs, build=0.001, extra=None):
+    it = iter(runs)
+
+    def fn():
+        return build, next(it), dict(extra or {"abs_err": 1e-9, "accuracy_metric": "m"})
+
+    return fn
+
+
+# ---------------------------------------------------------------------------- timing
+def test_measure_median_min_samples_and_per_block_step():
+    m = harness.measure(_fake_case([0.3, 0.1, 0.2]), repeats=3, steps=1000, blocks=10)
+    assert m["status"] == harness.STATUS_OK
+    assert m["samples"] == [0.3, 0.1, 0.2]
+    assert m["median_s"] == pytest.approx(0.2)
+    assert m["min_s"] == pytest.approx(0.1)
+    assert m["build_median_s"] == pytest.approx(0.001)
+    assert m["us_per_block_step"] == pytest.approx(1e6 * 0.2 / (1000 * 10))
+    assert m["abs_err"] == 1e-9 and m["accuracy_metric"] == "m"
+    assert "abs_err" not in m["extra"]
+
+
+def test_measure_even_count_median_and_budget_stops_early():
+    m = harness.measure(_fake_case([1.0, 4.0]), repeats=2, steps=None, blocks=None)
+    assert m["median_s"] == pytest.approx(2.5)
+    assert m["us_per_block_step"] is None
+    # each call "costs" 1 s of timed work: a 2.5 s budget stops after the third call
+    m = harness.measure(_fake_case([1.0] * 10, build=0.0), repeats=10, steps=1, blocks=1,
+                        budget_s=2.5)
+    assert len(m["samples"]) == 3
+
+
+def test_measure_scaled_horizon_keeps_raw_samples():
+    m = harness.measure(_fake_case([0.1, 0.1, 0.1]), repeats=3, steps=100, blocks=2,
+                        scale=10.0, basis="scaled x10")
+    assert m["median_s"] == pytest.approx(1.0)
+    assert m["measured_median_s"] == pytest.approx(0.1)
+    assert m["samples"] == [0.1, 0.1, 0.1]
+    assert m["us_per_block_step"] == pytest.approx(1e6 * 0.1 / 200)
+    assert m["basis"] == "scaled x10"
+
+
+def test_estimate_from_per_block_step():
+    src = harness.measure(_fake_case([0.2]), repeats=1, steps=1000, blocks=102)
+    est = harness.estimate_from(src, steps=1000, blocks=1002, basis="from N=100")
+    assert est["status"] == harness.STATUS_ESTIMATED
+    assert est["median_s"] == pytest.approx(0.2 * 1002 / 102)
+    missing = harness.estimate_from({"status": harness.STATUS_NOT_INSTALLED}, steps=1,
+                                    blocks=1, basis="x")
+    assert missing["status"] == harness.STATUS_NOT_INSTALLED
+    assert missing["median_s"] is None
+
+
+def test_ratio():
+    ours = {"status": "ok", "median_s": 0.1}
+    assert harness.ratio({"status": "ok", "median_s": 1.5}, ours) == pytest.approx(15.0)
+    assert harness.ratio({"status": "estimated", "median_s": 1.0}, ours) == pytest.approx(10)
+    assert harness.ratio({"status": "ok", "median_s": 1.5},
+                         {"status": harness.STATUS_NOT_AVAILABLE, "median_s": None}) is None
+    assert harness.ratio({"status": harness.STATUS_NOT_INSTALLED, "median_s": None}, ours) \
+        is None
+    case = harness.make_case("c", ours, {"p": {"status": "ok", "median_s": 0.5,
+                                               "basis": "measured"}})
+    assert case["ratios"] == {"p": pytest.approx(5.0)}
+    assert case["ratio_basis"] == {"p": "measured"}
+
+
+# ---------------------------------------------------------------------------- statuses
+def test_statuses_not_available_not_installed_error():
+    def not_wired():
+        raise NotImplementedError("cosim engine not yet wired")
+
+    def missing():
+        harness.require("surely_not_a_real_package_4711")
+
+    def broken():
+        raise ZeroDivisionError("boom")
+
+    m = harness.measure(not_wired, repeats=3, steps=1, blocks=1)
+    assert m["status"] == "not available" and m["median_s"] is None
+    m = harness.measure(missing, repeats=3, steps=1, blocks=1)
+    assert m["status"] == "skipped (not installed)"
+    assert "surely_not_a_real_package_4711" in m["note"]
+    m = harness.measure(broken, repeats=3, steps=1, blocks=1)
+    assert m["status"] == "error" and "ZeroDivisionError" in m["note"]
+
+
+def test_ours_core_contract():
+    import inspect
+
+    expected = {"msd_pid": ["solver"], "lag_chain": ["n", "solver"],
+                "nl_chain": ["n", "solver"], "build_lag_chain": ["n"]}
+    for name, params in expected.items():
+        fn = getattr(ours_core, name)
+        assert list(inspect.signature(fn).parameters) == params, name
+
+
+def test_not_wired_engine_is_reported_not_available():
+    def not_wired(*args):
+        raise NotImplementedError("cosim engine not yet wired")
+
+    m = harness.measure(lambda: not_wired("RK4"), repeats=3, steps=1, blocks=1)
+    assert m["status"] == harness.STATUS_NOT_AVAILABLE
+    assert m["note"] == "cosim engine not yet wired"
+
+
+def test_missing_peer_package_is_skipped_not_crash(monkeypatch):
+    monkeypatch.setitem(sys.modules, "pathsim", None)  # makes `import pathsim` fail
+    monkeypatch.setitem(sys.modules, "bdsim", None)
+    peers._bdsim_sim.cache_clear()
+    try:
+        for fn in (lambda: peers.pathsim_msd_pid("RK4", 0.01),
+                   lambda: peers.pathsim_nl_chain(10, "SSPRK22", 0.01),
+                   lambda: peers.bdsim_lag_chain(10, "RK45", 0.01)):
+            m = harness.measure(fn, repeats=3, steps=10, blocks=5)
+            assert m["status"] == harness.STATUS_NOT_INSTALLED
+    finally:
+        peers._bdsim_sim.cache_clear()
+
+
+# ---------------------------------------------------------------------------- targets
+def test_make_target_ops_and_fields():
+    t = harness.make_target("wall", 0.05, "<=", "0.10")
+    assert t["goal"] == "<= 0.10" and t["op"] == "<=" and t["bound"] == 0.1 and t["met"]
+    assert harness.make_target("speed", 9.9, ">=", "10")["met"] is False
+    w = harness.make_target("ratio", 1.25, "within", "0.8..1.2")
+    assert w["bound"] == [0.8, 1.2] and w["met"] is False and w["goal"] == "within 0.8..1.2"
+    assert harness.make_target("ratio", 0.8, "within", "0.8..1.2")["met"] is True
+    assert harness.make_target("x", None, "<=", "1.0")["met"] is None
+    with pytest.raises(ValueError, match="unknown target operator"):
+        harness.make_target("x", 1.0, "~", "1")
+
+
+# ---------------------------------------------------------------------------- suite layout
+def _fake_peers(model, n, solver):
+    """One fast peer that is 10x slower than the fake 'ours', one missing peer."""
+    def slow(t_end):
+        return 0.0, 0.02 * t_end, {"abs_err": 0.0}
+
+    def absent(t_end):
+        harness.require("surely_not_a_real_package_4711")
+
+    blocks = 5 if n is None else n + 2
+    return [core.PeerSpec(f"fake/{solver}", "fake", slow, blocks),
+            core.PeerSpec("absent/RK4", "absent", absent, blocks)]
+
+
+def _run_fake_suite(quick: bool, nl_wired: bool) -> dict:
+    def ours(*args):
+        return 0.0, 0.002 * (10.0 if args[0] == "RK4" else 1.0), {"abs_err": 1e-12}
+
+    def chain(n, solver):
+        return 0.0, 1e-6 * (n + 2), {"abs_err": 0.0}
+
+    def nl(n, solver):
+        if not nl_wired:
+            raise NotImplementedError("cosim engine not yet wired")
+        return 0.0, 2e-3 * (n + 3) * (1.5 if n == 1000 else 1.0), {"abs_err": 0.0}
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(core, "_peers", _fake_peers)
+        mp.setattr(ours_core, "msd_pid", ours)
+        mp.setattr(ours_core, "lag_chain", chain)
+        mp.setattr(ours_core, "nl_chain", nl)
+        mp.setattr(ours_core, "build_lag_chain", lambda n: 0.5)
+        for name in ("pathsim_build_lag_chain", "bdsim_build_lag_chain",
+                     "py_build_lag_chain", "numpy_build_lag_chain"):
+            mp.setattr(peers, name, lambda n: 0.25)
+        opts = harness.Options.for_mode(quick=quick, repeats=2, progress=False)
+        return harness.run_suite("core", opts)
+
+
+@pytest.fixture(scope="module")
+def fake_suite():
+    return _run_fake_suite(quick=True, nl_wired=False)
+
+
+def test_full_mode_runs_nl_chain_1000_and_its_target():
+    doc = _run_fake_suite(quick=False, nl_wired=True)
+    assert doc["quick"] is False
+    big = harness.find_case(doc["cases"], "nl_chain/N=1000/RK4")
+    assert big is not None and big["peers"]["fake/RK4"]["status"] == "ok"
+    t = {x["name"]: x for x in doc["targets"]}
+    nl = t["cost per block-step ratio N=1000/N=100 (nl chain)"]
+    assert nl["value"] == pytest.approx(1.5) and nl["met"] is False and nl["note"] == ""
+    assert t["nl_chain N=100 us per block-step"]["value"] == pytest.approx(2.0)
+
+
+def test_suite_json_layout(fake_suite, tmp_path):
+    doc = json.loads(harness.write_json(tmp_path / "out" / "core.json", fake_suite)
+                     .read_text())
+    assert doc["suite"] == "core" and doc["quick"] is True
+    assert {"python", "platform", "cpu", "versions"} <= set(doc["env"])
+    assert "numpy" in doc["env"]["versions"] and "pathsim" in doc["env"]["versions"]
+    names = [c["case"] for c in doc["cases"]]
+    assert names[0] == "msd_pid/RK4"
+    assert "lag_chain/N=1000/RK4" in names and "nl_chain/N=100/Heun" in names
+    assert "nl_chain/N=1000/RK4" not in names  # full mode only
+    for c in doc["cases"]:
+        assert set(c) >= {"case", "ours", "peers", "ratios"}
+        assert {"status", "median_s", "min_s", "samples", "us_per_block_step"} <= set(c["ours"])
+    msd = doc["cases"][0]
+    assert msd["ours"]["median_s"] == pytest.approx(0.02)
+    assert msd["ours"]["us_per_block_step"] == pytest.approx(1e6 * 0.02 / (10000 * 5))
+    assert msd["ratios"]["fake/RK4"] == pytest.approx(0.02 * 10.0 / 0.02)
+    assert msd["peers"]["absent/RK4"]["status"] == "skipped (not installed)"
+    assert msd["ratios"]["absent/RK4"] is None
+    # quick mode: N=1000 peers are estimated from N=100 and labelled as such
+    big = next(c for c in doc["cases"] if c["case"] == "lag_chain/N=1000/RK4")
+    assert big["peers"]["fake/RK4"]["status"] == "estimated"
+    assert "N=100" in big["ratio_basis"]["fake/RK4"]
+    assert big["peers"]["absent/RK4"]["status"] == "skipped (not installed)"
+    nl = next(c for c in doc["cases"] if c["case"] == "nl_chain/N=10/RK4")
+    assert nl["ours"]["status"] == "not available" and nl["ratios"]["fake/RK4"] is None
+    build = next(c for c in doc["cases"] if c["case"] == "build/lag_chain/N=1000")
+    assert build["ours"]["median_s"] == pytest.approx(0.5)
+    assert build["ratios"]["pathsim"] == pytest.approx(0.5)
+
+
+def test_suite_targets(fake_suite):
+    t = {x["name"]: x for x in fake_suite["targets"]}
+    assert len(t) == 7
+    assert all({"name", "value", "goal", "op", "bound", "met"} <= set(x) for x in t.values())
+    assert t["msd_pid RK4 wall time [s]"]["value"] == pytest.approx(0.02)
+    assert t["msd_pid RK4 wall time [s]"]["met"] is True
+    assert t["msd_pid RK4 speed-up vs PathSim RK4"]["met"] is None  # no PathSim here
+    lag = t["cost per block-step ratio N=1000/N=100 (lag chain)"]
+    assert lag["value"] == pytest.approx(1.0) and lag["met"] is True
+    assert t["nl_chain N=100 us per block-step"]["met"] is None
+    nl = t["cost per block-step ratio N=1000/N=100 (nl chain)"]
+    assert nl["value"] is None and "quick" in nl["note"]
+    assert t["build+compile lag_chain N=1000 [s]"]["met"] is True
+
+
+def test_table_markdown_and_cli_from_json(fake_suite, tmp_path, capsys):
+    text = harness.format_table(fake_suite)
+    assert "msd_pid/RK4" in text and "skipped (not installed)" in text
+    md_text = harness.format_markdown(fake_suite)
+    assert md_text.startswith("| Case | Tool |")
+    assert "| Target | Goal | Value | Met |" in md_text
+    assert "estimated from N=100" in md_text
+    path = harness.write_json(tmp_path / "core.json", fake_suite)
+    assert main(["core", "--from-json", str(path), "--markdown"]) == 0
+    assert "`msd_pid/RK4`" in capsys.readouterr().out
+    with pytest.raises(SystemExit):
+        main(["no-such-suite"])
+
+
+def test_options_defaults():
+    q = harness.Options.for_mode(quick=True)
+    f = harness.Options.for_mode(quick=False)
+    assert (q.repeats, q.budget_s) == (3, 3.0) and (f.repeats, f.budget_s) == (5, 60.0)
+    assert harness.Options.for_mode(quick=True, repeats=7, budget_s=0).budget_s is None
+    assert "core" in harness.suite_names()
+
+
+# ---------------------------------------------------------------------------- references
+def _rk4_quadrature(n: int, dt: float) -> float:
+    """z(1) for z' = f^N(sin 2 pi t) by classic RK4 (Simpson per step) in plain NumPy."""
+    steps = int(round(1.0 / dt))
+    t = np.arange(steps) * dt
+
+    def g(tt):
+        y = np.sin(2 * np.pi * tt)
+        for _ in range(n):
+            y = models.nl_map_np(y)
+        return y
+
+    return float(np.sum(dt / 6.0 * (g(t) + 4.0 * g(t + dt / 2) + g(t + dt))))
+
+
+@pytest.mark.parametrize("n", [10, 100])
+def test_reference_nl_chain_matches_fine_rk4(n):
+    assert models.reference_nl_chain(n) == pytest.approx(_rk4_quadrature(n, 2e-5), abs=1e-9)
+
+
+def test_reference_nl_chain_large_n_is_mean_of_fixed_points():
+    from scipy.optimize import brentq
+
+    def fixed(y):
+        return models.nl_map(y) - y
+
+    y_plus, y_minus = brentq(fixed, 0.1, 1.0), brentq(fixed, -1.0, -0.1)
+    assert models.reference_nl_chain(1000) == pytest.approx(0.5 * (y_plus + y_minus),
+                                                             abs=1e-12)
+
+
+@pytest.mark.parametrize("n", [10, 100])
+def test_reference_lag_chain_matches_fused_numpy(n):
+    _, _, extra = peers.numpy_lag_chain(n)
+    assert extra["y_last"] == pytest.approx(models.reference_lag_chain_last(n), rel=1e-9,
+                                            abs=1e-12)
+    assert extra["abs_err"] < 1e-12
+
+
+def test_reference_msd_pid_matches_fused_numpy_and_ode_solver():
+    from scipy.integrate import solve_ivp
+
+    times = np.array(models.CHECK_TIMES_A)
+    ref = models.reference_msd_pid(times)
+    _, _, extra = peers.numpy_msd_pid()
+    assert extra["abs_err"] < 1e-12
+    a, b = models.closed_loop_msd_pid()
+    sol = solve_ivp(lambda t, x: a @ x + b[:, 0], (models.T_STEP, times[-1]), np.zeros(4),
+                    method="DOP853", rtol=1e-12, atol=1e-14, t_eval=times)
+    assert np.max(np.abs(sol.y[0] - ref)) < 1e-9
+    assert models.reference_msd_pid([0.5])[0] == 0.0
+    assert math.isclose(models.accuracy_msd_pid(times, ref)["abs_err"], 0.0, abs_tol=1e-15)
+
+
+def test_py_engine_floor_is_accurate_on_smooth_cases():
+    _, _, extra = peers.py_nl_chain(10, "RK4")
+    assert extra["abs_err"] < 1e-12
+    _, _, extra = peers.py_lag_chain(10, "RK4")
+    assert extra["abs_err"] < 1e-10
