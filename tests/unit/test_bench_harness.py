@@ -215,7 +215,7 @@ def test_suite_json_layout(fake_suite, tmp_path):
     names = [c["case"] for c in doc["cases"]]
     assert names[0] == "msd_pid/RK4"
     assert "lag_chain/N=1000/RK4" in names and "nl_chain/N=100/Heun" in names
-    assert "nl_chain/N=1000/RK4" not in names  # full mode only
+    assert "nl_chain/N=1000/RK4" in names  # ours measured, peers estimated
     for c in doc["cases"]:
         assert set(c) >= {"case", "ours", "peers", "ratios"}
         assert {"status", "median_s", "min_s", "samples", "us_per_block_step"} <= set(c["ours"])
@@ -248,7 +248,7 @@ def test_suite_targets(fake_suite):
     assert lag["value"] == pytest.approx(1.0) and lag["met"] is True
     assert t["nl_chain N=100 us per block-step"]["met"] is None
     nl = t["cost per block-step ratio N=1000/N=100 (nl chain)"]
-    assert nl["value"] is None and "quick" in nl["note"]
+    assert nl["value"] is None  # the fake engine has no nl chain (not available)
     assert t["build+compile lag_chain N=1000 [s]"]["met"] is True
 
 
