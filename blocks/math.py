@@ -1,5 +1,5 @@
 """Math primitives: gain, sum, product, saturation, dead zone, rate limiter,
-switch, unit conversion, mux and demux.
+switch, unit conversion, mux and demux, absolute value, min/max and relay.
 
 Gain, Sum, UnitConversion, Mux and Demux are linear and take part in the
 fusion of linear blocks.
@@ -16,6 +16,8 @@ from cosim.errors import ParameterError
 from cosim.linear import LinearModel
 from cosim.ports import normalize_shape
 from cosim.units import conversion
+
+from .discrete import check_period
 
 
 class Gain(Block):
@@ -41,11 +43,15 @@ class Gain(Block):
         self.u = self.declare_input("u", shape=in_shape, unit=input_unit)
         if K.ndim == 0:
             kk = float(K)
-            calc = (lambda ctx: kk * ctx.input(self.u))
+
+            def calc(ctx):
+                return kk * ctx.input(self.u)
         elif K.ndim == 1:
-            calc = (lambda ctx: self.K * ctx.input(self.u))
+            def calc(ctx):
+                return self.K * ctx.input(self.u)
         else:
-            calc = (lambda ctx: self.K @ ctx.input(self.u))
+            def calc(ctx):
+                return self.K @ ctx.input(self.u)
         self.y = self.declare_output("y", calc, shape=out_shape,
                                      unit=output_unit if output_unit else input_unit)
 
@@ -84,14 +90,18 @@ class Sum(Block):
         ins, sg = self.ins, self.signs
         if len(ins) == 2 and sg == [1.0, -1.0]:
             a, b = ins
-            calc = (lambda ctx: ctx.input(a) - ctx.input(b))
+
+            def calc(ctx):
+                return ctx.input(a) - ctx.input(b)
         elif len(ins) == 2 and sg == [1.0, 1.0]:
             a, b = ins
-            calc = (lambda ctx: ctx.input(a) + ctx.input(b))
+
+            def calc(ctx):
+                return ctx.input(a) + ctx.input(b)
         else:
             def calc(ctx):
                 acc = 0.0
-                for p, s in zip(ins, sg):
+                for p, s in zip(ins, sg, strict=True):
                     acc = acc + s * ctx.input(p)
                 return acc
         self.y = self.declare_output("y", calc, shape=shape, unit=unit)
@@ -121,7 +131,7 @@ class Product(Block):
 
         def calc(ctx):
             acc = 1.0
-            for p, o in zip(self.ins, self.ops):
+            for p, o in zip(self.ins, self.ops, strict=True):
                 v = ctx.input(p)
                 acc = acc * v if o == "*" else acc / v
             return acc
@@ -145,9 +155,11 @@ class Saturation(Block):
         lo, hi = float(lower), float(upper)
         self.u = self.declare_input("u", shape=shape, unit=unit)
         if shape == ():
-            calc = (lambda ctx: min(max(ctx.input(self.u), lo), hi))
+            def calc(ctx):
+                return min(max(ctx.input(self.u), lo), hi)
         else:
-            calc = (lambda ctx: np.clip(ctx.input(self.u), lo, hi))
+            def calc(ctx):
+                return np.clip(ctx.input(self.u), lo, hi)
         self.y = self.declare_output("y", calc, shape=shape, unit=unit)
 
 
@@ -257,10 +269,173 @@ class Demux(Block):
         super().__init__(name)
         self.u = self.declare_input("u", shape=(int(n),), unit=unit)
         self.outs = [self.declare_output(f"y{i}", (lambda i: lambda ctx:
-                                                   float(ctx.input(self.u)[i]))(i), unit=unit)
+                                                   float(ctx.input(self.u)[i]))(i), unit=unit)  # noqa: B023
                      for i in range(int(n))]
 
     def linear_model(self, ctx):
         n = len(self.outs)
         return LinearModel(np.zeros((0, 0)), np.zeros((0, n)), np.zeros((n, 0)), np.eye(n),
                            [self.u], list(self.outs), [])
+
+
+# ------------------------------------------------------------ sampled nonlinear
+
+
+class RateLimiter(Block):
+    r"""Slew-rate limiter, sampled every ``period_s`` = :math:`T`.
+
+    .. math::
+
+        y_k = y_{k-1} + \mathrm{clip}\big(u_k - y_{k-1},\; -r_f T,\; r_r T\big),
+        \qquad y_{-1} = \mathrm{initial}
+
+    with :math:`r_r` = ``rising_per_s`` and :math:`r_f` = ``falling_per_s``
+    (both magnitudes, >= 0; ``math.inf`` disables a direction).
+
+    Why sampled: a continuous rate limiter needs a state whose derivative
+    switches between :math:`r_r`, :math:`-r_f` and "follow the input", a
+    discontinuous right-hand side that a solver can only resolve with events or
+    a stiff high-gain tracking loop.  The sampled form is exact, explicit and
+    the one found in controller code; choose ``period_s`` as the controller or
+    solver step.
+
+    Ports
+    -----
+    in   u   scalar [unit]
+    out  y   scalar [unit]; sampled, feedthrough from u
+    """
+
+    def __init__(self, name: str, rising_per_s: float, falling_per_s: float, period_s: float,
+                 initial: float = 0.0, offset_s: float = 0.0, unit: str | None = None) -> None:
+        super().__init__(name)
+        self.T, self.offset_s = check_period("RateLimiter", name, period_s, offset_s)
+        rates = []
+        for label, r in (("rising_per_s", rising_per_s), ("falling_per_s", falling_per_s)):
+            try:
+                ok = float(r) >= 0  # False for NaN
+            except (TypeError, ValueError):
+                ok = False
+            if not ok:
+                raise ParameterError(f"RateLimiter '{name}': {label} must be a rate >= 0 (a "
+                                     f"magnitude, math.inf for no limit), got {r!r}")
+            rates.append(float(r))
+        self.rising, self.falling = rates
+        self.up, self.down = self.rising * self.T, self.falling * self.T
+        self.u = self.declare_input("u", unit=unit)
+        self.x = self.declare_discrete_state("y_prev", float(initial))
+        self.y = self.declare_output("y", self._y, unit=unit, depends_on=("u",))
+        self.declare_periodic_update(self.T, self._update, self.offset_s)
+
+    def _y(self, ctx: Any) -> float:
+        prev = ctx.discrete(self.x)
+        return prev + min(max(ctx.input(self.u) - prev, -self.down), self.up)
+
+    def _update(self, ctx: Any) -> None:
+        ctx.set_discrete(self.x, self._y(ctx))
+
+
+class Relay(Block):
+    r"""Relay with hysteresis, sampled every ``period_s``.
+
+    .. math::
+
+        s_k = \begin{cases} \text{on} & u_k \ge u_\mathrm{on} \\
+                            \text{off} & u_k \le u_\mathrm{off} \\
+                            s_{k-1} & \text{otherwise} \end{cases}
+        \qquad y_k = \text{on\_value if } s_k \text{ else off\_value}
+
+    (cases checked in this order), with ``off_threshold`` <= ``on_threshold``
+    and :math:`s_{-1}` = ``initial_on``.  The switching state needs memory,
+    hence a discrete state and a sample period (a continuous relay would need
+    state events).
+
+    Ports
+    -----
+    in   u   scalar [unit]
+    out  y   scalar [output_unit]; sampled, feedthrough from u
+    """
+
+    def __init__(self, name: str, on_threshold: float, off_threshold: float,
+                 on_value: float = 1.0, off_value: float = 0.0, *, period_s: float,
+                 initial_on: bool = False, offset_s: float = 0.0, unit: str | None = None,
+                 output_unit: str | None = None) -> None:
+        super().__init__(name)
+        self.T, self.offset_s = check_period("Relay", name, period_s, offset_s)
+        self.on_th, self.off_th = float(on_threshold), float(off_threshold)
+        if not self.off_th <= self.on_th:
+            raise ParameterError(f"Relay '{name}': off_threshold {off_threshold!r} must not "
+                                 f"exceed on_threshold {on_threshold!r}")
+        self.on_value, self.off_value = float(on_value), float(off_value)
+        self.u = self.declare_input("u", unit=unit)
+        self.on = self.declare_discrete_state("on", bool(initial_on))
+        self.y = self.declare_output("y", self._y, unit=output_unit, depends_on=("u",))
+        self.declare_periodic_update(self.T, self._update, self.offset_s)
+
+    def _state(self, ctx: Any) -> bool:
+        u = ctx.input(self.u)
+        if u >= self.on_th:
+            return True
+        if u <= self.off_th:
+            return False
+        return ctx.discrete(self.on)
+
+    def _y(self, ctx: Any) -> float:
+        return self.on_value if self._state(ctx) else self.off_value
+
+    def _update(self, ctx: Any) -> None:
+        ctx.set_discrete(self.on, self._state(ctx))
+
+
+# ------------------------------------------------------------------- algebraic
+
+
+class Abs(Block):
+    r"""Absolute value: :math:`y = |u|` (element-wise).
+
+    Ports
+    -----
+    in   u   shape ``shape`` [unit]
+    out  y   shape ``shape`` [unit]; feedthrough
+    """
+
+    def __init__(self, name: str, shape: Any = (), unit: str | None = None) -> None:
+        super().__init__(name)
+        shape = normalize_shape(shape)
+        self.u = self.declare_input("u", shape=shape, unit=unit)
+        self.y = self.declare_output("y", self._y, shape=shape, unit=unit)
+
+    def _y(self, ctx: Any) -> Any:
+        return abs(ctx.input(self.u))
+
+
+class MinMax(Block):
+    r"""Minimum or maximum of ``n`` inputs (element-wise):
+    :math:`y = \min_i u_i` or :math:`y = \max_i u_i`.
+
+    Ports
+    -----
+    in   u0 .. u(n-1)   shape ``shape`` [unit]
+    out  y              shape ``shape`` [unit]; feedthrough from all inputs
+    """
+
+    def __init__(self, name: str, function: str = "max", n: int = 2, shape: Any = (),
+                 unit: str | None = None) -> None:
+        super().__init__(name)
+        if function not in ("min", "max"):
+            raise ParameterError(f"MinMax '{name}': function must be 'min' or 'max', "
+                                 f"got {function!r}")
+        if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
+            raise ParameterError(f"MinMax '{name}': n must be an integer >= 1, got {n!r}")
+        self.function = function
+        shape = normalize_shape(shape)
+        self.ins = [self.declare_input(f"u{i}", shape=shape, unit=unit) for i in range(int(n))]
+        self._scalar = shape == ()
+        self._op = (min if function == "min" else max) if self._scalar else \
+            (np.minimum if function == "min" else np.maximum).reduce
+        self.y = self.declare_output("y", self._y, shape=shape, unit=unit)
+
+    def _y(self, ctx: Any) -> Any:
+        xs = [ctx.input(p) for p in self.ins]
+        if self._scalar:
+            return xs[0] if len(xs) == 1 else self._op(xs)
+        return self._op(xs)  # a new array, also for n = 1

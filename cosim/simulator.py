@@ -8,7 +8,9 @@ time event or a breakpoint), in this order:
 2. outputs are evaluated: continuous and direct blocks always; sampled blocks
    only if one of their rates is due (else their outputs keep the value held
    since their last hit, i.e. ``y_k = g(x_d[k], u_k)`` held on
-   ``[t_k, t_{k+1})``); algebraic loops are solved;
+   ``[t_k, t_{k+1})``; at the start time every sampled block's output is
+   computed once from its initial state, also when its first hit comes later);
+   algebraic loops are solved;
 3. observers sample (record) the outputs;
 4. discrete updates of the due blocks run, ``x_d[k+1] = f(x_d[k], u_k)``, all
    with the inputs of step 2;
@@ -240,7 +242,12 @@ class Simulator:
             self.stats["rebuilds"] += 1
             self._build_program()
         due = self._due(tick)
-        fn = self.ev.evaluator_for(due) if due else self._eval_cont
+        if first and self._groups:
+            # every sampled output gets a value from its initial state at the start,
+            # also for blocks whose first hit is later (offset > 0)
+            fn = self.ev.evaluator_for(frozenset(b for g in self._groups for b in g.blocks))
+        else:
+            fn = self.ev.evaluator_for(due) if due else self._eval_cont
         ctx.time = ctx.mode_time = tick * _NS
         self._call_eval(fn)
         if self._zero_crossings:

@@ -29,7 +29,8 @@ def test_multirate_spies_run_on_their_ticks():
     assert slow.ticks("update") == [(5 + 25 * k) * MS for k in range(4)]
     # sampled outputs are computed at their own hits only (held in between)
     assert fast.ticks("output") == [k * 10 * MS for k in range(11)]
-    assert slow.ticks("output") == [(5 + 25 * k) * MS for k in range(4)]
+    # ... plus once at the start, so the held value before the first hit is defined
+    assert slow.ticks("output") == [0] + [(5 + 25 * k) * MS for k in range(4)]
 
 
 def test_slow_block_reads_fast_output_held_at_its_hit():
@@ -83,3 +84,16 @@ def test_fixed_step_solver_needs_dt():
     b.connect(f.out_ports[0], i.u)
     with pytest.raises(RateError, match="give dt"):
         Simulator(b.build(), solver="rk4")
+
+
+def test_sampled_output_before_first_hit_comes_from_initial_state():
+    from blocks.discrete import UnitDelay
+    b = DiagramBuilder("off")
+    c = b.add(Constant("c", 1.0))
+    ud = b.add(UnitDelay("ud", period_s=0.01, initial=5.0, offset_s=0.005))
+    i = b.add(Integrator("i"))
+    b.connect(c.y, ud.u)
+    b.connect(c.y, i.u)
+    res = Simulator(b.build(), solver="rk4", dt=0.001, record=["ud.y"]).run(0.02)
+    assert res.at("ud.y", 0.0) == 5.0 and res.at("ud.y", 0.004) == 5.0
+    assert res.at("ud.y", 0.005) == 5.0 and res.at("ud.y", 0.015) == 1.0
