@@ -41,7 +41,7 @@ class Evaluator:
                  overrides: dict | None = None, loop_options: LoopOptions | None = None,
                  fuse_linear: bool = True) -> None:
         self.plan = plan
-        self.overrides = dict(overrides or {})  # output slot -> fn(t, value)
+        self.overrides = dict(overrides or {})  # output slot -> fn(ctx, value)
         self.loop_options = loop_options or LoopOptions()
         self.extra_consumed = set(consumers or ())
         self.fuse_linear = fuse_linear
@@ -57,10 +57,12 @@ class Evaluator:
         for comp in plan.loops:
             if any(n.block is None or n.block not in plan.linear_candidates for n in comp):
                 mixed |= {n.block for n in comp if n.block is not None}
+        # an overridden output must be seen by every reader: its block is not fused
+        overridden = {plan.slot_ports[k].block for k in self.overrides}
         models = {}
         if self.fuse_linear:
             for b in plan.linear_candidates:
-                if b in mixed:
+                if b in mixed or b in overridden:
                     continue
                 m = b.linear_model(ctx)
                 if m is not None:
@@ -216,7 +218,7 @@ class Evaluator:
         for k in n.slots:
             if k in self.overrides:
                 ov = self._bind(self.overrides[k])
-                src.append(f"s[{k}] = {ov}(ctx.time, s[{k}])")
+                src.append(f"s[{k}] = {ov}(ctx, s[{k}])")
                 lines.append(f"override of '{plan.slot_ports[k].path}'")
 
     def _emit_gather(self, g: Any) -> str:
@@ -261,7 +263,7 @@ class Evaluator:
                 src.append(f"s[{k}] = _y[{off}:{off + p.size}].reshape({p.shape!r})")
             lines.append(f"output '{p.path}' (fused)")
             if k in self.overrides:
-                src.append(f"s[{k}] = {self._bind(self.overrides[k])}(ctx.time, s[{k}])")
+                src.append(f"s[{k}] = {self._bind(self.overrides[k])}(ctx, s[{k}])")
                 lines.append(f"override of '{p.path}'")
 
     def _bind(self, obj: Any) -> str:

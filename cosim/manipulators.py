@@ -1,7 +1,7 @@
 """Write hooks: overrides, scripted scenarios and fault injection.
 
 A :class:`Manipulator` may (a) declare *overrides*: functions
-``value = f(t, computed)`` applied to an output port right after the port is
+``value = f(ctx, computed)`` applied to an output port right after the port is
 computed, compiled into the evaluation code so that downstream blocks see the
 manipulated value in the same evaluation; (b) act at given instants
 (``breakpoints``): the integrator stops exactly there and
@@ -23,7 +23,11 @@ class Manipulator:
     """Base class of write hooks."""
 
     def overrides(self, sim: Any) -> dict:
-        """``{output_port: f(t, computed_value) -> value}`` compiled into evaluation."""
+        """``{output_port: f(ctx, computed_value) -> value}`` compiled into evaluation.
+
+        A block whose output is overridden is not fused with other linear blocks,
+        so that every reader sees the overridden value.
+        """
         return {}
 
     def breakpoints(self) -> list[int]:
@@ -68,9 +72,12 @@ class Override(Manipulator):
     def overrides(self, sim: Any) -> dict:
         start, stop, fn = self.start, self.stop, self.transform
 
-        def apply(t: float, computed: Any) -> Any:
+        def apply(ctx: Any, computed: Any) -> Any:
+            # the window is chosen at ctx.mode_time (start of the integration interval)
+            # so a step ending at a switching instant sees the value before the switch
+            t = ctx.mode_time
             if start <= t + 1e-12 and t + 1e-12 < stop:
-                return fn(t, computed)
+                return fn(ctx.time, computed)
             return computed
         return {_port(sim, self.port): apply}
 

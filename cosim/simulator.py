@@ -162,7 +162,7 @@ class Simulator:
                 slot = self.plan.output_slot[port]
                 if slot in overrides:
                     prev = overrides[slot]
-                    overrides[slot] = (lambda f, g: lambda t, v: g(t, f(t, v)))(prev, fn)
+                    overrides[slot] = (lambda f, g: lambda c, v: g(c, f(c, v)))(prev, fn)
                 else:
                     overrides[slot] = fn
         self.ev = Evaluator(self.plan, self.ctx, consumers=consumers, overrides=overrides,

@@ -41,10 +41,32 @@ class FixedStepSolver:
     name = "base"
     tableau: tuple | None = None  # (a, b, c) for explicit Runge-Kutta methods
 
-    def __init__(self, fun: Callable[[float, np.ndarray], np.ndarray]) -> None:
+    def __init__(self, fun: Callable[[float, np.ndarray], np.ndarray], t0: float = 0.0,
+                 y0: np.ndarray | None = None, h: float | None = None,
+                 t_bound: float = np.inf) -> None:
         self.fun_raw = fun
         self.nfev = 0
         self.nsteps = 0
+        # standalone use (like scipy's OdeSolver): step() advances (t, y) by h
+        self.t0, self.t, self.h, self.t_bound = t0, t0, h, t_bound
+        self.y = None if y0 is None else np.asarray(y0, dtype=float).copy()
+        self.status = "running"
+
+    def step(self) -> None:
+        """Advance ``(self.t, self.y)`` by one step ``h`` (the last one stops at ``t_bound``).
+
+        Time is ``t0 + n*h``, never accumulated.
+        """
+        if self.status != "running":
+            raise SolverError(f"{self.name}: step() called after status {self.status!r}")
+        if self.y is None or not self.h:
+            raise SolverError(f"{self.name}: construct with y0 and h to use step()")
+        n = self.nsteps
+        t_next = min(self.t0 + (n + 1) * self.h, self.t_bound)
+        self.y = self.advance(self.t, self.y, t_next - self.t)
+        self.t = t_next
+        if self.t >= self.t_bound:
+            self.status = "finished"
 
     def fun(self, t: float, y: np.ndarray) -> np.ndarray:
         self.nfev += 1
@@ -139,8 +161,8 @@ class AB3(FixedStepSolver):
 
     order, name = 3, "ab3"
 
-    def __init__(self, fun):
-        super().__init__(fun)
+    def __init__(self, fun, *args, **kwargs):
+        super().__init__(fun, *args, **kwargs)
         self._starter = RK4(fun)
         self.reset()
 

@@ -97,3 +97,14 @@ def test_variable_step_solvers_meet_tolerance(solver):
                     record=["i.y"]).run(1.0)
     np.testing.assert_allclose(res.time, np.arange(11) * 0.1, atol=1e-12)
     np.testing.assert_allclose(res["i.y"], np.exp(-2.0 * res.time), rtol=1e-6)
+
+
+def test_standalone_step_contract_like_scipy():
+    s = RK4(lambda t, y: -y, t0=0.0, y0=[1.0], h=0.1, t_bound=0.35)
+    ts = []
+    while s.status == "running":
+        s.step()
+        ts.append(s.t)
+    assert ts == pytest.approx([0.1, 0.2, 0.30000000000000004, 0.35])
+    assert s.y[0] == pytest.approx(math.exp(-0.35), rel=1e-6)
+    assert s.nfev == 16
