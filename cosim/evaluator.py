@@ -243,6 +243,19 @@ class Evaluator:
         C = _rows(g.Cy, rows)
         D = _rows(g.Dy, rows)
         f = g.fy[rows]
+        if (rows.size == 1 and targets[0][1].shape == () and not _nnz(D) and not np.any(f)
+                and g.state_index.size and not sp.issparse(C)):
+            k, p, _ = targets[0]
+            c = np.ascontiguousarray(np.asarray(C, dtype=float).reshape(-1))
+            whole = g.index_slice is not None and g.index_slice.start == 0 and \
+                g.index_slice.stop == self.plan.n_continuous
+            xs = "x" if whole else f"x[{_slice_src(g)}]"
+            src.append(f"s[{k}] = float({self._bind(c)} @ {xs})")
+            lines.append(f"output '{p.path}' (fused)")
+            if k in self.overrides:
+                src.append(f"s[{k}] = {self._bind(self.overrides[k])}(ctx, s[{k}])")
+                lines.append(f"override of '{p.path}'")
+            return
         terms = []
         if g.state_index.size and _nnz(C):
             terms.append(f"{self._bind(C)} @ x[{_slice_src(g)}]")
@@ -396,8 +409,10 @@ class Evaluator:
             else:
                 self._emit_node(payload, src, lines)
         if nv:
-            if all(z == 1 for z in v_sizes) and all(plan.slot_ports[k].shape == ()
-                                                    for k in v_slots):
+            if nv == 1 and plan.slot_ports[v_slots[0]].shape == ():
+                src.append(f"return s[{v_slots[0]}]")  # scalar: see Propagator.step
+            elif all(z == 1 for z in v_sizes) and all(plan.slot_ports[k].shape == ()
+                                                      for k in v_slots):
                 src.append("return (" + ", ".join(f"s[{k}]" for k in v_slots) + ",)")
             else:
                 src.append("return _concat((" + ", ".join(f"_ravel(s[{k}])" for k in v_slots)
@@ -454,7 +469,13 @@ class Propagator:
         z = self.z
         n = self.n
         z[:n] = x
-        if self.nv:
+        nv = self.nv
+        if nv == 1:
+            vfun = self.vfun
+            for j, c in enumerate(self.cs):
+                ctx.time = t + c * h
+                z[n + j] = vfun(ctx, s)
+        elif nv:
             vs = []
             vfun = self.vfun
             for c in self.cs:

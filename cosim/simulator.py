@@ -429,7 +429,7 @@ class Simulator:
         prop = self._propagator
         advance = self._fixed_solver.advance
         ev = self._eval_cont
-        observers = self.observers
+        samplers = [o.on_sample for o in self.observers]
         isfinite = math.isfinite
         try:
             for _ in range(n):
@@ -444,8 +444,8 @@ class Simulator:
                 ctx.ticks = tick
                 ctx.time = ctx.mode_time = tick * _NS
                 ev(ctx, s)
-                for o in observers:
-                    o.on_sample(self)
+                for sample in samplers:
+                    sample(self)
                 if self._dirty:
                     self._dirty = False
                     self.stats["rebuilds"] += 1
