@@ -73,7 +73,8 @@ class Simulator:
         ``euler``, ``heun``, ``midpoint``, ``rk4`` (default), ``ab3`` (fixed
         step) or ``rk45``, ``rk23``, ``dop853``, ``radau``, ``bdf``, ``lsoda``.
     dt : float
-        Fixed step [s]; for variable-step solvers the output grid (optional).
+        Fixed step [s]; for variable-step solvers the output grid (optional:
+        without it every accepted step is recorded).
     rtol, atol, max_step : float
         Variable-step tolerances and maximum step [s] (default: ``dt`` when
         given).  A zero-crossing witness that changes sign twice within one
@@ -565,7 +566,7 @@ class Simulator:
                         "without a declared event, or diverging")
                 self.stats["steps"] += 1
                 self._check_finite(sol.y, int(round(sol.t * TICKS_PER_SECOND)))
-                dense = sol.dense_output()
+                dense = sol.dense_output() if (out_grid or self._zero_crossings) else None
                 # zero crossings on this step
                 if self._zero_crossings:
                     ev = self._variable_events(dense, t_prev, sol.t)
@@ -585,6 +586,14 @@ class Simulator:
                             self._g_prev = [float(z.witness(ctx)) for z in self._zero_crossings]
                         for o in self.observers:
                             o.on_sample(self)
+                elif sol.status == "running":
+                    # no output grid: record every accepted step
+                    ctx.xc = np.asarray(sol.y).copy()
+                    tk = int(round(sol.t * TICKS_PER_SECOND))
+                    ctx.ticks, ctx.time = tk, sol.t
+                    self._call_eval(self._eval_cont)
+                    for o in self.observers:
+                        o.on_sample(self)
                 first_step = sol.step_size or first_step
             self.stats["rhs_evals"] += sol.nfev
             if event_stop is not None:

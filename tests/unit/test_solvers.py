@@ -108,3 +108,16 @@ def test_standalone_step_contract_like_scipy():
     assert ts == pytest.approx([0.1, 0.2, 0.30000000000000004, 0.35])
     assert s.y[0] == pytest.approx(math.exp(-0.35), rel=1e-6)
     assert s.nfev == 16
+
+
+def test_variable_step_without_grid_records_every_accepted_step():
+    b = DiagramBuilder("exp")
+    f = b.add(FunctionBlock("f", lambda x: -2.0 * x))
+    i = b.add(Integrator("i", x0=1.0))
+    b.connect(i.y, f.in_ports[0])
+    b.connect(f.out_ports[0], i.u)
+    sim = Simulator(b.build(), solver="rk45", rtol=1e-8, atol=1e-10, record=["i.y"])
+    res = sim.run(2.0)
+    assert len(res.time) == sim.diagnostics()["steps"] + 1
+    assert res.time[-1] == 2.0 and np.all(np.diff(res.time) > 0)
+    np.testing.assert_allclose(res["i.y"], np.exp(-2.0 * res.time), rtol=1e-6)
