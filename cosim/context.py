@@ -53,6 +53,7 @@ class Context:
         self._in = plan.input_slot
         self._out = plan.output_slot
         self._cs = plan.cstate_index
+        self._scalar_cs = {h: a for h, (a, _, sc) in plan.cstate_index.items() if sc}
         self._ds = plan.dstate_index
         self._ps = plan.param_index
 
@@ -87,11 +88,14 @@ class Context:
     # ----------------------------------------------------------- states
     def state(self, h: Any) -> Any:
         """Continuous state: a float for scalar states, else a view (read only)."""
+        a = self._scalar_cs.get(h)
+        if a is not None:
+            return self.xc.item(a)
         try:
-            a, b, scalar = self._cs[h]
+            a, b, _ = self._cs[h]
         except KeyError:
             raise self._foreign(h, "continuous state") from None
-        return float(self.xc[a]) if scalar else self.xc[a:b]
+        return self.xc[a:b]
 
     def set_state(self, h: Any, value: Any) -> None:
         """Overwrite a continuous state (event handlers, initial conditions)."""

@@ -344,7 +344,10 @@ class Evaluator:
         for b in self.nonfused_state_blocks:
             idx = [plan.cstate_index[h] for h in b.continuous_states]
             a, e = idx[0][0], idx[-1][1]
-            src.append(f"dx[{a}:{e}] = {self._bind(b.derivatives)}(ctx)")
+            if e - a == 1 and b.continuous_states[0].scalar:
+                src.append(f"dx[{a}] = {self._bind(b.derivatives)}(ctx)")
+            else:
+                src.append(f"dx[{a}:{e}] = {self._bind(b.derivatives)}(ctx)")
             lines.append(f"block '{b.path}' derivatives")
         header = "def derivatives(ctx, s, dx):\n    x = ctx.xc\n"
         code = header + "".join(f"    {s_}\n" for s_ in src) + "    return dx\n"
