@@ -35,13 +35,15 @@ class Integrator(Block):
         self.u = self.declare_input("u", shape=shape, unit=input_unit)
         self.x = self.declare_continuous_state("x", x0)
         self.y = self.declare_output("y", self._y, shape=shape, unit=unit, depends_on=())
+        self._shape = self.y.shape  # the state vector is flat; ports may be (m, n)
 
     def _y(self, ctx):
         v = ctx.state(self.x)
-        return v if self.x.scalar else v.copy()
+        return v if self.x.scalar else v.reshape(self._shape).copy()
 
     def derivatives(self, ctx):
-        return ctx.input(self.u)
+        u = ctx.input(self.u)
+        return u if self.x.scalar else np.ravel(u)
 
     def linear_model(self, ctx):
         n = self.x.size

@@ -28,13 +28,20 @@ def _as_ss(sys_or_A: Any, B=None, C=None, D=None):
     if B is None and hasattr(sys_or_A, "num") and hasattr(sys_or_A, "den"):
         import control
         return _as_ss(control.ss(sys_or_A))
+    if B is None or C is None:
+        raise ParameterError("give A, B, C (and D), or a python-control system as A")
     A = np.atleast_2d(np.asarray(sys_or_A, float)) if np.size(sys_or_A) else np.zeros((0, 0))
     n = A.shape[0]
-    B = np.asarray(B, float).reshape(n, -1) if n else np.atleast_2d(np.asarray(B, float))
-    C = np.atleast_2d(np.asarray(C, float))
-    D = np.atleast_2d(np.asarray(D, float))
-    if C.shape[1] != n:
-        C = C.reshape(-1, n)
+    try:
+        B = np.asarray(B, float).reshape(n, -1) if n else np.atleast_2d(np.asarray(B, float))
+        C = np.atleast_2d(np.asarray(C, float))
+        if C.shape[1] != n:
+            C = C.reshape(-1, n)
+    except ValueError as exc:
+        raise ParameterError(f"A {A.shape}, B {np.shape(B)} and C {np.shape(C)} do not fit "
+                             f"together: {exc}") from None
+    # D omitted: no feedthrough (np.asarray(None, float) would be NaN)
+    D = np.zeros((C.shape[0], B.shape[1])) if D is None else np.atleast_2d(np.asarray(D, float))
     if D.shape != (C.shape[0], B.shape[1]):
         raise ParameterError(f"D has shape {D.shape}, expected {(C.shape[0], B.shape[1])} "
                              f"from C {C.shape} and B {B.shape}")
@@ -48,7 +55,9 @@ def tf_to_ss(num: Any, den: Any):
     den = np.trim_zeros(den, "f")
     if den.size == 0 or den[0] == 0:
         raise ParameterError("transfer function denominator must be non-zero")
-    if np.trim_zeros(num, "f").size > den.size:
+    # leading zeros of the numerator do not raise its degree (and must not be padded)
+    num = np.trim_zeros(num, "f") if np.any(num) else np.zeros(1)
+    if num.size > den.size:
         raise ParameterError(f"transfer function {num.tolist()}/{den.tolist()} is improper "
                              "(numerator degree above denominator degree)")
     n = den.size - 1
@@ -89,21 +98,27 @@ class StateSpace(Block):
                  x0: Any = None, scalar: bool = True, input_unit: str | None = None,
                  output_unit: str | None = None) -> None:
         super().__init__(name)
-        A, B, C, D, dt = _as_ss(A, B, C, D)
+        what = f"{type(self).__name__} '{name}'"
+        try:
+            A, B, C, D, dt = _as_ss(A, B, C, D)
+        except ParameterError as exc:
+            raise ParameterError(f"{what}: {exc}") from None
         if dt:
-            raise ParameterError(f"StateSpace '{name}': the system is discrete (dt={dt}); "
+            raise ParameterError(f"{what}: the system is discrete (dt={dt}); "
                                  "use DiscreteStateSpace")
         self.A, self.B, self.C, self.D = A, B, C, D
         n, m, p = A.shape[0], B.shape[1], C.shape[0]
         if A.shape != (n, n) or B.shape[0] != n:
-            raise ParameterError(f"StateSpace '{name}': A {A.shape} and B {B.shape} disagree")
+            raise ParameterError(f"{what}: A {A.shape} and B {B.shape} disagree")
         self.m, self.p, self.n = m, p, n
+        x0 = np.zeros(n) if x0 is None else np.array(x0, dtype=float).reshape(-1)
+        if x0.size != n:
+            raise ParameterError(f"{what}: x0 has {x0.size} elements, the system {n} states")
         in_shape = () if (scalar and m == 1) else (m,)
         out_shape = () if (scalar and p == 1) else (p,)
         self.u = self.declare_input("u", shape=in_shape, unit=input_unit)
         deps = ("u",) if np.any(D) else ()
-        self.x = self.declare_continuous_state("x", np.zeros(n) if x0 is None else x0) \
-            if n else None
+        self.x = self.declare_continuous_state("x", x0) if n else None
         self._out_scalar = out_shape == ()
         self.y = self.declare_output("y", self._calc_y, shape=out_shape, unit=output_unit,
                                      depends_on=deps)
@@ -137,13 +152,21 @@ class TransferFunction(StateSpace):
     """
 
     def __init__(self, name: str, num: Any, den: Any = None, **kw: Any) -> None:
-        if den is None and hasattr(num, "num"):
-            import control
-            s = control.ss(num)
-            super().__init__(name, s, **kw)
+        try:
+            if den is None and hasattr(num, "num"):
+                import control
+                try:
+                    real = control.ss(num)
+                except ValueError as exc:  # e.g. an improper transfer function
+                    raise ParameterError(str(exc)) from None
+            else:
+                real = tf_to_ss(num, den)
+        except ParameterError as exc:
+            raise ParameterError(f"TransferFunction '{name}': {exc}") from None
+        if isinstance(real, tuple):  # (A, B, C, D)
+            super().__init__(name, *real, **kw)
         else:
-            A, B, C, D = tf_to_ss(num, den)
-            super().__init__(name, A, B, C, D, **kw)
+            super().__init__(name, real, **kw)
 
 
 class FirstOrderLag(StateSpace):

@@ -26,7 +26,16 @@ class Constant(Block):
     def __init__(self, name: str, value: Any = 0.0, unit: str | None = None) -> None:
         super().__init__(name)
         shape = np.shape(value)
-        self.value = self.declare_parameter("value", value if shape else float(value), unit)
+
+        def as_value(v: Any) -> Any:
+            # array ports carry NumPy float arrays of the declared shape, scalars floats
+            if not shape:
+                return float(v)
+            a = np.array(v, dtype=float)
+            if a.shape != shape:
+                raise ValueError(f"expected shape {shape}, got {a.shape}")
+            return a
+        self.value = self.declare_parameter("value", as_value(value), unit, validate=as_value)
         self.y = self.declare_output("y", lambda ctx: ctx.param(self.value), shape=shape,
                                      unit=unit, depends_on=())
 
@@ -97,7 +106,14 @@ class Sine(Block):
 
 
 class Pulse(Block):
-    """Periodic rectangular pulse: ``amplitude`` for ``width`` of each ``period_s``.
+    """Periodic rectangular pulse: ``amplitude`` for ``duty * period_s`` of each period.
+
+    .. math:: y = A \\; (t \\ge d,\\ t < t_\\mathrm{stop},\\
+              (t - d) \\bmod T < \\mathrm{duty}\\, T), \\qquad 0 \\; \\text{otherwise}
+
+    The edges are time events (the integrators stop exactly there) up to
+    ``stop_s``, where the pulse train ends, or for the first 1000 periods when
+    ``stop_s`` is not given (later edges would be straddled by solver steps).
 
     Ports
     -----
@@ -114,17 +130,20 @@ class Pulse(Block):
             raise ParameterError(f"Pulse '{name}': period_s must be > 0")
         T, w, A, d = float(period_s), float(duty) * float(period_s), float(amplitude), \
             float(delay_s)
-        horizon = stop_s if stop_s is not None else d + 1000 * T
+        stop = float(stop_s) if stop_s is not None else np.inf
+        horizon = stop if stop_s is not None else d + 1000 * T
         edges = []
         k = 0
-        while d + k * T <= horizon and k < 100000:
-            edges.extend([d + k * T, d + k * T + w])
+        while d + k * T <= horizon and d + k * T < stop and k < 100000:
+            edges.extend([d + k * T, min(d + k * T + w, stop)])
             k += 1
-        self.declare_time_event([e for e in edges if e > 0])
+        if stop_s is not None:
+            edges.append(stop)
+        self.declare_time_event(sorted({e for e in edges if e > 0}))
 
         def calc(ctx):  # branch chosen at ctx.mode_time (see Step)
             t = ctx.mode_time - d
-            if t < -1e-12:
+            if t < -1e-12 or ctx.mode_time >= stop - 1e-12:
                 return 0.0
             phase = t - T * np.floor((t + 1e-12) / T)
             return A if phase < w - 1e-12 else 0.0

@@ -153,7 +153,7 @@ class Context:
             raise ContextError(
                 f"cannot restore: the snapshot belongs to diagram '{snap.diagram.name}', "
                 f"this context to '{self.diagram.name}'")
-        self.ticks, self.time = snap.ticks, snap.time
+        self.ticks, self.time, self.mode_time = snap.ticks, snap.time, snap.mode_time
         self.xc = snap.xc.copy()
         self.xd = [_copy_value(v) for v in snap.xd]
         self.params = [_copy_value(v) for v in snap.params]

@@ -209,6 +209,7 @@ class Simulator:
         for m in self.manipulators:
             bps.update(m.breakpoints())
         self._breakpoints = sorted(bps)
+        self._breakpoint_set = set(bps)
         self._time_events = [(t, ev) for b in plan.blocks for ev in b.time_events
                              for t in ev.times if ev.handler is not None]
         self._groups = plan.rate_groups
@@ -270,11 +271,12 @@ class Simulator:
                                         f"t = {ctx.time:.9g} s: {exc!r}") from exc
 
     def _run_time_actions(self, tick: int) -> None:
+        if tick in self._breakpoint_set and self._fixed_solver is not None:
+            # a breakpoint is a possible discontinuity: multistep history is void
+            self._fixed_solver.reset()
         for t, ev in self._time_events:
             if t == tick:
                 ev.handler(self.ctx)
-                if self._fixed_solver is not None:
-                    self._fixed_solver.reset()
         for m in self.manipulators:
             if tick in m.breakpoints():
                 m.at_time(self, tick)

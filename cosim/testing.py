@@ -49,6 +49,7 @@ class BlockHarness:
         return self
 
     def set_time(self, t: float) -> BlockHarness:
+        self.ctx.ticks = int(round(float(t) * 1e9))  # any time: blocks see ctx.time
         self.ctx.time = self.ctx.mode_time = float(t)
         return self
 

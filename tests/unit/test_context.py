@@ -81,3 +81,19 @@ def test_bad_parameter_path_lists_choices():
     c.value.validate = lambda v: (_ for _ in ()).throw(ValueError("no")) if v < 0 else None
     with pytest.raises(ParameterError, match="parameter 'c.value' = -1"):
         ctx.set_param("c.value", -1)
+
+
+def test_restore_also_restores_the_mode_time():
+    from blocks.sources import Step
+    b = DiagramBuilder("m")
+    st = b.add(Step("st", 0.5))
+    i = b.add(Integrator("i"))
+    b.connect(st.y, i.u)
+    d = b.build()
+    ctx = d.create_context()
+    sim = Simulator(d, ctx, solver="rk4", dt=0.1, record=False)
+    sim.initialize()
+    snap = ctx.snapshot()
+    sim.advance_to(1.0)
+    ctx.restore(snap)
+    assert st.y.calc(ctx) == 0.0
