@@ -363,7 +363,7 @@ class Block:
             lines.append(f"in   {p.name:<16} {str(p.shape or '()'):<8} [{p.unit_label()}]")
         for p in self.outputs.values():
             deps = "all inputs" if p.depends_on is None else (
-                ", ".join(sorted(p.depends_on)) or "state only")
+                ", ".join(sorted(p.depends_on)) or "no inputs")
             lines.append(f"out  {p.name:<16} {str(p.shape or '()'):<8} [{p.unit_label()}]"
                          f"  depends on: {deps}")
         return lines

@@ -50,7 +50,9 @@ class Node:
     @property
     def label(self) -> str:
         if self.kind == "conv":
-            return f"convert({self.ports[0].path} x{self.scale:g}{self.bias:+g})"
+            src = self.ports[0]
+            bias = f" {self.bias:+g}" if self.bias else ""
+            return f"unit conversion of {src.path} [{src.unit_label()}]: x{self.scale:.6g}{bias}"
         return ", ".join(p.path for p in self.ports)
 
 
