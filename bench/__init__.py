@@ -9,6 +9,7 @@ Modules
               environment record, suite registry, JSON and table/markdown output
     models    model definitions, reference solutions, block-count convention
     peers     the models in PathSim, bdsim and two reference floors (lazy imports)
-    core      the ``core`` suite: models A (msd_pid), B (lag_chain), C (nl_chain)
+    core      the ``core`` suite: models A (msd_pid), B (lag_chain), C (nl_chain),
+              D (udb_chain)
     ours_core our engine's side of the ``core`` suite
 """

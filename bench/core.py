@@ -1,4 +1,4 @@
-"""The ``core`` suite: models A, B, C (``bench.models``) in our engine and in the peers.
+"""The ``core`` suite: models A, B, C, D (``bench.models``) in our engine and in the peers.
 
 Cases (ours via ``bench.ours_core``; peers via ``bench.peers``)
     ``msd_pid/RK4``                       pathsim/RK4, bdsim/RK45, py-engine/RK4, numpy-fused
@@ -7,6 +7,10 @@ Cases (ours via ``bench.ours_core``; peers via ``bench.peers``)
     ``nl_chain/N=n/RK4``   n = 10, 100 (+1000 in full mode)   pathsim/RK4, bdsim/RK45,
                                           py-engine/RK4 (no fused form: nonlinear)
     ``nl_chain/N=n/Heun``                 pathsim/SSPRK22, py-engine/Heun
+    ``udb_chain/N=n/RK4``  n = 10, 100, 1000   pathsim/RK4 (its user ``ODE`` block),
+                                          bdsim skipped (unsupported: no user-defined
+                                          ODE block), py-engine/RK4 (no fused form)
+    ``udb_chain/N=n/Heun``                pathsim/SSPRK22, py-engine/Heun
     ``build/lag_chain/N=1000``            build + compile only (ours ``build_lag_chain``);
                                           PathSim ``Simulation()``, bdsim ``compile()``,
                                           py-engine objects, numpy-fused ``expm``
@@ -18,13 +22,16 @@ Quick mode (``--quick``; default 3 repeats, 3 s budget per measurement)
     shorter horizon and their time is scaled to the full horizon (per step: the models'
     cost per step is constant), labelled "scaled xF from a T s horizon":
     PathSim msd_pid 2 s, N = 100 chains 0.1 s; bdsim msd_pid 2 s, N = 10 chains 0.25 s, N = 100
-    chains 0.05 s.  At N = 1000 only numpy-fused is run; the other peers' figures are
+    chains 0.05 s; udb_chain: PathSim N = 10 0.25 s, N = 100 0.05 s, py-engine N = 100
+    0.25 s.  At N = 1000 only numpy-fused is run; the other peers' figures are
     estimated from their N = 100 cost per block-step (labelled; frameworks scale
     super-linearly, so the estimate understates their time and the ratio is
-    conservative).  nl_chain N = 1000: ours measured, peers estimated the same way.
+    conservative).  nl_chain and udb_chain N = 1000: ours measured, peers estimated
+    the same way.
 
-Full mode runs everything on the full horizons (``make bench``; ~15-25 minutes on the
-2-core reference VM: bdsim needs ~140 s per N = 1000 run).
+Full mode runs everything on the full horizons (``make bench``; ~20-35 minutes on the
+2-core reference VM: bdsim needs ~140 s per N = 1000 run, PathSim ~60 s per udb_chain
+N = 1000 RK4 run).
 
 Targets (medians; RK4 cases): see :func:`targets`.
 """
@@ -38,6 +45,7 @@ from . import models as md
 from . import peers as pr
 from .harness import (
     STATUS_SKIPPED_QUICK,
+    STATUS_UNSUPPORTED,
     TIMED_STATUSES,
     Options,
     estimate_from,
@@ -50,12 +58,14 @@ from .harness import (
 )
 
 NAME = "core"
-DESCRIPTION = "models A (msd_pid), B (lag_chain), C (nl_chain): ours vs PathSim, bdsim, floors"
+DESCRIPTION = ("models A (msd_pid), B (lag_chain), C (nl_chain), D (udb_chain): ours vs "
+               "PathSim, bdsim, floors")
 PACKAGES = ("pathsim", "bdsim")
 
 SOLVERS = ("RK4", "Heun")
 PATHSIM_SOLVER = {"RK4": "RK4", "Heun": "SSPRK22"}
 LAG_SIZES = md.CHAIN_SIZES
+UDB_SIZES = md.UDB_CHAIN_SIZES
 ESTIMATE_FROM_N = 100
 
 #: Quick-mode horizons of the slow peers: (tool, n or None for msd_pid) -> t_end [s].
@@ -65,6 +75,19 @@ QUICK_T_END: dict[tuple[str, int | None], float] = {
     ("bdsim", None): 2.0,
     ("bdsim", 10): 0.25,
     ("bdsim", 100): 0.05,
+}
+#: Model-specific quick-mode horizons, (model, tool, n) -> t_end [s]; override the above.
+QUICK_T_END_MODEL: dict[tuple[str, str, int | None], float] = {
+    ("udb_chain", "pathsim", 10): 0.25,
+    ("udb_chain", "pathsim", 100): 0.05,
+    ("udb_chain", "py-engine", 100): 0.25,
+}
+
+#: Chain models: name -> (full horizon [s], framework block count for n).
+CHAINS: dict[str, tuple[float, Callable[[int], int]]] = {
+    "lag_chain": (md.T_END_B, md.blocks_lag_chain),
+    "nl_chain": (md.T_END_C, md.blocks_nl_chain),
+    "udb_chain": (md.T_END_D, md.blocks_udb_chain),
 }
 
 
@@ -109,19 +132,20 @@ def _peers(model: str, n: int | None, solver: str) -> list[PeerSpec]:
         if solver == "RK4":
             specs.append(PeerSpec("numpy-fused", "numpy-fused", pr.numpy_msd_pid, 4))
         return specs
-    lag = model == "lag_chain"
-    frame_blocks = md.blocks_lag_chain(n) if lag else md.blocks_nl_chain(n)
-    floor_blocks = n + 1 if lag else n + 2
-    ps_fn = pr.pathsim_lag_chain if lag else pr.pathsim_nl_chain
-    bd_fn = pr.bdsim_lag_chain if lag else pr.bdsim_nl_chain
-    py_fn = pr.py_lag_chain if lag else pr.py_nl_chain
+    frame_blocks = CHAINS[model][1](n)
+    floor_blocks = n + 2 if model == "nl_chain" else n + 1
+    ps_fn, bd_fn, py_fn = {
+        "lag_chain": (pr.pathsim_lag_chain, pr.bdsim_lag_chain, pr.py_lag_chain),
+        "nl_chain": (pr.pathsim_nl_chain, pr.bdsim_nl_chain, pr.py_nl_chain),
+        "udb_chain": (pr.pathsim_udb_chain, pr.bdsim_udb_chain, pr.py_udb_chain),
+    }[model]
     specs.append(PeerSpec(f"pathsim/{ps}", "pathsim", lambda t: ps_fn(n, ps, t), frame_blocks))
     if solver == "RK4":
         specs.append(PeerSpec("bdsim/RK45", "bdsim", lambda t: bd_fn(n, "RK45", t),
                               frame_blocks))
     specs.append(PeerSpec(f"py-engine/{solver}", "py-engine", lambda t: py_fn(n, solver, t),
                           floor_blocks))
-    if lag and solver == "RK4":
+    if model == "lag_chain" and solver == "RK4":
         specs.append(PeerSpec("numpy-fused", "numpy-fused", lambda t: pr.numpy_lag_chain(n, t),
                               floor_blocks))
     return specs
@@ -156,6 +180,8 @@ class _Runner:
             src = self.seen.get((model, ESTIMATE_FROM_N, solver, spec.name))
             if src is None:
                 m = not_timed(STATUS_SKIPPED_QUICK, "not run in quick mode")
+            elif src["status"] == STATUS_UNSUPPORTED:
+                m = not_timed(STATUS_UNSUPPORTED, src.get("note", ""))
             else:
                 m = estimate_from(src, steps=md.steps(t_full), blocks=spec.blocks,
                                   basis=f"estimated from N={ESTIMATE_FROM_N} cost per "
@@ -164,7 +190,8 @@ class _Runner:
             return m
         t_end = t_full
         if self.opt.quick:
-            t_end = QUICK_T_END.get((spec.tool, n), t_full)
+            t_end = QUICK_T_END_MODEL.get((model, spec.tool, n),
+                                          QUICK_T_END.get((spec.tool, n), t_full))
         scale = md.steps(t_full) / md.steps(t_end)
         basis = "measured"
         if scale != 1.0:
@@ -180,8 +207,7 @@ class _Runner:
             ours_fn = _ours("msd_pid", solver)
         else:
             name = f"{model}/N={n}/{solver}"
-            t_full = md.T_END_B if model == "lag_chain" else md.T_END_C
-            blocks = md.blocks_lag_chain(n) if model == "lag_chain" else md.blocks_nl_chain(n)
+            t_full, blocks = CHAINS[model][0], CHAINS[model][1](n)
             ours_fn = _ours(model, n, solver)
         ours = self._measure(f"{name} ours", ours_fn, md.steps(t_full), blocks)
         peers = {s.name: self._peer(name, model, n, solver, s, t_full)
@@ -210,7 +236,8 @@ def run(options: Options) -> dict:
     """Run the suite; returns ``{"cases": [...], "targets": [...]}``."""
     r = _Runner(options)
     cases = [r.case("msd_pid", None, "RK4")]
-    for model, sizes in (("lag_chain", LAG_SIZES), ("nl_chain", nl_sizes(options.quick))):
+    for model, sizes in (("lag_chain", LAG_SIZES), ("nl_chain", nl_sizes(options.quick)),
+                         ("udb_chain", UDB_SIZES)):
         for n in sizes:
             for solver in SOLVERS:
                 cases.append(r.case(model, n, solver))
@@ -230,6 +257,17 @@ def _per_step_ratio(cases: list[dict], model: str) -> float | None:
     hi = _ours_field(cases, f"{model}/N=1000/RK4", "us_per_block_step")
     lo = _ours_field(cases, f"{model}/N=100/RK4", "us_per_block_step")
     return None if hi is None or lo is None or lo <= 0 else hi / lo
+
+
+def _udb_vs_py(cases: list[dict]) -> float | None:
+    """Ours / py-engine cost per block-step, udb_chain N=100 RK4."""
+    c = find_case(cases, "udb_chain/N=100/RK4")
+    ours = _ours_field(cases, "udb_chain/N=100/RK4", "us_per_block_step")
+    if c is None or ours is None:
+        return None
+    py = c["peers"].get("py-engine/RK4") or {}
+    per = py.get("us_per_block_step") if py.get("status") in TIMED_STATUSES else None
+    return None if per is None or per <= 0 else ours / per
 
 
 def targets(cases: list[dict], quick: bool) -> list[dict]:
@@ -261,6 +299,14 @@ def targets(cases: list[dict], quick: bool) -> list[dict]:
                     _per_step_ratio(cases, "nl_chain"), "within", "0.8..1.2",
                     source="nl_chain RK4 ours us_per_block_step N=1000 / N=100",
                     note=nl_note),
+        make_target("udb_chain N=100 us per block-step vs py-engine", _udb_vs_py(cases),
+                    "<=", "1.0",
+                    source="udb_chain/N=100/RK4 us_per_block_step ours / py-engine/RK4",
+                    note="arbitrary Python blocks, interpreted: ours must beat the minimal "
+                    "60-line engine (ratio ours/py-engine; blocks counted N + 2 vs N + 1)"),
+        make_target("udb_chain cost per block-step ratio N=1000/N=100",
+                    _per_step_ratio(cases, "udb_chain"), "within", "0.8..1.2",
+                    source="udb_chain RK4 ours us_per_block_step N=1000 / N=100"),
         make_target("build+compile lag_chain N=1000 [s]",
                     _ours_field(cases, "build/lag_chain/N=1000", "median_s"), "<=", "1.0",
                     source="build/lag_chain/N=1000 ours median_s"),

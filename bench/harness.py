@@ -22,7 +22,9 @@ Timing
 Statuses
     ``ok``, ``estimated``, ``not available`` (a case function raised
     ``NotImplementedError``: our engine does not do this yet), ``skipped (not installed)``
-    (a peer package is missing, :class:`PeerNotInstalled`), ``skipped (quick mode)``,
+    (a peer package is missing, :class:`PeerNotInstalled`), ``skipped (unsupported)``
+    (the peer cannot express the model, :class:`PeerUnsupported`; the reason is the
+    note, shown as a footnote in markdown), ``skipped (quick mode)``,
     ``error`` (anything else; the message is kept and the CLI exits with status 1).
 
 Suites
@@ -60,6 +62,7 @@ STATUS_ESTIMATED = "estimated"
 STATUS_NOT_AVAILABLE = "not available"
 STATUS_NOT_INSTALLED = "skipped (not installed)"
 STATUS_SKIPPED_QUICK = "skipped (quick mode)"
+STATUS_UNSUPPORTED = "skipped (unsupported)"
 STATUS_ERROR = "error"
 TIMED_STATUSES = (STATUS_OK, STATUS_ESTIMATED)
 
@@ -82,6 +85,15 @@ class PeerNotInstalled(ImportError):
     def __init__(self, package: str, reason: str = ""):
         self.package = package
         super().__init__(f"{package} is not installed" + (f" ({reason})" if reason else ""))
+
+
+class PeerUnsupported(Exception):
+    """A peer tool cannot express a model (e.g. it has no block for it); ``reason`` is
+    reported as the note of a ``skipped (unsupported)`` measurement."""
+
+    def __init__(self, package: str, reason: str):
+        self.package, self.reason = package, reason
+        super().__init__(reason)
 
 
 def require(package: str, module: str | None = None) -> Any:
@@ -164,6 +176,8 @@ def measure(fn: CaseFunction, *, repeats: int, steps: int | None, blocks: int | 
         return not_timed(STATUS_NOT_AVAILABLE, str(exc))
     except PeerNotInstalled as exc:
         return not_timed(STATUS_NOT_INSTALLED, str(exc))
+    except PeerUnsupported as exc:
+        return not_timed(STATUS_UNSUPPORTED, exc.reason)
     except Exception as exc:  # a broken case must not stop the other cases
         return not_timed(STATUS_ERROR, f"{type(exc).__name__}: {exc}")
     runs, builds, extra = raw["runs"], raw["builds"], raw["extra"]
@@ -529,6 +543,8 @@ def format_markdown(doc: dict) -> str:
             t += mark(_basis_note(m))
         else:
             t = f"*{status}*"
+            if status == STATUS_UNSUPPORTED:
+                t += mark(m.get("note", ""))
         name = "**ours**" if tool == "ours" else tool
         out.append(f"| {cell_case} | {name} | {t} | {_fmt_g(m.get('us_per_block_step'))} | "
                    f"{_fmt_g(m.get('abs_err'), 2)} | {_fmt_ratio(r)} |")

@@ -36,20 +36,39 @@ Model C, ``nl_chain`` (new in this project, not part of the anchor benchmarks)
     depends on how sin(2 pi t) rounds at those grid points (sin(pi) = +1.2e-16).
     The accuracy figure at N = 1000 therefore measures the model, not the engine.
 
+Model D, ``udb_chain`` (user-defined stateful blocks; new in this project)
+    unit step at t = 0 through N nonlinear first-order lags, each an ordinary user block
+    with one continuous state (a ``cosim.Block`` subclass with a Python ``derivatives``):
+             x_i' = (tanh(u_i) - x_i) / tau,   y_i = x_i,   x_i(0) = 0,   tau = 0.05 s
+             u_1 = 1 (t >= 0),   u_{i+1} = y_i
+    simulated 0..1 s with a 1 ms step, N = 10, 100, 1000.  Nothing can be fused into
+    linear algebra or generated as straight-line maths: every block-step is a call into
+    user Python code (this measures the interpreted path for arbitrary blocks).
+    Reference: y_N(1 s) from ``scipy.integrate.solve_ivp`` (DOP853, rtol 1e-12,
+    atol 1e-14) on the N-dimensional ODE system (:func:`reference_udb_chain`).
+    Accuracy figure: |y_N(1 s) - ref|.  For N = 1, y_1 = tanh(1) (1 - exp(-t/tau))
+    exactly.  As in model B the step needs ~N tau to travel down the chain, so for
+    N >= 100 the output at 1 s is ~1e-37 (N = 100) or exactly 0 (N = 1000) and the figure
+    only shows that nothing blew up.  The relative error is reported as well, but the
+    reference's absolute tolerance 1e-14 does not control it: at N = 100 the reference
+    is ~1e-4 relative off (atol 1e-60 gives 2.56889e-37 instead of 2.56866e-37).
+
 Where the numbers come from
     Models A and B, their parameters, step sizes, horizons and references are copied from
     the anchor benchmarks (research/anchor-bench/common.py, reported in
     research/anchors-frameworks.md section 3).  Model C (map, constants 1.05 and 0.01,
     horizon, step, sizes, quad reference) was specified in the project's benchmark issue;
-    the observations above about its fixed points and jumps are ours.
+    the observations above about its fixed points and jumps are ours.  Model D (map,
+    tau, horizon, step, sizes, solve_ivp reference) was specified the same way.
 
 Block counts for microseconds per block-step (anchor convention)
     Framework tools (ours, PathSim, bdsim) count every block including the source and
     the recorder: msd_pid 5 (step, sum, PID, plant, recorder), lag_chain N + 2
-    (step, N lags, recorder), nl_chain N + 3 (sine, N functions, integrator, recorder).
+    (step, N lags, recorder), nl_chain N + 3 (sine, N functions, integrator, recorder),
+    udb_chain N + 2 (step, N nonlinear lags, recorder).
     The reference floors count the blocks they actually have (no recorder):
-    py-engine msd_pid 4, lag_chain N + 1, nl_chain N + 2; numpy-fused as the anchor
-    did (4 and N + 1, the number of blocks it replaces).
+    py-engine msd_pid 4, lag_chain N + 1, nl_chain N + 2, udb_chain N + 1; numpy-fused
+    as the anchor did (4 and N + 1, the number of blocks it replaces; no model C or D).
     us_per_block_step = 1e6 * run_s / (steps * blocks).
 """
 
@@ -98,6 +117,11 @@ T_END_C = 1.0
 NL_CHAIN_SIZES_QUICK = (10, 100, 1000)
 NL_CHAIN_SIZES_FULL = (10, 100, 1000)
 
+# ---- model D: udb_chain -----------------------------------------------------------------
+UDB_TAU = 0.05
+T_END_D = 1.0
+UDB_CHAIN_SIZES = (10, 100, 1000)
+
 
 def steps(t_end: float, dt: float = DT) -> int:
     """Number of fixed steps of size ``dt`` in ``[0, t_end]``."""
@@ -107,6 +131,7 @@ def steps(t_end: float, dt: float = DT) -> int:
 STEPS_A = steps(T_END_A)
 STEPS_B = steps(T_END_B)
 STEPS_C = steps(T_END_C)
+STEPS_D = steps(T_END_D)
 
 
 def blocks_msd_pid() -> int:
@@ -122,6 +147,11 @@ def blocks_lag_chain(n: int) -> int:
 def blocks_nl_chain(n: int) -> int:
     """Framework block count of model C: sine, ``n`` functions, integrator, recorder."""
     return n + 3
+
+
+def blocks_udb_chain(n: int) -> int:
+    """Framework block count of model D: step, ``n`` nonlinear lags, recorder."""
+    return n + 2
 
 
 # ---- model A reference ------------------------------------------------------------------
@@ -245,3 +275,34 @@ def accuracy_nl_chain(n: int, z_end: float, t_end: float = T_END_C) -> dict:
     ref = reference_nl_chain(n, t_end)
     return {"abs_err": abs(float(z_end) - ref), "accuracy_metric": f"|z({t_end:g} s) - ref|",
             "z_end": float(z_end), "ref": ref}
+
+
+# ---- model D ----------------------------------------------------------------------------
+def udb_chain_rhs(x: np.ndarray, u0: float = 1.0, tau: float = UDB_TAU) -> np.ndarray:
+    """Right-hand side of model D's N-dimensional system: ``(tanh(u) - x) / tau`` with
+    ``u = [u0, x_1, ..., x_{N-1}]``."""
+    u = np.empty_like(x)
+    u[0] = u0
+    u[1:] = x[:-1]
+    return (np.tanh(u) - x) / tau
+
+
+@lru_cache(maxsize=16)
+def reference_udb_chain(n: int, t_end: float = T_END_D) -> float:
+    """``y_N(t_end)`` of model D by ``solve_ivp`` (DOP853, rtol 1e-12, atol 1e-14)."""
+    from scipy.integrate import solve_ivp
+
+    sol = solve_ivp(lambda t, x: udb_chain_rhs(x), (0.0, t_end), np.zeros(n),
+                    method="DOP853", rtol=1e-12, atol=1e-14)
+    if not sol.success:
+        raise RuntimeError(f"reference_udb_chain({n}): {sol.message}")
+    return float(sol.y[-1, -1])
+
+
+def accuracy_udb_chain(n: int, y_last: float, t_end: float = T_END_D) -> dict:
+    """Accuracy entry for model D from the last output ``y_N(t_end)``."""
+    ref = reference_udb_chain(n, t_end)
+    err = abs(float(y_last) - ref)
+    return {"abs_err": err, "accuracy_metric": f"|y_N({t_end:g} s) - ref|",
+            "y_last": float(y_last), "ref": ref,
+            "rel_err": err / abs(ref) if ref != 0.0 else None}

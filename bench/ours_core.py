@@ -2,7 +2,7 @@
 
 Contract (the suite calls nothing else; ``bench/core.py`` does the timing):
 
-``msd_pid(solver) / lag_chain(n, solver) / nl_chain(n, solver)``
+``msd_pid(solver) / lag_chain(n, solver) / nl_chain(n, solver) / udb_chain(n, solver)``
     build a fresh model with ``cosim``, run it fixed step at 1 ms, return
     ``(build_s, run_s, extra)``; ``build_s`` covers building, compiling and
     initialising (everything before the first step); ``run_s`` the run with
@@ -15,17 +15,21 @@ gets by default: linear blocks (the StateSpace blocks, the Sum, the lags) are
 fused into one state-space update and, where the inputs of the fused part do not
 depend on its state, stepped by the exact propagator of the chosen RK method;
 the FunctionBlocks of model C are called from generated straight-line code.
+Model D's :class:`NonlinearLag` is an ordinary user block (a ``Block`` subclass with a
+Python ``derivatives``): nothing to fuse or generate, so the engine calls its output
+and derivative functions once per stage (the interpreted path for arbitrary blocks).
 """
 
 from __future__ import annotations
 
+import math
 import time
 
 from blocks.continuous import Integrator
 from blocks.lti import FirstOrderLag, StateSpace
 from blocks.math import Sum
 from blocks.sources import Sine, Step
-from cosim import DiagramBuilder, FunctionBlock, Simulator
+from cosim import Block, DiagramBuilder, FunctionBlock, Simulator
 
 from . import models as m
 
@@ -115,4 +119,39 @@ def nl_chain(n: int, solver: str) -> tuple[float, float, dict]:
     t2 = time.perf_counter()
     extra = m.accuracy_nl_chain(n, float(res["z.y"][-1]))
     extra.update(steps=res.diagnostics["steps"])
+    return t1 - t0, t2 - t1, extra
+
+
+class NonlinearLag(Block):
+    """Model D's block, written the way a user would: ``x' = (tanh(u) - x) / tau``, y = x."""
+
+    def __init__(self, name, tau):
+        super().__init__(name)
+        self.k = 1.0 / tau
+        self.u = self.declare_input("u")
+        self.x = self.declare_continuous_state("x", 0.0)
+        self.y = self.declare_output("y", lambda ctx: ctx.state(self.x), depends_on=())
+
+    def derivatives(self, ctx):
+        return self.k * (math.tanh(ctx.input(self.u)) - ctx.state(self.x))
+
+
+def udb_chain(n: int, solver: str) -> tuple[float, float, dict]:
+    s = _solver(solver)
+    t0 = time.perf_counter()
+    b = DiagramBuilder("udb_chain")
+    prev = b.add(Step("src", 0.0)).y
+    for i in range(n):
+        lag = b.add(NonlinearLag(f"nlag{i}", m.UDB_TAU))
+        b.connect(prev, lag.u)
+        prev = lag.y
+    sim = Simulator(b.build(), solver=s, dt=m.DT, record=[prev])
+    sim.initialize()
+    t1 = time.perf_counter()
+    res = sim.run(m.T_END_D)
+    t2 = time.perf_counter()
+    extra = m.accuracy_udb_chain(n, float(res[prev.path][-1]))
+    d = res.diagnostics
+    extra.update(steps=d["steps"], rhs_evals=d["rhs_evals"], propagator=d["propagator"],
+                 fused_groups=d["fused_groups"])
     return t1 - t0, t2 - t1, extra

@@ -11,15 +11,22 @@ PathSim 0.27.1 (``pathsim_*``)
     Fixed step 1 ms (``adaptive=False``), solvers ``"RK4"`` or ``"SSPRK22"`` (Heun, 2
     stages, PathSim's default); blocks StepSource, Adder, StateSpace, PT1,
     SinusoidalSource, Function, Integrator, Scope.  Built as in the anchor benchmark
-    (research/anchor-bench/bench_pathsim.py).
+    (research/anchor-bench/bench_pathsim.py).  Model D uses PathSim's generic user ODE
+    block ``ODE(func, initial_value)`` with ``func(x, u, t) = (tanh(u) - x) / tau`` on
+    NumPy arrays (as in its documentation), one block per lag.
 bdsim 1.4.0 (``bdsim_*``)
     bdsim always integrates with ``scipy.integrate.solve_ivp``; as in the anchor
     (bench_bdsim.py): RK45 with ``max_step = first_step = 1 ms`` and a 1 ms output grid,
     so every step is 1 ms but costs 6 right-hand-side calls.  Blocks STEP, SUM, LTI_SS,
     LTI_SISO, WAVEFORM (sine), FUNCTION, INTEGRATOR, NULL; outputs read through ``watch``.
+    Model D is skipped (:class:`~bench.harness.PeerUnsupported`): bdsim 1.4.0 has no
+    block for a user-defined ODE with an input (its continuous blocks are INTEGRATOR,
+    LTI_SS/LTI_SISO, PID, DERIV and fixed vehicle/robot dynamics; no DEINT-style block),
+    and rebuilding the lag from FUNCTION + SUM + INTEGRATOR would not be a user block.
 py-engine (``py_*``)
     The anchor's minimal Python block engine (bench_baseline.py): one object per block,
     scalar float maths, static schedule, fixed step; Heun as in the anchor plus RK4.
+    Model D adds :class:`NLag` next to :class:`Lag` (``math.tanh`` of the input).
     (Its hot loops call ``zip`` without ``strict=``: the keyword disables zip's fast
     call path and costs ~30 % here.)
     Sources are evaluated at stage times (a step at a grid point is seen by the last
@@ -27,18 +34,19 @@ py-engine (``py_*``)
 numpy-fused (``numpy_*``)
     The anchor's fused NumPy floor for the linear models A and B: all LTI blocks merged
     into one (A, B) pair, exact zero-order-hold discretisation (``expm``), one dense
-    ``x <- Ad x + Bd u`` per step.  Not defined for model C (nonlinear).
+    ``x <- Ad x + Bd u`` per step.  Not defined for models C and D (nonlinear).
 """
 
 from __future__ import annotations
 
+import math
 import time
 from functools import lru_cache
 
 import numpy as np
 
 from . import models as md
-from .harness import require
+from .harness import PeerUnsupported, require
 
 now = time.perf_counter
 
@@ -88,13 +96,22 @@ def pathsim_msd_pid(solver: str = "RK4", t_end: float = md.T_END_A):
     return t1 - t0, t2 - t1, extra
 
 
-def _pathsim_chain_sim(n: int, solver_cls, *, lag: bool):
-    """Build the lag chain (``lag=True``) or the nonlinear chain; return (sim, scope)."""
+def _pathsim_udb_rhs(x, u, t, _k=1.0 / md.UDB_TAU):
+    """Model D's lag for PathSim's ``ODE`` block: ``func(x, u, t)`` on NumPy arrays."""
+    return _k * (np.tanh(u) - x)
+
+
+def _pathsim_chain_sim(n: int, solver_cls, *, kind: str):
+    """Build the lag chain (``kind="lag"``), the nonlinear function chain (``"nl"``) or
+    the user-ODE chain (``"udb"``); return (sim, scope)."""
     ps, bl, _ = _pathsim()
-    if lag:
+    tail: list = []
+    if kind == "lag":
         src = bl.StepSource(amplitude=1.0, tau=0.0)
         mid = [bl.PT1(K=1.0, T=md.TAU) for _ in range(n)]
-        tail: list = []
+    elif kind == "udb":
+        src = bl.StepSource(amplitude=1.0, tau=0.0)
+        mid = [bl.ODE(_pathsim_udb_rhs, 0.0) for _ in range(n)]
     else:
         sine = getattr(bl, "SinusoidalSource", None)
         src = sine(frequency=md.NL_FREQ) if sine else bl.Source(md.nl_source)
@@ -109,35 +126,42 @@ def _pathsim_chain_sim(n: int, solver_cls, *, lag: bool):
     return sim, sco
 
 
-def _pathsim_chain(n: int, solver: str, t_end: float, lag: bool):
+_ACCURACY = {"lag": md.accuracy_lag_chain, "nl": md.accuracy_nl_chain,
+             "udb": md.accuracy_udb_chain}
+
+
+def _pathsim_chain(n: int, solver: str, t_end: float, kind: str):
     solver_cls = _pathsim_solver(solver)
     t0 = now()
-    sim, sco = _pathsim_chain_sim(n, solver_cls, lag=lag)
+    sim, sco = _pathsim_chain_sim(n, solver_cls, kind=kind)
     t1 = now()
     stats = sim.run(t_end, adaptive=False)
     t2 = now()
     t, y = sco.read()
     last = float(np.asarray(y).reshape(-1)[-1])
-    extra = (md.accuracy_lag_chain(n, last, t_end) if lag else
-             md.accuracy_nl_chain(n, last, t_end))
+    extra = _ACCURACY[kind](n, last, t_end)
     extra["pathsim_steps"] = stats.get("total_steps")
     extra["t_last"] = float(np.asarray(t).reshape(-1)[-1])
     return t1 - t0, t2 - t1, extra
 
 
 def pathsim_lag_chain(n: int, solver: str = "RK4", t_end: float = md.T_END_B):
-    return _pathsim_chain(n, solver, t_end, lag=True)
+    return _pathsim_chain(n, solver, t_end, "lag")
 
 
 def pathsim_nl_chain(n: int, solver: str = "RK4", t_end: float = md.T_END_C):
-    return _pathsim_chain(n, solver, t_end, lag=False)
+    return _pathsim_chain(n, solver, t_end, "nl")
+
+
+def pathsim_udb_chain(n: int, solver: str = "RK4", t_end: float = md.T_END_D):
+    return _pathsim_chain(n, solver, t_end, "udb")
 
 
 def pathsim_build_lag_chain(n: int) -> float:
     """Build time of the lag chain (PathSim builds its graph in ``Simulation()``)."""
     solver_cls = _pathsim_solver("RK4")
     t0 = now()
-    _pathsim_chain_sim(n, solver_cls, lag=True)
+    _pathsim_chain_sim(n, solver_cls, kind="lag")
     return now() - t0
 
 
@@ -224,6 +248,12 @@ def bdsim_nl_chain(n: int, method: str = "RK45", t_end: float = md.T_END_C):
     return _bdsim_chain(n, method, t_end, lag=False)
 
 
+def bdsim_udb_chain(n: int, method: str = "RK45", t_end: float = md.T_END_D):
+    """Model D in bdsim: not possible, bdsim has no block for a user-defined ODE."""
+    require("bdsim")
+    raise PeerUnsupported("bdsim", "no user-defined ODE block")
+
+
 def bdsim_build_lag_chain(n: int) -> float:
     """Build + ``compile()`` time of the lag chain."""
     _bdsim_sim()
@@ -300,6 +330,21 @@ class Lag:
 
     def deriv(self, t, x, u):
         return [self.k * (u[0] - x[0])]
+
+
+class NLag:
+    """Model D's nonlinear lag: ``x' = k (tanh(u) - x)``, y = x."""
+
+    nx = 1
+
+    def __init__(self, tau):
+        self.k = 1.0 / tau
+
+    def out(self, t, x, u):
+        return x[0]
+
+    def deriv(self, t, x, u):
+        return [self.k * (math.tanh(u[0]) - x[0])]
 
 
 class Integ:
@@ -416,6 +461,17 @@ def py_nl_chain(n: int, method: str = "RK4", t_end: float = md.T_END_C):
     y = eng.run(t_end, md.DT, probe=n + 1, method=method)
     t2 = now()
     return t1 - t0, t2 - t1, md.accuracy_nl_chain(n, y[-1], t_end)
+
+
+def py_udb_chain(n: int, method: str = "RK4", t_end: float = md.T_END_D):
+    _check_method(method)
+    t0 = now()
+    blocks = [Step(0.0)] + [NLag(md.UDB_TAU) for _ in range(n)]
+    eng = Engine(blocks, [[]] + [[i] for i in range(n)])
+    t1 = now()
+    y = eng.run(t_end, md.DT, probe=n, method=method)
+    t2 = now()
+    return t1 - t0, t2 - t1, md.accuracy_udb_chain(n, y[-1], t_end)
 
 
 def py_build_lag_chain(n: int) -> float:

@@ -109,7 +109,8 @@ def test_ours_core_contract():
     import inspect
 
     expected = {"msd_pid": ["solver"], "lag_chain": ["n", "solver"],
-                "nl_chain": ["n", "solver"], "build_lag_chain": ["n"]}
+                "nl_chain": ["n", "solver"], "udb_chain": ["n", "solver"],
+                "build_lag_chain": ["n"]}
     for name, params in expected.items():
         fn = getattr(ours_core, name)
         assert list(inspect.signature(fn).parameters) == params, name
@@ -131,7 +132,9 @@ def test_missing_peer_package_is_skipped_not_crash(monkeypatch):
     try:
         for fn in (lambda: peers.pathsim_msd_pid("RK4", 0.01),
                    lambda: peers.pathsim_nl_chain(10, "SSPRK22", 0.01),
-                   lambda: peers.bdsim_lag_chain(10, "RK45", 0.01)):
+                   lambda: peers.pathsim_udb_chain(10, "RK4", 0.01),
+                   lambda: peers.bdsim_lag_chain(10, "RK45", 0.01),
+                   lambda: peers.bdsim_udb_chain(10, "RK45", 0.01)):
             m = harness.measure(fn, repeats=3, steps=10, blocks=5)
             assert m["status"] == harness.STATUS_NOT_INSTALLED
     finally:
@@ -153,16 +156,27 @@ def test_make_target_ops_and_fields():
 
 # ---------------------------------------------------------------------------- suite layout
 def _fake_peers(model, n, solver):
-    """One fast peer that is 10x slower than the fake 'ours', one missing peer."""
+    """One fast peer that is 10x slower than the fake 'ours', one missing peer; for
+    udb_chain also a py-engine peer (6e-3 us per block-step) and an unsupported one."""
     def slow(t_end):
         return 0.0, 0.02 * t_end, {"abs_err": 0.0}
 
     def absent(t_end):
         harness.require("surely_not_a_real_package_4711")
 
+    def py(t_end):
+        return 0.0, 6e-6 * (n + 1) * t_end, {"abs_err": 0.0}
+
+    def unsupported(t_end):
+        raise harness.PeerUnsupported("nodeblock", "no user-defined ODE block")
+
     blocks = 5 if n is None else n + 2
-    return [core.PeerSpec(f"fake/{solver}", "fake", slow, blocks),
-            core.PeerSpec("absent/RK4", "absent", absent, blocks)]
+    specs = [core.PeerSpec(f"fake/{solver}", "fake", slow, blocks),
+             core.PeerSpec("absent/RK4", "absent", absent, blocks)]
+    if model == "udb_chain":
+        specs += [core.PeerSpec(f"py-engine/{solver}", "py-engine", py, n + 1),
+                  core.PeerSpec("nodeblock/RK4", "nodeblock", unsupported, blocks)]
+    return specs
 
 
 def _run_fake_suite(quick: bool, nl_wired: bool) -> dict:
@@ -177,11 +191,15 @@ def _run_fake_suite(quick: bool, nl_wired: bool) -> dict:
             raise NotImplementedError("cosim engine not yet wired")
         return 0.0, 2e-3 * (n + 3) * (1.5 if n == 1000 else 1.0), {"abs_err": 0.0}
 
+    def udb(n, solver):  # 3e-3 us per block-step, 10 % more at N = 1000
+        return 0.0, 3e-6 * (n + 2) * (1.1 if n == 1000 else 1.0), {"abs_err": 0.0}
+
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(core, "_peers", _fake_peers)
         mp.setattr(ours_core, "msd_pid", ours)
         mp.setattr(ours_core, "lag_chain", chain)
         mp.setattr(ours_core, "nl_chain", nl)
+        mp.setattr(ours_core, "udb_chain", udb)
         mp.setattr(ours_core, "build_lag_chain", lambda n: 0.5)
         for name in ("pathsim_build_lag_chain", "bdsim_build_lag_chain",
                      "py_build_lag_chain", "numpy_build_lag_chain"):
@@ -204,6 +222,11 @@ def test_full_mode_runs_nl_chain_1000_and_its_target():
     nl = t["cost per block-step ratio N=1000/N=100 (nl chain)"]
     assert nl["value"] == pytest.approx(1.5) and nl["met"] is False and nl["note"] == ""
     assert t["nl_chain N=100 us per block-step"]["value"] == pytest.approx(2.0)
+    big = harness.find_case(doc["cases"], "udb_chain/N=1000/RK4")
+    assert big["peers"]["py-engine/RK4"]["status"] == "ok"
+    assert big["peers"]["nodeblock/RK4"]["status"] == harness.STATUS_UNSUPPORTED
+    assert t["udb_chain cost per block-step ratio N=1000/N=100"]["value"] == \
+        pytest.approx(1.1)
 
 
 def test_suite_json_layout(fake_suite, tmp_path):
@@ -216,6 +239,9 @@ def test_suite_json_layout(fake_suite, tmp_path):
     assert names[0] == "msd_pid/RK4"
     assert "lag_chain/N=1000/RK4" in names and "nl_chain/N=100/Heun" in names
     assert "nl_chain/N=1000/RK4" in names  # ours measured, peers estimated
+    udb = [f"udb_chain/N={n}/{s}" for n in (10, 100, 1000) for s in ("RK4", "Heun")]
+    assert names[names.index("nl_chain/N=1000/Heun") + 1:names.index("build/lag_chain/N=1000")] \
+        == udb
     for c in doc["cases"]:
         assert set(c) >= {"case", "ours", "peers", "ratios"}
         assert {"status", "median_s", "min_s", "samples", "us_per_block_step"} <= set(c["ours"])
@@ -232,6 +258,19 @@ def test_suite_json_layout(fake_suite, tmp_path):
     assert big["peers"]["absent/RK4"]["status"] == "skipped (not installed)"
     nl = next(c for c in doc["cases"] if c["case"] == "nl_chain/N=10/RK4")
     assert nl["ours"]["status"] == "not available" and nl["ratios"]["fake/RK4"] is None
+    # model D: py-engine quick horizon scaled, N=1000 estimated; the unsupported peer
+    # keeps its reason at every size
+    d100 = harness.find_case(doc["cases"], "udb_chain/N=100/RK4")
+    assert d100["peers"]["py-engine/RK4"]["scale"] == pytest.approx(4.0)
+    assert d100["peers"]["py-engine/RK4"]["us_per_block_step"] == pytest.approx(6e-3)
+    assert d100["ours"]["blocks"] == models.blocks_udb_chain(100) == 102
+    d1000 = harness.find_case(doc["cases"], "udb_chain/N=1000/RK4")
+    assert d1000["ours"]["status"] == "ok"
+    assert d1000["peers"]["py-engine/RK4"]["status"] == "estimated"
+    for c in (d100, d1000):
+        assert c["peers"]["nodeblock/RK4"]["status"] == "skipped (unsupported)"
+        assert c["peers"]["nodeblock/RK4"]["note"] == "no user-defined ODE block"
+        assert c["ratios"]["nodeblock/RK4"] is None
     build = next(c for c in doc["cases"] if c["case"] == "build/lag_chain/N=1000")
     assert build["ours"]["median_s"] == pytest.approx(0.5)
     assert build["ratios"]["pathsim"] == pytest.approx(0.5)
@@ -239,7 +278,7 @@ def test_suite_json_layout(fake_suite, tmp_path):
 
 def test_suite_targets(fake_suite):
     t = {x["name"]: x for x in fake_suite["targets"]}
-    assert len(t) == 7
+    assert len(t) == 9
     assert all({"name", "value", "goal", "op", "bound", "met"} <= set(x) for x in t.values())
     assert t["msd_pid RK4 wall time [s]"]["value"] == pytest.approx(0.02)
     assert t["msd_pid RK4 wall time [s]"]["met"] is True
@@ -250,6 +289,11 @@ def test_suite_targets(fake_suite):
     nl = t["cost per block-step ratio N=1000/N=100 (nl chain)"]
     assert nl["value"] is None  # the fake engine has no nl chain (not available)
     assert t["build+compile lag_chain N=1000 [s]"]["met"] is True
+    vs_py = t["udb_chain N=100 us per block-step vs py-engine"]
+    assert vs_py["value"] == pytest.approx(0.5) and vs_py["met"] is True
+    assert vs_py["goal"] == "<= 1.0"
+    udb = t["udb_chain cost per block-step ratio N=1000/N=100"]
+    assert udb["value"] == pytest.approx(1.1) and udb["met"] is True
 
 
 def test_table_markdown_and_cli_from_json(fake_suite, tmp_path, capsys):
@@ -259,6 +303,7 @@ def test_table_markdown_and_cli_from_json(fake_suite, tmp_path, capsys):
     assert md_text.startswith("| Case | Tool |")
     assert "| Target | Goal | Value | Met |" in md_text
     assert "estimated from N=100" in md_text
+    assert "*skipped (unsupported)* <sup>" in md_text and "no user-defined ODE block" in md_text
     path = harness.write_json(tmp_path / "core.json", fake_suite)
     assert main(["core", "--from-json", str(path), "--markdown"]) == 0
     assert "`msd_pid/RK4`" in capsys.readouterr().out
@@ -326,6 +371,54 @@ def test_reference_msd_pid_matches_fused_numpy_and_ode_solver():
     assert np.max(np.abs(sol.y[0] - ref)) < 1e-9
     assert models.reference_msd_pid([0.5])[0] == 0.0
     assert math.isclose(models.accuracy_msd_pid(times, ref)["abs_err"], 0.0, abs_tol=1e-15)
+
+
+def test_reference_udb_chain_n1_is_closed_form():
+    tau = models.UDB_TAU
+    for t_end in (0.1, 1.0):
+        exact = math.tanh(1.0) * (1.0 - math.exp(-t_end / tau))
+        assert models.reference_udb_chain(1, t_end) == pytest.approx(exact, rel=0, abs=1e-12)
+
+
+def _rk4_udb_chain(n: int, dt: float, t_end: float = 1.0) -> float:
+    """y_N(t_end) of model D by classic RK4 on the N-dim system in plain NumPy."""
+    x = np.zeros(n)
+    f = models.udb_chain_rhs
+    for _ in range(int(round(t_end / dt))):
+        k1 = f(x)
+        k2 = f(x + 0.5 * dt * k1)
+        k3 = f(x + 0.5 * dt * k2)
+        k4 = f(x + dt * k3)
+        x = x + dt / 6.0 * (k1 + 2.0 * (k2 + k3) + k4)
+    return float(x[-1])
+
+
+def test_reference_udb_chain_matches_fine_rk4():
+    assert models.reference_udb_chain(3) == pytest.approx(_rk4_udb_chain(3, 1e-4), abs=1e-11)
+    assert models.blocks_udb_chain(10) == 12
+    acc = models.accuracy_udb_chain(3, models.reference_udb_chain(3) + 1e-9)
+    assert acc["abs_err"] == pytest.approx(1e-9) and acc["accuracy_metric"] == \
+        "|y_N(1 s) - ref|"
+
+
+def test_udb_chain_ours_is_interpreted_and_accurate_and_peers_agree():
+    _, _, extra = ours_core.udb_chain(10, "RK4")
+    assert extra["abs_err"] < 1e-10
+    assert extra["fused_groups"] == 0 and extra["propagator"] is False
+    _, _, heun = ours_core.udb_chain(10, "Heun")
+    _, _, py_heun = peers.py_udb_chain(10, "Heun")
+    assert heun["y_last"] == pytest.approx(py_heun["y_last"], rel=1e-12)
+    _, _, py = peers.py_udb_chain(10, "RK4")
+    assert py["abs_err"] < 1e-10
+    m = harness.measure(lambda: peers.bdsim_udb_chain(10), repeats=1, steps=1, blocks=1)
+    if harness.package_version("bdsim"):
+        assert m["status"] == harness.STATUS_UNSUPPORTED
+        assert m["note"] == "no user-defined ODE block"
+    else:
+        assert m["status"] == harness.STATUS_NOT_INSTALLED
+    pytest.importorskip("pathsim")
+    _, _, ps = peers.pathsim_udb_chain(3, "RK4", 0.1)
+    assert ps["abs_err"] < 1e-10
 
 
 def test_py_engine_floor_is_accurate_on_smooth_cases():
