@@ -57,6 +57,17 @@ class Context:
         self._ds = plan.dstate_index
         self._ps = plan.param_index
 
+    # ------------------------------------------------------ state vector
+    @property
+    def xc(self) -> np.ndarray:
+        """The continuous state vector (assign a new array; change entries with set_state)."""
+        return self._xc
+
+    @xc.setter
+    def xc(self, value: np.ndarray) -> None:
+        self._xc = value
+        self._xl = None  # list copy for fast scalar reads, rebuilt on demand
+
     # -------------------------------------------------------------- time
     def set_time(self, seconds: float) -> None:
         """Set the time (start time of a run)."""
@@ -90,7 +101,10 @@ class Context:
         """Continuous state: a float for scalar states, else a view (read only)."""
         a = self._scalar_cs.get(h)
         if a is not None:
-            return self.xc.item(a)
+            xl = self._xl
+            if xl is None:
+                xl = self._xl = self._xc.tolist()
+            return xl[a]
         try:
             a, b, _ = self._cs[h]
         except KeyError:
@@ -103,7 +117,8 @@ class Context:
             a, b, _ = self._cs[h]
         except KeyError:
             raise self._foreign(h, "continuous state") from None
-        self.xc[a:b] = value
+        self._xc[a:b] = value
+        self._xl = None
 
     def discrete(self, h: Any) -> Any:
         try:
