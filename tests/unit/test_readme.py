@@ -1,0 +1,16 @@
+"""The README quickstart runs as written."""
+
+import pathlib
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+
+
+def test_readme_quickstart_runs():
+    text = (ROOT / "README.md").read_text()
+    start = text.index("```python") + len("```python")
+    code = text[start:text.index("```", start)]
+    ns: dict = {}
+    exec(compile(code, "README.md", "exec"), ns)
+    res = ns["res"]
+    assert abs(res["motor.speed"][-1] - 3000 * 2 * 3.141592653589793 / 60) < 0.1
+    assert ns["df"].shape[0] == len(res.time)
