@@ -37,26 +37,24 @@ at every sample hit and breakpoint; ``dt`` is then the output grid.
 from __future__ import annotations
 
 import math
-import sys
 import time as _time
-import warnings
 from typing import Any
 
 import numpy as np
 from scipy.optimize import brentq
 
 from .errors import (
-    CosimWarning,
     NonFiniteError,
     RateError,
-    SolverError,
     StepError,
 )
 from .evaluator import Evaluator
 from .loops import LoopOptions
 from .observers import Observer, Recorder, Results
-from .solvers import FIXED_STEP, STIFF, check_solver_name, make_fixed, scipy_solver_class
+from .progress import ProgressBar
+from .solvers import FIXED_STEP, check_solver_name, make_fixed
 from .time import TICKS_PER_SECOND, format_time, to_ticks
+from .variable_step import advance_variable
 
 _NS = 1.0 / TICKS_PER_SECOND
 
@@ -301,18 +299,18 @@ class Simulator:
         if end < self.ctx.ticks:
             raise StepError(f"advance_to({t_end_s}): the context is already at "
                             f"t = {self.ctx.time:g} s")
-        self._progress_start(end)
+        self._bar = ProgressBar(self.ctx.ticks, end, self.progress)
         try:
             if self.fixed or self.plan.n_continuous == 0:
                 self._advance_fixed(end)
             else:
-                self._advance_variable(end)
+                advance_variable(self, end)
         except _Terminate as term:
             self.terminated_by = term.event
             for o in self.observers:
                 o.on_sample(self)
         finally:
-            self._progress_done()
+            self._bar.done()
 
     def run(self, t_end_s: float) -> Results:
         """Initialize, advance to ``t_end_s`` and return the recorded results.
@@ -421,7 +419,7 @@ class Simulator:
             if self._dirty:
                 prop = self._propagator
             if self.progress:
-                self._progress_tick(tick)
+                self._bar.tick(tick)
 
     def _fast_steps(self, tick: int, n: int) -> int:
         """``n`` whole steps with no sample hits, events or breakpoints in between."""
@@ -527,123 +525,6 @@ class Simulator:
         if z.terminal:
             raise _Terminate(z)
 
-    # ---------------------------------------------------- variable step
-    def _advance_variable(self, end: int) -> None:
-        ctx = self.ctx
-        cls = scipy_solver_class(self.solver_name)
-        out_grid = self.dt_ticks
-        first_step = None
-        if out_grid and not hasattr(self, "_next_out"):
-            self._next_out = (ctx.ticks // out_grid + 1) * out_grid
-        while ctx.ticks < end:
-            tick = ctx.ticks
-            stop = end
-            for g in self._groups:
-                k = (tick - g.offset) // g.period + 1
-                stop = min(stop, g.offset + max(k, 0) * g.period)
-            for bp in self._breakpoints:
-                if bp > tick:
-                    stop = min(stop, bp)
-                    break
-            kw = {"rtol": self.rtol, "atol": self.atol}
-            max_step = self.max_step or (out_grid * _NS if out_grid else None)
-            if max_step:
-                kw["max_step"] = max_step
-            if first_step:
-                kw["first_step"] = min(first_step, stop * _NS - tick * _NS)
-            x0 = ctx.xc.copy()
-            ctx.mode_time = tick * _NS
-            try:
-                sol = cls(self._rhs_copy, tick * _NS, x0, stop * _NS, **kw)
-            except ValueError as exc:
-                raise SolverError(f"{self.solver_name}: {exc}") from exc
-            event_stop = None
-            while sol.status == "running":
-                t_prev = sol.t
-                msg = sol.step()
-                if sol.status == "failed":
-                    raise SolverError(
-                        f"solver {self.solver_name} failed at t = {sol.t:.9g} s: {msg}; "
-                        "the system may be stiff (try 'radau' or 'bdf'), discontinuous "
-                        "without a declared event, or diverging")
-                self.stats["steps"] += 1
-                self._check_finite(sol.y, int(round(sol.t * TICKS_PER_SECOND)))
-                dense = sol.dense_output() if (out_grid or self._zero_crossings) else None
-                # zero crossings on this step
-                if self._zero_crossings:
-                    ev = self._variable_events(dense, t_prev, sol.t)
-                    if ev is not None:
-                        event_stop = ev
-                        break
-                # output grid points strictly inside (t_prev, t]
-                if out_grid:
-                    t_last = int(round(sol.t * TICKS_PER_SECOND))
-                    while self._next_out <= t_last and self._next_out < stop:
-                        tg = self._next_out
-                        self._next_out += out_grid
-                        ctx.xc = np.asarray(dense(tg * _NS))
-                        ctx.ticks, ctx.time = tg, tg * _NS
-                        self._call_eval(self._eval_cont)
-                        if self._zero_crossings:
-                            self._g_prev = [float(z.witness(ctx)) for z in self._zero_crossings]
-                        for o in self.observers:
-                            o.on_sample(self)
-                elif sol.status == "running":
-                    # no output grid: record every accepted step
-                    ctx.xc = np.asarray(sol.y).copy()
-                    tk = int(round(sol.t * TICKS_PER_SECOND))
-                    ctx.ticks, ctx.time = tk, sol.t
-                    self._call_eval(self._eval_cont)
-                    for o in self.observers:
-                        o.on_sample(self)
-                first_step = sol.step_size or first_step
-            self.stats["rhs_evals"] += sol.nfev
-            if event_stop is not None:
-                continue  # restart from the event with a fresh solver
-            ctx.xc = np.asarray(sol.y).copy()
-            self._major(stop)
-            while out_grid and self._next_out <= stop:
-                self._next_out += out_grid
-            if self.progress:
-                self._progress_tick(stop)
-
-    def _rhs_copy(self, t: float, x: np.ndarray) -> np.ndarray:
-        return self._rhs(t, x)
-
-    def _variable_events(self, dense: Any, t_prev: float, t_new: float) -> int | None:
-        ctx = self.ctx
-
-        def g_at(i: int, t: float) -> float:
-            ctx.xc = np.asarray(dense(t))
-            ctx.time = t
-            self._call_eval(self._eval_cont)
-            return float(self._zero_crossings[i].witness(ctx))
-
-        ctx.xc = np.asarray(dense(t_new))
-        ctx.time = t_new
-        self._call_eval(self._eval_cont)
-        g_new = [float(z.witness(ctx)) for z in self._zero_crossings]
-        crossed = self._crossings(self._g_prev, g_new)
-        if not crossed:
-            self._g_prev = g_new
-            return None
-        best = None
-        for i in crossed:
-            te = brentq(lambda t, i=i: g_at(i, t), t_prev, t_new, xtol=1e-13, rtol=1e-14)
-            if best is None or te < best[0]:
-                best = (te, i)
-        te, i = best
-        t_ev = max(self.ctx.ticks + 1, int(round(te * TICKS_PER_SECOND)))
-        ctx.xc = np.asarray(dense(t_ev * _NS)).copy()
-        ctx.ticks, ctx.time = t_ev, t_ev * _NS
-        self._call_eval(self._eval_cont)
-        self._handle_event(self._zero_crossings[i])
-        self._call_eval(self._eval_cont)
-        self._g_prev = [float(z.witness(ctx)) for z in self._zero_crossings]
-        for o in self.observers:
-            o.on_sample(self)
-        return t_ev
-
     # ----------------------------------------------------------- checks
     def _check_finite(self, x: np.ndarray, tick: int) -> None:
         if x.size and not math.isfinite(float(x @ x)):
@@ -663,37 +544,6 @@ class Simulator:
                 "step were kept; check parameters and initial conditions, reduce the step, "
                 "or use a stiff solver ('radau', 'bdf')")
 
-    # --------------------------------------------------------- progress
-    def _progress_start(self, end: int) -> None:
-        self._p_end = end
-        self._p_start = self.ctx.ticks
-        self._p_wall = _time.perf_counter()
-        self._p_next = self._p_wall + 1.0
-        self._p_shown = False
-        self._p_count = 0
-
-    def _progress_tick(self, tick: int) -> None:
-        self._p_count += 1
-        if self._p_count & 255:
-            return
-        now = _time.perf_counter()
-        if now < self._p_next:
-            return
-        self._p_next = now + 0.5
-        span = max(1, self._p_end - self._p_start)
-        frac = (tick - self._p_start) / span
-        bar = "#" * int(30 * frac)
-        rate = (tick - self._p_start) * _NS / max(now - self._p_wall, 1e-9)
-        sys.stderr.write(f"\r  [{bar:<30}] {100 * frac:5.1f}%  t = {tick * _NS:.4g} s  "
-                         f"({rate:.3g}x real time)")
-        sys.stderr.flush()
-        self._p_shown = True
-
-    def _progress_done(self) -> None:
-        if self.progress and self._p_shown:
-            sys.stderr.write("\n")
-
-
 class _Terminate(Exception):
     def __init__(self, z):
         super().__init__(f"terminal event '{z.block.path}.{z.name}'")
@@ -703,10 +553,3 @@ class _Terminate(Exception):
 def simulate(diagram: Any, t_end: float, **kwargs: Any) -> Results:
     """Convenience: ``Simulator(diagram, **kwargs).run(t_end)``."""
     return Simulator(diagram, **kwargs).run(t_end)
-
-
-def _warn(msg: str) -> None:
-    warnings.warn(msg, CosimWarning, stacklevel=3)
-
-
-STIFF_SOLVERS = STIFF

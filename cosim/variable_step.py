@@ -1,0 +1,140 @@
+"""Variable-step integration of a diagram's continuous part with SciPy solvers.
+
+The solver (``scipy.integrate.RK45``, ``DOP853``, ``Radau``, ``BDF``, ...) is
+driven step by step from one stop (sample hit, breakpoint, end) to the next and
+restarted there with the last step size.  Output-grid points and zero
+crossings use the solver's dense output; event instants are found with Brent's
+method and rounded to the 1 ns tick.  Functions here take the
+:class:`~cosim.simulator.Simulator` as ``self`` (they are its variable-step
+half, kept in a module of their own).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from scipy.optimize import brentq
+
+from .errors import SolverError
+from .solvers import scipy_solver_class
+from .time import TICKS_PER_SECOND
+
+_NS = 1.0 / TICKS_PER_SECOND
+
+
+def advance_variable(self: Any, end: int) -> None:
+    """Integrate with a SciPy solver to ``end``, stopping at every hit and breakpoint."""
+    ctx = self.ctx
+    cls = scipy_solver_class(self.solver_name)
+    out_grid = self.dt_ticks
+    first_step = None
+    if out_grid and not hasattr(self, "_next_out"):
+        self._next_out = (ctx.ticks // out_grid + 1) * out_grid
+    while ctx.ticks < end:
+        tick = ctx.ticks
+        stop = end
+        for g in self._groups:
+            k = (tick - g.offset) // g.period + 1
+            stop = min(stop, g.offset + max(k, 0) * g.period)
+        for bp in self._breakpoints:
+            if bp > tick:
+                stop = min(stop, bp)
+                break
+        kw = {"rtol": self.rtol, "atol": self.atol}
+        max_step = self.max_step or (out_grid * _NS if out_grid else None)
+        if max_step:
+            kw["max_step"] = max_step
+        if first_step:
+            kw["first_step"] = min(first_step, stop * _NS - tick * _NS)
+        x0 = ctx.xc.copy()
+        ctx.mode_time = tick * _NS
+        try:
+            sol = cls(self._rhs, tick * _NS, x0, stop * _NS, **kw)
+        except ValueError as exc:
+            raise SolverError(f"{self.solver_name}: {exc}") from exc
+        event_stop = None
+        while sol.status == "running":
+            t_prev = sol.t
+            msg = sol.step()
+            if sol.status == "failed":
+                raise SolverError(
+                    f"solver {self.solver_name} failed at t = {sol.t:.9g} s: {msg}; "
+                    "the system may be stiff (try 'radau' or 'bdf'), discontinuous "
+                    "without a declared event, or diverging")
+            self.stats["steps"] += 1
+            self._check_finite(sol.y, int(round(sol.t * TICKS_PER_SECOND)))
+            dense = sol.dense_output() if (out_grid or self._zero_crossings) else None
+            # zero crossings on this step
+            if self._zero_crossings:
+                ev = locate_event(self, dense, t_prev, sol.t)
+                if ev is not None:
+                    event_stop = ev
+                    break
+            # output grid points strictly inside (t_prev, t]
+            if out_grid:
+                t_last = int(round(sol.t * TICKS_PER_SECOND))
+                while self._next_out <= t_last and self._next_out < stop:
+                    tg = self._next_out
+                    self._next_out += out_grid
+                    ctx.xc = np.asarray(dense(tg * _NS))
+                    ctx.ticks, ctx.time = tg, tg * _NS
+                    self._call_eval(self._eval_cont)
+                    if self._zero_crossings:
+                        self._g_prev = [float(z.witness(ctx)) for z in self._zero_crossings]
+                    for o in self.observers:
+                        o.on_sample(self)
+            elif sol.status == "running":
+                # no output grid: record every accepted step
+                ctx.xc = np.asarray(sol.y).copy()
+                tk = int(round(sol.t * TICKS_PER_SECOND))
+                ctx.ticks, ctx.time = tk, sol.t
+                self._call_eval(self._eval_cont)
+                for o in self.observers:
+                    o.on_sample(self)
+            first_step = sol.step_size or first_step
+        self.stats["rhs_evals"] += sol.nfev
+        if event_stop is not None:
+            continue  # restart from the event with a fresh solver
+        ctx.xc = np.asarray(sol.y).copy()
+        self._major(stop)
+        while out_grid and self._next_out <= stop:
+            self._next_out += out_grid
+        if self.progress:
+            self._bar.tick(stop)
+
+
+def locate_event(self: Any, dense: Any, t_prev: float, t_new: float) -> int | None:
+    """Find the first zero crossing in ``(t_prev, t_new]`` on the dense output; handle it."""
+    ctx = self.ctx
+
+    def g_at(i: int, t: float) -> float:
+        ctx.xc = np.asarray(dense(t))
+        ctx.time = t
+        self._call_eval(self._eval_cont)
+        return float(self._zero_crossings[i].witness(ctx))
+
+    ctx.xc = np.asarray(dense(t_new))
+    ctx.time = t_new
+    self._call_eval(self._eval_cont)
+    g_new = [float(z.witness(ctx)) for z in self._zero_crossings]
+    crossed = self._crossings(self._g_prev, g_new)
+    if not crossed:
+        self._g_prev = g_new
+        return None
+    best = None
+    for i in crossed:
+        te = brentq(lambda t, i=i: g_at(i, t), t_prev, t_new, xtol=1e-13, rtol=1e-14)
+        if best is None or te < best[0]:
+            best = (te, i)
+    te, i = best
+    t_ev = max(self.ctx.ticks + 1, int(round(te * TICKS_PER_SECOND)))
+    ctx.xc = np.asarray(dense(t_ev * _NS)).copy()
+    ctx.ticks, ctx.time = t_ev, t_ev * _NS
+    self._call_eval(self._eval_cont)
+    self._handle_event(self._zero_crossings[i])
+    self._call_eval(self._eval_cont)
+    self._g_prev = [float(z.witness(ctx)) for z in self._zero_crossings]
+    for o in self.observers:
+        o.on_sample(self)
+    return t_ev
