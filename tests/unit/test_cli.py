@@ -92,3 +92,15 @@ def test_example_demo_runs(tmp_path):
     assert abs(s["steady_state_error_rad_s"]) < 0.001 * s["target_rad_s"]
     assert s["overshoot_pct"] < 1.0
     assert (tmp_path / "demo" / "results.csv").exists()
+
+
+def test_bouncing_ball_example_matches_analytic_impacts():
+    sys.path.insert(0, str(ROOT / "examples"))
+    try:
+        import bouncing_ball as bb
+        got = bb.main()
+    finally:
+        sys.path.pop(0)
+    ref = bb.analytic_impacts(n=4)
+    assert len(got) == 4
+    assert max(abs(a - b) for a, b in zip(got, ref)) < 1e-8
