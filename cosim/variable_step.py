@@ -17,7 +17,7 @@ import numpy as np
 from scipy.optimize import brentq
 
 from .errors import SolverError
-from .solvers import scipy_solver_class
+from .solvers import STIFF, scipy_solver_class
 from .time import TICKS_PER_SECOND
 
 _NS = 1.0 / TICKS_PER_SECOND
@@ -58,10 +58,12 @@ def advance_variable(self: Any, end: int) -> None:
             t_prev = sol.t
             msg = sol.step()
             if sol.status == "failed":
-                raise SolverError(
-                    f"solver {self.solver_name} failed at t = {sol.t:.9g} s: {msg}; "
-                    "the system may be stiff (try 'radau' or 'bdf'), discontinuous "
-                    "without a declared event, or diverging")
+                hint = ("the solution may be blowing up, or jumps at an instant no block "
+                        "declared as a time event or zero crossing")
+                if self.solver_name not in STIFF:
+                    hint = "the system may be stiff (try 'radau' or 'bdf'), or " + hint
+                raise SolverError(f"solver {self.solver_name} failed at t = {sol.t:.9g} s: "
+                                  f"{msg} {hint}")
             self.stats["steps"] += 1
             self._check_finite(sol.y, int(round(sol.t * TICKS_PER_SECOND)))
             dense = sol.dense_output() if (out_grid or self._zero_crossings) else None
