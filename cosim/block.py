@@ -89,6 +89,25 @@ class DiscreteState:
 
 
 @dataclass(eq=False)
+class OpaqueState:
+    """State kept outside the context (an FMU instance, a device) with save/restore hooks.
+
+    ``save()`` returns a value from which ``restore(value)`` brings the state
+    back.  Without them the block cannot be checkpointed, and a snapshot of a
+    context holding it is refused (never a silently wrong rollback).
+    """
+
+    block: Block
+    name: str
+    save: Callable[[], Any] | None = None
+    restore: Callable[[Any], None] | None = None
+
+    @property
+    def path(self) -> str:
+        return f"{self.block.path}.{self.name}"
+
+
+@dataclass(eq=False)
 class Parameter:
     """Handle of a block parameter; the value lives in the context."""
 
@@ -156,6 +175,7 @@ class _Declarations:
     periodic_updates: list = field(default_factory=list)
     zero_crossings: list = field(default_factory=list)
     time_events: list = field(default_factory=list)
+    opaque_states: list = field(default_factory=list)
 
 
 class Block:
@@ -223,6 +243,17 @@ class Block:
         check_name(name, "state")
         h = DiscreteState(self, name, initial)
         self._decl.discrete_states.append(h)
+        return h
+
+    def declare_opaque_state(self, name: str, save: Callable[[], Any] | None = None,
+                             restore: Callable[[Any], None] | None = None) -> OpaqueState:
+        """Declare state held outside the context (see :class:`OpaqueState`)."""
+        check_name(name, "state")
+        if (save is None) != (restore is None):
+            raise BuildError(f"block '{self.name}': opaque state {name!r} needs both save "
+                             "and restore, or neither")
+        h = OpaqueState(self, name, save, restore)
+        self._decl.opaque_states.append(h)
         return h
 
     def declare_parameter(self, name: str, default: Any, unit: str | None = None,
@@ -312,6 +343,10 @@ class Block:
     @property
     def time_events(self) -> list[TimeEvent]:
         return self._decl.time_events
+
+    @property
+    def opaque_states(self) -> list[OpaqueState]:
+        return self._decl.opaque_states
 
     @property
     def is_sampled(self) -> bool:

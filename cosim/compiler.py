@@ -93,6 +93,7 @@ class Plan:
         self.dstate_index: dict = {}
         self.parameters: list = []
         self.param_index: dict = {}
+        self.opaque_states: list = []
         self.rate_groups: list[RateGroup] = []
         self.linear_candidates: list[Block] = []
         self.n_continuous = 0
@@ -288,6 +289,7 @@ def compile_diagram(diagram: Diagram) -> Plan:
         for h in b.parameters.values():
             plan.param_index[h] = len(plan.parameters)
             plan.parameters.append(h)
+        plan.opaque_states.extend(b.opaque_states)
 
     groups: dict[tuple[int, int], RateGroup] = {}
     for b in plan.blocks:

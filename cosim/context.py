@@ -152,8 +152,20 @@ class Context:
 
     # ---------------------------------------------------- checkpointing
     def snapshot(self) -> Context:
-        """An independent copy (checkpoint) of this context."""
+        """An independent copy (checkpoint) of this context.
+
+        Opaque states (FMUs, devices) are saved through their hooks; a block
+        without hooks makes the snapshot fail with :class:`ContextError`.
+        """
         new = copy.copy(self)
+        new._opaque = {}
+        for h in self.plan.opaque_states:
+            if h.save is None:
+                raise ContextError(
+                    f"cannot snapshot: block '{h.block.path}' keeps state {h.name!r} outside "
+                    "the context and cannot save it; rollback is refused rather than "
+                    "giving a wrong result (give the block save/restore hooks)")
+            new._opaque[h] = h.save()
         new.xc = self.xc.copy()
         new.xd = [_copy_value(v) for v in self.xd]
         new.params = [_copy_value(v) for v in self.params]
@@ -173,6 +185,8 @@ class Context:
         self.xd = [_copy_value(v) for v in snap.xd]
         self.params = [_copy_value(v) for v in snap.params]
         self.signals = [_copy_value(v) for v in snap.signals]
+        for h, value in getattr(snap, "_opaque", {}).items():
+            h.restore(value)
 
     # ------------------------------------------------------------ errors
     def _foreign(self, obj: Any, what: str) -> ContextError:

@@ -97,3 +97,36 @@ def test_restore_also_restores_the_mode_time():
     sim.advance_to(1.0)
     ctx.restore(snap)
     assert st.y.calc(ctx) == 0.0
+
+
+class _Device:
+    def __init__(self):
+        self.counter = 0
+
+
+def test_opaque_state_is_saved_and_restored_through_hooks():
+    from cosim import Block
+    dev = _Device()
+    blk = Block("dev")
+    blk.declare_opaque_state("counter", save=lambda: dev.counter,
+                             restore=lambda v: setattr(dev, "counter", v))
+    b = DiagramBuilder("o")
+    b.add(blk)
+    ctx = b.build().create_context()
+    dev.counter = 3
+    snap = ctx.snapshot()
+    dev.counter = 7
+    ctx.restore(snap)
+    assert dev.counter == 3
+
+
+def test_block_that_cannot_save_its_state_refuses_rollback():
+    from cosim import Block
+    blk = Block("fmu")
+    blk.declare_opaque_state("instance")
+    b = DiagramBuilder("o")
+    b.add(blk)
+    ctx = b.build().create_context()
+    with pytest.raises(ContextError, match="block 'fmu' keeps state 'instance' outside the "
+                                           "context and cannot save it; rollback is refused"):
+        ctx.snapshot()
