@@ -372,9 +372,11 @@ class Simulator:
         while bp_i < len(bps) and bps[bp_i] <= tick:
             bp_i += 1
         while tick < end:
-            if (nx and not hits and not self._zero_crossings and not self.progress
-                    and tick % h == 0):
+            if nx and not self._zero_crossings and tick % h == 0:
                 seg_end = min(end, bps[bp_i]) if bp_i < len(bps) else end
+                for g in hits:  # the next sample hit after tick
+                    k = (tick - g.offset) // g.period + 1
+                    seg_end = min(seg_end, g.offset + max(k, 0) * g.period)
                 n_fast = (seg_end - tick) // h - 1  # last step: general path
                 if n_fast > 0:
                     tick = self._fast_steps(tick, n_fast)
@@ -431,6 +433,8 @@ class Simulator:
         advance = self._fixed_solver.advance
         ev = self._eval_cont
         samplers = [o.on_sample for o in self.observers]
+        if self.progress:
+            samplers.append(lambda sim: self._bar.tick(sim.ctx.ticks))
         isfinite = math.isfinite
         try:
             for _ in range(n):

@@ -29,6 +29,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import operator
 import os
 import re
 from pathlib import Path
@@ -91,6 +92,10 @@ class StreamWriter(Observer):
         self.ports = resolve_ports(sim.diagram, self.spec)
         self._slots = [sim.plan.output_slot[p] for p in self.ports]
         self._vector = [p.shape != () for p in self.ports]
+        self._any_vector = any(self._vector)
+        k = self._slots
+        self._get = (operator.itemgetter(*k) if len(k) > 1 else
+                     (lambda s, i=k[0]: (s[i],)) if k else (lambda s: ()))
 
     def _fail(self, exc: OSError) -> OutputError:
         return OutputError(f"cannot write results to '{self.path}': {type(exc).__name__}: "
@@ -122,8 +127,11 @@ class StreamWriter(Observer):
             raise OutputError(f"{type(self).__name__} '{self.path}' is not open "
                               f"({self._state}); a writer records one run: make a new one")
         s = sim.ctx.signals
-        row = tuple(np.array(s[k], dtype=float) if vec else s[k]
-                    for k, vec in zip(self._slots, self._vector, strict=True))
+        if self._any_vector:
+            row = tuple(np.array(s[k], dtype=float) if vec else s[k]
+                        for k, vec in zip(self._slots, self._vector, strict=True))
+        else:
+            row = self._get(s)
         self._times.append(sim.ctx.time)
         self._rows.append(row)
         if len(self._rows) >= self.chunk:
