@@ -7,6 +7,7 @@ Public API (re-exports only)::
 
 from .block import ALL, Block
 from .context import Context
+from .coupling import Coupling, GaussSeidel, Jacobi
 from .diagram import Diagram, DiagramBuilder
 from .errors import (
     AlgebraicLoopError,
@@ -29,14 +30,17 @@ from .function_block import FunctionBlock
 from .linear import LinearModel
 from .loops import LoopOptions
 from .manipulators import Manipulator, Noise, Offset, Override, Scale, Scenario, StuckAt
+from .master import MasterScheduler
 from .observers import Observer, Recorder, Results
 from .simulator import Simulator, simulate
+from .subsystem import DiagramSubsystem, Subsystem
 from .time import TICKS_PER_SECOND, to_seconds, to_ticks
 
 __version__ = "0.1.0"
 
 __all__ = [
-    "ALL", "Block", "Context", "Diagram", "DiagramBuilder", "FunctionBlock", "LinearModel",
+    "ALL", "Block", "Coupling", "DiagramSubsystem", "GaussSeidel", "Jacobi", "MasterScheduler",
+    "Subsystem", "Context", "Diagram", "DiagramBuilder", "FunctionBlock", "LinearModel",
     "LoopOptions", "Manipulator", "Noise", "Observer", "Offset", "Override", "Recorder",
     "Results", "Scale", "Scenario", "Simulator", "StuckAt", "TICKS_PER_SECOND", "simulate",
     "to_seconds", "to_ticks", "AlgebraicLoopError", "BuildError", "ConnectError",

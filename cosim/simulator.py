@@ -217,6 +217,21 @@ class Simulator:
         self._major(ctx.ticks, first=True)
         self._initialized = True
 
+    def evaluate_outputs(self) -> None:
+        """Recompute the outputs of continuous and direct blocks at the current time.
+
+        For a co-simulation master after it changed inputs (no updates, no observers).
+        """
+        if not self._initialized:
+            self.initialize()
+        self.ctx.time = self.ctx.mode_time = self.ctx.ticks * _NS
+        self._call_eval(self._eval_cont)
+
+    def reset_solver_history(self) -> None:
+        """Forget multistep history (after a rollback of the context)."""
+        if getattr(self, "_fixed_solver", None) is not None:
+            self._fixed_solver.reset()
+
     def _on_param_change(self, handle: Any) -> None:
         self._dirty = True
 
@@ -293,11 +308,14 @@ class Simulator:
     # ---------------------------------------------------------- running
     def advance_to(self, t_end_s: float) -> None:
         """Advance the simulation to ``t_end_s`` (seconds)."""
+        self.advance_to_ticks(to_ticks(t_end_s, "end time"))
+
+    def advance_to_ticks(self, end: int) -> None:
+        """Advance the simulation to ``end`` (integer ticks)."""
         if not self._initialized:
             self.initialize()
-        end = to_ticks(t_end_s, "end time")
         if end < self.ctx.ticks:
-            raise StepError(f"advance_to({t_end_s}): the context is already at "
+            raise StepError(f"advance_to({end * _NS:g} s): the context is already at "
                             f"t = {self.ctx.time:g} s")
         self._bar = ProgressBar(self.ctx.ticks, end, self.progress)
         try:

@@ -1,0 +1,235 @@
+"""Subsystems: parts of a model that a co-simulation master steps as black boxes.
+
+The co-simulation protocol (:class:`Subsystem`) is what the master knows:
+
+* ``input_names`` / ``output_names`` (with shapes and units),
+* ``set_inputs(t0, polys)``: each input as a polynomial in ``tau = t - t0``
+  over the coming macro step (extrapolated or interpolated by the master),
+* ``do_step(t0_ticks, h_ticks)``: advance from ``t0`` to ``t0 + h``,
+* ``get_outputs()``: the outputs at the current time,
+* ``save_state()`` / ``restore_state(token)`` for rollback (``can_save_state``),
+* ``feedthrough()``: which inputs each output reads directly,
+* optionally ``output_jacobian()``: d outputs / d inputs at the current point.
+
+:class:`DiagramSubsystem` implements all of it for a native diagram: the
+diagram's exported inputs are driven by :class:`CouplingInput` blocks that
+evaluate the master's polynomial at every micro step and solver stage, and the
+diagram runs on its own :class:`~cosim.simulator.Simulator` with its own solver
+and step.  FMUs and devices (later) implement what they can.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from typing import Any
+
+import numpy as np
+
+from .block import Block
+from .diagram import DiagramBuilder
+from .errors import BuildError, ContextError, RateError
+from .time import format_time, to_ticks
+
+
+class CouplingInput(Block):
+    """A coupling signal given by the master as a polynomial in time.
+
+    .. math:: y(t) = \\sum_j c_j (t - t_0)^j
+
+    The coefficients live in the discrete state ``poly`` (set by the master
+    before each macro step), so snapshots and rollback include them.
+
+    Ports
+    -----
+    out  y   shape and unit of the input it drives (no inputs)
+    """
+
+    def __init__(self, name: str, shape: Any = (), unit: str | None = None) -> None:
+        super().__init__(name)
+        size = int(np.prod(shape)) if shape else 1
+        self.scalar = shape == ()
+        self.shape = shape
+        init = (0.0, (0.0,)) if self.scalar else (0.0, np.zeros((1, size)))
+        self.poly = self.declare_discrete_state("poly", init)
+        self.y = self.declare_output("y", self._calc, shape=shape, unit=unit, depends_on=())
+
+    def _calc(self, ctx: Any) -> Any:
+        t0, c = ctx.discrete(self.poly)
+        tau = ctx.time - t0
+        if self.scalar:
+            acc = c[-1]
+            for k in range(len(c) - 2, -1, -1):
+                acc = acc * tau + c[k]
+            return acc
+        acc = c[-1].copy()
+        for row in c[-2::-1]:
+            acc = acc * tau + row
+        return acc.reshape(self.shape)
+
+    def set_polynomial(self, ctx: Any, t0: float, coeffs: np.ndarray) -> None:
+        """Set coefficients ``(order+1, size)`` (lowest power first) for ``tau = t - t0``."""
+        if self.scalar:
+            ctx.set_discrete(self.poly, (float(t0), tuple(float(v) for v in coeffs[:, 0])))
+        else:
+            ctx.set_discrete(self.poly, (float(t0), np.array(coeffs, dtype=float)))
+
+
+class Subsystem(ABC):
+    """The co-simulation protocol (see the module docstring).
+
+    Implementers' checklist: set ``name``, ``input_names``, ``output_names``,
+    ``shapes`` and ``units`` (dicts by port name), ``rate`` (integer ratio of
+    the subsystem's communication step to the master's macro step) and
+    ``can_save_state``; implement the abstract methods.
+    """
+
+    name: str
+    input_names: list[str]
+    output_names: list[str]
+    shapes: dict[str, tuple]
+    units: dict[str, str | None]
+    rate: int = 1
+    can_save_state: bool = False
+
+    @abstractmethod
+    def initialize(self, t0_ticks: int) -> None:
+        """Prepare to start at ``t0`` (states at their initial values)."""
+
+    @abstractmethod
+    def set_inputs(self, t0: float, polys: dict[str, np.ndarray]) -> None:
+        """Inputs as polynomials in ``t - t0`` for the coming step."""
+
+    @abstractmethod
+    def do_step(self, t0_ticks: int, h_ticks: int) -> None:
+        """Advance from ``t0`` to ``t0 + h``."""
+
+    @abstractmethod
+    def get_outputs(self) -> dict[str, Any]:
+        """Outputs at the current time."""
+
+    @abstractmethod
+    def refresh_outputs(self) -> None:
+        """Recompute outputs after ``set_inputs`` without stepping (initialization)."""
+
+    def feedthrough(self) -> dict[str, set[str]]:
+        """For each output, the inputs it reads directly (default: all)."""
+        return {o: set(self.input_names) for o in self.output_names}
+
+    def save_state(self) -> Any:
+        raise ContextError(f"subsystem '{self.name}' cannot save its state; rollback-based "
+                           "methods (step rejection, iterative coupling) need save/restore")
+
+    def restore_state(self, token: Any) -> None:
+        raise ContextError(f"subsystem '{self.name}' cannot restore its state")
+
+    def output_jacobian(self) -> dict | None:
+        """d outputs / d inputs at the current point, where the subsystem provides it."""
+        return None
+
+
+class DiagramSubsystem(Subsystem):
+    """A native diagram as a co-simulation subsystem with its own solver and step.
+
+    Parameters
+    ----------
+    diagram : Diagram
+        Its exported inputs become the subsystem inputs, its exported outputs
+        the subsystem outputs.
+    solver, dt, **simulator_options
+        The subsystem's own integrator (any core solver) and step [s].
+    rate : int
+        The subsystem steps every ``rate`` macro steps, over ``rate * H``
+        (multi-rate by decimation).
+    name : str, optional
+    """
+
+    def __init__(self, diagram: Any, *, solver: str = "rk4", dt: float | None = None,
+                 rate: int = 1, name: str | None = None, **simulator_options: Any) -> None:
+        from .simulator import Simulator
+        if int(rate) < 1:
+            raise RateError(f"subsystem '{name or diagram.name}': rate must be an integer "
+                            f">= 1, got {rate!r}")
+        self.name = name or diagram.name
+        self.rate = int(rate)
+        self.diagram = diagram
+        b = DiagramBuilder(f"{self.name}_cosim")
+        b.add(diagram)
+        self._drivers: dict[str, CouplingInput] = {}
+        for p in diagram.inputs.values():
+            ci = b.add(CouplingInput(f"coupling_{p.name}", p.shape, p.unit_text))
+            b.connect(ci.y, p)
+            self._drivers[p.name] = ci
+        for p in diagram.outputs.values():
+            b.export_output(p, p.name)
+        self.wrapper = b.build()
+        self.input_names = list(diagram.inputs)
+        self.output_names = list(diagram.outputs)
+        if not self.output_names:
+            raise BuildError(f"subsystem '{self.name}': diagram '{diagram.name}' exports no "
+                             "outputs; export what other subsystems need with export_output()")
+        self.shapes = {n: p.shape for n, p in list(diagram.inputs.items())
+                       + list(diagram.outputs.items())}
+        self.units = {n: p.unit_text for n, p in list(diagram.inputs.items())
+                      + list(diagram.outputs.items())}
+        self._out_ports = [self.wrapper.outputs[n] for n in self.output_names]
+        self.ctx = self.wrapper.create_context()
+        self.sim = Simulator(self.wrapper, self.ctx, solver=solver, dt=dt, record=False,
+                             **simulator_options)
+        self.solver_name = solver
+        self.dt_ticks = to_ticks(dt, "dt") if dt is not None else None
+        self.can_save_state = not self.wrapper.compile().opaque_states or all(
+            h.save is not None for h in self.wrapper.compile().opaque_states)
+
+    def initialize(self, t0_ticks: int) -> None:
+        self.ctx.ticks = t0_ticks
+        self.ctx.time = self.ctx.mode_time = t0_ticks * 1e-9
+        self.sim.initialize()
+
+    def check_step(self, h_ticks: int) -> None:
+        if self.dt_ticks and self.sim.fixed and h_ticks % self.dt_ticks:
+            raise RateError(f"subsystem '{self.name}': communication step "
+                            f"{format_time(h_ticks)} is not a multiple of its solver step "
+                            f"dt = {format_time(self.dt_ticks)}")
+
+    def set_inputs(self, t0: float, polys: dict[str, np.ndarray]) -> None:
+        for name, coeffs in polys.items():
+            self._drivers[name].set_polynomial(self.ctx, t0, coeffs)
+
+    def refresh_outputs(self) -> None:
+        self.sim.evaluate_outputs()
+
+    def do_step(self, t0_ticks: int, h_ticks: int) -> None:
+        if self.ctx.ticks != t0_ticks:
+            raise ContextError(f"subsystem '{self.name}' is at t = {self.ctx.time:.9g} s, "
+                               f"asked to step from {t0_ticks * 1e-9:.9g} s")
+        self.sim.advance_to_ticks(t0_ticks + h_ticks)
+
+    def get_outputs(self) -> dict[str, Any]:
+        ctx = self.ctx
+        return {n: ctx.output(p) for n, p in zip(self.output_names, self._out_ports)}
+
+    def feedthrough(self) -> dict[str, set[str]]:
+        plan = self.wrapper.compile()
+        driver_slot = {plan.output_slot[d.y]: n for n, d in self._drivers.items()}
+        out = {}
+        for name, port in zip(self.output_names, self._out_ports):
+            seen, stack, found = set(), [plan.producer[plan.output_slot[port]]], set()
+            while stack:
+                node = stack.pop()
+                if node.index in seen:
+                    continue
+                seen.add(node.index)
+                for s in node.reads:
+                    if s in driver_slot:
+                        found.add(driver_slot[s])
+                    elif s in plan.producer:
+                        stack.append(plan.producer[s])
+            out[name] = found
+        return out
+
+    def save_state(self) -> Any:
+        return self.ctx.snapshot()
+
+    def restore_state(self, token: Any) -> None:
+        self.ctx.restore(token)
+        self.sim.reset_solver_history()
