@@ -83,6 +83,7 @@ def m1_diagram(case=1):
     b.export_input(dv.ins[1], "v2")
     b.export_output(fc.y, "fc")
     b.export_output(mass.x, "x1")
+    b.export_output(mass.v, "v1")
     return b.build()
 
 
@@ -98,6 +99,13 @@ def m2_diagram(case=1):
 
 
 CONNECTIONS = [("m1.fc", "m2.fc"), ("m2.x2", "m1.x2"), ("m2.v2", "m1.v2")]
+
+
+def energy(res, case=1):
+    """Total mechanical energy from the published outputs [J] (10000 J exactly, case 1)."""
+    x1, v1, x2, v2 = res["m1.x1"], res["m1.v1"], res["m2.x2"], res["m2.v2"]
+    return (0.5 * M1 * v1 ** 2 + 0.5 * M2 * v2 ** 2 + 0.5 * K1 * x1 ** 2
+            + 0.5 * KC * (x1 - x2) ** 2 + 0.5 * K2 * x2 ** 2)
 
 
 def exact(t, case=1):
