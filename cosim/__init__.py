@@ -7,7 +7,7 @@ Public API (re-exports only)::
 
 from .block import ALL, Block
 from .context import Context
-from .coupling import Coupling, GaussSeidel, Jacobi
+from .coupling import Coupling, GaussSeidel, Iterative, Jacobi
 from .diagram import Diagram, DiagramBuilder
 from .errors import (
     AlgebraicLoopError,
@@ -39,7 +39,8 @@ from .time import TICKS_PER_SECOND, to_seconds, to_ticks
 __version__ = "0.1.0"
 
 __all__ = [
-    "ALL", "Block", "Coupling", "DiagramSubsystem", "GaussSeidel", "Jacobi", "MasterScheduler",
+    "ALL", "Block", "Coupling", "DiagramSubsystem", "GaussSeidel", "Iterative", "Jacobi",
+    "MasterScheduler",
     "Subsystem", "Context", "Diagram", "DiagramBuilder", "FunctionBlock", "LinearModel",
     "LoopOptions", "Manipulator", "Noise", "Observer", "Offset", "Override", "Recorder",
     "Results", "Scale", "Scenario", "Simulator", "StuckAt", "TICKS_PER_SECOND", "simulate",

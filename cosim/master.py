@@ -69,6 +69,7 @@ class MasterScheduler:
             raise PortError(f"MasterScheduler: unconnected subsystem input(s) {', '.join(missing)}"
                             "; connect each one to an output of another subsystem")
         self.orders = self._orders(extrapolation)
+        self.coupled_sources = sorted({src for src, _, _ in self.sources.values()})
         for s in self.subsystems:
             check = getattr(s, "check_step", None)
             if check is not None:
@@ -77,6 +78,8 @@ class MasterScheduler:
                           for s in self.subsystems for o in s.output_names}
         self.pending: dict[str, tuple[int, dict]] = {}
         self.wall = {s.name: 0.0 for s in self.subsystems}
+        self.rollbacks = 0
+        self.iterations: list[int] = []
         self.steps = {s.name: 0 for s in self.subsystems}
         self.t = 0
 
@@ -164,6 +167,56 @@ class MasterScheduler:
         for o, v in outs.items():
             self.histories[(s.name, o)].push(t_end * _NS, v)
 
+    # ----------------------------------------------- interface vectors
+    def pack_last(self) -> np.ndarray:
+        """The latest published values of the coupled outputs as one vector."""
+        return np.concatenate([self.histories[k].last for k in self.coupled_sources])
+
+    def unpack(self, z: np.ndarray) -> list[np.ndarray]:
+        out, i = [], 0
+        for k in self.coupled_sources:
+            n = self.histories[k].last.size
+            out.append(z[i:i + n])
+            i += n
+        return out
+
+    def predict(self, t0: int, H: int) -> np.ndarray:
+        """Extrapolated coupled outputs at ``t0 + H`` (the predictor of iterative coupling)."""
+        from .extrapolation import evaluate
+        vals = []
+        for k in self.coupled_sources:
+            order = max(o for (dst, o) in self.orders.items()
+                        if self.sources[dst][0] == k)
+            vals.append(evaluate(self.histories[k].polynomial(order, t0 * _NS), H * _NS))
+        return np.concatenate(vals)
+
+    # --------------------------------------------------------- rollback
+    def check_rollback(self, why: str) -> None:
+        """Refuse rollback-based methods when a subsystem cannot save its state."""
+        from .errors import ContextError
+        bad = [s.name for s in self.subsystems if not getattr(s, "can_save_state", False)]
+        if bad:
+            raise ContextError(f"{why} needs to redo macro steps, but subsystem(s) "
+                               f"{', '.join(repr(b) for b in bad)} cannot save and restore "
+                               "their state; use a non-iterative coupling without step "
+                               "rejection, or give them save/restore")
+
+    def save(self) -> dict:
+        """Checkpoint of the whole co-simulation (subsystems, histories, time)."""
+        return {"t": self.t, "subs": {s.name: s.save_state() for s in self.subsystems},
+                "hist": {k: h.snapshot() for k, h in self.histories.items()},
+                "pending": dict(self.pending)}
+
+    def restore(self, snap: dict) -> None:
+        """Roll back to a checkpoint made by :meth:`save`."""
+        self.t = snap["t"]
+        for s in self.subsystems:
+            s.restore_state(snap["subs"][s.name])
+        for k, h in self.histories.items():
+            h.restore(snap["hist"][k])
+        self.pending = dict(snap["pending"])
+        self.rollbacks += 1
+
     # ---------------------------------------------------------- running
     def initialize(self, t0_s: float = 0.0, max_iter: int = 50, tol: float = 1e-12) -> None:
         """Initialize the subsystems and make the initial outputs consistent.
@@ -210,6 +263,8 @@ class MasterScheduler:
 
     def run(self, t_end_s: float, t0_s: float = 0.0) -> Results:
         """Co-simulate from ``t0_s`` to ``t_end_s``; returns the published outputs."""
+        if getattr(self.coupling, "needs_rollback", False):
+            self.check_rollback(f"coupling '{self.coupling.name}'")
         self.initialize(t0_s)
         end = to_ticks(t_end_s, "end time")
         if (end - self.t) % (self.H * max(s.rate for s in self.subsystems)):
@@ -259,6 +314,10 @@ class MasterScheduler:
             "master_overhead_us_per_subsystem_step":
                 1e6 * (wall - sub_wall) / max(1, sum(self.steps.values())),
             "init_sweeps": self.init_sweeps,
+            "rollbacks": self.rollbacks,
+            "iterations_per_step_max": max(self.iterations, default=0),
+            "iterations_per_step_mean": float(np.mean(self.iterations)) if self.iterations
+            else 0.0,
         }
         prov = {"model": "+".join(self.by_name), "coupling": self.coupling.name,
                 "macro_step_s": self.H * _NS, "extrapolation": {".".join(k): v for k, v in

@@ -70,3 +70,74 @@ def test_higher_order_extrapolation_beats_the_linear_baseline_tenfold(coupling):
     drift_lin = np.max(np.abs(energy(res_lin) - 1e4)) / 1e4
     # the energy drift shrinks with the coupling error too (reported alongside)
     assert drift < drift_lin and drift < 1e-3, (drift, drift_lin)
+
+
+@pytest.mark.parametrize("method", ["fixed_point", "aitken", "broyden", "newton"])
+def test_iterative_coupling_converges_and_beats_explicit_coupling(method):
+    from cosim import Iterative
+    err_it, res = _cosim(1e-3, 3, Iterative(method), t_end=1.0)
+    err_jac, _ = _cosim(1e-3, 1, Jacobi(), t_end=1.0)
+    assert err_it < 1e-5 and err_it < err_jac / 100, (err_it, err_jac)
+    d = res.diagnostics
+    assert d["iterations_per_step_max"] <= 10 and d["rollbacks"] > 0
+
+
+def test_rollback_restores_bit_identical_states():
+    subs = [DiagramSubsystem(m1_diagram(), solver="rk4", dt=1e-4),
+            DiagramSubsystem(m2_diagram(), solver="rk4", dt=1e-4)]
+    master = MasterScheduler(subs, CONNECTIONS, 1e-3, extrapolation=2)
+    master.initialize()
+    for k in range(5):
+        master.coupling.step(master, k, master.t, master.H)
+        master.t += master.H
+    snap = master.save()
+    x_ref = [s.ctx.xc.copy() for s in subs]
+    for k in range(5, 9):
+        master.coupling.step(master, k, master.t, master.H)
+        master.t += master.H
+    master.restore(snap)
+    for s, x in zip(subs, x_ref):
+        np.testing.assert_array_equal(s.ctx.xc, x)
+    a = [master.histories[k].last.copy() for k in master.coupled_sources]
+    for k in range(5, 9):
+        master.coupling.step(master, k, master.t, master.H)
+        master.t += master.H
+    master.restore(snap)
+    b = [master.histories[k].last.copy() for k in master.coupled_sources]
+    for u, v in zip(a, b):
+        np.testing.assert_array_equal(u, v)
+
+
+def test_iterative_coupling_refuses_subsystems_without_save_restore():
+    from cosim import Block, DiagramBuilder, Iterative
+    from cosim.errors import ContextError
+
+    class Device(Block):
+        def __init__(self):
+            super().__init__("dev")
+            self.u = self.declare_input("fc", unit="N")
+            self.declare_opaque_state("hw")  # no save/restore hooks
+            self.y = self.declare_output("x2", lambda ctx: 0.0, unit="m", depends_on=())
+            self.v = self.declare_output("v2", lambda ctx: 0.0, unit="m/s", depends_on=())
+
+    b = DiagramBuilder("m2")
+    d = b.add(Device())
+    b.export_input(d.u, "fc")
+    b.export_output(d.y, "x2")
+    b.export_output(d.v, "v2")
+    subs = [DiagramSubsystem(m1_diagram(), dt=1e-4), DiagramSubsystem(b.build(), dt=1e-4)]
+    master = MasterScheduler(subs, CONNECTIONS, 1e-3, coupling=Iterative())
+    with pytest.raises(ContextError, match="subsystem\\(s\\) 'm2' cannot save and restore"):
+        master.run(0.01)
+
+
+def test_connection_errors_name_subsystems_and_ports():
+    from cosim.errors import PortError, UnitError
+    subs = [DiagramSubsystem(m1_diagram(), dt=1e-4), DiagramSubsystem(m2_diagram(), dt=1e-4)]
+    with pytest.raises(PortError, match="output 'x3' not found on subsystem 'm2'; valid names: "
+                                        "x2, v2"):
+        MasterScheduler(subs, [("m2.x3", "m1.x2")], 1e-3)
+    with pytest.raises(PortError, match="unconnected subsystem input\\(s\\) 'm1.v2', 'm2.fc'"):
+        MasterScheduler(subs, [("m2.x2", "m1.x2")], 1e-3)
+    with pytest.raises(UnitError, match="m2.v2 \\[m/s\\] -> m1.x2 \\[m\\]"):
+        MasterScheduler(subs, [("m2.v2", "m1.x2")], 1e-3)
