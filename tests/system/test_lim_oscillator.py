@@ -141,3 +141,16 @@ def test_connection_errors_name_subsystems_and_ports():
         MasterScheduler(subs, [("m2.x2", "m1.x2")], 1e-3)
     with pytest.raises(UnitError, match="m2.v2 \\[m/s\\] -> m1.x2 \\[m\\]"):
         MasterScheduler(subs, [("m2.v2", "m1.x2")], 1e-3)
+
+
+def test_slow_subsystem_publishes_only_when_its_step_is_due():
+    subs = [DiagramSubsystem(m1_diagram(), solver="rk4", dt=1e-4),
+            DiagramSubsystem(m2_diagram(), solver="radau", rate=2, rtol=1e-10, atol=1e-12)]
+    master = MasterScheduler(subs, CONNECTIONS, 1e-3, coupling=Jacobi(), extrapolation=1)
+    res = master.run(0.02)
+    x2 = res["m2.x2"]
+    assert res.diagnostics["subsystem_steps"] == {"m1": 20, "m2": 10}
+    np.testing.assert_array_equal(x2[1::2], x2[0:-1:2])  # held over the odd macro points
+    assert np.all(x2[2::2] != x2[0:-2:2])
+    ref = exact(res.time[::2])
+    assert np.max(np.abs(x2[::2] - ref[:, 1])) < 0.05
