@@ -33,6 +33,7 @@ from .manipulators import Manipulator, Noise, Offset, Override, Scale, Scenario,
 from .master import MasterScheduler
 from .observers import Observer, Recorder, Results
 from .simulator import Simulator, simulate
+from .step_control import StepController
 from .subsystem import DiagramSubsystem, Subsystem
 from .time import TICKS_PER_SECOND, to_seconds, to_ticks
 
@@ -40,7 +41,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "ALL", "Block", "Coupling", "DiagramSubsystem", "GaussSeidel", "Iterative", "Jacobi",
-    "MasterScheduler",
+    "MasterScheduler", "StepController",
     "Subsystem", "Context", "Diagram", "DiagramBuilder", "FunctionBlock", "LinearModel",
     "LoopOptions", "Manipulator", "Noise", "Observer", "Offset", "Override", "Recorder",
     "Results", "Scale", "Scenario", "Simulator", "StuckAt", "TICKS_PER_SECOND", "simulate",

@@ -46,10 +46,14 @@ class MasterScheduler:
     extrapolation : int or dict
         Polynomial order 0-3 of every coupling input, or ``{"dst.input": order}``
         with a ``"*"`` default.
+    step_control : StepController, optional
+        Richardson communication-step control (:mod:`cosim.step_control`);
+        ``step_s`` is then the initial step.
     """
 
     def __init__(self, subsystems: list, connections: list, step_s: float, *,
-                 coupling: Coupling | None = None, extrapolation: Any = 1) -> None:
+                 coupling: Coupling | None = None, extrapolation: Any = 1,
+                 step_control: Any = None) -> None:
         self.subsystems = list(subsystems)
         self.by_name: dict[str, Any] = {}
         for s in self.subsystems:
@@ -79,6 +83,9 @@ class MasterScheduler:
         self.pending: dict[str, tuple[int, dict]] = {}
         self.wall = {s.name: 0.0 for s in self.subsystems}
         self.rollbacks = 0
+        self.rejections = 0
+        self.step_control = step_control
+        self.step_sizes = []
         self.iterations: list[int] = []
         self.steps = {s.name: 0 for s in self.subsystems}
         self.t = 0
@@ -261,12 +268,99 @@ class MasterScheduler:
                          "the subsystems' feedthrough forms an algebraic loop: use an "
                          "iterative coupling or break the loop")
 
+    def _macro(self, k: int, H: int) -> None:
+        """One macro step of size ``H`` from ``self.t`` (coupling, publication, settling)."""
+        for name, (t_end, outs) in list(self.pending.items()):
+            if t_end <= self.t:
+                self._publish(self.by_name[name], t_end, outs)
+                del self.pending[name]
+        due = self.due(k)
+        saved_H, self.H = self.H, H
+        try:
+            self.coupling.step(self, k, self.t, H)
+        finally:
+            self.H = saved_H
+        self.t += H
+        for name, (t_end, outs) in list(self.pending.items()):
+            if t_end <= self.t:
+                self._publish(self.by_name[name], t_end, outs)
+                del self.pending[name]
+        # feedthrough outputs at the new communication point see the inputs there
+        settle = [s for s in self.feedthrough_subs if s in due and s.rate == 1]
+        if settle:
+            self._settle(self.t, settle)
+
+    def _controlled(self, end: int, times: list, rows: list) -> int:
+        """Run to ``end`` with Richardson communication-step control; returns steps taken."""
+        from .errors import StepError
+        ctl = self.step_control
+        if any(s.rate != 1 for s in self.subsystems):
+            raise BuildError("communication-step control needs every subsystem at rate 1")
+        self.check_rollback("communication-step control")
+        grid = to_ticks(ctl.grid_s or ctl.h_min_s / 2, "step-control grid")
+        h_min = to_ticks(ctl.h_min_s, "h_min") // grid * grid
+        if h_min < 2 * grid:
+            raise BuildError(f"step control: h_min_s = {ctl.h_min_s} s must be at least twice "
+                             f"the grid {format_time(grid)} so that the smallest step can be "
+                             "halved and checked")
+        h_max = max(h_min, to_ticks(ctl.h_max_s, "h_max") // grid * grid)
+        for s in self.subsystems:
+            check = getattr(s, "check_step", None)
+            if check is not None:
+                check(grid)
+        q = 1 + min(self.orders.values(), default=0)
+        H = max(h_min, min(h_max, self.H // grid * grid))
+        k = 0
+        self.step_sizes: list[float] = []
+        while self.t < end:
+            H = min(H, end - self.t)
+            half = H // 2 // grid * grid
+            if half < grid:  # only a last partial step shorter than 2 grid steps
+                self._macro(k, H)
+                k += 1
+                self.step_sizes.append(H * _NS)
+                times.append(self.t * _NS)
+                rows.append(self._snapshot_outputs())
+                continue
+            snap = self.save()
+            self._macro(k, H)
+            y_full = self.pack_last()
+            self.restore(snap)
+            self._macro(k, half)
+            self._macro(k + 1, H - half)
+            y_half = self.pack_last()
+            scale = ctl.atol + ctl.rtol * np.abs(y_half)
+            err = float(np.max(np.abs(y_half - y_full) / scale)) / (2.0 ** q - 1.0)
+            if err <= 1.0:
+                k += 2
+                self.step_sizes.append(H * _NS)
+                times.append(self.t * _NS)
+                rows.append(self._snapshot_outputs())
+                H = ctl.next_step(H, err, q, grid, h_min, h_max)
+            else:
+                self.restore(snap)
+                self.rejections += 1
+                if H <= h_min:
+                    raise StepError(
+                        f"communication step rejected at the minimum step "
+                        f"{format_time(h_min)} at t = {self.t * _NS:.9g} s (scaled error "
+                        f"{err:.3g}); loosen rtol/atol, lower h_min_s or use an iterative "
+                        "coupling")
+                H = ctl.next_step(H, err, q, grid, h_min, h_max)
+        return k
+
     def run(self, t_end_s: float, t0_s: float = 0.0) -> Results:
         """Co-simulate from ``t0_s`` to ``t_end_s``; returns the published outputs."""
         if getattr(self.coupling, "needs_rollback", False):
             self.check_rollback(f"coupling '{self.coupling.name}'")
         self.initialize(t0_s)
         end = to_ticks(t_end_s, "end time")
+        if self.step_control is not None:
+            times = [self.t * _NS]
+            rows = [self._snapshot_outputs()]
+            wall0 = _time.perf_counter()
+            k = self._controlled(end, times, rows)
+            return self._results(times, rows, _time.perf_counter() - wall0, k)
         if (end - self.t) % (self.H * max(s.rate for s in self.subsystems)):
             raise BuildError(f"end time {t_end_s} s is not a whole number of macro steps "
                              f"H = {format_time(self.H)} (times the largest rate)")
@@ -275,22 +369,8 @@ class MasterScheduler:
         wall0 = _time.perf_counter()
         k = 0
         while self.t < end:
-            for name, (t_end, outs) in list(self.pending.items()):
-                if t_end <= self.t:
-                    self._publish(self.by_name[name], t_end, outs)
-                    del self.pending[name]
-            due = self.due(k)
-            self.coupling.step(self, k, self.t, self.H)
-            self.t += self.H
+            self._macro(k, self.H)
             k += 1
-            for name, (t_end, outs) in list(self.pending.items()):
-                if t_end <= self.t:
-                    self._publish(self.by_name[name], t_end, outs)
-                    del self.pending[name]
-            # feedthrough outputs at the new communication point see the inputs there
-            settle = [s for s in self.feedthrough_subs if s in due and s.rate == 1]
-            if settle:
-                self._settle(self.t, settle)
             times.append(self.t * _NS)
             rows.append(self._snapshot_outputs())
         wall = _time.perf_counter() - wall0
@@ -315,6 +395,8 @@ class MasterScheduler:
                 1e6 * (wall - sub_wall) / max(1, sum(self.steps.values())),
             "init_sweeps": self.init_sweeps,
             "rollbacks": self.rollbacks,
+            "rejections": self.rejections,
+            "step_sizes_s": list(self.step_sizes),
             "iterations_per_step_max": max(self.iterations, default=0),
             "iterations_per_step_mean": float(np.mean(self.iterations)) if self.iterations
             else 0.0,

@@ -154,3 +154,36 @@ def test_slow_subsystem_publishes_only_when_its_step_is_due():
     assert np.all(x2[2::2] != x2[0:-2:2])
     ref = exact(res.time[::2])
     assert np.max(np.abs(x2[::2] - ref[:, 1])) < 0.05
+
+
+def _controlled(rtol, t_end=1.0, h_min=2e-4):
+    from cosim import StepController
+    subs = [DiagramSubsystem(m1_diagram(), solver="rk4", dt=1e-4),
+            DiagramSubsystem(m2_diagram(), solver="rk4", dt=1e-4)]
+    ctl = StepController(rtol=rtol, atol=rtol, h_min_s=h_min, h_max_s=1e-2, grid_s=1e-4)
+    master = MasterScheduler(subs, CONNECTIONS, 1e-3, coupling=Jacobi(), extrapolation=2,
+                             step_control=ctl)
+    res = master.run(t_end)
+    ref = exact(res.time)
+    err = max(np.max(np.abs(res["m1.x1"] - ref[:, 0])),
+              np.max(np.abs(res["m2.x2"] - ref[:, 1])))
+    return err, res
+
+
+def test_richardson_step_control_adapts_and_tightens_with_tolerance():
+    err_loose, loose = _controlled(1e-3)
+    err_tight, tight = _controlled(1e-6)
+    n_loose = len(loose.diagnostics["step_sizes_s"])
+    n_tight = len(tight.diagnostics["step_sizes_s"])
+    assert err_tight < err_loose / 3 and n_tight > n_loose
+    # far fewer communications than exchanging at the smallest step (2e-4 s: 5000 steps)
+    assert n_loose < 1000 and n_tight < 5000
+    assert max(loose.diagnostics["step_sizes_s"]) > 5 * min(loose.diagnostics["step_sizes_s"])
+    np.testing.assert_allclose(np.diff(loose.time), loose.diagnostics["step_sizes_s"])
+
+
+def test_step_rejected_at_the_minimum_step_is_an_error():
+    from cosim.errors import StepError
+    with pytest.raises(StepError, match="communication step rejected at the minimum step "
+                                        "1 ms at t = 0 s"):
+        _controlled(1e-12, t_end=0.1, h_min=1e-3)
