@@ -20,38 +20,59 @@ from collections import deque
 
 import numpy as np
 
+_WEIGHTS: dict[tuple, np.ndarray] = {}
+
+
+def _weights(offsets: tuple[int, ...]) -> np.ndarray:
+    """``W`` with ``coeffs = W @ values`` for sample times ``t0 + offsets`` (ticks).
+
+    The inverse Vandermonde matrix of the sample times in seconds; cached, since
+    a fixed macro step repeats the same offsets at every step.
+    """
+    w = _WEIGHTS.get(offsets)
+    if w is None:
+        tau = np.array(offsets, dtype=float) * 1e-9
+        w = np.linalg.inv(np.vander(tau, len(tau), increasing=True))
+        if len(_WEIGHTS) > 4096:
+            _WEIGHTS.clear()
+        _WEIGHTS[offsets] = w
+    return w
+
 
 class SignalHistory:
-    """The last few ``(t, value)`` samples of one coupling signal."""
+    """The last few ``(t, value)`` samples of one coupling signal (times in ticks)."""
 
     def __init__(self, depth: int = 4) -> None:
-        self.t: deque[float] = deque(maxlen=depth)
+        self.t: deque[int] = deque(maxlen=depth)
         self.v: deque[np.ndarray] = deque(maxlen=depth)
 
     def push(self, t: float, value) -> None:
-        if self.t and t <= self.t[-1]:
+        tk = int(round(t * 1e9))
+        while self.t and self.t[-1] >= tk:
             # a redone step (rollback) or an update at the same instant: replace
-            while self.t and self.t[-1] >= t:
-                self.t.pop()
-                self.v.pop()
-        self.t.append(float(t))
-        self.v.append(np.atleast_1d(np.asarray(value, dtype=float)).copy())
+            self.t.pop()
+            self.v.pop()
+        self.t.append(tk)
+        if isinstance(value, float):
+            self.v.append(np.array((value,)))
+        else:
+            self.v.append(np.array(value, dtype=float).reshape(-1))
 
     def truncate_after(self, t: float) -> None:
         """Forget samples later than ``t`` (after a rollback)."""
-        while self.t and self.t[-1] > t + 1e-15:
+        tk = int(round(t * 1e9))
+        while self.t and self.t[-1] > tk:
             self.t.pop()
             self.v.pop()
 
     def snapshot(self) -> tuple:
-        return list(self.t), [v.copy() for v in self.v]
+        return list(self.t), list(self.v)  # values are never modified in place
 
     def restore(self, snap: tuple) -> None:
         self.t.clear()
         self.v.clear()
-        for t, v in zip(*snap):
-            self.t.append(t)
-            self.v.append(v.copy())
+        self.t.extend(snap[0])
+        self.v.extend(snap[1])
 
     @property
     def last(self) -> np.ndarray:
@@ -66,12 +87,14 @@ class SignalHistory:
         if not self.t:
             raise ValueError("no samples yet")
         n = min(order + 1, len(self.t))
-        ts = np.array(list(self.t)[-n:]) - t0
-        vs = np.array(list(self.v)[-n:])
         if n == 1:
-            return vs[:1].copy()
-        V = np.vander(ts, n, increasing=True)  # V[i, j] = ts[i] ** j
-        return np.linalg.solve(V, vs)
+            return self.v[-1][None, :]
+        t0k = int(round(t0 * 1e9))
+        ts, vs = self.t, self.v
+        m = len(ts)
+        offsets = tuple(ts[i] - t0k for i in range(m - n, m))
+        V = np.stack([vs[i] for i in range(m - n, m)])
+        return _weights(offsets) @ V
 
 
 def evaluate(coeffs: np.ndarray, tau: float) -> np.ndarray:
