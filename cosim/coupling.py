@@ -145,7 +145,7 @@ class Iterative(Coupling):
         for s in master.subsystems:
             master._publish(s, t0 + H, s.get_outputs())
         if master.feedthrough_subs:
-            master._settle(t0 + H, master.feedthrough_subs)
+            master._settle(t0 + H, master.feedthrough_subs, once=master._settle_once)
         return master.pack_last()
 
     def step(self, master: Any, k: int, t0: int, H: int) -> None:

@@ -21,6 +21,7 @@ from collections import deque
 import numpy as np
 
 _WEIGHTS: dict[tuple, np.ndarray] = {}
+_WEIGHT_LISTS: dict[tuple, list] = {}
 
 
 def _weights(offsets: tuple[int, ...]) -> np.ndarray:
@@ -35,16 +36,23 @@ def _weights(offsets: tuple[int, ...]) -> np.ndarray:
         w = np.linalg.inv(np.vander(tau, len(tau), increasing=True))
         if len(_WEIGHTS) > 4096:
             _WEIGHTS.clear()
+            _WEIGHT_LISTS.clear()
         _WEIGHTS[offsets] = w
+        _WEIGHT_LISTS[offsets] = w.tolist()
     return w
 
 
 class SignalHistory:
-    """The last few ``(t, value)`` samples of one coupling signal (times in ticks)."""
+    """The last few ``(t, value)`` samples of one coupling signal (times in ticks).
+
+    Scalar signals are kept as floats and their polynomials computed in plain
+    Python (a tuple of coefficients); vector signals as arrays.
+    """
 
     def __init__(self, depth: int = 4) -> None:
         self.t: deque[int] = deque(maxlen=depth)
-        self.v: deque[np.ndarray] = deque(maxlen=depth)
+        self.v: deque = deque(maxlen=depth)
+        self.scalar: bool | None = None
 
     def push(self, t: float, value) -> None:
         tk = int(round(t * 1e9))
@@ -52,9 +60,11 @@ class SignalHistory:
             # a redone step (rollback) or an update at the same instant: replace
             self.t.pop()
             self.v.pop()
+        if self.scalar is None:
+            self.scalar = np.ndim(value) == 0
         self.t.append(tk)
-        if isinstance(value, float):
-            self.v.append(np.array((value,)))
+        if self.scalar:
+            self.v.append(float(value) if np.ndim(value) == 0 else float(np.ravel(value)[0]))
         else:
             self.v.append(np.array(value, dtype=float).reshape(-1))
 
@@ -76,29 +86,47 @@ class SignalHistory:
 
     @property
     def last(self) -> np.ndarray:
+        """The latest value as a 1-D array."""
+        v = self.v[-1]
+        return np.array((v,)) if self.scalar else v
+
+    @property
+    def last_value(self):
+        """The latest value as stored (float for scalar signals)."""
         return self.v[-1]
 
-    def polynomial(self, order: int, t0: float) -> np.ndarray:
-        """Coefficients ``(order'+1, size)`` in ``tau = t - t0`` through the last points.
+    def polynomial(self, order: int, t0: float):
+        """Coefficients in ``tau = t - t0`` through the last ``order + 1`` points.
 
-        ``order`` is lowered to what the history supports (a fresh start uses
-        a zero-order hold).
+        A tuple of floats for scalar signals, else an array ``(n, size)``;
+        lowest power first.  ``order`` is lowered to what the history supports
+        (a fresh start uses a zero-order hold).
         """
         if not self.t:
             raise ValueError("no samples yet")
         n = min(order + 1, len(self.t))
+        vs = self.v
+        m = len(vs)
         if n == 1:
-            return self.v[-1][None, :]
+            return (vs[-1],) if self.scalar else vs[-1][None, :]
         t0k = int(round(t0 * 1e9))
-        ts, vs = self.t, self.v
-        m = len(ts)
+        ts = self.t
         offsets = tuple(ts[i] - t0k for i in range(m - n, m))
-        V = np.stack([vs[i] for i in range(m - n, m)])
-        return _weights(offsets) @ V
+        W = _weights(offsets)
+        if self.scalar:
+            rows = _WEIGHT_LISTS[offsets]
+            vals = [vs[i] for i in range(m - n, m)]
+            return tuple(sum(w * v for w, v in zip(row, vals)) for row in rows)
+        return W @ np.stack([vs[i] for i in range(m - n, m)])
 
 
-def evaluate(coeffs: np.ndarray, tau: float) -> np.ndarray:
-    """Horner evaluation of coefficient rows (lowest power first) at ``tau``."""
+def evaluate(coeffs, tau: float) -> np.ndarray:
+    """Horner evaluation of coefficient rows (lowest power first) at ``tau`` (1-D result)."""
+    if isinstance(coeffs, tuple):
+        acc = coeffs[-1]
+        for c in coeffs[-2::-1]:
+            acc = acc * tau + c
+        return np.array((acc,))
     out = coeffs[-1].copy()
     for c in coeffs[-2::-1]:
         out = out * tau + c

@@ -149,8 +149,11 @@ class MasterScheduler:
             order = 0 if constant else self.orders[(s.name, name)]
             c = self.histories[src].polynomial(order, t0 * _NS)
             if scale != 1.0 or bias != 0.0:
-                c = c * scale
-                c[0] = c[0] + bias
+                if isinstance(c, tuple):
+                    c = (c[0] * scale + bias,) + tuple(x * scale for x in c[1:])
+                else:
+                    c = c * scale
+                    c[0] = c[0] + bias
             polys[name] = c
         return polys
 
@@ -270,14 +273,14 @@ class MasterScheduler:
         self._settle_once = True
         return order
 
-    def _settle(self, t: int, subs: list, max_iter: int = 50, tol: float = 1e-12) -> int:
+    def _settle(self, t: int, subs: list, max_iter: int = 50, tol: float = 1e-12,
+                once: bool = False) -> int:
         """Make feedthrough outputs at ``t`` consistent with the published inputs at ``t``.
 
         Each subsystem in ``subs`` gets its inputs as constants (the published
         values at ``t``) and recomputes its outputs; sweeps repeat until nothing
         changes (a chain of feedthrough settles in as many sweeps as it is long).
         """
-        once = self._settle_once and subs is self.feedthrough_subs
         for sweep in range(1, max_iter + 1):
             change = 0.0
             scale = 0.0
@@ -322,7 +325,7 @@ class MasterScheduler:
         # feedthrough outputs at the new communication point see the inputs there
         settle = [s for s in self.feedthrough_subs if s in due and s.rate == 1]
         if settle:
-            self._settle(self.t, settle)
+            self._settle(self.t, settle, once=self._settle_once)
 
     def _controlled(self, end: int, times: list, rows: list) -> int:
         """Run to ``end`` with Richardson communication-step control; returns steps taken."""
@@ -411,15 +414,15 @@ class MasterScheduler:
         return self._results(times, rows, wall, k)
 
     def _snapshot_outputs(self) -> list:
-        return [self.histories[key].last.copy() for key in self.histories]
+        return [h.last_value for h in self.histories.values()]  # never modified in place
 
     def _results(self, times: list, rows: list, wall: float, n_steps: int) -> Results:
         t = np.asarray(times)
         signals, units = {}, {}
         for j, (sname, o) in enumerate(self.histories):
-            arr = np.array([r[j] for r in rows])
+            arr = np.array([r[j] for r in rows], dtype=float)
             shape = self.by_name[sname].shapes[o]
-            signals[f"{sname}.{o}"] = arr[:, 0] if shape == () else arr.reshape((len(t),) + shape)
+            signals[f"{sname}.{o}"] = arr if shape == () else arr.reshape((len(t),) + shape)
             units[f"{sname}.{o}"] = self.by_name[sname].units[o] or ""
         sub_wall = sum(self.wall.values())
         diag = {

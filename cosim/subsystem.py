@@ -66,10 +66,15 @@ class CouplingInput(Block):
             acc = acc * tau + row
         return acc.reshape(self.shape)
 
-    def set_polynomial(self, ctx: Any, t0: float, coeffs: np.ndarray) -> None:
-        """Set coefficients ``(order+1, size)`` (lowest power first) for ``tau = t - t0``."""
+    def set_polynomial(self, ctx: Any, t0: float, coeffs: Any) -> None:
+        """Set coefficients (lowest power first) for ``tau = t - t0``.
+
+        A tuple of floats for a scalar input, or an array ``(order+1, size)``.
+        """
         if self.scalar:
-            ctx.set_discrete(self.poly, (float(t0), tuple(float(v) for v in coeffs[:, 0])))
+            if not isinstance(coeffs, tuple):
+                coeffs = tuple(float(v) for v in np.asarray(coeffs).reshape(len(coeffs), -1)[:, 0])
+            ctx.set_discrete(self.poly, (t0, coeffs))
         else:
             ctx.set_discrete(self.poly, (float(t0), np.array(coeffs, dtype=float)))
 
