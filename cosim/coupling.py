@@ -203,3 +203,4 @@ class Iterative(Coupling):
                     Jinv = Jinv + np.outer(dz - Jinv @ dg, dz @ Jinv) / denom
             z, y, g = z_new, y_new, g_new
         master.iterations.append(it)
+        master.last_residual = res

@@ -86,6 +86,11 @@ class MasterScheduler:
         self.rejections = 0
         self._settle_once = False
         self.feedthrough_subs: list = []
+        self.last_residual = 0.0
+        self.macro: dict[str, list] = {k: [] for k in ("t", "H", "wall_s", "iterations",
+                                                       "residual", "rejections")}
+        for s_ in self.subsystems:
+            self.macro[f"wall_s/{s_.name}"] = []
         self.step_control = step_control
         self.step_sizes = []
         self.iterations: list[int] = []
@@ -359,6 +364,8 @@ class MasterScheduler:
                 times.append(self.t * _NS)
                 rows.append(self._snapshot_outputs())
                 continue
+            w0, walls0, it0, rej0 = _time.perf_counter(), dict(self.wall), \
+                len(self.iterations), self.rejections
             snap = self.save()
             self._macro(k, H)
             y_full = self.pack_last()
@@ -370,6 +377,8 @@ class MasterScheduler:
             err = float(np.max(np.abs(y_half - y_full) / scale)) / (2.0 ** q - 1.0)
             if err <= 1.0:
                 k += 2
+                self.last_residual = err
+                self._record_macro(H, w0, walls0, it0, rej0)
                 self.step_sizes.append(H * _NS)
                 times.append(self.t * _NS)
                 rows.append(self._snapshot_outputs())
@@ -406,12 +415,29 @@ class MasterScheduler:
         wall0 = _time.perf_counter()
         k = 0
         while self.t < end:
+            w0, walls0, it0, rej0 = _time.perf_counter(), dict(self.wall), \
+                len(self.iterations), self.rejections
             self._macro(k, self.H)
+            self._record_macro(self.H, w0, walls0, it0, rej0)
             k += 1
             times.append(self.t * _NS)
             rows.append(self._snapshot_outputs())
         wall = _time.perf_counter() - wall0
         return self._results(times, rows, wall, k)
+
+    def _record_macro(self, H: int, wall0: float, walls0: dict, iters0: int,
+                      rej0: int) -> None:
+        """Diagnostics of the macro step that just ended at ``self.t``."""
+        m = self.macro
+        m["t"].append(self.t * _NS)
+        m["H"].append(H * _NS)
+        m["wall_s"].append(_time.perf_counter() - wall0)
+        m["iterations"].append(sum(self.iterations[iters0:]) if len(self.iterations) > iters0
+                               else 1)
+        m["residual"].append(self.last_residual)
+        m["rejections"].append(self.rejections - rej0)
+        for name, w in self.wall.items():
+            m[f"wall_s/{name}"].append(w - walls0[name])
 
     def _snapshot_outputs(self) -> list:
         return [h.last_value for h in self.histories.values()]  # never modified in place
@@ -434,6 +460,7 @@ class MasterScheduler:
             "rollbacks": self.rollbacks,
             "rejections": self.rejections,
             "step_sizes_s": list(self.step_sizes),
+            "macro": {k: np.asarray(v) for k, v in self.macro.items()},
             "iterations_per_step_max": max(self.iterations, default=0),
             "iterations_per_step_mean": float(np.mean(self.iterations)) if self.iterations
             else 0.0,

@@ -187,3 +187,15 @@ def test_step_rejected_at_the_minimum_step_is_an_error():
     with pytest.raises(StepError, match="communication step rejected at the minimum step "
                                         "1 ms at t = 0 s"):
         _controlled(1e-12, t_end=0.1, h_min=1e-3)
+
+
+def test_per_macro_step_diagnostics_are_recorded():
+    from cosim import Iterative
+    _, res = _cosim(1e-3, 1, Iterative("broyden"), t_end=0.05)
+    m = res.diagnostics["macro"]
+    assert len(m["t"]) == 50 and np.allclose(m["H"], 1e-3)
+    np.testing.assert_allclose(m["t"], res.time[1:])
+    assert np.all(m["iterations"] >= 2) and np.all(m["residual"] < 1e-9)
+    assert np.all(m["wall_s"] >= m["wall_s/m1"] + m["wall_s/m2"])
+    _, ctl = _controlled(1e-5, t_end=0.2)
+    assert ctl.diagnostics["macro"]["rejections"].sum() == ctl.diagnostics["rejections"]
