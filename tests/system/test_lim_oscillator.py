@@ -195,7 +195,8 @@ def test_per_macro_step_diagnostics_are_recorded():
     m = res.diagnostics["macro"]
     assert len(m["t"]) == 50 and np.allclose(m["H"], 1e-3)
     np.testing.assert_allclose(m["t"], res.time[1:])
-    assert np.all(m["iterations"] >= 2) and np.all(m["residual"] < 1e-9)
+    # residual = max |y(z) - z|, accepted below 1e-10 * (1 + |y|) with |y| ~ 1e3 N
+    assert np.all(m["iterations"] >= 2) and np.all(m["residual"] < 1e-6)
     assert np.all(m["wall_s"] >= m["wall_s/m1"] + m["wall_s/m2"])
     _, ctl = _controlled(1e-5, t_end=0.2)
     assert ctl.diagnostics["macro"]["rejections"].sum() == ctl.diagnostics["rejections"]
