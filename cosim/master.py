@@ -353,6 +353,9 @@ class MasterScheduler:
         q = 1 + min(self.orders.values(), default=0)
         H = max(h_min, min(h_max, self.H // grid * grid))
         k = 0
+        # marks of the current step (rejected attempts count towards the accepted one)
+        w0, walls0, it0, rej0 = _time.perf_counter(), dict(self.wall), \
+            len(self.iterations), self.rejections
         self.step_sizes: list[float] = []
         while self.t < end:
             H = min(H, end - self.t)
@@ -364,8 +367,6 @@ class MasterScheduler:
                 times.append(self.t * _NS)
                 rows.append(self._snapshot_outputs())
                 continue
-            w0, walls0, it0, rej0 = _time.perf_counter(), dict(self.wall), \
-                len(self.iterations), self.rejections
             snap = self.save()
             self._macro(k, H)
             y_full = self.pack_last()
@@ -379,6 +380,8 @@ class MasterScheduler:
                 k += 2
                 self.last_residual = err
                 self._record_macro(H, w0, walls0, it0, rej0)
+                w0, walls0, it0, rej0 = _time.perf_counter(), dict(self.wall), \
+                    len(self.iterations), self.rejections
                 self.step_sizes.append(H * _NS)
                 times.append(self.t * _NS)
                 rows.append(self._snapshot_outputs())
