@@ -69,6 +69,7 @@ TIMED_STATUSES = (STATUS_OK, STATUS_ESTIMATED)
 #: Registered suites: name -> module.  Later suites add one line each.
 SUITES: dict[str, str] = {
     "core": "bench.core",
+    "master": "bench.master",
 }
 
 #: Set by run_suite: timed() then gc.freeze()s what survives its gc.collect() (makes later

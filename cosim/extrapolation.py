@@ -64,7 +64,9 @@ class SignalHistory:
             self.scalar = np.ndim(value) == 0
         self.t.append(tk)
         if self.scalar:
-            self.v.append(float(value) if np.ndim(value) == 0 else float(np.ravel(value)[0]))
+            if type(value) is not float:
+                value = float(np.ravel(value)[0])
+            self.v.append(value)
         else:
             self.v.append(np.array(value, dtype=float).reshape(-1))
 

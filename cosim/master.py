@@ -362,6 +362,7 @@ class MasterScheduler:
             half = H // 2 // grid * grid
             if half < grid:  # only a last partial step shorter than 2 grid steps
                 self._macro(k, H)
+                self._record_macro(H, w0, walls0, it0, rej0)
                 k += 1
                 self.step_sizes.append(H * _NS)
                 times.append(self.t * _NS)

@@ -12,10 +12,9 @@ import math
 import numpy as np
 import pytest
 
+from bench.lim import CONNECTIONS, EXACT_CASE1, energy, exact, m1_diagram, m2_diagram
 from cosim import GaussSeidel, Jacobi, MasterScheduler
 from cosim.subsystem import DiagramSubsystem
-
-from .lim_oscillator import CONNECTIONS, EXACT_CASE1, energy, exact, m1_diagram, m2_diagram
 
 
 def test_reference_matches_published_values():

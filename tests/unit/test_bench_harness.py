@@ -426,3 +426,17 @@ def test_py_engine_floor_is_accurate_on_smooth_cases():
     assert extra["abs_err"] < 1e-12
     _, _, extra = peers.py_lag_chain(10, "RK4")
     assert extra["abs_err"] < 1e-10
+
+
+def test_master_suite_is_registered_and_reports_its_targets():
+    from bench import harness as h
+    from bench import master
+    assert "master" in h.suite_names()
+    fake = [{"case": "overhead/jacobi", "ours": {"extra": {"master_us_per_subsystem_step": 12.0}}},
+            {"case": "lim/jacobi/order1/H=1e-3/10s", "ours": {"abs_err": 2.7e-2}},
+            {"case": "lim/jacobi/order2/H=1e-3/10s", "ours": {"abs_err": 5e-4}}]
+    t = {x["name"]: x for x in master.targets(fake, 10.0)}
+    assert t["master overhead per native subsystem macro step [us]"]["met"] is False
+    assert t["LIM case 1 H=1e-3 best max |x error| over 10 s [m]"]["value"] == 5e-4
+    ratio = t["LIM Jacobi linear extrapolation vs published baseline (ratio)"]
+    assert ratio["met"] is True
