@@ -11,6 +11,10 @@ Timing (what subsystem B sees of A's output over the macro step
     Gauss-Seidel:  A steps first and publishes y_A(t_{k+1}); then B steps with
                    the interpolation through t_{k+1-p} .. t_{k+1} (no delay for
                    B; A still extrapolates B).
+    Iterative:     A and B step from t_k with inputs interpolated through
+                   t_{k+1-p} .. t_k and a guess z at t_{k+1}; both are rolled
+                   back and redone until y(t_{k+1}) = z: each sees the other's
+                   converged value at t_{k+1} (no delay, no extrapolation).
 
 A subsystem with ``rate = r`` steps every ``r`` macro steps over ``r H`` and
 publishes its outputs only when the master reaches the end of its step (a slow
