@@ -12,7 +12,6 @@ import numpy as np
 
 from cosim.block import Block
 from cosim.errors import ParameterError
-from cosim.linear import LinearModel
 
 
 class Constant(Block):
@@ -170,9 +169,3 @@ class TimeSource(Block):
     def __init__(self, name: str) -> None:
         super().__init__(name)
         self.t = self.declare_output("t", lambda ctx: ctx.time, unit="s", depends_on=())
-
-
-def constant_linear_model(block: Constant, ctx: Any) -> LinearModel:  # pragma: no cover
-    """Constants are not fused (their value is a tunable parameter)."""
-    return LinearModel(np.zeros((0, 0)), np.zeros((0, 0)), np.zeros((1, 0)),
-                       np.zeros((1, 0)), [], [block.y], [])

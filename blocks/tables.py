@@ -2,9 +2,9 @@ r"""Lookup tables and recorded-data sources.
 
 :class:`Table1D` and :class:`Table2D` map inputs through tabulated data
 (breakpoints strictly increasing); :class:`FromArrays` and :class:`FromFile`
-play recorded time series.  Lookups use :mod:`bisect` on Python lists, about
-20x faster per scalar call than :class:`scipy.interpolate.RegularGridInterpolator`
-(the tests check them against SciPy).
+play recorded time series.  Lookups use :mod:`bisect` on Python lists, which
+avoids the per-call overhead of :class:`scipy.interpolate.RegularGridInterpolator`
+for scalar inputs (the tests check the values against SciPy).
 
 Tables of a state-dependent input with ``"nearest"``/``"previous"``
 interpolation are discontinuous; the jumps are not located as events.

@@ -29,7 +29,7 @@ from .diagram import Diagram
 from .errors import AlgebraicLoopError, ConnectError, PortError
 from .function_block import FunctionBlock
 from .graph import find_cycle, is_loop, order_with_loops
-from .ports import InputPort, OutputPort, format_shape
+from .ports import InputPort, OutputPort
 from .time import base_tick, format_time
 from .units import conversion
 
@@ -326,11 +326,3 @@ def describe_loop(plan: Plan, comp: list[Node], deps: list[list[int]]) -> str:
                 continue
             break
     return " -> ".join(parts) + " -> " + parts[0]
-
-
-def port_table(plan: Plan) -> list[str]:
-    """Slot table for debugging: slot, port, shape, unit."""
-    out = []
-    for i, p in enumerate(plan.slot_ports):
-        out.append(f"{i:4d} {p.path:<30} {format_shape(p.shape):<8} [{p.unit_label()}]")
-    return out

@@ -59,7 +59,7 @@ class Jacobi(Coupling):
     def step(self, master: Any, k: int, t0: int, H: int) -> None:
         due = master.due(k)
         for s in due:
-            master.feed_inputs(s, t0, s.rate * H, interpolate=False)
+            master.feed_inputs(s, t0)
         if self.parallel and len(due) > 1:
             if self._pool is None:
                 self._pool = ThreadPoolExecutor(self.workers or len(master.subsystems))
@@ -98,7 +98,7 @@ class GaussSeidel(Coupling):
                                  f"{missing}")
             due = sorted(due, key=lambda s: rank[s.name])
         for s in due:
-            master.feed_inputs(s, t0, s.rate * H, interpolate=True)
+            master.feed_inputs(s, t0)
             master.step_subsystem(s, t0, s.rate * H)
             master.collect(s, t0 + s.rate * H)
 

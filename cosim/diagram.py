@@ -17,7 +17,7 @@ import numpy as np
 
 from .block import Block, check_name, did_you_mean
 from .errors import BuildError, ConnectError, PortError, UnitError
-from .ports import InputPort, OutputPort, format_shape
+from .ports import InputPort, OutputPort
 from .units import conversion
 
 
@@ -29,10 +29,6 @@ class Connection:
     dst: InputPort
     scale: float = 1.0
     bias: float = 0.0
-
-    @property
-    def converts(self) -> bool:
-        return self.scale != 1.0 or self.bias != 0.0
 
 
 def check_compatible(src: OutputPort, dst: InputPort) -> tuple[float, float]:
@@ -277,7 +273,3 @@ class Diagram(Block):
             lines.append(f"  {b.path} ({type(b).__name__}, {kind})")
             lines.extend("    " + s for s in b.describe_ports())
         return "\n".join(lines)
-
-
-def fmt_port(p: Any) -> str:
-    return f"{p.path} {format_shape(p.shape)}"

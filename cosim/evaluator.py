@@ -46,6 +46,8 @@ class Evaluator:
         self.extra_consumed = set(consumers or ())
         self.fuse_linear = fuse_linear
         self._cache: dict[frozenset, Any] = {}
+        self._globals = {"_array": np.array, "_concat": np.concatenate, "_ravel": np.ravel,
+                         "_zeros": np.zeros, "float": float}
         self._line_map: dict[str, dict[int, str]] = {}
         self.loop_solvers: list[LoopSolver] = []
         self._build(ctx)
@@ -152,7 +154,7 @@ class Evaluator:
             src, lines = [], []
             for n in comp:
                 self._emit_node(n, src, lines)
-            fn = self._compile("loop_sweep", src, lines, ())
+            fn = self._compile("loop_sweep", src, lines)
             slots = [s for n in comp for s in n.slots]
             label = " | ".join(n.label for n in comp)
             solver = LoopSolver(label, slots, fn, self.loop_options,
@@ -284,23 +286,18 @@ class Evaluator:
         self._globals[name] = obj
         return name
 
-    def _compile(self, fname: str, src: list, lines: list, _args) -> Any:
-        header = f"def {fname}(ctx, s):\n    x = ctx.xc\n"
+    def _compile(self, fname: str, src: list, lines: list, args: str = "ctx, s",
+                 tail: str = "") -> Any:
+        """Compile ``def fname(args)`` from statement lines; ``lines`` label each one."""
+        header = f"def {fname}({args}):\n    x = ctx.xc\n"
         body = "".join(f"    {line}\n" for line in src) or "    pass\n"
-        code = header + body
+        code = header + body + (f"    {tail}\n" if tail else "")
         filename = f"<cosim-generated-{next(_counter)}-{fname}>"
         linecache.cache[filename] = (len(code), None, code.splitlines(True), filename)
         self._line_map[filename] = {i + 3: lab for i, lab in enumerate(lines)}
         ns = dict(self._globals)
         exec(compile(code, filename, "exec"), ns)
         return ns[fname]
-
-    @property
-    def _globals(self) -> dict:
-        if not hasattr(self, "_g"):
-            self._g = {"_array": np.array, "_concat": np.concatenate, "_ravel": np.ravel,
-                       "_zeros": np.zeros, "float": float}
-        return self._g
 
     def evaluator_for(self, due: frozenset) -> Any:
         """``evaluate(ctx, s)`` for the given set of due sampled blocks (cached)."""
@@ -321,7 +318,7 @@ class Evaluator:
             elif kind == "loopsolver":
                 src.append(f"{self._bind(payload)}.solve(ctx, s)")
                 lines.append(f"algebraic loop {payload.label}")
-        fn = self._compile("evaluate", src, lines, ())
+        fn = self._compile("evaluate", src, lines)
         self._cache[due] = fn
         return fn
 
@@ -349,14 +346,7 @@ class Evaluator:
             else:
                 src.append(f"dx[{a}:{e}] = {self._bind(b.derivatives)}(ctx)")
             lines.append(f"block '{b.path}' derivatives")
-        header = "def derivatives(ctx, s, dx):\n    x = ctx.xc\n"
-        code = header + "".join(f"    {s_}\n" for s_ in src) + "    return dx\n"
-        filename = f"<cosim-generated-{next(_counter)}-derivatives>"
-        linecache.cache[filename] = (len(code), None, code.splitlines(True), filename)
-        self._line_map[filename] = {i + 3: lab for i, lab in enumerate(lines)}
-        ns = dict(self._globals)
-        exec(compile(code, filename, "exec"), ns)
-        return ns["derivatives"]
+        return self._compile("derivatives", src, lines, "ctx, s, dx", tail="return dx")
 
     # ------------------------------------------------------- propagation
     def make_propagator(self, tableau: tuple, h: float) -> Any:
@@ -423,7 +413,7 @@ class Evaluator:
         else:
             src.append("return ()")
         lines.append("propagator inputs")
-        vfun = self._compile("stage_inputs", src, lines, ())
+        vfun = self._compile("stage_inputs", src, lines)
         return Propagator(Phi, gammas, gconst, vfun, nv)
 
     # ----------------------------------------------------------- errors

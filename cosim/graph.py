@@ -8,8 +8,6 @@ is an ordinary node; anything else is an algebraic loop.
 
 from __future__ import annotations
 
-import sys
-
 
 def strongly_connected(deps: list[list[int]]) -> list[list[int]]:
     """Tarjan's algorithm (iterative); components come out dependencies first."""
@@ -62,7 +60,6 @@ def strongly_connected(deps: list[list[int]]) -> list[list[int]]:
 
 def order_with_loops(deps: list[list[int]]) -> list[list[int]]:
     """Components in a valid evaluation order (deterministic for a given input)."""
-    sys.setrecursionlimit(max(sys.getrecursionlimit(), 10000))
     return strongly_connected(deps)
 
 

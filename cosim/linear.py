@@ -100,12 +100,7 @@ def fuse(blocks: list, models: list[LinearModel], plan: Any) -> FusedSystem:
         states.extend(m.states)
     nx = sum(h.size for h in states)
     big = max(nx, ny, nw) > SPARSE_FROM
-    A = sp.block_diag([m.A for m in models if m.A.size], format="csr") if nx else \
-        sp.csr_matrix((0, 0))
-    B = sp.block_diag([m.B for m in models], format="csr") if nx or nw else sp.csr_matrix((0, 0))
-    C = sp.block_diag([m.C for m in models], format="csr")
-    D = sp.block_diag([m.D for m in models], format="csr")
-    # shapes of block_diag drop empty blocks; rebuild with explicit shapes
+    # block-diagonal stacks with explicit shapes (scipy's block_diag drops empty blocks)
     A, B, C, D = (_blockdiag([getattr(m, k) for m in models]) for k in "ABCD")
 
     member_outputs = set(y_ports)

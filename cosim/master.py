@@ -162,8 +162,12 @@ class MasterScheduler:
             polys[name] = c
         return polys
 
-    def feed_inputs(self, s: Any, t0: int, h: int, interpolate: bool) -> None:
-        """Set ``s``'s inputs for ``[t0, t0 + h]`` from the published histories."""
+    def feed_inputs(self, s: Any, t0: int) -> None:
+        """Set ``s``'s inputs from ``t0`` on from the published histories.
+
+        Extrapolation or interpolation follows from what has been published: a
+        source already stepped to the end of this macro step is interpolated.
+        """
         s.set_inputs(t0 * _NS, self.input_polys(s, t0))
 
     def step_subsystem(self, s: Any, t0: int, h: int) -> None:

@@ -95,7 +95,7 @@ class Simulator:
                  max_step: float | None = None, record: Any = "all", record_every: int = 1,
                  observers: Any = (), manipulators: Any = (),
                  loop_options: LoopOptions | None = None, fuse_linear: bool = True,
-                 progress: bool = False, max_events_per_step: int = 100) -> None:
+                 progress: bool = False) -> None:
         self.diagram = diagram
         self.plan = diagram.compile()
         if context is None:
@@ -118,7 +118,6 @@ class Simulator:
         self.loop_options = loop_options or LoopOptions()
         self.fuse_linear = fuse_linear
         self.progress = progress
-        self.max_events_per_step = max_events_per_step
         self.observers: list[Observer] = list(observers)
         self.recorder = None
         if record is not False:
@@ -236,14 +235,9 @@ class Simulator:
         self._dirty = True
 
     # ------------------------------------------------------ major point
-    def _due(self, tick: int) -> frozenset:
-        if not self._groups:
-            return frozenset()
-        blocks = []
-        for g in self._groups:
-            if g.due(tick):
-                blocks.extend(g.blocks)
-        return frozenset(blocks)
+    def _due(self, tick: int) -> list:
+        """The rate groups with a sample hit at ``tick``."""
+        return [g for g in self._groups if g.due(tick)] if self._groups else []
 
     def _major(self, tick: int, first: bool = False) -> None:
         """Steps 1-4 of the module docstring at ``tick``."""
@@ -256,7 +250,8 @@ class Simulator:
             self._dirty = False
             self.stats["rebuilds"] += 1
             self._build_program()
-        due = self._due(tick)
+        due_groups = self._due(tick)
+        due = frozenset(b for g in due_groups for b in g.blocks)
         if first and self._groups:
             # every sampled output gets a value from its initial state at the start,
             # also for blocks whose first hit is later (offset > 0)
@@ -269,18 +264,15 @@ class Simulator:
             self._g_prev = [float(z.witness(ctx)) for z in self._zero_crossings]
         for o in self.observers:
             o.on_sample(self)
-        if due:
-            for g in self._groups:
-                if g.due(tick):
-                    for b in g.blocks:
-                        for u in b.periodic_updates:
-                            if u.handler is not None and u.period == g.period and \
-                                    u.offset == g.offset:
-                                try:
-                                    u.handler(ctx)
-                                except Exception as exc:
-                                    raise StepError(
-                                        f"discrete update of block '{b.path}' failed at "
+        for g in due_groups:
+            for b in g.blocks:
+                for u in b.periodic_updates:
+                    if u.handler is None or u.period != g.period or u.offset != g.offset:
+                        continue
+                    try:
+                        u.handler(ctx)
+                    except Exception as exc:
+                        raise StepError(f"discrete update of block '{b.path}' failed at "
                                         f"t = {ctx.time:.9g} s: {exc!r}") from exc
 
     def _run_time_actions(self, tick: int) -> None:
