@@ -136,12 +136,11 @@ class Iterative(Coupling):
         if not first:
             master.restore(snap)
         keys = master.coupled_sources
-        t1 = (t0 + H) * 1e-9
         for key, val in zip(keys, master.unpack(z)):
-            master.histories[key].push(t1, val)
+            master.histories[key].push(t0 + H, val)
         polys = {s.name: master.input_polys(s, t0) for s in master.subsystems}
         for key in keys:
-            master.histories[key].truncate_after(t0 * 1e-9)
+            master.histories[key].truncate_after(t0)
         for s in master.subsystems:
             s.set_inputs(t0 * 1e-9, polys[s.name])
         for s in master.subsystems:
@@ -207,4 +206,5 @@ class Iterative(Coupling):
                     Jinv = Jinv + np.outer(dz - Jinv @ dg, dz @ Jinv) / denom
             z, y, g = z_new, y_new, g_new
         master.iterations.append(it)
+        master.iteration_total += it
         master.last_residual = res

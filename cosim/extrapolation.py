@@ -49,20 +49,23 @@ class SignalHistory:
     Python (a tuple of coefficients); vector signals as arrays.
     """
 
+    __slots__ = ("t", "v", "scalar")
+
     def __init__(self, depth: int = 4) -> None:
         self.t: deque[int] = deque(maxlen=depth)
         self.v: deque = deque(maxlen=depth)
         self.scalar: bool | None = None
 
-    def push(self, t: float, value) -> None:
-        tk = int(round(t * 1e9))
-        while self.t and self.t[-1] >= tk:
+    def push(self, tk: int, value) -> None:
+        """Add the sample ``value`` at ``tk`` ticks (replacing samples at or after ``tk``)."""
+        t = self.t
+        while t and t[-1] >= tk:
             # a redone step (rollback) or an update at the same instant: replace
-            self.t.pop()
+            t.pop()
             self.v.pop()
         if self.scalar is None:
             self.scalar = np.ndim(value) == 0
-        self.t.append(tk)
+        t.append(tk)
         if self.scalar:
             if type(value) is not float:
                 value = float(np.ravel(value)[0])
@@ -70,9 +73,8 @@ class SignalHistory:
         else:
             self.v.append(np.array(value, dtype=float).reshape(-1))
 
-    def truncate_after(self, t: float) -> None:
-        """Forget samples later than ``t`` (after a rollback)."""
-        tk = int(round(t * 1e9))
+    def truncate_after(self, tk: int) -> None:
+        """Forget samples later than ``tk`` ticks (after a rollback)."""
         while self.t and self.t[-1] > tk:
             self.t.pop()
             self.v.pop()
@@ -97,28 +99,40 @@ class SignalHistory:
         """The latest value as stored (float for scalar signals)."""
         return self.v[-1]
 
-    def polynomial(self, order: int, t0: float):
-        """Coefficients in ``tau = t - t0`` through the last ``order + 1`` points.
+    def constant(self):
+        """The latest value as a zero-order polynomial (what :meth:`polynomial` gives for 0)."""
+        return (self.v[-1],) if self.scalar else self.v[-1][None, :]
 
-        A tuple of floats for scalar signals, else an array ``(n, size)``;
-        lowest power first.  ``order`` is lowered to what the history supports
-        (a fresh start uses a zero-order hold).
+    def polynomial(self, order: int, t0k: int):
+        """Coefficients in ``tau = t - t0`` (seconds) through the last ``order + 1`` points.
+
+        ``t0k`` is in ticks.  A tuple of floats for scalar signals, else an array
+        ``(n, size)``; lowest power first.  ``order`` is lowered to what the
+        history supports (a fresh start uses a zero-order hold).
         """
-        if not self.t:
+        ts, vs = self.t, self.v
+        m = len(ts)
+        if not m:
             raise ValueError("no samples yet")
-        n = min(order + 1, len(self.t))
-        vs = self.v
-        m = len(vs)
+        n = order + 1 if order + 1 < m else m
         if n == 1:
             return (vs[-1],) if self.scalar else vs[-1][None, :]
-        t0k = int(round(t0 * 1e9))
-        ts = self.t
+        if n == 2 and self.scalar:
+            # closed form, anchored at the newest sample (exact hold of it at tau = its offset)
+            ta, tb = ts[-2], ts[-1]
+            va, vb = vs[-2], vs[-1]
+            slope = (vb - va) / ((tb - ta) * 1e-9)
+            return (vb - slope * ((tb - t0k) * 1e-9), slope)
         offsets = tuple(ts[i] - t0k for i in range(m - n, m))
         W = _weights(offsets)
         if self.scalar:
             rows = _WEIGHT_LISTS[offsets]
             vals = [vs[i] for i in range(m - n, m)]
-            return tuple(sum(w * v for w, v in zip(row, vals)) for row in rows)
+            if n == 3:
+                a, b, c = vals
+                return tuple(r[0] * a + r[1] * b + r[2] * c for r in rows)
+            a, b, c, d = vals
+            return tuple(r[0] * a + r[1] * b + r[2] * c + r[3] * d for r in rows)
         return W @ np.stack([vs[i] for i in range(m - n, m)])
 
 

@@ -80,6 +80,14 @@ class MasterScheduler:
                 check(s.rate * self.H)
         self.histories = {(s.name, o): SignalHistory(depth=5)
                           for s in self.subsystems for o in s.output_names}
+        # per subsystem: (input, source history, order, scale, bias) and (output, history)
+        self._feeds = {s.name: [(i, self.histories[self.sources[(s.name, i)][0]],
+                                 self.orders[(s.name, i)], *self.sources[(s.name, i)][1:])
+                                for i in s.input_names] for s in self.subsystems}
+        self._outs = {s.name: [(o, self.histories[(s.name, o)]) for o in s.output_names]
+                      for s in self.subsystems}
+        self._single_rate = all(s.rate == 1 for s in self.subsystems)
+        self._hist_list = list(self.histories.values())
         self.pending: dict[str, tuple[int, dict]] = {}
         self.wall = {s.name: 0.0 for s in self.subsystems}
         self.rollbacks = 0
@@ -87,10 +95,8 @@ class MasterScheduler:
         self._settle_once = False
         self.feedthrough_subs: list = []
         self.last_residual = 0.0
-        self.macro: dict[str, list] = {k: [] for k in ("t", "H", "wall_s", "iterations",
-                                                       "residual", "rejections")}
-        for s_ in self.subsystems:
-            self.macro[f"wall_s/{s_.name}"] = []
+        self.iteration_total = 0
+        self._marks: list[tuple] = []  # cumulative counters at each accepted macro step
         self.step_control = step_control
         self.step_sizes = []
         self.iterations: list[int] = []
@@ -145,14 +151,18 @@ class MasterScheduler:
 
     # ------------------------------------------------ used by couplings
     def due(self, k: int) -> list:
+        if self._single_rate:
+            return self.subsystems
         return [s for s in self.subsystems if k % s.rate == 0]
 
-    def input_polys(self, s: Any, t0: int, constant: bool = False) -> dict[str, np.ndarray]:
+    def input_polys(self, s: Any, t0: int, constant: bool = False) -> dict[str, Any]:
+        """``s``'s inputs from ``t0`` on, as polynomials of the published histories.
+
+        With ``constant`` the latest published values (a zero-order hold).
+        """
         polys = {}
-        for name in s.input_names:
-            src, scale, bias = self.sources[(s.name, name)]
-            order = 0 if constant else self.orders[(s.name, name)]
-            c = self.histories[src].polynomial(order, t0 * _NS)
+        for name, hist, order, scale, bias in self._feeds[s.name]:
+            c = hist.constant() if constant else hist.polynomial(order, t0)
             if scale != 1.0 or bias != 0.0:
                 if isinstance(c, tuple):
                     c = (c[0] * scale + bias,) + tuple(x * scale for x in c[1:])
@@ -176,6 +186,12 @@ class MasterScheduler:
         self.wall[s.name] += _time.perf_counter() - w
         self.steps[s.name] += 1
 
+    def refresh_subsystem(self, s: Any) -> None:
+        """Recompute ``s``'s outputs for new inputs (timed as the subsystem's work)."""
+        w = _time.perf_counter()
+        s.refresh_outputs()
+        self.wall[s.name] += _time.perf_counter() - w
+
     def collect(self, s: Any, t_end: int) -> None:
         """Publish ``s``'s outputs now if its step ends within this macro step, else later."""
         outs = s.get_outputs()
@@ -185,8 +201,8 @@ class MasterScheduler:
             self.pending[s.name] = (t_end, outs)
 
     def _publish(self, s: Any, t_end: int, outs: dict) -> None:
-        for o, v in outs.items():
-            self.histories[(s.name, o)].push(t_end * _NS, v)
+        for o, hist in self._outs[s.name]:
+            hist.push(t_end, outs[o])
 
     # ----------------------------------------------- interface vectors
     def pack_last(self) -> np.ndarray:
@@ -208,7 +224,7 @@ class MasterScheduler:
         for k in self.coupled_sources:
             order = max(o for (dst, o) in self.orders.items()
                         if self.sources[dst][0] == k)
-            vals.append(evaluate(self.histories[k].polynomial(order, t0 * _NS), H * _NS))
+            vals.append(evaluate(self.histories[k].polynomial(order, t0), H * _NS))
         return np.concatenate(vals)
 
     # --------------------------------------------------------- rollback
@@ -262,6 +278,9 @@ class MasterScheduler:
         exactly; otherwise sweeps are repeated until nothing changes.
         """
         ft = {s.name: s.feedthrough() for s in self.subsystems}
+        # only outputs with feedthrough change when inputs change at a fixed state
+        self._ft_outs = {s.name: [(o, h) for o, h in self._outs[s.name] if ft[s.name].get(o)]
+                         for s in self.subsystems}
         subs = [s for s in self.subsystems if any(ft[s.name].get(o) for o in s.output_names)]
         names = {s.name for s in subs}
         deps: dict[str, set[str]] = {s.name: set() for s in subs}
@@ -296,17 +315,17 @@ class MasterScheduler:
             for s in subs:
                 if not s.input_names:
                     continue
-                polys = {n: c[:1] for n, c in self.input_polys(s, t, constant=True).items()}
-                s.set_inputs(t * _NS, polys)
-                s.refresh_outputs()
+                s.set_inputs(t * _NS, self.input_polys(s, t, constant=True))
+                self.refresh_subsystem(s)
                 outs = s.get_outputs()
+                ft_outs = self._ft_outs[s.name]
                 if not once:
-                    for o, v in outs.items():
-                        old = self.histories[(s.name, o)].last
-                        new = np.asarray(v, dtype=float).reshape(-1)
-                        change = max(change, float(np.max(np.abs(new - old))))
+                    for o, hist in ft_outs:
+                        new = np.asarray(outs[o], dtype=float).reshape(-1)
+                        change = max(change, float(np.max(np.abs(new - hist.last))))
                         scale = max(scale, float(np.max(np.abs(new))))
-                self._publish(s, t, outs)
+                for o, hist in ft_outs:
+                    hist.push(t, outs[o])
             if once or change <= tol * (1.0 + scale):
                 return sweep
         raise BuildError(f"MasterScheduler: coupling outputs at t = {t * _NS:.9g} s did not "
@@ -316,10 +335,8 @@ class MasterScheduler:
 
     def _macro(self, k: int, H: int) -> None:
         """One macro step of size ``H`` from ``self.t`` (coupling, publication, settling)."""
-        for name, (t_end, outs) in list(self.pending.items()):
-            if t_end <= self.t:
-                self._publish(self.by_name[name], t_end, outs)
-                del self.pending[name]
+        if self.pending:
+            self._publish_pending()
         due = self.due(k)
         saved_H, self.H = self.H, H
         try:
@@ -327,14 +344,21 @@ class MasterScheduler:
         finally:
             self.H = saved_H
         self.t += H
+        if self.pending:
+            self._publish_pending()
+        # feedthrough outputs at the new communication point see the inputs there
+        if self._single_rate:
+            settle = self.feedthrough_subs
+        else:
+            settle = [s for s in self.feedthrough_subs if s.rate == 1 and s in due]
+        if settle:
+            self._settle(self.t, settle, once=self._settle_once)
+
+    def _publish_pending(self) -> None:
         for name, (t_end, outs) in list(self.pending.items()):
             if t_end <= self.t:
                 self._publish(self.by_name[name], t_end, outs)
                 del self.pending[name]
-        # feedthrough outputs at the new communication point see the inputs there
-        settle = [s for s in self.feedthrough_subs if s in due and s.rate == 1]
-        if settle:
-            self._settle(self.t, settle, once=self._settle_once)
 
     def _controlled(self, end: int, times: list, rows: list) -> int:
         """Run to ``end`` with Richardson communication-step control; returns steps taken."""
@@ -357,16 +381,13 @@ class MasterScheduler:
         q = 1 + min(self.orders.values(), default=0)
         H = max(h_min, min(h_max, self.H // grid * grid))
         k = 0
-        # marks of the current step (rejected attempts count towards the accepted one)
-        w0, walls0, it0, rej0 = _time.perf_counter(), dict(self.wall), \
-            len(self.iterations), self.rejections
         self.step_sizes: list[float] = []
         while self.t < end:
             H = min(H, end - self.t)
             half = H // 2 // grid * grid
             if half < grid:  # only a last partial step shorter than 2 grid steps
                 self._macro(k, H)
-                self._record_macro(H, w0, walls0, it0, rej0)
+                self._mark(H)
                 k += 1
                 self.step_sizes.append(H * _NS)
                 times.append(self.t * _NS)
@@ -384,9 +405,7 @@ class MasterScheduler:
             if err <= 1.0:
                 k += 2
                 self.last_residual = err
-                self._record_macro(H, w0, walls0, it0, rej0)
-                w0, walls0, it0, rej0 = _time.perf_counter(), dict(self.wall), \
-                    len(self.iterations), self.rejections
+                self._mark(H)
                 self.step_sizes.append(H * _NS)
                 times.append(self.t * _NS)
                 rows.append(self._snapshot_outputs())
@@ -409,6 +428,7 @@ class MasterScheduler:
             self.check_rollback(f"coupling '{self.coupling.name}'")
         self.initialize(t0_s)
         end = to_ticks(t_end_s, "end time")
+        self._mark(0)
         if self.step_control is not None:
             times = [self.t * _NS]
             rows = [self._snapshot_outputs()]
@@ -422,33 +442,38 @@ class MasterScheduler:
         rows = [self._snapshot_outputs()]
         wall0 = _time.perf_counter()
         k = 0
+        H = self.H
         while self.t < end:
-            w0, walls0, it0, rej0 = _time.perf_counter(), dict(self.wall), \
-                len(self.iterations), self.rejections
-            self._macro(k, self.H)
-            self._record_macro(self.H, w0, walls0, it0, rej0)
+            self._macro(k, H)
+            self._mark(H)
             k += 1
             times.append(self.t * _NS)
             rows.append(self._snapshot_outputs())
         wall = _time.perf_counter() - wall0
         return self._results(times, rows, wall, k)
 
-    def _record_macro(self, H: int, wall0: float, walls0: dict, iters0: int,
-                      rej0: int) -> None:
-        """Diagnostics of the macro step that just ended at ``self.t``."""
-        m = self.macro
-        m["t"].append(self.t * _NS)
-        m["H"].append(H * _NS)
-        m["wall_s"].append(_time.perf_counter() - wall0)
-        m["iterations"].append(sum(self.iterations[iters0:]) if len(self.iterations) > iters0
-                               else 1)
-        m["residual"].append(self.last_residual)
-        m["rejections"].append(self.rejections - rej0)
-        for name, w in self.wall.items():
-            m[f"wall_s/{name}"].append(w - walls0[name])
+    def _mark(self, H: int) -> None:
+        """Cumulative counters after the macro step that just ended at ``self.t``.
+
+        Differences of consecutive marks are the per-macro-step diagnostics (a
+        step's rejected attempts count towards the accepted one).
+        """
+        self._marks.append((self.t, H, _time.perf_counter(), self.iteration_total,
+                            self.last_residual, self.rejections, *self.wall.values()))
+
+    def _macro_diagnostics(self) -> dict[str, np.ndarray]:
+        m = np.array(self._marks, dtype=float).reshape(-1, 6 + len(self.wall))
+        d = np.diff(m, axis=0)
+        iters = d[:, 3]
+        out = {"t": m[1:, 0] * _NS, "H": m[1:, 1] * _NS, "wall_s": d[:, 2],
+               "iterations": np.where(iters > 0, iters, 1.0).astype(int),
+               "residual": m[1:, 4], "rejections": d[:, 5].astype(int)}
+        for j, name in enumerate(self.wall):
+            out[f"wall_s/{name}"] = d[:, 6 + j]
+        return out
 
     def _snapshot_outputs(self) -> list:
-        return [h.last_value for h in self.histories.values()]  # never modified in place
+        return [h.v[-1] for h in self._hist_list]  # values are never modified in place
 
     def _results(self, times: list, rows: list, wall: float, n_steps: int) -> Results:
         t = np.asarray(times)
@@ -468,7 +493,7 @@ class MasterScheduler:
             "rollbacks": self.rollbacks,
             "rejections": self.rejections,
             "step_sizes_s": list(self.step_sizes),
-            "macro": {k: np.asarray(v) for k, v in self.macro.items()},
+            "macro": self._macro_diagnostics(),
             "iterations_per_step_max": max(self.iterations, default=0),
             "iterations_per_step_mean": float(np.mean(self.iterations)) if self.iterations
             else 0.0,

@@ -178,6 +178,12 @@ class DiagramSubsystem(Subsystem):
                       + list(diagram.outputs.items())}
         self._out_ports = [self.wrapper.outputs[n] for n in self.output_names]
         self.ctx = self.wrapper.create_context()
+        plan = self.wrapper.compile()
+        # direct slots: scalar inputs' polynomial states, outputs' signal slots
+        self._scalar_in = {n: plan.dstate_index[d.poly] for n, d in self._drivers.items()
+                           if d.scalar}
+        self._out_slots = [(n, plan.output_slot[p]) for n, p in zip(self.output_names,
+                                                                    self._out_ports)]
         self.sim = Simulator(self.wrapper, self.ctx, solver=solver, dt=dt, record=False,
                              **simulator_options)
         self.solver_name = solver
@@ -197,8 +203,12 @@ class DiagramSubsystem(Subsystem):
                             f"dt = {format_time(self.dt_ticks)}")
 
     def set_inputs(self, t0: float, polys: dict[str, np.ndarray]) -> None:
+        xd, scalar = self.ctx.xd, self._scalar_in
         for name, coeffs in polys.items():
-            self._drivers[name].set_polynomial(self.ctx, t0, coeffs)
+            if type(coeffs) is tuple and name in scalar:
+                xd[scalar[name]] = (t0, coeffs)
+            else:
+                self._drivers[name].set_polynomial(self.ctx, t0, coeffs)
 
     def refresh_outputs(self) -> None:
         self.sim.evaluate_outputs()
@@ -210,8 +220,8 @@ class DiagramSubsystem(Subsystem):
         self.sim.advance_to_ticks(t0_ticks + h_ticks)
 
     def get_outputs(self) -> dict[str, Any]:
-        ctx = self.ctx
-        return {n: ctx.output(p) for n, p in zip(self.output_names, self._out_ports)}
+        sig = self.ctx.signals
+        return {n: sig[i] for n, i in self._out_slots}
 
     def feedthrough(self) -> dict[str, set[str]]:
         plan = self.wrapper.compile()
