@@ -101,6 +101,50 @@ def m2_diagram(case=1):
 CONNECTIONS = [("m1.fc", "m2.fc"), ("m2.x2", "m1.x2"), ("m2.v2", "m1.v2")]
 
 
+def m1_power_diagram(case=1):
+    r"""M1 as a pure power bond: the coupling spring's deflection ``d`` is its own state.
+
+    .. math:: \dot d = v_1 - v_2, \quad f_c = k_c d + c_c (v_1 - v_2)
+
+    Input v2 only (no displacement), outputs fc, x1, v1, d: the energy balance
+    of the coupled system is then exactly the bond's power residual.
+    """
+    from blocks.continuous import Integrator
+    c = CASES[case]
+    b = DiagramBuilder("m1")
+    mass = b.add(SpringMass("mass", M1, K1, c, 0.0, V0[0]))
+    dv = b.add(Sum("dv", "+-", unit="m/s"))
+    d = b.add(Integrator("d", 0.0, unit="m", input_unit="m/s"))
+    kc = b.add(Gain("kc", KC, input_unit="m", output_unit="N"))
+    cc = b.add(Gain("cc", c, input_unit="m/s", output_unit="N"))
+    fc = b.add(Sum("fc", "++", unit="N"))
+    neg = b.add(Gain("neg", -1.0, input_unit="N"))
+    b.connect(mass.v, dv.ins[0])
+    b.connect(dv.y, d.u)
+    b.connect(d.y, kc.u)
+    b.connect(dv.y, cc.u)
+    b.connect(kc.y, fc.ins[0])
+    b.connect(cc.y, fc.ins[1])
+    b.connect(fc.y, neg.u)
+    b.connect(neg.y, mass.f)
+    b.export_input(dv.ins[1], "v2")
+    b.export_output(fc.y, "fc")
+    b.export_output(mass.x, "x1")
+    b.export_output(mass.v, "v1")
+    b.export_output(d.y, "d")
+    return b.build()
+
+
+POWER_CONNECTIONS = [("m1.fc", "m2.fc"), ("m2.v2", "m1.v2")]
+
+
+def energy_power(res):
+    """Total energy of the power-bond variant (spring energy from M1's own deflection) [J]."""
+    x1, v1, x2, v2, d = res["m1.x1"], res["m1.v1"], res["m2.x2"], res["m2.v2"], res["m1.d"]
+    return (0.5 * M1 * v1 ** 2 + 0.5 * M2 * v2 ** 2 + 0.5 * K1 * x1 ** 2
+            + 0.5 * KC * d ** 2 + 0.5 * K2 * x2 ** 2)
+
+
 def energy(res, case=1):
     """Total mechanical energy from the published outputs [J] (10000 J exactly, case 1)."""
     x1, v1, x2, v2 = res["m1.x1"], res["m1.v1"], res["m2.x2"], res["m2.v2"]

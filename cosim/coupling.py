@@ -141,6 +141,7 @@ class Iterative(Coupling):
         polys = {s.name: master.input_polys(s, t0) for s in master.subsystems}
         for key in keys:
             master.histories[key].truncate_after(t0)
+        master._fed.update(polys)
         for s in master.subsystems:
             s.set_inputs(t0 * 1e-9, polys[s.name])
         for s in master.subsystems:

@@ -131,8 +131,10 @@ class SignalHistory:
             if n == 3:
                 a, b, c = vals
                 return tuple(r[0] * a + r[1] * b + r[2] * c for r in rows)
-            a, b, c, d = vals
-            return tuple(r[0] * a + r[1] * b + r[2] * c + r[3] * d for r in rows)
+            if n == 4:
+                a, b, c, d = vals
+                return tuple(r[0] * a + r[1] * b + r[2] * c + r[3] * d for r in rows)
+            return tuple(sum(w * v for w, v in zip(r, vals)) for r in rows)
         return W @ np.stack([vs[i] for i in range(m - n, m)])
 
 

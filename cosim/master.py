@@ -24,12 +24,13 @@ import numpy as np
 from .block import did_you_mean
 from .coupling import Coupling, Jacobi
 from .errors import BuildError, ConnectError, PortError, UnitError
-from .extrapolation import SignalHistory
+from .extrapolation import SignalHistory, evaluate
 from .observers import Results, package_versions
 from .time import TICKS_PER_SECOND, format_time, to_ticks
 from .units import conversion
 
 _NS = 1.0 / TICKS_PER_SECOND
+_GL_X, _GL_W = np.polynomial.legendre.leggauss(5)
 
 
 class MasterScheduler:
@@ -47,13 +48,18 @@ class MasterScheduler:
         Polynomial order 0-3 of every coupling input, or ``{"dst.input": order}``
         with a ``"*"`` default.
     step_control : StepController, optional
-        Richardson communication-step control (:mod:`cosim.step_control`);
-        ``step_s`` is then the initial step.
+        Communication-step control (:mod:`cosim.step_control`); ``step_s`` is
+        then the initial step.
+    power_bonds : list of ``("A.effort", "B.flow")``, optional
+        Power-bond couplings (force-velocity, torque-speed, pressure-flow):
+        ``A.effort`` feeds an input of ``B`` and ``B.flow`` an input of ``A``.
+        The master records the energy residual of each macro step (see
+        :meth:`_energy_residual`) and the step controller can bound it.
     """
 
     def __init__(self, subsystems: list, connections: list, step_s: float, *,
                  coupling: Coupling | None = None, extrapolation: Any = 1,
-                 step_control: Any = None) -> None:
+                 step_control: Any = None, power_bonds: list | None = None) -> None:
         self.subsystems = list(subsystems)
         self.by_name: dict[str, Any] = {}
         for s in self.subsystems:
@@ -88,6 +94,10 @@ class MasterScheduler:
                       for s in self.subsystems}
         self._single_rate = all(s.rate == 1 for s in self.subsystems)
         self._hist_list = list(self.histories.values())
+        self._fed: dict[str, dict] = {}  # the input polynomials of the last step, per subsystem
+        self.bonds = [self._bond(e, f) for e, f in (power_bonds or [])]
+        self.energy_total = 0.0
+        self._last_energy = 0.0
         self.pending: dict[str, tuple[int, dict]] = {}
         self.wall = {s.name: 0.0 for s in self.subsystems}
         self.rollbacks = 0
@@ -134,6 +144,61 @@ class MasterScheduler:
                             f"[{ds.units[d[1]]}]: {exc}") from None
         self.sources[d] = (s, scale, bias)
 
+    def _bond(self, effort: str, flow: str) -> tuple:
+        """Resolve a power bond into (effort source, its consumer input, flow source, ...)."""
+        e = self._split(effort, "output")
+        f = self._split(flow, "output")
+
+        def consumer(src: tuple, sub: str, what: str) -> tuple:
+            hits = [(d, sc, b) for d, (s_, sc, b) in self.sources.items()
+                    if s_ == src and d[0] == sub]
+            if len(hits) != 1:
+                raise PortError(f"power bond ({effort}, {flow}): the {what} output "
+                                f"'{'.'.join(src)}' must feed exactly one input of subsystem "
+                                f"'{sub}' (found {len(hits)}); the bond pairs an effort output "
+                                "of A feeding B with a flow output of B feeding A")
+            return hits[0]
+        if e[0] == f[0]:
+            raise PortError(f"power bond ({effort}, {flow}): effort and flow come from the same "
+                            "subsystem; give the effort output of A and the flow output of B")
+        for src in (e, f):
+            if self.by_name[src[0]].rate != 1:
+                raise BuildError(f"power bond ({effort}, {flow}): subsystem '{src[0]}' has rate "
+                                 f"{self.by_name[src[0]].rate}; energy residuals need rate 1")
+        ed = consumer(e, f[0], "effort")
+        fd = consumer(f, e[0], "flow")
+        return (self.histories[e], ed, self.histories[f], fd)
+
+    def _energy_residual(self, t0: int, H: int) -> float:
+        r"""Energy the coupling created over the step ``[t0, t0 + H]`` (all bonds).
+
+        .. math:: \Delta E = \int_0^H \bigl(\tilde e(\tau) \hat f(\tau)
+                  - \hat e(\tau) \tilde f(\tau)\bigr)\, d\tau
+
+        ``~e, ~f``: the polynomials the other side integrated with (converted
+        back to the source units); ``^e, ^f``: the published effort and flow,
+        represented by the polynomial one order higher through the new sample
+        (the same pair as the extrapolation-defect estimate).  Integrated by
+        5-point Gauss-Legendre (exact for these polynomials).  Zero for a
+        converged iterative coupling; units: effort x flow x s (J for N and m/s).
+        """
+        total = 0.0
+        h = H * _NS
+        taus = 0.5 * h * (_GL_X + 1.0)
+        for e_hist, (ed, e_sc, e_b), f_hist, (fd, f_sc, f_b) in self.bonds:
+            e_poly = self._fed.get(ed[0], {}).get(ed[1])
+            f_poly = self._fed.get(fd[0], {}).get(fd[1])
+            if e_poly is None or f_poly is None:
+                continue
+            e_hat = e_hist.polynomial(len(e_poly), t0)  # one order above what was fed
+            f_hat = f_hist.polynomial(len(f_poly), t0)
+            for tau, w in zip(taus, _GL_W):
+                e_in = (evaluate(e_poly, tau) - e_b) / e_sc
+                f_in = (evaluate(f_poly, tau) - f_b) / f_sc
+                total += 0.5 * h * w * float(e_in @ evaluate(f_hat, tau)
+                                             - evaluate(e_hat, tau) @ f_in)
+        return total
+
     def _orders(self, spec: Any) -> dict:
         default = spec.get("*", 1) if isinstance(spec, dict) else spec
         out = {}
@@ -178,7 +243,9 @@ class MasterScheduler:
         Extrapolation or interpolation follows from what has been published: a
         source already stepped to the end of this macro step is interpolated.
         """
-        s.set_inputs(t0 * _NS, self.input_polys(s, t0))
+        polys = self.input_polys(s, t0)
+        self._fed[s.name] = polys
+        s.set_inputs(t0 * _NS, polys)
 
     def step_subsystem(self, s: Any, t0: int, h: int) -> None:
         w = _time.perf_counter()
@@ -219,7 +286,6 @@ class MasterScheduler:
 
     def predict(self, t0: int, H: int) -> np.ndarray:
         """Extrapolated coupled outputs at ``t0 + H`` (the predictor of iterative coupling)."""
-        from .extrapolation import evaluate
         vals = []
         for k in self.coupled_sources:
             order = max(o for (dst, o) in self.orders.items()
@@ -242,7 +308,7 @@ class MasterScheduler:
         """Checkpoint of the whole co-simulation (subsystems, histories, time)."""
         return {"t": self.t, "subs": {s.name: s.save_state() for s in self.subsystems},
                 "hist": {k: h.snapshot() for k, h in self.histories.items()},
-                "pending": dict(self.pending)}
+                "pending": dict(self.pending), "energy": self.energy_total}
 
     def restore(self, snap: dict) -> None:
         """Roll back to a checkpoint made by :meth:`save`."""
@@ -252,6 +318,7 @@ class MasterScheduler:
         for k, h in self.histories.items():
             h.restore(snap["hist"][k])
         self.pending = dict(snap["pending"])
+        self.energy_total = snap["energy"]
         self.rollbacks += 1
 
     # ---------------------------------------------------------- running
@@ -353,6 +420,9 @@ class MasterScheduler:
             settle = [s for s in self.feedthrough_subs if s.rate == 1 and s in due]
         if settle:
             self._settle(self.t, settle, once=self._settle_once)
+        if self.bonds:
+            self._last_energy = self._energy_residual(self.t - H, H)
+            self.energy_total += self._last_energy
 
     def _publish_pending(self) -> None:
         for name, (t_end, outs) in list(self.pending.items()):
@@ -361,66 +431,130 @@ class MasterScheduler:
                 del self.pending[name]
 
     def _controlled(self, end: int, times: list, rows: list) -> int:
-        """Run to ``end`` with Richardson communication-step control; returns steps taken."""
+        """Run to ``end`` with communication-step control; returns the steps taken.
+
+        ``method="richardson"``: each step is done as ``H`` and as two ``H/2``
+        from a checkpoint.  ``method="extrapolation"``: each step is done once
+        and the extrapolation defect is checked (:mod:`cosim.step_control`).
+        """
         from .errors import StepError
         ctl = self.step_control
+        richardson = ctl.method == "richardson"
         if any(s.rate != 1 for s in self.subsystems):
             raise BuildError("communication-step control needs every subsystem at rate 1")
-        self.check_rollback("communication-step control")
+        if richardson:
+            self.check_rollback("Richardson communication-step control")
+        elif getattr(self.coupling, "needs_rollback", False):
+            raise BuildError(f"step control by extrapolation defect measures how far the "
+                             f"extrapolated inputs were from the outputs; coupling "
+                             f"'{self.coupling.name}' interpolates converged values, so there is "
+                             "no defect to measure: use StepController(method='richardson')")
+        can_redo = all(getattr(s, "can_save_state", False) for s in self.subsystems)
         grid = to_ticks(ctl.grid_s or ctl.h_min_s / 2, "step-control grid")
         h_min = to_ticks(ctl.h_min_s, "h_min") // grid * grid
-        if h_min < 2 * grid:
+        if richardson and h_min < 2 * grid:
             raise BuildError(f"step control: h_min_s = {ctl.h_min_s} s must be at least twice "
                              f"the grid {format_time(grid)} so that the smallest step can be "
                              "halved and checked")
+        h_min = max(h_min, grid)
         h_max = max(h_min, to_ticks(ctl.h_max_s, "h_max") // grid * grid)
         for s in self.subsystems:
             check = getattr(s, "check_step", None)
             if check is not None:
                 check(grid)
-        q = 1 + min(self.orders.values(), default=0)
+        p = min(self.orders.values(), default=0)
+        # error exponents: Richardson estimates a global error O(H^(p+1)), the
+        # defect a local one O(H^(p+1)); next_step uses err^(-1/(q+1))
+        q = p + 1 if richardson else p
         H = max(h_min, min(h_max, self.H // grid * grid))
         k = 0
         self.step_sizes: list[float] = []
+        self.unrecoverable = 0
         while self.t < end:
             H = min(H, end - self.t)
             half = H // 2 // grid * grid
-            if half < grid:  # only a last partial step shorter than 2 grid steps
+            if richardson and half < grid:  # only a last step shorter than 2 grid steps
                 self._macro(k, H)
-                self._mark(H)
+                err = self._energy_error(ctl)
                 k += 1
-                self.step_sizes.append(H * _NS)
-                times.append(self.t * _NS)
-                rows.append(self._snapshot_outputs())
+                self._accept(H, err, times, rows)
                 continue
-            snap = self.save()
-            self._macro(k, H)
-            y_full = self.pack_last()
-            self.restore(snap)
-            self._macro(k, half)
-            self._macro(k + 1, H - half)
-            y_half = self.pack_last()
-            scale = ctl.atol + ctl.rtol * np.abs(y_half)
-            err = float(np.max(np.abs(y_half - y_full) / scale)) / (2.0 ** q - 1.0)
-            if err <= 1.0:
-                k += 2
-                self.last_residual = err
-                self._mark(H)
-                self.step_sizes.append(H * _NS)
-                times.append(self.t * _NS)
-                rows.append(self._snapshot_outputs())
-                H = ctl.next_step(H, err, q, grid, h_min, h_max)
-            else:
+            snap = self.save() if (richardson or can_redo) else None
+            p_eff = self._effective_order()  # lower while the history is short (start)
+            if richardson:
+                self._macro(k, H)
+                y_full = self.pack_last()
                 self.restore(snap)
-                self.rejections += 1
-                if H <= h_min:
-                    raise StepError(
-                        f"communication step rejected at the minimum step "
-                        f"{format_time(h_min)} at t = {self.t * _NS:.9g} s (scaled error "
-                        f"{err:.3g}); loosen rtol/atol, lower h_min_s or use an iterative "
-                        "coupling")
+                self._macro(k, half)
+                self._macro(k + 1, H - half)
+                y_half = self.pack_last()
+                scale = ctl.atol + ctl.rtol * np.abs(y_half)
+                err = float(np.max(np.abs(y_half - y_full) / scale)) / (2.0 ** (p_eff + 1) - 1.0)
+                steps = 2
+            else:
+                self._macro(k, H)
+                err = self._defect_error(ctl, H)
+                steps = 1
+            err = max(err, self._energy_error(ctl))
+            startup = p_eff < p and H <= h_min
+            if err <= 1.0 or snap is None or startup:
+                if err > 1.0:
+                    # cannot redo, or the history is too short for order p even at h_min:
+                    # accepted above tolerance, counted, next step smaller
+                    self.unrecoverable += 1
+                k += steps
+                self._accept(H, err, times, rows)
                 H = ctl.next_step(H, err, q, grid, h_min, h_max)
+                continue
+            self.restore(snap)
+            self.rejections += 1
+            if H <= h_min:
+                raise StepError(
+                    f"communication step rejected at the minimum step "
+                    f"{format_time(h_min)} at t = {self.t * _NS:.9g} s (scaled error "
+                    f"{err:.3g}); loosen rtol/atol, lower h_min_s or use an iterative "
+                    "coupling")
+            H = ctl.next_step(H, err, q, grid, h_min, h_max)
         return k
+
+    def _effective_order(self) -> int:
+        """The lowest extrapolation order the histories support now."""
+        return min((min(order, len(hist.t) - 1) for feeds in self._feeds.values()
+                    for _, hist, order, _, _ in feeds), default=0)
+
+    def _accept(self, H: int, err: float, times: list, rows: list) -> None:
+        self.last_residual = err
+        self._mark(H)
+        self.step_sizes.append(H * _NS)
+        times.append(self.t * _NS)
+        rows.append(self._snapshot_outputs())
+
+    def _defect_error(self, ctl: Any, H: int) -> float:
+        """Scaled extrapolation defect of the step that just ended at ``self.t``.
+
+        For every input fed by extrapolation: the order-``p`` polynomial it used,
+        at the end of the step, against the order-``p+1`` polynomial through the
+        new sample, i.e. the published output there (converted to the input's
+        unit).  Inputs fed by interpolation (Gauss-Seidel) have no defect.
+        """
+        err = 0.0
+        tau = H * _NS
+        for s in self.subsystems:
+            fed = self._fed.get(s.name)
+            if fed is None:
+                continue
+            for name, hist, _, scale, bias in self._feeds[s.name]:
+                used = evaluate(fed[name], tau)
+                actual = hist.last * scale + bias
+                e = np.abs(used - actual) / (ctl.atol + ctl.rtol * np.abs(actual))
+                err = max(err, float(np.max(e)))
+        return err
+
+    def _energy_error(self, ctl: Any) -> float:
+        """Scaled energy residual of the last macro step (0 without ``energy_tol``)."""
+        if not ctl.energy_tol or not self.bonds:
+            return 0.0
+        return abs(self._last_energy) / ctl.energy_tol
 
     def run(self, t_end_s: float, t0_s: float = 0.0) -> Results:
         """Co-simulate from ``t0_s`` to ``t_end_s``; returns the published outputs."""
@@ -459,17 +593,20 @@ class MasterScheduler:
         step's rejected attempts count towards the accepted one).
         """
         self._marks.append((self.t, H, _time.perf_counter(), self.iteration_total,
-                            self.last_residual, self.rejections, *self.wall.values()))
+                            self.last_residual, self.rejections, self.energy_total,
+                            *self.wall.values()))
 
     def _macro_diagnostics(self) -> dict[str, np.ndarray]:
-        m = np.array(self._marks, dtype=float).reshape(-1, 6 + len(self.wall))
+        m = np.array(self._marks, dtype=float).reshape(-1, 7 + len(self.wall))
         d = np.diff(m, axis=0)
         iters = d[:, 3]
         out = {"t": m[1:, 0] * _NS, "H": m[1:, 1] * _NS, "wall_s": d[:, 2],
                "iterations": np.where(iters > 0, iters, 1.0).astype(int),
                "residual": m[1:, 4], "rejections": d[:, 5].astype(int)}
+        if self.bonds:
+            out["energy_residual"] = d[:, 6]
         for j, name in enumerate(self.wall):
-            out[f"wall_s/{name}"] = d[:, 6 + j]
+            out[f"wall_s/{name}"] = d[:, 7 + j]
         return out
 
     def _snapshot_outputs(self) -> list:
@@ -493,6 +630,8 @@ class MasterScheduler:
             "rollbacks": self.rollbacks,
             "rejections": self.rejections,
             "step_sizes_s": list(self.step_sizes),
+            "unrecoverable_steps": getattr(self, "unrecoverable", 0),
+            "energy_residual_total": self.energy_total if self.bonds else None,
             "macro": self._macro_diagnostics(),
             "iterations_per_step_max": max(self.iterations, default=0),
             "iterations_per_step_mean": float(np.mean(self.iterations)) if self.iterations

@@ -183,8 +183,10 @@ def test_richardson_step_control_adapts_and_tightens_with_tolerance():
 
 def test_step_rejected_at_the_minimum_step_is_an_error():
     from cosim.errors import StepError
+    # the first step (zero-order hold: one sample in the history) is kept at h_min and
+    # counted in unrecoverable_steps; the next one, with full order, fails
     with pytest.raises(StepError, match="communication step rejected at the minimum step "
-                                        "1 ms at t = 0 s"):
+                                        "1 ms at t = 0.001 s"):
         _controlled(1e-12, t_end=0.1, h_min=1e-3)
 
 
