@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import itertools
 import linecache
+import math
 from typing import Any
 
 import numpy as np
@@ -455,8 +456,60 @@ class Propagator:
         self.n = Phi.shape[0]
         mats = [Phi] + ([gm for _, gm in gammas] if nv else [])
         self.M = sp.hstack(mats, format="csr") if sp.issparse(Phi) else np.hstack(mats)
+        self.Phi = Phi
+        self.G = (self.M[:, self.n:] if nv else None)
         self.z = np.zeros(self.M.shape[1])
         self.has_g = bool(np.any(g))
+
+    def steps(self, ctx, s, tick: int, x: np.ndarray, h: int, count: int,
+              ns: float) -> tuple[int, np.ndarray, bool]:
+        """``count`` steps of ``h`` ticks from ``tick``; ``(tick, x, finite)`` at the end.
+
+        For a segment without sample hits or breakpoints.  In chunks: the inputs
+        at all stage times are evaluated first (the input at the end of a step,
+        stage ``c = 1``, is the input at the start of the next, ``c = 0``, and is
+        evaluated once), their contribution ``Gamma v`` is one matrix product,
+        then ``x <- Phi x + (Gamma v)_k``.  Stops early at a non-finite state.
+        """
+        nv, cs, vfun, Phi, G = self.nv, self.cs, self.vfun, self.Phi, self.G
+        reuse = nv > 0 and cs[0] == 0.0 and cs[-1] == 1.0
+        g = self.g if self.has_g else None
+        isfinite = math.isfinite
+        hs = h * ns
+        done = 0
+        while done < count:
+            m = min(count - done, 1024)
+            U = None
+            if nv:
+                vals: list = []
+                add = vals.append if nv == 1 else vals.extend
+                last = None
+                for i in range(m):
+                    t = (tick + i * h) * ns
+                    ctx.mode_time = t
+                    for j, c in enumerate(cs):
+                        if j == 0 and last is not None:
+                            v = last
+                        else:
+                            ctx.time = t + c * hs
+                            v = vfun(ctx, s)
+                        add(v)
+                    if reuse:
+                        last = v
+                U = np.ascontiguousarray((G @ np.array(vals, dtype=float).reshape(m, -1).T).T)
+                if g is not None:
+                    U += g
+            for i in range(m):
+                x = Phi @ x
+                if U is not None:
+                    x += U[i]
+                elif g is not None:
+                    x += g
+                if not isfinite(x @ x):
+                    return tick + (i + 1) * h, x, False
+            tick += m * h
+            done += m
+        return tick, x, True
 
     def step(self, ctx, s, t: float, x: np.ndarray, h: float) -> np.ndarray:
         z = self.z

@@ -101,6 +101,7 @@ class MasterScheduler:
         self.pending: dict[str, tuple[int, dict]] = {}
         self.wall = {s.name: 0.0 for s in self.subsystems}
         self.rollbacks = 0
+        self.exchanges = 0  # macro steps done, including redone and Richardson's checks
         self.rejections = 0
         self._settle_once = False
         self.feedthrough_subs: list = []
@@ -402,6 +403,7 @@ class MasterScheduler:
 
     def _macro(self, k: int, H: int) -> None:
         """One macro step of size ``H`` from ``self.t`` (coupling, publication, settling)."""
+        self.exchanges += 1
         if self.pending:
             self._publish_pending()
         due = self.due(k)
@@ -622,7 +624,7 @@ class MasterScheduler:
             units[f"{sname}.{o}"] = self.by_name[sname].units[o] or ""
         sub_wall = sum(self.wall.values())
         diag = {
-            "macro_steps": n_steps, "wall_s": wall,
+            "macro_steps": n_steps, "communications": self.exchanges, "wall_s": wall,
             "subsystem_wall_s": dict(self.wall), "subsystem_steps": dict(self.steps),
             "master_overhead_us_per_subsystem_step":
                 1e6 * (wall - sub_wall) / max(1, sum(self.steps.values())),

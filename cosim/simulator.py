@@ -447,6 +447,16 @@ class Simulator:
             samplers.append(lambda sim: self._bar.tick(sim.ctx.ticks))
         isfinite = math.isfinite
         try:
+            if prop is not None and not samplers:
+                # nothing observes the micro steps: propagate, evaluate outputs once
+                tick, xn, finite = prop.steps(ctx, s, tick, ctx.xc, h, n, _NS)
+                if not finite:
+                    self._check_finite(xn, tick)
+                ctx.xc = xn
+                ctx.ticks = tick
+                ctx.time = ctx.mode_time = tick * _NS
+                ev(ctx, s)
+                return tick
             for _ in range(n):
                 t = tick * _NS
                 ctx.mode_time = t
