@@ -113,22 +113,31 @@ class Iterative(Coupling):
     ``t_{k+1}``.  The step is accepted when ``|y(z) - z| <= tol (1 + |y|)``.
 
     Methods: ``"fixed_point"`` (z <- y), ``"aitken"`` (dynamic relaxation),
+    ``"anderson"`` (Anderson acceleration over the last ``depth`` sweeps),
     ``"broyden"`` (quasi-Newton on ``g(z) = y(z) - z``, as Schiehlen & Scholz
-    do), ``"newton"`` (finite-difference interface Jacobian, one extra sweep per
-    unknown).  The converged result is an implicit (interpolating) coupling:
-    no extrapolation error, stable where explicit coupling is not.  Needs
+    do), ``"newton"`` (finite-difference interface Jacobian over whole sweeps,
+    one extra sweep per unknown).  Each sweep ends by solving the direct
+    feedthrough at ``t_{k+1}`` (the master's loop solver, with the subsystems'
+    output Jacobians), so ``y(z)`` depends on ``z`` only through the states:
+    that is the part these methods iterate on.
+
+    The converged result is an implicit (interpolating) coupling: no
+    extrapolation error, stable where explicit coupling is not.  Needs
     subsystems that can save and restore their state; all rates must be 1.
     """
 
     name = "iterative"
     needs_rollback = True
 
+    METHODS = ("fixed_point", "aitken", "anderson", "broyden", "newton")
+
     def __init__(self, method: str = "broyden", tol: float = 1e-10, max_iter: int = 30,
-                 fd_step: float = 1e-7) -> None:
-        if method not in ("fixed_point", "aitken", "broyden", "newton"):
-            raise ValueError(f"Iterative: method must be fixed_point, aitken, broyden or "
-                             f"newton, got {method!r}")
+                 fd_step: float = 1e-7, depth: int = 5) -> None:
+        if method not in self.METHODS:
+            raise ValueError(f"Iterative: method must be one of {', '.join(self.METHODS)}, "
+                             f"got {method!r}")
         self.method, self.tol, self.max_iter, self.fd_step = method, tol, max_iter, fd_step
+        self.depth = int(depth)
         self.name = f"iterative/{method}"
 
     def _sweep(self, master: Any, snap: dict, t0: int, H: int, z: np.ndarray,
@@ -163,8 +172,10 @@ class Iterative(Coupling):
         it = 1
         omega = 0.5
         r_prev = None
-        Jinv = -np.eye(n)  # inverse Jacobian of g(z) = y - z, initial guess g' = -I
         g = y - z
+        Jinv = -np.eye(n)  # Broyden: inverse Jacobian of g(z) = y - z, initial g' = -I
+        hist_g: list = []  # Anderson: recent residuals and images
+        hist_y: list = []
         while True:
             res = float(np.max(np.abs(g)))
             if res <= self.tol * (1.0 + float(np.max(np.abs(y)))):
@@ -185,6 +196,18 @@ class Iterative(Coupling):
                         omega = -omega * float(r_prev @ d) / dd
                 z_new = z + omega * g
                 r_prev = g
+            elif self.method == "anderson":
+                hist_g.append(g)
+                hist_y.append(y)
+                if len(hist_g) > self.depth + 1:
+                    hist_g.pop(0)
+                    hist_y.pop(0)
+                z_new = y
+                if len(hist_g) > 1:
+                    dF = np.diff(np.array(hist_g), axis=0).T
+                    dG = np.diff(np.array(hist_y), axis=0).T
+                    gamma = np.linalg.lstsq(dF, g, rcond=None)[0]
+                    z_new = y - dG @ gamma
             elif self.method == "broyden":
                 z_new = z - Jinv @ g
             else:  # newton with a finite-difference interface Jacobian

@@ -55,11 +55,24 @@ class MasterScheduler:
         ``A.effort`` feeds an input of ``B`` and ``B.flow`` an input of ``A``.
         The master records the energy residual of each macro step (see
         :meth:`_energy_residual`) and the step controller can bound it.
+    loop_solver : str
+        How outputs with direct feedthrough are made consistent at a
+        communication point when they form an algebraic loop across
+        subsystems (:meth:`_solve_loop`): ``"newton"`` (default; interface
+        Jacobian chained from the subsystems' ``output_jacobian()``),
+        ``"broyden"`` (secant updates, no Jacobians needed, as Schiehlen &
+        Scholz) or ``"fixed_point"`` (plain sweeps; diverges for loop gains
+        of magnitude 1 or more).  Without such a loop one ordered sweep is exact.
     """
 
     def __init__(self, subsystems: list, connections: list, step_s: float, *,
                  coupling: Coupling | None = None, extrapolation: Any = 1,
-                 step_control: Any = None, power_bonds: list | None = None) -> None:
+                 step_control: Any = None, power_bonds: list | None = None,
+                 loop_solver: str = "newton") -> None:
+        if loop_solver not in ("newton", "broyden", "fixed_point"):
+            raise BuildError(f"MasterScheduler: loop_solver must be 'newton', 'broyden' or "
+                             f"'fixed_point', got {loop_solver!r}")
+        self.loop_solver = loop_solver
         self.subsystems = list(subsystems)
         self.by_name: dict[str, Any] = {}
         for s in self.subsystems:
@@ -102,6 +115,7 @@ class MasterScheduler:
         self.wall = {s.name: 0.0 for s in self.subsystems}
         self.rollbacks = 0
         self.exchanges = 0  # macro steps done, including redone and Richardson's checks
+        self.loop_solves = self.loop_evaluations = 0  # algebraic loops at communication points
         self.rejections = 0
         self._settle_once = False
         self.feedthrough_subs: list = []
@@ -285,6 +299,37 @@ class MasterScheduler:
             i += n
         return out
 
+    def interface_jacobian(self) -> np.ndarray:
+        """``dy/dz`` of the coupled outputs ``z`` (as in :meth:`pack_last`) at the current point.
+
+        Chained from each subsystem's ``output_jacobian()`` through the
+        connections (with their unit scale factors); direct feedthrough only.
+        """
+        offsets, i = {}, 0
+        for key in self.coupled_sources:
+            size = self.histories[key].last.size
+            offsets[key] = (i, size)
+            i += size
+        J = np.zeros((i, i))
+        for s in self.subsystems:
+            outs = [o for o in s.output_names if (s.name, o) in offsets]
+            if not outs:
+                continue
+            jac = s.output_jacobian()
+            if jac is None:
+                raise BuildError(f"subsystem '{s.name}' gives no output Jacobian "
+                                 "(output_jacobian() returned None); use jacobian='fd'")
+            for o in outs:
+                r0, rn = offsets[(s.name, o)]
+                for name, *_rest in self._feeds[s.name]:
+                    block = jac.get((o, name))
+                    if block is None:
+                        continue
+                    src, scale, _ = self.sources[(s.name, name)]
+                    c0, cn = offsets[src]
+                    J[r0:r0 + rn, c0:c0 + cn] += np.asarray(block, float).reshape(rn, cn) * scale
+        return J
+
     def predict(self, t0: int, H: int) -> np.ndarray:
         """Extrapolated coupled outputs at ``t0 + H`` (the predictor of iterative coupling)."""
         vals = []
@@ -374,9 +419,13 @@ class MasterScheduler:
         """Make feedthrough outputs at ``t`` consistent with the published inputs at ``t``.
 
         Each subsystem in ``subs`` gets its inputs as constants (the published
-        values at ``t``) and recomputes its outputs; sweeps repeat until nothing
-        changes (a chain of feedthrough settles in as many sweeps as it is long).
+        values at ``t``) and recomputes its outputs.  ``once``: one sweep in
+        dependency order is exact (no loop).  Otherwise the loop solver
+        (:meth:`_solve_loop`), or with ``"fixed_point"`` sweeps until nothing
+        changes.
         """
+        if not once and self.loop_solver != "fixed_point":
+            return self._solve_loop(t, subs, max_iter, tol)
         for sweep in range(1, max_iter + 1):
             change = 0.0
             scale = 0.0
@@ -400,6 +449,60 @@ class MasterScheduler:
                          f"become consistent in {max_iter} sweeps (last change {change:.3g}); "
                          "the subsystems' feedthrough forms an algebraic loop: use an "
                          "iterative coupling or break the loop")
+
+    def _solve_loop(self, t: int, subs: list, max_iter: int, tol: float) -> int:
+        """Solve ``z = Psi(z)`` for the coupled outputs at ``t``; returns the evaluations.
+
+        ``Psi``: every subsystem in ``subs`` reads the published values ``z`` as
+        constant inputs and recomputes its outputs (states fixed; Schiehlen &
+        Scholz's output equations solved together).  Newton with the interface
+        Jacobian :meth:`interface_jacobian` (exact for linear feedthrough: two
+        evaluations) or Broyden's secant update from ``-I``.
+        """
+        z = self.pack_last()
+        n = z.size
+        newton = self.loop_solver == "newton"
+        ft_keys = {(s.name, o) for s in subs for o, _ in self._ft_outs[s.name]}
+        Jinv = -np.eye(n)
+        dz = g_prev = None
+        res = float("inf")
+        for it in range(1, max_iter + 1):
+            outs = []
+            for s in subs:
+                if s.input_names:
+                    s.set_inputs(t * _NS, self.input_polys(s, t, constant=True))
+                    self.refresh_subsystem(s)
+                    outs.append((s, s.get_outputs()))
+            for s, o in outs:
+                for name, hist in self._ft_outs[s.name]:
+                    hist.push(t, o[name])
+            y = self.pack_last()
+            g = y - z
+            res = float(np.max(np.abs(g), initial=0.0))
+            if res <= tol * (1.0 + float(np.max(np.abs(y), initial=0.0))):
+                self.loop_evaluations += it
+                self.loop_solves += 1
+                return it
+            if newton:
+                dz = -np.linalg.solve(self.interface_jacobian() - np.eye(n), g)
+            else:
+                if dz is not None:
+                    dg = g - g_prev
+                    denom = float(dz @ Jinv @ dg)
+                    if denom != 0.0:
+                        Jinv = Jinv + np.outer(dz - Jinv @ dg, dz @ Jinv) / denom
+                dz = -Jinv @ g
+            g_prev = g
+            z = z + dz
+            for key, val in zip(self.coupled_sources, self.unpack(z)):
+                if key in ft_keys:  # others (no feedthrough, or not stepped) keep theirs
+                    self.histories[key].push(t, val if not self.histories[key].scalar
+                                             else float(val[0]))
+        raise BuildError(f"MasterScheduler: the algebraic loop of feedthrough outputs at t = "
+                         f"{t * _NS:.9g} s did not converge in {max_iter} evaluations "
+                         f"({self.loop_solver}, last residual {res:.3g}); check the loop "
+                         "gain and the subsystems' output Jacobians, or break the loop with "
+                         "a delay")
 
     def _macro(self, k: int, H: int) -> None:
         """One macro step of size ``H`` from ``self.t`` (coupling, publication, settling)."""
@@ -629,6 +732,8 @@ class MasterScheduler:
             "master_overhead_us_per_subsystem_step":
                 1e6 * (wall - sub_wall) / max(1, sum(self.steps.values())),
             "init_sweeps": self.init_sweeps,
+            "loop_solves": self.loop_solves,
+            "loop_evaluations_per_solve": self.loop_evaluations / max(1, self.loop_solves),
             "rollbacks": self.rollbacks,
             "rejections": self.rejections,
             "step_sizes_s": list(self.step_sizes),

@@ -242,6 +242,46 @@ class DiagramSubsystem(Subsystem):
             out[name] = found
         return out
 
+    def output_jacobian(self, rel_step: float = 1e-7) -> dict:
+        """``d output / d input`` at the current time and state, by finite differences.
+
+        Each input with direct feedthrough is shifted by a constant ``delta``
+        (its polynomial's constant term) and the outputs are re-evaluated; no
+        state changes.  Returns ``{(output, input): array (out size, in size)}``
+        for the pairs with feedthrough.
+        """
+        ft = self.feedthrough()
+        sim, ctx = self.sim, self.ctx
+        sim.evaluate_outputs()
+        base = {o: np.ravel(np.asarray(v, float)).copy() for o, v in self.get_outputs().items()}
+        out: dict = {}
+        for name, drv in self._drivers.items():
+            readers = [o for o in self.output_names if name in ft[o]]
+            if not readers:
+                continue
+            saved = ctx.discrete(drv.poly)
+            t0, c = saved
+            size = 1 if drv.scalar else np.asarray(c).shape[1]
+            value = np.ravel(np.asarray(ctx.output(drv.y), float))
+            cols = {o: np.empty((base[o].size, size)) for o in readers}
+            for j in range(size):
+                delta = rel_step * max(1.0, abs(float(value[j])))
+                if drv.scalar:
+                    ctx.set_discrete(drv.poly, (t0, (c[0] + delta,) + tuple(c[1:])))
+                else:
+                    cp = np.array(c, dtype=float)
+                    cp[0, j] += delta
+                    ctx.set_discrete(drv.poly, (t0, cp))
+                sim.evaluate_outputs()
+                outs = self.get_outputs()
+                for o in readers:
+                    cols[o][:, j] = (np.ravel(np.asarray(outs[o], float)) - base[o]) / delta
+                ctx.set_discrete(drv.poly, saved)
+            for o in readers:
+                out[(o, name)] = cols[o]
+        sim.evaluate_outputs()
+        return out
+
     def save_state(self) -> Any:
         return self.ctx.snapshot()
 
