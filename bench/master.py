@@ -12,6 +12,15 @@ target notes):
     LIM case 1, H = 1 ms, subsystems RK4 at 0.1 ms, 10 s (2 s quick): max |x
     error| against the exact solution (baseline, linear extrapolation:
     2.73e-2 over 10 s).
+``stiff_pair``
+    bench/stiff_pair.py: the multi-rate co-simulation (drive RK4 40 us, load
+    2 ms, Gauss-Seidel, cubic) against one RK4 over the monolithic model at
+    41 us (the largest step meeting the accuracy), 1 s; the "peer" is the
+    single-rate run, so the ratio is the multi-rate gain.
+``quarter_car/<method>``
+    bench/quarter_car.py, 0.3 s: step-controlled exchange (Richardson, and
+    the extrapolation defect) against exchanging at every 1e-5 s micro step
+    (the "peer"); errors relative to the monolithic solution, communications.
 """
 
 from __future__ import annotations
@@ -49,6 +58,55 @@ def _lim(coupling: str, order: int, H: float, dt: float, t_end: float):
                               "macro_steps": d["macro_steps"]}
 
 
+def _stiff_multi():
+    from .stiff_pair import MULTIRATE, make_master, state_error
+    t0 = time.perf_counter()
+    master = make_master(**{k: v for k, v in MULTIRATE.items()})
+    t1 = time.perf_counter()
+    res = master.run(1.0)
+    t2 = time.perf_counter()
+    X = np.column_stack([res[s] for s in _stiff_states()])
+    err, _ = state_error(res.time, X)
+    return t1 - t0, t2 - t1, {"abs_err": err, "accuracy_metric":
+                              "max state error / amplitude",
+                              "slow_steps": res.diagnostics["subsystem_steps"]["load"]}
+
+
+def _stiff_states():
+    from .stiff_pair import STATES
+    return STATES
+
+
+def _stiff_single():
+    from .stiff_pair import run_single_rate
+    wall, err, d = run_single_rate(41e-6)
+    return None, wall, {"abs_err": err, "accuracy_metric": "max state error / amplitude",
+                        "steps": d["steps"]}
+
+
+def _quarter_car(method: str | None):
+    from cosim import DiagramSubsystem, GaussSeidel, MasterScheduler, StepController
+
+    from . import quarter_car as qc
+    t0 = time.perf_counter()
+    subs = [DiagramSubsystem(qc.wheel_diagram(), solver="rk4", dt=1e-5),
+            DiagramSubsystem(qc.track_diagram(), solver="rk4", dt=1e-5)]
+    ctl = None if method is None else StepController(
+        method=method, rtol=1e-3, atol=1e-5, h_min_s=2e-5, h_max_s=1.5e-4, grid_s=1e-5)
+    master = MasterScheduler(subs, qc.CONNECTIONS, 1e-5, coupling=GaussSeidel(["wheel", "track"]),
+                             extrapolation=3, step_control=ctl)
+    t1 = time.perf_counter()
+    res = master.run(0.3)
+    t2 = time.perf_counter()
+    ref = qc.reference(res.time)
+    sim = {"x1": res["wheel.x1"], "F": res["wheel.F"], "x2": res["track.x2"] * 1e-6}
+    err = {k: float(np.max(np.abs(sim[k] - ref[k])) / np.max(np.abs(ref[k]))) for k in sim}
+    return t1 - t0, t2 - t1, {"abs_err": max(err.values()), "accuracy_metric":
+                              "max error / amplitude of x1, F, x2",
+                              "errors": err,
+                              "communications": res.diagnostics["communications"]}
+
+
 def run(options) -> dict:
     quick = options.quick
     cases = []
@@ -65,6 +123,17 @@ def run(options) -> dict:
                     repeats=1, steps=int(round(t_lim / 1e-3)), blocks=2,
                     budget_s=options.budget_s)
         cases.append(make_case(f"lim/{coupling}/order{order}/H=1e-3/{t_lim:g}s", m, {}))
+    reps = 3 if quick else options.repeats
+    multi = measure(_stiff_multi, repeats=reps, steps=None, blocks=None,
+                    budget_s=options.budget_s)
+    single = measure(_stiff_single, repeats=reps, steps=None, blocks=None,
+                     budget_s=options.budget_s)
+    cases.append(make_case("stiff_pair/multirate_vs_single_rate_rk4", multi,
+                           {"single-rate-rk4-41us": single}))
+    fixed = measure(lambda: _quarter_car(None), repeats=1, steps=None, blocks=None)
+    for method in ("richardson", "extrapolation"):
+        m = measure(lambda mt=method: _quarter_car(mt), repeats=1, steps=None, blocks=None)
+        cases.append(make_case(f"quarter_car/{method}", m, {"fixed-exchange-1e-5": fixed}))
     return {"cases": cases, "targets": targets(cases, t_lim)}
 
 
@@ -75,6 +144,17 @@ def targets(cases: list[dict], t_lim: float) -> list[dict]:
     errs = {c["case"]: c["ours"].get("abs_err") for c in cases if c["case"].startswith("lim/")}
     best = min((v for v in errs.values() if v is not None), default=None)
     lin = next((v for k, v in errs.items() if "jacobi/order1" in k), None)
+    stiff = next((c for c in cases if c["case"].startswith("stiff_pair/")), None)
+    qc = {c["case"]: c for c in cases if c["case"].startswith("quarter_car/")}
+
+    def comm_ratio(name):
+        c = qc.get(name)
+        if not c:
+            return None
+        fixed = c["peers"]["fixed-exchange-1e-5"].get("extra", {}).get("communications")
+        ours = c["ours"].get("extra", {}).get("communications")
+        return fixed / ours if fixed and ours else None
+    rich = qc.get("quarter_car/richardson", {}).get("ours", {})
     return [
         make_target("master overhead per native subsystem macro step [us]",
                     max(over) if over else None, "<=", "10",
@@ -84,4 +164,14 @@ def targets(cases: list[dict], t_lim: float) -> list[dict]:
         make_target("LIM Jacobi linear extrapolation vs published baseline (ratio)",
                     None if lin is None or t_lim != 10.0 else lin / 2.73e-2, "within",
                     "0.8..1.2", note="full mode only (10 s horizon)"),
+        make_target("stiff pair: wall-time gain of multi-rate over single-rate RK4 (ratio)",
+                    stiff["ratios"].get("single-rate-rk4-41us") if stiff else None, ">=", "5",
+                    note="both at max state error <= 1e-5 of the amplitude"),
+        make_target("stiff pair: multi-rate max state error / amplitude",
+                    stiff["ours"].get("abs_err") if stiff else None, "<=", "1e-5"),
+        make_target("quarter car: communications fixed 1e-5 s / Richardson-controlled (ratio)",
+                    comm_ratio("quarter_car/richardson"), ">=", "4",
+                    note="3 exchanges per Richardson attempt; paper: 29 s -> 8 s CPU"),
+        make_target("quarter car: Richardson max error / amplitude (x1, F, x2)",
+                    rich.get("abs_err"), "<=", "1e-3"),
     ]
