@@ -14,3 +14,15 @@ def test_readme_quickstart_runs():
     res = ns["res"]
     assert abs(res["motor.speed"][-1] - 3000 * 2 * 3.141592653589793 / 60) < 0.1
     assert ns["df"].shape[0] == len(res.time)
+
+
+def test_readme_cosimulation_example_runs():
+    text = (ROOT / "README.md").read_text()
+    section = text.index("## Co-simulation master")
+    start = text.index("```python", section) + len("```python")
+    code = text[start:text.index("```", start)]
+    ns: dict = {}
+    exec(compile(code, "README.md", "exec"), ns)
+    res = ns["res"]
+    assert res.diagnostics["subsystem_steps"] == {"m1": 1000, "m2": 500}
+    assert abs(res["m2.x2"][-1]) < 10.0
