@@ -5,9 +5,10 @@ Source: fgonzalezLIM/cosim-benchmarks, doc/linearOscillator.tex (copied numbers 
 m1 = m2 = 1 kg, k1 = 10, kc = 100, k2 = 1000 N/m, case 1 undamped, case 2 all c = 0.01;
 x(0) = 0, v(0) = (100, -100) m/s; 10 s.
 
-Force-displacement coupling: M1 outputs the coupling force
+Force-displacement coupling (f-s): M1 outputs the coupling force
 f_c = kc (x1 - x2) + cc (v1 - v2) from M2's position (and velocity), M2 outputs
-its position and velocity.
+its position and velocity.  Displacement-displacement (s-s) and force-force
+(f-f) couplings: :func:`mass_diagram`.
 """
 
 from __future__ import annotations
@@ -143,6 +144,56 @@ def energy_power(res):
     x1, v1, x2, v2, d = res["m1.x1"], res["m1.v1"], res["m2.x2"], res["m2.v2"], res["m1.d"]
     return (0.5 * M1 * v1 ** 2 + 0.5 * M2 * v2 ** 2 + 0.5 * K1 * x1 ** 2
             + 0.5 * KC * d ** 2 + 0.5 * K2 * x2 ** 2)
+
+
+def mass_diagram(which, coupling, case=1):
+    """M1 or M2 (``which`` = 1, 2) for displacement-displacement or force-force coupling.
+
+    Each side holds its own half of the coupling element, no output has feedthrough.
+
+    * ``"s-s"``: inputs ``x_in, v_in`` (the other mass), outputs ``x, v``; the force on
+      this mass is ``-kc (x - x_in) - cc (v - v_in)``.
+    * ``"f-f"``: input ``f_in``, outputs ``f = kc x + cc v`` (this side's spring end) and
+      ``x, v``; the force on this mass is ``f_in - f``.  Extrapolating ``f`` is
+      extrapolating ``x, v`` through a linear map, so for single-rate coupling it
+      equals s-s (the benchmark notes this).
+    """
+    if coupling not in ("s-s", "f-f"):
+        raise ValueError(f"coupling must be 's-s' or 'f-f', got {coupling!r}")
+    c = CASES[case]
+    m, k, v0 = (M1, K1, V0[0]) if which == 1 else (M2, K2, V0[1])
+    b = DiagramBuilder(f"m{which}")
+    mass = b.add(SpringMass("mass", m, k, c, 0.0, v0))
+    kx = b.add(Gain("kc", KC, input_unit="m", output_unit="N"))
+    cv = b.add(Gain("cc", c, input_unit="m/s", output_unit="N"))
+    f_own = b.add(Sum("f_own", "++", unit="N"))
+    b.connect(mass.x, kx.u)
+    b.connect(mass.v, cv.u)
+    b.connect(kx.y, f_own.ins[0])
+    b.connect(cv.y, f_own.ins[1])
+    net = b.add(Sum("net", "+-", unit="N"))
+    b.connect(f_own.y, net.ins[1])
+    b.connect(net.y, mass.f)
+    if coupling == "s-s":
+        kx_in = b.add(Gain("kc_in", KC, input_unit="m", output_unit="N"))
+        cv_in = b.add(Gain("cc_in", c, input_unit="m/s", output_unit="N"))
+        f_in = b.add(Sum("f_in", "++", unit="N"))
+        b.connect(kx_in.y, f_in.ins[0])
+        b.connect(cv_in.y, f_in.ins[1])
+        b.connect(f_in.y, net.ins[0])
+        b.export_input(kx_in.u, "x_in")
+        b.export_input(cv_in.u, "v_in")
+    else:
+        b.export_input(net.ins[0], "f_in")
+        b.export_output(f_own.y, "f")
+    b.export_output(mass.x, f"x{which}")
+    b.export_output(mass.v, f"v{which}")
+    return b.build()
+
+
+SS_CONNECTIONS = [("m1.x1", "m2.x_in"), ("m1.v1", "m2.v_in"),
+                  ("m2.x2", "m1.x_in"), ("m2.v2", "m1.v_in")]
+FF_CONNECTIONS = [("m1.f", "m2.f_in"), ("m2.f", "m1.f_in")]
 
 
 def energy(res, case=1):

@@ -63,16 +63,22 @@ class MasterScheduler:
         ``"broyden"`` (secant updates, no Jacobians needed, as Schiehlen &
         Scholz) or ``"fixed_point"`` (plain sweeps; diverges for loop gains
         of magnitude 1 or more).  Without such a loop one ordered sweep is exact.
+    high_order_start : bool
+        For extrapolation orders 2-3, compute the first macro steps by waveform
+        relaxation (:meth:`_startup`) so the global order is ``p + 1`` from the
+        start; otherwise the first step's zero-order hold limits it to 2.
     """
 
     def __init__(self, subsystems: list, connections: list, step_s: float, *,
                  coupling: Coupling | None = None, extrapolation: Any = 1,
                  step_control: Any = None, power_bonds: list | None = None,
-                 loop_solver: str = "newton") -> None:
+                 loop_solver: str = "newton", high_order_start: bool = True) -> None:
         if loop_solver not in ("newton", "broyden", "fixed_point"):
             raise BuildError(f"MasterScheduler: loop_solver must be 'newton', 'broyden' or "
                              f"'fixed_point', got {loop_solver!r}")
         self.loop_solver = loop_solver
+        self.high_order_start = high_order_start
+        self.startup_sweeps = 0
         self.subsystems = list(subsystems)
         self.by_name: dict[str, Any] = {}
         for s in self.subsystems:
@@ -682,6 +688,10 @@ class MasterScheduler:
         wall0 = _time.perf_counter()
         k = 0
         H = self.H
+        p = max(self.orders.values(), default=0)
+        if self.high_order_start and p >= 2 and end - self.t >= p * H \
+                and not getattr(self.coupling, "needs_rollback", False):
+            k = self._startup(p, times, rows)
         while self.t < end:
             self._macro(k, H)
             self._mark(H)
@@ -690,6 +700,73 @@ class MasterScheduler:
             rows.append(self._snapshot_outputs())
         wall = _time.perf_counter() - wall0
         return self._results(times, rows, wall, k)
+
+    def _startup(self, p: int, times: list, rows: list, max_sweeps: int = 30,
+                 tol: float = 1e-12) -> int:
+        """First ``p`` macro steps by waveform relaxation; returns ``p``.
+
+        A history of one sample allows only a zero-order hold, whose error on the
+        first step (O(H^2) in the states) would cap the global order of any
+        extrapolation at 2.  Instead the window ``[t0, t0 + p H]`` is iterated:
+        each sweep rolls back to ``t0`` and steps the ``p`` macro steps with every
+        input interpolated (order ``p``) through the previous sweep's outputs at
+        the window's communication points, until they stop changing.  Then the
+        history holds ``p + 1`` consistent samples.  Skipped (zero-order-hold
+        start) when a subsystem cannot save its state or runs at a rate above 1.
+        """
+        if not self._single_rate or not all(getattr(s, "can_save_state", False)
+                                            for s in self.subsystems):
+            return 0
+        from .errors import LoopConvergenceError
+        H, t0 = self.H, self.t
+        snap = self.save()
+        keys = list(self.histories)
+        prev = None
+        change, scale = float("inf"), 0.0
+        for sweep in range(1, max_sweeps + 1):
+            self.startup_sweeps = sweep
+            if prev is not None:
+                self.restore(snap)
+                for j, row in enumerate(prev, start=1):
+                    for key, v in zip(keys, row):
+                        self.histories[key].push(t0 + j * H, v if v.ndim else float(v))
+            window = []
+            self.exchanges += p
+            for k in range(p):
+                tk = t0 + k * H
+                for s in self.subsystems:
+                    polys = self.input_polys(s, tk)
+                    self._fed[s.name] = polys
+                    s.set_inputs(tk * _NS, polys)
+                    self.step_subsystem(s, tk, H)
+                for s in self.subsystems:
+                    self._publish(s, tk + H, s.get_outputs())  # drops later samples
+                if self.feedthrough_subs:
+                    self._settle(tk + H, self.feedthrough_subs, once=self._settle_once)
+                window.append([np.array(self.histories[key].v[-1], dtype=float) for key in keys])
+                if prev is not None:  # later points: the previous sweep's values
+                    for j in range(k + 2, p + 1):
+                        for key, v in zip(keys, prev[j - 1]):
+                            self.histories[key].push(t0 + j * H, v if v.ndim else float(v))
+            if prev is not None:
+                change = max(float(np.max(np.abs(a - b), initial=0.0))
+                             for r1, r2 in zip(window, prev) for a, b in zip(r1, r2))
+                scale = max(float(np.max(np.abs(a), initial=0.0)) for r in window for a in r)
+            prev = window
+            if change <= tol * (1.0 + scale):
+                break
+        else:
+            raise LoopConvergenceError(
+                f"high-order start: the first {p} macro steps (waveform relaxation) did not "
+                f"converge in {max_sweeps} sweeps (last change {change:.3g}); reduce the macro "
+                "step or pass high_order_start=False (zero-order-hold start, global order 2)")
+        self.iteration_total += self.startup_sweeps
+        for j in range(1, p + 1):  # the histories hold the last sweep's samples
+            self.t = t0 + j * H
+            times.append(self.t * _NS)
+            rows.append([float(v) if v.ndim == 0 else v for v in prev[j - 1]])
+            self._mark(H)
+        return p
 
     def _mark(self, H: int) -> None:
         """Cumulative counters after the macro step that just ended at ``self.t``.
@@ -732,6 +809,7 @@ class MasterScheduler:
             "master_overhead_us_per_subsystem_step":
                 1e6 * (wall - sub_wall) / max(1, sum(self.steps.values())),
             "init_sweeps": self.init_sweeps,
+            "startup_sweeps": self.startup_sweeps,
             "loop_solves": self.loop_solves,
             "loop_evaluations_per_solve": self.loop_evaluations / max(1, self.loop_solves),
             "rollbacks": self.rollbacks,

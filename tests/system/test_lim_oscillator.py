@@ -47,6 +47,43 @@ def test_jacobi_orders_zoh_1_linear_2():
     assert 1.8 < math.log2(e1[0] / e1[1]) < 2.3
 
 
+def _cosim_other(kind, H, order, coupling, t_end=2.0, **kw):
+    from bench.lim import FF_CONNECTIONS, SS_CONNECTIONS, mass_diagram
+    conns = SS_CONNECTIONS if kind == "s-s" else FF_CONNECTIONS
+    subs = [DiagramSubsystem(mass_diagram(1, kind), solver="rk4", dt=H / 10),
+            DiagramSubsystem(mass_diagram(2, kind), solver="rk4", dt=H / 10)]
+    res = MasterScheduler(subs, conns, H, coupling=coupling, extrapolation=order,
+                          **kw).run(t_end)
+    ref = exact(res.time)
+    return max(np.max(np.abs(res["m1.x1"] - ref[:, 0])),
+               np.max(np.abs(res["m2.x2"] - ref[:, 1]))), res
+
+
+@pytest.mark.parametrize("kind", ["s-s", "f-f"])
+@pytest.mark.parametrize("coupling", [Jacobi(), GaussSeidel(["m1", "m2"])])
+def test_displacement_and_force_couplings_converge_with_order_p_plus_1(kind, coupling):
+    for order in (0, 1, 2, 3):
+        e = [_cosim_other(kind, H, order, coupling)[0] for H in (2e-3, 1e-3)]
+        assert abs(math.log2(e[0] / e[1]) - (order + 1)) < 0.15, (order, e)
+
+
+def test_force_force_equals_displacement_displacement_for_single_rate():
+    """Extrapolating f = kc x + cc v is extrapolating x and v (benchmark notes)."""
+    a = _cosim_other("s-s", 1e-3, 2, Jacobi())
+    b = _cosim_other("f-f", 1e-3, 2, Jacobi())
+    np.testing.assert_allclose(a[1]["m1.x1"], b[1]["m1.x1"], rtol=0, atol=1e-9)
+    assert a[0] == pytest.approx(b[0], rel=1e-6)
+
+
+def test_zero_order_hold_start_caps_the_order_at_two():
+    """Without the waveform-relaxation start the first step's hold limits cubic to O(H^2)."""
+    e3 = [_cosim(H, 3, Jacobi(), t_end=2.0)[0] for H in (2e-3, 1e-3)]
+    e3_zoh = [_cosim_other("s-s", H, 3, Jacobi(), high_order_start=False)[0]
+              for H in (2e-3, 1e-3)]
+    assert abs(math.log2(e3[0] / e3[1]) - 4) < 0.15, e3  # f-s, with the start-up
+    assert abs(math.log2(e3_zoh[0] / e3_zoh[1]) - 2) < 0.15, e3_zoh
+
+
 def test_gauss_seidel_reproduces_the_baseline():
     err, _ = _cosim(1e-3, 1, GaussSeidel(["m2", "m1"]))
     assert abs(err / 2.44e-2 - 1.0) < 0.2, err
