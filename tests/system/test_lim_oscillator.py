@@ -253,3 +253,17 @@ def test_per_macro_step_diagnostics_are_recorded():
     assert np.all(m["wall_s"] >= m["wall_s/m1"] + m["wall_s/m2"])
     _, ctl = _controlled(1e-5, t_end=0.2)
     assert ctl.diagnostics["macro"]["rejections"].sum() == ctl.diagnostics["rejections"]
+
+
+def test_iterative_coupling_that_does_not_converge_says_where_and_what_to_do():
+    from cosim import Iterative
+    from cosim.errors import LoopConvergenceError
+    subs = [DiagramSubsystem(m1_diagram(), solver="rk4", dt=5e-3),
+            DiagramSubsystem(m2_diagram(), solver="rk4", dt=5e-3)]
+    master = MasterScheduler(subs, CONNECTIONS, 0.1, coupling=Iterative("fixed_point",
+                                                                        max_iter=3))
+    with pytest.raises(LoopConvergenceError,
+                       match=r"iterative coupling \(fixed_point\) did not converge in macro step "
+                             r"t = 0 s: 3 sweeps, residual .*subsystems m1, m2; reduce the "
+                             r"macro step"):
+        master.run(1.0)
