@@ -21,16 +21,17 @@ from typing import Any
 
 import numpy as np
 
+from . import bonds
 from .block import did_you_mean
 from .coupling import Coupling, Jacobi
 from .errors import BuildError, ConnectError, PortError, UnitError
 from .extrapolation import SignalHistory, evaluate
 from .observers import Results, package_versions
+from .step_control import run_controlled
 from .time import TICKS_PER_SECOND, format_time, to_ticks
 from .units import conversion
 
 _NS = 1.0 / TICKS_PER_SECOND
-_GL_X, _GL_W = np.polynomial.legendre.leggauss(5)
 
 
 class MasterScheduler:
@@ -114,7 +115,7 @@ class MasterScheduler:
         self._single_rate = all(s.rate == 1 for s in self.subsystems)
         self._hist_list = list(self.histories.values())
         self._fed: dict[str, dict] = {}  # the input polynomials of the last step, per subsystem
-        self.bonds = [self._bond(e, f) for e, f in (power_bonds or [])]
+        self.bonds = [bonds.resolve(self, e, f) for e, f in (power_bonds or [])]
         self.energy_total = 0.0
         self._last_energy = 0.0
         self.pending: dict[str, tuple[int, dict]] = {}
@@ -165,60 +166,9 @@ class MasterScheduler:
                             f"[{ds.units[d[1]]}]: {exc}") from None
         self.sources[d] = (s, scale, bias)
 
-    def _bond(self, effort: str, flow: str) -> tuple:
-        """Resolve a power bond into (effort source, its consumer input, flow source, ...)."""
-        e = self._split(effort, "output")
-        f = self._split(flow, "output")
-
-        def consumer(src: tuple, sub: str, what: str) -> tuple:
-            hits = [(d, sc, b) for d, (s_, sc, b) in self.sources.items()
-                    if s_ == src and d[0] == sub]
-            if len(hits) != 1:
-                raise PortError(f"power bond ({effort}, {flow}): the {what} output "
-                                f"'{'.'.join(src)}' must feed exactly one input of subsystem "
-                                f"'{sub}' (found {len(hits)}); the bond pairs an effort output "
-                                "of A feeding B with a flow output of B feeding A")
-            return hits[0]
-        if e[0] == f[0]:
-            raise PortError(f"power bond ({effort}, {flow}): effort and flow come from the same "
-                            "subsystem; give the effort output of A and the flow output of B")
-        for src in (e, f):
-            if self.by_name[src[0]].rate != 1:
-                raise BuildError(f"power bond ({effort}, {flow}): subsystem '{src[0]}' has rate "
-                                 f"{self.by_name[src[0]].rate}; energy residuals need rate 1")
-        ed = consumer(e, f[0], "effort")
-        fd = consumer(f, e[0], "flow")
-        return (self.histories[e], ed, self.histories[f], fd)
-
     def _energy_residual(self, t0: int, H: int) -> float:
-        r"""Energy the coupling created over the step ``[t0, t0 + H]`` (all bonds).
-
-        .. math:: \Delta E = \int_0^H \bigl(\tilde e(\tau) \hat f(\tau)
-                  - \hat e(\tau) \tilde f(\tau)\bigr)\, d\tau
-
-        ``~e, ~f``: the polynomials the other side integrated with (converted
-        back to the source units); ``^e, ^f``: the published effort and flow,
-        represented by the polynomial one order higher through the new sample
-        (the same pair as the extrapolation-defect estimate).  Integrated by
-        5-point Gauss-Legendre (exact for these polynomials).  Zero for a
-        converged iterative coupling; units: effort x flow x s (J for N and m/s).
-        """
-        total = 0.0
-        h = H * _NS
-        taus = 0.5 * h * (_GL_X + 1.0)
-        for e_hist, (ed, e_sc, e_b), f_hist, (fd, f_sc, f_b) in self.bonds:
-            e_poly = self._fed.get(ed[0], {}).get(ed[1])
-            f_poly = self._fed.get(fd[0], {}).get(fd[1])
-            if e_poly is None or f_poly is None:
-                continue
-            e_hat = e_hist.polynomial(len(e_poly), t0)  # one order above what was fed
-            f_hat = f_hist.polynomial(len(f_poly), t0)
-            for tau, w in zip(taus, _GL_W):
-                e_in = (evaluate(e_poly, tau) - e_b) / e_sc
-                f_in = (evaluate(f_poly, tau) - f_b) / f_sc
-                total += 0.5 * h * w * float(e_in @ evaluate(f_hat, tau)
-                                             - evaluate(e_hat, tau) @ f_in)
-        return total
+        """Energy the coupling created over ``[t0, t0 + H]``, all bonds (:mod:`cosim.bonds`)."""
+        return sum(b.residual(self._fed, t0, H * _NS) for b in self.bonds)
 
     def _orders(self, spec: Any) -> dict:
         default = spec.get("*", 1) if isinstance(spec, dict) else spec
@@ -541,132 +491,6 @@ class MasterScheduler:
                 self._publish(self.by_name[name], t_end, outs)
                 del self.pending[name]
 
-    def _controlled(self, end: int, times: list, rows: list) -> int:
-        """Run to ``end`` with communication-step control; returns the steps taken.
-
-        ``method="richardson"``: each step is done as ``H`` and as two ``H/2``
-        from a checkpoint.  ``method="extrapolation"``: each step is done once
-        and the extrapolation defect is checked (:mod:`cosim.step_control`).
-        """
-        from .errors import StepError
-        ctl = self.step_control
-        richardson = ctl.method == "richardson"
-        if any(s.rate != 1 for s in self.subsystems):
-            raise BuildError("communication-step control needs every subsystem at rate 1")
-        if richardson:
-            self.check_rollback("Richardson communication-step control")
-        elif getattr(self.coupling, "needs_rollback", False):
-            raise BuildError(f"step control by extrapolation defect measures how far the "
-                             f"extrapolated inputs were from the outputs; coupling "
-                             f"'{self.coupling.name}' interpolates converged values, so there is "
-                             "no defect to measure: use StepController(method='richardson')")
-        can_redo = all(getattr(s, "can_save_state", False) for s in self.subsystems)
-        grid = to_ticks(ctl.grid_s or ctl.h_min_s / 2, "step-control grid")
-        h_min = to_ticks(ctl.h_min_s, "h_min") // grid * grid
-        if richardson and h_min < 2 * grid:
-            raise BuildError(f"step control: h_min_s = {ctl.h_min_s} s must be at least twice "
-                             f"the grid {format_time(grid)} so that the smallest step can be "
-                             "halved and checked")
-        h_min = max(h_min, grid)
-        h_max = max(h_min, to_ticks(ctl.h_max_s, "h_max") // grid * grid)
-        for s in self.subsystems:
-            check = getattr(s, "check_step", None)
-            if check is not None:
-                check(grid)
-        p = min(self.orders.values(), default=0)
-        # error exponents: Richardson estimates a global error O(H^(p+1)), the
-        # defect a local one O(H^(p+1)); next_step uses err^(-1/(q+1))
-        q = p + 1 if richardson else p
-        H = max(h_min, min(h_max, self.H // grid * grid))
-        k = 0
-        self.step_sizes: list[float] = []
-        self.unrecoverable = 0
-        while self.t < end:
-            H = min(H, end - self.t)
-            half = H // 2 // grid * grid
-            if richardson and half < grid:  # only a last step shorter than 2 grid steps
-                self._macro(k, H)
-                err = self._energy_error(ctl)
-                k += 1
-                self._accept(H, err, times, rows)
-                continue
-            snap = self.save() if (richardson or can_redo) else None
-            p_eff = self._effective_order()  # lower while the history is short (start)
-            if richardson:
-                self._macro(k, H)
-                y_full = self.pack_last()
-                self.restore(snap)
-                self._macro(k, half)
-                self._macro(k + 1, H - half)
-                y_half = self.pack_last()
-                scale = ctl.atol + ctl.rtol * np.abs(y_half)
-                err = float(np.max(np.abs(y_half - y_full) / scale)) / (2.0 ** (p_eff + 1) - 1.0)
-                steps = 2
-            else:
-                self._macro(k, H)
-                err = self._defect_error(ctl, H)
-                steps = 1
-            err = max(err, self._energy_error(ctl))
-            startup = p_eff < p and H <= h_min
-            if err <= 1.0 or snap is None or startup:
-                if err > 1.0:
-                    # cannot redo, or the history is too short for order p even at h_min:
-                    # accepted above tolerance, counted, next step smaller
-                    self.unrecoverable += 1
-                k += steps
-                self._accept(H, err, times, rows)
-                H = ctl.next_step(H, err, q, grid, h_min, h_max)
-                continue
-            self.restore(snap)
-            self.rejections += 1
-            if H <= h_min:
-                raise StepError(
-                    f"communication step rejected at the minimum step "
-                    f"{format_time(h_min)} at t = {self.t * _NS:.9g} s (scaled error "
-                    f"{err:.3g}); loosen rtol/atol, lower h_min_s or use an iterative "
-                    "coupling")
-            H = ctl.next_step(H, err, q, grid, h_min, h_max)
-        return k
-
-    def _effective_order(self) -> int:
-        """The lowest extrapolation order the histories support now."""
-        return min((min(order, len(hist.t) - 1) for feeds in self._feeds.values()
-                    for _, hist, order, _, _ in feeds), default=0)
-
-    def _accept(self, H: int, err: float, times: list, rows: list) -> None:
-        self.last_residual = err
-        self._mark(H)
-        self.step_sizes.append(H * _NS)
-        times.append(self.t * _NS)
-        rows.append(self._snapshot_outputs())
-
-    def _defect_error(self, ctl: Any, H: int) -> float:
-        """Scaled extrapolation defect of the step that just ended at ``self.t``.
-
-        For every input fed by extrapolation: the order-``p`` polynomial it used,
-        at the end of the step, against the order-``p+1`` polynomial through the
-        new sample, i.e. the published output there (converted to the input's
-        unit).  Inputs fed by interpolation (Gauss-Seidel) have no defect.
-        """
-        err = 0.0
-        tau = H * _NS
-        for s in self.subsystems:
-            fed = self._fed.get(s.name)
-            if fed is None:
-                continue
-            for name, hist, _, scale, bias in self._feeds[s.name]:
-                used = evaluate(fed[name], tau)
-                actual = hist.last * scale + bias
-                e = np.abs(used - actual) / (ctl.atol + ctl.rtol * np.abs(actual))
-                err = max(err, float(np.max(e)))
-        return err
-
-    def _energy_error(self, ctl: Any) -> float:
-        """Scaled energy residual of the last macro step (0 without ``energy_tol``)."""
-        if not ctl.energy_tol or not self.bonds:
-            return 0.0
-        return abs(self._last_energy) / ctl.energy_tol
-
     def run(self, t_end_s: float, t0_s: float = 0.0) -> Results:
         """Co-simulate from ``t0_s`` to ``t_end_s``; returns the published outputs."""
         if getattr(self.coupling, "needs_rollback", False):
@@ -678,7 +502,7 @@ class MasterScheduler:
             times = [self.t * _NS]
             rows = [self._snapshot_outputs()]
             wall0 = _time.perf_counter()
-            k = self._controlled(end, times, rows)
+            k = run_controlled(self, end, times, rows)
             return self._results(times, rows, _time.perf_counter() - wall0, k)
         if (end - self.t) % (self.H * max(s.rate for s in self.subsystems)):
             raise BuildError(f"end time {t_end_s} s is not a whole number of macro steps "

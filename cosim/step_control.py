@@ -32,7 +32,7 @@ interpolation (Gauss-Seidel's later subsystems) have no defect; iterative
 couplings have none at all and must use Richardson.
 
 With ``energy_tol`` and the master's ``power_bonds``, the energy residual
-of the step (:meth:`~cosim.master.MasterScheduler._energy_residual`) divided
+of the step (:mod:`cosim.bonds`) divided
 by ``energy_tol`` is a further error term.
 
 The next step follows the standard controller
@@ -47,6 +47,15 @@ divide it) and kept within ``[h_min, h_max]``; ``q = p + 1`` for Richardson,
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .errors import BuildError, StepError
+from .extrapolation import evaluate
+from .time import TICKS_PER_SECOND, format_time, to_ticks
+
+_NS = 1.0 / TICKS_PER_SECOND
 
 
 @dataclass
@@ -103,3 +112,133 @@ class StepController:
             fac = min(self.fac_max, max(self.fac_min, self.safety * err ** (-1.0 / (q + 1))))
         new = int(H * fac) // grid * grid
         return max(h_min, min(h_max, new))
+
+
+def run_controlled(master: Any, end: int, times: list, rows: list) -> int:
+    """Run to ``end`` with communication-step control; returns the steps taken.
+
+    ``method="richardson"``: each step is done as ``H`` and as two ``H/2``
+    from a checkpoint.  ``method="extrapolation"``: each step is done once
+    and the extrapolation defect is checked (:mod:`cosim.step_control`).
+    """
+    ctl = master.step_control
+    richardson = ctl.method == "richardson"
+    if any(s.rate != 1 for s in master.subsystems):
+        raise BuildError("communication-step control needs every subsystem at rate 1")
+    if richardson:
+        master.check_rollback("Richardson communication-step control")
+    elif getattr(master.coupling, "needs_rollback", False):
+        raise BuildError(f"step control by extrapolation defect measures how far the "
+                         f"extrapolated inputs were from the outputs; coupling "
+                         f"'{master.coupling.name}' interpolates converged values, so there is "
+                         "no defect to measure: use StepController(method='richardson')")
+    can_redo = all(getattr(s, "can_save_state", False) for s in master.subsystems)
+    grid = to_ticks(ctl.grid_s or ctl.h_min_s / 2, "step-control grid")
+    h_min = to_ticks(ctl.h_min_s, "h_min") // grid * grid
+    if richardson and h_min < 2 * grid:
+        raise BuildError(f"step control: h_min_s = {ctl.h_min_s} s must be at least twice "
+                         f"the grid {format_time(grid)} so that the smallest step can be "
+                         "halved and checked")
+    h_min = max(h_min, grid)
+    h_max = max(h_min, to_ticks(ctl.h_max_s, "h_max") // grid * grid)
+    for s in master.subsystems:
+        check = getattr(s, "check_step", None)
+        if check is not None:
+            check(grid)
+    p = min(master.orders.values(), default=0)
+    # error exponents: Richardson estimates a global error O(H^(p+1)), the
+    # defect a local one O(H^(p+1)); next_step uses err^(-1/(q+1))
+    q = p + 1 if richardson else p
+    H = max(h_min, min(h_max, master.H // grid * grid))
+    k = 0
+    master.step_sizes: list[float] = []
+    master.unrecoverable = 0
+    while master.t < end:
+        H = min(H, end - master.t)
+        half = H // 2 // grid * grid
+        if richardson and half < grid:  # only a last step shorter than 2 grid steps
+            master._macro(k, H)
+            err = _energy_error(master, ctl)
+            k += 1
+            _accept(master, H, err, times, rows)
+            continue
+        snap = master.save() if (richardson or can_redo) else None
+        p_eff = _effective_order(master)  # lower while the history is short (start)
+        if richardson:
+            master._macro(k, H)
+            y_full = master.pack_last()
+            master.restore(snap)
+            master._macro(k, half)
+            master._macro(k + 1, H - half)
+            y_half = master.pack_last()
+            scale = ctl.atol + ctl.rtol * np.abs(y_half)
+            err = float(np.max(np.abs(y_half - y_full) / scale)) / (2.0 ** (p_eff + 1) - 1.0)
+            steps = 2
+        else:
+            master._macro(k, H)
+            err = defect_error(master, ctl, H)
+            steps = 1
+        err = max(err, _energy_error(master, ctl))
+        startup = p_eff < p and H <= h_min
+        if err <= 1.0 or snap is None or startup:
+            if err > 1.0:
+                # cannot redo, or the history is too short for order p even at h_min:
+                # accepted above tolerance, counted, next step smaller
+                master.unrecoverable += 1
+            k += steps
+            _accept(master, H, err, times, rows)
+            H = ctl.next_step(H, err, q, grid, h_min, h_max)
+            continue
+        master.restore(snap)
+        master.rejections += 1
+        if H <= h_min:
+            raise StepError(
+                f"communication step rejected at the minimum step "
+                f"{format_time(h_min)} at t = {master.t * _NS:.9g} s (scaled error "
+                f"{err:.3g}); loosen rtol/atol, lower h_min_s or use an iterative "
+                "coupling")
+        H = ctl.next_step(H, err, q, grid, h_min, h_max)
+    return k
+
+
+def _effective_order(master: Any) -> int:
+    """The lowest extrapolation order the histories support now."""
+    return min((min(order, len(hist.t) - 1) for feeds in master._feeds.values()
+                for _, hist, order, _, _ in feeds), default=0)
+
+
+def _accept(master: Any, H: int, err: float, times: list, rows: list) -> None:
+    master.last_residual = err
+    master._mark(H)
+    master.step_sizes.append(H * _NS)
+    times.append(master.t * _NS)
+    rows.append(master._snapshot_outputs())
+
+
+def defect_error(master: Any, ctl: Any, H: int) -> float:
+    """Scaled extrapolation defect of the step that just ended at ``master.t``.
+
+    For every input fed by extrapolation: the order-``p`` polynomial it used,
+    at the end of the step, against the order-``p+1`` polynomial through the
+    new sample, i.e. the published output there (converted to the input's
+    unit).  Inputs fed by interpolation (Gauss-Seidel) have no defect.
+    """
+    err = 0.0
+    tau = H * _NS
+    for s in master.subsystems:
+        fed = master._fed.get(s.name)
+        if fed is None:
+            continue
+        for name, hist, _, scale, bias in master._feeds[s.name]:
+            used = evaluate(fed[name], tau)
+            actual = hist.last * scale + bias
+            e = np.abs(used - actual) / (ctl.atol + ctl.rtol * np.abs(actual))
+            err = max(err, float(np.max(e)))
+    return err
+
+
+def _energy_error(master: Any, ctl: Any) -> float:
+    """Scaled energy residual of the last macro step (0 without ``energy_tol``)."""
+    if not ctl.energy_tol or not master.bonds:
+        return 0.0
+    return abs(master._last_energy) / ctl.energy_tol
