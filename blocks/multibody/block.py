@@ -1,0 +1,134 @@
+"""The mechanism as a block: loads in, kinematics and reactions out (the force-primitive ports).
+
+Ports
+-----
+in   <load>                  force (dim,) N at a marker, or torque (planar: scalar
+                             N*m, spatial: (3,) N*m), one per ``Mechanism.add_load``
+out  q                       generalized coordinates (nq,)        state only
+out  v                       velocity variables (nv,)            state only
+out  <body>_<marker>_pos     marker origin, global (dim,) m       state only
+out  <body>_<marker>_vel     its velocity (dim,) m/s              state only
+out  <joint>_reaction        constraint force rows of the joint (``λ``; the force
+                             on body j of a point constraint is ``λ``), feedthrough
+                             from the loads
+
+State: ``x = [q, v]`` with ``q' = T(q) v`` and ``v̇`` from the formulation
+(:mod:`.formulations`).  Initial state: the mechanism's assembled (consistent)
+configuration, see ``Mechanism.assemble``; its report is ``block.assembly``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from cosim import Block
+from cosim.errors import BuildError
+
+from .formulations import Formulation
+
+
+class MultibodyBlock(Block):
+    """A :class:`~blocks.multibody.mechanism.Mechanism` as a block (see module docstring).
+
+    Parameters
+    ----------
+    mechanism : Mechanism
+    formulation : str or Formulation
+        ``lagrange`` (with ``alpha``/``beta`` Baumgarte), ``penalty``,
+        ``augmented_lagrangian`` or ``projection``.
+    markers : list of ``"body.marker"``
+        Markers whose position and velocity become outputs.
+    reactions : list of joint names
+        Joints whose constraint forces become outputs.
+    project_every_s : float
+        Period of the position/velocity projection (``projection`` only; give
+        the solver step).
+    strict : bool
+        Refuse inconsistent initial conditions instead of correcting them.
+    """
+
+    def __init__(self, name: str, mechanism: Any, formulation: Any = "lagrange", *,
+                 markers: tuple = (), reactions: tuple = (), project_every_s: float | None = None,
+                 strict: bool = False, **formulation_options: Any) -> None:
+        super().__init__(name)
+        mech = mechanism
+        mech.finalize()
+        self.mech = mech
+        self.form = formulation if isinstance(formulation, Formulation) else \
+            Formulation(formulation, **formulation_options)
+        self.assembly = mech.assemble(strict=strict)
+        if self.assembly["redundant"] and self.form.kind in ("lagrange", "projection"):
+            raise BuildError(
+                f"mechanism '{mech.name}': redundant constraint rows "
+                f"{', '.join(self.assembly['redundant'])} (rank {self.assembly['rank']} of "
+                f"{mech.m}); the {self.form.kind} formulation needs independent constraints: "
+                "remove them or use formulation='penalty' or 'augmented_lagrangian'")
+        dim = mech.dim
+        self.x = self.declare_continuous_state("x", np.concatenate([mech.q_init, mech.v_init]))
+        self._loads = []
+        for lname in mech.load_names:
+            kind, _ = mech.loads[lname]
+            shape = (dim,) if kind == "force" else (() if dim == 2 else (3,))
+            port = self.declare_input(lname, shape=shape, unit="N" if kind == "force" else "N*m")
+            self._loads.append((lname, port))
+        nq = mech.nq
+        self.q = self.declare_output("q", lambda ctx: np.array(ctx.state(self.x)[:nq]),
+                                     shape=(nq,), depends_on=())
+        self.v = self.declare_output("v", lambda ctx: np.array(ctx.state(self.x)[nq:]),
+                                     shape=(mech.nv,), depends_on=())
+        for ref in markers:
+            m = mech._m(ref)
+            base = f"{m.body.name}_{m.name}"
+            self.declare_output(f"{base}_pos", self._marker_out(m, 0), shape=(dim,), unit="m",
+                                depends_on=())
+            self.declare_output(f"{base}_vel", self._marker_out(m, 2), shape=(dim,),
+                                unit="m/s", depends_on=())
+        for jname in reactions:
+            if jname not in mech.joints:
+                from cosim.block import did_you_mean
+                raise BuildError(f"block '{name}': joint '{jname}' not found; "
+                                 + did_you_mean(jname, mech.joints))
+            rows = mech.joint_rows[jname]
+            self.declare_output(f"{jname}_reaction", self._reaction_out(rows),
+                                shape=(rows.stop - rows.start,))
+        if self.form.kind == "projection":
+            if not project_every_s:
+                raise BuildError(f"block '{name}': the projection formulation needs "
+                                 "project_every_s (the solver step)")
+            self.declare_periodic_update(project_every_s, self._project)
+        self.stats = {"projections": 0}
+
+    def _split(self, ctx: Any) -> tuple[np.ndarray, np.ndarray]:
+        x = ctx.state(self.x)
+        return x[:self.mech.nq], x[self.mech.nq:]
+
+    def _loads_of(self, ctx: Any) -> dict:
+        return {n: ctx.input(p) for n, p in self._loads}
+
+    def _marker_out(self, m: Any, which: int):
+        def calc(ctx):
+            q, v = self._split(ctx)
+            from .bodies import Kin
+            return Kin(m.body, q, v).point(m.s, with_jac=False)[which].copy()
+        return calc
+
+    def _reaction_out(self, rows: slice):
+        def calc(ctx):
+            q, v = self._split(ctx)
+            _, lam = self.mech.accelerations(q, v, ctx.time, self.form, self._loads_of(ctx))
+            return lam[rows].copy()
+        return calc
+
+    def derivatives(self, ctx: Any) -> np.ndarray:
+        q, v = self._split(ctx)
+        vd, _ = self.mech.accelerations(q, v, ctx.time, self.form, self._loads_of(ctx))
+        return np.concatenate([self.mech.qdot(q, v), vd])
+
+    def _project(self, ctx: Any) -> None:
+        q, v = self._split(ctx)
+        q = self.mech.project_positions(q.copy(), ctx.time)[0]
+        v = self.mech.project_velocities(q, v.copy(), ctx.time)
+        ctx.set_state(self.x, np.concatenate([q, v]))
+        self.stats["projections"] += 1

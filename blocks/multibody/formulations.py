@@ -1,0 +1,107 @@
+"""Equations of motion with constraints: the selectable formulations.
+
+With ``M`` the mass matrix, ``Q`` the generalized forces (applied, gravity,
+gyroscopic), ``J = Phi_v``, ``gamma = -(Phi'')|_{v̇=0}`` and
+``Phi' = J v + Phi_t`` (Korkealaakso's thesis eqs. 26-44, Bayo's penalty and
+augmented Lagrangian forms; sign conventions as in seed-001 §2.3):
+
+``lagrange`` (Baumgarte; ``alpha = beta = 0`` is the plain index-1 form)::
+
+    [M  J'] [v̇]   [Q                                  ]
+    [J  0 ] [λ] = [gamma - 2 alpha Phi' - beta^2 Phi   ]
+
+``penalty``::
+
+    (M + J' a J) v̇ = Q - J' a (-gamma + 2 mu w Phi' + w^2 Phi)
+
+``augmented_lagrangian`` (index-1, the seed's practical iteration, fastest in
+Korkealaakso's tests)::
+
+    (M + J' a J) v̇_1     = Q        - J' a b,     b = -gamma + 2 mu w Phi' + w^2 Phi
+    (M + J' a J) v̇_{i+1} = M v̇_i    - J' a b      (``iterations`` times)
+
+``projection``: ``lagrange`` without Baumgarte terms, and after every step
+the positions are projected onto ``Phi = 0`` and the velocities onto
+``Phi' = 0`` (mass-weighted least change; :meth:`Mechanism.project`).
+
+Constraint forces on the bodies are ``-J' λ`` (``λ`` per constraint row; for
+penalty and augmented Lagrangian ``λ = a (Phi'' + 2 mu w Phi' + w^2 Phi)``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.linalg as sla
+
+from cosim.errors import StepError
+
+KINDS = ("lagrange", "penalty", "augmented_lagrangian", "projection")
+
+
+@dataclass
+class Formulation:
+    """Which formulation, and its constants (see module docstring).
+
+    ``alpha``, ``beta``: Baumgarte constants [1/s]; ``penalty``: ``a`` (scaled
+    by the largest mass-matrix entry, so it is dimensionless); ``omega``,
+    ``mu``: constraint natural frequency [rad/s] and damping ratio;
+    ``iterations``: augmented-Lagrangian corrections.
+    """
+
+    kind: str = "lagrange"
+    alpha: float = 0.0
+    beta: float = 0.0
+    penalty: float = 1e7
+    omega: float = 10.0
+    mu: float = 1.0
+    iterations: int = 3
+
+    def __post_init__(self) -> None:
+        if self.kind not in KINDS:
+            raise ValueError(f"formulation must be one of {', '.join(KINDS)}, got "
+                             f"{self.kind!r}")
+
+
+def solve(form: Formulation, M: np.ndarray, Q: np.ndarray, J: np.ndarray, gamma: np.ndarray,
+          phi: np.ndarray, phid: np.ndarray, where: str) -> tuple[np.ndarray, np.ndarray]:
+    """``(v̇, λ)`` for the formulation; raises StepError naming ``where`` if singular."""
+    k = form.kind
+    if k in ("lagrange", "projection"):
+        n, m = M.shape[0], J.shape[0]
+        rhs_c = gamma
+        if k == "lagrange" and (form.alpha or form.beta):
+            rhs_c = gamma - 2.0 * form.alpha * phid - form.beta ** 2 * phi
+        if m == 0:
+            return np.linalg.solve(M, Q), np.zeros(0)
+        K = np.zeros((n + m, n + m))
+        K[:n, :n] = M
+        K[:n, n:] = J.T
+        K[n:, :n] = J
+        try:
+            lu = sla.lu_factor(K, check_finite=False)
+            if np.min(np.abs(np.diag(lu[0]))) < 1e-12 * np.max(np.abs(np.diag(lu[0]))):
+                raise np.linalg.LinAlgError
+        except (np.linalg.LinAlgError, ValueError):
+            raise StepError(f"{where}: the constraint Jacobian lost rank (singular "
+                            "configuration or redundant constraints); use the penalty or "
+                            "augmented_lagrangian formulation, or remove redundant joints") \
+                from None
+        x = sla.lu_solve(lu, np.concatenate([Q, rhs_c]), check_finite=False)
+        return x[:n], x[n:]
+    a = form.penalty * float(np.max(np.abs(np.diag(M))))
+    b = -gamma + 2.0 * form.mu * form.omega * phid + form.omega ** 2 * phi
+    A = M + a * (J.T @ J)
+    try:
+        c = sla.cho_factor(A, check_finite=False)
+    except np.linalg.LinAlgError:
+        raise StepError(f"{where}: M + J' a J is not positive definite (a body without mass "
+                        "or inertia in a direction no constraint fixes)") from None
+    Jtab = a * (J.T @ b)
+    vd = sla.cho_solve(c, Q - Jtab, check_finite=False)
+    if k == "augmented_lagrangian":
+        for _ in range(form.iterations):
+            vd = sla.cho_solve(c, M @ vd - Jtab, check_finite=False)
+    lam = a * (J @ vd + b)
+    return vd, lam

@@ -1,0 +1,401 @@
+"""A mechanism: bodies, markers, joints and force elements in absolute coordinates.
+
+Build it from Python (or from a dict/JSON/YAML file, :mod:`.io`), then wrap it in
+a :class:`~blocks.multibody.block.MultibodyBlock` to simulate it::
+
+    mech = Mechanism("pendulum", dim=2, gravity=(0, -9.81))
+    bob = mech.add_particle("bob", mass=1.0, position=(1.0, 0.0))
+    mech.add_joint("distance", "link", mech.ground.marker("O"), bob.marker("cm"), length=1.0)
+
+Equations (:mod:`.formulations`): ``q' = T(q) v``; ``M v̇ = Q - J' λ``;
+``Phi(q, t) = 0``.  Checks at :meth:`finalize` and :meth:`assemble`: unknown
+bodies and markers, non-positive mass or inertia, redundant constraints
+(rank-revealing QR of ``J``, named), inconsistent initial conditions (made
+consistent by Newton projection and reported, or refused when
+``strict=True``), singular configurations (reported with the joint rows that
+lost rank).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import scipy.linalg as sla
+
+from cosim.block import did_you_mean
+from cosim.errors import BuildError
+
+from . import forces as _forces
+from .bodies import Body, Kin, Marker
+from .formulations import Formulation, solve
+from .geometry import quat_axis_angle, quat_from_matrix, quat_matrix, quat_rate, rot2
+from .joints import JOINTS
+
+
+class BodyHandle:
+    """What ``add_body`` returns: the body plus ``marker(name)`` lookup/creation."""
+
+    def __init__(self, mech: Mechanism, body: Body) -> None:
+        self.mech, self.body = mech, body
+
+    @property
+    def name(self) -> str:
+        return self.body.name
+
+    def marker(self, name: str, position: Any = None, orientation: Any = None) -> Marker:
+        """The marker ``name`` (created at ``position`` / ``orientation`` if given or new)."""
+        return self.mech.marker(self.body.name, name, position, orientation)
+
+
+class Mechanism:
+    """See the module docstring.  ``dim`` is 2 (planar) or 3 (spatial)."""
+
+    def __init__(self, name: str, dim: int = 2, gravity: Any = None) -> None:
+        if dim not in (2, 3):
+            raise BuildError(f"mechanism '{name}': dim must be 2 (planar) or 3 (spatial)")
+        self.name, self.dim = name, dim
+        self.gravity = np.zeros(dim) if gravity is None else np.asarray(gravity, float)
+        if self.gravity.shape != (dim,):
+            raise BuildError(f"mechanism '{name}': gravity needs {dim} components")
+        self.bodies: dict[str, Body] = {}
+        self.markers: dict[tuple[str, str], Marker] = {}
+        self.joints: dict[str, Any] = {}
+        self.elements: dict[str, Any] = {}
+        self.loads: dict[str, tuple[str, Marker]] = {}  # input name -> (kind, marker)
+        self._final = False
+        g = Body("ground", "ground", dim)
+        self.bodies["ground"] = g
+        self.ground = BodyHandle(self, g)
+
+    # ------------------------------------------------------------ building
+    def _new(self, body: Body) -> BodyHandle:
+        if self._final:
+            raise BuildError(f"mechanism '{self.name}' is finalized; build it before use")
+        if body.name in self.bodies:
+            raise BuildError(f"mechanism '{self.name}': duplicate body name '{body.name}'")
+        body.check()
+        self.bodies[body.name] = body
+        h = BodyHandle(self, body)
+        self.marker(body.name, "cm", np.zeros(self.dim))
+        return h
+
+    def add_particle(self, name: str, mass: float, position: Any,
+                     velocity: Any = None) -> BodyHandle:
+        """A point mass (no orientation; only its ``cm`` marker)."""
+        q0 = np.asarray(position, float).reshape(self.dim)
+        v0 = np.zeros(self.dim) if velocity is None else np.asarray(velocity, float)
+        return self._new(Body(name, "particle", self.dim, float(mass), None, q0, v0))
+
+    def add_body(self, name: str, mass: float, inertia: Any, position: Any,
+                 orientation: Any = 0.0, velocity: Any = None,
+                 angular_velocity: Any = None) -> BodyHandle:
+        """A rigid body; frame at its centre of mass.
+
+        Planar: ``inertia`` J [kg m^2], ``orientation`` angle [rad],
+        ``angular_velocity`` w [rad/s].  Spatial: ``inertia`` 3x3 (or the 3
+        principal moments) in the body frame, ``orientation`` a rotation matrix,
+        Euler parameters (4) or ``("axis", angle)``; ``angular_velocity`` in
+        global components.
+        """
+        r = np.asarray(position, float).reshape(self.dim)
+        vel = np.zeros(self.dim) if velocity is None else np.asarray(velocity, float)
+        if self.dim == 2:
+            q0 = np.array([r[0], r[1], float(orientation)])
+            w = 0.0 if angular_velocity is None else float(angular_velocity)
+            v0 = np.array([vel[0], vel[1], w])
+            J = float(inertia)
+        else:
+            p = _orientation(orientation)
+            J = np.asarray(inertia, float)
+            J = np.diag(J) if J.shape == (3,) else J
+            A = quat_matrix(p)
+            w_g = np.zeros(3) if angular_velocity is None else np.asarray(angular_velocity,
+                                                                          float)
+            q0 = np.concatenate([r, p])
+            v0 = np.concatenate([vel, A.T @ w_g])
+        return self._new(Body(name, "planar" if self.dim == 2 else "spatial", self.dim,
+                              float(mass), J, q0, v0))
+
+    def body(self, name: str) -> Body:
+        try:
+            return self.bodies[name]
+        except KeyError:
+            raise BuildError(f"mechanism '{self.name}': body '{name}' not found; "
+                             + did_you_mean(name, self.bodies)) from None
+
+    def marker(self, body: str, name: str, position: Any = None,
+               orientation: Any = None) -> Marker:
+        """Get marker ``body.name``, or create it at ``position`` (body frame).
+
+        ``orientation``: planar angle, or a 3x3 matrix / Euler parameters /
+        ``("axis", angle)``; by default aligned with the body frame.
+        """
+        b = self.body(body)
+        key = (body, name)
+        if key in self.markers and position is None and orientation is None:
+            return self.markers[key]
+        if key in self.markers:
+            raise BuildError(f"body '{body}' already has a marker '{name}'")
+        if position is None:
+            if name == "cm" or b.kind == "ground":
+                position = np.zeros(self.dim)
+            else:
+                known = [m for (bn, m) in self.markers if bn == body]
+                raise BuildError(f"marker '{body}.{name}' not found; give its position to "
+                                 f"create it ({did_you_mean(name, known)})")
+        s = np.asarray(position, float).reshape(self.dim)
+        if b.kind == "particle" and np.any(s != 0):
+            raise BuildError(f"marker '{body}.{name}': a particle has markers only at its "
+                             "position (offset 0)")
+        if self.dim == 2:
+            R = rot2(0.0 if orientation is None else float(orientation))
+        else:
+            R = np.eye(3) if orientation is None else quat_matrix(_orientation(orientation))
+        m = Marker(name, b, s, R)
+        self.markers[key] = m
+        return m
+
+    def _m(self, ref: Any) -> Marker:
+        if isinstance(ref, Marker):
+            return ref
+        if isinstance(ref, str) and "." in ref:
+            b, n = ref.split(".", 1)
+            return self.marker(b, n)
+        raise BuildError(f"marker reference {ref!r} must be a Marker or 'body.marker'")
+
+    def add_joint(self, kind: str, name: str, marker_i: Any, marker_j: Any,
+                  **options: Any) -> Any:
+        """A joint of ``kind`` (see :mod:`.joints`) between two markers."""
+        if kind not in JOINTS:
+            raise BuildError(f"unknown joint kind {kind!r}; " + did_you_mean(kind, JOINTS))
+        if name in self.joints:
+            raise BuildError(f"mechanism '{self.name}': duplicate joint name '{name}'")
+        j = JOINTS[kind](name, self._m(marker_i), self._m(marker_j), **options)
+        self.joints[name] = j
+        return j
+
+    def add_spring_damper(self, name: str, marker_i: Any, marker_j: Any, **options: Any) -> Any:
+        """A point-to-point spring-damper or rope (:class:`.forces.PointToPoint`)."""
+        mi, mj = self._m(marker_i), self._m(marker_j)
+        if options.get("length0") is None:
+            options["length0"] = float(np.linalg.norm(self._global_point(mj)
+                                                      - self._global_point(mi)))
+        e = _forces.PointToPoint(name, mi, mj, **options)
+        self.elements[name] = e
+        return e
+
+    def add_load(self, name: str, marker: Any, kind: str = "force") -> None:
+        """An input of the mechanism block: a force (global) at ``marker`` or a torque."""
+        if kind not in ("force", "torque"):
+            raise BuildError(f"load '{name}': kind must be 'force' or 'torque'")
+        self.loads[name] = (kind, self._m(marker))
+
+    def _global_point(self, m: Marker) -> np.ndarray:
+        """Global position of a marker in the initial configuration."""
+        b = m.body
+        if b.kind in ("ground", "particle"):
+            return (b.q0 if b.kind == "particle" else 0.0) + m.s
+        if b.kind == "planar":
+            return b.q0[:2] + rot2(b.q0[2]) @ m.s
+        return b.q0[:3] + quat_matrix(b.q0[3:]) @ m.s
+
+    # ---------------------------------------------------------- layout
+    def finalize(self) -> None:
+        """Fix the coordinate layout and the constraint rows."""
+        if self._final:
+            return
+        iq = iv = 0
+        for b in self.bodies.values():
+            b.iq, b.iv = iq, iv
+            iq += b.nq
+            iv += b.nv
+        self.nq, self.nv = iq, iv
+        self.moving = [b for b in self.bodies.values() if b.kind != "ground"]
+        self.prims = [p for j in self.joints.values() for p in j.primitives]
+        self.row_labels = [f"{j.name}.{lab}" for j in self.joints.values() for lab in j.labels]
+        self.m = len(self.row_labels)
+        self.joint_rows: dict[str, slice] = {}
+        r = 0
+        for j in self.joints.values():
+            self.joint_rows[j.name] = slice(r, r + j.rows)
+            r += j.rows
+        M = np.zeros((self.nv, self.nv))
+        for b in self.moving:
+            s = slice(b.iv, b.iv + b.nv)
+            d = b.mass_diag()
+            if d is not None:
+                M[s, s] = np.diag(d)
+            else:
+                M[b.iv:b.iv + 3, b.iv:b.iv + 3] = b.mass * np.eye(3)
+                M[b.iv + 3:b.iv + 6, b.iv + 3:b.iv + 6] = b.inertia
+        self.M = M
+        self.q0 = np.concatenate([b.q0 for b in self.moving]) if self.moving else np.zeros(0)
+        self.v0 = np.concatenate([b.v0 for b in self.moving]) if self.moving else np.zeros(0)
+        self.load_names = list(self.loads)
+        self._final = True
+
+    @property
+    def dof(self) -> int:
+        """Degrees of freedom (velocity variables minus independent constraint rows)."""
+        self.finalize()
+        return self.nv - self.rank(self.q0, 0.0)[0]
+
+    # --------------------------------------------------------- evaluation
+    def kins(self, q: np.ndarray, v: np.ndarray) -> dict:
+        return {b: Kin(b, q, v) for b in self.bodies.values()}
+
+    def constraints(self, q: np.ndarray, v: np.ndarray, t: float,
+                    kins: dict | None = None) -> tuple:
+        """``(Phi, J, Phi_t, gamma)`` of all joints."""
+        self.finalize()
+        kins = kins or self.kins(q, v)
+        if not self.prims:
+            z = np.zeros(0)
+            return z, np.zeros((0, self.nv)), z, z
+        parts = [p.eval(kins, t, self.nv) for p in self.prims]
+        return (np.concatenate([p[0] for p in parts]), np.vstack([p[1] for p in parts]),
+                np.concatenate([p[2] for p in parts]), np.concatenate([p[3] for p in parts]))
+
+    def forces(self, q: np.ndarray, v: np.ndarray, t: float, loads: dict | None = None,
+               kins: dict | None = None) -> np.ndarray:
+        """Generalized forces: gravity, gyroscopic terms, force elements, loads."""
+        kins = kins or self.kins(q, v)
+        Q = np.zeros(self.nv)
+        for b in self.moving:
+            i = b.iv
+            if b.kind == "spatial":
+                Q[i:i + 3] += b.mass * self.gravity
+                w = v[i + 3:i + 6]
+                Q[i + 3:i + 6] -= np.cross(w, b.inertia @ w)
+            else:
+                Q[i:i + self.dim] += b.mass * self.gravity
+        for e in self.elements.values():
+            e.apply(kins, Q)
+        for name, value in (loads or {}).items():
+            kind, m = self.loads[name]
+            k = kins[m.body]
+            if kind == "force":
+                _forces.apply_force(k, m, value, Q)
+            else:
+                _forces.apply_torque(k, value, Q)
+        return Q
+
+    def qdot(self, q: np.ndarray, v: np.ndarray) -> np.ndarray:
+        """``q' = T(q) v``."""
+        qd = np.empty(self.nq)
+        for b in self.moving:
+            if b.kind == "spatial":
+                qd[b.iq:b.iq + 3] = v[b.iv:b.iv + 3]
+                qd[b.iq + 3:b.iq + 7] = quat_rate(q[b.iq + 3:b.iq + 7], v[b.iv + 3:b.iv + 6])
+            else:
+                qd[b.iq:b.iq + b.nq] = v[b.iv:b.iv + b.nv]
+        return qd
+
+    def displace(self, q: np.ndarray, dv: np.ndarray) -> np.ndarray:
+        """``q`` moved by a small velocity-space displacement ``dv`` (unit quaternions)."""
+        qn = q + self.qdot(q, dv)
+        for b in self.moving:
+            if b.kind == "spatial":
+                p = qn[b.iq + 3:b.iq + 7]
+                qn[b.iq + 3:b.iq + 7] = p / np.linalg.norm(p)
+        return qn
+
+    def accelerations(self, q: np.ndarray, v: np.ndarray, t: float, form: Formulation,
+                      loads: dict | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """``(v̇, λ)`` at ``(q, v, t)``."""
+        kins = self.kins(q, v)
+        phi, J, phit, gamma = self.constraints(q, v, t, kins)
+        Q = self.forces(q, v, t, loads, kins)
+        return solve(form, self.M, Q, J, gamma, phi, J @ v + phit,
+                     f"mechanism '{self.name}' at t = {t:.9g} s")
+
+    # ------------------------------------------------- rank and assembly
+    def rank(self, q: np.ndarray, t: float, tol: float = 1e-9) -> tuple[int, list[str]]:
+        """Rank of ``J`` and the rows that depend on earlier ones (QR with pivoting)."""
+        self.finalize()
+        _, J, _, _ = self.constraints(q, np.zeros(self.nv), t)
+        if J.shape[0] == 0:
+            return 0, []
+        _, R, piv = sla.qr(J.T, pivoting=True, mode="economic")
+        d = np.abs(np.diag(R))
+        r = int(np.sum(d > tol * max(1.0, d[0])))
+        return r, [self.row_labels[i] for i in sorted(piv[r:])]
+
+    def project_positions(self, q: np.ndarray, t: float, tol: float = 1e-12,
+                          max_iter: int = 30) -> tuple[np.ndarray, int]:
+        """Newton projection onto ``Phi = 0``, least mass-weighted change; ``(q, iterations)``."""
+        Minv = np.linalg.inv(self.M) if self.nv else self.M
+        for it in range(max_iter + 1):
+            phi, J, _, _ = self.constraints(q, np.zeros(self.nv), t)
+            if phi.size == 0 or np.max(np.abs(phi)) <= tol:
+                return q, it
+            if it == max_iter:
+                break
+            JMJ = J @ Minv @ J.T
+            mu = np.linalg.lstsq(JMJ, phi, rcond=1e-12)[0]
+            q = self.displace(q, -Minv @ J.T @ mu)
+        raise BuildError(f"mechanism '{self.name}': the constraints cannot be satisfied near the "
+                         f"given positions at t = {t:.9g} s (residual "
+                         f"{np.max(np.abs(phi)):.3g} after {max_iter} Newton iterations; largest "
+                         f"in {self.row_labels[int(np.argmax(np.abs(phi)))]}): conflicting "
+                         "constraints or initial positions far from an assembled configuration")
+
+    def project_velocities(self, q: np.ndarray, v: np.ndarray, t: float) -> np.ndarray:
+        """``v`` corrected to ``J v + Phi_t = 0`` with the least mass-weighted change."""
+        _, J, phit, _ = self.constraints(q, v, t)
+        if J.shape[0] == 0:
+            return v
+        Minv = np.linalg.inv(self.M)
+        res = J @ v + phit
+        mu = np.linalg.lstsq(J @ Minv @ J.T, res, rcond=1e-12)[0]
+        return v - Minv @ J.T @ mu
+
+    def assemble(self, t: float = 0.0, strict: bool = False, tol: float = 1e-9) -> dict:
+        """Consistent initial positions and velocities; returns the report.
+
+        With ``strict`` an initial state that violates the constraints by more
+        than ``tol`` is refused (naming the worst constraint) instead of corrected.
+        """
+        self.finalize()
+        q0, v0 = self.q0.copy(), self.v0.copy()
+        phi, J, phit, _ = self.constraints(q0, v0, t)
+        pos_res = float(np.max(np.abs(phi), initial=0.0))
+        vel_res = float(np.max(np.abs(J @ v0 + phit), initial=0.0))
+        if strict and max(pos_res, vel_res) > tol:
+            worst = self.row_labels[int(np.argmax(np.abs(phi)))] if pos_res > tol else \
+                self.row_labels[int(np.argmax(np.abs(J @ v0 + phit)))]
+            raise BuildError(f"mechanism '{self.name}': inconsistent initial conditions "
+                             f"(position residual {pos_res:.3g}, velocity residual "
+                             f"{vel_res:.3g}, worst '{worst}'); fix the positions/velocities "
+                             "or let assemble() correct them (strict=False)")
+        q, iters = self.project_positions(q0, t)
+        v = self.project_velocities(q, v0, t)
+        rank, redundant = self.rank(q, t)
+        self.q_init, self.v_init = q, v
+        report = {"position_residual": pos_res, "velocity_residual": vel_res,
+                  "position_change": float(np.max(np.abs(q - q0), initial=0.0)),
+                  "velocity_change": float(np.max(np.abs(v - v0), initial=0.0)),
+                  "newton_iterations": iters, "constraints": self.m, "rank": rank,
+                  "redundant": redundant, "dof": self.nv - rank}
+        self.assembly = report
+        return report
+
+
+def _orientation(o: Any) -> np.ndarray:
+    """Euler parameters from a matrix, 4 parameters or ``(axis, angle)``."""
+    if isinstance(o, tuple) and len(o) == 2:
+        return quat_axis_angle(o[0], float(o[1]))
+    a = np.asarray(o, float)
+    if a.shape == (3, 3):
+        return quat_from_matrix(a)
+    if a.shape == (4,):
+        return a / np.linalg.norm(a)
+    if a.shape == ():
+        if float(a) != 0.0:
+            raise BuildError("a spatial orientation needs a 3x3 matrix, 4 Euler parameters or "
+                             "(axis, angle)")
+        return np.array([1.0, 0.0, 0.0, 0.0])
+    raise BuildError(f"orientation of shape {a.shape}: give a 3x3 matrix, 4 Euler parameters "
+                     "or (axis, angle)")
+
