@@ -114,6 +114,11 @@ class Marker:
         return f"{self.body.name}.{self.name}"
 
 
+_EYE = {2: np.eye(2), 3: np.eye(3)}
+_ZERO = {2: np.zeros(2), 3: np.zeros(3)}
+_EMPTY = {2: np.zeros((2, 0)), 3: np.zeros((3, 0))}
+
+
 class Kin:
     """Kinematic state of one body at an evaluation: ``r, A, rd, w`` and the v-columns.
 
@@ -156,20 +161,25 @@ class Kin:
     def point(self, s: np.ndarray, with_jac: bool = True) -> tuple:
         """``(P, dP/dv (dim x nv_body) or None, P', P''|v̇=0)`` of body point ``s``."""
         k = self.kind
-        if k in ("ground", "particle"):
-            P = self.r + self.A @ s
-            J = np.eye(self.dim) if (with_jac and k == "particle") else (
-                np.zeros((self.dim, 0)) if with_jac else None)
-            return P, J, self.rd.copy(), np.zeros(self.dim)
+        if k == "particle":
+            return self.r + s, (_EYE[self.dim] if with_jac else None), self.rd, _ZERO[self.dim]
+        if k == "ground":
+            return s, (_EMPTY[self.dim] if with_jac else None), _ZERO[self.dim], _ZERO[self.dim]
         As = self.A @ s
         if k == "planar":
-            EAs = ROT90 @ As  # A E s = E A s in 2-D
+            EAs = np.array([-As[1], As[0]])  # A E s = E A s in 2-D
             w = self.w
-            J = np.column_stack([np.eye(2), EAs]) if with_jac else None
-            return self.r + As, J, self.rd + EAs * w, -As * w * w
+            J = None
+            if with_jac:
+                J = np.array([[1.0, 0.0, EAs[0]], [0.0, 1.0, EAs[1]]])
+            return self.r + As, J, self.rd + EAs * w, -As * (w * w)
         w = self.w
         ws = np.cross(w, s)
-        J = np.hstack([np.eye(3), -self.A @ tilde(s)]) if with_jac else None
+        J = None
+        if with_jac:
+            J = np.empty((3, 6))
+            J[:, :3] = _EYE[3]
+            J[:, 3:] = -self.A @ tilde(s)
         return self.r + As, J, self.rd + self.A @ ws, self.A @ np.cross(w, ws)
 
     def vector(self, a: np.ndarray) -> tuple:

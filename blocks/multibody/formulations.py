@@ -33,11 +33,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-import scipy.linalg as sla
+from scipy.linalg import lapack
 
 from cosim.errors import StepError
 
 KINDS = ("lagrange", "penalty", "augmented_lagrangian", "projection")
+_gesv, _potrf, _potrs = lapack.dgesv, lapack.dpotrf, lapack.dpotrs
 
 
 @dataclass
@@ -79,29 +80,24 @@ def solve(form: Formulation, M: np.ndarray, Q: np.ndarray, J: np.ndarray, gamma:
         K[:n, :n] = M
         K[:n, n:] = J.T
         K[n:, :n] = J
-        try:
-            lu = sla.lu_factor(K, check_finite=False)
-            if np.min(np.abs(np.diag(lu[0]))) < 1e-12 * np.max(np.abs(np.diag(lu[0]))):
-                raise np.linalg.LinAlgError
-        except (np.linalg.LinAlgError, ValueError):
+        lu, _, x, info = _gesv(K, np.concatenate([Q, rhs_c]))
+        d = np.abs(np.diagonal(lu))
+        if info != 0 or d.min() < 1e-12 * d.max():
             raise StepError(f"{where}: the constraint Jacobian lost rank (singular "
                             "configuration or redundant constraints); use the penalty or "
-                            "augmented_lagrangian formulation, or remove redundant joints") \
-                from None
-        x = sla.lu_solve(lu, np.concatenate([Q, rhs_c]), check_finite=False)
+                            "augmented_lagrangian formulation, or remove redundant joints")
         return x[:n], x[n:]
     a = form.penalty * float(np.max(np.abs(np.diag(M))))
     b = -gamma + 2.0 * form.mu * form.omega * phid + form.omega ** 2 * phi
     A = M + a * (J.T @ J)
-    try:
-        c = sla.cho_factor(A, check_finite=False)
-    except np.linalg.LinAlgError:
+    c, info = _potrf(A, lower=1)
+    if info != 0:
         raise StepError(f"{where}: M + J' a J is not positive definite (a body without mass "
-                        "or inertia in a direction no constraint fixes)") from None
+                        "or inertia in a direction no constraint fixes)")
     Jtab = a * (J.T @ b)
-    vd = sla.cho_solve(c, Q - Jtab, check_finite=False)
+    vd = _potrs(c, Q - Jtab, lower=1)[0]
     if k == "augmented_lagrangian":
         for _ in range(form.iterations):
-            vd = sla.cho_solve(c, M @ vd - Jtab, check_finite=False)
+            vd = _potrs(c, M @ vd - Jtab, lower=1)[0]
     lam = a * (J @ vd + b)
     return vd, lam

@@ -24,7 +24,7 @@ import numpy as np
 import scipy.linalg as sla
 
 from cosim.block import did_you_mean
-from cosim.errors import BuildError
+from cosim.errors import BuildError, StepError
 
 from . import forces as _forces
 from .bodies import Body, Kin, Marker
@@ -307,8 +307,13 @@ class Mechanism:
         kins = self.kins(q, v)
         phi, J, phit, gamma = self.constraints(q, v, t, kins)
         Q = self.forces(q, v, t, loads, kins)
-        return solve(form, self.M, Q, J, gamma, phi, J @ v + phit,
-                     f"mechanism '{self.name}' at t = {t:.9g} s")
+        try:
+            return solve(form, self.M, Q, J, gamma, phi, J @ v + phit,
+                         f"mechanism '{self.name}' at t = {t:.9g} s")
+        except StepError as exc:
+            rank, dep = self.rank(q, t, tol=1e-6)
+            raise StepError(f"{exc} [rank {rank} of {self.m}; dependent rows: "
+                            f"{', '.join(dep) or 'none found at 1e-6'}]") from None
 
     # ------------------------------------------------- rank and assembly
     def rank(self, q: np.ndarray, t: float, tol: float = 1e-9) -> tuple[int, list[str]]:
