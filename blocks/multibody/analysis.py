@@ -9,10 +9,14 @@
   effort (torque of an angle driver, force of a slide driver, ``2 L F`` of a
   distance driver since ``Phi = |d|^2 - L^2``).
 * :func:`linearize` — ``x' = A x + B u`` about ``(q0, v0)`` in minimal
-  coordinates: an orthonormal basis ``N`` of the null space of ``J``
-  (``J N = 0``), positions ``q(xi) = project(displace(q0, N xi))``, velocities
-  ``v = project(v0 + N eta)``, ``x = (xi, eta)``; central differences of the
-  constrained dynamics.  Eigenvalues of ``A`` are the mechanism's modes.
+  coordinates: orthonormal bases ``Nq`` of the null space of the holonomic
+  rows of ``J`` and ``N`` of all rows (nonholonomic constraints restrict
+  velocities, not positions), positions ``q(xi) = project(displace(q0, Nq
+  xi))``, velocities ``v = project(v0 + N eta)``, ``x = (xi, eta)``; central
+  differences of the constrained dynamics, with ``eta' = N' (v' - C xi')``
+  where ``C = dv/dxi`` is the velocity correction that keeps a perturbed
+  state consistent (non-zero for moving operating points).  Eigenvalues of
+  ``A`` are the mechanism's modes (plus zeros for cyclic coordinates).
 """
 
 from __future__ import annotations
@@ -77,19 +81,29 @@ def linearize(mech: Any, q0: Any = None, v0: Any = None, t: float = 0.0,
     q0, _ = mech.project_positions(q0, t)
     v0 = mech.project_velocities(q0, v0, t)
     _, J, _, _ = mech.constraints(q0, v0, t)
-    N = null_space(J) if J.shape[0] else np.eye(mech.nv)
-    f = N.shape[1]
+    Nq = null_space(J[mech.holonomic]) if mech.holonomic.any() else np.eye(mech.nv)
+    Nv = null_space(J) if J.shape[0] else np.eye(mech.nv)
+    fq, fv = Nq.shape[1], Nv.shape[1]
+
+    def state(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        q, _ = mech.project_positions(mech.displace(q0, Nq @ x[:fq]), t)
+        return q, mech.project_velocities(q, v0 + Nv @ x[fq:], t)
 
     def rhs(x: np.ndarray) -> np.ndarray:
-        q, _ = mech.project_positions(mech.displace(q0, N @ x[:f]), t)
-        v = mech.project_velocities(q, v0 + N @ x[f:], t)
+        q, v = state(x)
         vd, _ = mech.accelerations(q, v, t, form, loads)
-        return np.concatenate([N.T @ v, N.T @ vd])
+        return np.concatenate([Nq.T @ v, vd])
 
-    x0 = np.zeros(2 * f)
-    A = np.empty((2 * f, 2 * f))
-    for k in range(2 * f):
-        e = np.zeros(2 * f)
+    n = fq + fv
+    D = np.empty((fq + mech.nv, n))
+    C = np.empty((mech.nv, fq))  # dv/dxi: the velocity correction that keeps v consistent
+    for k in range(n):
+        e = np.zeros(n)
         e[k] = eps
-        A[:, k] = (rhs(x0 + e) - rhs(x0 - e)) / (2 * eps)
-    return {"A": A, "N": N, "eigenvalues": np.linalg.eigvals(A), "q0": q0, "v0": v0}
+        D[:, k] = (rhs(e) - rhs(-e)) / (2 * eps)
+        if k < fq:
+            C[:, k] = (state(e)[1] - state(-e)[1]) / (2 * eps)
+    # eta' = N' (v' - C xi'): the part of the acceleration not due to the correction
+    A = np.vstack([D[:fq], Nv.T @ (D[fq:] - C @ D[:fq])])
+    return {"A": A, "N": Nv, "Nq": Nq, "eigenvalues": np.linalg.eigvals(A), "q0": q0,
+            "v0": v0}

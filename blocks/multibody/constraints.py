@@ -44,6 +44,7 @@ class Primitive:
     """Base: ``rows`` equations between markers on bodies ``i`` and ``j``."""
 
     rows = 1
+    holonomic = True  # False: a velocity constraint J v + Phi_t = 0 without Phi(q)
 
     def __init__(self, joint: Any, mi: Marker, mj: Marker) -> None:
         self.joint, self.mi, self.mj = joint, mi, mj
@@ -168,3 +169,23 @@ class Angle(Primitive):
 
 def _angle(R: np.ndarray) -> float:
     return float(np.arctan2(R[1, 0], R[0, 0]))
+
+
+class NoSideSlip(Primitive):
+    """Knife edge / rolling without side slip (nonholonomic): ``n . P_j' = 0``.
+
+    ``P_j`` is marker j's origin, ``n = A_j n'`` its y axis (the blade is its x
+    axis), velocities relative to the ground.  Velocity level only: the row
+    has no ``Phi(q)``; ``gamma = -(n' . P' + n . P''|_{v̇=0})``.
+    """
+
+    holonomic = False
+
+    def eval(self, kins, t, n_v):
+        kj = kins[self.mj.body]
+        n, Jn, nd, _ = kj.vector(self.mj.R[:, 1])
+        _, Jp, Pd, Pa = kj.point(self.mj.s)
+        J = np.zeros((1, n_v))
+        if Jp.size:
+            J[0, kj.cols] = n @ Jp
+        return np.zeros(1), J, np.zeros(1), np.array([-(nd @ Pd + n @ Pa)])

@@ -18,6 +18,7 @@ prismatic            cylindrical + dot1(f_i, g_j)                           5
 planar (3-D)         dot1(f_i, h_j), dot1(g_i, h_j), dot2(h_i, d)          3
 fixed                points, dot1(f_i,h_j), dot1(g_i,h_j), dot1(f_i,g_j)    6
 distance             |d|^2 = L^2                                            1
+knife edge           n_j . P_j' = 0 (nonholonomic, velocity level)          1
 ===================  =====================================================  =========
 
 Driving constraints prescribe a joint coordinate as ``f(t)`` (a callable
@@ -33,7 +34,7 @@ from typing import Any
 
 from cosim.errors import BuildError
 
-from .constraints import Angle, Distance, Dot1, Dot2, Points, const
+from .constraints import Angle, Distance, Dot1, Dot2, NoSideSlip, Points, const
 
 
 def driver(f: Callable | float, df: Callable | None = None,
@@ -240,7 +241,24 @@ class DistanceDriver(Joint):
         self._add(Distance(self, self.mi, self.mj, self.fn), "length")
 
 
+class KnifeEdge(Joint):
+    """Nonholonomic: marker j's origin cannot move along its y axis (blade along x).
+
+    Marker i must be on the ground (velocities are absolute).  Planar (knife
+    edge, skate, non-slipping wheel seen from above) and spatial.
+    """
+
+    kind = "knife_edge"
+
+    def build(self):
+        if self.mi.body.kind != "ground":
+            raise BuildError(f"joint '{self.name}': a knife edge acts relative to the ground; "
+                             "give a ground marker as marker i")
+        self._add(NoSideSlip(self, self.mi, self.mj), "no_side_slip")
+
+
 JOINTS = {"revolute": Revolute, "spherical": Spherical, "universal": Universal,
           "cylindrical": Cylindrical, "prismatic": Prismatic, "planar": Planar,
           "fixed": Fixed, "distance": DistanceJoint, "angle_driver": AngleDriver,
-          "slide_driver": SlideDriver, "distance_driver": DistanceDriver}
+          "slide_driver": SlideDriver, "distance_driver": DistanceDriver,
+          "knife_edge": KnifeEdge}

@@ -213,6 +213,8 @@ class Mechanism:
         self.nq, self.nv = iq, iv
         self.moving = [b for b in self.bodies.values() if b.kind != "ground"]
         self.prims = [p for j in self.joints.values() for p in j.primitives]
+        self.holonomic = np.array([p.holonomic for p in self.prims for _ in range(p.rows)],
+                                  dtype=bool)
         self.row_labels = [f"{j.name}.{lab}" for j in self.joints.values() for lab in j.labels]
         self.m = len(self.row_labels)
         self.joint_rows: dict[str, slice] = {}
@@ -331,8 +333,10 @@ class Mechanism:
                           max_iter: int = 30) -> tuple[np.ndarray, int]:
         """Newton projection onto ``Phi = 0``, least mass-weighted change; ``(q, iterations)``."""
         Minv = np.linalg.inv(self.M) if self.nv else self.M
+        hol = self.holonomic
         for it in range(max_iter + 1):
             phi, J, _, _ = self.constraints(q, np.zeros(self.nv), t)
+            phi, J = phi[hol], J[hol]
             if phi.size == 0 or np.max(np.abs(phi)) <= tol:
                 return q, it
             if it == max_iter:
@@ -343,7 +347,8 @@ class Mechanism:
         raise BuildError(f"mechanism '{self.name}': the constraints cannot be satisfied near the "
                          f"given positions at t = {t:.9g} s (residual "
                          f"{np.max(np.abs(phi)):.3g} after {max_iter} Newton iterations; largest "
-                         f"in {self.row_labels[int(np.argmax(np.abs(phi)))]}): conflicting "
+                         f"in {np.array(self.row_labels)[hol][int(np.argmax(np.abs(phi)))]}): "
+                         "conflicting "
                          "constraints or initial positions far from an assembled configuration")
 
     def project_velocities(self, q: np.ndarray, v: np.ndarray, t: float) -> np.ndarray:
