@@ -62,6 +62,25 @@ class PointToPoint:
         return f
 
 
+class MarkerForce:
+    """A force ``F = fn(P, P', t)`` (global components) at a marker: springs to moving
+    anchors, force fields, tyre or fluid forces written in Python."""
+
+    def __init__(self, name: str, marker: Marker, fn: Callable) -> None:
+        self.name, self.m, self.fn = name, marker, fn
+        self.force = fn  # marks it as not writable as data
+
+    def apply(self, kins: dict, Q: np.ndarray) -> np.ndarray:
+        k = kins[self.m.body]
+        P, J, V, _ = k.point(self.m.s)
+        F = np.asarray(self.fn(P, V, self._t), float).reshape(-1)
+        if J.size:
+            Q[k.cols] += J.T @ F
+        return F
+
+    _t = 0.0
+
+
 def apply_force(k: Kin, m: Marker, F: Any, Q: np.ndarray) -> None:
     """A force ``F`` (global components) at marker ``m``."""
     _, J, _, _ = k.point(m.s)

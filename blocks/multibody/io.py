@@ -173,7 +173,7 @@ def to_dict(mech: Mechanism) -> dict:
             e["function"] = spec
         out["joints"].append(e)
     for el in mech.elements.values():
-        if el.force is not None:
+        if getattr(el, "force", None) is not None:
             raise BuildError(f"element '{el.name}': a force callable cannot be written as data")
         out["elements"].append({"kind": "spring_damper", "name": el.name, "i": el.mi.path,
                                 "j": el.mj.path, "stiffness": el.k, "damping": el.c,

@@ -185,6 +185,14 @@ class Mechanism:
         self.elements[name] = e
         return e
 
+    def add_force(self, name: str, marker: Any, fn: Any) -> Any:
+        """A force ``fn(P, P', t)`` (global components) at ``marker``."""
+        if name in self.elements:
+            raise BuildError(f"mechanism '{self.name}': duplicate force element '{name}'")
+        e = _forces.MarkerForce(name, self._m(marker), fn)
+        self.elements[name] = e
+        return e
+
     def add_load(self, name: str, marker: Any, kind: str = "force") -> None:
         """An input of the mechanism block: a force (global) at ``marker`` or a torque."""
         if kind not in ("force", "torque"):
@@ -273,6 +281,7 @@ class Mechanism:
             else:
                 Q[i:i + self.dim] += b.mass * self.gravity
         for e in self.elements.values():
+            e._t = t
             e.apply(kins, Q)
         for name, value in (loads or {}).items():
             kind, m = self.loads[name]
