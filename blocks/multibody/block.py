@@ -47,11 +47,15 @@ class MultibodyBlock(Block):
         the solver step).
     strict : bool
         Refuse inconsistent initial conditions instead of correcting them.
+    breakpoints_s : list of float, optional
+        Times where driving functions or forces are not smooth (gait phase
+        switches, impacts): the integrator stops exactly there.
     """
 
     def __init__(self, name: str, mechanism: Any, formulation: Any = "lagrange", *,
                  markers: tuple = (), reactions: tuple = (), project_every_s: float | None = None,
-                 strict: bool = False, **formulation_options: Any) -> None:
+                 strict: bool = False, breakpoints_s: Any = None,
+                 **formulation_options: Any) -> None:
         super().__init__(name)
         mech = mechanism
         mech.finalize()
@@ -98,6 +102,8 @@ class MultibodyBlock(Block):
                 raise BuildError(f"block '{name}': the projection formulation needs "
                                  "project_every_s (the solver step)")
             self.declare_periodic_update(project_every_s, self._project)
+        if breakpoints_s is not None and len(breakpoints_s):
+            self.declare_time_event(sorted(set(float(b) for b in breakpoints_s)))
         self.stats = {"projections": 0}
 
     def _split(self, ctx: Any) -> tuple[np.ndarray, np.ndarray]:

@@ -189,3 +189,32 @@ class NoSideSlip(Primitive):
         if Jp.size:
             J[0, kj.cols] = n @ Jp
         return np.zeros(1), J, np.zeros(1), np.array([-(nd @ Pd + n @ Pa)])
+
+
+class PathPoint(Primitive):
+    """``P_j - (r_i + A_i c(t)) = 0``: marker j's origin follows a path ``c(t)`` fixed to body i.
+
+    ``fn(t)`` returns ``(c, c', c'')`` in body-i coordinates (prescribed relative
+    motion: moving joints, linkages with prescribed shape changes).
+    ``Phi_t = -A_i c'``; the acceleration adds ``2 A_i (w x c') + A_i c''``.
+    """
+
+    def __init__(self, joint, mi, mj, fn: Callable) -> None:
+        super().__init__(joint, mi, mj)
+        self.fn = fn
+        self.rows = mi.body.dim
+
+    def eval(self, kins, t, n_v):
+        ki, kj = kins[self.mi.body], kins[self.mj.body]
+        c, cd, cdd = (np.asarray(x, float) for x in self.fn(t))
+        Pi, Ji, _, ai = ki.point(c)
+        Pj, Jj, _, aj = kj.point(self.mj.s)
+        Acd = ki.A @ cd
+        if ki.kind == "planar":
+            cor = 2.0 * np.array([-Acd[1], Acd[0]]) * ki.w
+        elif ki.kind == "spatial":
+            cor = 2.0 * ki.A @ np.cross(ki.w, cd)
+        else:
+            cor = np.zeros(self.rows)
+        extra = cor + ki.A @ cdd
+        return Pj - Pi, _scatter(n_v, self.rows, ki, Ji, kj, Jj), -Acd, -(aj - ai - extra)

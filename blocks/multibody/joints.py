@@ -19,6 +19,7 @@ planar (3-D)         dot1(f_i, h_j), dot1(g_i, h_j), dot2(h_i, d)          3
 fixed                points, dot1(f_i,h_j), dot1(g_i,h_j), dot1(f_i,g_j)    6
 distance             |d|^2 = L^2                                            1
 knife edge           n_j . P_j' = 0 (nonholonomic, velocity level)          1
+path driver          P_j = r_i + A_i c(t) (prescribed relative path)        dim
 ===================  =====================================================  =========
 
 Driving constraints prescribe a joint coordinate as ``f(t)`` (a callable
@@ -34,7 +35,7 @@ from typing import Any
 
 from cosim.errors import BuildError
 
-from .constraints import Angle, Distance, Dot1, Dot2, NoSideSlip, Points, const
+from .constraints import Angle, Distance, Dot1, Dot2, NoSideSlip, PathPoint, Points, const
 
 
 def driver(f: Callable | float, df: Callable | None = None,
@@ -241,6 +242,23 @@ class DistanceDriver(Joint):
         self._add(Distance(self, self.mi, self.mj, self.fn), "length")
 
 
+class PathDriver(Joint):
+    """Marker j's origin follows ``c(t)`` given in body i's frame (prescribed relative motion).
+
+    ``fn(t) -> (c, c', c'')`` (vectors in body-i coordinates, marker i unused
+    except for its body).
+    """
+
+    kind = "path_driver"
+
+    def __init__(self, name, mi, mj, fn: Callable) -> None:
+        self.fn = fn
+        super().__init__(name, mi, mj)
+
+    def build(self):
+        self._add(PathPoint(self, self.mi, self.mj, self.fn), "path")
+
+
 class KnifeEdge(Joint):
     """Nonholonomic: marker j's origin cannot move along its y axis (blade along x).
 
@@ -261,4 +279,4 @@ JOINTS = {"revolute": Revolute, "spherical": Spherical, "universal": Universal,
           "cylindrical": Cylindrical, "prismatic": Prismatic, "planar": Planar,
           "fixed": Fixed, "distance": DistanceJoint, "angle_driver": AngleDriver,
           "slide_driver": SlideDriver, "distance_driver": DistanceDriver,
-          "knife_edge": KnifeEdge}
+          "knife_edge": KnifeEdge, "path_driver": PathDriver}

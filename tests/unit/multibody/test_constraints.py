@@ -47,6 +47,11 @@ CASES = [
     ("spatial", "cylindrical", {}), ("spatial", "prismatic", {}), ("spatial", "planar", {}),
     ("spatial", "fixed", {}), ("spatial", "distance", {"length": 1.0}),
     ("spatial", "slide_driver", {"fn": _drive()}),
+    ("planar", "path_driver", {"fn": lambda t: (np.array([0.5 + 0.1 * t * t, 0.2 * t]),
+                                               np.array([0.2 * t, 0.2]), np.array([0.2, 0.0]))}),
+    ("spatial", "path_driver", {"fn": lambda t: (np.array([0.5, 0.1 * t * t, 0.2 * t]),
+                                                np.array([0.0, 0.2 * t, 0.2]),
+                                                np.array([0.0, 0.2, 0.0]))}),
 ]
 
 
