@@ -102,6 +102,14 @@ class MultibodyBlock(Block):
                 raise BuildError(f"block '{name}': the projection formulation needs "
                                  "project_every_s (the solver step)")
             self.declare_periodic_update(project_every_s, self._project)
+        # contacts that need the approach speed: recorded when the contact starts
+        self._impact = {}
+        for e in mech.elements.values():
+            if getattr(e, "needs_impact_speed", False):
+                h = self.declare_discrete_state(f"impact_{e.name}", 0.0)
+                self._impact[e.name] = h
+                self.declare_zero_crossing(self._witness(e), self._on_contact(e, h),
+                                           direction=1, name=f"contact_{e.name}")
         if breakpoints_s is not None and len(breakpoints_s):
             self.declare_time_event(sorted(set(float(b) for b in breakpoints_s)))
         self.stats = {"projections": 0}
@@ -113,6 +121,21 @@ class MultibodyBlock(Block):
     def _loads_of(self, ctx: Any) -> dict:
         return {n: ctx.input(p) for n, p in self._loads}
 
+    def _memory(self, ctx: Any) -> dict | None:
+        return {n: ctx.discrete(h) for n, h in self._impact.items()} if self._impact else None
+
+    def _witness(self, element: Any):
+        def witness(ctx):
+            q, v = self._split(ctx)
+            return element.penetration(self.mech.kins(q, v))[0]
+        return witness
+
+    def _on_contact(self, element: Any, handle: Any):
+        def handler(ctx):
+            q, v = self._split(ctx)
+            ctx.set_discrete(handle, abs(element.penetration(self.mech.kins(q, v))[1]))
+        return handler
+
     def _marker_out(self, m: Any, which: int):
         def calc(ctx):
             q, v = self._split(ctx)
@@ -123,13 +146,15 @@ class MultibodyBlock(Block):
     def _reaction_out(self, rows: slice):
         def calc(ctx):
             q, v = self._split(ctx)
-            _, lam = self.mech.accelerations(q, v, ctx.time, self.form, self._loads_of(ctx))
+            _, lam = self.mech.accelerations(q, v, ctx.time, self.form, self._loads_of(ctx),
+                                             self._memory(ctx))
             return lam[rows].copy()
         return calc
 
     def derivatives(self, ctx: Any) -> np.ndarray:
         q, v = self._split(ctx)
-        vd, _ = self.mech.accelerations(q, v, ctx.time, self.form, self._loads_of(ctx))
+        vd, _ = self.mech.accelerations(q, v, ctx.time, self.form, self._loads_of(ctx),
+                                        self._memory(ctx))
         return np.concatenate([self.mech.qdot(q, v), vd])
 
     def _project(self, ctx: Any) -> None:

@@ -7,6 +7,18 @@ pulls the points together with tension ``f``:
 * spring-damper: ``f = k (l - l0) + c l'`` or any ``f = force(l, l')``;
 * rope: the same but only while ``f > 0`` and ``l > l0`` (slack: no force).
 
+Contact of a sphere (radius ``R`` at a marker) with a plane (point ``p0``,
+unit normal ``n``): penetration ``d = R - n . (P - p0)``, rate ``d' = -n . V_c``
+at the contact point ``C = P - R n``; while ``d > 0``
+
+* Lankarani-Nikravesh: ``F_n = K d^e (1 + 3 (1 - c_r^2) / 4 * d' / v_i)`` with
+  ``v_i`` the approach speed at the start of this contact (a zero-crossing
+  event of the block records it; without it, ``max(|d'|, 1 mm/s)``),
+* Hunt-Crossley: ``F_n = K d^e (1 + 3/2 alpha d')``,
+
+``F_n >= 0`` (no adhesion), Hertz exponent ``e = 1.5`` by default, and
+regularized Coulomb friction ``F_t = -mu F_n V_t / sqrt(|V_t|^2 + v_s^2)``.
+
 Applied loads come from the mechanism block's inputs: a force (global
 components) at a marker, or a torque (planar: scalar; spatial: global vector).
 """
@@ -44,7 +56,7 @@ class PointToPoint:
             return 0.0
         return f
 
-    def apply(self, kins: dict, Q: np.ndarray) -> float:
+    def apply(self, kins: dict, Q: np.ndarray, memory: dict | None = None) -> float:
         ki, kj = kins[self.mi.body], kins[self.mj.body]
         Pi, Ji, Vi, _ = ki.point(self.mi.s)
         Pj, Jj, Vj, _ = kj.point(self.mj.s)
@@ -70,7 +82,7 @@ class MarkerForce:
         self.name, self.m, self.fn = name, marker, fn
         self.force = fn  # marks it as not writable as data
 
-    def apply(self, kins: dict, Q: np.ndarray) -> np.ndarray:
+    def apply(self, kins: dict, Q: np.ndarray, memory: dict | None = None) -> np.ndarray:
         k = kins[self.m.body]
         P, J, V, _ = k.point(self.m.s)
         F = np.asarray(self.fn(P, V, self._t), float).reshape(-1)
@@ -79,6 +91,61 @@ class MarkerForce:
         return F
 
     _t = 0.0
+
+
+class SpherePlaneContact:
+    """Compliant contact of a sphere on a marker with a plane fixed to the ground (module doc)."""
+
+    force = None  # writable as data
+
+    def __init__(self, name: str, marker: Marker, radius: float, point: Any, normal: Any,
+                 stiffness: float, restitution: float = 1.0, exponent: float = 1.5,
+                 model: str = "lankarani_nikravesh", hc_alpha: float = 0.0,
+                 friction: float = 0.0, slip_velocity: float = 1e-3) -> None:
+        if model not in ("lankarani_nikravesh", "hunt_crossley"):
+            raise BuildError(f"contact '{name}': model must be 'lankarani_nikravesh' or "
+                             f"'hunt_crossley', got {model!r}")
+        if not (radius >= 0 and stiffness > 0 and 0 < restitution <= 1 and friction >= 0):
+            raise BuildError(f"contact '{name}': need radius >= 0, stiffness > 0, "
+                             "0 < restitution <= 1, friction >= 0")
+        n = np.asarray(normal, float)
+        self.name, self.m, self.R = name, marker, float(radius)
+        self.p0, self.n = np.asarray(point, float), n / np.linalg.norm(n)
+        self.K, self.e, self.cr, self.model = stiffness, exponent, restitution, model
+        self.alpha, self.mu, self.vs = hc_alpha, friction, slip_velocity
+        self.needs_impact_speed = model == "lankarani_nikravesh" and restitution < 1
+
+    def penetration(self, kins: dict) -> tuple[float, float]:
+        """``(d, d')`` of the sphere's nearest point (``d > 0``: in contact)."""
+        k = kins[self.m.body]
+        P, _, V, _ = k.point(self.m.s, with_jac=False)
+        d = self.R - float(self.n @ (P - self.p0))
+        return d, -float(self.n @ V)  # the sphere's rotation does not move it normally
+
+    def apply(self, kins: dict, Q: np.ndarray, memory: dict | None = None) -> float:
+        k = kins[self.m.body]
+        P, _, _, _ = k.point(self.m.s, with_jac=False)
+        d = self.R - float(self.n @ (P - self.p0))
+        if d <= 0.0:
+            return 0.0
+        C = P - self.R * self.n
+        s_c = C - k.r if k.kind in ("particle", "ground") else k.A.T @ (C - k.r)
+        _, J, Vc, _ = k.point(s_c)
+        dd = -float(self.n @ Vc)
+        base = self.K * d ** self.e
+        if self.model == "hunt_crossley":
+            fn = base * (1.0 + 1.5 * self.alpha * dd)
+        else:
+            vi = (memory or {}).get(self.name) or max(abs(dd), 1e-3)
+            fn = base * (1.0 + 0.75 * (1.0 - self.cr ** 2) * dd / vi)
+        fn = max(fn, 0.0)
+        F = fn * self.n
+        if self.mu:
+            vt = Vc - (self.n @ Vc) * self.n
+            F = F - self.mu * fn * vt / np.sqrt(vt @ vt + self.vs ** 2)
+        if J.size:
+            Q[k.cols] += J.T @ F
+        return fn
 
 
 def apply_force(k: Kin, m: Marker, F: Any, Q: np.ndarray) -> None:

@@ -18,6 +18,8 @@ Format (YAML shown; JSON is the same structure)::
     elements:
       - {kind: spring_damper, name: s, i: ground.O, j: bob.cm, stiffness: 100,
          damping: 1, length0: 1.0, rope: false}
+      - {kind: contact, name: floor, marker: bob.cm, radius: 0.05, point: [0, 0],
+         normal: [0, 1], stiffness: 1.0e7, restitution: 0.9, friction: 0.3}
     loads:
       - {name: F, marker: bob.cm, kind: force}
 
@@ -101,8 +103,16 @@ def from_dict(data: dict) -> Mechanism:
                        need(j, "j", where), **opts)
     for k, e in enumerate(data.get("elements", [])):
         where = f"elements[{k}]"
-        if e.get("kind", "spring_damper") != "spring_damper":
-            raise BuildError(f"{where}: unknown element kind {e['kind']!r} (spring_damper)")
+        kind = e.get("kind", "spring_damper")
+        if kind == "contact":
+            opts = {key: v for key, v in e.items()
+                    if key not in ("kind", "name", "marker", "radius", "point", "normal")}
+            mech.add_contact(need(e, "name", where), need(e, "marker", where),
+                             need(e, "radius", where), need(e, "point", where),
+                             need(e, "normal", where), **opts)
+            continue
+        if kind != "spring_damper":
+            raise BuildError(f"{where}: unknown element kind {kind!r} (spring_damper, contact)")
         opts = {key: v for key, v in e.items() if key not in ("kind", "name", "i", "j")}
         mech.add_spring_damper(need(e, "name", where), need(e, "i", where), need(e, "j", where),
                                **opts)
@@ -175,6 +185,13 @@ def to_dict(mech: Mechanism) -> dict:
     for el in mech.elements.values():
         if getattr(el, "force", None) is not None:
             raise BuildError(f"element '{el.name}': a force callable cannot be written as data")
+        if hasattr(el, "penetration"):
+            out["elements"].append({
+                "kind": "contact", "name": el.name, "marker": el.m.path, "radius": el.R,
+                "point": lst(el.p0), "normal": lst(el.n), "stiffness": el.K,
+                "restitution": el.cr, "exponent": el.e, "model": el.model,
+                "hc_alpha": el.alpha, "friction": el.mu, "slip_velocity": el.vs})
+            continue
         out["elements"].append({"kind": "spring_damper", "name": el.name, "i": el.mi.path,
                                 "j": el.mj.path, "stiffness": el.k, "damping": el.c,
                                 "length0": el.l0, "rope": el.rope})

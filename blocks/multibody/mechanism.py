@@ -193,6 +193,15 @@ class Mechanism:
         self.elements[name] = e
         return e
 
+    def add_contact(self, name: str, marker: Any, radius: float, point: Any, normal: Any,
+                    **options: Any) -> Any:
+        """Sphere-plane contact (:class:`.forces.SpherePlaneContact`)."""
+        if name in self.elements:
+            raise BuildError(f"mechanism '{self.name}': duplicate force element '{name}'")
+        e = _forces.SpherePlaneContact(name, self._m(marker), radius, point, normal, **options)
+        self.elements[name] = e
+        return e
+
     def add_load(self, name: str, marker: Any, kind: str = "force") -> None:
         """An input of the mechanism block: a force (global) at ``marker`` or a torque."""
         if kind not in ("force", "torque"):
@@ -268,8 +277,11 @@ class Mechanism:
                 np.concatenate([p[2] for p in parts]), np.concatenate([p[3] for p in parts]))
 
     def forces(self, q: np.ndarray, v: np.ndarray, t: float, loads: dict | None = None,
-               kins: dict | None = None) -> np.ndarray:
-        """Generalized forces: gravity, gyroscopic terms, force elements, loads."""
+               kins: dict | None = None, memory: dict | None = None) -> np.ndarray:
+        """Generalized forces: gravity, gyroscopic terms, force elements, loads.
+
+        ``memory``: impact speeds of contacts (``{name: v_i}``), kept by the block.
+        """
         kins = kins or self.kins(q, v)
         Q = np.zeros(self.nv)
         for b in self.moving:
@@ -282,7 +294,7 @@ class Mechanism:
                 Q[i:i + self.dim] += b.mass * self.gravity
         for e in self.elements.values():
             e._t = t
-            e.apply(kins, Q)
+            e.apply(kins, Q, memory)
         for name, value in (loads or {}).items():
             kind, m = self.loads[name]
             k = kins[m.body]
@@ -313,11 +325,12 @@ class Mechanism:
         return qn
 
     def accelerations(self, q: np.ndarray, v: np.ndarray, t: float, form: Formulation,
-                      loads: dict | None = None) -> tuple[np.ndarray, np.ndarray]:
+                      loads: dict | None = None,
+                      memory: dict | None = None) -> tuple[np.ndarray, np.ndarray]:
         """``(v̇, λ)`` at ``(q, v, t)``."""
         kins = self.kins(q, v)
         phi, J, phit, gamma = self.constraints(q, v, t, kins)
-        Q = self.forces(q, v, t, loads, kins)
+        Q = self.forces(q, v, t, loads, kins, memory)
         try:
             return solve(form, self.M, Q, J, gamma, phi, J @ v + phit,
                          f"mechanism '{self.name}' at t = {t:.9g} s")

@@ -44,3 +44,17 @@ def test_data_errors_name_the_entry():
                    "joints": [{"name": "j", "i": "ground.O", "j": "a.cm"}]})
     with pytest.raises(BuildError, match="unknown mechanism file type"):
         load(pathlib.Path("crank.txt"))
+
+
+def test_contact_and_spring_elements_round_trip():
+    data = {"name": "ball", "dim": 2, "gravity": [0, -9.81],
+            "bodies": [{"name": "ball", "particle": True, "mass": 1.0, "position": [0, 0.1]}],
+            "elements": [{"kind": "contact", "name": "floor", "marker": "ball.cm",
+                          "radius": 0.05, "point": [0, 0], "normal": [0, 1],
+                          "stiffness": 1e7, "restitution": 0.9, "friction": 0.3},
+                         {"kind": "spring_damper", "name": "s", "i": "ground.O",
+                          "j": "ball.cm", "stiffness": 10.0, "damping": 0.1}]}
+    mech = from_dict(data)
+    again = to_dict(from_dict(to_dict(mech)))
+    assert again == to_dict(mech)
+    assert again["elements"][0]["model"] == "lankarani_nikravesh"
