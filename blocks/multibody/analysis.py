@@ -5,8 +5,9 @@
   solved by Newton (from the previous solution), then ``J v = -Phi_t`` and
   ``J v̇ = gamma``.
 * :func:`inverse_dynamics` — the constraint forces along that motion,
-  ``J' λ = Q - M v̇``; the rows of a driving constraint are the actuator
-  effort (torque of an angle driver, force of a slide driver, ``2 L F`` of a
+  ``J' λ = Q - M v̇``; per joint ``-λ``, what the joint applies to body j
+  (the convention of the block's reaction outputs): the actuator effort of a
+  driver (torque of an angle driver, force of a slide driver, ``-2 L F`` of a
   distance driver since ``Phi = |d|^2 - L^2``).
 * :func:`linearize` — ``x' = A x + B u`` about ``(q0, v0)`` in minimal
   coordinates: orthonormal bases ``Nq`` of the null space of the holonomic
@@ -67,7 +68,7 @@ def inverse_dynamics(mech: Any, times: Any, loads: Any = None) -> dict[str, Any]
         lam.append(np.linalg.solve(J.T, Qf - mech.M @ vd))
     lam = np.array(lam)
     kin["lambda"] = lam
-    kin["joints"] = {name: lam[:, rows] for name, rows in mech.joint_rows.items()}
+    kin["joints"] = {name: -lam[:, rows] for name, rows in mech.joint_rows.items()}
     return kin
 
 

@@ -8,9 +8,10 @@ out  q                       generalized coordinates (nq,)        state only
 out  v                       velocity variables (nv,)            state only
 out  <body>_<marker>_pos     marker origin, global (dim,) m       state only
 out  <body>_<marker>_vel     its velocity (dim,) m/s              state only
-out  <joint>_reaction        constraint force rows of the joint (``λ``; the force
-                             on body j of a point constraint is ``λ``), feedthrough
-                             from the loads
+out  <joint>_reaction        what the joint applies to body j, per constraint row:
+                             ``-λ`` (a point constraint: the force, global; an angle
+                             driver: the torque; other rows: ``-λ`` in the units of
+                             their equation), feedthrough from the loads
 
 State: ``x = [q, v]`` with ``q' = T(q) v`` and ``v̇`` from the formulation
 (:mod:`.formulations`).  Initial state: the mechanism's assembled (consistent)
@@ -148,7 +149,7 @@ class MultibodyBlock(Block):
             q, v = self._split(ctx)
             _, lam = self.mech.accelerations(q, v, ctx.time, self.form, self._loads_of(ctx),
                                              self._memory(ctx))
-            return lam[rows].copy()
+            return -lam[rows]
         return calc
 
     def derivatives(self, ctx: Any) -> np.ndarray:

@@ -40,7 +40,7 @@ import numpy as np
 
 from cosim.errors import BuildError
 
-from .geometry import ROT90, quat_matrix, tilde
+from .geometry import ROT90, cross, quat_matrix, tilde
 
 
 @dataclass(eq=False)
@@ -174,13 +174,13 @@ class Kin:
                 J = np.array([[1.0, 0.0, EAs[0]], [0.0, 1.0, EAs[1]]])
             return self.r + As, J, self.rd + EAs * w, -As * (w * w)
         w = self.w
-        ws = np.cross(w, s)
+        ws = cross(w, s)
         J = None
         if with_jac:
             J = np.empty((3, 6))
             J[:, :3] = _EYE[3]
             J[:, 3:] = -self.A @ tilde(s)
-        return self.r + As, J, self.rd + self.A @ ws, self.A @ np.cross(w, ws)
+        return self.r + As, J, self.rd + self.A @ ws, self.A @ cross(w, ws)
 
     def vector(self, a: np.ndarray) -> tuple:
         """``(a, da/dv, a', a''|v̇=0)`` of body-fixed direction ``a'``."""
@@ -194,6 +194,6 @@ class Kin:
             w = self.w
             return Aa, np.column_stack([np.zeros((2, 2)), EAa]), EAa * w, -Aa * w * w
         w = self.w
-        wa = np.cross(w, a)
+        wa = cross(w, a)
         J = np.hstack([np.zeros((3, 3)), -self.A @ tilde(a)])
-        return Aa, J, self.A @ wa, self.A @ np.cross(w, wa)
+        return Aa, J, self.A @ wa, self.A @ cross(w, wa)

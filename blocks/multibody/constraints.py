@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 
 from .bodies import Kin, Marker
+from .geometry import cross
 
 
 def const(value: float) -> Callable:
@@ -213,7 +214,7 @@ class PathPoint(Primitive):
         if ki.kind == "planar":
             cor = 2.0 * np.array([-Acd[1], Acd[0]]) * ki.w
         elif ki.kind == "spatial":
-            cor = 2.0 * ki.A @ np.cross(ki.w, cd)
+            cor = 2.0 * ki.A @ cross(ki.w, cd)
         else:
             cor = np.zeros(self.rows)
         extra = cor + ki.A @ cdd

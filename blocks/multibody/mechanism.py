@@ -29,7 +29,7 @@ from cosim.errors import BuildError, StepError
 from . import forces as _forces
 from .bodies import Body, Kin, Marker
 from .formulations import Formulation, solve
-from .geometry import quat_axis_angle, quat_from_matrix, quat_matrix, quat_rate, rot2
+from .geometry import cross, quat_axis_angle, quat_from_matrix, quat_matrix, quat_rate, rot2
 from .joints import JOINTS
 
 
@@ -289,7 +289,7 @@ class Mechanism:
             if b.kind == "spatial":
                 Q[i:i + 3] += b.mass * self.gravity
                 w = v[i + 3:i + 6]
-                Q[i + 3:i + 6] -= np.cross(w, b.inertia @ w)
+                Q[i + 3:i + 6] -= cross(w, b.inertia @ w)
             else:
                 Q[i:i + self.dim] += b.mass * self.gravity
         for e in self.elements.values():

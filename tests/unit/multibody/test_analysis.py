@@ -39,11 +39,10 @@ def test_inverse_dynamics_gives_the_motor_torque():
     """Constant speed: the motor holds gravity, tau = m g (L/2) cos(theta)."""
     res = inverse_dynamics(_rod(True), np.linspace(0, 2, 21))
     th = 3.0 * res["t"]
-    tau = res["joints"]["motor"][:, 0]
-    # Phi = theta_j - theta_i - f: the torque on the rod is -lambda
-    np.testing.assert_allclose(-tau, M * G * L / 2 * np.cos(th), atol=1e-8)
-    # hinge force on the rod (-lambda): holds gravity and the centripetal force
-    F = -res["joints"]["hinge"]
+    tau = res["joints"]["motor"][:, 0]  # the torque the motor applies to the rod
+    np.testing.assert_allclose(tau, M * G * L / 2 * np.cos(th), atol=1e-8)
+    # hinge force on the rod: holds gravity and the centripetal force
+    F = res["joints"]["hinge"]
     np.testing.assert_allclose(F[:, 1], M * G - M * L / 2 * 9.0 * np.sin(th), atol=1e-8)
 
 
