@@ -70,6 +70,7 @@ TIMED_STATUSES = (STATUS_OK, STATUS_ESTIMATED)
 SUITES: dict[str, str] = {
     "core": "bench.core",
     "master": "bench.master",
+    "multibody": "bench.multibody",
 }
 
 #: Set by run_suite: timed() then gc.freeze()s what survives its gc.collect() (makes later

@@ -1,0 +1,98 @@
+"""Suite ``multibody``: a 10-body spatial mechanism with closed loops.
+
+``ladder``: two chains of five spatial rigid links (0.3 m, 1 kg) hang from
+the ground by spherical joints, link to link by spherical joints, and every
+pair of corresponding link ends is tied by a rung (distance constraint):
+10 bodies, 5 closed loops, 20 degrees of freedom, gravity, released from a
+bent configuration.  Ours: ``MultibodyBlock`` (Lagrange with Baumgarte) in the
+simulator, RK4 at h = 1 ms for 1 s.  Reference: SciPy ``solve_ivp`` (DOP853,
+rtol 1e-10) on the same equations of motion (a monolithic ODE solution, not an
+independent model): its cost is reported beside ours and its end state is the
+accuracy reference.  Target (issue 4): 1 s of simulated time in at most 0.2 s
+of wall time (5x real time).
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from .harness import make_case, make_target, measure
+
+PACKAGES = ()
+LINK, N = 0.3, 5
+
+
+def ladder():
+    from blocks.multibody import Mechanism
+    m = Mechanism("ladder", dim=3, gravity=(0.0, 0.0, -9.81))
+    J = (0.02 * 0.02, 1.0 * LINK ** 2 / 12 + 0.0001, 1.0 * LINK ** 2 / 12 + 0.0001)
+    for side, y in (("L", -0.2), ("R", 0.2)):
+        prev = m.ground.marker(f"top{side}", (0.0, y, 0.0))
+        for k in range(N):
+            ang = 0.35 * (k + 1) * (1 if side == "L" else 0.8)  # bent start
+            x0 = sum(LINK * np.sin(0.35 * (i + 1) * (1 if side == "L" else 0.8))
+                     for i in range(k)) + 0.5 * LINK * np.sin(ang)
+            z0 = -sum(LINK * np.cos(0.35 * (i + 1) * (1 if side == "L" else 0.8))
+                      for i in range(k)) - 0.5 * LINK * np.cos(ang)
+            b = m.add_body(f"{side}{k}", 1.0, J, (x0, y, z0), ((0, 1, 0), ang - np.pi / 2))
+            top = b.marker("top", (-LINK / 2, 0.0, 0.0))
+            b.marker("bottom", (LINK / 2, 0.0, 0.0))
+            m.add_joint("spherical", f"s{side}{k}", prev, top)
+            prev = m.marker(f"{side}{k}", "bottom")
+    for k in range(N):
+        m.add_joint("distance", f"rung{k}", f"L{k}.bottom", f"R{k}.bottom", length=0.4)
+    return m
+
+
+def _ours():
+    from blocks.multibody import MultibodyBlock
+    from cosim import DiagramBuilder, Simulator
+    t0 = time.perf_counter()
+    b = DiagramBuilder("d")
+    blk = b.add(MultibodyBlock("mb", ladder(), "lagrange", alpha=10.0, beta=10.0))
+    b.export_output(blk.output("q"), "q")
+    sim = Simulator(b.build(), solver="rk4", dt=1e-3, record=False)
+    t1 = time.perf_counter()
+    sim.run(1.0)
+    t2 = time.perf_counter()
+    q = sim.ctx.state(blk.x)[:70].copy()
+    return t1 - t0, t2 - t1, {"q_end": q}
+
+
+def _scipy():
+    from scipy.integrate import solve_ivp
+
+    from blocks.multibody import Formulation
+    mech = ladder()
+    rep = mech.assemble()
+    form = Formulation("lagrange", alpha=10.0, beta=10.0)
+    nq = mech.nq
+
+    def rhs(t, x):
+        q, v = x[:nq], x[nq:]
+        return np.concatenate([mech.qdot(q, v), mech.accelerations(q, v, t, form)[0]])
+    t0 = time.perf_counter()
+    sol = solve_ivp(rhs, (0.0, 1.0), np.concatenate([mech.q_init, mech.v_init]),
+                    method="DOP853", rtol=1e-10, atol=1e-12)
+    wall = time.perf_counter() - t0
+    return None, wall, {"q_end": sol.y[:nq, -1], "nfev": sol.nfev, "dof": rep["dof"]}
+
+
+def run(options) -> dict:
+    ours = measure(_ours, repeats=1 if options.quick else options.repeats, steps=1000,
+                   blocks=10, budget_s=options.budget_s)
+    ref = measure(_scipy, repeats=1, steps=None, blocks=None)
+    qa = ours.get("extra", {}).pop("q_end", None)
+    qb = ref.get("extra", {}).pop("q_end", None)
+    if qa is not None and qb is not None:
+        ours["abs_err"] = float(np.max(np.abs(qa - qb)))
+        ours["accuracy_metric"] = "max |q - q_scipy| at 1 s"
+    cases = [make_case("ladder/10-body-5-loops/rk4-1ms/1s", ours, {"scipy-dop853": ref})]
+    return {"cases": cases, "targets": [
+        make_target("10-body closed-loop mechanism: wall time for 1 s at h = 1 ms (RK4) [s]",
+                    ours.get("median_s"), "<=", "0.2",
+                    note="plain-Python evaluation per joint; a vectorized/compiled "
+                         "evaluation is not built yet"),
+    ]}
