@@ -36,9 +36,13 @@ from .geometry import cross
 
 
 def const(value: float) -> Callable:
-    """A constant as a driving function ``(f, f', f'')``."""
+    """A constant as a driving function ``(f, f', f'')`` (``fn.constant`` holds the value)."""
     v = float(value)
-    return lambda t: (v, 0.0, 0.0)
+
+    def fn(t):
+        return (v, 0.0, 0.0)
+    fn.constant = v
+    return fn
 
 
 class Primitive:

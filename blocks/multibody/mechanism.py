@@ -51,7 +51,8 @@ class BodyHandle:
 class Mechanism:
     """See the module docstring.  ``dim`` is 2 (planar) or 3 (spatial)."""
 
-    def __init__(self, name: str, dim: int = 2, gravity: Any = None) -> None:
+    def __init__(self, name: str, dim: int = 2, gravity: Any = None,
+                 compiled: bool | None = None) -> None:
         if dim not in (2, 3):
             raise BuildError(f"mechanism '{name}': dim must be 2 (planar) or 3 (spatial)")
         self.name, self.dim = name, dim
@@ -64,6 +65,8 @@ class Mechanism:
         self.elements: dict[str, Any] = {}
         self.loads: dict[str, tuple[str, Marker]] = {}  # input name -> (kind, marker)
         self._final = False
+        self.compiled = compiled  # None: use the compiled kernel (:mod:`.fast`) when available
+        self._tables = None
         g = Body("ground", "ground", dim)
         self.bodies["ground"] = g
         self.ground = BodyHandle(self, g)
@@ -249,9 +252,15 @@ class Mechanism:
                 M[b.iv:b.iv + 3, b.iv:b.iv + 3] = b.mass * np.eye(3)
                 M[b.iv + 3:b.iv + 6, b.iv + 3:b.iv + 6] = b.inertia
         self.M = M
+        self.Minv = np.linalg.inv(M) if self.nv else M
         self.q0 = np.concatenate([b.q0 for b in self.moving]) if self.moving else np.zeros(0)
         self.v0 = np.concatenate([b.v0 for b in self.moving]) if self.moving else np.zeros(0)
         self.load_names = list(self.loads)
+        from . import fast
+        if self.compiled is True and not fast.HAVE_NUMBA:
+            raise BuildError("compiled=True needs Numba: pip install 'cosim[fast]'")
+        if self.compiled is not False and fast.HAVE_NUMBA:
+            self._tables = fast.Tables(self)
         self._final = True
 
     @property
@@ -266,7 +275,15 @@ class Mechanism:
 
     def constraints(self, q: np.ndarray, v: np.ndarray, t: float,
                     kins: dict | None = None) -> tuple:
-        """``(Phi, J, Phi_t, gamma)`` of all joints."""
+        """``(Phi, J, Phi_t, gamma)`` of all joints (compiled kernel when available)."""
+        self.finalize()
+        if self._tables is not None:
+            return self._tables.constraints(q, v, t)
+        return self.constraints_py(q, v, t, kins)
+
+    def constraints_py(self, q: np.ndarray, v: np.ndarray, t: float,
+                       kins: dict | None = None) -> tuple:
+        """The Python evaluation (reference for the compiled kernel)."""
         self.finalize()
         kins = kins or self.kins(q, v)
         if not self.prims:
@@ -282,6 +299,12 @@ class Mechanism:
 
         ``memory``: impact speeds of contacts (``{name: v_i}``), kept by the block.
         """
+        if self._tables is not None:
+            Q = self._tables.forces(v)
+            if self.elements or loads:
+                kins = kins or self.kins(q, v)
+                self._elements_and_loads(kins, t, loads, memory, Q)
+            return Q
         kins = kins or self.kins(q, v)
         Q = np.zeros(self.nv)
         for b in self.moving:
@@ -292,6 +315,11 @@ class Mechanism:
                 Q[i + 3:i + 6] -= cross(w, b.inertia @ w)
             else:
                 Q[i:i + self.dim] += b.mass * self.gravity
+        self._elements_and_loads(kins, t, loads, memory, Q)
+        return Q
+
+    def _elements_and_loads(self, kins: dict, t: float, loads: dict | None,
+                            memory: dict | None, Q: np.ndarray) -> None:
         for e in self.elements.values():
             e._t = t
             e.apply(kins, Q, memory)
@@ -302,10 +330,11 @@ class Mechanism:
                 _forces.apply_force(k, m, value, Q)
             else:
                 _forces.apply_torque(k, value, Q)
-        return Q
 
     def qdot(self, q: np.ndarray, v: np.ndarray) -> np.ndarray:
         """``q' = T(q) v``."""
+        if self._tables is not None:
+            return self._tables.qdot(q, v)
         qd = np.empty(self.nq)
         for b in self.moving:
             if b.kind == "spatial":
@@ -328,9 +357,18 @@ class Mechanism:
                       loads: dict | None = None,
                       memory: dict | None = None) -> tuple[np.ndarray, np.ndarray]:
         """``(v̇, λ)`` at ``(q, v, t)``."""
-        kins = self.kins(q, v)
+        kins = None if self._tables is not None else self.kins(q, v)
         phi, J, phit, gamma = self.constraints(q, v, t, kins)
         Q = self.forces(q, v, t, loads, kins, memory)
+        if self._tables is not None and form.kind in ("lagrange", "projection") and self.m:
+            rhs = gamma
+            if form.kind == "lagrange" and (form.alpha or form.beta):
+                rhs = gamma - 2.0 * form.alpha * (J @ v + phit) - form.beta ** 2 * phi
+            from .fast import lagrange_kernel
+            t_ = self._tables
+            vd, lam, ok = lagrange_kernel(self.Minv, Q, J, rhs, t_.iv, t_.ncol)
+            if ok:
+                return vd, lam
         try:
             return solve(form, self.M, Q, J, gamma, phi, J @ v + phit,
                          f"mechanism '{self.name}' at t = {t:.9g} s")

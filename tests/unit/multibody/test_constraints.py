@@ -93,3 +93,16 @@ def test_jacobian_and_gamma_match_finite_differences(dim, kind, kw):
     hh = 1e-3
     phidd = (along(hh) - 2 * phi + along(-hh)) / hh ** 2
     np.testing.assert_allclose(gamma, -phidd, atol=2e-5 * (1 + np.max(np.abs(gamma))))
+
+
+@pytest.mark.parametrize("dim, kind, kw", CASES, ids=[f"{c[0]}-{c[1]}" for c in CASES])
+def test_compiled_kernel_equals_the_python_evaluation(dim, kind, kw):
+    from blocks.multibody import fast
+    if not fast.HAVE_NUMBA:
+        pytest.skip("numba not installed")
+    m = (_planar if dim == "planar" else _spatial)(kind, **kw)
+    q, v = _state(m)
+    q = q + RNG.normal(size=q.size) * 0.1
+    for a, b in zip(m.constraints(q, v, 0.37), m.constraints_py(q, v, 0.37)):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-13)
+    assert m._tables is not None

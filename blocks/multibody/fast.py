@@ -1,0 +1,436 @@
+"""Compiled evaluation of a mechanism's constraints and forces (optional: Numba).
+
+The same equations as :mod:`.constraints` and :mod:`.bodies`, written once in
+3-D for every body kind (a planar body is a spatial one rotating about z with
+generalized velocities ``(x', y', w_z)``; a particle has no rotation) and
+compiled by Numba: a generic kernel over tables of bodies and primitives,
+compiled once per machine (cached), not per mechanism.  Driving functions are
+Python callables: their values are computed before the kernel is called.
+Force elements written in Python (springs, contacts, marker forces) are added
+by the mechanism after the kernel's gravity and gyroscopic terms.
+
+Without Numba (``pip install 'cosim[fast]'``) the mechanism uses the Python
+path; the tests check that both agree to rounding.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+try:  # optional
+    import numba
+    HAVE_NUMBA = True
+except ImportError:  # pragma: no cover - exercised where numba is absent
+    numba = None
+    HAVE_NUMBA = False
+
+# primitive type codes
+POINTS, DOT1, DOT2, DISTANCE, ANGLE, NOSLIP, PATH = range(7)
+_TYPES = {"Points": POINTS, "Dot1": DOT1, "Dot2": DOT2, "Distance": DISTANCE,
+          "Angle": ANGLE, "NoSideSlip": NOSLIP, "PathPoint": PATH}
+# body kind codes
+GROUND, PARTICLE, PLANAR, SPATIAL = range(4)
+_KINDS = {"ground": GROUND, "particle": PARTICLE, "planar": PLANAR, "spatial": SPATIAL}
+
+
+def _njit(f):
+    return numba.njit(cache=True)(f) if HAVE_NUMBA else f
+
+
+@_njit
+def _body_states(kind, iq, q, v, iv):
+    """r, A, rd, w (body-frame angular velocity) of every body, 3-D."""
+    nb = kind.shape[0]
+    r = np.zeros((nb, 3))
+    A = np.zeros((nb, 3, 3))
+    rd = np.zeros((nb, 3))
+    w = np.zeros((nb, 3))
+    th = np.zeros(nb)
+    for b in range(nb):
+        k = kind[b]
+        A[b, 0, 0] = 1.0
+        A[b, 1, 1] = 1.0
+        A[b, 2, 2] = 1.0
+        if k == 1:  # particle (2 or 3 coordinates; dim from iv spacing is not needed)
+            n = iq[b + 1] - iq[b]
+            for i in range(n):
+                r[b, i] = q[iq[b] + i]
+                rd[b, i] = v[iv[b] + i]
+        elif k == 2:
+            r[b, 0] = q[iq[b]]
+            r[b, 1] = q[iq[b] + 1]
+            t = q[iq[b] + 2]
+            th[b] = t
+            c, s = np.cos(t), np.sin(t)
+            A[b, 0, 0] = c
+            A[b, 0, 1] = -s
+            A[b, 1, 0] = s
+            A[b, 1, 1] = c
+            rd[b, 0] = v[iv[b]]
+            rd[b, 1] = v[iv[b] + 1]
+            w[b, 2] = v[iv[b] + 2]
+        elif k == 3:
+            for i in range(3):
+                r[b, i] = q[iq[b] + i]
+                rd[b, i] = v[iv[b] + i]
+                w[b, i] = v[iv[b] + 3 + i]
+            e0, e1, e2, e3 = q[iq[b] + 3], q[iq[b] + 4], q[iq[b] + 5], q[iq[b] + 6]
+            nrm = np.sqrt(e0 * e0 + e1 * e1 + e2 * e2 + e3 * e3)
+            e0, e1, e2, e3 = e0 / nrm, e1 / nrm, e2 / nrm, e3 / nrm
+            A[b, 0, 0] = 2 * (e0 * e0 + e1 * e1) - 1
+            A[b, 0, 1] = 2 * (e1 * e2 - e0 * e3)
+            A[b, 0, 2] = 2 * (e1 * e3 + e0 * e2)
+            A[b, 1, 0] = 2 * (e1 * e2 + e0 * e3)
+            A[b, 1, 1] = 2 * (e0 * e0 + e2 * e2) - 1
+            A[b, 1, 2] = 2 * (e2 * e3 - e0 * e1)
+            A[b, 2, 0] = 2 * (e1 * e3 - e0 * e2)
+            A[b, 2, 1] = 2 * (e2 * e3 + e0 * e1)
+            A[b, 2, 2] = 2 * (e0 * e0 + e3 * e3) - 1
+    return r, A, rd, w, th
+
+
+@_njit
+def _cross(a, b):
+    out = np.empty(3)
+    out[0] = a[1] * b[2] - a[2] * b[1]
+    out[1] = a[2] * b[0] - a[0] * b[2]
+    out[2] = a[0] * b[1] - a[1] * b[0]
+    return out
+
+
+@_njit
+def _mv(A, x):
+    out = np.empty(3)
+    for i in range(3):
+        out[i] = A[i, 0] * x[0] + A[i, 1] * x[1] + A[i, 2] * x[2]
+    return out
+
+
+@_njit
+def _rotcols(J, A, b, s):
+    """J[:, 3:6] = -A tilde(s): column k is A (e_k x s)."""
+    for i in range(3):
+        J[i, 3] = -s[2] * A[b, i, 1] + s[1] * A[b, i, 2]
+        J[i, 4] = s[2] * A[b, i, 0] - s[0] * A[b, i, 2]
+        J[i, 5] = -s[1] * A[b, i, 0] + s[0] * A[b, i, 1]
+
+
+@_njit
+def _point(b, s, r, A, rd, w):
+    """P, V, acc0 and the 3x6 Jacobian (translation, body-frame rotation) of point s."""
+    As = _mv(A[b], s)
+    ws = _cross(w[b], s)
+    P = r[b] + As
+    V = rd[b] + _mv(A[b], ws)
+    acc = _mv(A[b], _cross(w[b], ws))
+    J = np.zeros((3, 6))
+    J[0, 0] = 1.0
+    J[1, 1] = 1.0
+    J[2, 2] = 1.0
+    _rotcols(J, A, b, s)
+    return P, V, acc, J
+
+
+@_njit
+def _vector(b, a, A, w):
+    """a_g, rate, acc0 and the 3x6 Jacobian of body-fixed direction a."""
+    g = _mv(A[b], a)
+    wa = _cross(w[b], a)
+    d = _mv(A[b], wa)
+    acc = _mv(A[b], _cross(w[b], wa))
+    J = np.zeros((3, 6))
+    _rotcols(J, A, b, a)
+    return g, d, acc, J
+
+
+@_njit
+def _scatter_row(Jout, row, sign, Jrow6, b, ncol, sel, iv):
+    """Add sign * Jrow6 (length 6) into the body's generalized columns."""
+    for k in range(ncol[b]):
+        Jout[row, iv[b] + k] += sign * Jrow6[sel[b, k]]
+
+
+@_njit
+def constraints_kernel(q, v, kind, iq, iv, ncol, sel, typ, bi, bj, si, sj, ai, aj, cst,
+                       drv, row, nrows, fval, fdot, fddot, cval, cdot, cddot, m, nv):
+    """Phi, J, Phi_t, gamma of all primitives (see module docstring)."""
+    r, A, rd, w, th = _body_states(kind, iq, q, v, iv)
+    phi = np.zeros(m)
+    J = np.zeros((m, nv))
+    phit = np.zeros(m)
+    gam = np.zeros(m)
+    for p in range(typ.shape[0]):
+        t = typ[p]
+        i, j, r0 = bi[p], bj[p], row[p]
+        if t == 0 or t == 6:  # points / path point
+            s_i = si[p].copy()
+            extra = np.zeros(3)
+            if t == 6:
+                k = drv[p]
+                s_i = cval[k].copy()
+                Acd = _mv(A[i], cdot[k])
+                extra = 2.0 * _mv(A[i], _cross(w[i], cdot[k])) + _mv(A[i], cddot[k])
+            Pi, Vi, ai_, Ji = _point(i, s_i, r, A, rd, w)
+            Pj, Vj, aj_, Jj = _point(j, sj[p], r, A, rd, w)
+            for d in range(nrows[p]):
+                phi[r0 + d] = Pj[d] - Pi[d]
+                gam[r0 + d] = -(aj_[d] - ai_[d] - extra[d])
+                if t == 6:
+                    phit[r0 + d] = -Acd[d]
+                _scatter_row(J, r0 + d, -1.0, Ji[d], i, ncol, sel, iv)
+                _scatter_row(J, r0 + d, 1.0, Jj[d], j, ncol, sel, iv)
+        elif t == 1:  # dot1
+            a, ad, aa, Ja = _vector(i, ai[p], A, w)
+            b_, bd, ba, Jb = _vector(j, aj[p], A, w)
+            phi[r0] = a @ b_ - cst[p]
+            gam[r0] = -(aa @ b_ + a @ ba + 2.0 * (ad @ bd))
+            _scatter_row(J, r0, 1.0, b_ @ Ja, i, ncol, sel, iv)
+            _scatter_row(J, r0, 1.0, a @ Jb, j, ncol, sel, iv)
+        elif t == 2:  # dot2 (with an optional driver)
+            a, ad, aa, Ja = _vector(i, ai[p], A, w)
+            Pi, Vi, pai, Jpi = _point(i, si[p], r, A, rd, w)
+            Pj, Vj, paj, Jpj = _point(j, sj[p], r, A, rd, w)
+            dv, ddv, dav = Pj - Pi, Vj - Vi, paj - pai
+            f, fd, fdd = 0.0, 0.0, 0.0
+            if drv[p] >= 0:
+                f, fd, fdd = fval[drv[p]], fdot[drv[p]], fddot[drv[p]]
+            phi[r0] = a @ dv - f
+            phit[r0] = -fd
+            gam[r0] = -(aa @ dv + a @ dav + 2.0 * (ad @ ddv)) + fdd
+            _scatter_row(J, r0, -1.0, a @ Jpi, i, ncol, sel, iv)
+            _scatter_row(J, r0, 1.0, dv @ Ja, i, ncol, sel, iv)
+            _scatter_row(J, r0, 1.0, a @ Jpj, j, ncol, sel, iv)
+        elif t == 3:  # distance
+            Pi, Vi, pai, Jpi = _point(i, si[p], r, A, rd, w)
+            Pj, Vj, paj, Jpj = _point(j, sj[p], r, A, rd, w)
+            dv, ddv, dav = Pj - Pi, Vj - Vi, paj - pai
+            L, Ld, Ldd = fval[drv[p]], fdot[drv[p]], fddot[drv[p]]
+            phi[r0] = dv @ dv - L * L
+            phit[r0] = -2.0 * L * Ld
+            gam[r0] = -2.0 * (ddv @ ddv + dv @ dav) + 2.0 * (Ld * Ld + L * Ldd)
+            _scatter_row(J, r0, -2.0, dv @ Jpi, i, ncol, sel, iv)
+            _scatter_row(J, r0, 2.0, dv @ Jpj, j, ncol, sel, iv)
+        elif t == 4:  # planar angle (+ driver)
+            f, fd, fdd = 0.0, 0.0, 0.0
+            if drv[p] >= 0:
+                f, fd, fdd = fval[drv[p]], fdot[drv[p]], fddot[drv[p]]
+            phi[r0] = th[j] - th[i] + cst[p] - f
+            phit[r0] = -fd
+            gam[r0] = fdd
+            if kind[i] == 2:
+                J[r0, iv[i] + 2] -= 1.0
+            if kind[j] == 2:
+                J[r0, iv[j] + 2] += 1.0
+        elif t == 5:  # no side slip (velocity level)
+            n, nd, na, Jn = _vector(j, aj[p], A, w)
+            Pj, Vj, paj, Jpj = _point(j, sj[p], r, A, rd, w)
+            gam[r0] = -(nd @ Vj + n @ paj)
+            _scatter_row(J, r0, 1.0, n @ Jpj, j, ncol, sel, iv)
+    return phi, J, phit, gam
+
+
+@_njit
+def forces_kernel(v, kind, iv, mass, inertia, gravity, nv):
+    """Gravity on every body and the gyroscopic torque -w x J w of spatial bodies."""
+    Q = np.zeros(nv)
+    for b in range(kind.shape[0]):
+        k = kind[b]
+        if k == 0:
+            continue
+        n = 3 if k == 3 else gravity.shape[0]
+        for d in range(n):
+            Q[iv[b] + d] += mass[b] * gravity[d]
+        if k == 3:
+            wv = v[iv[b] + 3:iv[b] + 6].copy()
+            Jw = inertia[b] @ wv
+            g = _cross(wv, Jw)
+            for d in range(3):
+                Q[iv[b] + 3 + d] -= g[d]
+    return Q
+
+
+def _pad3(x) -> np.ndarray:
+    out = np.zeros(3)
+    x = np.asarray(x, float).reshape(-1)
+    out[:x.size] = x
+    return out
+
+
+class Tables:
+    """The kernel's input tables for one mechanism (built at finalize)."""
+
+    def __init__(self, mech) -> None:
+        bodies = list(mech.bodies.values())
+        index = {b: k for k, b in enumerate(bodies)}
+        nb = len(bodies)
+        self.kind = np.array([_KINDS[b.kind] for b in bodies], dtype=np.int64)
+        self.iq = np.array([b.iq for b in bodies] + [mech.nq], dtype=np.int64)
+        self.iv = np.array([b.iv for b in bodies], dtype=np.int64)
+        self.ncol = np.array([b.nv for b in bodies], dtype=np.int64)
+        sel = np.zeros((nb, 6), dtype=np.int64)
+        for k, b in enumerate(bodies):
+            cols = {"ground": [], "particle": list(range(b.dim)), "planar": [0, 1, 5],
+                    "spatial": [0, 1, 2, 3, 4, 5]}[b.kind]
+            sel[k, :len(cols)] = cols
+        self.sel = sel
+        self.mass = np.array([b.mass for b in bodies])
+        self.inertia = np.zeros((nb, 3, 3))
+        for k, b in enumerate(bodies):
+            if b.kind == "spatial":
+                self.inertia[k] = b.inertia
+        self.gravity = np.asarray(mech.gravity, float)
+        prims = mech.prims
+        n = len(prims)
+        self.typ = np.zeros(n, dtype=np.int64)
+        self.bi = np.zeros(n, dtype=np.int64)
+        self.bj = np.zeros(n, dtype=np.int64)
+        self.si, self.sj = np.zeros((n, 3)), np.zeros((n, 3))
+        self.ai, self.aj = np.zeros((n, 3)), np.zeros((n, 3))
+        self.cst = np.zeros(n)
+        self.drv = np.full(n, -1, dtype=np.int64)
+        self.row = np.zeros(n, dtype=np.int64)
+        self.nrows = np.zeros(n, dtype=np.int64)
+        self.scalar_fns, self.path_fns = [], []
+        r0 = 0
+        for k, p in enumerate(prims):
+            name = type(p).__name__
+            self.typ[k] = _TYPES[name]
+            self.bi[k], self.bj[k] = index[p.mi.body], index[p.mj.body]
+            self.row[k], self.nrows[k] = r0, p.rows
+            r0 += p.rows
+            if name in ("Points",):
+                self.si[k], self.sj[k] = _pad3(p.si), _pad3(p.sj)
+            elif name == "Dot1":
+                self.ai[k], self.aj[k], self.cst[k] = _pad3(p.ai), _pad3(p.aj), p.c
+            elif name == "Dot2":
+                self.ai[k], self.si[k], self.sj[k] = _pad3(p.ai), _pad3(p.si), _pad3(p.sj)
+                self.drv[k] = len(self.scalar_fns)
+                self.scalar_fns.append(p.fn)
+            elif name == "Distance":
+                self.si[k], self.sj[k] = _pad3(p.mi.s), _pad3(p.mj.s)
+                self.drv[k] = len(self.scalar_fns)
+                self.scalar_fns.append(p.fn)
+            elif name == "Angle":
+                self.cst[k] = p.off
+                self.drv[k] = len(self.scalar_fns)
+                self.scalar_fns.append(p.fn)
+            elif name == "NoSideSlip":
+                self.aj[k], self.sj[k] = _pad3(p.mj.R[:, 1]), _pad3(p.mj.s)
+            elif name == "PathPoint":
+                self.sj[k] = _pad3(p.mj.s)
+                self.drv[k] = len(self.path_fns)
+                self.path_fns.append(p.fn)
+        self.m, self.nv = r0, mech.nv
+
+    def _driver_arrays(self) -> None:
+        """Constant drivers are filled once; only time-varying ones are called."""
+        ns, npth = len(self.scalar_fns), len(self.path_fns)
+        self._f = np.zeros((3, max(ns, 1)))
+        self._varying = []
+        for k, fn in enumerate(self.scalar_fns):
+            if hasattr(fn, "constant"):
+                self._f[0, k] = fn.constant
+            else:
+                self._varying.append((k, fn))
+        self._c = np.zeros((3, max(npth, 1), 3))
+
+    def constraints(self, q: np.ndarray, v: np.ndarray, t: float) -> tuple:
+        if not hasattr(self, "_f"):
+            self._driver_arrays()
+        f, c = self._f, self._c
+        for k, fn in self._varying:
+            f[:, k] = fn(t)
+        for k, fn in enumerate(self.path_fns):
+            for d, x in enumerate(fn(t)):
+                c[d, k, :len(x)] = x
+        return constraints_kernel(np.ascontiguousarray(q, float), np.ascontiguousarray(v, float),
+                                  self.kind, self.iq, self.iv, self.ncol, self.sel, self.typ,
+                                  self.bi, self.bj, self.si, self.sj, self.ai, self.aj,
+                                  self.cst, self.drv, self.row, self.nrows, f[0], f[1], f[2],
+                                  c[0], c[1], c[2], self.m, self.nv)
+
+    def qdot(self, q: np.ndarray, v: np.ndarray) -> np.ndarray:
+        return qdot_kernel(np.ascontiguousarray(q, float), np.ascontiguousarray(v, float),
+                           self.kind, self.iq, self.iv, self.ncol)
+
+    def forces(self, v: np.ndarray) -> np.ndarray:
+        return forces_kernel(np.ascontiguousarray(v, float), self.kind, self.iv, self.mass,
+                             self.inertia, self.gravity, self.nv)
+
+
+@_njit
+def qdot_kernel(q, v, kind, iq, iv, ncol):
+    """q' = T(q) v (Euler-parameter rates for spatial bodies)."""
+    qd = np.empty(q.shape[0])
+    for b in range(kind.shape[0]):
+        k = kind[b]
+        if k == 0:
+            continue
+        if k == 3:
+            for d in range(3):
+                qd[iq[b] + d] = v[iv[b] + d]
+            e0, e1, e2, e3 = q[iq[b] + 3], q[iq[b] + 4], q[iq[b] + 5], q[iq[b] + 6]
+            wx, wy, wz = v[iv[b] + 3], v[iv[b] + 4], v[iv[b] + 5]
+            qd[iq[b] + 3] = 0.5 * (-e1 * wx - e2 * wy - e3 * wz)
+            qd[iq[b] + 4] = 0.5 * (e0 * wx - e3 * wy + e2 * wz)
+            qd[iq[b] + 5] = 0.5 * (e3 * wx + e0 * wy - e1 * wz)
+            qd[iq[b] + 6] = 0.5 * (-e2 * wx + e1 * wy + e0 * wz)
+        else:
+            for d in range(ncol[b]):
+                qd[iq[b] + d] = v[iv[b] + d]
+    return qd
+
+
+@_njit
+def lagrange_kernel(Minv, Q, J, rhs, iv, ncol):
+    """Schur complement: (J M^-1 J') lam = J M^-1 Q - rhs, v̇ = M^-1 (Q - J' lam).
+
+    ``M^-1`` is block diagonal (one block per body, ``iv``/``ncol``).  Returns
+    (v̇, lam, ok); ``ok`` is False when J M^-1 J' is (nearly) singular.
+    """
+    nv, m = J.shape[1], J.shape[0]
+    Y = np.zeros((nv, m))
+    MQ = np.zeros(nv)
+    for b in range(iv.shape[0]):
+        n = ncol[b]
+        o = iv[b]
+        for i in range(n):
+            acc = 0.0
+            for k in range(n):
+                mik = Minv[o + i, o + k]
+                if mik != 0.0:
+                    acc += mik * Q[o + k]
+                    for r in range(m):
+                        Y[o + i, r] += mik * J[r, o + k]
+            MQ[o + i] = acc
+    S = J @ Y
+    L = np.zeros((m, m))
+    dmax = 0.0
+    for i in range(m):
+        dmax = max(dmax, S[i, i])
+    for j in range(m):
+        s = S[j, j]
+        for k in range(j):
+            s -= L[j, k] * L[j, k]
+        if s <= 1e-12 * dmax:
+            return np.zeros(nv), np.zeros(m), False
+        L[j, j] = np.sqrt(s)
+        for i in range(j + 1, m):
+            s2 = S[i, j]
+            for k in range(j):
+                s2 -= L[i, k] * L[j, k]
+            L[i, j] = s2 / L[j, j]
+    bvec = J @ MQ - rhs
+    y = np.empty(m)
+    for i in range(m):
+        s = bvec[i]
+        for k in range(i):
+            s -= L[i, k] * y[k]
+        y[i] = s / L[i, i]
+    lam = np.empty(m)
+    for i in range(m - 1, -1, -1):
+        s = y[i]
+        for k in range(i + 1, m):
+            s -= L[k, i] * lam[k]
+        lam[i] = s / L[i, i]
+    return MQ - Y @ lam, lam, True

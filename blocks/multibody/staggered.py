@@ -1,0 +1,217 @@
+"""Chiou's two-stage staggered explicit-implicit integrator (seed 002, thesis §5.5).
+
+Research notes ``/work/shared/research/seed-002-003-004.md`` §1.2.7 (with the errata
+there: stability limit ``h |w|_max <= 2``, Cayley ``Delta = 1 + h^2 |w|^2 / 16``, and the
+damping remedy), §1.2.5 (the PCST multiplier solver (5.5.5.2)).
+
+Scheme (half-step index ``k``, ``t_k = t0 + k h/2``; even ``k`` are the integer levels
+``n``, odd ``k`` the half levels ``n + 1/2``; positions and velocities live on both
+interleaved grids, each chain advanced by the other's value)::
+
+    v_{k+1} = v_{k-1} + h a_k                              (5.5.3.1)
+    q_{k+1} = q_{k-1} + h T v_k                            (5.5.3.2)  particles, planar bodies
+    p_{k+1} = (I + h/2 A(w_k))^2 p_{k-1} / Delta           (5.5.4.6)  Euler parameters,
+              Delta = 1 + h^2 |w_k|^2 / 16                 (corrected; exactly |p| = 1)
+
+i.e. the explicit two-step midpoint (leapfrog) rule with step ``h/2`` on ``(q, v)``, two
+evaluations of the equations of motion per step ``h``.  ``A(w)`` is the 4x4 matrix of
+``p' = A(w) p`` (body-frame ``w``, thesis (2.8.7); the library's ``quat_rate``).
+
+Accelerations at ``(q_k, v_k, t_k)`` (``M``, ``Q``, ``J``, ``gamma``, ``Phi_t`` from the
+mechanism; ``D_k = -dQ/dv`` at the state)::
+
+    (M + h/2 D_k) a_k + J_k' lambda_k = Q_k + D_k (v_k - v_{k-1})
+
+``damping="trapezoidal"`` (default, the notes' remedy): the velocity-proportional part of
+``Q`` is evaluated at the same-chain average ``(v_{k+1} + v_{k-1}) / 2`` instead of at
+``v_k`` (exact for linear dampers; linearized about ``v_k`` otherwise, gyroscopic terms
+included); ``D_k`` by forward differences of ``mech.forces`` (``nv`` extra force
+evaluations) or ``damping_matrix(q, v, t)``.  ``damping="explicit"``: ``D = 0``, the
+thesis' scheme, whose parasitic root ``-(1 + h c / (4 m))`` per half step makes it
+unstable for every dissipative force (notes §1.2.7).
+
+Constraints, ``constraints=``:
+
+* ``"index1"`` (default): ``J_k a_k = gamma_k`` (the saddle-point system).
+* ``"pcst"``: Chiou's penalty multiplier solver (5.5.5.2) with ``delta = h/2``,
+  ``(eps I + delta^2 J M~^-1 J') lambda_k = eps lambda_{k-1} + delta J v_{k-1}
+  + delta^2 J M~^-1 F~ + delta Phi_t`` (``M~``, ``F~`` the damping-corrected matrix and
+  force above), then ``a_k = M~^-1 (F~ - J' lambda_k)``.  Solved at every half level (the
+  thesis solves at n + 1/2 and extrapolates ``lambda^{n+1} = 2 lambda^{n+1/2} - lambda^n``;
+  by default both chains solve, which keeps them symmetric; ``pcst_extrapolate=True``
+  follows the thesis: the integer levels use ``2 lambda^{n-1/2} - lambda^{n-1}``).
+* ``project=True`` additionally projects every new ``q_{k+1}`` onto ``Phi = 0`` (Newton,
+  least mass-weighted change, with ``constraints()`` and ``displace()``) and ``v_{k+1}``
+  onto ``J v + Phi_t = 0``.
+
+Start-up: ``(q_0, v_0)`` from ``mech.assemble()``; ``(q_1, v_1)`` by one classical RK4 step
+of ``h/2`` with the index-1 accelerations (local error O(h^5), so the start excites the
+parasitic mode only at that level).  Stability (undamped): ``h |omega|_max <= 2``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+
+def _omega(w: np.ndarray) -> np.ndarray:
+    """``A(w)`` of ``p' = A(w) p`` (thesis (2.8.7), body-frame ``w``)."""
+    w1, w2, w3 = w
+    return 0.5 * np.array([[0.0, -w1, -w2, -w3], [w1, 0.0, w3, -w2],
+                           [w2, -w3, 0.0, w1], [w3, w2, -w1, 0.0]])
+
+
+def cayley(p: np.ndarray, w: np.ndarray, h: float) -> np.ndarray:
+    """Euler parameters after ``h`` at constant body-frame ``w``: (5.5.4.6), corrected Delta."""
+    B = np.eye(4) + 0.5 * h * _omega(w)
+    return B @ (B @ p) / (1.0 + h * h * float(w @ w) / 16.0)
+
+
+def staggered_integrate(mech: Any, t_end: float, h: float, *, t0: float = 0.0,
+                        q0: Any = None, v0: Any = None, loads: Callable | None = None,
+                        damping: str = "trapezoidal", damping_matrix: Callable | None = None,
+                        constraints: str = "index1", eps: float = 1e-6,
+                        pcst_extrapolate: bool = False, project: bool = False,
+                        record_every: int = 1) -> dict:
+    """Integrate ``mech`` from ``t0`` to ``t_end`` with the two-stage staggered scheme.
+
+    ``loads(t) -> dict`` gives the mechanism's load inputs.  Returns ``t`` (integer levels
+    ``t0 + n h``, every ``record_every``-th), ``q``, ``v``, ``lam`` there, and ``stats``
+    (force and constraint evaluations, projections).  See the module docstring.
+    """
+    if damping not in ("trapezoidal", "explicit"):
+        raise ValueError("damping must be 'trapezoidal' or 'explicit'")
+    if constraints not in ("index1", "pcst"):
+        raise ValueError("constraints must be 'index1' or 'pcst'")
+    if q0 is None or v0 is None:
+        mech.assemble(t0)
+        q = mech.q_init.copy() if q0 is None else np.asarray(q0, float).copy()
+        v = mech.v_init.copy() if v0 is None else np.asarray(v0, float).copy()
+    else:
+        mech.finalize()
+        q, v = np.asarray(q0, float).copy(), np.asarray(v0, float).copy()
+    M = mech.M
+    nv = mech.nv
+    Minv = np.linalg.inv(M)
+    spatial = [b for b in mech.moving if b.kind == "spatial"]
+    tau = 0.5 * h
+    stats = {"force_evaluations": 0, "constraint_evaluations": 0, "projections": 0}
+
+    def F(qk, vk, t):
+        stats["force_evaluations"] += 1
+        return mech.forces(qk, vk, t, loads(t) if loads else None)
+
+    def C(qk, vk, t):
+        stats["constraint_evaluations"] += 1
+        return mech.constraints(qk, vk, t)
+
+    def index1(Mt, rhs, J, gamma):
+        m = J.shape[0]
+        if m == 0:
+            return np.linalg.solve(Mt, rhs), np.zeros(0)
+        K = np.zeros((nv + m, nv + m))
+        K[:nv, :nv], K[:nv, nv:], K[nv:, :nv] = Mt, J.T, J
+        x = np.linalg.solve(K, np.concatenate([rhs, gamma]))
+        return x[:nv], x[nv:]
+
+    def Dmat(qk, vk, t, Qk):
+        if damping == "explicit":
+            return None
+        if damping_matrix is not None:
+            return np.asarray(damping_matrix(qk, vk, t), float)
+        D = np.empty((nv, nv))
+        for i in range(nv):
+            dv = 1e-7 * (1.0 + abs(vk[i]))
+            e = vk.copy()
+            e[i] += dv
+            D[:, i] = -(F(qk, e, t) - Qk) / dv
+        return D if np.any(D) else None
+
+    def accel(qk, vk, t, v_prev, lam_prev, lam_extrapolated=None):
+        Qk = F(qk, vk, t)
+        phi, J, phit, gamma = C(qk, vk, t)
+        D = Dmat(qk, vk, t, Qk)
+        Mt, rhs = M, Qk
+        if D is not None:
+            Mt = M + tau * D
+            rhs = Qk + D @ (vk - v_prev)
+        if constraints == "index1" or J.shape[0] == 0:
+            return index1(Mt, rhs, J, gamma)
+        Mti = Minv if D is None else np.linalg.inv(Mt)
+        if lam_extrapolated is not None:
+            return Mti @ (rhs - J.T @ lam_extrapolated), lam_extrapolated
+        S = eps * np.eye(J.shape[0]) + tau * tau * J @ Mti @ J.T
+        b = eps * lam_prev + tau * J @ v_prev + tau * tau * J @ Mti @ rhs + tau * phit
+        lam = np.linalg.solve(S, b)
+        return Mti @ (rhs - J.T @ lam), lam
+
+    def advance(q_old, v_now, step):
+        qn = q_old + step * mech.qdot(q_old, v_now)
+        for b in spatial:
+            qn[b.iq + 3:b.iq + 7] = cayley(q_old[b.iq + 3:b.iq + 7],
+                                           v_now[b.iv + 3:b.iv + 6], step)
+        return qn
+
+    def project_state(qk, vk, t):
+        if not mech.m:
+            return qk, vk
+        hol = mech.holonomic
+        for _ in range(30):
+            phi, J, _, _ = C(qk, np.zeros(nv), t)
+            phi, J = phi[hol], J[hol]
+            if phi.size == 0 or np.max(np.abs(phi)) < 1e-12:
+                break
+            mu = np.linalg.solve(J @ Minv @ J.T, phi)
+            qk = mech.displace(qk, -Minv @ J.T @ mu)
+        _, J, phit, _ = C(qk, vk, t)
+        mu = np.linalg.solve(J @ Minv @ J.T, J @ vk + phit)
+        stats["projections"] += 1
+        return qk, vk - Minv @ J.T @ mu
+
+    # start-up: RK4 step of h/2 with the plain index-1 accelerations
+    def f(qk, vk, t):
+        Qk = F(qk, vk, t)
+        _, J, _, gamma = C(qk, vk, t)
+        return index1(M, Qk, J, gamma)
+
+    a0, lam0 = f(q, v, t0)
+    k1q, k1v = v, a0
+    k2q = v + 0.5 * tau * k1v
+    k2v = f(mech.displace(q, 0.5 * tau * k1q), k2q, t0 + 0.5 * tau)[0]
+    k3q = v + 0.5 * tau * k2v
+    k3v = f(mech.displace(q, 0.5 * tau * k2q), k3q, t0 + 0.5 * tau)[0]
+    k4q = v + tau * k3v
+    k4v = f(mech.displace(q, tau * k3q), k4q, t0 + tau)[0]
+    q1 = mech.displace(q, tau / 6.0 * (k1q + 2 * k2q + 2 * k3q + k4q))
+    v1 = v + tau / 6.0 * (k1v + 2 * k2v + 2 * k3v + k4v)
+    if project:
+        q1, v1 = project_state(q1, v1, t0 + tau)
+
+    n_steps = int(round((t_end - t0) / h))
+    chain = {0: (q, v), 1: (q1, v1)}  # parity -> (q, v) of the latest level of that chain
+    lam = {0: lam0, 1: lam0}
+    T, Qs, Vs, Ls = [t0], [q.copy()], [v.copy()], [lam0.copy()]
+    for k in range(1, 2 * n_steps):
+        t = t0 + k * tau
+        qk, vk = chain[k % 2]
+        q_prev, v_prev = chain[(k + 1) % 2]           # level k - 1
+        lam_x = None
+        if pcst_extrapolate and constraints == "pcst" and k % 2 == 0:
+            lam_x = 2.0 * lam[(k + 1) % 2] - lam[k % 2]  # 2 lambda^{n-1/2} - lambda^{n-1}
+        ak, lk = accel(qk, vk, t, v_prev, lam[(k + 1) % 2], lam_x)
+        v_new = v_prev + h * ak                        # level k + 1
+        q_new = advance(q_prev, vk, h)
+        if project:
+            q_new, v_new = project_state(q_new, v_new, t + tau)
+        chain[(k + 1) % 2] = (q_new, v_new)
+        lam[k % 2] = lk
+        if (k + 1) % 2 == 0 and ((k + 1) // 2) % record_every == 0:
+            T.append(t0 + (k + 1) // 2 * h)
+            Qs.append(q_new.copy())
+            Vs.append(v_new.copy())
+            Ls.append(lk.copy())  # the half level's multiplier (n + 1/2 before n + 1)
+    return {"t": np.array(T), "q": np.array(Qs), "v": np.array(Vs), "lam": np.array(Ls),
+            "stats": stats, "h": h}
