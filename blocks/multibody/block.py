@@ -114,6 +114,15 @@ class MultibodyBlock(Block):
         if breakpoints_s is not None and len(breakpoints_s):
             self.declare_time_event(sorted(set(float(b) for b in breakpoints_s)))
         self.stats = {"projections": 0}
+        # one compiled call per derivative when nothing Python-side contributes forces
+        self._fused = (mech._tables is not None and not mech.elements and not self._loads
+                       and self.form.kind in ("lagrange", "projection") and mech.m > 0)
+        lag = self.form.kind == "lagrange"
+        self._alpha = self.form.alpha if lag else 0.0
+        self._beta = self.form.beta if lag else 0.0
+        if self._fused:  # compile (or load from the cache) at build time, not in the run
+            mech._tables.derivative(mech.q_init, mech.v_init, 0.0, mech.Minv, self._alpha,
+                                    self._beta)
 
     def _split(self, ctx: Any) -> tuple[np.ndarray, np.ndarray]:
         x = ctx.state(self.x)
@@ -154,6 +163,11 @@ class MultibodyBlock(Block):
 
     def derivatives(self, ctx: Any) -> np.ndarray:
         q, v = self._split(ctx)
+        if self._fused:
+            x, ok = self.mech._tables.derivative(q, v, ctx.time, self.mech.Minv,
+                                                 self._alpha, self._beta)
+            if ok:
+                return x  # else: the general path below reports the singular configuration
         vd, _ = self.mech.accelerations(q, v, ctx.time, self.form, self._loads_of(ctx),
                                         self._memory(ctx))
         return np.concatenate([self.mech.qdot(q, v), vd])

@@ -144,6 +144,27 @@ def _vector(b, a, A, w):
 
 
 @_njit
+def _point_into(b, s, r, A, rd, w, P, V, acc, J):
+    """In-place version of :func:`_point` (no allocation)."""
+    s0, s1, s2 = s[0], s[1], s[2]
+    w0, w1, w2 = w[b, 0], w[b, 1], w[b, 2]
+    ws0, ws1, ws2 = w1 * s2 - w2 * s1, w2 * s0 - w0 * s2, w0 * s1 - w1 * s0
+    wws0, wws1, wws2 = w1 * ws2 - w2 * ws1, w2 * ws0 - w0 * ws2, w0 * ws1 - w1 * ws0
+    for i in range(3):
+        a0, a1, a2 = A[b, i, 0], A[b, i, 1], A[b, i, 2]
+        P[i] = r[b, i] + a0 * s0 + a1 * s1 + a2 * s2
+        V[i] = rd[b, i] + a0 * ws0 + a1 * ws1 + a2 * ws2
+        acc[i] = a0 * wws0 + a1 * wws1 + a2 * wws2
+        J[i, 0] = 0.0
+        J[i, 1] = 0.0
+        J[i, 2] = 0.0
+        J[i, i] = 1.0
+        J[i, 3] = -s2 * a1 + s1 * a2
+        J[i, 4] = s2 * a0 - s0 * a2
+        J[i, 5] = -s1 * a0 + s0 * a1
+
+
+@_njit
 def _scatter_row(Jout, row, sign, Jrow6, b, ncol, sel, iv):
     """Add sign * Jrow6 (length 6) into the body's generalized columns."""
     for k in range(ncol[b]):
@@ -159,6 +180,11 @@ def constraints_kernel(q, v, kind, iq, iv, ncol, sel, typ, bi, bj, si, sj, ai, a
     J = np.zeros((m, nv))
     phit = np.zeros(m)
     gam = np.zeros(m)
+    # work arrays of the point evaluations (no allocation per primitive)
+    Pi, Vi, ai_ = np.empty(3), np.empty(3), np.empty(3)
+    Pj, Vj, aj_ = np.empty(3), np.empty(3), np.empty(3)
+    Ji, Jj = np.empty((3, 6)), np.empty((3, 6))
+    row6, row6b = np.empty(6), np.empty(6)
     for p in range(typ.shape[0]):
         t = typ[p]
         i, j, r0 = bi[p], bj[p], row[p]
@@ -170,8 +196,8 @@ def constraints_kernel(q, v, kind, iq, iv, ncol, sel, typ, bi, bj, si, sj, ai, a
                 s_i = cval[k].copy()
                 Acd = _mv(A[i], cdot[k])
                 extra = 2.0 * _mv(A[i], _cross(w[i], cdot[k])) + _mv(A[i], cddot[k])
-            Pi, Vi, ai_, Ji = _point(i, s_i, r, A, rd, w)
-            Pj, Vj, aj_, Jj = _point(j, sj[p], r, A, rd, w)
+            _point_into(i, s_i, r, A, rd, w, Pi, Vi, ai_, Ji)
+            _point_into(j, sj[p], r, A, rd, w, Pj, Vj, aj_, Jj)
             for d in range(nrows[p]):
                 phi[r0 + d] = Pj[d] - Pi[d]
                 gam[r0 + d] = -(aj_[d] - ai_[d] - extra[d])
@@ -201,15 +227,32 @@ def constraints_kernel(q, v, kind, iq, iv, ncol, sel, typ, bi, bj, si, sj, ai, a
             _scatter_row(J, r0, 1.0, dv @ Ja, i, ncol, sel, iv)
             _scatter_row(J, r0, 1.0, a @ Jpj, j, ncol, sel, iv)
         elif t == 3:  # distance
-            Pi, Vi, pai, Jpi = _point(i, si[p], r, A, rd, w)
-            Pj, Vj, paj, Jpj = _point(j, sj[p], r, A, rd, w)
-            dv, ddv, dav = Pj - Pi, Vj - Vi, paj - pai
+            _point_into(i, si[p], r, A, rd, w, Pi, Vi, ai_, Ji)
+            _point_into(j, sj[p], r, A, rd, w, Pj, Vj, aj_, Jj)
             L, Ld, Ldd = fval[drv[p]], fdot[drv[p]], fddot[drv[p]]
-            phi[r0] = dv @ dv - L * L
+            dd2 = 0.0
+            dvv = 0.0
+            dva = 0.0
+            for d in range(3):
+                dv = Pj[d] - Pi[d]
+                ddv = Vj[d] - Vi[d]
+                dd2 += dv * dv
+                dvv += ddv * ddv
+                dva += dv * (aj_[d] - ai_[d])
+            phi[r0] = dd2 - L * L
             phit[r0] = -2.0 * L * Ld
-            gam[r0] = -2.0 * (ddv @ ddv + dv @ dav) + 2.0 * (Ld * Ld + L * Ldd)
-            _scatter_row(J, r0, -2.0, dv @ Jpi, i, ncol, sel, iv)
-            _scatter_row(J, r0, 2.0, dv @ Jpj, j, ncol, sel, iv)
+            gam[r0] = -2.0 * (dvv + dva) + 2.0 * (Ld * Ld + L * Ldd)
+            for k in range(6):
+                gi = 0.0
+                gj = 0.0
+                for d in range(3):
+                    dv = Pj[d] - Pi[d]
+                    gi += dv * Ji[d, k]
+                    gj += dv * Jj[d, k]
+                row6[k] = gi
+                row6b[k] = gj
+            _scatter_row(J, r0, -2.0, row6, i, ncol, sel, iv)
+            _scatter_row(J, r0, 2.0, row6b, j, ncol, sel, iv)
         elif t == 4:  # planar angle (+ driver)
             f, fd, fdd = 0.0, 0.0, 0.0
             if drv[p] >= 0:
@@ -349,6 +392,24 @@ class Tables:
                                   self.cst, self.drv, self.row, self.nrows, f[0], f[1], f[2],
                                   c[0], c[1], c[2], self.m, self.nv)
 
+    def derivative(self, q: np.ndarray, v: np.ndarray, t: float, Minv: np.ndarray,
+                   alpha: float, beta: float) -> tuple[np.ndarray, bool]:
+        """``[q', v̇]`` in one compiled call (no Python force elements or loads)."""
+        if not hasattr(self, "_f"):
+            self._driver_arrays()
+        f, c = self._f, self._c
+        for k, fn in self._varying:
+            f[:, k] = fn(t)
+        for k, fn in enumerate(self.path_fns):
+            for d, x in enumerate(fn(t)):
+                c[d, k, :len(x)] = x
+        return derivative_kernel(np.ascontiguousarray(q, float), np.ascontiguousarray(v, float),
+                                 self.kind, self.iq, self.iv, self.ncol, self.sel, self.typ,
+                                 self.bi, self.bj, self.si, self.sj, self.ai, self.aj,
+                                 self.cst, self.drv, self.row, self.nrows, f[0], f[1], f[2],
+                                 c[0], c[1], c[2], self.m, self.nv, self.mass, self.inertia,
+                                 self.gravity, Minv, float(alpha), float(beta))
+
     def qdot(self, q: np.ndarray, v: np.ndarray) -> np.ndarray:
         return qdot_kernel(np.ascontiguousarray(q, float), np.ascontiguousarray(v, float),
                            self.kind, self.iq, self.iv, self.ncol)
@@ -434,3 +495,25 @@ def lagrange_kernel(Minv, Q, J, rhs, iv, ncol):
             s -= L[k, i] * lam[k]
         lam[i] = s / L[i, i]
     return MQ - Y @ lam, lam, True
+
+
+@_njit
+def derivative_kernel(q, v, kind, iq, iv, ncol, sel, typ, bi, bj, si, sj, ai, aj, cst,
+                      drv, row, nrows, fval, fdot, fddot, cval, cdot, cddot, m, nv,
+                      mass, inertia, gravity, Minv, alpha, beta):
+    """``[q', v̇]`` of a mechanism without Python force elements (Lagrange + Baumgarte)."""
+    phi, J, phit, gam = constraints_kernel(q, v, kind, iq, iv, ncol, sel, typ, bi, bj, si,
+                                           sj, ai, aj, cst, drv, row, nrows, fval, fdot,
+                                           fddot, cval, cdot, cddot, m, nv)
+    Q = forces_kernel(v, kind, iv, mass, inertia, gravity, nv)
+    rhs = gam.copy()
+    if alpha != 0.0 or beta != 0.0:
+        phid = J @ v + phit
+        for i in range(m):
+            rhs[i] = gam[i] - 2.0 * alpha * phid[i] - beta * beta * phi[i]
+    vd, lam, ok = lagrange_kernel(Minv, Q, J, rhs, iv, ncol)
+    qd = qdot_kernel(q, v, kind, iq, iv, ncol)
+    out = np.empty(q.shape[0] + nv)
+    out[:q.shape[0]] = qd
+    out[q.shape[0]:] = vd
+    return out, ok

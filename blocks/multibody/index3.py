@@ -59,6 +59,12 @@ terms, ``s_v = max(1, max(|J| |v| + |Phi_t|))`` and
 ``s_a = max(1, max(|J| |v̇| + |gamma|))`` (row-wise; rounding makes a smaller
 absolute tolerance unreachable when ``gamma`` is large).
 
+Measured (``tests/system/test_multibody_index3.py``): second order in ``h``; on a
+conservative four-bar the energy oscillates by O(h²) and decreases slowly, at a
+rate proportional to h³ (the velocity projection can only remove kinetic
+energy).  ``projections=False`` (plain trapezoidal index-3 scheme) diverged on
+the four-bar after ~1.7 s at h = 2-4 ms: the projections are not optional.
+
 Loads (block inputs) are read at ``t_n`` and held over the step (zero-order
 hold, first order in time for varying loads).  Contact elements that need the
 impact speed use their fallback (no zero-crossing events in a discrete block).
@@ -135,7 +141,7 @@ class Index3Stepper(Block):
         mech = mechanism
         mech.finalize()
         self.mech, self.h = mech, float(step_s)
-        self.alpha = float(penalty) * float(np.max(np.diag(mech.M), initial=1.0))
+        self.alpha = float(penalty) * (float(np.diag(mech.M).max()) if mech.nv else 1.0)
         self.tol, self.max_iter, self.ptol = float(tol), int(max_iter), float(ptol)
         self.max_projection, self.fd = int(max_projection), force_jacobians == "fd"
         self.projections = bool(projections)
@@ -253,7 +259,7 @@ class Index3Stepper(Block):
             c = phi.copy()
             if nonhol.any():
                 c[nonhol] = 0.5 * h * (J[nonhol] @ v1 + phit[nonhol])
-            cnorm = float(np.max(np.abs(c), initial=0.0))
+            cnorm = float(np.abs(c).max()) if c.size else 0.0
             if it > 0:
                 lam += alpha * c
                 if cnorm <= self.tol and dnorm <= self.tol:
@@ -276,7 +282,7 @@ class Index3Stepper(Block):
                 T += extra
             dD = _solve(T, -f, C is None and extra is None, self.name, t1)
             D = D + dD
-            dnorm = float(np.max(np.abs(dD)))
+            dnorm = float(np.abs(dD).max())
         iterations = it
         a1 = (4.0 / (h * h)) * (D - h * v) - a
         # mass-orthogonal projections at q1 (P = M + β J'J, SPD)
@@ -297,9 +303,10 @@ class Index3Stepper(Block):
                  beta: float) -> np.ndarray:
         """``x`` moved to ``J x + const = 0``: augmented-Lagrangian passes (module docstring)."""
         r = J @ x + const
+        absJ = np.abs(J)
         for _ in range(self.max_projection + 1):
-            tol = self.ptol * max(1.0, float(np.max(np.abs(J) @ np.abs(x) + np.abs(const))))
-            if np.max(np.abs(r)) <= tol:
+            tol = self.ptol * max(1.0, float((absJ @ np.abs(x) + np.abs(const)).max()))
+            if np.abs(r).max() <= tol:
                 return x
             x = x - beta * _potrs(chol, J.T @ r, lower=1)[0]
             r = J @ x + const
