@@ -113,7 +113,6 @@ class MultibodyBlock(Block):
                                            direction=1, name=f"contact_{e.name}")
         if breakpoints_s is not None and len(breakpoints_s):
             self.declare_time_event(sorted(set(float(b) for b in breakpoints_s)))
-        self.stats = {"projections": 0}
         # one compiled call per derivative when nothing Python-side contributes forces
         self._fused = (mech._tables is not None and not mech.elements and not self._loads
                        and self.form.kind in ("lagrange", "projection") and mech.m > 0)
@@ -177,4 +176,3 @@ class MultibodyBlock(Block):
         q = self.mech.project_positions(q.copy(), ctx.time)[0]
         v = self.mech.project_velocities(q, v.copy(), ctx.time)
         ctx.set_state(self.x, np.concatenate([q, v]))
-        self.stats["projections"] += 1

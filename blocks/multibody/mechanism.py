@@ -71,6 +71,16 @@ class Mechanism:
         self.bodies["ground"] = g
         self.ground = BodyHandle(self, g)
 
+    _LAYOUT = ("nq", "nv", "m", "M", "Minv", "q0", "v0", "prims", "row_labels", "joint_rows",
+               "holonomic", "moving", "load_names")
+
+    def __getattr__(self, name: str) -> Any:
+        """Layout attributes (``nq``, ``nv``, ``M``, ...) finalize the mechanism on first use."""
+        if name in Mechanism._LAYOUT and not self.__dict__.get("_final", True):
+            self.finalize()
+            return getattr(self, name)
+        raise AttributeError(f"'Mechanism' object has no attribute {name!r}")
+
     # ------------------------------------------------------------ building
     def _new(self, body: Body) -> BodyHandle:
         if self._final:
