@@ -506,7 +506,8 @@ def formulations(dt: float) -> dict[str, tuple[str, dict]]:
             "penalty": ("penalty", dict(penalty=1e7, omega=10.0, mu=1.0)),
             "augmented_lagrangian": ("augmented_lagrangian",
                                      dict(penalty=1e5, omega=10.0, mu=1.0, iterations=3)),
-            "projection": ("projection", dict(project_every_s=dt))}
+            "projection": ("projection", dict(project_every_s=dt)),
+            "partitioning": ("partitioning", dict(project_every_s=dt))}
 
 
 def simulate(mech: Mechanism, formulation: str, t_end: float, dt: float,

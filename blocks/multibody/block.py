@@ -38,14 +38,14 @@ class MultibodyBlock(Block):
     mechanism : Mechanism
     formulation : str or Formulation
         ``lagrange`` (with ``alpha``/``beta`` Baumgarte), ``penalty``,
-        ``augmented_lagrangian`` or ``projection``.
+        ``augmented_lagrangian``, ``projection`` or ``partitioning``.
     markers : list of ``"body.marker"``
         Markers whose position and velocity become outputs.
     reactions : list of joint names
         Joints whose constraint forces become outputs.
     project_every_s : float
-        Period of the position/velocity projection (``projection`` only; give
-        the solver step).
+        Period of the position/velocity correction (``projection`` and
+        ``partitioning``; give the solver step).
     strict : bool
         Refuse inconsistent initial conditions instead of correcting them.
     breakpoints_s : list of float, optional
@@ -64,7 +64,8 @@ class MultibodyBlock(Block):
         self.form = formulation if isinstance(formulation, Formulation) else \
             Formulation(formulation, **formulation_options)
         self.assembly = mech.assemble(strict=strict)
-        if self.assembly["redundant"] and self.form.kind in ("lagrange", "projection"):
+        if self.assembly["redundant"] and self.form.kind in ("lagrange", "projection",
+                                                             "partitioning"):
             raise BuildError(
                 f"mechanism '{mech.name}': redundant constraint rows "
                 f"{', '.join(self.assembly['redundant'])} (rank {self.assembly['rank']} of "
@@ -98,9 +99,9 @@ class MultibodyBlock(Block):
             rows = mech.joint_rows[jname]
             self.declare_output(f"{jname}_reaction", self._reaction_out(rows),
                                 shape=(rows.stop - rows.start,))
-        if self.form.kind == "projection":
+        if self.form.kind in ("projection", "partitioning"):
             if not project_every_s:
-                raise BuildError(f"block '{name}': the projection formulation needs "
+                raise BuildError(f"block '{name}': the {self.form.kind} formulation needs "
                                  "project_every_s (the solver step)")
             self.declare_periodic_update(project_every_s, self._project)
         # contacts that need the approach speed: recorded when the contact starts
@@ -115,7 +116,8 @@ class MultibodyBlock(Block):
             self.declare_time_event(sorted(set(float(b) for b in breakpoints_s)))
         # one compiled call per derivative when nothing Python-side contributes forces
         self._fused = (mech._tables is not None and not mech.elements and not self._loads
-                       and self.form.kind in ("lagrange", "projection") and mech.m > 0)
+                       and self.form.kind in ("lagrange", "projection", "partitioning")
+                       and mech.m > 0)
         lag = self.form.kind == "lagrange"
         self._alpha = self.form.alpha if lag else 0.0
         self._beta = self.form.beta if lag else 0.0
@@ -173,6 +175,9 @@ class MultibodyBlock(Block):
 
     def _project(self, ctx: Any) -> None:
         q, v = self._split(ctx)
-        q = self.mech.project_positions(q.copy(), ctx.time)[0]
-        v = self.mech.project_velocities(q, v.copy(), ctx.time)
+        if self.form.kind == "partitioning":
+            q, v = self.mech.correct_partitioned(q.copy(), v.copy(), ctx.time)
+        else:
+            q = self.mech.project_positions(q.copy(), ctx.time)[0]
+            v = self.mech.project_velocities(q, v.copy(), ctx.time)
         ctx.set_state(self.x, np.concatenate([q, v]))

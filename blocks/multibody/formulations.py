@@ -22,7 +22,13 @@ Korkealaakso's tests)::
 
 ``projection``: ``lagrange`` without Baumgarte terms, and after every step
 the positions are projected onto ``Phi = 0`` and the velocities onto
-``Phi' = 0`` (mass-weighted least change; :meth:`Mechanism.project`).
+``Phi' = 0`` (mass-weighted least change; ``Mechanism.project_positions``).
+
+``partitioning``: the same accelerations (``R' M R v̇_i = R' (Q - M gamma)``
+is the Lagrange solution restricted to independent coordinates); after every
+step the dependent coordinates are recomputed from the independent ones by
+Newton, and the dependent velocities from ``J_d v_d = -(J_i v_i + Phi_t)``
+(Korkealaakso's eqs. 35-44; ``Mechanism.correct_partitioned``).
 
 Constraint forces on the bodies are ``-J' λ`` (``λ`` per constraint row; for
 penalty and augmented Lagrangian ``λ = a (Phi'' + 2 mu w Phi' + w^2 Phi)``).
@@ -37,7 +43,7 @@ from scipy.linalg import lapack
 
 from cosim.errors import StepError
 
-KINDS = ("lagrange", "penalty", "augmented_lagrangian", "projection")
+KINDS = ("lagrange", "penalty", "augmented_lagrangian", "projection", "partitioning")
 _gesv, _potrf, _potrs = lapack.dgesv, lapack.dpotrf, lapack.dpotrs
 
 
@@ -69,7 +75,7 @@ def solve(form: Formulation, M: np.ndarray, Q: np.ndarray, J: np.ndarray, gamma:
           phi: np.ndarray, phid: np.ndarray, where: str) -> tuple[np.ndarray, np.ndarray]:
     """``(v̇, λ)`` for the formulation; raises StepError naming ``where`` if singular."""
     k = form.kind
-    if k in ("lagrange", "projection"):
+    if k in ("lagrange", "projection", "partitioning"):
         n, m = M.shape[0], J.shape[0]
         rhs_c = gamma
         if k == "lagrange" and (form.alpha or form.beta):

@@ -370,7 +370,8 @@ class Mechanism:
         kins = None if self._tables is not None else self.kins(q, v)
         phi, J, phit, gamma = self.constraints(q, v, t, kins)
         Q = self.forces(q, v, t, loads, kins, memory)
-        if self._tables is not None and form.kind in ("lagrange", "projection") and self.m:
+        if self._tables is not None and form.kind in ("lagrange", "projection",
+                                                      "partitioning") and self.m:
             rhs = gamma
             if form.kind == "lagrange" and (form.alpha or form.beta):
                 rhs = gamma - 2.0 * form.alpha * (J @ v + phit) - form.beta ** 2 * phi
@@ -430,6 +431,46 @@ class Mechanism:
         res = J @ v + phit
         mu = np.linalg.lstsq(J @ Minv @ J.T, res, rcond=1e-12)[0]
         return v - Minv @ J.T @ mu
+
+    def partition(self, J: np.ndarray) -> np.ndarray:
+        """Dependent velocity variables for ``J``: the best-conditioned square block (QR with
+        column pivoting), one per independent row."""
+        if J.shape[0] == 0:
+            return np.zeros(0, dtype=int)
+        _, R, piv = sla.qr(J, pivoting=True, mode="economic")
+        d = np.abs(np.diag(R))
+        r = int(np.sum(d > 1e-9 * max(1.0, d[0])))
+        return np.sort(piv[:r])
+
+    def correct_partitioned(self, q: np.ndarray, v: np.ndarray, t: float, tol: float = 1e-12,
+                            max_iter: int = 30) -> tuple[np.ndarray, np.ndarray]:
+        """Coordinate partitioning: with the independent coordinates held, Newton on the
+        dependent ones for ``Phi = 0``, then ``J_d v_d = -(J_i v_i + Phi_t)``.
+
+        The partition is chosen afresh at every call (QR with pivoting), so it changes
+        before a pivot of ``J_d`` approaches zero, as the seed asks.
+        """
+        hol = self.holonomic
+        _, J, _, _ = self.constraints(q, v, t)
+        dep = self.partition(J[hol])
+        for _ in range(max_iter):
+            phi, J, _, _ = self.constraints(q, np.zeros(self.nv), t)
+            phi, Jh = phi[hol], J[hol]
+            if phi.size == 0 or np.max(np.abs(phi)) <= tol:
+                break
+            step = np.zeros(self.nv)
+            step[dep] = -np.linalg.lstsq(Jh[:, dep], phi, rcond=None)[0]
+            q = self.displace(q, step)
+        else:
+            raise BuildError(f"mechanism '{self.name}': coordinate partitioning did not close "
+                             f"the constraints at t = {t:.9g} s (residual "
+                             f"{np.max(np.abs(phi)):.3g}); reduce the step")
+        _, J, phit, _ = self.constraints(q, v, t)
+        depv = self.partition(J)
+        ind = np.setdiff1d(np.arange(self.nv), depv)
+        v = v.copy()
+        v[depv] = -np.linalg.lstsq(J[:, depv], J[:, ind] @ v[ind] + phit, rcond=None)[0]
+        return q, v
 
     def assemble(self, t: float = 0.0, strict: bool = False, tol: float = 1e-9) -> dict:
         """Consistent initial positions and velocities; returns the report.

@@ -231,11 +231,11 @@ CRANK_LENGTH = {"slider-crank": mm.SLIDER_CRANK["r"], "four-bar": mm.FOUR_BAR["a
 # a = 1e7 max(diag M), so Phi ~ lambda / (a omega^2) ~ 36-47 N / (1e7-2e7 kg * 100 /s^2)
 # ~ 2e-8-5e-8 m with the reaction forces of these runs.
 DRIFT_TOL = {"lagrange (Baumgarte)": 1e-8, "augmented_lagrangian": 1e-8,
-             "projection": 1e-9, "penalty": 1e-7}
+             "projection": 1e-9, "partitioning": 1e-9, "penalty": 1e-7}
 # Energy: RK4 truncation at dt = 1e-3 is < 1e-8 of the kinetic energy; the penalty's
 # damped compliant constraint stores/dissipates ~ lambda Phi ~ 1e-6 J (2-5 J moving).
 ENERGY_TOL = {"lagrange (Baumgarte)": 1e-6, "augmented_lagrangian": 1e-6,
-              "projection": 1e-6, "penalty": 1e-5}
+              "projection": 1e-6, "partitioning": 1e-6, "penalty": 1e-5}
 
 
 @cache

@@ -40,7 +40,8 @@ def _run(form, t_end=20.0, dt=1e-3, **kw):
 FORMS = [("lagrange", {"alpha": 5.0, "beta": 5.0}), ("lagrange", {}),
          ("penalty", {"penalty": 1e7, "omega": 10.0, "mu": 1.0}),
          ("augmented_lagrangian", {"penalty": 1e5, "omega": 10.0, "mu": 1.0, "iterations": 3}),
-         ("projection", {"project_every_s": 1e-3})]
+         ("projection", {"project_every_s": 1e-3}),
+         ("partitioning", {"project_every_s": 1e-3})]
 
 
 def test_reference_period_is_the_elliptic_integral():
