@@ -10,6 +10,10 @@ rtol 1e-10) on the same equations of motion (a monolithic ODE solution, not an
 independent model): its cost is reported beside ours and its end state is the
 accuracy reference.  Target (issue 4): 1 s of simulated time in at most 0.2 s
 of wall time (5x real time).
+
+``a01_drift/<formulation>``: the IFToMM A01 pendulum over 2000 s (200 s quick)
+with RK4 at h = 10 ms: the constraint drift max | |P| - 1 | per formulation
+and the position error against the exact P(2000 s) (anchors-domain.md §1.3).
 """
 
 from __future__ import annotations
@@ -80,6 +84,38 @@ def _scipy():
     return None, wall, {"q_end": sol.y[:nq, -1], "nfev": sol.nfev, "dof": rep["dof"]}
 
 
+A01_END = (-0.814603068589032, -0.580018827836935)  # exact P at t = 2000 s (mpmath)
+A01_FORMS = {"lagrange": {"alpha": 5.0, "beta": 5.0}, "lagrange-plain": {},
+             "penalty": {"penalty": 1e7, "omega": 10.0, "mu": 1.0},
+             "augmented_lagrangian": {"penalty": 1e5, "omega": 10.0, "mu": 1.0},
+             "projection": {"project_every_s": 1e-2},
+             "partitioning": {"project_every_s": 1e-2}}
+
+
+def _a01(form: str, t_end: float):
+    from blocks.multibody import Mechanism, MultibodyBlock
+    from cosim import DiagramBuilder, Simulator
+    t0 = time.perf_counter()
+    m = Mechanism("A01", dim=2, gravity=(0.0, -9.81))
+    bob = m.add_particle("bob", 1.0, (1.0, 0.0))
+    m.add_joint("distance", "link", m.ground.marker("O"), bob.marker("cm"), length=1.0)
+    b = DiagramBuilder("A01")
+    kind = "lagrange" if form.startswith("lagrange") else form
+    blk = b.add(MultibodyBlock("pend", m, kind, markers=["bob.cm"], **A01_FORMS[form]))
+    port = blk.output("bob_cm_pos")
+    sim = Simulator(b.build(), solver="rk4", dt=1e-2, record=[port], record_every=100)
+    t1 = time.perf_counter()
+    res = sim.run(t_end)
+    t2 = time.perf_counter()
+    P = res[port.path]
+    drift = float(np.max(np.abs(np.linalg.norm(P, axis=1) - 1.0)))
+    extra = {"drift": drift, "accuracy_metric": "max | |P| - 1 | (constraint drift)",
+             "abs_err": drift}
+    if t_end == 2000.0:
+        extra["position_error_2000s"] = float(np.max(np.abs(P[-1] - np.array(A01_END))))
+    return t1 - t0, t2 - t1, extra
+
+
 def run(options) -> dict:
     ours = measure(_ours, repeats=1 if options.quick else options.repeats, steps=1000,
                    blocks=10, budget_s=options.budget_s)
@@ -90,6 +126,11 @@ def run(options) -> dict:
         ours["abs_err"] = float(np.max(np.abs(qa - qb)))
         ours["accuracy_metric"] = "max |q - q_scipy| at 1 s"
     cases = [make_case("ladder/10-body-5-loops/rk4-1ms/1s", ours, {"scipy-dop853": ref})]
+    t_a01 = 200.0 if options.quick else 2000.0
+    for form in A01_FORMS:
+        m = measure(lambda f=form: _a01(f, t_a01), repeats=1, steps=int(t_a01 / 1e-2),
+                    blocks=1)
+        cases.append(make_case(f"a01_drift/{form}/rk4-10ms/{t_a01:g}s", m, {}))
     return {"cases": cases, "targets": [
         make_target("10-body closed-loop mechanism: wall time for 1 s at h = 1 ms (RK4) [s]",
                     ours.get("median_s"), "<=", "0.2",
