@@ -33,6 +33,7 @@ import numpy as np
 from cosim.errors import BuildError
 
 from .bodies import Kin, Marker
+from .geometry import cross
 
 
 class PointToPoint:
@@ -146,6 +147,85 @@ class SpherePlaneContact:
         if J.size:
             Q[k.cols] += J.T @ F
         return fn
+
+
+class Bushing:
+    r"""Linear bushing between markers i and j (planar: 3 DOF, spatial: 6 DOF).
+
+    Relative translation ``d = R_i' A_i' (P_j - P_i)`` and small rotation ``th``
+    (planar: the angle between the marker x axes; spatial: the vector part of
+    ``R_rel = (A_i R_i)' A_j R_j``, ``th = vee(R_rel - R_rel') / 2``), both in
+    marker i's frame, and their rates give
+
+    .. math:: f = -K_t d - C_t d', \qquad \tau = -K_r th - C_r th'
+
+    applied to body j at its marker (and the opposite to body i at its marker);
+    rates by the transport theorem in marker i's frame.  Stiffness and damping
+    are per axis (scalars or vectors).
+    """
+
+    force = None  # writable as data
+
+    def __init__(self, name: str, mi: Marker, mj: Marker, translational: Any,
+                 rotational: Any, damping_translational: Any = 0.0,
+                 damping_rotational: Any = 0.0) -> None:
+        dim = mi.body.dim
+        nr = 1 if dim == 2 else 3
+        self.name, self.mi, self.mj = name, mi, mj
+        self.kt = np.broadcast_to(np.asarray(translational, float), (dim,)).copy()
+        self.kr = np.broadcast_to(np.asarray(rotational, float), (nr,)).copy()
+        self.ct = np.broadcast_to(np.asarray(damping_translational, float), (dim,)).copy()
+        self.cr = np.broadcast_to(np.asarray(damping_rotational, float), (nr,)).copy()
+        if min(self.kt.min(), self.kr.min(), self.ct.min(), self.cr.min()) < 0:
+            raise BuildError(f"bushing '{name}': stiffness and damping must be >= 0")
+
+    def apply(self, kins: dict, Q: np.ndarray, memory: dict | None = None) -> np.ndarray:
+        ki, kj = kins[self.mi.body], kins[self.mj.body]
+        Pi, Ji, Vi, _ = ki.point(self.mi.s)
+        Pj, Jj, Vj, _ = kj.point(self.mj.s)
+        Ei = ki.A @ self.mi.R  # marker i's frame, global
+        d_g, dd_g = Pj - Pi, Vj - Vi
+        if self.mi.body.dim == 2:
+            wi = ki.w if ki.kind == "planar" else 0.0
+            wj = kj.w if kj.kind == "planar" else 0.0
+            # rate in marker i's frame: Ei' (d' - w_i x d)
+            rel = dd_g - wi * np.array([-d_g[1], d_g[0]])
+            d, dd = Ei.T @ d_g, Ei.T @ rel
+            th = (kj.th + np.arctan2(self.mj.R[1, 0], self.mj.R[0, 0])) - (
+                ki.th + np.arctan2(self.mi.R[1, 0], self.mi.R[0, 0]))
+            thd = wj - wi
+            f = -(self.kt * d + self.ct * dd)
+            tau = float(-(self.kr[0] * th + self.cr[0] * thd))
+            F = Ei @ f
+            if Jj.size:
+                Q[kj.cols] += Jj.T @ F
+            if Ji.size:
+                Q[ki.cols] -= Ji.T @ F
+            if kj.kind == "planar":
+                Q[kj.body.iv + 2] += tau
+            if ki.kind == "planar":
+                Q[ki.body.iv + 2] -= tau
+            return F
+        wi_g = ki.A @ ki.w if ki.kind == "spatial" else np.zeros(3)
+        wj_g = kj.A @ kj.w if kj.kind == "spatial" else np.zeros(3)
+        Ej = kj.A @ self.mj.R
+        Rrel = Ei.T @ Ej
+        th = 0.5 * np.array([Rrel[2, 1] - Rrel[1, 2], Rrel[0, 2] - Rrel[2, 0],
+                             Rrel[1, 0] - Rrel[0, 1]])
+        thd = Ei.T @ (wj_g - wi_g)
+        d = Ei.T @ d_g
+        dd = Ei.T @ (dd_g - cross(wi_g, d_g))
+        F = Ei @ -(self.kt * d + self.ct * dd)
+        T = Ei @ -(self.kr * th + self.cr * thd)
+        if Jj.size:
+            Q[kj.cols] += Jj.T @ F
+            if kj.kind == "spatial":
+                Q[kj.body.iv + 3:kj.body.iv + 6] += kj.A.T @ T
+        if Ji.size:
+            Q[ki.cols] -= Ji.T @ F
+            if ki.kind == "spatial":
+                Q[ki.body.iv + 3:ki.body.iv + 6] -= ki.A.T @ T
+        return F
 
 
 def apply_force(k: Kin, m: Marker, F: Any, Q: np.ndarray) -> None:

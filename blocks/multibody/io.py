@@ -111,8 +111,14 @@ def from_dict(data: dict) -> Mechanism:
                              need(e, "radius", where), need(e, "point", where),
                              need(e, "normal", where), **opts)
             continue
+        if kind == "bushing":
+            opts = {key: v for key, v in e.items() if key not in ("kind", "name", "i", "j")}
+            mech.add_bushing(need(e, "name", where), need(e, "i", where), need(e, "j", where),
+                             **opts)
+            continue
         if kind != "spring_damper":
-            raise BuildError(f"{where}: unknown element kind {kind!r} (spring_damper, contact)")
+            raise BuildError(f"{where}: unknown element kind {kind!r} (spring_damper, contact, "
+                             "bushing)")
         opts = {key: v for key, v in e.items() if key not in ("kind", "name", "i", "j")}
         mech.add_spring_damper(need(e, "name", where), need(e, "i", where), need(e, "j", where),
                                **opts)
@@ -185,6 +191,12 @@ def to_dict(mech: Mechanism) -> dict:
     for el in mech.elements.values():
         if getattr(el, "force", None) is not None:
             raise BuildError(f"element '{el.name}': a force callable cannot be written as data")
+        if hasattr(el, "kt"):
+            out["elements"].append({
+                "kind": "bushing", "name": el.name, "i": el.mi.path, "j": el.mj.path,
+                "translational": lst(el.kt), "rotational": lst(el.kr),
+                "damping_translational": lst(el.ct), "damping_rotational": lst(el.cr)})
+            continue
         if hasattr(el, "penetration"):
             out["elements"].append({
                 "kind": "contact", "name": el.name, "marker": el.m.path, "radius": el.R,

@@ -215,6 +215,14 @@ class Mechanism:
         self.elements[name] = e
         return e
 
+    def add_bushing(self, name: str, marker_i: Any, marker_j: Any, **options: Any) -> Any:
+        """A linear bushing between two markers (:class:`.forces.Bushing`)."""
+        if name in self.elements:
+            raise BuildError(f"mechanism '{self.name}': duplicate force element '{name}'")
+        e = _forces.Bushing(name, self._m(marker_i), self._m(marker_j), **options)
+        self.elements[name] = e
+        return e
+
     def add_load(self, name: str, marker: Any, kind: str = "force") -> None:
         """An input of the mechanism block: a force (global) at ``marker`` or a torque."""
         if kind not in ("force", "torque"):
