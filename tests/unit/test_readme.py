@@ -26,3 +26,15 @@ def test_readme_cosimulation_example_runs():
     res = ns["res"]
     assert res.diagnostics["subsystem_steps"] == {"m1": 1000, "m2": 500}
     assert abs(res["m2.x2"][-1]) < 10.0
+
+
+def test_readme_multibody_example_runs():
+    text = (ROOT / "README.md").read_text()
+    section = text.index("## Multibody")
+    start = text.index("```python", section) + len("```python")
+    code = text[start:text.index("```", start)]
+    ns: dict = {}
+    exec(compile(code, "README.md", "exec"), ns)
+    block = ns["block"]
+    assert block.assembly["dof"] == 1
+    assert {"bob_cm_pos", "link_reaction"} <= set(block.outputs)
