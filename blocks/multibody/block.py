@@ -25,8 +25,10 @@ from typing import Any
 import numpy as np
 
 from cosim import Block
+from cosim.block import did_you_mean
 from cosim.errors import BuildError
 
+from .bodies import Kin
 from .formulations import Formulation
 
 
@@ -93,7 +95,6 @@ class MultibodyBlock(Block):
                                 unit="m/s", depends_on=())
         for jname in reactions:
             if jname not in mech.joints:
-                from cosim.block import did_you_mean
                 raise BuildError(f"block '{name}': joint '{jname}' not found; "
                                  + did_you_mean(jname, mech.joints))
             rows = mech.joint_rows[jname]
@@ -150,7 +151,6 @@ class MultibodyBlock(Block):
     def _marker_out(self, m: Any, which: int):
         def calc(ctx):
             q, v = self._split(ctx)
-            from .bodies import Kin
             return Kin(m.body, q, v).point(m.s, with_jac=False)[which].copy()
         return calc
 
