@@ -1,0 +1,95 @@
+"""LIM 2-DOF hydraulic manipulator benchmark: the initial static equilibrium from our blocks.
+
+Reference: fgonzalezLIM/cosim-benchmarks, doc/hydraulicManipulator.tex and
+doc/data/hydraulicManipulator_ref.csv (anchors-domain sec. 2.2): f_h = 8829 N,
+p1 = 3170846.2 Pa, p2 = 4529153.8 Pa, kappa0 = 0.45434559.
+
+Mapping onto the blocks: the LIM valve (a_i = A kappa, a_o = A (1 - kappa)) is a
+fully underlapped SpoolValve43 (lap = -1, u = 2 kappa - 1) with LIM chamber 1 on
+port A and chamber 2 on port B; LIM chamber 2 grows with the actuator length s,
+so it is the cylinder's chamber 1 (x = l/2 + s - s0), and the cylinder force
+p_1 A - p_2 A - c v is the LIM f_h = (p2 - p1) A - c s'.
+"""
+
+import math
+
+import numpy as np
+import pytest
+from scipy.optimize import root
+
+from blocks.hydraulics import LIM_OIL, CylinderFriction, DoubleActingCylinder, SpoolValve43
+from cosim.testing import BlockHarness
+
+A_P, L_CYL, C_VISC, CD, A_VALVE = 65e-4, 0.442, 1e5, 0.67, 5e-4
+P_P, P_T = 7.6e6, 0.1e6
+
+
+def lim_static_actuator_force():
+    """f_h from the LIM mechanics at theta1 = pi/6 (anchors 2.2: f + J^T f_h = 0)."""
+    L, m, m_p, m_h, g = 1.0, 200.0, 250.0, 100.0, 9.81
+    th1 = math.pi / 6
+    f1 = -math.cos(th1) * L * g * (m / 2 + m_p + m_h)
+    s1 = L * math.sqrt(1 - math.sqrt(3) / 2 * math.cos(th1))
+    j1 = math.sqrt(3) * L * L * math.sin(th1) / (4 * s1)
+    return -f1 / j1, s1
+
+
+def test_lim_initial_equilibrium_from_the_blocks():
+    f_h, s1 = lim_static_actuator_force()
+    assert f_h == pytest.approx(8829.0, rel=1e-6)
+    assert s1 == pytest.approx(0.5, rel=1e-12)
+
+    valve = BlockHarness(SpoolValve43("valve", area_max_m2=A_VALVE, cd=CD, fluid=LIM_OIL,
+                                      lap=-1.0))
+    cyl = BlockHarness(DoubleActingCylinder(
+        "cyl", area_1_m2=A_P, area_2_m2=A_P, stroke_m=L_CYL, fluid=LIM_OIL,
+        friction=CylinderFriction(viscous_n_s_m=C_VISC)))
+    valve.set_inputs(p_P=P_P, p_T=P_T)
+    cyl.set_inputs(x=L_CYL / 2, v=0.0)  # s = s0: both chambers at half stroke, at rest
+
+    def residual(z):
+        p1_lim, p2_lim, kappa = z[0] * 1e6, z[1] * 1e6, z[2]
+        valve.set_inputs(p_A=p1_lim, p_B=p2_lim, u=2 * kappa - 1)
+        cyl.set_inputs(q_1=valve.output("q_B"), q_2=valve.output("q_A"))
+        cyl.set_state("p_1", p2_lim)
+        cyl.set_state("p_2", p1_lim)
+        dp1, dp2 = cyl.derivatives()
+        return [dp1 / 1e8, dp2 / 1e8, (cyl.output("force") - f_h) / 1e3]
+
+    sol = root(residual, [3.0, 4.5, 0.45], method="hybr", tol=1e-14)
+    assert sol.success, sol.message
+    p1_lim, p2_lim, kappa = sol.x[0] * 1e6, sol.x[1] * 1e6, sol.x[2]
+    assert np.max(np.abs(residual(sol.x))) < 1e-9
+    # published values (CSV to 0.1 Pa and 8 digits)
+    assert p1_lim == pytest.approx(3170846.2, abs=0.1)
+    assert p2_lim == pytest.approx(4529153.8, abs=0.1)
+    assert kappa == pytest.approx(0.45434559, abs=1e-8)
+    # bulk modulus at the equilibrium (anchors 2.1: 1.5525 GPa)
+    assert LIM_OIL.beta(p1_lim) == pytest.approx(1.5525e9, rel=5e-5)
+
+
+def test_lim_pressures_settle_to_the_equilibrium_with_the_piston_held():
+    # piston held at mid-stroke, valve at kappa0: from any start the chamber pressures
+    # relax to the valve's static balance, where the force is the published f_h
+    from blocks.sources import Constant
+    from cosim import DiagramBuilder, Simulator
+
+    kappa0 = 0.45434559
+    b = DiagramBuilder("lim_hydraulics")
+    valve = b.add(SpoolValve43("valve", area_max_m2=A_VALVE, cd=CD, fluid=LIM_OIL, lap=-1.0))
+    cyl = b.add(DoubleActingCylinder(
+        "cyl", area_1_m2=A_P, area_2_m2=A_P, stroke_m=L_CYL, fluid=LIM_OIL,
+        friction=CylinderFriction(viscous_n_s_m=C_VISC), p1_0_pa=6e6, p2_0_pa=2e6))
+    for name, value, unit, port in (("pP", P_P, "Pa", valve.p_P), ("pT", P_T, "Pa", valve.p_T),
+                                    ("u", 2 * kappa0 - 1, "1", valve.u),
+                                    ("x", L_CYL / 2, "m", cyl.x), ("v", 0.0, "m/s", cyl.v)):
+        b.connect(b.add(Constant(name, value, unit=unit)).y, port)
+    b.connect(cyl.p_2, valve.p_A)  # LIM chamber 1
+    b.connect(cyl.p_1, valve.p_B)  # LIM chamber 2
+    b.connect(valve.q_A, cyl.q_2)
+    b.connect(valve.q_B, cyl.q_1)
+    res = Simulator(b.build(), solver="radau", rtol=1e-10, atol=1e-6, dt=0.01,
+                    max_step=1.0).run(0.2)
+    assert res["cyl.p_2"][-1] == pytest.approx(3170846.2, abs=0.5)
+    assert res["cyl.p_1"][-1] == pytest.approx(4529153.8, abs=0.5)
+    assert res["cyl.force"][-1] == pytest.approx(8829.0, abs=0.01)
