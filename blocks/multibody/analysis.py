@@ -18,6 +18,8 @@
   where ``C = dv/dxi`` is the velocity correction that keeps a perturbed
   state consistent (non-zero for moving operating points).  Eigenvalues of
   ``A`` are the mechanism's modes (plus zeros for cyclic coordinates).
+  Limitation: spatial bodies must not rotate at the operating point
+  (refused with an error; planar bodies and translating motions are fine).
 """
 
 from __future__ import annotations
@@ -74,13 +76,26 @@ def inverse_dynamics(mech: Any, times: Any, loads: Any = None) -> dict[str, Any]
 
 def linearize(mech: Any, q0: Any = None, v0: Any = None, t: float = 0.0,
               form: Any = None, loads: dict | None = None, eps: float = 1e-6) -> dict:
-    """``A`` (and the basis ``N``) of the constrained dynamics about ``(q0, v0)``."""
+    """``A`` (and the basis ``N``) of the constrained dynamics about ``(q0, v0)``.
+
+    Defaults: the mechanism's initial positions and velocities (made consistent).
+    """
     mech.finalize()
     form = form or Formulation("lagrange")
     q0 = mech.q0.copy() if q0 is None else np.asarray(q0, float)
-    v0 = np.zeros(mech.nv) if v0 is None else np.asarray(v0, float)
+    v0 = mech.v0.copy() if v0 is None else np.asarray(v0, float)
     q0, _ = mech.project_positions(q0, t)
     v0 = mech.project_velocities(q0, v0, t)
+    for b in mech.moving:
+        if b.kind == "spatial":
+            w = v0[b.iv + 3:b.iv + 6]
+            if np.max(np.abs(w)) > 1e-12:
+                raise BuildError(
+                    f"linearize: spatial body '{b.name}' rotates at the operating point "
+                    f"(|w| = {np.linalg.norm(w):.3g} rad/s); linearizing about rotating spatial "
+                    "bodies is not supported (the body-frame chart misses the rotation of the "
+                    "perturbation): linearize about an equilibrium, or simulate small "
+                    "perturbations instead")
     _, J, _, _ = mech.constraints(q0, v0, t)
     Nq = null_space(J[mech.holonomic]) if mech.holonomic.any() else np.eye(mech.nv)
     Nv = null_space(J) if J.shape[0] else np.eye(mech.nv)

@@ -19,6 +19,8 @@ name            equation                                    rows
 ``distance``    |P_j - P_i|^2 - L(t)^2 = 0                  1
 ``angle``       theta_j - theta_i - f(t) = 0 (planar)       1
 ``slide``       a_i . (P_j - P_i) - f(t) = 0                1
+``disk_plane``  n . (P_j - p0) - R sqrt(1 - (n . a_j)^2)    1
+``disk_slip``   t_k . V_C = 0 (nonholonomic), k = 1, 2      2
 ==============  ==========================================  ====
 
 ``f(t)`` is a callable returning ``(f, f', f'')`` (driving constraints).
@@ -223,3 +225,91 @@ class PathPoint(Primitive):
             cor = np.zeros(self.rows)
         extra = cor + ki.A @ cdd
         return Pj - Pi, _scatter(n_v, self.rows, ki, Ji, kj, Jj), -Acd, -(aj - ai - extra)
+
+
+def _disk(prim: Primitive, kins: dict) -> tuple:
+    """Shared geometry of a thin disk (radius R, axis = marker j's z) on marker i's x-y plane.
+
+    ``n`` is the plane normal (marker i's z axis; marker i is on the ground),
+    ``a = A_j h'_j`` the disk axis, ``k = n . a``, ``sigma = |n x a| = sqrt(1 - k^2)``.
+    The unit vector from the centre towards the contact point, in the disk
+    plane and as far down (along ``-n``) as the disk reaches, is
+
+        c = (n x a) x a / |n x a| = (k a - n) / sigma,      n . c = -sigma,
+
+    so the contact point is ``C = P + R c`` (``P`` marker j's origin, the
+    centre).  Undefined when the disk lies flat (``sigma = 0``).
+    """
+    kj = kins[prim.mj.body]
+    n = prim.mi.R[:, 2]
+    P, JP, Pd, Pa = kj.point(prim.mj.s)
+    a, Ja, ad, aa = kj.vector(prim.mj.R[:, 2])
+    k = float(n @ a)
+    sigma = float(np.sqrt(max(1.0 - k * k, 0.0)))
+    return kj, n, P, JP, Pd, Pa, a, Ja, ad, aa, k, sigma
+
+
+class DiskPlane(Primitive):
+    """Rolling disk, holonomic part: the contact point lies on the plane.
+
+    ``Phi = n . (C - p0) = n . (P - p0) - R sigma`` (``p0`` marker i's origin;
+    see :func:`_disk` for ``n, a, k, sigma, c``):
+
+    * ``Phi_v = n . dP/dv + R (k / sigma) n . da/dv``,
+    * ``Phi' = n . P' + R k k' / sigma`` with ``k' = n . a'``,
+    * ``gamma = -(n . P'' + R (k'^2 / sigma^3 + k (n . a'') / sigma))`` at ``v̇ = 0``
+      (``d/dt (k / sigma) = k' / sigma^3``).
+    """
+
+    def __init__(self, joint, mi, mj, radius: float) -> None:
+        super().__init__(joint, mi, mj)
+        self.radius = float(radius)
+
+    def eval(self, kins, t, n_v):
+        kj, n, P, JP, Pd, Pa, a, Ja, ad, aa, k, sig = _disk(self, kins)
+        R = self.radius
+        J = np.zeros((1, n_v))
+        J[0, kj.cols] = n @ JP + (R * k / sig) * (n @ Ja)
+        kd = float(n @ ad)
+        return np.array([n @ (P - self.mi.s) - R * sig]), J, np.zeros(1), \
+            np.array([-(n @ Pa + R * (kd * kd / sig ** 3 + k * float(n @ aa) / sig))])
+
+
+class DiskNoSlip(Primitive):
+    """Rolling disk, nonholonomic part: the disk's material point at ``C`` does not slide.
+
+    ``V_C = r' + w x (C - r)`` (the velocity of the body point at the contact
+    point) along the plane's tangents ``t_1, t_2`` (marker i's x and y axes):
+    ``t_k . V_C = 0``.  The normal component ``n . V_C`` equals ``Phi'`` of
+    :class:`DiskPlane` (the contact point slides along the rim in the
+    direction ``a x c``, which is tangent to the plane), so it is not repeated.
+
+    With ``rho' = A' (C - r) = s'_j + R A' c`` (body frame), ``Phi_v = t_k .
+    [I, -A ~rho']``.  At ``v̇ = 0`` the global angular velocity ``w = A w'`` is
+    constant, so ``V_C' = w x (C - r)' = A (w' x (w' x s'_j)) + R w x c'`` with
+
+        c' = (k' a + k a') / sigma + c k k' / sigma^2,
+
+    and ``gamma = -t_k . V_C'``.  No ``Phi(q)`` (velocity level).
+    """
+
+    holonomic = False
+    rows = 2
+
+    def __init__(self, joint, mi, mj, radius: float) -> None:
+        super().__init__(joint, mi, mj)
+        self.radius = float(radius)
+
+    def eval(self, kins, t, n_v):
+        kj, n, P, JP, Pd, Pa, a, Ja, ad, aa, k, sig = _disk(self, kins)
+        R = self.radius
+        c = (k * a - n) / sig
+        rho = self.mj.s + R * (kj.A.T @ c)
+        _, JC, _, _ = kj.point(rho)
+        T = self.mi.R[:, :2].T  # plane tangents as rows
+        J = np.zeros((2, n_v))
+        J[:, kj.cols] = T @ JC
+        kd = float(n @ ad)
+        cd = (kd * a + k * ad) / sig + c * (k * kd / (sig * sig))
+        wg = kj.A @ kj.w
+        return np.zeros(2), J, np.zeros(2), -(T @ (Pa + R * cross(wg, cd)))

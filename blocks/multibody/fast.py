@@ -28,6 +28,12 @@ except ImportError:  # pragma: no cover - exercised where numba is absent
 POINTS, DOT1, DOT2, DISTANCE, ANGLE, NOSLIP, PATH = range(7)
 _TYPES = {"Points": POINTS, "Dot1": DOT1, "Dot2": DOT2, "Distance": DISTANCE,
           "Angle": ANGLE, "NoSideSlip": NOSLIP, "PathPoint": PATH}
+
+
+class NotSupported(Exception):
+    """A primitive the kernel does not implement: the mechanism uses the Python path."""
+
+
 # body kind codes
 GROUND, PARTICLE, PLANAR, SPATIAL = range(4)
 _KINDS = {"ground": GROUND, "particle": PARTICLE, "planar": PLANAR, "spatial": SPATIAL}
@@ -337,6 +343,9 @@ class Tables:
         r0 = 0
         for k, p in enumerate(prims):
             name = type(p).__name__
+            if name not in _TYPES:
+                raise NotSupported(f"joint '{p.joint.name}' ({p.joint.kind}): primitive "
+                                   f"{name} is not in the compiled kernel")
             self.typ[k] = _TYPES[name]
             self.bi[k], self.bj[k] = index[p.mi.body], index[p.mj.body]
             self.row[k], self.nrows[k] = r0, p.rows

@@ -181,6 +181,8 @@ def to_dict(mech: Mechanism) -> dict:
         e = {"kind": j.kind, "name": j.name, "i": j.mi.path, "j": j.mj.path}
         if hasattr(j, "length"):
             e["length"] = j.length
+        if hasattr(j, "radius"):
+            e["radius"] = j.radius
         if hasattr(j, "fn"):
             spec = getattr(j.fn, "spec", None)
             if spec is None:

@@ -19,6 +19,7 @@ planar (3-D)         dot1(f_i, h_j), dot1(g_i, h_j), dot2(h_i, d)          3
 fixed                points, dot1(f_i,h_j), dot1(g_i,h_j), dot1(f_i,g_j)    6
 distance             |d|^2 = L^2                                            1
 knife edge           n_j . P_j' = 0 (nonholonomic, velocity level)          1
+rolling disk         disk_plane + disk_slip (2 nonholonomic rows)          1 + 2
 path driver          P_j = r_i + A_i c(t) (prescribed relative path)        dim
 ===================  =====================================================  =========
 
@@ -33,9 +34,22 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
+
 from cosim.errors import BuildError
 
-from .constraints import Angle, Distance, Dot1, Dot2, NoSideSlip, PathPoint, Points, const
+from .constraints import (
+    Angle,
+    DiskNoSlip,
+    DiskPlane,
+    Distance,
+    Dot1,
+    Dot2,
+    NoSideSlip,
+    PathPoint,
+    Points,
+    const,
+)
 
 
 def driver(f: Callable | float, df: Callable | None = None,
@@ -275,8 +289,50 @@ class KnifeEdge(Joint):
         self._add(NoSideSlip(self, self.mi, self.mj), "no_side_slip")
 
 
+class RollingDisk(Joint):
+    """A thin disk of ``radius`` rolling without slip on a plane (spatial).
+
+    Marker i is on the ground: its origin is a point of the plane, its z axis
+    the plane's normal (pointing to the disk's side), its x and y axes the
+    directions of the two no-slip rows.  Marker j is at the disk's centre with
+    its z axis along the disk's axis (the disk lies in marker j's x-y plane).
+    Rows: ``contact`` (holonomic: the lowest rim point lies on the plane) and
+    ``no_slip[0..1]`` (nonholonomic: the disk's material point there has no
+    velocity along the plane); see :class:`.constraints.DiskPlane` and
+    :class:`.constraints.DiskNoSlip`.  Singular when the disk lies flat.
+    The compiled kernel does not cover it: mechanisms with a rolling disk use
+    the Python evaluation.
+    """
+
+    kind = "rolling_disk"
+    dims = (3,)
+
+    def __init__(self, name, mi, mj, radius: float) -> None:
+        try:
+            r = float(radius)
+        except (TypeError, ValueError):
+            r = float("nan")
+        if not (np.isfinite(r) and r > 0):
+            raise BuildError(f"joint '{name}': radius must be positive and finite, got "
+                             f"{radius!r} m")
+        self.radius = r
+        super().__init__(name, mi, mj)
+
+    def build(self):
+        if self.mi.body.kind != "ground":
+            raise BuildError(f"joint '{self.name}': a rolling disk rolls on the ground; give a "
+                             "ground marker (a point of the plane, z axis = its normal) as "
+                             "marker i")
+        if self.mj.body.kind != "spatial":
+            raise BuildError(f"joint '{self.name}': the disk must be a rigid body (marker j on "
+                             f"a spatial body, not a {self.mj.body.kind})")
+        self._add(DiskPlane(self, self.mi, self.mj, self.radius), "contact")
+        self._add(DiskNoSlip(self, self.mi, self.mj, self.radius), "no_slip")
+
+
 JOINTS = {"revolute": Revolute, "spherical": Spherical, "universal": Universal,
           "cylindrical": Cylindrical, "prismatic": Prismatic, "planar": Planar,
           "fixed": Fixed, "distance": DistanceJoint, "angle_driver": AngleDriver,
           "slide_driver": SlideDriver, "distance_driver": DistanceDriver,
-          "knife_edge": KnifeEdge, "path_driver": PathDriver}
+          "knife_edge": KnifeEdge, "path_driver": PathDriver,
+          "rolling_disk": RollingDisk}

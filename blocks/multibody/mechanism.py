@@ -278,7 +278,13 @@ class Mechanism:
         if self.compiled is True and not fast.HAVE_NUMBA:
             raise BuildError("compiled=True needs Numba: pip install 'cosim[fast]'")
         if self.compiled is not False and fast.HAVE_NUMBA:
-            self._tables = fast.Tables(self)
+            try:
+                self._tables = fast.Tables(self)
+            except fast.NotSupported as exc:  # e.g. a rolling disk: the Python path
+                if self.compiled is True:
+                    raise BuildError(f"mechanism '{self.name}': compiled=True, but {exc}; "
+                                     "leave compiled unset to use the Python path") from None
+                self._tables = None
         self._final = True
 
     @property
