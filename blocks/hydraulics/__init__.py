@@ -6,9 +6,14 @@ its pressure; orifices and valves compute flows from the pressures at their two
 ends (feedthrough); flows are summed, with their signs, by the volumes.
 
 Modules: :mod:`.fluid` (density, bulk modulus models), :mod:`.volume`,
-:mod:`.orifice`, :mod:`.valves`, :mod:`.cylinder`, :mod:`.sources`.
+:mod:`.orifice`, :mod:`.valves`, :mod:`.cylinder`, :mod:`.sources`,
+:mod:`.servo_valve` (2nd-order spool dynamics, Bode identification),
+:mod:`.accumulator` (gas-charged), :mod:`.line` (lumped pipe/hose sections),
+:mod:`.motor` (hydraulic motor, displacement-machine equations), :mod:`.pump`
+(variable-displacement pump).
 """
 
+from .accumulator import GasAccumulator
 from .cylinder import CylinderFriction, DoubleActingCylinder
 from .fluid import (
     LIM_OIL,
@@ -18,12 +23,22 @@ from .fluid import (
     Fluid,
     PressureDependentBulkModulus,
 )
+from .line import HydraulicLine, LineParameters, lumped_natural_frequencies_hz
+from .motor import HydraulicMotor
 from .orifice import (
     NominalFlowValve,
     Orifice,
     regularized_sqrt,
     regularized_sqrt_derivative,
     transition_pressure,
+)
+from .pump import VariableDisplacementPump
+from .servo_valve import (
+    BodeFit,
+    ServoValve,
+    bode_minus_90_estimate,
+    bode_second_order,
+    identify_from_bode,
 )
 from .sources import FixedDisplacementPump, PressureSource, Tank
 from .valves import CheckValve, ReliefValve, SpoolValve43
@@ -35,4 +50,7 @@ __all__ = [
     "NominalFlowValve", "Orifice", "PressureDependentBulkModulus", "PressureSource",
     "ReliefValve", "SpoolValve43", "Tank", "Volume", "regularized_sqrt",
     "regularized_sqrt_derivative", "transition_pressure",
+    "BodeFit", "ServoValve", "bode_minus_90_estimate", "bode_second_order", "identify_from_bode",
+    "GasAccumulator", "HydraulicLine", "LineParameters", "lumped_natural_frequencies_hz",
+    "HydraulicMotor", "VariableDisplacementPump",
 ]

@@ -37,6 +37,42 @@ def edge_opening(s: float, lap: float) -> float:
     return 0.0 if a <= 0.0 else (1.0 if a >= 1.0 else a)
 
 
+def spool_parameters(owner: str, *, area_max_m2: float | None, cd: float, fluid: Fluid,
+                     q_nominal_m3_s: float | None, dp_nominal_pa: float | None, lap: float,
+                     transition_pressure_pa: float,
+                     leakage_m3_s_pa: float) -> tuple[float, float, float, float]:
+    """Validated (K, lap, dp_tr, G) of a 4/3 spool (see :class:`SpoolValve43`)."""
+    k = flow_coefficient(owner, area_m2=area_max_m2, cd=cd, fluid=fluid,
+                         q_nominal_m3_s=q_nominal_m3_s, dp_nominal_pa=dp_nominal_pa)
+    if not -1.0 <= lap < 1.0:
+        raise ParameterError(f"{owner}: lap must lie in [-1, 1) (fraction of the spool half "
+                             f"stroke; 0 critical, > 0 overlapped, < 0 underlapped), "
+                             f"got {lap!r}")
+    check_positive(owner, transition_pressure_pa=transition_pressure_pa)
+    if not leakage_m3_s_pa >= 0:
+        raise ParameterError(f"{owner}: leakage_m3_s_pa must be >= 0, got {leakage_m3_s_pa!r}")
+    return k, float(lap), float(transition_pressure_pa), float(leakage_m3_s_pa)
+
+
+def spool_edge_flows(u: float, pP: float, pT: float, pA: float, pB: float, k: float,
+                     lap: float, dp_tr: float,
+                     g: float) -> tuple[float, float, float, float]:
+    """(Q_PA, Q_AT, Q_PB, Q_BT) of a 4/3 spool at position u (see :class:`SpoolValve43`)."""
+    u = min(max(u, -1.0), 1.0)
+    a_pos, a_neg = edge_opening(u, lap), edge_opening(-u, lap)
+    q_pa = k * a_pos * regularized_sqrt(pP - pA, dp_tr) + g * (pP - pA)
+    q_at = k * a_neg * regularized_sqrt(pA - pT, dp_tr) + g * (pA - pT)
+    q_pb = k * a_neg * regularized_sqrt(pP - pB, dp_tr) + g * (pP - pB)
+    q_bt = k * a_pos * regularized_sqrt(pB - pT, dp_tr) + g * (pB - pT)
+    return q_pa, q_at, q_pb, q_bt
+
+
+def port_flows(edges: tuple[float, float, float, float]) -> tuple[float, float, float, float]:
+    """(q_A, q_B, q_P, q_T) from the edge flows (Q_PA, Q_AT, Q_PB, Q_BT)."""
+    q_pa, q_at, q_pb, q_bt = edges
+    return q_pa - q_at, q_pb - q_bt, q_pa + q_pb, q_at + q_bt
+
+
 class SpoolValve43(Block):
     """4/3 directional spool valve (P, T, A, B) with critical, over- or underlapped centre.
 
@@ -100,17 +136,10 @@ class SpoolValve43(Block):
                  leakage_m3_s_pa: float = 0.0) -> None:
         super().__init__(name)
         own = f"SpoolValve43 '{name}'"
-        self.k = flow_coefficient(own, area_m2=area_max_m2, cd=cd, fluid=fluid,
-                                  q_nominal_m3_s=q_nominal_m3_s, dp_nominal_pa=dp_nominal_pa)
-        if not -1.0 <= lap < 1.0:
-            raise ParameterError(f"{own}: lap must lie in [-1, 1) (fraction of the spool half "
-                                 f"stroke; 0 critical, > 0 overlapped, < 0 underlapped), "
-                                 f"got {lap!r}")
-        check_positive(own, transition_pressure_pa=transition_pressure_pa)
-        if not leakage_m3_s_pa >= 0:
-            raise ParameterError(f"{own}: leakage_m3_s_pa must be >= 0, got {leakage_m3_s_pa!r}")
-        self.lap, self.dp_tr, self.g = float(lap), float(transition_pressure_pa), \
-            float(leakage_m3_s_pa)
+        self.k, self.lap, self.dp_tr, self.g = spool_parameters(
+            own, area_max_m2=area_max_m2, cd=cd, fluid=fluid, q_nominal_m3_s=q_nominal_m3_s,
+            dp_nominal_pa=dp_nominal_pa, lap=lap, transition_pressure_pa=transition_pressure_pa,
+            leakage_m3_s_pa=leakage_m3_s_pa)
         self.p_P = self.declare_input("p_P", unit="Pa")
         self.p_T = self.declare_input("p_T", unit="Pa")
         self.p_A = self.declare_input("p_A", unit="Pa")
@@ -129,21 +158,13 @@ class SpoolValve43(Block):
     def edge_flows(self, u: float, pP: float, pT: float, pA: float,
                    pB: float) -> tuple[float, float, float, float]:
         """(Q_PA, Q_AT, Q_PB, Q_BT) for the given spool position and pressures."""
-        u = min(max(u, -1.0), 1.0)
-        k, lap, dp_tr, g = self.k, self.lap, self.dp_tr, self.g
-        a_pos, a_neg = edge_opening(u, lap), edge_opening(-u, lap)
-        q_pa = k * a_pos * regularized_sqrt(pP - pA, dp_tr) + g * (pP - pA)
-        q_at = k * a_neg * regularized_sqrt(pA - pT, dp_tr) + g * (pA - pT)
-        q_pb = k * a_neg * regularized_sqrt(pP - pB, dp_tr) + g * (pP - pB)
-        q_bt = k * a_pos * regularized_sqrt(pB - pT, dp_tr) + g * (pB - pT)
-        return q_pa, q_at, q_pb, q_bt
+        return spool_edge_flows(u, pP, pT, pA, pB, self.k, self.lap, self.dp_tr, self.g)
 
     def flows(self, ctx: Any) -> tuple[float, float, float, float]:
         """(q_A, q_B, q_P, q_T) from the inputs in ``ctx``."""
-        q_pa, q_at, q_pb, q_bt = self.edge_flows(
+        return port_flows(self.edge_flows(
             ctx.input(self.u), ctx.input(self.p_P), ctx.input(self.p_T),
-            ctx.input(self.p_A), ctx.input(self.p_B))
-        return q_pa - q_at, q_pb - q_bt, q_pa + q_pb, q_at + q_bt
+            ctx.input(self.p_A), ctx.input(self.p_B)))
 
 
 class ReliefValve(Block):
