@@ -73,17 +73,16 @@ def advance_variable(self: Any, end: int) -> None:
                 if ev is not None:
                     event_stop = ev
                     break
-            # output grid points strictly inside (t_prev, t]
+            # output grid points inside (t_prev, t]: only where the dense output is an
+            # interpolant (a grid tick that rounds past t waits for the next step)
             if out_grid:
-                t_last = int(round(sol.t * TICKS_PER_SECOND))
+                t_last = int(np.floor(sol.t * TICKS_PER_SECOND + 1e-6))
                 while self._next_out <= t_last and self._next_out < stop:
                     tg = self._next_out
                     self._next_out += out_grid
-                    ctx.xc = np.asarray(dense(tg * _NS))
+                    ctx.xc = np.asarray(dense(min(tg * _NS, sol.t)))
                     ctx.ticks, ctx.time = tg, tg * _NS
                     self._call_eval(self._eval_cont)
-                    if self._zero_crossings:
-                        self._g_prev = [float(z.witness(ctx)) for z in self._zero_crossings]
                     for o in self.observers:
                         o.on_sample(self)
             elif sol.status == "running":
@@ -126,12 +125,20 @@ def locate_event(self: Any, dense: Any, t_prev: float, t_new: float) -> int | No
         return None
     best = None
     for i in crossed:
+        g_a = g_at(i, t_prev)
+        if g_a == 0.0 or np.sign(g_a) == np.sign(g_new[i]):
+            continue  # the sign change happened at t_prev itself, not inside this step
         te = brentq(lambda t, i=i: g_at(i, t), t_prev, t_new, xtol=1e-13, rtol=1e-14)
         if best is None or te < best[0]:
             best = (te, i)
+    if best is None:
+        self._g_prev = g_new
+        return None
     te, i = best
     t_ev = max(self.ctx.ticks + 1, int(round(te * TICKS_PER_SECOND)))
-    ctx.xc = np.asarray(dense(t_ev * _NS)).copy()
+    # the state at the event tick from the interpolant, never extrapolated past the step
+    # (a step shorter than the 1 ns tick puts the event up to 1 ns late, not the state)
+    ctx.xc = np.asarray(dense(min(t_ev * _NS, t_new))).copy()
     ctx.ticks, ctx.time = t_ev, t_ev * _NS
     self._call_eval(self._eval_cont)
     self._handle_event(self._zero_crossings[i])
