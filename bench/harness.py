@@ -71,6 +71,7 @@ SUITES: dict[str, str] = {
     "core": "bench.core",
     "master": "bench.master",
     "multibody": "bench.multibody",
+    "hydraulics": "bench.hydraulics",
 }
 
 #: Set by run_suite: timed() then gc.freeze()s what survives its gc.collect() (makes later

@@ -284,6 +284,97 @@ def cosim_m1(t_end: float = 10.0, *, step_s: float = 1e-3, extrapolation: int = 
     return master.run(t_end)
 
 
+
+# ---------------------------------------------------------------- pressure-displacement split
+def chamber_force(p1: float, p2: float, sd: float) -> float:
+    """f_h = (p2 - p1) A - c s' (the cylinder chambers and friction, LIM numbering)."""
+    return (p2 - p1) * A_P - C_VISC * sd
+
+
+def mechanics_ps_diagram() -> object:
+    """Mechanics for the p-s coupling: inputs ``p1``, ``p2`` [Pa]; outputs ``s``, ``sd``.
+
+    The subsystem also holds the cylinder's force computation :func:`chamber_force` from the
+    pressures it receives and its own s' (as the benchmark's pressure-displacement coupling).
+    """
+    b = DiagramBuilder("mech")
+    _, kin, force = add_mechanics(b)
+    ch = b.add(FunctionBlock("chambers", chamber_force,
+                             inputs=[("p1", "Pa"), ("p2", "Pa"), ("sd", "m/s")],
+                             outputs=[("f_h", "N")]))
+    b.connect(kin.out_ports[1], ch.in_ports[2])
+    b.connect(ch.out_ports[0], force.in_ports[0])
+    b.export_input(ch.in_ports[0], "p1")
+    b.export_input(ch.in_ports[1], "p2")
+    b.export_output(kin.out_ports[0], "s")
+    b.export_output(kin.out_ports[1], "sd")
+    return b.build()
+
+
+def hydraulics_ps_diagram() -> object:
+    """Hydraulics for the p-s coupling: inputs ``s``, ``sd``; outputs ``p1``, ``p2`` (states)."""
+    b = DiagramBuilder("hyd")
+    _, cyl, _ = add_hydraulics(b)
+    pos = b.add(FunctionBlock("position", lambda s: 0.5 * L_CYL + s - S0,
+                              inputs=[("s", "m")], outputs=[("x", "m")]))
+    b.connect(pos.out_ports[0], cyl.x)
+    b.export_input(pos.in_ports[0], "s")
+    b.export_input(cyl.v, "sd")
+    b.export_output(cyl.p_2, "p1")
+    b.export_output(cyl.p_1, "p2")
+    return b.build()
+
+
+#: Pressure-displacement coupling: mechanics gets p1, p2, hydraulics gets s and s'.
+PS_CONNECTIONS = [("hyd.p1", "mech.p1"), ("hyd.p2", "mech.p2"), ("mech.s", "hyd.s"),
+                  ("mech.sd", "hyd.sd")]
+
+
+def cosim_master(*, split: str = "fs", step_s: float = 1e-3, coupling: str = "jacobi",
+                 extrapolation: int = 1, hydraulics_dt: float = 2e-4,
+                 mechanics_dt: float | None = None, mechanics_rate: int = 1,
+                 hydraulics_solver: str = "rk4", mechanics_solver: str = "rk4",
+                 **coupling_options) -> object:
+    """A :class:`~cosim.MasterScheduler` for M1 (not run).
+
+    ``split``: ``"fs"`` (force-displacement, :data:`COSIM_CONNECTIONS`) or ``"ps"``
+    (pressure-displacement, :data:`PS_CONNECTIONS`).  ``coupling``: ``"jacobi"``,
+    ``"gs_hyd"`` (Gauss-Seidel, hydraulics first: they extrapolate s, s', the mechanics
+    interpolate the hydraulics' outputs), ``"gs_mech"`` (mechanics first) or
+    ``"iterative"`` (:class:`~cosim.Iterative`, ``coupling_options`` passed on).  The
+    mechanics step every ``mechanics_rate`` macro steps with solver step ``mechanics_dt``
+    (default: one step per mechanics communication step).
+    """
+    from cosim import DiagramSubsystem, GaussSeidel, Iterative, Jacobi, MasterScheduler
+    if split not in ("fs", "ps"):
+        raise ValueError(f"split must be 'fs' or 'ps', got {split!r}")
+    fs = split == "fs"
+    hyd = DiagramSubsystem(hydraulics_diagram() if fs else hydraulics_ps_diagram(),
+                           solver=hydraulics_solver, dt=hydraulics_dt)
+    mech = DiagramSubsystem(mechanics_diagram() if fs else mechanics_ps_diagram(),
+                            solver=mechanics_solver,
+                            dt=mechanics_dt or step_s * mechanics_rate, rate=mechanics_rate)
+    couplings = {"jacobi": lambda: Jacobi(), "gs_hyd": lambda: GaussSeidel(["hyd", "mech"]),
+                 "gs_mech": lambda: GaussSeidel(["mech", "hyd"]),
+                 "iterative": lambda: Iterative(**coupling_options)}
+    if coupling not in couplings:
+        raise ValueError(f"coupling must be one of {sorted(couplings)}, got {coupling!r}")
+    return MasterScheduler([hyd, mech], COSIM_CONNECTIONS if fs else PS_CONNECTIONS, step_s,
+                           coupling=couplings[coupling](), extrapolation=extrapolation)
+
+
+def cosim_run(t_end: float = 10.0, **options) -> object:
+    """M1 co-simulated with :func:`cosim_master` (``options``); returns the results."""
+    return cosim_master(**options).run(t_end)
+
+
+def monolithic_rk4(t_end: float = 10.0, dt: float = 2e-4, record_dt: float = 0.01) -> object:
+    """M1, monolithic, one explicit RK4 integrator at step ``dt`` (s1 recorded every 10 ms)."""
+    sim = Simulator(build(), solver="rk4", dt=dt, record=["actuator.s"],
+                    record_every=max(1, int(round(record_dt / dt))))
+    return sim.run(t_end)
+
+
 # ---------------------------------------------------------------- reference equations
 def minimal_rhs(t: float, y: np.ndarray, kappa=m1_kappa) -> np.ndarray:
     """The benchmark's equations in minimal coordinates, y = (th1, th2, th1', th2', p1, p2)."""
