@@ -249,8 +249,9 @@ def mechanics_diagram() -> object:
     return b.build()
 
 
-def hydraulics_diagram() -> object:
-    """Hydraulics subsystem: inputs ``s``, ``sd``; outputs ``f_h`` (reads s, sd), ``p1``, ``p2``."""
+def hydraulics_diagram(force_output: bool = True) -> object:
+    """Hydraulics subsystem: inputs ``s``, ``sd``; outputs ``f_h`` (reads s, sd; only with
+    ``force_output``, the f-s split), ``p1``, ``p2`` (states)."""
     b = DiagramBuilder("hyd")
     _, cyl, _ = add_hydraulics(b)
     pos = b.add(FunctionBlock("position", lambda s: 0.5 * L_CYL + s - S0,
@@ -258,7 +259,8 @@ def hydraulics_diagram() -> object:
     b.connect(pos.out_ports[0], cyl.x)
     b.export_input(pos.in_ports[0], "s")
     b.export_input(cyl.v, "sd")
-    b.export_output(cyl.force, "f_h")
+    if force_output:
+        b.export_output(cyl.force, "f_h")
     b.export_output(cyl.p_2, "p1")
     b.export_output(cyl.p_1, "p2")
     return b.build()
@@ -313,16 +315,7 @@ def mechanics_ps_diagram() -> object:
 
 def hydraulics_ps_diagram() -> object:
     """Hydraulics for the p-s coupling: inputs ``s``, ``sd``; outputs ``p1``, ``p2`` (states)."""
-    b = DiagramBuilder("hyd")
-    _, cyl, _ = add_hydraulics(b)
-    pos = b.add(FunctionBlock("position", lambda s: 0.5 * L_CYL + s - S0,
-                              inputs=[("s", "m")], outputs=[("x", "m")]))
-    b.connect(pos.out_ports[0], cyl.x)
-    b.export_input(pos.in_ports[0], "s")
-    b.export_input(cyl.v, "sd")
-    b.export_output(cyl.p_2, "p1")
-    b.export_output(cyl.p_1, "p2")
-    return b.build()
+    return hydraulics_diagram(force_output=False)
 
 
 #: Pressure-displacement coupling: mechanics gets p1, p2, hydraulics gets s and s'.

@@ -32,6 +32,39 @@ from .bodies import Kin
 from .formulations import Formulation
 
 
+def declare_load_inputs(block: Block, mech: Any) -> list:
+    """One input per ``Mechanism.add_load``: ``[(name, port)]``."""
+    dim, out = mech.dim, []
+    for lname in mech.load_names:
+        kind, _ = mech.loads[lname]
+        shape = (dim,) if kind == "force" else (() if dim == 2 else (3,))
+        out.append((lname, block.declare_input(lname, shape=shape,
+                                               unit="N" if kind == "force" else "N*m")))
+    return out
+
+
+def declare_marker_outputs(block: Block, mech: Any, markers: Any, marker_out: Any) -> None:
+    """``<body>_<marker>_pos`` and ``_vel`` outputs; ``marker_out(m, k)`` makes the calc."""
+    for ref in markers:
+        m = mech._m(ref)
+        base = f"{m.body.name}_{m.name}"
+        block.declare_output(f"{base}_pos", marker_out(m, 0), shape=(mech.dim,), unit="m",
+                             depends_on=())
+        block.declare_output(f"{base}_vel", marker_out(m, 2), shape=(mech.dim,), unit="m/s",
+                             depends_on=())
+
+
+def reaction_rows(block: Block, mech: Any, reactions: Any) -> list:
+    """``[(joint, rows)]`` for the reaction outputs, or an error naming the unknown joint."""
+    out = []
+    for jname in reactions:
+        if jname not in mech.joints:
+            raise BuildError(f"block '{block.name}': joint '{jname}' not found; "
+                             + did_you_mean(jname, mech.joints))
+        out.append((jname, mech.joint_rows[jname]))
+    return out
+
+
 class MultibodyBlock(Block):
     """A :class:`~blocks.multibody.mechanism.Mechanism` as a block (see module docstring).
 
@@ -73,31 +106,15 @@ class MultibodyBlock(Block):
                 f"{', '.join(self.assembly['redundant'])} (rank {self.assembly['rank']} of "
                 f"{mech.m}); the {self.form.kind} formulation needs independent constraints: "
                 "remove them or use formulation='penalty' or 'augmented_lagrangian'")
-        dim = mech.dim
         self.x = self.declare_continuous_state("x", np.concatenate([mech.q_init, mech.v_init]))
-        self._loads = []
-        for lname in mech.load_names:
-            kind, _ = mech.loads[lname]
-            shape = (dim,) if kind == "force" else (() if dim == 2 else (3,))
-            port = self.declare_input(lname, shape=shape, unit="N" if kind == "force" else "N*m")
-            self._loads.append((lname, port))
+        self._loads = declare_load_inputs(self, mech)
         nq = mech.nq
         self.q = self.declare_output("q", lambda ctx: np.array(ctx.state(self.x)[:nq]),
                                      shape=(nq,), depends_on=())
         self.v = self.declare_output("v", lambda ctx: np.array(ctx.state(self.x)[nq:]),
                                      shape=(mech.nv,), depends_on=())
-        for ref in markers:
-            m = mech._m(ref)
-            base = f"{m.body.name}_{m.name}"
-            self.declare_output(f"{base}_pos", self._marker_out(m, 0), shape=(dim,), unit="m",
-                                depends_on=())
-            self.declare_output(f"{base}_vel", self._marker_out(m, 2), shape=(dim,),
-                                unit="m/s", depends_on=())
-        for jname in reactions:
-            if jname not in mech.joints:
-                raise BuildError(f"block '{name}': joint '{jname}' not found; "
-                                 + did_you_mean(jname, mech.joints))
-            rows = mech.joint_rows[jname]
+        declare_marker_outputs(self, mech, markers, self._marker_out)
+        for jname, rows in reaction_rows(self, mech, reactions):
             self.declare_output(f"{jname}_reaction", self._reaction_out(rows),
                                 shape=(rows.stop - rows.start,))
         if self.form.kind in ("projection", "partitioning"):

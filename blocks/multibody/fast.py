@@ -373,6 +373,7 @@ class Tables:
                 self.drv[k] = len(self.path_fns)
                 self.path_fns.append(p.fn)
         self.m, self.nv = r0, mech.nv
+        self._driver_arrays()
 
     def _driver_arrays(self) -> None:
         """Constant drivers are filled once; only time-varying ones are called."""
@@ -386,15 +387,18 @@ class Tables:
                 self._varying.append((k, fn))
         self._c = np.zeros((3, max(npth, 1), 3))
 
-    def constraints(self, q: np.ndarray, v: np.ndarray, t: float) -> tuple:
-        if not hasattr(self, "_f"):
-            self._driver_arrays()
+    def _drivers_at(self, t: float) -> tuple[np.ndarray, np.ndarray]:
+        """Values of the time-varying drivers at ``t`` in the kernel's arrays."""
         f, c = self._f, self._c
         for k, fn in self._varying:
             f[:, k] = fn(t)
         for k, fn in enumerate(self.path_fns):
             for d, x in enumerate(fn(t)):
                 c[d, k, :len(x)] = x
+        return f, c
+
+    def constraints(self, q: np.ndarray, v: np.ndarray, t: float) -> tuple:
+        f, c = self._drivers_at(t)
         return constraints_kernel(np.ascontiguousarray(q, float), np.ascontiguousarray(v, float),
                                   self.kind, self.iq, self.iv, self.ncol, self.sel, self.typ,
                                   self.bi, self.bj, self.si, self.sj, self.ai, self.aj,
@@ -404,14 +408,7 @@ class Tables:
     def derivative(self, q: np.ndarray, v: np.ndarray, t: float, Minv: np.ndarray,
                    alpha: float, beta: float) -> tuple[np.ndarray, bool]:
         """``[q', v̇]`` in one compiled call (no Python force elements or loads)."""
-        if not hasattr(self, "_f"):
-            self._driver_arrays()
-        f, c = self._f, self._c
-        for k, fn in self._varying:
-            f[:, k] = fn(t)
-        for k, fn in enumerate(self.path_fns):
-            for d, x in enumerate(fn(t)):
-                c[d, k, :len(x)] = x
+        f, c = self._drivers_at(t)
         return derivative_kernel(np.ascontiguousarray(q, float), np.ascontiguousarray(v, float),
                                  self.kind, self.iq, self.iv, self.ncol, self.sel, self.typ,
                                  self.bi, self.bj, self.si, self.sj, self.ai, self.aj,

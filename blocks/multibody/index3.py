@@ -93,9 +93,9 @@ import numpy as np
 from scipy.linalg import lapack
 
 from cosim import Block
-from cosim.block import did_you_mean
 from cosim.errors import BuildError, StepError
 
+from .block import declare_load_inputs, declare_marker_outputs, reaction_rows
 from .bodies import Kin
 from .formulations import Formulation
 from .geometry import tilde
@@ -155,31 +155,15 @@ class Index3Stepper(Block):
         self.vdot = self.declare_discrete_state("vdot", a0)
         self.lam = self.declare_discrete_state("lam", lam0)
         self.iters = self.declare_discrete_state("iterations", 0)
-        self._loads = []
-        dim = mech.dim
-        for lname in mech.load_names:
-            kind, _ = mech.loads[lname]
-            shape = (dim,) if kind == "force" else (() if dim == 2 else (3,))
-            port = self.declare_input(lname, shape=shape, unit="N" if kind == "force" else "N*m")
-            self._loads.append((lname, port))
+        self._loads = declare_load_inputs(self, mech)
         self.declare_output("q", lambda ctx: np.array(ctx.discrete(self.q)), shape=(mech.nq,),
                             depends_on=())
         self.declare_output("v", lambda ctx: np.array(ctx.discrete(self.v)), shape=(mech.nv,),
                             depends_on=())
         self.declare_output("iterations", lambda ctx: ctx.discrete(self.iters), dtype=int,
                             depends_on=())
-        for ref in markers:
-            m = mech._m(ref)
-            base = f"{m.body.name}_{m.name}"
-            self.declare_output(f"{base}_pos", self._marker_out(m, 0), shape=(dim,), unit="m",
-                                depends_on=())
-            self.declare_output(f"{base}_vel", self._marker_out(m, 2), shape=(dim,),
-                                unit="m/s", depends_on=())
-        for jname in reactions:
-            if jname not in mech.joints:
-                raise BuildError(f"block '{name}': joint '{jname}' not found; "
-                                 + did_you_mean(jname, mech.joints))
-            rows = mech.joint_rows[jname]
+        declare_marker_outputs(self, mech, markers, self._marker_out)
+        for jname, rows in reaction_rows(self, mech, reactions):
             self.declare_output(f"{jname}_reaction",
                                 lambda ctx, r=rows: -np.array(ctx.discrete(self.lam)[r]),
                                 shape=(rows.stop - rows.start,), depends_on=())

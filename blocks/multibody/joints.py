@@ -216,47 +216,43 @@ class DistanceJoint(Joint):
         self._add(Distance(self, self.mi, self.mj, const(self.length)), "distance")
 
 
-class AngleDriver(Joint):
+class _Driven(Joint):
+    """A joint whose constraint follows a driving function ``fn(t) -> (f, f', f'')``."""
+
+    def __init__(self, name, mi, mj, fn: Callable) -> None:
+        self.fn = fn
+        super().__init__(name, mi, mj)
+
+
+class AngleDriver(_Driven):
     """Planar: the angle from marker i's x axis to marker j's x axis is ``f(t)``."""
 
     kind = "angle_driver"
     dims = (2,)
 
-    def __init__(self, name, mi, mj, fn: Callable) -> None:
-        self.fn = fn
-        super().__init__(name, mi, mj)
-
     def build(self):
         self._add(Angle(self, self.mi, self.mj, self.fn), "angle")
 
 
-class SlideDriver(Joint):
+class SlideDriver(_Driven):
     """Displacement of marker j's origin along marker i's x axis is ``f(t)``."""
 
     kind = "slide_driver"
-
-    def __init__(self, name, mi, mj, fn: Callable) -> None:
-        self.fn = fn
-        super().__init__(name, mi, mj)
 
     def build(self):
         self._add(Dot2(self, self.mi, self.mj, self._axes(self.mi)[0], self.fn), "slide")
 
 
-class DistanceDriver(Joint):
+class DistanceDriver(_Driven):
     """``|P_j - P_i| = L(t)`` (a linear actuator between two points)."""
 
     kind = "distance_driver"
-
-    def __init__(self, name, mi, mj, fn: Callable) -> None:
-        self.fn = fn
-        super().__init__(name, mi, mj)
 
     def build(self):
         self._add(Distance(self, self.mi, self.mj, self.fn), "length")
 
 
-class PathDriver(Joint):
+class PathDriver(_Driven):
     """Marker j's origin follows ``c(t)`` given in body i's frame (prescribed relative motion).
 
     ``fn(t) -> (c, c', c'')`` (vectors in body-i coordinates, marker i unused
@@ -264,10 +260,6 @@ class PathDriver(Joint):
     """
 
     kind = "path_driver"
-
-    def __init__(self, name, mi, mj, fn: Callable) -> None:
-        self.fn = fn
-        super().__init__(name, mi, mj)
 
     def build(self):
         self._add(PathPoint(self, self.mi, self.mj, self.fn), "path")
