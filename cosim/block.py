@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 
 from .errors import BuildError, ParameterError, PortError, RateError
-from .ports import InputPort, OutputPort
+from .ports import InputPort, OutputGroup, OutputPort
 from .time import to_ticks
 
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -228,6 +228,28 @@ class Block:
         port = OutputPort(self, name, shape, dtype, unit, description, calc=calc, depends_on=deps)
         self._decl.outputs[name] = port
         return port
+
+    def declare_outputs(self, specs: Iterable, calc: Callable[[Any], tuple],
+                        depends_on: Iterable | None = ALL) -> tuple[OutputPort, ...]:
+        """Declare outputs computed together by one ``calc(ctx)`` returning their values.
+
+        ``specs``: ``(name, unit)`` pairs or dicts of :meth:`declare_output` arguments
+        (``name``, ``shape``, ``dtype``, ``unit``, ``description``).  The engine calls
+        ``calc`` once per evaluation for all of them (a block whose outputs share most of
+        their work, e.g. a valve's four port flows).  They share one ``depends_on``: group
+        only outputs with the same feedthrough, or an output that reads no input would
+        appear to (a spurious algebraic loop).
+        """
+        group = OutputGroup(calc)
+        ports = []
+        for i, spec in enumerate(specs):
+            kw = dict(spec) if isinstance(spec, dict) else {"name": spec[0], "unit": spec[1]}
+            port = self.declare_output(calc=lambda ctx, i=i: calc(ctx)[i],
+                                       depends_on=depends_on, **kw)
+            port.group = group
+            group.ports.append(port)
+            ports.append(port)
+        return tuple(ports)
 
     def declare_continuous_state(self, name: str, initial: Any = 0.0) -> ContinuousState:
         """Declare a continuous state vector; a float ``initial`` makes it a scalar."""

@@ -38,7 +38,8 @@ from .units import conversion
 class Node:
     """One evaluation unit: computes ``slots`` from the slots in ``reads``."""
 
-    kind: str  # "calc" (block output), "func" (FunctionBlock), "conv" (unit conversion)
+    kind: str  # "calc" (block output or output group), "func" (FunctionBlock),
+    #            "conv" (unit conversion)
     block: Block | None
     ports: list[OutputPort]
     slots: list[int]
@@ -216,10 +217,19 @@ def compile_diagram(diagram: Diagram) -> Plan:
                 plan.output_slot[p] = s
             plan.nodes.append(node)
         else:
+            done: set = set()
             for p in b.outputs.values():
-                s = plan._new_slot(p)
-                plan.output_slot[p] = s
-                plan.nodes.append(Node("calc", b, [p], [s]))
+                if p.group is not None:  # declare_outputs: one node for the whole group
+                    if id(p.group) in done:
+                        continue
+                    done.add(id(p.group))
+                    ports = list(p.group.ports)
+                else:
+                    ports = [p]
+                node = Node("calc", b, ports, [plan._new_slot(q) for q in ports])
+                for q, s in zip(ports, node.slots):
+                    plan.output_slot[q] = s
+                plan.nodes.append(node)
     for rout, src in diagram.output_map.items():
         leaf = src
         while isinstance(leaf.block, Diagram):

@@ -213,6 +213,10 @@ class Evaluator:
                 lhs = ", ".join(f"s[{k}]" for k in n.slots)
                 src.append(f"{lhs} = {name}({args})")
             lines.append(f"block '{b.path}' (fn {getattr(b.fn, '__name__', b.fn)!s})")
+        elif len(n.ports) > 1:  # an output group (Block.declare_outputs)
+            name = self._bind(n.ports[0].group.calc)
+            src.append(", ".join(f"s[{k}]" for k in n.slots) + f", = {name}(ctx)")
+            lines.append("outputs " + ", ".join(f"'{p.path}'" for p in n.ports))
         else:
             port = n.ports[0]
             name = self._bind(port.calc)

@@ -89,9 +89,19 @@ class OutputPort(Port):
 
     calc: Any = None
     depends_on: frozenset | None = None
+    group: Any = None  # OutputGroup when computed together with sibling outputs
 
     def feedthrough_inputs(self) -> list[InputPort]:
         ins = list(self.block.inputs.values())
         if self.depends_on is None:
             return ins
         return [p for p in ins if p.name in self.depends_on]
+
+
+@dataclass(eq=False)
+class OutputGroup:
+    """Outputs of one block computed together: ``calc(ctx)`` returns their values as a
+    tuple, in the order of ``ports`` (see :meth:`cosim.Block.declare_outputs`)."""
+
+    calc: Any
+    ports: list = field(default_factory=list)

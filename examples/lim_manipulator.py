@@ -73,6 +73,7 @@ Run ``python examples/lim_manipulator.py [--cosim]``, or
 
 from __future__ import annotations
 
+import bisect
 import math
 
 import numpy as np
@@ -137,15 +138,25 @@ class ValveCommand(Block):
 
     def __init__(self, name: str, t: tuple = M1_T, kappa: tuple = M1_KAPPA) -> None:
         super().__init__(name)
-        self._t, self._k = list(t), list(kappa)
+        self._t, self._k = [float(x) for x in t], [float(x) for x in kappa]
         self.declare_time_event([x for x in self._t if x > 0.0])
-        self.kappa = self.declare_output("kappa", lambda ctx: self.at(ctx.time), unit="1",
-                                         depends_on=())
-        self.u = self.declare_output("u", lambda ctx: 2.0 * self.at(ctx.time) - 1.0,
-                                     unit="1", depends_on=())
+        self.kappa, self.u = self.declare_outputs([("kappa", "1"), ("u", "1")], self._values,
+                                                  depends_on=())
+
+    def _values(self, ctx) -> tuple[float, float]:
+        k = self.at(ctx.time)
+        return k, 2.0 * k - 1.0
 
     def at(self, t: float) -> float:
-        return float(np.interp(t, self._t, self._k))
+        """kappa(t): piecewise linear through the breakpoints, constant outside them."""
+        ts, ks = self._t, self._k
+        i = bisect.bisect_right(ts, t)
+        if i == 0:
+            return ks[0]
+        if i == len(ts):
+            return ks[-1]
+        t0, t1 = ts[i - 1], ts[i]
+        return ks[i - 1] + (ks[i] - ks[i - 1]) * (t - t0) / (t1 - t0)
 
 
 # ---------------------------------------------------------------- mechanics

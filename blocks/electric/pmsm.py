@@ -335,10 +335,8 @@ class DQCurrentController(Block):
         self.u_dc = self.declare_input("u_dc", unit="V")
         self.x_d = self.declare_continuous_state("integral_d", 0.0)
         self.x_q = self.declare_continuous_state("integral_q", 0.0)
-        self.u_d_ref = self.declare_output("u_d_ref", lambda ctx: self.voltages(ctx)[2],
-                                           unit="V")
-        self.u_q_ref = self.declare_output("u_q_ref", lambda ctx: self.voltages(ctx)[3],
-                                           unit="V")
+        self.u_d_ref, self.u_q_ref = self.declare_outputs(
+            [("u_d_ref", "V"), ("u_q_ref", "V")], lambda ctx: self.voltages(ctx)[2:4])
 
     def voltages(self, ctx: Any) -> tuple[float, float, float, float, float, float]:
         """``(v_d, v_q, u_d, u_q, e_d, e_q)``: unlimited and limited voltages, errors."""
@@ -414,10 +412,8 @@ class AveragedInverter(Block):
             dc_deps: tuple = (self.u_dc, self.i_d, self.i_q)
         else:
             self.x_d = self.x_q = None
-            self.u_d = self.declare_output("u_d", lambda ctx: self._limited(ctx)[0], unit="V",
-                                           depends_on=refs)
-            self.u_q = self.declare_output("u_q", lambda ctx: self._limited(ctx)[1], unit="V",
-                                           depends_on=refs)
+            self.u_d, self.u_q = self.declare_outputs([("u_d", "V"), ("u_q", "V")],
+                                                      self._limited, depends_on=refs)
             dc_deps = (*refs, self.i_d, self.i_q)
         self.i_dc = self.declare_output("i_dc", self._i_dc, unit="A", depends_on=dc_deps)
 

@@ -178,12 +178,9 @@ class DoubleActingCylinder(Block):
                                        depends_on=())
         self.p_2 = self.declare_output("p_2", lambda ctx: ctx.state(self.x_p2), unit="Pa",
                                        depends_on=())
-        self.volume_1 = self.declare_output(
-            "volume_1", lambda ctx: self.volumes(ctx.input(self.x))[0], unit="m^3",
-            depends_on=(self.x,))
-        self.volume_2 = self.declare_output(
-            "volume_2", lambda ctx: self.volumes(ctx.input(self.x))[1], unit="m^3",
-            depends_on=(self.x,))
+        self.volume_1, self.volume_2 = self.declare_outputs(
+            [("volume_1", "m^3"), ("volume_2", "m^3")],
+            lambda ctx: self.volumes(ctx.input(self.x)), depends_on=(self.x,))
 
     # ------------------------------------------------------------ equations
     def volumes(self, x: float) -> tuple[float, float]:

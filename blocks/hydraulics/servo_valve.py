@@ -227,9 +227,9 @@ class ServoValve(Block):
         self.command = self.declare_input("command", unit=command_unit)
         self.x_s = self.declare_continuous_state("spool", np.array([float(spool0), 0.0]))
         deps = (self.p_P, self.p_T, self.p_A, self.p_B)
-        for i, port in enumerate(("q_A", "q_B", "q_P", "q_T")):
-            setattr(self, port, self.declare_output(
-                port, lambda ctx, i=i: self.flows(ctx)[i], unit="m^3/s", depends_on=deps))
+        self.q_A, self.q_B, self.q_P, self.q_T = self.declare_outputs(
+            [("q_A", "m^3/s"), ("q_B", "m^3/s"), ("q_P", "m^3/s"), ("q_T", "m^3/s")],
+            self.flows, depends_on=deps)
         self.spool = self.declare_output("spool", lambda ctx: float(ctx.state(self.x_s)[0]),
                                          unit="1", depends_on=())
 

@@ -145,10 +145,9 @@ class SpoolValve43(Block):
         self.p_A = self.declare_input("p_A", unit="Pa")
         self.p_B = self.declare_input("p_B", unit="Pa")
         self.u = self.declare_input("u", unit="1")
-        self.q_A = self.declare_output("q_A", lambda ctx: self.flows(ctx)[0], unit="m^3/s")
-        self.q_B = self.declare_output("q_B", lambda ctx: self.flows(ctx)[1], unit="m^3/s")
-        self.q_P = self.declare_output("q_P", lambda ctx: self.flows(ctx)[2], unit="m^3/s")
-        self.q_T = self.declare_output("q_T", lambda ctx: self.flows(ctx)[3], unit="m^3/s")
+        self.q_A, self.q_B, self.q_P, self.q_T = self.declare_outputs(
+            [("q_A", "m^3/s"), ("q_B", "m^3/s"), ("q_P", "m^3/s"), ("q_T", "m^3/s")],
+            self.flows)
 
     @property
     def centre(self) -> str:

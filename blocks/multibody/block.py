@@ -44,14 +44,14 @@ def declare_load_inputs(block: Block, mech: Any) -> list:
 
 
 def declare_marker_outputs(block: Block, mech: Any, markers: Any, marker_out: Any) -> None:
-    """``<body>_<marker>_pos`` and ``_vel`` outputs; ``marker_out(m, k)`` makes the calc."""
+    """``<body>_<marker>_pos`` and ``_vel`` outputs, computed together by the calc
+    ``marker_out(m)`` (returns ``(position, velocity)``)."""
     for ref in markers:
         m = mech._m(ref)
         base = f"{m.body.name}_{m.name}"
-        block.declare_output(f"{base}_pos", marker_out(m, 0), shape=(mech.dim,), unit="m",
-                             depends_on=())
-        block.declare_output(f"{base}_vel", marker_out(m, 2), shape=(mech.dim,), unit="m/s",
-                             depends_on=())
+        block.declare_outputs([{"name": f"{base}_pos", "shape": (mech.dim,), "unit": "m"},
+                               {"name": f"{base}_vel", "shape": (mech.dim,), "unit": "m/s"}],
+                              marker_out(m), depends_on=())
 
 
 def reaction_rows(block: Block, mech: Any, reactions: Any) -> list:
@@ -132,10 +132,12 @@ class MultibodyBlock(Block):
                                            direction=1, name=f"contact_{e.name}")
         if breakpoints_s is not None and len(breakpoints_s):
             self.declare_time_event(sorted(set(float(b) for b in breakpoints_s)))
-        # one compiled call per derivative when nothing Python-side contributes forces
-        self._fused = (mech._tables is not None and not mech.elements and not self._loads
+        # one compiled call per derivative (loads and force elements evaluated in Python
+        # and passed in as generalized forces)
+        self._fused = (mech._tables is not None
                        and self.form.kind in ("lagrange", "projection", "partitioning")
                        and mech.m > 0)
+        self._external = bool(mech.elements or self._loads)
         lag = self.form.kind == "lagrange"
         self._alpha = self.form.alpha if lag else 0.0
         self._beta = self.form.beta if lag else 0.0
@@ -165,10 +167,11 @@ class MultibodyBlock(Block):
             ctx.set_discrete(handle, abs(element.penetration(self.mech.kins(q, v))[1]))
         return handler
 
-    def _marker_out(self, m: Any, which: int):
+    def _marker_out(self, m: Any):
         def calc(ctx):
             q, v = self._split(ctx)
-            return Kin(m.body, q, v).point(m.s, with_jac=False)[which].copy()
+            p, _, pd, _ = Kin(m.body, q, v).point(m.s, with_jac=False)
+            return p.copy(), pd.copy()
         return calc
 
     def _reaction_out(self, rows: slice):
@@ -182,8 +185,10 @@ class MultibodyBlock(Block):
     def derivatives(self, ctx: Any) -> np.ndarray:
         q, v = self._split(ctx)
         if self._fused:
+            qe = self.mech.external_forces(q, v, ctx.time, self._loads_of(ctx),
+                                           self._memory(ctx)) if self._external else None
             x, ok = self.mech._tables.derivative(q, v, ctx.time, self.mech.Minv,
-                                                 self._alpha, self._beta)
+                                                 self._alpha, self._beta, qe)
             if ok:
                 return x  # else: the general path below reports the singular configuration
         vd, _ = self.mech.accelerations(q, v, ctx.time, self.form, self._loads_of(ctx),

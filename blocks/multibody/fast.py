@@ -328,6 +328,7 @@ class Tables:
             if b.kind == "spatial":
                 self.inertia[k] = b.inertia
         self.gravity = np.asarray(mech.gravity, float)
+        self._no_load = np.zeros(mech.nv)
         prims = mech.prims
         n = len(prims)
         self.typ = np.zeros(n, dtype=np.int64)
@@ -406,15 +407,18 @@ class Tables:
                                   c[0], c[1], c[2], self.m, self.nv)
 
     def derivative(self, q: np.ndarray, v: np.ndarray, t: float, Minv: np.ndarray,
-                   alpha: float, beta: float) -> tuple[np.ndarray, bool]:
-        """``[q', v̇]`` in one compiled call (no Python force elements or loads)."""
+                   alpha: float, beta: float,
+                   Qext: np.ndarray | None = None) -> tuple[np.ndarray, bool]:
+        """``[q', v̇]`` in one compiled call; ``Qext``: generalized forces of the loads and
+        force elements (see :meth:`Mechanism.external_forces`)."""
         f, c = self._drivers_at(t)
         return derivative_kernel(np.ascontiguousarray(q, float), np.ascontiguousarray(v, float),
                                  self.kind, self.iq, self.iv, self.ncol, self.sel, self.typ,
                                  self.bi, self.bj, self.si, self.sj, self.ai, self.aj,
                                  self.cst, self.drv, self.row, self.nrows, f[0], f[1], f[2],
                                  c[0], c[1], c[2], self.m, self.nv, self.mass, self.inertia,
-                                 self.gravity, Minv, float(alpha), float(beta))
+                                 self.gravity, Minv, float(alpha), float(beta),
+                                 self._no_load if Qext is None else Qext)
 
     def qdot(self, q: np.ndarray, v: np.ndarray) -> np.ndarray:
         return qdot_kernel(np.ascontiguousarray(q, float), np.ascontiguousarray(v, float),
@@ -506,12 +510,15 @@ def lagrange_kernel(Minv, Q, J, rhs, iv, ncol):
 @_njit
 def derivative_kernel(q, v, kind, iq, iv, ncol, sel, typ, bi, bj, si, sj, ai, aj, cst,
                       drv, row, nrows, fval, fdot, fddot, cval, cdot, cddot, m, nv,
-                      mass, inertia, gravity, Minv, alpha, beta):
-    """``[q', v̇]`` of a mechanism without Python force elements (Lagrange + Baumgarte)."""
+                      mass, inertia, gravity, Minv, alpha, beta, Qext):
+    """``[q', v̇]`` (Lagrange + Baumgarte); ``Qext``: generalized forces of the loads and
+    force elements, computed in Python (zeros without them)."""
     phi, J, phit, gam = constraints_kernel(q, v, kind, iq, iv, ncol, sel, typ, bi, bj, si,
                                            sj, ai, aj, cst, drv, row, nrows, fval, fdot,
                                            fddot, cval, cdot, cddot, m, nv)
     Q = forces_kernel(v, kind, iv, mass, inertia, gravity, nv)
+    for i in range(nv):
+        Q[i] += Qext[i]
     rhs = gam.copy()
     if alpha != 0.0 or beta != 0.0:
         phid = J @ v + phit

@@ -179,10 +179,11 @@ class Index3Stepper(Block):
                                iterations=30)
             return mech.accelerations(q, v, 0.0, form)
 
-    def _marker_out(self, m: Any, which: int):
+    def _marker_out(self, m: Any):
         def calc(ctx):
             k = Kin(m.body, ctx.discrete(self.q), ctx.discrete(self.v))
-            return k.point(m.s, with_jac=False)[which].copy()
+            p, _, pd, _ = k.point(m.s, with_jac=False)
+            return p.copy(), pd.copy()
         return calc
 
     # ------------------------------------------------------------ stepping

@@ -33,6 +33,19 @@ from .geometry import cross, quat_axis_angle, quat_from_matrix, quat_matrix, qua
 from .joints import JOINTS
 
 
+class _LazyKins(dict):
+    """``{body: Kin}`` filled on first access (only the bodies that loads and force
+    elements touch are evaluated)."""
+
+    def __init__(self, q: np.ndarray, v: np.ndarray) -> None:
+        super().__init__()
+        self.q, self.v = q, v
+
+    def __missing__(self, body: Body) -> Kin:
+        k = self[body] = Kin(body, self.q, self.v)
+        return k
+
+
 class BodyHandle:
     """What ``add_body`` returns: the body plus ``marker(name)`` lookup/creation."""
 
@@ -297,6 +310,10 @@ class Mechanism:
     def kins(self, q: np.ndarray, v: np.ndarray) -> dict:
         return {b: Kin(b, q, v) for b in self.bodies.values()}
 
+    def lazy_kins(self, q: np.ndarray, v: np.ndarray) -> dict:
+        """Like :meth:`kins`, but each body's :class:`Kin` is built on first use."""
+        return _LazyKins(q, v)
+
     def constraints(self, q: np.ndarray, v: np.ndarray, t: float,
                     kins: dict | None = None) -> tuple:
         """``(Phi, J, Phi_t, gamma)`` of all joints (compiled kernel when available)."""
@@ -326,7 +343,7 @@ class Mechanism:
         if self._tables is not None:
             Q = self._tables.forces(v)
             if self.elements or loads:
-                kins = kins or self.kins(q, v)
+                kins = kins or self.lazy_kins(q, v)
                 self._elements_and_loads(kins, t, loads, memory, Q)
             return Q
         kins = kins or self.kins(q, v)
@@ -340,6 +357,14 @@ class Mechanism:
             else:
                 Q[i:i + self.dim] += b.mass * self.gravity
         self._elements_and_loads(kins, t, loads, memory, Q)
+        return Q
+
+    def external_forces(self, q: np.ndarray, v: np.ndarray, t: float,
+                        loads: dict | None = None,
+                        memory: dict | None = None) -> np.ndarray:
+        """Generalized forces of the force elements and ``loads`` alone (no gravity)."""
+        Q = np.zeros(self.nv)
+        self._elements_and_loads(self.lazy_kins(q, v), t, loads, memory, Q)
         return Q
 
     def _elements_and_loads(self, kins: dict, t: float, loads: dict | None,
