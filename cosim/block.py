@@ -166,6 +166,15 @@ class TimeEvent:
 
 
 @dataclass(eq=False)
+class Monitor:
+    """``fn(ctx)`` after every accepted continuous step (see :meth:`Block.declare_monitor`)."""
+
+    block: Block
+    name: str
+    fn: Callable[[Any], None]
+
+
+@dataclass(eq=False)
 class _Declarations:
     inputs: dict = field(default_factory=dict)
     outputs: dict = field(default_factory=dict)
@@ -176,6 +185,7 @@ class _Declarations:
     zero_crossings: list = field(default_factory=list)
     time_events: list = field(default_factory=list)
     opaque_states: list = field(default_factory=list)
+    monitors: list = field(default_factory=list)
 
 
 class Block:
@@ -313,6 +323,19 @@ class Block:
         self._decl.zero_crossings.append(z)
         return z
 
+    def declare_monitor(self, fn: Callable[[Any], None], name: str = "monitor") -> Monitor:
+        """Call ``fn(ctx)`` after every accepted step of the continuous solver and at every
+        major time point: a cheap check (a warning, a statistic) with no event location.
+
+        ``fn`` reads the time, the continuous states and discrete states (outputs are not
+        re-evaluated for it) and may set discrete states; it must not change continuous
+        states.  Unlike a zero crossing it does not stop the integrator, so fixed-step runs
+        keep their fast path: what it reports is known to the step, not located in it.
+        """
+        m = Monitor(self, name, fn)
+        self._decl.monitors.append(m)
+        return m
+
     def declare_time_event(self, times_s: float | Iterable[float],
                            handler: Callable | None = None) -> TimeEvent:
         """Make the integrator stop exactly at ``times_s`` and call ``handler(ctx)`` there."""
@@ -365,6 +388,10 @@ class Block:
     @property
     def time_events(self) -> list[TimeEvent]:
         return self._decl.time_events
+
+    @property
+    def monitors(self) -> list[Monitor]:
+        return self._decl.monitors
 
     @property
     def opaque_states(self) -> list[OpaqueState]:

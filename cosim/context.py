@@ -52,6 +52,7 @@ class Context:
         self.signals: list[Any] = [p.zero() for p in plan.slot_ports]
         self._in = plan.input_slot
         self._out = plan.output_slot
+        self.pruned_slots: frozenset = frozenset()  # set by the Simulator (Evaluator.pruned)
         self._cs = plan.cstate_index
         self._scalar_cs = {h: a for h, (a, _, sc) in plan.cstate_index.items() if sc}
         self._ds = plan.dstate_index
@@ -85,9 +86,16 @@ class Context:
     def output(self, port: Any) -> Any:
         """Last computed value of an output port."""
         try:
-            return self.signals[self._out[port]]
+            slot = self._out[port]
         except KeyError:
             raise self._foreign(port, "output port") from None
+        if slot in self.pruned_slots:
+            from .errors import PortError
+            raise PortError(
+                f"output '{port.path}' is not computed in this run: nothing reads it (no "
+                "connection, export, recorder or observer); record it, e.g. "
+                f"Simulator(..., record=[..., '{port.path}']), to have its values")
+        return self.signals[slot]
 
     def fix_input(self, port: Any, value: Any) -> None:
         """Give an exported input of the root diagram a constant value."""

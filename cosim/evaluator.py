@@ -120,8 +120,10 @@ class Evaluator:
             g.slot_of = [plan.output_slot[p] for p in g.y_ports]
             g.index_slice = _as_slice(g.state_index)
 
-        # nodes in evaluation order -> ops
+        # nodes in evaluation order -> ops; outputs that no input, exported output,
+        # observer or override reads are pruned (Context.output raises for them)
         self.ops: list[tuple] = []  # (kind, payload, sampled_block_or_None)
+        self.pruned: set[int] = set()
         for comp in plan.order:
             is_loop = comp in plan.loops
             fused = [n for n in comp if n.block in self.fused_blocks]
@@ -142,6 +144,9 @@ class Evaluator:
                             self.ops.append(("group", (gi, [n]), None))
                 else:
                     samp = n.block if n.block.is_sampled else None
+                    if not is_loop and samp is None and not any(k in needed for k in n.slots):
+                        self.pruned.update(n.slots)  # nothing reads it: not computed
+                        continue
                     self.ops.append(("node", n, samp))
         # state-dependent slots, for the propagator decision
         self._prepare_loops()

@@ -640,6 +640,7 @@ class MasterScheduler:
             "rejections": self.rejections,
             "step_sizes_s": list(self.step_sizes),
             "unrecoverable_steps": getattr(self, "unrecoverable", 0),
+            "steps_over_tol_at_h_min": getattr(self, "over_tol_at_min", 0),
             "energy_residual_total": self.energy_total if self.bonds else None,
             "macro": self._macro_diagnostics(),
             "iterations_per_step_max": max(self.iterations, default=0),

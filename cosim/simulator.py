@@ -70,9 +70,12 @@ class Simulator:
     solver : str
         ``euler``, ``heun``, ``midpoint``, ``rk4`` (default), ``ab3`` (fixed
         step) or ``rk45``, ``rk23``, ``dop853``, ``radau``, ``bdf``, ``lsoda``.
-    dt : float
+    dt : float or ``"advance"``
         Fixed step [s]; for variable-step solvers the output grid (optional:
-        without it every accepted step is recorded).
+        without it every accepted step is recorded).  ``"advance"`` (fixed-step
+        solvers): no fixed grid, every :meth:`advance_to` is one solver step
+        (split at breakpoints and sample hits) - a co-simulation subsystem that
+        steps once per communication step, whatever its length.
     rtol, atol, max_step : float
         Variable-step tolerances and maximum step [s] (default: ``dt`` when
         given).  A zero-crossing witness that changes sign twice within one
@@ -109,9 +112,16 @@ class Simulator:
         self.solver_name = check_solver_name(solver)
         self.fixed = self.solver_name in FIXED_STEP
         self.dt = dt
+        self.step_per_advance = dt == "advance"
+        if self.step_per_advance:
+            if not self.fixed:
+                raise RateError(f"dt='advance' needs a fixed-step solver, not '{solver}'")
+            dt = None
         self.dt_ticks = to_ticks(dt, "dt") if dt is not None else None
-        if self.fixed and self.dt_ticks is None and self.plan.n_continuous:
-            raise RateError(f"solver '{solver}' is fixed-step: give dt (the step in seconds)")
+        if (self.fixed and self.dt_ticks is None and self.plan.n_continuous
+                and not self.step_per_advance):
+            raise RateError(f"solver '{solver}' is fixed-step: give dt (the step in seconds, "
+                            "or 'advance': one step per advance_to)")
         if self.dt_ticks is not None and self.dt_ticks <= 0:
             raise RateError(f"dt must be positive, got {dt!r}")
         self.rtol, self.atol, self.max_step = rtol, atol, max_step
@@ -165,11 +175,12 @@ class Simulator:
                     overrides[slot] = fn
         self.ev = Evaluator(self.plan, self.ctx, consumers=consumers, overrides=overrides,
                             loop_options=self.loop_options, fuse_linear=self.fuse_linear)
+        self.ctx.pruned_slots = frozenset(self.ev.pruned)
         self._derivs = self.ev.make_derivatives()
         self._dx_buf = np.zeros(self.plan.n_continuous)
         self._propagator = None
         if (self.fixed and self.ev.can_propagate and self.solver_name != "ab3"
-                and not self._zero_crossings):
+                and not self._zero_crossings and self.dt_ticks):
             tab = FIXED_STEP[self.solver_name].tableau
             self._propagator = self.ev.make_propagator(tab, self.dt_ticks * _NS)
         self._fixed_solver = make_fixed(self.solver_name, self._rhs) if self.fixed else None
@@ -196,6 +207,7 @@ class Simulator:
                             + "; call ctx.fix_input(port, value) or wire them in a parent "
                             "diagram")
         self._zero_crossings = [z for b in plan.blocks for z in b.zero_crossings]
+        self._monitors = [m.fn for b in plan.blocks for m in b.monitors]
         self._dirty = False
         ctx._param_listeners = [self._on_param_change]
         self._build_program()
@@ -260,6 +272,8 @@ class Simulator:
             fn = self.ev.evaluator_for(due) if due else self._eval_cont
         ctx.time = ctx.mode_time = tick * _NS
         self._call_eval(fn)
+        for m in self._monitors:
+            m(ctx)
         if self._zero_crossings:
             self._g_prev = [float(z.witness(ctx)) for z in self._zero_crossings]
         for o in self.observers:
@@ -382,7 +396,7 @@ class Simulator:
         while bp_i < len(bps) and bps[bp_i] <= tick:
             bp_i += 1
         while tick < end:
-            if nx and not self._zero_crossings and tick % h == 0:
+            if nx and h and not self._zero_crossings and tick % h == 0:
                 seg_end = min(end, bps[bp_i]) if bp_i < len(bps) else end
                 for g in hits:  # the next sample hit after tick
                     k = (tick - g.offset) // g.period + 1
@@ -394,7 +408,7 @@ class Simulator:
                     solver = self._fixed_solver
                     continue
             # next stop: grid point, sample hit (no continuous part), breakpoint, end
-            if nx:
+            if nx and h:
                 stop = (tick // h + 1) * h
             else:
                 stop = end
@@ -416,7 +430,7 @@ class Simulator:
                     xn = prop.step(ctx, ctx.signals, t, x, hh)
                 else:
                     xn = solver.advance(t, x, hh)
-                    if stop - tick != h:
+                    if h and stop - tick != h:
                         self.stats["partial_steps"] += 1
                 self._check_finite(xn, stop)
                 ctx.xc = xn
@@ -446,8 +460,9 @@ class Simulator:
         if self.progress:
             samplers.append(lambda sim: self._bar.tick(sim.ctx.ticks))
         isfinite = math.isfinite
+        monitors = self._monitors
         try:
-            if prop is not None and not samplers:
+            if prop is not None and not samplers and not monitors:
                 # nothing observes the micro steps: propagate, evaluate outputs once
                 tick, xn, finite = prop.steps(ctx, s, tick, ctx.xc, h, n, _NS)
                 if not finite:
@@ -468,15 +483,20 @@ class Simulator:
                 tick += h
                 ctx.ticks = tick
                 ctx.time = ctx.mode_time = tick * _NS
-                ev(ctx, s)
-                for sample in samplers:
-                    sample(self)
+                for m in monitors:
+                    m(ctx)
+                if samplers:  # else the next step's first stage evaluates the outputs
+                    ev(ctx, s)
+                    for sample in samplers:
+                        sample(self)
                 if self._dirty:
                     self._dirty = False
                     self.stats["rebuilds"] += 1
                     self._build_program()
                     prop, advance = self._propagator, self._fixed_solver.advance
                     ev = self._eval_cont
+            if not samplers:
+                ev(ctx, s)  # the outputs at the last step
         except StepError:
             raise
         except Exception as exc:

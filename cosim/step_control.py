@@ -80,6 +80,13 @@ class StepController:
         (effort x flow x s, e.g. J).
     safety, fac_min, fac_max : float
         Controller constants.
+    at_min_step : str
+        A step over tolerance at ``h_min_s``: ``"raise"`` (default) stops the run
+        with a :class:`~cosim.errors.StepError`; ``"accept"`` keeps it and counts it
+        in ``diagnostics["steps_over_tol_at_h_min"]`` (for inputs with known
+        discontinuities, e.g. a valve command ramp, where no explicit coupling
+        step meets the tolerance: the step shrinks to ``h_min_s`` there and grows
+        again after).
     """
 
     method: str = "richardson"
@@ -92,8 +99,12 @@ class StepController:
     fac_min: float = 0.2
     fac_max: float = 4.0
     energy_tol: float | None = None
+    at_min_step: str = "raise"
 
     def __post_init__(self) -> None:
+        if self.at_min_step not in ("raise", "accept"):
+            raise ValueError(f"StepController: at_min_step must be 'raise' or 'accept', got "
+                             f"{self.at_min_step!r}")
         if self.method not in ("richardson", "extrapolation"):
             raise ValueError(f"StepController: method must be 'richardson' or 'extrapolation', "
                              f"got {self.method!r}")
@@ -153,6 +164,7 @@ def run_controlled(master: Any, end: int, times: list, rows: list) -> int:
     k = 0
     master.step_sizes: list[float] = []
     master.unrecoverable = 0
+    master.over_tol_at_min = 0
     while master.t < end:
         H = min(H, end - master.t)
         half = H // 2 // grid * grid
@@ -180,8 +192,11 @@ def run_controlled(master: Any, end: int, times: list, rows: list) -> int:
             steps = 1
         err = max(err, _energy_error(master, ctl))
         startup = p_eff < p and H <= h_min
-        if err <= 1.0 or snap is None or startup:
-            if err > 1.0:
+        forced = err > 1.0 and H <= h_min and ctl.at_min_step == "accept"
+        if err <= 1.0 or snap is None or startup or forced:
+            if forced and not startup:
+                master.over_tol_at_min += 1
+            elif err > 1.0:
                 # cannot redo, or the history is too short for order p even at h_min:
                 # accepted above tolerance, counted, next step smaller
                 master.unrecoverable += 1
@@ -195,8 +210,9 @@ def run_controlled(master: Any, end: int, times: list, rows: list) -> int:
             raise StepError(
                 f"communication step rejected at the minimum step "
                 f"{format_time(h_min)} at t = {master.t * _NS:.9g} s (scaled error "
-                f"{err:.3g}); loosen rtol/atol, lower h_min_s or use an iterative "
-                "coupling")
+                f"{err:.3g}); loosen rtol/atol, lower h_min_s, use an iterative "
+                "coupling, or StepController(at_min_step='accept') where an input has "
+                "a known discontinuity")
         H = ctl.next_step(H, err, q, grid, h_min, h_max)
     return k
 

@@ -141,7 +141,9 @@ class DiagramSubsystem(Subsystem):
         Its exported inputs become the subsystem inputs, its exported outputs
         the subsystem outputs.
     solver, dt, **simulator_options
-        The subsystem's own integrator (any core solver) and step [s].
+        The subsystem's own integrator (any core solver) and step [s];
+        ``dt="advance"`` (fixed-step solvers): one solver step per communication
+        step, whatever its length (for step-controlled masters).
     rate : int
         The subsystem steps every ``rate`` macro steps, over ``rate * H``
         (multi-rate by decimation).
@@ -187,7 +189,7 @@ class DiagramSubsystem(Subsystem):
         self.sim = Simulator(self.wrapper, self.ctx, solver=solver, dt=dt, record=False,
                              **simulator_options)
         self.solver_name = solver
-        self.dt_ticks = to_ticks(dt, "dt") if dt is not None else None
+        self.dt_ticks = to_ticks(dt, "dt") if dt not in (None, "advance") else None
         self.can_save_state = not self.wrapper.compile().opaque_states or all(
             h.save is not None for h in self.wrapper.compile().opaque_states)
 

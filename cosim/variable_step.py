@@ -66,6 +66,12 @@ def advance_variable(self: Any, end: int) -> None:
                                   f"{msg} {hint}")
             self.stats["steps"] += 1
             self._check_finite(sol.y, int(round(sol.t * TICKS_PER_SECOND)))
+            if self._monitors:
+                x_keep, t_keep = ctx.xc, ctx.time
+                ctx.xc, ctx.time = np.asarray(sol.y), sol.t
+                for m in self._monitors:
+                    m(ctx)
+                ctx.xc, ctx.time = x_keep, t_keep
             dense = sol.dense_output() if (out_grid or self._zero_crossings) else None
             # zero crossings on this step
             if self._zero_crossings:

@@ -84,6 +84,7 @@ from blocks.hydraulics import (
     DoubleActingCylinder,
     PressureSource,
     SpoolValve43,
+    ValveControlledCylinder,
 )
 from blocks.multibody import Mechanism, MultibodyBlock
 from cosim import Block, DiagramBuilder, FunctionBlock, Simulator
@@ -234,15 +235,30 @@ def add_hydraulics(b: DiagramBuilder, *, p1_0: float = P1_0, p2_0: float = P2_0)
     return valve, cyl, cmd
 
 
-def build(*, alpha: float = 10.0, beta: float = 10.0) -> object:
+def add_compact_hydraulics(b: DiagramBuilder, *, p1_0: float = P1_0,
+                           p2_0: float = P2_0) -> tuple:
+    """The same circuit as :func:`add_hydraulics` as one
+    :class:`~blocks.hydraulics.ValveControlledCylinder` named ``cyl`` (same port names);
+    returns (None, cyl, cmd).  Valve port A on the rod side (LIM chamber 1)."""
+    cmd = b.add(ValveCommand("kappa"))
+    cyl = b.add(ValveControlledCylinder(
+        "cyl", supply_pressure_pa=P_PUMP, tank_pressure_pa=P_TANK, area_max_m2=A_VALVE, cd=CD,
+        lap=-1.0, a_chamber=2, fluid=LIM_OIL, area_1_m2=A_P, area_2_m2=A_P, stroke_m=L_CYL,
+        friction=CylinderFriction(viscous_n_s_m=C_VISC), p1_0_pa=p2_0, p2_0_pa=p1_0))
+    b.connect(cmd.u, cyl.u)
+    return None, cyl, cmd
+
+
+def build(*, alpha: float = 10.0, beta: float = 10.0, compact: bool = False) -> object:
     """The monolithic diagram: boom + actuator geometry + valve + cylinder + M1 command.
 
     Signals of interest: ``actuator.s`` (s1), ``actuator.sd``, ``cyl.p_2`` (LIM p1),
-    ``cyl.p_1`` (LIM p2), ``cyl.force`` (f_h), ``kappa.kappa``.
+    ``cyl.p_1`` (LIM p2), ``cyl.force`` (f_h), ``kappa.kappa``.  ``compact``: the
+    hydraulics as one block (:func:`add_compact_hydraulics`), the same equations.
     """
     b = DiagramBuilder("lim_manipulator")
     _, kin, force = add_mechanics(b, alpha=alpha, beta=beta)
-    _, cyl, _ = add_hydraulics(b)
+    _, cyl, _ = (add_compact_hydraulics if compact else add_hydraulics)(b)
     b.connect(kin.out_ports[2], cyl.x)
     b.connect(kin.out_ports[1], cyl.v)
     b.connect(cyl.force, force.in_ports[0])
@@ -260,11 +276,12 @@ def mechanics_diagram() -> object:
     return b.build()
 
 
-def hydraulics_diagram(force_output: bool = True) -> object:
+def hydraulics_diagram(force_output: bool = True, compact: bool = False) -> object:
     """Hydraulics subsystem: inputs ``s``, ``sd``; outputs ``f_h`` (reads s, sd; only with
-    ``force_output``, the f-s split), ``p1``, ``p2`` (states)."""
+    ``force_output``, the f-s split), ``p1``, ``p2`` (states).  ``compact``: one block
+    (:func:`add_compact_hydraulics`)."""
     b = DiagramBuilder("hyd")
-    _, cyl, _ = add_hydraulics(b)
+    _, cyl, _ = (add_compact_hydraulics if compact else add_hydraulics)(b)
     pos = b.add(FunctionBlock("position", lambda s: 0.5 * L_CYL + s - S0,
                               inputs=[("s", "m")], outputs=[("x", "m")]))
     b.connect(pos.out_ports[0], cyl.x)
@@ -336,8 +353,9 @@ PS_CONNECTIONS = [("hyd.p1", "mech.p1"), ("hyd.p2", "mech.p2"), ("mech.s", "hyd.
 
 def cosim_master(*, split: str = "fs", step_s: float = 1e-3, coupling: str = "jacobi",
                  extrapolation: int = 1, hydraulics_dt: float = 2e-4,
-                 mechanics_dt: float | None = None, mechanics_rate: int = 1,
+                 mechanics_dt: float | str | None = None, mechanics_rate: int = 1,
                  hydraulics_solver: str = "rk4", mechanics_solver: str = "rk4",
+                 compact: bool = False, step_control: object = None,
                  **coupling_options) -> object:
     """A :class:`~cosim.MasterScheduler` for M1 (not run).
 
@@ -347,13 +365,16 @@ def cosim_master(*, split: str = "fs", step_s: float = 1e-3, coupling: str = "ja
     interpolate the hydraulics' outputs), ``"gs_mech"`` (mechanics first) or
     ``"iterative"`` (:class:`~cosim.Iterative`, ``coupling_options`` passed on).  The
     mechanics step every ``mechanics_rate`` macro steps with solver step ``mechanics_dt``
-    (default: one step per mechanics communication step).
+    (default: one step per mechanics communication step; ``"advance"``: one step per
+    communication step whatever its length, for ``step_control``, a
+    :class:`~cosim.StepController`).  ``compact``: the hydraulics as one block
+    (:func:`add_compact_hydraulics`).
     """
     from cosim import DiagramSubsystem, GaussSeidel, Iterative, Jacobi, MasterScheduler
     if split not in ("fs", "ps"):
         raise ValueError(f"split must be 'fs' or 'ps', got {split!r}")
     fs = split == "fs"
-    hyd = DiagramSubsystem(hydraulics_diagram() if fs else hydraulics_ps_diagram(),
+    hyd = DiagramSubsystem(hydraulics_diagram(force_output=fs, compact=compact),
                            solver=hydraulics_solver, dt=hydraulics_dt)
     mech = DiagramSubsystem(mechanics_diagram() if fs else mechanics_ps_diagram(),
                             solver=mechanics_solver,
@@ -364,7 +385,8 @@ def cosim_master(*, split: str = "fs", step_s: float = 1e-3, coupling: str = "ja
     if coupling not in couplings:
         raise ValueError(f"coupling must be one of {sorted(couplings)}, got {coupling!r}")
     return MasterScheduler([hyd, mech], COSIM_CONNECTIONS if fs else PS_CONNECTIONS, step_s,
-                           coupling=couplings[coupling](), extrapolation=extrapolation)
+                           coupling=couplings[coupling](), extrapolation=extrapolation,
+                           step_control=step_control)
 
 
 def cosim_run(t_end: float = 10.0, **options) -> object:
@@ -372,9 +394,11 @@ def cosim_run(t_end: float = 10.0, **options) -> object:
     return cosim_master(**options).run(t_end)
 
 
-def monolithic_rk4(t_end: float = 10.0, dt: float = 2e-4, record_dt: float = 0.01) -> object:
-    """M1, monolithic, one explicit RK4 integrator at step ``dt`` (s1 recorded every 10 ms)."""
-    sim = Simulator(build(), solver="rk4", dt=dt, record=["actuator.s"],
+def monolithic_rk4(t_end: float = 10.0, dt: float = 2e-4, record_dt: float = 0.01,
+                   compact: bool = False, solver: str = "rk4") -> object:
+    """M1, monolithic, one explicit integrator (default RK4) at step ``dt`` (s1 recorded
+    every 10 ms); ``compact``: the one-block hydraulics."""
+    sim = Simulator(build(compact=compact), solver=solver, dt=dt, record=["actuator.s"],
                     record_every=max(1, int(round(record_dt / dt))))
     return sim.run(t_end)
 

@@ -10,10 +10,12 @@ Modules: :mod:`.fluid` (density, bulk modulus models), :mod:`.volume`,
 :mod:`.servo_valve` (2nd-order spool dynamics, Bode identification),
 :mod:`.accumulator` (gas-charged), :mod:`.line` (lumped pipe/hose sections),
 :mod:`.motor` (hydraulic motor, displacement-machine equations), :mod:`.pump`
-(variable-displacement pump).
+(variable-displacement pump), :mod:`.actuator` (valve + cylinder in one block, for
+speed).
 """
 
 from .accumulator import GasAccumulator
+from .actuator import ValveControlledCylinder
 from .cylinder import CylinderFriction, DoubleActingCylinder
 from .fluid import (
     LIM_OIL,
@@ -52,5 +54,5 @@ __all__ = [
     "regularized_sqrt_derivative", "transition_pressure",
     "BodeFit", "ServoValve", "bode_minus_90_estimate", "bode_second_order", "identify_from_bode",
     "GasAccumulator", "HydraulicLine", "LineParameters", "lumped_natural_frequencies_hz",
-    "HydraulicMotor", "VariableDisplacementPump",
+    "HydraulicMotor", "VariableDisplacementPump", "ValveControlledCylinder",
 ]

@@ -24,9 +24,11 @@ value.  These blocks do not clip silently.  Instead:
   so the pressure stays above :math:`p_{min} - \\Delta p_{cav} > 0`; the liquid
   volume drawn out meanwhile is not accounted for (it would be vapour/air): the
   volume balance is **not conserved** while the bound is active.
-* a zero-crossing event on :math:`p - p_{min}` (falling) emits one
-  :class:`cosim.CosimWarning` per context naming the block and the time, so
-  every run that reaches the bound says so.  Results after that instant are
+* a monitor (:meth:`cosim.Block.declare_monitor`, checked after every accepted
+  step) emits one :class:`cosim.CosimWarning` per context naming the block and
+  the end of the step in which :math:`p < p_{min}` was first seen, so every run
+  that reaches the bound says so (a dip that starts and ends inside one solver
+  step is not seen).  Results after that instant are
   outside the model's validity; use a gas-release model if they matter.
 """
 
@@ -59,7 +61,7 @@ def pressure_rate(p: float, beta: float, volume: float, net_flow: float,
 
 
 class LowPressureGuard:
-    """Validates the bound and declares, on ``block``, the warn-once events for pressures.
+    """Validates the bound and declares, on ``block``, the warn-once monitor of the pressures.
 
     ``pressures`` maps a label ('p' or 'p_1', ...) to a function ``ctx -> p``.
     """
@@ -81,18 +83,21 @@ class LowPressureGuard:
                                      f"min_pressure_pa = {p_min:g} Pa (pressures are absolute)")
         self.p_min, self.band = p_min, band
         self.warned = block.declare_discrete_state("low_pressure_warned", False)
-        for label, get in pressures.items():
-            block.declare_zero_crossing(
-                lambda ctx, get=get: get(ctx) - p_min,
-                lambda ctx, label=label: self._warn(block, label, ctx),
-                direction=-1, name=f"low_pressure_{label}")
+        checks = list(pressures.items())
+
+        def monitor(ctx: Any) -> None:
+            for label, get in checks:
+                if get(ctx) < p_min:
+                    self._warn(block, label, ctx)
+                    return
+        block.declare_monitor(monitor, name="low_pressure")
 
     def _warn(self, block: Block, label: str, ctx: Any) -> None:
         if ctx.discrete(self.warned):
             return
         ctx.set_discrete(self.warned, True)
         warnings.warn(
-            f"'{block.path}': pressure {label} fell to min_pressure_pa = {self.p_min:g} Pa at "
+            f"'{block.path}': pressure {label} fell to min_pressure_pa = {self.p_min:g} Pa by "
             f"t = {ctx.time:.9g} s (cavitation): the lumped liquid model is not valid here; the "
             f"pressure is held above {self.p_min - self.band:g} Pa and the volume drawn out is "
             "not conserved. Raise the supply/tank pressure or check the circuit. "

@@ -118,6 +118,18 @@ def test_defect_control_at_the_minimum_step_is_an_error():
         _defect(1e-6, t_end=0.1)
 
 
+def test_defect_control_can_accept_steps_at_the_minimum_and_counts_them():
+    subs = [DiagramSubsystem(m1_diagram(), solver="rk4", dt=1e-4),
+            DiagramSubsystem(m2_diagram(), solver="rk4", dt=1e-4)]
+    ctl = StepController(method="extrapolation", rtol=1e-6, atol=1e-6, h_min_s=2e-4,
+                         h_max_s=1e-2, grid_s=1e-4, at_min_step="accept")
+    res = MasterScheduler(subs, CONNECTIONS, 1e-3, coupling=Jacobi(), extrapolation=2,
+                          step_control=ctl).run(0.1)
+    d = res.diagnostics
+    assert d["steps_over_tol_at_h_min"] > 0  # the run went on and says how often
+    assert min(d["step_sizes_s"]) == pytest.approx(2e-4)
+
+
 def test_defect_control_refuses_iterative_coupling():
     subs = [DiagramSubsystem(m1_diagram(), solver="rk4", dt=1e-4),
             DiagramSubsystem(m2_diagram(), solver="rk4", dt=1e-4)]

@@ -1,0 +1,130 @@
+"""Valve-controlled cylinder: a 4/3 spool valve, constant supply and tank, a cylinder, one block.
+
+The same equations as the diagram ``PressureSource`` (supply) + ``PressureSource``
+(tank) + :class:`~blocks.hydraulics.SpoolValve43` + :class:`~blocks.hydraulics.DoubleActingCylinder`
+(the valve's and the cylinder's own functions are called), in one block: one
+output function and one derivative per evaluation instead of six blocks' worth.
+Use it where the actuator is the fast subsystem of a multi-rate co-simulation and
+its evaluation cost decides the wall time (the LIM manipulator bench); use the
+component blocks to build anything else (lines, accumulators, other valves).
+
+.. math::
+
+    (Q_{PA}, Q_{AT}, Q_{PB}, Q_{BT}) &= \\text{SpoolValve43}(u, p_P, p_T, p_A, p_B) \\\\
+    \\dot p_1 &= \\frac{\\beta(p_1)}{V_1(x)} (q_1 - A_1 \\dot x), \\quad
+    \\dot p_2 = \\frac{\\beta(p_2)}{V_2(x)} (q_2 + A_2 \\dot x) \\\\
+    F &= \\text{DoubleActingCylinder.rod\\_force}(p_1, p_2, x, \\dot x)
+
+with valve port A on chamber ``a_chamber`` (1: the piston side, the usual
+connection; 2: the rod side, as in the LIM benchmark) and B on the other one:
+:math:`q_A = Q_{PA} - Q_{AT}` flows into the A chamber.
+
+Ports
+-----
+in   u     scalar  1       spool position in [-1, 1]
+in   x     scalar  m       piston position (0: fully retracted)
+in   v     scalar  m/s     piston velocity
+out  force scalar  N       rod force, positive extending (feedthrough: x, v)
+out  p_1   scalar  Pa      chamber 1 (piston side) pressure (state)
+out  p_2   scalar  Pa      chamber 2 (rod side) pressure (state)
+out  q_P   scalar  m^3/s   flow drawn from the supply (feedthrough: u)
+
+Limitations: supply and tank pressures are constant (no pump or line
+dynamics); the low-pressure guard, the end stops, friction and efficiency are
+the cylinder's.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from cosim.block import Block
+from cosim.errors import ParameterError
+
+from .cylinder import DoubleActingCylinder
+from .fluid import MINERAL_OIL, Fluid
+from .orifice import DEFAULT_TRANSITION_PA
+from .valves import port_flows, spool_edge_flows, spool_parameters
+from .volume import LowPressureGuard
+
+
+class ValveControlledCylinder(Block):
+    """4/3 spool valve + double-acting cylinder + constant supply/tank (module docstring).
+
+    Parameters
+    ----------
+    supply_pressure_pa, tank_pressure_pa : float
+        Constant absolute pressures at P and T.
+    area_max_m2, cd, q_nominal_m3_s, dp_nominal_pa, lap, transition_pressure_pa,
+    leakage_m3_s_pa
+        The valve (as :class:`~blocks.hydraulics.SpoolValve43`).
+    a_chamber : int
+        Cylinder chamber on valve port A (1 or 2); B feeds the other one.
+    fluid : Fluid
+        Shared by the valve and the cylinder.
+    **cylinder
+        Keyword arguments of :class:`~blocks.hydraulics.DoubleActingCylinder`
+        (areas, stroke, dead volumes, initial pressures, friction, ...).
+    """
+
+    def __init__(self, name: str, *, supply_pressure_pa: float, tank_pressure_pa: float,
+                 area_max_m2: float | None = None, cd: float = 0.67,
+                 q_nominal_m3_s: float | None = None, dp_nominal_pa: float | None = None,
+                 lap: float = 0.0, transition_pressure_pa: float = DEFAULT_TRANSITION_PA,
+                 leakage_m3_s_pa: float = 0.0, a_chamber: int = 1, fluid: Fluid = MINERAL_OIL,
+                 **cylinder: Any) -> None:
+        super().__init__(name)
+        own = f"ValveControlledCylinder '{name}'"
+        if a_chamber not in (1, 2):
+            raise ParameterError(f"{own}: a_chamber must be 1 (piston side) or 2 (rod side), "
+                                 f"got {a_chamber!r}")
+        if not (supply_pressure_pa > tank_pressure_pa > 0):
+            raise ParameterError(f"{own}: need supply_pressure_pa > tank_pressure_pa > 0 "
+                                 f"(absolute), got {supply_pressure_pa!r}, "
+                                 f"{tank_pressure_pa!r}")
+        self.pP, self.pT = float(supply_pressure_pa), float(tank_pressure_pa)
+        self.k, self.lap, self.dp_tr, self.g = spool_parameters(
+            own, area_max_m2=area_max_m2, cd=cd, fluid=fluid, q_nominal_m3_s=q_nominal_m3_s,
+            dp_nominal_pa=dp_nominal_pa, lap=lap, transition_pressure_pa=transition_pressure_pa,
+            leakage_m3_s_pa=leakage_m3_s_pa)
+        self.a_on_1 = a_chamber == 1
+        # the cylinder's equations and parameter checks (a template, never in a diagram)
+        self.cyl = cyl = DoubleActingCylinder(f"{name}_cylinder", fluid=fluid, **cylinder)
+        self.u = self.declare_input("u", unit="1")
+        self.x = self.declare_input("x", unit="m")
+        self.v = self.declare_input("v", unit="m/s")
+        p10, p20 = float(cyl.x_p1.initial.ravel()[0]), float(cyl.x_p2.initial.ravel()[0])
+        self.x_p1 = self.declare_continuous_state("p_1", float(p10))
+        self.x_p2 = self.declare_continuous_state("p_2", float(p20))
+        g = cyl.guard
+        self.guard = LowPressureGuard(
+            self, own, g.p_min, g.band,
+            {"p_1": lambda ctx: ctx.state(self.x_p1), "p_2": lambda ctx: ctx.state(self.x_p2)},
+            {"p1_0_pa": float(p10), "p2_0_pa": float(p20)})
+        self.force = self.declare_output(
+            "force", lambda ctx: cyl.rod_force(ctx.state(self.x_p1), ctx.state(self.x_p2),
+                                               ctx.input(self.x), ctx.input(self.v)),
+            unit="N", depends_on=(self.x, self.v))
+        self.p_1 = self.declare_output("p_1", lambda ctx: ctx.state(self.x_p1), unit="Pa",
+                                       depends_on=())
+        self.p_2 = self.declare_output("p_2", lambda ctx: ctx.state(self.x_p2), unit="Pa",
+                                       depends_on=())
+        self.q_P = self.declare_output("q_P", lambda ctx: self.flows(
+            ctx.input(self.u), ctx.state(self.x_p1), ctx.state(self.x_p2))[2],
+            unit="m^3/s", depends_on=(self.u,))
+
+    def flows(self, u: float, p1: float, p2: float) -> tuple[float, float, float, float]:
+        """``(q_1, q_2, q_P, q_T)``: valve flows into chambers 1 and 2, from P, to T."""
+        if self.a_on_1:
+            qa, qb, qp, qt = port_flows(spool_edge_flows(u, self.pP, self.pT, p1, p2, self.k,
+                                                         self.lap, self.dp_tr, self.g))
+            return qa, qb, qp, qt
+        qa, qb, qp, qt = port_flows(spool_edge_flows(u, self.pP, self.pT, p2, p1, self.k,
+                                                     self.lap, self.dp_tr, self.g))
+        return qb, qa, qp, qt
+
+    def derivatives(self, ctx: Any) -> Any:
+        p1, p2 = ctx.state(self.x_p1), ctx.state(self.x_p2)
+        q1, q2, _, _ = self.flows(ctx.input(self.u), p1, p2)
+        return self.cyl.pressure_rates(p1, p2, q1, q2, ctx.input(self.x), ctx.input(self.v),
+                                       ctx.time, self)
