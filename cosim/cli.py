@@ -33,9 +33,14 @@ def load_model(path: str, function: str | None = None) -> tuple[Any, dict]:
     name = os.path.splitext(os.path.basename(path))[0]
     spec = importlib.util.spec_from_file_location(f"cosim_model_{name}", path)
     mod = importlib.util.module_from_spec(spec)
+    # registered while it runs: dataclasses and pickling look the module up by name
+    sys.modules[spec.name] = mod
     sys.path.insert(0, os.path.dirname(os.path.abspath(path)))
     try:
         spec.loader.exec_module(mod)
+    except BaseException:
+        sys.modules.pop(spec.name, None)
+        raise
     finally:
         sys.path.pop(0)
     funcs = {k: v for k, v in vars(mod).items()

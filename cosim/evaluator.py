@@ -332,6 +332,50 @@ class Evaluator:
         self._cache[due] = fn
         return fn
 
+    def derivative_evaluator(self) -> Any:
+        """``evaluate(ctx, s)`` for the solver stages: only the outputs the derivatives
+        read (the inputs of the blocks with states and of fused groups, transitively);
+        outputs read only by exported ports, observers or sampled blocks wait for the
+        full evaluation at the end of the step.  The full evaluator if there is a loop."""
+        fn = self._cache.get("derivatives")
+        if fn is not None:
+            return fn
+        plan = self.plan
+        if any(kind == "loopsolver" for kind, _, _ in self.ops):
+            fn = self.evaluator_for(frozenset())
+            self._cache["derivatives"] = fn
+            return fn
+        need: set[int] = set()
+        for b in self.nonfused_state_blocks:
+            need.update(plan.input_slot[p] for p in b.inputs.values())
+        for g in self.groups:
+            if g.state_index.size:
+                need.update(g.v_slots)
+        keep = [False] * len(self.ops)
+        for i in range(len(self.ops) - 1, -1, -1):
+            kind, payload, samp = self.ops[i]
+            if kind in ("node", "conv"):
+                if samp is None and any(k in need for k in payload.slots):
+                    keep[i] = True
+                    need.update(payload.reads)
+            elif kind == "group":
+                gi, nodes = payload
+                if any(k in need for n in nodes for k in n.slots):
+                    keep[i] = True
+                    need.update(self.groups[gi].v_slots)
+        src: list[str] = []
+        lines: list[str] = []
+        for (kind, payload, _), k in zip(self.ops, keep):
+            if not k:
+                continue
+            if kind == "group":
+                self._emit_group(payload[0], payload[1], src, lines)
+            else:
+                self._emit_node(payload, src, lines)
+        fn = self._compile("evaluate_for_derivatives", src, lines)
+        self._cache["derivatives"] = fn
+        return fn
+
     def make_derivatives(self) -> Any:
         """``derivatives(ctx, s, dx)`` filling the whole derivative vector."""
         plan = self.plan

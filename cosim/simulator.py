@@ -185,12 +185,13 @@ class Simulator:
             self._propagator = self.ev.make_propagator(tab, self.dt_ticks * _NS)
         self._fixed_solver = make_fixed(self.solver_name, self._rhs) if self.fixed else None
         self._eval_cont = self.ev.evaluator_for(frozenset())
+        self._eval_deriv = self.ev.derivative_evaluator()
 
     def _rhs(self, t: float, x: np.ndarray) -> np.ndarray:
         ctx = self.ctx
         ctx.time = t
         ctx.xc = x
-        self._eval_cont(ctx, ctx.signals)
+        self._eval_deriv(ctx, ctx.signals)
         dx = np.empty(x.size)
         self._derivs(ctx, ctx.signals, dx)
         return dx

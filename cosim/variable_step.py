@@ -142,6 +142,17 @@ def locate_event(self: Any, dense: Any, t_prev: float, t_new: float) -> int | No
         return None
     te, i = best
     t_ev = max(self.ctx.ticks + 1, int(round(te * TICKS_PER_SECOND)))
+    # output-grid points before the event come from this step's interpolant, before the
+    # handler changes anything (and so in time order)
+    if self.dt_ticks:
+        while self._next_out < t_ev:
+            tg = self._next_out
+            self._next_out += self.dt_ticks
+            ctx.xc = np.asarray(dense(tg * _NS))
+            ctx.ticks, ctx.time = tg, tg * _NS
+            self._call_eval(self._eval_cont)
+            for o in self.observers:
+                o.on_sample(self)
     # the state at the event tick from the interpolant, never extrapolated past the step
     # (a step shorter than the 1 ns tick puts the event up to 1 ns late, not the state)
     ctx.xc = np.asarray(dense(min(t_ev * _NS, t_new))).copy()

@@ -208,8 +208,8 @@ class DoubleActingCylinder(Block):
         return f + self.end_stop_force(x, v)
 
     def pressure_rates(self, p1: float, p2: float, q1: float, q2: float, x: float, v: float,
-                       t: float, owner: Block | None = None) -> np.ndarray:
-        """``[p_1', p_2']`` for inflows q1, q2 at piston position x and velocity v
+                       t: float, owner: Block | None = None) -> tuple[float, float]:
+        """``(p_1', p_2')`` for inflows q1, q2 at piston position x and velocity v
         (``owner``: the block named in errors, default this cylinder)."""
         v1, v2 = self.volumes(x)
         if not (v1 > 0.0 and v2 > 0.0):
@@ -219,11 +219,10 @@ class DoubleActingCylinder(Block):
                 f"(V1 = {v1:.6g}, V2 = {v2:.6g} m^3) at x = {x:.6g} m, t = {t:.9g} s; give "
                 "positive dead volumes or stiffer end stops")
         g = self.guard
-        return np.array([
-            pressure_rate(p1, self.beta(p1), v1, q1 - self.A1 * v, g.p_min, g.band),
-            pressure_rate(p2, self.beta(p2), v2, q2 + self.A2 * v, g.p_min, g.band)])
+        return (pressure_rate(p1, self.beta(p1), v1, q1 - self.A1 * v, g.p_min, g.band),
+                pressure_rate(p2, self.beta(p2), v2, q2 + self.A2 * v, g.p_min, g.band))
 
-    def derivatives(self, ctx: Any) -> np.ndarray:
+    def derivatives(self, ctx: Any) -> tuple[float, float]:
         return self.pressure_rates(ctx.state(self.x_p1), ctx.state(self.x_p2),
                                    ctx.input(self.q_1), ctx.input(self.q_2),
                                    ctx.input(self.x), ctx.input(self.v), ctx.time)

@@ -75,6 +75,16 @@ def test_missing_function_lists_functions(tmp_path, capsys):
     assert "functions in the file: helper" in capsys.readouterr().err
 
 
+def test_model_file_with_a_dataclass_loads(tmp_path, capsys):
+    """dataclasses look their module up in sys.modules while the class is built."""
+    p = tmp_path / "dc_model.py"
+    p.write_text("from __future__ import annotations\nfrom dataclasses import dataclass\n"
+                 + MODEL.replace("def build():", "@dataclass\nclass Params:\n    rate: float "
+                                 "= 2.0\n\n\ndef build():"))
+    assert main(["info", str(p)]) == 0
+    assert "ramp" in capsys.readouterr().out
+
+
 def test_python_dash_m_entry_point(model, tmp_path):
     r = subprocess.run([sys.executable, "-m", "cosim", "info", str(model)],
                        capture_output=True, text=True, cwd=ROOT, timeout=120)
