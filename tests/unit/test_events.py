@@ -92,7 +92,7 @@ def test_output_grid_is_in_time_order_and_pre_event_around_a_state_event(ball_cl
     interpolant, before the handler (found by the paper-reel work: they used to be
     recorded after the event, out of order and with the post-event state)."""
     b = DiagramBuilder("bb")
-    ball = b.add(ball_cls("ball"))
+    b.add(ball_cls("ball"))
     # steps much longer than the grid (free fall is a parabola): the event step holds many
     # grid points
     res = Simulator(b.build(), solver=solver, dt=0.01, rtol=1e-10, atol=1e-12, max_step=0.5,
