@@ -6,7 +6,6 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-
 from cosim.block import Block
 from cosim.errors import ParameterError, StepError
 
