@@ -72,6 +72,7 @@ SUITES: dict[str, str] = {
     "master": "bench.master",
     "multibody": "bench.multibody",
     "hydraulics": "bench.hydraulics",
+    "crane": "bench.crane",
 }
 
 #: Set by run_suite: timed() then gc.freeze()s what survives its gc.collect() (makes later
