@@ -37,7 +37,13 @@ class Observer:
         """Called once after initialization, before the first sample."""
 
     def on_sample(self, sim: Any) -> None:
-        """Called after each major output evaluation (``sim.ctx`` is current)."""
+        """Called after each major output evaluation (``sim.ctx`` is current).
+
+        An observer may also define ``wants_sample() -> bool``: when every observer of a
+        run does, the fixed-step loop evaluates the outputs only before the samples some
+        observer reads (``on_sample`` is still called every step, with stale outputs on
+        the others; :class:`Recorder` with ``record_every`` uses this).
+        """
 
     def on_finish(self, sim: Any, error: BaseException | None = None) -> None:
         """Called at the end of the run, also when it fails (then with the error)."""
@@ -103,6 +109,11 @@ class Recorder(Observer):
 
     def on_start(self, sim: Any) -> None:
         self.times, self.rows, self._n = [], [], 0
+
+    def wants_sample(self) -> bool:
+        """Whether the next :meth:`on_sample` records (the others only count): the
+        simulator evaluates the outputs for it only then."""
+        return self._n % self.every == 0
 
     def on_sample(self, sim: Any) -> None:
         n = self._n

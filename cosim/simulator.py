@@ -458,6 +458,9 @@ class Simulator:
         advance = self._fixed_solver.advance
         ev = self._eval_cont
         samplers = [o.on_sample for o in self.observers]
+        # observers that say when they read (a decimating recorder): evaluate only then
+        wants = [getattr(o, "wants_sample", None) for o in self.observers]
+        lazy = bool(samplers) and all(w is not None for w in wants)
         if self.progress:
             samplers.append(lambda sim: self._bar.tick(sim.ctx.ticks))
         isfinite = math.isfinite
@@ -487,7 +490,8 @@ class Simulator:
                 for m in monitors:
                     m(ctx)
                 if samplers:  # else the next step's first stage evaluates the outputs
-                    ev(ctx, s)
+                    if not lazy or any(w() for w in wants):
+                        ev(ctx, s)
                     for sample in samplers:
                         sample(self)
                 if self._dirty:
@@ -496,7 +500,7 @@ class Simulator:
                     self._build_program()
                     prop, advance = self._propagator, self._fixed_solver.advance
                     ev = self._eval_cont
-            if not samplers:
+            if not samplers or lazy:
                 ev(ctx, s)  # the outputs at the last step
         except StepError:
             raise

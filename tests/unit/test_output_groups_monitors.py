@@ -156,3 +156,18 @@ def test_dt_advance_needs_a_fixed_step_solver():
     b.add(Decay("d"))
     with pytest.raises(RateError, match="dt='advance' needs a fixed-step solver"):
         Simulator(b.build(), solver="rk45", dt="advance")
+
+
+def test_decimating_recorder_evaluates_outputs_only_for_the_samples_it_keeps():
+    b = DiagramBuilder("dec")
+    c = b.add(Constant("c", 1.0))
+    i = b.add(Integrator("i"))
+    n = b.add(Count("n"))
+    b.connect(c.y, i.u)
+    b.connect(i.y, n.u)  # n.y is read by the recorder only
+    sim = Simulator(b.build(), solver="rk4", dt=0.01, record=["n.y"], record_every=10)
+    res = sim.run(1.0)
+    assert sim.stats["steps"] == 100
+    np.testing.assert_allclose(res["n.y"], res.time, atol=1e-12)  # y = t, at the kept samples
+    assert len(res.time) == 11
+    assert n.calls <= 11 + 3, n.calls  # the kept samples, the start and the last step
