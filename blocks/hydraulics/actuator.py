@@ -42,7 +42,13 @@ from cosim.block import Block
 from cosim.errors import ParameterError
 
 from .cylinder import DoubleActingCylinder
-from .fluid import MINERAL_OIL, Fluid
+from .fast import BETA_CONSTANT, BETA_PRESSURE, HAVE_NUMBA, chamber_rates
+from .fluid import (
+    MINERAL_OIL,
+    ConstantBulkModulus,
+    Fluid,
+    PressureDependentBulkModulus,
+)
 from .orifice import DEFAULT_TRANSITION_PA
 from .valves import port_flows, spool_edge_flows, spool_parameters
 from .volume import LowPressureGuard
@@ -62,6 +68,10 @@ class ValveControlledCylinder(Block):
         Cylinder chamber on valve port A (1 or 2); B feeds the other one.
     fluid : Fluid
         Shared by the valve and the cylinder.
+    compiled : bool, optional
+        The chamber-pressure rates by the Numba kernel of :mod:`.fast` (default: when
+        Numba is installed and the bulk modulus is constant or pressure-dependent;
+        ``False`` forces the Python functions, ``True`` requires the kernel).
     **cylinder
         Keyword arguments of :class:`~blocks.hydraulics.DoubleActingCylinder`
         (areas, stroke, dead volumes, initial pressures, friction, ...).
@@ -72,7 +82,7 @@ class ValveControlledCylinder(Block):
                  q_nominal_m3_s: float | None = None, dp_nominal_pa: float | None = None,
                  lap: float = 0.0, transition_pressure_pa: float = DEFAULT_TRANSITION_PA,
                  leakage_m3_s_pa: float = 0.0, a_chamber: int = 1, fluid: Fluid = MINERAL_OIL,
-                 **cylinder: Any) -> None:
+                 compiled: bool | None = None, **cylinder: Any) -> None:
         super().__init__(name)
         own = f"ValveControlledCylinder '{name}'"
         if a_chamber not in (1, 2):
@@ -96,11 +106,17 @@ class ValveControlledCylinder(Block):
         p10, p20 = float(cyl.x_p1.initial.ravel()[0]), float(cyl.x_p2.initial.ravel()[0])
         self.x_p1 = self.declare_continuous_state("p_1", float(p10))
         self.x_p2 = self.declare_continuous_state("p_2", float(p20))
+        self._kernel_args = _kernel_args(self, cyl, fluid) if compiled is not False else None
+        if compiled and self._kernel_args is None:
+            raise ParameterError(f"{own}: compiled=True needs Numba and a constant or "
+                                 "pressure-dependent bulk modulus; leave compiled unset")
         g = cyl.guard
         self.guard = LowPressureGuard(
             self, own, g.p_min, g.band,
             {"p_1": lambda ctx: ctx.state(self.x_p1), "p_2": lambda ctx: ctx.state(self.x_p2)},
             {"p1_0_pa": float(p10), "p2_0_pa": float(p20)})
+        if self._kernel_args is not None:  # compile (or load from the cache) now, not in a run
+            chamber_rates(0.0, float(p10), float(p20), 0.5 * cyl.L, 0.0, *self._kernel_args)
         self.force = self.declare_output(
             "force", lambda ctx: cyl.rod_force(ctx.state(self.x_p1), ctx.state(self.x_p2),
                                                ctx.input(self.x), ctx.input(self.v)),
@@ -125,6 +141,35 @@ class ValveControlledCylinder(Block):
 
     def derivatives(self, ctx: Any) -> Any:
         p1, p2 = ctx.state(self.x_p1), ctx.state(self.x_p2)
-        q1, q2, _, _ = self.flows(ctx.input(self.u), p1, p2)
-        return self.cyl.pressure_rates(p1, p2, q1, q2, ctx.input(self.x), ctx.input(self.v),
-                                       ctx.time, self)
+        u, x, v = ctx.input(self.u), ctx.input(self.x), ctx.input(self.v)
+        args = self._kernel_args
+        if args is not None:
+            r1, r2, ok = chamber_rates(u, p1, p2, x, v, *args)
+            if ok:
+                return r1, r2
+        return self.rates_py(u, p1, p2, x, v, ctx.time)
+
+    def rates_py(self, u: float, p1: float, p2: float, x: float, v: float,
+                 t: float = 0.0) -> tuple[float, float]:
+        """``(p_1', p_2')`` by the valve's and the cylinder's Python functions (the
+        reference of the compiled kernel, and what reports errors)."""
+        q1, q2, _, _ = self.flows(u, p1, p2)
+        return self.cyl.pressure_rates(p1, p2, q1, q2, x, v, t, self)
+
+
+def _kernel_args(block: ValveControlledCylinder, cyl: DoubleActingCylinder,
+                 fluid: Fluid) -> tuple | None:
+    """The compiled kernel's parameters after (u, p1, p2, x, v), or None without Numba or
+    for a bulk modulus the kernel does not implement."""
+    if not HAVE_NUMBA:
+        return None
+    beta = fluid.beta
+    if isinstance(beta, ConstantBulkModulus):
+        kind, c0, c1 = BETA_CONSTANT, beta.beta_pa, 0.0
+    elif isinstance(beta, PressureDependentBulkModulus):
+        kind, c0, c1 = BETA_PRESSURE, beta.a_per_pa, beta.b_per_pa2
+    else:
+        return None
+    g = cyl.guard
+    return (block.pP, block.pT, block.k, block.lap, block.dp_tr, block.g, block.a_on_1,
+            cyl.A1, cyl.A2, cyl.V10, cyl.V20, cyl.L, kind, c0, c1, g.p_min, g.band)

@@ -96,15 +96,49 @@ def test_lim_pressures_settle_to_the_equilibrium_with_the_piston_held():
 
 
 def test_valve_controlled_cylinder_is_the_component_circuit_in_one_block():
-    """The one-block LIM hydraulics give the component diagram's results exactly."""
+    """The one-block LIM hydraulics give the component diagram's results: exactly with the
+    Python functions, to rounding with the compiled kernel."""
     import examples.lim_manipulator as lm
     from cosim import Simulator
     rec = ["actuator.s", "cyl.p_1", "cyl.p_2", "cyl.force"]
     a = Simulator(lm.build(), solver="rk4", dt=2.5e-4, record=rec).run(2.2)
-    b = Simulator(lm.build(compact=True), solver="rk4", dt=2.5e-4, record=rec).run(2.2)
+    compiled = lm.build(compact=True)
+    python = lm.build(compact=True)
+    python.blocks["cyl"]._kernel_args = None  # the Python functions
+    b = Simulator(python, solver="rk4", dt=2.5e-4, record=rec).run(2.2)
+    c = Simulator(compiled, solver="rk4", dt=2.5e-4, record=rec).run(2.2)
     for k in rec:
         assert np.array_equal(np.asarray(a[k]), np.asarray(b[k])), k
+        np.testing.assert_allclose(np.asarray(c[k]), np.asarray(a[k]), rtol=1e-9, atol=1e-9)
     assert abs(a["cyl.p_2"][-1] - a["cyl.p_2"][0]) > 1e4  # the valve step moved the pressures
+
+
+@pytest.mark.parametrize("beta", ["lim", "constant"])
+def test_valve_controlled_cylinder_kernel_matches_the_python_functions(beta):
+    from blocks.hydraulics import ConstantBulkModulus, Fluid, ValveControlledCylinder
+    from blocks.hydraulics.fast import HAVE_NUMBA
+    if not HAVE_NUMBA:
+        pytest.skip("Numba not installed: the block uses the Python functions")
+    fluid = LIM_OIL if beta == "lim" else Fluid(850.0, ConstantBulkModulus(1.5e9))
+    rng = np.random.default_rng(5)
+    for a_chamber, lap in ((1, 0.0), (2, -1.0), (1, 0.2)):
+        blk = ValveControlledCylinder(
+            "v", supply_pressure_pa=7.6e6, tank_pressure_pa=1e5, area_max_m2=5e-4,
+            lap=lap, a_chamber=a_chamber, fluid=fluid, area_1_m2=65e-4, area_2_m2=40e-4,
+            stroke_m=0.442, dead_volume_1_m3=1e-5, p1_0_pa=3e6, p2_0_pa=4e6,
+            leakage_m3_s_pa=1e-12, compiled=True)
+        from blocks.hydraulics.fast import chamber_rates
+        for _ in range(200):
+            u = rng.uniform(-1.2, 1.2)
+            p1, p2 = rng.uniform(500.0, 8e6, size=2)   # incl. the cavitation band
+            x, v = rng.uniform(0.0, 0.442), rng.uniform(-0.5, 0.5)
+            r1, r2, ok = chamber_rates(u, p1, p2, x, v, *blk._kernel_args)
+            assert ok
+            e1, e2 = blk.rates_py(u, p1, p2, x, v)
+            assert (r1, r2) == pytest.approx((e1, e2), rel=1e-12, abs=1e-6)
+        # what the kernel cannot do, the Python path reports
+        r1, r2, ok = chamber_rates(0.0, 3e6, 4e6, 0.5, 0.0, *blk._kernel_args)
+        assert not ok  # x beyond the stroke without dead volume 2: V2 < 0
 
 
 def test_valve_controlled_cylinder_rejects_bad_parameters():
@@ -118,3 +152,15 @@ def test_valve_controlled_cylinder_rejects_bad_parameters():
         ValveControlledCylinder("v", **{**kw, "tank_pressure_pa": 8e6})
     with pytest.raises(ParameterError, match="stroke"):
         ValveControlledCylinder("v", **{**kw, "stroke_m": -1.0})
+
+
+def test_valve_controlled_cylinder_reports_an_empty_chamber_by_name():
+    from blocks.hydraulics import ValveControlledCylinder
+    from cosim.errors import StepError
+    from cosim.testing import BlockHarness
+    h = BlockHarness(ValveControlledCylinder(
+        "act", supply_pressure_pa=7.6e6, tank_pressure_pa=1e5, area_max_m2=5e-4,
+        area_1_m2=1e-3, area_2_m2=1e-3, stroke_m=0.5, p1_0_pa=1e6, p2_0_pa=1e6))
+    h.set_inputs(u=0.1, x=0.6, v=0.0)
+    with pytest.raises(StepError, match="ValveControlledCylinder 'act': chamber volume <= 0"):
+        h.derivatives()

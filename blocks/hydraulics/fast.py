@@ -1,0 +1,100 @@
+"""Compiled chamber-pressure rates of :class:`~blocks.hydraulics.ValveControlledCylinder`.
+
+The same equations as :func:`~blocks.hydraulics.valves.spool_edge_flows`,
+:func:`~blocks.hydraulics.orifice.regularized_sqrt`,
+:meth:`~blocks.hydraulics.DoubleActingCylinder.pressure_rates` and the constant and
+pressure-dependent bulk moduli, written as one Numba kernel with scalar arguments (one
+call per derivative instead of a dozen Python calls).  Used when Numba is installed
+(``pip install 'cosim[fast]'``) and the fluid's bulk modulus is one of those two;
+otherwise, and to report errors (a chamber volume <= 0, a pressure beyond the bulk
+modulus law), the block uses the Python functions.  The tests check that both agree to
+rounding (the compiled code may fuse multiply-adds).
+"""
+
+from __future__ import annotations
+
+import math
+
+try:  # optional
+    import numba
+    HAVE_NUMBA = True
+except ImportError:  # pragma: no cover - exercised where numba is absent
+    numba = None
+    HAVE_NUMBA = False
+
+#: bulk modulus kinds of the kernel
+BETA_CONSTANT, BETA_PRESSURE = 0, 1
+
+
+def _njit(f):
+    return numba.njit(cache=True)(f) if HAVE_NUMBA else f
+
+
+@_njit
+def _rsqrt(dp, dp_tr):
+    if dp >= dp_tr:
+        return math.sqrt(dp)
+    if dp <= -dp_tr:
+        return -math.sqrt(-dp)
+    r = dp / dp_tr
+    return math.sqrt(dp_tr) * r * (1.25 - 0.25 * r * r)
+
+
+@_njit
+def _edge(s, lap):
+    a = (s - lap) / (1.0 - lap)
+    return 0.0 if a <= 0.0 else (1.0 if a >= 1.0 else a)
+
+
+@_njit
+def _beta(kind, c0, c1, p):
+    if kind == BETA_CONSTANT:
+        return c0
+    den = c0 + 2.0 * c1 * p
+    if den <= 0.0:
+        return -1.0  # beyond the law: the caller reports it through the Python path
+    return (1.0 + c0 * p + c1 * p * p) / den
+
+
+@_njit
+def _rate(p, beta, volume, net_flow, p_min, band):
+    rate = beta / volume * net_flow
+    if rate < 0.0 and p < p_min:
+        s = (p - p_min + band) / band
+        if s <= 0.0:
+            return 0.0
+        rate *= s * s * (3.0 - 2.0 * s)
+    return rate
+
+
+@_njit
+def chamber_rates(u, p1, p2, x, v, pP, pT, k, lap, dp_tr, g, a_on_1, A1, A2, V10, V20,
+                  stroke, beta_kind, c0, c1, p_min, band):
+    """``(p_1', p_2', ok)``; ``ok`` is False where the Python path must raise."""
+    u = min(max(u, -1.0), 1.0)
+    a_pos = _edge(u, lap)
+    a_neg = _edge(-u, lap)
+    if a_on_1:
+        pA, pB = p1, p2
+    else:
+        pA, pB = p2, p1
+    q_pa = k * a_pos * _rsqrt(pP - pA, dp_tr) + g * (pP - pA)
+    q_at = k * a_neg * _rsqrt(pA - pT, dp_tr) + g * (pA - pT)
+    q_pb = k * a_neg * _rsqrt(pP - pB, dp_tr) + g * (pP - pB)
+    q_bt = k * a_pos * _rsqrt(pB - pT, dp_tr) + g * (pB - pT)
+    qa = q_pa - q_at
+    qb = q_pb - q_bt
+    if a_on_1:
+        q1, q2 = qa, qb
+    else:
+        q1, q2 = qb, qa
+    v1 = V10 + A1 * x
+    v2 = V20 + A2 * (stroke - x)
+    if not (v1 > 0.0 and v2 > 0.0):
+        return 0.0, 0.0, False
+    b1 = _beta(beta_kind, c0, c1, p1)
+    b2 = _beta(beta_kind, c0, c1, p2)
+    if b1 <= 0.0 or b2 <= 0.0:
+        return 0.0, 0.0, False
+    return (_rate(p1, b1, v1, q1 - A1 * v, p_min, band),
+            _rate(p2, b2, v2, q2 + A2 * v, p_min, band), True)
