@@ -142,11 +142,14 @@ class RK4(ExplicitRungeKutta):
                (1 / 6, 1 / 3, 1 / 3, 1 / 6), (0.0, 0.5, 0.5, 1.0))
 
     def _step_impl(self, t, y, h):
-        f = self.fun
-        k1 = np.asarray(f(t, y))
-        k2 = np.asarray(f(t + 0.5 * h, y + (0.5 * h) * k1))
-        k3 = np.asarray(f(t + 0.5 * h, y + (0.5 * h) * k2))
-        k4 = np.asarray(f(t + h, y + h * k3))
+        f = self.fun_raw  # the hot path: one frame less than self.fun, counted here
+        self.nfev += 4
+        hh = 0.5 * h
+        asarray = np.asarray
+        k1 = asarray(f(t, y))
+        k2 = asarray(f(t + hh, y + hh * k1))
+        k3 = asarray(f(t + hh, y + hh * k2))
+        k4 = asarray(f(t + h, y + h * k3))
         return y + (h / 6.0) * (k1 + 2.0 * (k2 + k3) + k4)
 
 

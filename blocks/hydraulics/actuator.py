@@ -38,6 +38,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from cosim.block import Block
 from cosim.errors import ParameterError
 
@@ -116,7 +118,7 @@ class ValveControlledCylinder(Block):
             {"p_1": lambda ctx: ctx.state(self.x_p1), "p_2": lambda ctx: ctx.state(self.x_p2)},
             {"p1_0_pa": float(p10), "p2_0_pa": float(p20)})
         if self._kernel_args is not None:  # compile (or load from the cache) now, not in a run
-            chamber_rates(0.0, float(p10), float(p20), 0.5 * cyl.L, 0.0, *self._kernel_args)
+            chamber_rates(0.0, float(p10), float(p20), 0.5 * cyl.L, 0.0, self._kernel_args)
         self.force = self.declare_output(
             "force", lambda ctx: cyl.rod_force(ctx.state(self.x_p1), ctx.state(self.x_p2),
                                                ctx.input(self.x), ctx.input(self.v)),
@@ -144,7 +146,7 @@ class ValveControlledCylinder(Block):
         u, x, v = ctx.input(self.u), ctx.input(self.x), ctx.input(self.v)
         args = self._kernel_args
         if args is not None:
-            r1, r2, ok = chamber_rates(u, p1, p2, x, v, *args)
+            r1, r2, ok = chamber_rates(u, p1, p2, x, v, args)
             if ok:
                 return r1, r2
         return self.rates_py(u, p1, p2, x, v, ctx.time)
@@ -158,9 +160,9 @@ class ValveControlledCylinder(Block):
 
 
 def _kernel_args(block: ValveControlledCylinder, cyl: DoubleActingCylinder,
-                 fluid: Fluid) -> tuple | None:
-    """The compiled kernel's parameters after (u, p1, p2, x, v), or None without Numba or
-    for a bulk modulus the kernel does not implement."""
+                 fluid: Fluid) -> np.ndarray | None:
+    """The compiled kernel's parameter array (:data:`.fast.PARAMETERS`), or None without
+    Numba or for a bulk modulus the kernel does not implement."""
     if not HAVE_NUMBA:
         return None
     beta = fluid.beta
@@ -171,5 +173,6 @@ def _kernel_args(block: ValveControlledCylinder, cyl: DoubleActingCylinder,
     else:
         return None
     g = cyl.guard
-    return (block.pP, block.pT, block.k, block.lap, block.dp_tr, block.g, block.a_on_1,
-            cyl.A1, cyl.A2, cyl.V10, cyl.V20, cyl.L, kind, c0, c1, g.p_min, g.band)
+    return np.array([block.pP, block.pT, block.k, block.lap, block.dp_tr, block.g,
+                     float(block.a_on_1), cyl.A1, cyl.A2, cyl.V10, cyl.V20, cyl.L, kind, c0, c1,
+                     g.p_min, g.band], dtype=float)

@@ -24,6 +24,9 @@ except ImportError:  # pragma: no cover - exercised where numba is absent
 
 #: bulk modulus kinds of the kernel
 BETA_CONSTANT, BETA_PRESSURE = 0, 1
+#: order of :func:`chamber_rates`' parameter array
+PARAMETERS = ("pP", "pT", "k", "lap", "dp_tr", "g", "a_on_1", "A1", "A2", "V10", "V20",
+              "stroke", "beta_kind", "c0", "c1", "p_min", "band")
 
 
 def _njit(f):
@@ -68,9 +71,16 @@ def _rate(p, beta, volume, net_flow, p_min, band):
 
 
 @_njit
-def chamber_rates(u, p1, p2, x, v, pP, pT, k, lap, dp_tr, g, a_on_1, A1, A2, V10, V20,
-                  stroke, beta_kind, c0, c1, p_min, band):
-    """``(p_1', p_2', ok)``; ``ok`` is False where the Python path must raise."""
+def chamber_rates(u, p1, p2, x, v, prm):
+    """``(p_1', p_2', ok)``; ``ok`` is False where the Python path must raise.
+
+    ``prm`` (float64 array, :data:`PARAMETERS` order): pP, pT, k, lap, dp_tr, g, a_on_1
+    (1.0 or 0.0), A1, A2, V10, V20, stroke, beta_kind, c0, c1, p_min, band.
+    """
+    pP, pT, k, lap, dp_tr, g = prm[0], prm[1], prm[2], prm[3], prm[4], prm[5]
+    a_on_1 = prm[6] != 0.0
+    A1, A2, V10, V20, stroke = prm[7], prm[8], prm[9], prm[10], prm[11]
+    beta_kind, c0, c1, p_min, band = int(prm[12]), prm[13], prm[14], prm[15], prm[16]
     u = min(max(u, -1.0), 1.0)
     a_pos = _edge(u, lap)
     a_neg = _edge(-u, lap)

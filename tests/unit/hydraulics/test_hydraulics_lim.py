@@ -132,12 +132,12 @@ def test_valve_controlled_cylinder_kernel_matches_the_python_functions(beta):
             u = rng.uniform(-1.2, 1.2)
             p1, p2 = rng.uniform(500.0, 8e6, size=2)   # incl. the cavitation band
             x, v = rng.uniform(0.0, 0.442), rng.uniform(-0.5, 0.5)
-            r1, r2, ok = chamber_rates(u, p1, p2, x, v, *blk._kernel_args)
+            r1, r2, ok = chamber_rates(u, p1, p2, x, v, blk._kernel_args)
             assert ok
             e1, e2 = blk.rates_py(u, p1, p2, x, v)
             assert (r1, r2) == pytest.approx((e1, e2), rel=1e-12, abs=1e-6)
         # what the kernel cannot do, the Python path reports
-        r1, r2, ok = chamber_rates(0.0, 3e6, 4e6, 0.5, 0.0, *blk._kernel_args)
+        r1, r2, ok = chamber_rates(0.0, 3e6, 4e6, 0.5, 0.0, blk._kernel_args)
         assert not ok  # x beyond the stroke without dead volume 2: V2 < 0
 
 
