@@ -73,6 +73,7 @@ SUITES: dict[str, str] = {
     "multibody": "bench.multibody",
     "hydraulics": "bench.hydraulics",
     "crane": "bench.crane",
+    "fmi": "bench.fmi",
 }
 
 #: Set by run_suite: timed() then gc.freeze()s what survives its gc.collect() (makes later

@@ -380,6 +380,8 @@ class MasterScheduler:
         (:meth:`_solve_loop`), or with ``"fixed_point"`` sweeps until nothing
         changes.
         """
+        if not self.coupled_sources:
+            return 0  # nothing is connected: nothing to make consistent
         if not once and self.loop_solver != "fixed_point":
             return self._solve_loop(t, subs, max_iter, tol)
         for sweep in range(1, max_iter + 1):

@@ -1,5 +1,33 @@
 """FMI import and export (FMI 2 and 3, Co-Simulation and Model Exchange).
 
-Not built yet: the FMI issue fills this package (fmpy in the ``fmi`` extra,
-imported lazily).  Importing it needs nothing beyond the core.
+fmpy (the ``fmi`` extra) is imported lazily: importing this package needs nothing
+beyond the core.
+
+Import with fmpy's low-level API: :func:`load_fmu` (a Model Exchange FMU as a
+:class:`FMUBlock`, a Co-Simulation FMU as a master :class:`FMUSubsystem`),
+:func:`fmu_info` / :class:`FMUInfo` (metadata and ports), :class:`FMU` (one
+extracted, checked FMU making blocks and subsystems), the errors in
+:mod:`fmus.errors`.
+
+Export as generated C (no Python at run time): :func:`export_fmu`, with the
+extension API :class:`CModel` / :func:`register_c_model` (see :mod:`fmus.cgen`).
 """
+
+_EXPORT = {"export_fmu": ("export", "export_fmu"),
+           "CModel": ("cgen", "CModel"), "CContext": ("cgen", "CContext"),
+           "register_c_model": ("cgen", "register_c_model"),
+           "FMUExportError": ("cgen", "FMUExportError")}
+
+
+_IMPORT = {"load_fmu": ("importer", "load_fmu"), "fmu_info": ("importer", "fmu_info"),
+           "FMU": ("importer", "FMU"), "FMUInfo": ("description", "FMUInfo"),
+           "FMUBlock": ("fmu_block", "FMUBlock"), "FMUSubsystem": ("subsystem", "FMUSubsystem"),
+           "ArchiveLimits": ("archive", "ArchiveLimits"), "FMUError": ("errors", "FMUError")}
+
+
+def __getattr__(name: str):  # lazy: ``import fmus`` stays cheap
+    if name in _EXPORT or name in _IMPORT:
+        import importlib
+        mod, attr = _EXPORT.get(name) or _IMPORT[name]
+        return getattr(importlib.import_module(f"{__name__}.{mod}"), attr)
+    raise AttributeError(f"module 'fmus' has no attribute {name!r}")

@@ -109,3 +109,16 @@ def test_output_jacobian_of_a_diagram_subsystem():
     jac = a.output_jacobian()
     assert list(jac) == [("y", "u")]  # x has no feedthrough
     assert jac[("y", "u")] == pytest.approx(np.array([[KA]]), rel=1e-6)
+
+
+def test_a_master_with_no_connections_runs():
+    """A lone subsystem (e.g. an FMU with outputs only): nothing to couple or settle."""
+    from blocks.sources import Sine
+    from cosim import DiagramBuilder, DiagramSubsystem, MasterScheduler
+    b = DiagramBuilder("src")
+    s = b.add(Sine("s", 1.0, 1.0))
+    b.export_output(s.y, "y")
+    res = MasterScheduler([DiagramSubsystem(b.build(), solver="rk4", dt=1e-3)], [],
+                          1e-3).run(0.01)
+    import math
+    assert res["src.y"][-1] == pytest.approx(math.sin(2 * math.pi * 0.01), rel=1e-12)

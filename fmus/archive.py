@@ -1,0 +1,267 @@
+"""Safe extraction of FMU archives and the platform binary lookup.
+
+An FMU is a ZIP file; it comes from a tool we did not write, so it is treated
+as untrusted input.  :func:`extract_fmu` refuses, with the entry name and the
+rule in the message:
+
+* a file that is not a ZIP archive, or a truncated/corrupt one (CRC errors);
+* entries with absolute paths, drive letters, ``..`` components, NUL bytes,
+  symbolic links, device files, encryption, or duplicate names;
+* more than ``max_files`` entries, an entry larger than ``max_file_bytes``, more
+  than ``max_total_bytes`` in all, or a compression ratio above ``max_ratio``
+  (zip bombs).  Sizes are counted while copying, never trusted from the
+  headers;
+* an archive without ``modelDescription.xml`` at its root.
+
+Every extracted path is checked to resolve inside the destination directory.
+The directory is removed when the returned :class:`ExtractedFMU` is garbage
+collected (or on :meth:`ExtractedFMU.cleanup`).
+
+:func:`platform_binary` finds the shared library for this platform (FMI 2
+``binaries/linux64/<id>.so``, FMI 3 ``binaries/x86_64-linux/<id>.so``) and says
+which platforms the FMU has when ours is missing.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import shutil
+import stat
+import sys
+import tempfile
+import weakref
+import zipfile
+import zlib
+from dataclasses import dataclass
+from pathlib import Path
+
+from .errors import FMUArchiveError, FMUBinaryError
+
+__all__ = ["ArchiveLimits", "ExtractedFMU", "extract_fmu", "platform_binary",
+           "platform_names"]
+
+
+@dataclass(frozen=True)
+class ArchiveLimits:
+    """Limits checked while extracting (defaults suit real FMUs with large resources)."""
+
+    max_files: int = 20_000
+    max_file_bytes: int = 1 << 30          # 1 GiB per entry
+    max_total_bytes: int = 2 << 30         # 2 GiB in all
+    max_ratio: float = 1000.0              # uncompressed / compressed, entries > 1 MiB
+
+
+DEFAULT_LIMITS = ArchiveLimits()
+
+
+class ExtractedFMU:
+    """A directory holding an extracted FMU; removed when this object dies."""
+
+    def __init__(self, root: Path, source: Path, owned: bool) -> None:
+        self.root = Path(root)
+        self.source = Path(source)
+        self._finalizer = (weakref.finalize(self, shutil.rmtree, str(self.root), True)
+                           if owned else None)
+
+    def cleanup(self) -> None:
+        """Remove the directory now (instances loaded from it must be freed first)."""
+        if self._finalizer is not None:
+            self._finalizer()
+
+    def __fspath__(self) -> str:
+        return str(self.root)
+
+    def __repr__(self) -> str:
+        return f"<ExtractedFMU {self.source.name} in {self.root}>"
+
+
+def _fail(path: Path, what: str, hint: str = "") -> FMUArchiveError:
+    msg = f"FMU '{path}': {what}"
+    return FMUArchiveError(msg + (f"; {hint}" if hint else ""))
+
+
+def _check_name(path: Path, info: zipfile.ZipInfo) -> str:
+    """The entry's relative POSIX path, or an error naming the broken rule."""
+    raw = info.filename
+    if "\x00" in raw:
+        raise _fail(path, f"archive entry {raw!r} contains a NUL byte (unsafe path)")
+    name = raw.replace("\\", "/")
+    if name.startswith("/") or (len(name) > 1 and name[1] == ":") or name.startswith("//"):
+        raise _fail(path, f"archive entry {raw!r} has an absolute path (unsafe: it would be "
+                          "written outside the extraction directory)",
+                    "an FMU's entries are relative to its root")
+    parts = [p for p in name.split("/") if p not in ("", ".")]
+    if any(p == ".." for p in parts):
+        raise _fail(path, f"archive entry {raw!r} contains '..' (path traversal: it would be "
+                          "written outside the extraction directory)",
+                    "refusing to extract it; ask the FMU's supplier for a clean archive")
+    mode = info.external_attr >> 16
+    if mode and stat.S_ISLNK(mode):
+        raise _fail(path, f"archive entry {raw!r} is a symbolic link (unsafe: it may point "
+                          "outside the extraction directory)")
+    if mode and (stat.S_ISCHR(mode) or stat.S_ISBLK(mode) or stat.S_ISFIFO(mode)
+                 or stat.S_ISSOCK(mode)):
+        raise _fail(path, f"archive entry {raw!r} is a device, FIFO or socket, not a file")
+    if info.flag_bits & 0x1:
+        raise _fail(path, f"archive entry {raw!r} is encrypted", "FMUs cannot be encrypted")
+    return "/".join(parts)
+
+
+def extract_fmu(path: str | os.PathLike, dest: str | os.PathLike | None = None,
+                limits: ArchiveLimits | None = None) -> ExtractedFMU:
+    """Extract the FMU at ``path`` safely (see the module docstring).
+
+    Parameters
+    ----------
+    path : path-like
+        The ``.fmu`` file, or an already extracted FMU directory (used as is).
+    dest : path-like, optional
+        An empty directory to extract into (default: a new temporary directory,
+        removed with the returned object).
+    limits : ArchiveLimits, optional
+    """
+    path = Path(path)
+    limits = limits or DEFAULT_LIMITS
+    if path.is_dir():
+        if not (path / "modelDescription.xml").is_file():
+            raise _fail(path, "directory has no modelDescription.xml",
+                        "give the .fmu file or the directory it was extracted to")
+        return ExtractedFMU(path, path, owned=False)
+    if not path.exists():
+        raise FMUArchiveError(f"FMU '{path}': no such file")
+    if not path.is_file():
+        raise _fail(path, "is not a regular file")
+    try:
+        zf = zipfile.ZipFile(path)
+    except zipfile.BadZipFile as exc:
+        raise _fail(path, f"is not a ZIP archive ({exc})",
+                    "an FMU is a ZIP file with modelDescription.xml at its root; the file is "
+                    "corrupt, truncated or not an FMU") from None
+    except OSError as exc:
+        raise _fail(path, f"cannot be read ({exc})") from None
+    with zf:
+        infos = zf.infolist()
+        if len(infos) > limits.max_files:
+            raise _fail(path, f"has {len(infos)} entries, more than the limit of "
+                              f"{limits.max_files}", "raise ArchiveLimits.max_files if it is "
+                              "genuine")
+        names: dict[str, zipfile.ZipInfo] = {}
+        for info in infos:
+            rel = _check_name(path, info)
+            if not rel:
+                continue
+            if rel in names:
+                raise _fail(path, f"archive has two entries named {rel!r} (ambiguous)")
+            names[rel] = info
+        if "modelDescription.xml" not in names:
+            top = sorted({n.split("/")[0] for n in names})[:8]
+            hint = ""
+            nested = [n for n in names if n.endswith("/modelDescription.xml")]
+            if nested:
+                hint = (f"it is in {nested[0]!r}: the FMU was zipped with its folder; zip the "
+                        "folder's contents instead")
+            raise _fail(path, "archive has no modelDescription.xml at its root (top-level "
+                              f"entries: {', '.join(top) or 'none'})", hint or
+                        "this is not an FMU")
+        owned = dest is None
+        root = Path(tempfile.mkdtemp(prefix=f"cosim_fmu_{path.stem[:40]}_")) if owned \
+            else Path(dest)
+        root.mkdir(parents=True, exist_ok=True)
+        result = ExtractedFMU(root, path, owned=owned)
+        real_root = os.path.realpath(root)
+        total = 0
+        try:
+            for rel, info in names.items():
+                target = os.path.realpath(os.path.join(real_root, *rel.split("/")))
+                if os.path.commonpath([real_root, target]) != real_root:
+                    raise _fail(path, f"archive entry {info.filename!r} resolves outside the "
+                                      "extraction directory")
+                if info.is_dir():
+                    os.makedirs(target, exist_ok=True)
+                    continue
+                if info.file_size > limits.max_file_bytes:
+                    raise _fail(path, f"archive entry {rel!r} declares {info.file_size} "
+                                      f"bytes, more than the limit of {limits.max_file_bytes}")
+                os.makedirs(os.path.dirname(target), exist_ok=True)
+                written = 0
+                with zf.open(info) as src, open(target, "wb") as out:
+                    while True:
+                        chunk = src.read(1 << 20)
+                        if not chunk:
+                            break
+                        written += len(chunk)
+                        total += len(chunk)
+                        if written > limits.max_file_bytes or written > info.file_size:
+                            raise _fail(path, f"archive entry {rel!r} expands beyond its "
+                                              "declared or allowed size (zip bomb?)")
+                        if total > limits.max_total_bytes:
+                            raise _fail(path, f"archive expands to more than "
+                                              f"{limits.max_total_bytes} bytes (zip bomb?)",
+                                        "raise ArchiveLimits.max_total_bytes if genuine")
+                        if (written > (1 << 20) and written
+                                > limits.max_ratio * max(1, info.compress_size)):
+                            raise _fail(path, f"archive entry {rel!r} has a compression "
+                                              f"ratio above {limits.max_ratio:g} (zip bomb?)")
+                        out.write(chunk)
+                mode = (info.external_attr >> 16) & 0o777
+                if mode:
+                    os.chmod(target, (mode | 0o600) & 0o755)
+        except FMUArchiveError:
+            result.cleanup()
+            raise
+        except (zipfile.BadZipFile, zlib.error, EOFError, OSError, ValueError) as exc:
+            result.cleanup()
+            raise _fail(path, f"archive is corrupt ({type(exc).__name__}: {exc})",
+                        "the file is truncated or damaged; get a fresh copy") from None
+    return result
+
+
+def platform_names(fmi_major: int) -> tuple[str, str]:
+    """``(binaries folder, library suffix)`` for this machine and FMI version."""
+    machine = platform.machine().lower()
+    arch = {"amd64": "x86_64", "x86_64": "x86_64", "arm64": "aarch64",
+            "aarch64": "aarch64", "i386": "x86", "i686": "x86", "x86": "x86"}.get(machine,
+                                                                                 machine)
+    bits64 = sys.maxsize > 2 ** 32
+    if sys.platform.startswith("win"):
+        system, short, ext = "windows", "win", ".dll"
+    elif sys.platform.startswith("darwin"):
+        system, short, ext = "darwin", "darwin", ".dylib"
+    else:
+        system, short, ext = "linux", "linux", ".so"
+    if fmi_major >= 3:
+        return f"{arch}-{system}", ext
+    if arch == "aarch64":
+        return f"{short}64", ext
+    return f"{short}{64 if bits64 else 32}", ext
+
+
+def platform_binary(root: str | os.PathLike, fmi_major: int, model_identifier: str,
+                    fmu_name: str = "") -> Path:
+    """Path of the FMU's shared library for this platform, or a clear error."""
+    root = Path(root)
+    folder, ext = platform_names(fmi_major)
+    lib = root / "binaries" / folder / f"{model_identifier}{ext}"
+    if lib.is_file():
+        return lib
+    label = fmu_name or root.name
+    have = sorted(p.name for p in (root / "binaries").iterdir() if p.is_dir()) \
+        if (root / "binaries").is_dir() else []
+    where = f"binaries/{folder}/{model_identifier}{ext}"
+    if (root / "binaries" / folder).is_dir():
+        found = sorted(p.name for p in (root / "binaries" / folder).iterdir())
+        what = (f"has binaries/{folder}/ but no {model_identifier}{ext} in it (found: "
+                f"{', '.join(found) or 'nothing'})")
+    else:
+        what = (f"has no binary for this platform ({where}); it has binaries for: "
+                f"{', '.join(have) or 'no platform'}")
+    hint = "ask the FMU's supplier for a build for this platform"
+    if (root / "sources").is_dir():
+        hint = ("it ships sources: compile them for this platform (e.g. `fmpy compile "
+                f"{label}`) and import the result")
+    return _raise_binary(label, what, hint)
+
+
+def _raise_binary(label: str, what: str, hint: str) -> Path:
+    raise FMUBinaryError(f"FMU '{label}' {what}; {hint}")

@@ -1,0 +1,168 @@
+"""C text of the model core (``sources/model.h``) from a :class:`~fmus.cgen.program.Program`.
+
+The core is the template ``templates/core.c`` with the generated parts
+filled in: sizes and options (``#define``), initial values, rate groups,
+time events, the variable table, constant arrays, the blocks' helper
+functions, and the four generated functions::
+
+    cosim_eval(M, x, due)      outputs in evaluation order (sampled blocks if due)
+    cosim_eval_deriv(M, x)     the outputs the derivatives read
+    cosim_derivs(M, x, dx)     derivatives of the continuous states
+    cosim_updates(M, due)      discrete updates of the due rate groups
+
+(and ``cosim_zoh_inputs`` for the exact zero-order-hold integrator).
+The FMI wrapper (``templates/fmi2.c`` or ``fmi3.c``) includes this header.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from .model import c_float, c_string
+from .program import Program, _indent
+
+TEMPLATES = Path(__file__).parent / "templates"
+METHODS = {"euler": 1, "heun": 2, "midpoint": 3, "rk4": 4, "zoh": 5}
+KIND_CODES = {"time": 0, "param": 1, "input": 2, "output": 3, "state": 4, "der": 5, "local": 6}
+AREA_CODES = {"T": 0, "P": 1, "S": 2, "X": 3, "DX": 4}
+
+_LOCALS = """ModelState *S = &M->st;
+double *s = S->s;
+double *xd = S->xd;
+const double *p = S->p;
+const double t = S->time;
+const double mt = S->mode_time;
+(void)S; (void)s; (void)xd; (void)p; (void)t; (void)mt;"""
+
+
+def _array(name: str, values: list | np.ndarray, ctype: str = "double", minimum: int = 1,
+           fmt=c_float) -> str:
+    vals = list(values)
+    if not vals:
+        vals = [0] * minimum
+    body = ", ".join(fmt(v) for v in vals)
+    lines, line = [], ""
+    for part in body.split(", "):
+        if len(line) + len(part) > 90:
+            lines.append(line)
+            line = ""
+        line += part + ", "
+    lines.append(line)
+    inner = "\n    ".join(x.rstrip() for x in lines)
+    return f"static const {ctype} {name}[] = {{\n    {inner.rstrip(',')}\n}};"
+
+
+def _i64(v: int) -> str:
+    return f"INT64_C({int(v)})"
+
+
+def model_source(prog: Program, *, fmi_version: str, model_identifier: str, token: str,
+                 header: str) -> str:
+    """The text of ``sources/model.h``."""
+    core = (TEMPLATES / "core.c").read_text()
+    variables = flat_variables(prog, fmi_version)
+    zoh = prog.zoh
+    nv = len(zoh["v"]) if zoh else 0
+    defines = "\n".join([
+        f"#define COSIM_MODEL_IDENTIFIER {c_string(model_identifier)}",
+        f"#define COSIM_TOKEN {c_string(token)}",
+        f"#define NX {prog.plan.n_continuous}",
+        f"#define NXD {len(prog.xd0)}",
+        f"#define NP {len(prog.p0)}",
+        f"#define NS {prog.n_signals}",
+        f"#define NG {len(prog.rate_groups)}",
+        f"#define NBP {len(prog.breakpoints)}",
+        f"#define NV {nv}",
+        f"#define COSIM_METHOD {METHODS[prog.integrator]}",
+        f"#define COSIM_H_TICKS INT64_C({int(prog.step_ticks)})",
+        f"#define COSIM_NVARS {len(variables)}",
+    ])
+    ng = len(prog.rate_groups)
+    tables = [
+        _array("COSIM_X0", prog.x0),
+        _array("COSIM_XD0", prog.xd0),
+        _array("COSIM_P0", prog.p0),
+        _array("COSIM_RG_PERIOD", [g[0] for g in prog.rate_groups], "int64_t", fmt=_i64),
+        _array("COSIM_RG_OFFSET", [g[1] for g in prog.rate_groups], "int64_t", fmt=_i64),
+        _array("COSIM_BREAKPOINTS", prog.breakpoints, "int64_t", fmt=_i64),
+        _array("COSIM_X_NAMES", prog.x_names or [""], "char *const", fmt=c_string),
+    ]
+    if zoh:
+        nx = prog.plan.n_continuous
+        B = zoh["B"] if nv else np.zeros((nx, 1))
+        tables += [_array("COSIM_ZOH_A", zoh["A"].reshape(-1)),
+                   _array("COSIM_ZOH_B", B.reshape(-1)),
+                   _array("COSIM_ZOH_E", zoh["e"])]
+    for name, arr in prog.consts:
+        tables.append(_array(name, arr.reshape(-1)))
+    tables.append(
+        "enum { AREA_T, AREA_P, AREA_S, AREA_X, AREA_DX };\n"
+        "enum { VK_TIME, VK_PARAM, VK_INPUT, VK_OUTPUT, VK_STATE, VK_DER, VK_LOCAL };\n"
+        "typedef struct { unsigned char kind, area; unsigned int offset, size; } CosimVar;\n"
+        "static const CosimVar COSIM_VARS[COSIM_NVARS] = {\n"
+        + ",\n".join(f"    {{{KIND_CODES[v.kind]}, {AREA_CODES[v.area]}, {off}, {size}}}"
+                     f"  /* {vr}: {_comment(v.name)} */"
+                     for vr, (v, off, size) in enumerate(variables))
+        + "\n};")
+    text = core.replace("/*@DEFINES@*/", defines)
+    text = text.replace("/*@ALL_DUE@*/", ", ".join(["1"] * ng) if ng else "0")
+    text = text.replace("/*@TABLES@*/", "\n\n".join(tables))
+    text = text.replace("/*@HELPERS@*/", "\n\n".join(prog.helpers.values()))
+    text = text.replace("/*@FUNCTIONS@*/", _functions(prog))
+    return header + text
+
+
+def flat_variables(prog: Program, fmi_version: str) -> list:
+    """``(Var, offset, size)`` per value reference: FMI 2 one per scalar element, FMI 3
+    one per variable."""
+    out = []
+    for v in prog.variables:
+        if fmi_version.startswith("3") or v.size == 1:
+            out.append((v, v.offset, v.size))
+        else:
+            out.extend((v, v.offset + i, 1) for i in range(v.size))
+    return out
+
+
+def _comment(text: str) -> str:
+    return text.replace("*/", "* /")
+
+
+def _functions(prog: Program) -> str:
+    def block(ops, filt) -> str:
+        parts = []
+        for op in ops:
+            if not filt(op):
+                continue
+            body = "{\n" + _indent(op.code) + "\n}"
+            if op.groups:
+                cond = " || ".join(f"due[{g}]" for g in op.groups)
+                body = f"if (due && ({cond})) " + body
+            parts.append(f"/* {_comment(op.comment)} */\n{body}")
+        return "\n".join(parts)
+
+    fns = []
+    fns.append("static void cosim_eval(Model *M, const double *x, const int *due) {\n"
+               + _indent(_LOCALS + "\n(void)x; (void)due;\n" + block(prog.ops, lambda o: True))
+               + "\n}")
+    fns.append("static void cosim_eval_deriv(Model *M, const double *x) {\n"
+               + _indent(_LOCALS + "\n(void)x;\n"
+                         + block(prog.ops, lambda o: o.for_derivatives and not o.groups))
+               + "\n}")
+    fns.append("static void cosim_derivs(Model *M, const double *x, double *dx) {\n"
+               + _indent(_LOCALS + "\n(void)x; (void)dx;\n" + "\n".join(prog.derivatives))
+               + "\n}")
+    upd = []
+    for g, codes in enumerate(prog.updates):
+        if codes:
+            upd.append(f"if (due[{g}]) {{\n" + _indent("\n".join(codes)) + "\n}")
+    fns.append("static void cosim_updates(Model *M, const int *due) {\n"
+               + _indent(_LOCALS + "\nconst double *x = S->x;\n(void)x; (void)due;\n"
+                         + "\n".join(upd)) + "\n}")
+    if prog.zoh:
+        body = "\n".join(f"v[{j}] = {name};" for j, name in enumerate(prog.zoh["v"]))
+        fns.append("static void cosim_zoh_inputs(Model *M, double *v) {\n"
+                   + _indent(_LOCALS + "\n(void)v;\n" + body) + "\n}")
+    return "\n\n".join(fns)

@@ -1,0 +1,415 @@
+/* Runtime of a cosim generated-C FMU (fmus/cgen/templates/core.c).
+ *
+ * The model core: storage, output evaluation, derivatives, discrete updates, the fixed-step
+ * integrators (explicit Runge-Kutta, or the exact zero-order-hold step of a linear system) and
+ * the stepping loop of cosim.simulator.Simulator (integer nanosecond time; steps on the grid
+ * k*H; stops at sample hits, time events and communication points; at each stop the outputs
+ * are evaluated and the due discrete updates run).  No FMI types here: fmi2.c / fmi3.c wrap it.
+ * No static mutable data: any number of instances may run in one process.
+ */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/*@DEFINES@*/
+
+#define NX1 (NX > 0 ? NX : 1)
+#define NXD1 (NXD > 0 ? NXD : 1)
+#define NP1 (NP > 0 ? NP : 1)
+#define NS1 (NS > 0 ? NS : 1)
+#define NG1 (NG > 0 ? NG : 1)
+#define NBP1 (NBP > 0 ? NBP : 1)
+#define NV1 (NV > 0 ? NV : 1)
+
+#define COSIM_EULER 1
+#define COSIM_HEUN 2
+#define COSIM_MIDPOINT 3
+#define COSIM_RK4 4
+#define COSIM_ZOH 5
+
+/* All the data of an instance that a state save/restore must keep (a flat struct). */
+typedef struct {
+    int64_t ticks;       /* time of the last major point [ns] */
+    double time;         /* evaluation time [s] (solver stages move it) */
+    double mode_time;    /* selects branches of piecewise functions of time */
+    double x[NX1];       /* continuous states */
+    double xd[NXD1];     /* discrete states */
+    double p[NP1];       /* parameters */
+    double s[NS1];       /* signals: inputs, outputs (sampled ones held), conversions */
+    int64_t event_tick;  /* Model Exchange: the last tick whose events were handled */
+    int dirty;           /* outputs must be re-evaluated before they are read */
+    int initialized;
+} ModelState;
+
+#define ZOH_N (NX + NV + 1)
+
+typedef struct {
+    ModelState st;
+    double dx[NX1];
+    const char *error;
+    char errbuf[512];
+#if COSIM_METHOD == COSIM_ZOH
+    double zoh_h[2];                   /* cached step sizes (0: empty) */
+    int zoh_next;
+    double zoh_T[2][NX1 * ZOH_N];      /* rows of expm([[A B e];[0 0 0]] h): [Phi Gamma g] */
+    double zoh_work[8 * ZOH_N * ZOH_N];   /* aug, E, 6 for expm */
+#endif
+} Model;
+
+static void cosim_fail(Model *M, const char *msg) {
+    if (!M->error) M->error = msg;
+}
+
+static const int COSIM_ALL_DUE[NG1] = {/*@ALL_DUE@*/};
+
+/*@TABLES@*/
+
+/*@HELPERS@*/
+
+/*@FUNCTIONS@*/
+
+/* ------------------------------------------------------------------ initial values */
+static void cosim_reset(Model *M) {
+    ModelState *S = &M->st;
+    memset(M, 0, sizeof(Model));
+#if NX > 0
+    memcpy(S->x, COSIM_X0, sizeof(double) * NX);
+#endif
+#if NXD > 0
+    memcpy(S->xd, COSIM_XD0, sizeof(double) * NXD);
+#endif
+#if NP > 0
+    memcpy(S->p, COSIM_P0, sizeof(double) * NP);
+#endif
+    S->event_tick = INT64_MIN;
+    S->dirty = 1;
+}
+
+static void cosim_set_start(Model *M, double start) {
+    ModelState *S = &M->st;
+    S->ticks = llround(start * 1e9);
+    S->time = S->mode_time = (double)S->ticks * 1e-9;
+    S->dirty = 1;
+}
+
+/* ----------------------------------------------------------------------- schedule */
+static int64_t cosim_floordiv(int64_t a, int64_t b) {
+    int64_t q = a / b;
+    if ((a % b != 0) && ((a < 0) != (b < 0))) q--;
+    return q;
+}
+
+static void cosim_due(int64_t tick, int *due) {
+    int g;
+    for (g = 0; g < NG; g++)
+        due[g] = tick >= COSIM_RG_OFFSET[g] && (tick - COSIM_RG_OFFSET[g]) % COSIM_RG_PERIOD[g] == 0;
+    (void)tick; (void)due;
+}
+
+/* the next sample hit or time event strictly after tick (INT64_MAX if none) */
+static int64_t cosim_next_event(int64_t tick) {
+    int64_t best = INT64_MAX;
+    int i;
+    for (i = 0; i < NG; i++) {
+        int64_t k = cosim_floordiv(tick - COSIM_RG_OFFSET[i], COSIM_RG_PERIOD[i]) + 1;
+        int64_t hit = COSIM_RG_OFFSET[i] + (k > 0 ? k : 0) * COSIM_RG_PERIOD[i];
+        if (hit < best) best = hit;
+    }
+    for (i = 0; i < NBP; i++)
+        if (COSIM_BREAKPOINTS[i] > tick) {
+            if (COSIM_BREAKPOINTS[i] < best) best = COSIM_BREAKPOINTS[i];
+            break;
+        }
+    (void)tick;
+    return best;
+}
+
+static int cosim_is_event(int64_t tick) {
+    int due[NG1], i;
+    cosim_due(tick, due);
+    for (i = 0; i < NG; i++)
+        if (due[i]) return 1;
+    for (i = 0; i < NBP; i++)
+        if (COSIM_BREAKPOINTS[i] == tick) return 1;
+    return 0;
+}
+
+/* A major time point (module docstring of cosim.simulator): outputs (sampled blocks only if
+ * due, or all of them at the first point), then the due discrete updates. */
+static void cosim_major(Model *M, int64_t tick, int first) {
+    ModelState *S = &M->st;
+    int due[NG1];
+    S->ticks = tick;
+    S->time = S->mode_time = (double)tick * 1e-9;
+    cosim_due(tick, due);
+    cosim_eval(M, S->x, first ? COSIM_ALL_DUE : due);
+    cosim_updates(M, due);
+    S->dirty = 0;
+}
+
+/* outputs of continuous and direct blocks at the current time (after inputs changed) */
+static void cosim_ensure_outputs(Model *M) {
+    ModelState *S = &M->st;
+    if (!S->dirty) return;
+    cosim_eval(M, S->x, S->initialized ? NULL : COSIM_ALL_DUE);
+    S->dirty = 0;
+}
+
+/* derivatives at the current time and state into M->dx */
+static void cosim_derivatives(Model *M) {
+    ModelState *S = &M->st;
+    cosim_eval_deriv(M, S->x);
+    cosim_derivs(M, S->x, M->dx);
+}
+
+/* ---------------------------------------------------------------------- integrators */
+#if NX > 0 && COSIM_METHOD != COSIM_ZOH
+static void cosim_rhs(Model *M, double t, const double *x, double *dx) {
+    M->st.time = t;
+    cosim_eval_deriv(M, x);
+    cosim_derivs(M, x, dx);
+}
+
+/* one explicit Runge-Kutta step, the same arithmetic as cosim.solvers */
+static void cosim_rk_step(Model *M, double t, double h) {
+    ModelState *S = &M->st;
+    double *y = S->x;
+    double k1[NX1], yi[NX1];
+    int i;
+    S->mode_time = t;
+#if COSIM_METHOD == COSIM_EULER
+    cosim_rhs(M, t, y, k1);
+    for (i = 0; i < NX; i++) y[i] = y[i] + h * k1[i];
+#elif COSIM_METHOD == COSIM_HEUN
+    double k2[NX1];
+    cosim_rhs(M, t, y, k1);
+    for (i = 0; i < NX; i++) yi[i] = y[i] + h * k1[i];
+    cosim_rhs(M, t + h, yi, k2);
+    for (i = 0; i < NX; i++) y[i] = y[i] + (0.5 * h) * (k1[i] + k2[i]);
+#elif COSIM_METHOD == COSIM_MIDPOINT
+    double k2[NX1];
+    cosim_rhs(M, t + 0.0 * h, y, k1);
+    for (i = 0; i < NX; i++) yi[i] = y[i] + (h * 0.5) * k1[i];
+    cosim_rhs(M, t + 0.5 * h, yi, k2);
+    for (i = 0; i < NX; i++) y[i] = y[i] + (h * 1.0) * k2[i];
+#else /* RK4 */
+    double k2[NX1], k3[NX1], k4[NX1];
+    cosim_rhs(M, t, y, k1);
+    for (i = 0; i < NX; i++) yi[i] = y[i] + (0.5 * h) * k1[i];
+    cosim_rhs(M, t + 0.5 * h, yi, k2);
+    for (i = 0; i < NX; i++) yi[i] = y[i] + (0.5 * h) * k2[i];
+    cosim_rhs(M, t + 0.5 * h, yi, k3);
+    for (i = 0; i < NX; i++) yi[i] = y[i] + h * k3[i];
+    cosim_rhs(M, t + h, yi, k4);
+    for (i = 0; i < NX; i++) y[i] = y[i] + (h / 6.0) * (k1[i] + 2.0 * (k2[i] + k3[i]) + k4[i]);
+#endif
+    (void)yi;
+}
+#endif
+
+#if COSIM_METHOD == COSIM_ZOH
+/* ---- matrix exponential: Pade 13 with scaling and squaring (Higham 2005) ---- */
+static void cosim_matmul(int n, const double *A, const double *B, double *C) {
+    int i, j, k;
+    for (i = 0; i < n; i++)
+        for (j = 0; j < n; j++) {
+            double acc = 0.0;
+            for (k = 0; k < n; k++) acc += A[i * n + k] * B[k * n + j];
+            C[i * n + j] = acc;
+        }
+}
+
+/* solve P X = Q for X (n x n), Gaussian elimination with partial pivoting; Q <- X */
+static int cosim_solve(int n, double *P, double *Q) {
+    int i, j, k;
+    for (k = 0; k < n; k++) {
+        int piv = k;
+        double best = fabs(P[k * n + k]);
+        for (i = k + 1; i < n; i++)
+            if (fabs(P[i * n + k]) > best) { best = fabs(P[i * n + k]); piv = i; }
+        if (best == 0.0) return -1;
+        if (piv != k)
+            for (j = 0; j < n; j++) {
+                double tp = P[k * n + j]; P[k * n + j] = P[piv * n + j]; P[piv * n + j] = tp;
+                tp = Q[k * n + j]; Q[k * n + j] = Q[piv * n + j]; Q[piv * n + j] = tp;
+            }
+        for (i = k + 1; i < n; i++) {
+            double f = P[i * n + k] / P[k * n + k];
+            if (f == 0.0) continue;
+            for (j = k; j < n; j++) P[i * n + j] -= f * P[k * n + j];
+            for (j = 0; j < n; j++) Q[i * n + j] -= f * Q[k * n + j];
+        }
+    }
+    for (k = n - 1; k >= 0; k--)
+        for (j = 0; j < n; j++) {
+            double acc = Q[k * n + j];
+            for (i = k + 1; i < n; i++) acc -= P[k * n + i] * Q[i * n + j];
+            Q[k * n + j] = acc / P[k * n + k];
+        }
+    return 0;
+}
+
+/* E = expm(A) (n x n); work holds 6 n x n matrices */
+static int cosim_expm(int n, const double *A, double *E, double *work) {
+    static const double b[14] = {64764752532480000.0, 32382376266240000.0, 7771770303897600.0,
+        1187353796428800.0, 129060195264000.0, 10559470521600.0, 670442572800.0,
+        33522128640.0, 1323241920.0, 40840800.0, 960960.0, 16380.0, 182.0, 1.0};
+    double *As = work, *A2 = work + n * n, *A4 = work + 2 * n * n, *A6 = work + 3 * n * n;
+    double *U = work + 4 * n * n, *V = work + 5 * n * n, *T = E;
+    double norm = 0.0, scale;
+    int i, j, s = 0, nn = n * n;
+    for (j = 0; j < n; j++) {
+        double c = 0.0;
+        for (i = 0; i < n; i++) c += fabs(A[i * n + j]);
+        if (c > norm) norm = c;
+    }
+    if (norm > 5.371920351148152) s = (int)ceil(log2(norm / 5.371920351148152));
+    scale = ldexp(1.0, -s);
+    for (i = 0; i < nn; i++) As[i] = A[i] * scale;
+    cosim_matmul(n, As, As, A2);
+    cosim_matmul(n, A2, A2, A4);
+    cosim_matmul(n, A4, A2, A6);
+    for (i = 0; i < nn; i++) T[i] = b[13] * A6[i] + b[11] * A4[i] + b[9] * A2[i];
+    cosim_matmul(n, A6, T, U);
+    for (i = 0; i < nn; i++) U[i] += b[7] * A6[i] + b[5] * A4[i] + b[3] * A2[i];
+    for (i = 0; i < n; i++) U[i * n + i] += b[1];
+    cosim_matmul(n, As, U, T);
+    memcpy(U, T, sizeof(double) * nn);
+    for (i = 0; i < nn; i++) T[i] = b[12] * A6[i] + b[10] * A4[i] + b[8] * A2[i];
+    cosim_matmul(n, A6, T, V);
+    for (i = 0; i < nn; i++) V[i] += b[6] * A6[i] + b[4] * A4[i] + b[2] * A2[i];
+    for (i = 0; i < n; i++) V[i * n + i] += b[0];
+    /* (V - U) E = (V + U) */
+    for (i = 0; i < nn; i++) { As[i] = V[i] - U[i]; E[i] = V[i] + U[i]; }
+    if (cosim_solve(n, As, E) != 0) return -1;
+    for (; s > 0; s--) {
+        cosim_matmul(n, E, E, A2);
+        memcpy(E, A2, sizeof(double) * nn);
+    }
+    return 0;
+}
+
+/* the exact step over h: rows [Phi Gamma g] of expm(h [[A B e];[0 0 0]]), cached */
+static const double *cosim_zoh_transition(Model *M, double h) {
+    int slot, i, j;
+    double *aug, *E;
+    for (slot = 0; slot < 2; slot++)
+        if (M->zoh_h[slot] == h) return M->zoh_T[slot];
+    slot = M->zoh_next;
+    M->zoh_next = 1 - slot;
+    aug = M->zoh_work;
+    E = M->zoh_work + ZOH_N * ZOH_N;
+    memset(aug, 0, sizeof(double) * ZOH_N * ZOH_N);
+    for (i = 0; i < NX; i++) {
+        for (j = 0; j < NX; j++) aug[i * ZOH_N + j] = COSIM_ZOH_A[i * NX + j] * h;
+        for (j = 0; j < NV; j++) aug[i * ZOH_N + NX + j] = COSIM_ZOH_B[i * NV1 + j] * h;
+        aug[i * ZOH_N + NX + NV] = COSIM_ZOH_E[i] * h;
+    }
+    if (cosim_expm(ZOH_N, aug, E, M->zoh_work + 2 * ZOH_N * ZOH_N) != 0) {
+        cosim_fail(M, "matrix exponential of the zero-order-hold step failed");
+        return NULL;
+    }
+    memcpy(M->zoh_T[slot], E, sizeof(double) * NX * ZOH_N);
+    M->zoh_h[slot] = h;
+    return M->zoh_T[slot];
+}
+
+static void cosim_zoh_step(Model *M, double t, double h) {
+    ModelState *S = &M->st;
+    double v[NV1], xn[NX1];
+    const double *T;
+    int i, j;
+    S->mode_time = t;
+    S->time = t;
+    cosim_eval_deriv(M, S->x);
+    cosim_zoh_inputs(M, v);
+    T = cosim_zoh_transition(M, h);
+    if (!T) return;
+    for (i = 0; i < NX; i++) {
+        const double *row = T + i * ZOH_N;
+        double acc = 0.0;
+        for (j = 0; j < NX; j++) acc += row[j] * S->x[j];
+        for (j = 0; j < NV; j++) acc += row[NX + j] * v[j];
+        xn[i] = acc + row[NX + NV];
+    }
+    memcpy(S->x, xn, sizeof(double) * NX);
+}
+#endif
+
+static int cosim_check_finite(Model *M, int64_t tick) {
+#if NX > 0
+    int i;
+    for (i = 0; i < NX; i++)
+        if (!isfinite(M->st.x[i])) {
+            snprintf(M->errbuf, sizeof M->errbuf,
+                     "continuous state '%s' became %g at t = %.9g s; check parameters and "
+                     "initial conditions, or export with a smaller step",
+                     COSIM_X_NAMES[i], M->st.x[i], (double)tick * 1e-9);
+            cosim_fail(M, M->errbuf);
+            return -1;
+        }
+#endif
+    (void)M; (void)tick;
+    return 0;
+}
+
+/* Advance to `end` [ns] as Simulator._advance_fixed does; 0 on success. */
+static int cosim_advance(Model *M, int64_t end) {
+    ModelState *S = &M->st;
+    while (S->ticks < end && !M->error) {
+        int64_t tick = S->ticks;
+        int64_t stop = cosim_next_event(tick);
+        if (stop > end) stop = end;
+#if NX > 0
+        if (COSIM_H_TICKS > 0) {
+            int64_t grid = (cosim_floordiv(tick, COSIM_H_TICKS) + 1) * COSIM_H_TICKS;
+            if (grid < stop) stop = grid;
+        }
+        {
+            double t = (double)tick * 1e-9, hh = (double)(stop - tick) * 1e-9;
+#if COSIM_METHOD == COSIM_ZOH
+            cosim_zoh_step(M, t, hh);
+#else
+            cosim_rk_step(M, t, hh);
+#endif
+        }
+        if (M->error || cosim_check_finite(M, stop)) return -1;
+#endif
+        cosim_major(M, stop, 0);
+    }
+    return M->error ? -1 : 0;
+}
+
+/* Model Exchange: handle the events due at the current time (once per tick) */
+static void cosim_me_event(Model *M) {
+    ModelState *S = &M->st;
+    int64_t tick = llround(S->time * 1e9);
+    if (tick > S->event_tick && cosim_is_event(tick)) {
+        cosim_major(M, tick, 0);
+        S->event_tick = tick;
+    } else {
+        S->ticks = tick;
+        S->mode_time = S->time;
+        S->dirty = 1;
+    }
+}
+
+/* the variable table: value reference -> storage */
+static double *cosim_var_ptr(Model *M, unsigned int vr, size_t *n, int *kind) {
+    ModelState *S = &M->st;
+    const CosimVar *v;
+    if (vr >= COSIM_NVARS) return NULL;
+    v = &COSIM_VARS[vr];
+    *n = v->size;
+    *kind = v->kind;
+    switch (v->area) {
+    case AREA_T: return &S->time;
+    case AREA_P: return S->p + v->offset;
+    case AREA_S: return S->s + v->offset;
+    case AREA_X: return S->x + v->offset;
+    case AREA_DX: return M->dx + v->offset;
+    default: return NULL;
+    }
+}

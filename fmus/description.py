@@ -1,0 +1,622 @@
+"""Reading and checking ``modelDescription.xml``; FMI units to cosim units.
+
+:func:`read_description` parses the model description of an extracted FMU
+(with fmpy's object model, after a hardened parse that refuses DTDs and
+entities), checks it against the FMI XML schema and against the FMI rules the
+import relies on, and returns an :class:`FMUInfo`: the metadata, every
+variable as a :class:`Variable` (port name, causality, variability, type,
+unit mapped to a cosim unit string, start, min, max), the continuous states,
+the event indicators, and each output's feedthrough.
+
+Each broken rule is a :class:`Problem` naming the variable and the rule.
+Problems that make the import give wrong results (duplicate names or value
+references, an input without a start value, ``min > max``, a start outside
+``[min, max]``, a ``derivative`` that points nowhere, outputs missing from
+``ModelStructure``...) raise :class:`~fmus.errors.ModelDescriptionError`; the
+others (schema violations the import can read past, incomplete
+``InitialUnknowns``, undefined units) are warnings, or errors with
+``validate="strict"``.
+
+Units are mapped to cosim unit strings by :func:`fmus.fmi_units.map_unit`
+(``units={"var": "..."}`` at import replaces a mapping).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from cosim.units import parse_unit
+
+from .errors import ModelDescriptionError
+from .fmi_units import map_unit
+
+__all__ = ["FMUInfo", "Problem", "Variable", "map_unit", "port_name", "read_description"]
+
+REAL_TYPES = frozenset({"Real", "Float64", "Float32"})
+INT_TYPES = frozenset({"Integer", "Enumeration", "Int8", "UInt8", "Int16", "UInt16", "Int32",
+                       "UInt32", "Int64", "UInt64"})
+
+
+@dataclass
+class Problem:
+    """One broken rule of the model description."""
+
+    rule: str
+    message: str
+    variable: str | None = None
+    line: int | None = None
+    # "error": import refused; "warning": import goes on with a warning; "info": listed in
+    # FMUInfo.problems only (a rule the import does not rely on)
+    severity: str = "error"
+
+    def __str__(self) -> str:
+        where = f"variable '{self.variable}'" if self.variable else "model description"
+        line = f" (line {self.line})" if self.line else ""
+        return f"{where}{line}: {self.message} [rule: {self.rule}]"
+
+
+@dataclass(eq=False)
+class Variable:
+    """One FMU variable as the import sees it."""
+
+    name: str
+    vr: int
+    type: str
+    causality: str
+    variability: str
+    initial: str | None = None
+    start: Any = None
+    min: float | None = None
+    max: float | None = None
+    nominal: float | None = None
+    unit: str | None = None          # cosim unit string (None: unspecified)
+    fmi_unit: str | None = None      # the FMU's own unit name
+    display_unit: str | None = None
+    description: str = ""
+    shape: tuple = ()
+    port: str = ""                   # the cosim port/parameter name
+    derivative_of: Variable | None = None
+    intermediate_update: bool = False
+    line: int | None = None
+
+    @property
+    def kind(self) -> str:
+        """``"real"``, ``"int"``, ``"bool"``, ``"string"`` or ``"other"``."""
+        if self.type in REAL_TYPES:
+            return "real"
+        if self.type in INT_TYPES:
+            return "int"
+        if self.type == "Boolean":
+            return "bool"
+        if self.type == "String":
+            return "string"
+        return "other"
+
+    @property
+    def size(self) -> int:
+        return int(np.prod(self.shape)) if self.shape else 1
+
+    @property
+    def dtype(self) -> type:
+        return {"real": float, "int": int, "bool": bool}.get(self.kind, object)
+
+
+@dataclass
+class FMUInfo:
+    """Everything the import needs from (and shows of) an FMU's model description.
+
+    ``str(info)`` prints the metadata and a ports table.
+    """
+
+    path: Path
+    fmi_version: str
+    model_name: str
+    token: str
+    description: str = ""
+    author: str = ""
+    version: str = ""
+    copyright: str = ""
+    license: str = ""
+    generation_tool: str = ""
+    generation_date: str = ""
+    interfaces: dict = field(default_factory=dict)   # "ModelExchange"/"CoSimulation" -> caps
+    default_experiment: dict = field(default_factory=dict)
+    variables: list = field(default_factory=list)
+    states: list = field(default_factory=list)        # state Variables, in FMU order
+    derivatives: list = field(default_factory=list)   # their derivative Variables
+    n_event_indicators: int = 0
+    feedthrough: dict = field(default_factory=dict)   # output name -> set of inputs | None
+    problems: list = field(default_factory=list)
+    notes: list = field(default_factory=list)         # unit mapping notes
+    md: Any = None                                    # fmpy's ModelDescription
+
+    # ------------------------------------------------------------ lookups
+    @property
+    def fmi_major(self) -> int:
+        return int(self.fmi_version.split(".")[0])
+
+    @property
+    def by_name(self) -> dict:
+        return {v.name: v for v in self.variables}
+
+    def variable(self, name: str) -> Variable:
+        """The variable called ``name`` (FMU name or port name); the error lists choices."""
+        for v in self.variables:
+            if v.name == name or v.port == name:
+                return v
+        from cosim.block import did_you_mean
+
+        from .errors import FMUConfigError
+        raise FMUConfigError(f"FMU '{self.path.name}' has no variable {name!r}; "
+                             + did_you_mean(name, [v.name for v in self.variables]))
+
+    def _with(self, causality: str) -> list:
+        return [v for v in self.variables if v.causality == causality]
+
+    @property
+    def inputs(self) -> list:
+        return self._with("input")
+
+    @property
+    def outputs(self) -> list:
+        return self._with("output")
+
+    @property
+    def parameters(self) -> list:
+        """Parameters the user can set (``parameter``; FMI 3 ``structuralParameter`` too)."""
+        return [v for v in self.variables if v.causality in ("parameter", "structuralParameter")]
+
+    def capability(self, interface: str, name: str, default: Any = False) -> Any:
+        return self.interfaces.get(interface, {}).get(name, default)
+
+    # ----------------------------------------------------------- display
+    def __str__(self) -> str:
+        lines = [f"FMU {self.path.name}: model '{self.model_name}', FMI {self.fmi_version}"]
+        for label, val in (("description", self.description), ("author", self.author),
+                           ("version", self.version), ("generated by", self.generation_tool),
+                           ("generated on", self.generation_date),
+                           ("copyright", self.copyright), ("license", self.license)):
+            if val:
+                lines.append(f"  {label + ':':<14}{val}")
+        for itf, caps in self.interfaces.items():
+            caps = {k: v for k, v in caps.items()
+                    if not (k in _CAP_ALIASES.values() and any(
+                        a in caps for a, b in _CAP_ALIASES.items() if b == k))}
+            on = [k for k, v in caps.items() if v is True]
+            extra = [f"{k}={v}" for k, v in caps.items()
+                     if v not in (True, False, None, 0) and k != "modelIdentifier"]
+            lines.append(f"  {itf}: {caps.get('modelIdentifier')}; "
+                         + (", ".join(on + extra) or "no optional capabilities"))
+        if self.default_experiment:
+            lines.append("  default experiment: " + ", ".join(
+                f"{k}={v}" for k, v in self.default_experiment.items()))
+        lines.append(f"  {len(self.states)} continuous states, {self.n_event_indicators} event "
+                     "indicators")
+        rows = [("causality", "port", "FMU name", "type", "unit", "start", "min", "max",
+                 "variability", "description")]
+        for v in self.variables:
+            if v.causality not in ("input", "output", "parameter", "structuralParameter"):
+                continue
+            rows.append((v.causality, v.port, v.name if v.name != v.port else "",
+                         v.type + (str(list(v.shape)) if v.shape else ""),
+                         v.unit or (f"({v.fmi_unit})" if v.fmi_unit else "-"),
+                         _fmt(v.start), _fmt(v.min), _fmt(v.max), v.variability,
+                         v.description[:40]))
+        widths = [max(len(str(r[i])) for r in rows) for i in range(len(rows[0]))]
+        for r in rows:
+            lines.append("  " + "  ".join(str(c).ljust(w) for c, w in zip(r, widths)).rstrip())
+        for p in self.problems:
+            lines.append(f"  {p.severity}: {p}")
+        for n in self.notes:
+            lines.append(f"  note: {n}")
+        return "\n".join(lines)
+
+
+def _fmt(v: Any) -> str:
+    if v is None:
+        return ""
+    if isinstance(v, float):
+        return f"{v:.6g}"
+    if isinstance(v, np.ndarray):
+        return "[" + " ".join(f"{x:.4g}" for x in v.ravel()[:4]) + (" ..]" if v.size > 4
+                                                                    else "]")
+    return str(v)
+
+
+# -------------------------------------------------------------------- names
+_BAD = re.compile(r"[^A-Za-z0-9_]+")
+
+
+def port_name(name: str) -> str:
+    """A cosim port name for an FMU variable name (``'body.pos[1]'`` -> ``'body_pos_1'``)."""
+    m = re.fullmatch(r"der\((.*)\)", name)
+    s = f"der_{m.group(1)}" if m else name
+    s = _BAD.sub("_", s).strip("_")
+    if not s or s[0].isdigit():
+        s = "v_" + s
+    return s
+
+
+# ------------------------------------------------------------------ reading
+def _convert(text: Any, typ: str, shape: tuple) -> Any:
+    if text is None:
+        return None
+    if typ in REAL_TYPES:
+        conv = float
+    elif typ in INT_TYPES:
+        conv = int
+    elif typ == "Boolean":
+        def conv(s: str) -> bool:
+            return str(s).strip().lower() in ("true", "1")
+    else:
+        return text
+    if shape:
+        vals = [conv(s) for s in str(text).split()]
+        arr = np.array(vals, dtype={"Boolean": bool}.get(typ, float if typ in REAL_TYPES
+                                                           else np.int64))
+        if arr.size == 1:
+            arr = np.full(shape, arr[0])
+        return arr.reshape(shape)
+    if isinstance(text, str) and len(text.split()) > 1:
+        text = text.split()[0]
+    return conv(text)
+
+
+def _safe_parse(xml_path: Path, label: str) -> Any:
+    from lxml import etree
+    if not xml_path.is_file():
+        raise ModelDescriptionError(f"FMU '{label}': modelDescription.xml is missing",
+                                    [Problem("FMI 2.0/3.0 section 2.2", "file missing")])
+    parser = etree.XMLParser(resolve_entities=False, no_network=True, load_dtd=False,
+                             huge_tree=False)
+    try:
+        tree = etree.parse(str(xml_path), parser)
+    except etree.XMLSyntaxError as exc:
+        raise ModelDescriptionError(
+            f"FMU '{label}': modelDescription.xml is not well-formed XML ({exc})",
+            [Problem("XML 1.0 well-formedness", str(exc))]) from None
+    if tree.docinfo.internalDTD is not None or "<!ENTITY" in (tree.docinfo.doctype or ""):
+        raise ModelDescriptionError(
+            f"FMU '{label}': modelDescription.xml declares a DTD; FMI does not use one and "
+            "entities are refused for safety",
+            [Problem("FMI XML schema (no DTD)", "DTD/entity declarations")])
+    return tree
+
+
+def _variable_lines(tree: Any) -> list[tuple[int, str]]:
+    mv = tree.getroot().find("ModelVariables")
+    if mv is None:
+        return []
+    return [(el.sourceline or 0, el.get("name")) for el in mv if el.get("name")]
+
+
+def _schema_problems(tree: Any, major: int) -> list[Problem]:
+    import os
+
+    import fmpy
+    from lxml import etree
+    base = os.path.join(os.path.dirname(fmpy.__file__), "schema")
+    xsd = (os.path.join(base, "fmi2", "fmi2ModelDescription.xsd") if major == 2
+           else os.path.join(base, "fmi3", "fmi3ModelDescription.xsd"))
+    schema = etree.XMLSchema(file=xsd)
+    if schema.validate(tree):
+        return []
+    lines = _variable_lines(tree)
+    out = []
+    for e in schema.error_log:
+        var = None
+        for ln, name in lines:
+            if ln <= e.line:
+                var = name
+            else:
+                break
+        if lines and e.line > lines[-1][0] + 60:
+            var = None
+        out.append(Problem(f"FMI {major}.0 XML schema", e.message, var, e.line, "warning"))
+    return out
+
+
+def read_description(root: str | Path, label: str = "", validate: str = "warn",
+                     units: dict | None = None, port_names: dict | None = None) -> FMUInfo:
+    """Read and check the model description of the FMU extracted in ``root``.
+
+    Parameters
+    ----------
+    root : path
+        Directory of the extracted FMU.
+    label : str
+        The FMU's name for messages (default: the directory name).
+    validate : ``"warn"`` | ``"strict"``
+        ``"strict"`` turns every problem into an error.
+    units : dict, optional
+        ``{variable name: cosim unit}`` replacing the mapped units.
+    port_names : dict, optional
+        ``{variable name: port name}`` replacing the generated port names.
+    """
+    if validate not in ("warn", "strict"):
+        raise ValueError(f"validate must be 'warn' or 'strict', got {validate!r}")
+    root = Path(root)
+    label = label or root.name
+    tree = _safe_parse(root / "modelDescription.xml", label)
+    version = tree.getroot().get("fmiVersion") or ""
+    if not (version == "2.0" or version.startswith("3.")):
+        raise ModelDescriptionError(
+            f"FMU '{label}': fmiVersion {version!r} is not supported (FMI 2.0 and 3.0 are)",
+            [Problem("fmiVersion", f"unsupported version {version!r}")])
+    major = int(version[0])
+    problems = _schema_problems(tree, major)
+    from fmpy.model_description import ValidationError, read_model_description
+    try:
+        md = read_model_description(str(root), validate=False)
+    except ValidationError as exc:
+        probs = [Problem("FMI model structure", str(p)) for p in exc.problems]
+        raise ModelDescriptionError(_summary(label, probs), probs) from None
+    except Exception as exc:  # noqa: BLE001 - fmpy raises bare Exceptions
+        var = None
+        m = re.search(r'[Vv]ariable "([^"]+)"', str(exc))
+        if m:
+            var = m.group(1)
+        probs = [Problem(_rule_of(str(exc)), str(exc), var)] + [
+            p for p in problems if p.severity == "error"]
+        raise ModelDescriptionError(_summary(label, probs), probs) from None
+    info = _build_info(md, root, label, units or {}, port_names or {}, problems)
+    for el in tree.getroot():
+        if el.tag in ("ModelExchange", "CoSimulation", "ScheduledExecution"):
+            info.interfaces[el.tag] = _caps(el)
+    if major == 3:  # attributes fmpy does not read
+        flagged = {el.get("name") for el in tree.getroot().iterfind("ModelVariables/*")
+                   if el.get("intermediateUpdate") in ("true", "1")}
+        for v in info.variables:
+            v.intermediate_update = v.name in flagged
+    _check_rules(info, md)
+    errors = [p for p in info.problems if p.severity == "error"
+              or (validate == "strict" and p.severity == "warning")]
+    if errors:
+        raise ModelDescriptionError(_summary(label, errors), errors)
+    return info
+
+
+def _rule_of(msg: str) -> str:
+    if "combination" in msg:
+        return "FMI causality/variability/initial combinations (FMI 2.0 table 2.2.7)"
+    if "declaredType" in msg:
+        return "declaredType must name a TypeDefinitions entry"
+    return "FMI model description"
+
+
+def _summary(label: str, problems: list) -> str:
+    head = (f"FMU '{label}': modelDescription.xml does not validate "
+            f"({len(problems)} problem{'s' if len(problems) != 1 else ''}):")
+    body = "\n".join(f"  - {p}" for p in problems[:20])
+    more = f"\n  ... and {len(problems) - 20} more" if len(problems) > 20 else ""
+    return (f"{head}\n{body}{more}\n  fix the FMU (its exporting tool), or for a warning-level "
+            "rule import with validate='warn'")
+
+
+_CAP_ALIASES = {"canGetAndSetFMUState": "canGetAndSetFMUstate",
+                "canSerializeFMUState": "canSerializeFMUstate",
+                "providesDirectionalDerivatives": "providesDirectionalDerivative"}
+
+
+def _caps(element: Any) -> dict:
+    """Capability flags of an interface element, read from the XML (fmpy drops some FMI 3
+    ones, e.g. ``providesDirectionalDerivatives``); FMI 3 spellings also under the FMI 2
+    names, so one lookup serves both."""
+    out: dict = {}
+    for k, raw in element.attrib.items():
+        if raw in ("true", "false"):
+            val: Any = raw == "true"
+        else:
+            try:
+                val = int(raw)
+            except ValueError:
+                try:
+                    val = float(raw)
+                except ValueError:
+                    val = raw
+        out[k] = val
+        if k in _CAP_ALIASES:
+            out[_CAP_ALIASES[k]] = val
+    if element.tag == "ModelExchange":
+        if "completedIntegratorStepNotNeeded" in out:  # FMI 2
+            out["needsCompletedIntegratorStep"] = not out["completedIntegratorStepNotNeeded"]
+        out.setdefault("needsCompletedIntegratorStep",
+                       element.getparent().get("fmiVersion", "2.0") == "2.0")
+    return out
+
+
+def _build_info(md: Any, root: Path, label: str, units: dict, port_names: dict,
+                problems: list) -> FMUInfo:
+    info = FMUInfo(path=Path(label), fmi_version=md.fmiVersion, model_name=md.modelName or "",
+                   token=md.guid or "", description=md.description or "",
+                   author=md.author or "", version=md.version or "",
+                   copyright=md.copyright or "", license=md.license or "",
+                   generation_tool=md.generationTool or "",
+                   generation_date=md.generationDateAndTime or "", md=md)
+    info.problems = problems
+    de = md.defaultExperiment
+    if de is not None:
+        info.default_experiment = {k: float(getattr(de, k)) for k in
+                                   ("startTime", "stopTime", "tolerance", "stepSize")
+                                   if getattr(de, k) is not None}
+    unit_defs = {u.name: u for u in md.unitDefinitions}
+    mapped: dict = {}
+    seen_ports: dict[str, str] = {}
+    conv_map: dict = {}
+    for mv in md.modelVariables:
+        if getattr(mv, "alias", None) is not None:
+            continue  # FMI 3 aliases: same value reference as their original
+        typ = mv.type
+        dt = mv.declaredType
+        fmi_unit = mv.unit or (dt.unit if dt is not None else None)
+        shape = tuple(mv.shape or ())
+
+        def attr(a: str, mv: Any = mv, dt: Any = dt) -> Any:
+            val = getattr(mv, a, None)
+            if val is None and dt is not None:
+                val = getattr(dt, a, None)
+            return val
+
+        v = Variable(name=mv.name, vr=int(mv.valueReference), type=typ,
+                     causality=mv.causality, variability=mv.variability, initial=mv.initial,
+                     description=mv.description or "", shape=shape, line=mv.sourceline,
+                     fmi_unit=fmi_unit, display_unit=mv.displayUnit,
+                     intermediate_update=bool(getattr(mv, "intermediateUpdate", False)))
+        try:
+            v.start = _convert(mv.start, typ, shape)
+            v.min = _convert(attr("min"), typ, ()) if typ in REAL_TYPES | INT_TYPES else None
+            v.max = _convert(attr("max"), typ, ()) if typ in REAL_TYPES | INT_TYPES else None
+            v.nominal = _convert(attr("nominal"), typ, ()) if typ in REAL_TYPES else None
+        except (TypeError, ValueError) as exc:
+            problems.append(Problem("attribute values must parse as the variable's type",
+                                    f"bad start/min/max/nominal: {exc}", mv.name,
+                                    mv.sourceline))
+        if fmi_unit is not None and typ in REAL_TYPES:
+            if mv.name in units:
+                v.unit = units[mv.name]
+                parse_unit(v.unit)  # raises UnitError for a bad override
+            else:
+                if fmi_unit not in conv_map:
+                    u = unit_defs.get(fmi_unit)
+                    if u is None:
+                        problems.append(Problem(
+                            "units must be defined in UnitDefinitions (FMI 2.0 section 2.2.2)",
+                            f"unit {fmi_unit!r} is not defined in UnitDefinitions", mv.name,
+                            mv.sourceline, "warning"))
+                    conv_map[fmi_unit] = map_unit(fmi_unit, u.baseUnit if u else None)
+                v.unit, note = conv_map[fmi_unit]
+                if note and fmi_unit not in mapped:
+                    info.notes.append(note)
+                    mapped[fmi_unit] = note
+        elif mv.name in units:
+            v.unit = units[mv.name]
+        v.port = port_names.get(mv.name) or port_name(mv.name)
+        if v.causality in ("input", "output", "parameter", "structuralParameter"):
+            other = seen_ports.get(v.port)
+            if other is not None and other != mv.name:  # same name: a rule problem below
+                from .errors import FMUConfigError
+                raise FMUConfigError(
+                    f"FMU '{label}': variables {other!r} and {mv.name!r} both map to the port "
+                    f"name {v.port!r}; give port_names={{{mv.name!r}: '...'}}")
+            seen_ports[v.port] = mv.name
+        info.variables.append(v)
+    by_vr_obj = {id(mv): v for mv, v in zip(
+        [m for m in md.modelVariables if getattr(m, "alias", None) is None], info.variables)}
+    for mv in md.modelVariables:
+        d = mv.derivative if not isinstance(mv.derivative, str) else None
+        if d is not None and id(mv) in by_vr_obj and id(d) in by_vr_obj:
+            by_vr_obj[id(mv)].derivative_of = by_vr_obj[id(d)]
+    for unk in md.derivatives:
+        dv = by_vr_obj.get(id(unk.variable))
+        if dv is None:
+            continue
+        info.derivatives.append(dv)
+        if dv.derivative_of is not None:
+            info.states.append(dv.derivative_of)
+    info.n_event_indicators = int(md.numberOfEventIndicators or 0)
+    inputs = {id(m) for m in md.modelVariables if m.causality == "input"}
+    names = {id(m): m.name for m in md.modelVariables}
+    for unk in md.outputs:
+        if unk.variable is None:
+            continue
+        if unk.dependencies is None:
+            info.feedthrough[unk.variable.name] = None  # all inputs (FMI default)
+        else:
+            info.feedthrough[unk.variable.name] = {names[id(d)] for d in unk.dependencies
+                                                   if id(d) in inputs}
+    return info
+
+
+def _check_rules(info: FMUInfo, md: Any) -> None:
+    """The FMI rules the import relies on (each problem names variable and rule)."""
+    P = info.problems.append
+    major = info.fmi_major
+    seen: dict[str, Variable] = {}
+    vrs: dict[int, Variable] = {}
+    for v in info.variables:
+        if v.name in seen:
+            P(Problem("variable names must be unique (FMI 2.0 section 2.2.7)",
+                      f"name used twice (also on line {seen[v.name].line})", v.name, v.line))
+        seen[v.name] = v
+        if major == 3:  # FMI 2 allows aliases (equal value references of one type)
+            other = vrs.get(v.vr)
+            if other is not None:
+                P(Problem("value references must be unique (FMI 3.0 section 2.4.7)",
+                          f"valueReference {v.vr} is also used by {other.name!r}", v.name,
+                          v.line))
+            vrs.setdefault(v.vr, v)
+        if v.causality == "input" and v.start is None:
+            P(Problem("inputs must have a start value (FMI 2.0 section 2.2.7, 3.0 2.4.7.4)",
+                      "input has no start value", v.name, v.line))
+        if v.initial in ("exact", "approx") and v.start is None and v.type != "Clock":
+            P(Problem("initial='exact'/'approx' needs a start value",
+                      f"initial={v.initial!r} but no start value", v.name, v.line))
+        if v.causality == "independent" and v.start is not None:
+            P(Problem("the independent variable has no start value", "start given", v.name,
+                      v.line))
+        if v.min is not None and v.max is not None and v.min > v.max:
+            P(Problem("min <= max", f"min = {v.min} > max = {v.max}", v.name, v.line))
+        s = v.start
+        if s is not None and v.kind in ("real", "int") and np.size(s):
+            lo = v.min if v.min is not None else -math.inf
+            hi = v.max if v.max is not None else math.inf
+            arr = np.asarray(s, dtype=float)
+            if np.any(arr < lo) or np.any(arr > hi):
+                P(Problem("min <= start <= max (FMI 2.0 section 2.2.7)",
+                          f"start = {_fmt(s)} outside [{lo}, {hi}]", v.name, v.line))
+        if v.kind != "real" and v.variability == "continuous":
+            P(Problem("only Real/Float variables can be continuous",
+                      f"type {v.type} with variability='continuous'", v.name, v.line))
+    if sum(v.causality == "independent" for v in info.variables) > 1:
+        P(Problem("at most one independent variable",
+                  "more than one variable has causality='independent'"))
+    if major == 3 and not any(v.causality == "independent" for v in info.variables):
+        P(Problem("FMI 3 needs exactly one independent variable (section 2.4.7)",
+                  "no variable has causality='independent'", severity="warning"))
+    for dv in info.derivatives:
+        st = dv.derivative_of
+        if st is None:
+            P(Problem("ModelStructure derivatives must have a 'derivative' attribute",
+                      "listed as a state derivative but names no state", dv.name, dv.line))
+        elif st.kind != "real" or dv.kind != "real":
+            P(Problem("states and derivatives are Real/Float variables",
+                      f"state {st.name!r} of type {st.type}", dv.name, dv.line))
+        elif st.shape != dv.shape:
+            P(Problem("a state and its derivative have the same shape",
+                      f"state {st.name!r} {st.shape} vs derivative {dv.shape}", dv.name,
+                      dv.line))
+    listed = set(info.feedthrough)
+    for v in info.outputs:
+        if v.name not in listed:
+            P(Problem("ModelStructure must list every output (FMI 2.0 section 2.2.8)",
+                      "output missing from ModelStructure/Outputs", v.name, v.line))
+    names = {v.name: v for v in info.variables}
+    for out in listed:
+        if out in names and names[out].causality != "output":
+            P(Problem("ModelStructure/Outputs lists outputs only",
+                      f"listed but has causality={names[out].causality!r}", out,
+                      names[out].line))
+    # InitialUnknowns completeness (warning: the import does not rely on it)
+    if major == 2 and md.initialUnknowns is not None:
+        have = {u.variable.name for u in md.initialUnknowns if u.variable is not None}
+        need = {v.name for v in info.outputs if v.initial in ("approx", "calculated")}
+        need |= {v.name for v in info.variables if v.causality == "calculatedParameter"}
+        for name in sorted(need - have):
+            P(Problem("ModelStructure/InitialUnknowns lists every output with initial "
+                      "'approx'/'calculated' (FMI 2.0 section 2.2.8)",
+                      "missing from ModelStructure/InitialUnknowns", name,
+                      names[name].line if name in names else None, "info"))
+    if "ModelExchange" not in info.interfaces and "CoSimulation" not in info.interfaces:
+        P(Problem("an FMU implements ModelExchange or CoSimulation",
+                  "neither interface is declared (Scheduled Execution alone is not supported)"))
+    for itf in ("ModelExchange", "CoSimulation"):
+        mid = info.capability(itf, "modelIdentifier", None)
+        if itf in info.interfaces and not (mid and re.fullmatch(r"[A-Za-z_]\w*", mid)):
+            P(Problem("modelIdentifier is a valid C identifier (FMI 2.0 section 2.2.1)",
+                      f"{itf} modelIdentifier {mid!r}"))

@@ -1,0 +1,707 @@
+r"""A Model Exchange FMU as a block, integrated by cosim's solvers.
+
+:class:`FMUBlock` declares, from the model description:
+
+* an input port per FMU ``input`` and an output port per ``output``
+  (Real/Float, Integer, Boolean; FMI 3 arrays as array ports), units mapped
+  to cosim units; each output's ``depends_on`` is its ``ModelStructure``
+  dependencies on inputs (all inputs when the FMU does not say), and outputs
+  with the same dependencies are computed by one FMU call;
+* the continuous state vector ``x`` = the FMU's continuous states, in FMU
+  order, initial value from the FMU (instantiated once at construction when a
+  state has no start value);
+* a parameter per FMU parameter (default: its start value), set before each
+  run's initialization; ``tunable`` ones may change during a run;
+* one zero crossing per event indicator (``indicator_<i>``), whose handler
+  runs the FMU's event iteration; one ``fmu_event`` crossing for time
+  events (``nextEventTime``), step events (``completedIntegratorStep``
+  asking for event mode) and tunable parameter changes;
+* the FMU instance as opaque state, saved and restored with
+  ``get/setFMUstate`` when the FMU has ``canGetAndSetFMUstate`` (so
+  contexts holding it can be checkpointed and rolled back; otherwise a
+  snapshot is refused).
+
+The equations are the FMU's:
+
+.. math:: \dot x = f(t, x, u, p),\quad y = g(t, x, u, p),\quad
+          \text{events where } z_i(t, x, u, p) \text{ changes sign.}
+
+Before each FMU query the block pushes the context's time, states and inputs
+into the FMU, but only what changed since the last push: an RK stage costs one
+``setTime``/``setContinuousStates``/``getDerivatives`` round, and an output
+or event-indicator query at the same point is answered from the same call.
+
+Ports
+-----
+======  =================================  =======================================
+in      each FMU ``input``                 unit from the FMU's unit definitions
+out     each FMU ``output``                depends on the inputs ``ModelStructure``
+                                           lists (all when it lists none)
+======  =================================  =======================================
+
+Runs and instances
+------------------
+The block owns one FMU instance.  The first evaluation with a context
+initializes it (parameters from the context, start time = the context's
+time) and adopts its initial states into the context (unless the context's
+state was set to something else, which is then pushed into the FMU).  A new
+context, or time going back before the last event without a rollback, starts
+a new run on the same instance after ``reset``.  Switching between live
+contexts keeps each one's FMU state when the FMU can save it.
+
+Limitations
+-----------
+* Time events (``nextEventTime``) are located by a zero crossing of
+  ``t - t_next`` on the 1 ns grid (cosim's time events are declared up front), so
+  a fixed-step solver integrates up to the step end and then re-does the partial
+  step; every ME block therefore declares one crossing, which disables the
+  fixed-step fast path of the simulator.
+* A step event (``completedIntegratorStep`` asking for event mode), a
+  termination request or a tunable-parameter change is handled 1 ns after the
+  step that revealed it (through the ``fmu_event`` crossing).
+* With a variable-step solver ``completedIntegratorStep`` is called at the end
+  of each accepted step before cosim locates a state event inside that step.
+* State events are located by cosim's root finder to the 1 ns tick; if the
+  FMU's indicator has not changed sign at the located tick, the state is
+  moved along the derivative by up to ``nudge_max_s`` so the FMU sees the
+  crossing (as integrators that step over the root do).
+* Discrete-variability inputs are set in event mode when they change
+  (at the evaluation where the change is seen).
+* Directional derivatives serve :meth:`FMUBlock.jacobian` (linearisation); the
+  implicit solvers still build their Jacobians by finite differences.
+* Saving the FMU state refers to the context the block evaluated last; one
+  instance follows the active context (contexts used alternately are swapped
+  with get/set FMU state, so only when the FMU can save its state).
+* String/Binary ports, FMI 3 clocks and Scheduled Execution are not supported;
+  out of process every evaluation is a round trip (about 0.1 ms).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import weakref
+from typing import Any
+
+import numpy as np
+
+from cosim.block import Block
+
+from .errors import FMUConfigError, FMUError
+from .importer import FMU, as_fmu, default_name
+from .instance import FMUInstance, check_parameters, check_value, set_variables
+
+__all__ = ["FMUBlock"]
+
+_INF = math.inf
+
+
+def _differs(a: Any, b: Any) -> bool:
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        return not np.array_equal(np.asarray(a), np.asarray(b))
+    return a != b
+
+
+def _convert(vs: list, vals: list) -> list:
+    out = []
+    i = 0
+    for v in vs:
+        if v.shape:
+            n = v.size
+            out.append(np.asarray(vals[i:i + n], dtype=v.dtype).reshape(v.shape))
+            i += n
+            continue
+        x = vals[i]
+        out.append(x if v.kind == "real" else (int(x) if v.kind == "int" else bool(x)))
+        i += 1
+    return out
+
+
+class FMUBlock(Block):
+    """A Model Exchange FMU as a :class:`~cosim.block.Block` (see the module docstring).
+
+    Parameters
+    ----------
+    fmu : FMU or path
+    name : str, optional
+        Block name (default: the model name).
+    parameters : dict, optional
+        ``{variable: value}`` defaults of the block's parameters (the context can
+        still change them).
+    tolerance : float, optional
+        Passed to the FMU at initialization.
+    nudge_max_s : float
+        Largest time the state is moved along the derivative at a state event
+        so that the FMU's indicator shows the crossing.
+    out_of_process, timeout_s, call_log, logging_on
+        As for :class:`~fmus.subsystem.FMUSubsystem` (every evaluation is then one
+        round trip to the child process: slow, for robustness only).
+    """
+
+    def __init__(self, fmu: FMU | str | os.PathLike, name: str | None = None, *,
+                 parameters: dict | None = None, tolerance: float | None = None,
+                 nudge_max_s: float = 1e-6, out_of_process: bool = False,
+                 timeout_s: float | None = 10.0, call_log: Any = None,
+                 logging_on: bool = False) -> None:
+        self.fmu = fmu = as_fmu(fmu)
+        info = self.info = fmu.info
+        fmu.interface("ModelExchange")
+        super().__init__(name or default_name(fmu))
+        caps = info.interfaces["ModelExchange"]
+        self.caps = caps
+        self.tolerance = tolerance
+        self.nudge_max_s = nudge_max_s
+        self.can_save = bool(caps.get("canGetAndSetFMUstate"))
+        self.needs_completed = bool(caps.get("needsCompletedIntegratorStep"))
+        cl = call_log
+        if isinstance(cl, (str, os.PathLike)):
+            path = os.fspath(cl)
+
+            def cl(line: str, path: str = path) -> None:
+                with open(path, "a") as fh:
+                    fh.write(line + "\n")
+        self.inst = FMUInstance(fmu, "ModelExchange", self.name,
+                                out_of_process=out_of_process, timeout_s=timeout_s,
+                                call_log=cl, logging_on=logging_on)
+        port_ok = ("real", "int", "bool")
+        self.in_vars = [v for v in info.inputs if v.kind in port_ok]
+        self.out_vars = [v for v in info.outputs if v.kind in port_ok]
+        self.nx = sum(v.size for v in info.states)
+        self.nz = info.n_event_indicators
+        # --- inputs
+        self._in_ports = {}
+        for v in self.in_vars:
+            self._in_ports[v] = self.declare_input(v.port, shape=v.shape, dtype=v.dtype,
+                                                   unit=v.unit, description=v.description)
+        in_groups: dict[str, list] = {}
+        for v in self.in_vars:
+            in_groups.setdefault(v.type, []).append(v)
+        self._in_groups = [(self.inst.register(t, [v.vr for v in vs], sum(v.size for v in vs)),
+                            vs, [self._in_ports[v] for v in vs],
+                            any(v.variability == "discrete" for v in vs))
+                           for t, vs in in_groups.items()]
+        # groups of scalar Real inputs are read straight from the signal slots
+        self._in_fast = [all(v.kind == "real" and not v.shape for v in vs)
+                         for _, vs, _, _ in self._in_groups]
+        self._in_slots: list = []
+        self._sl = slice(0, 0)
+        # --- parameters (defaults: start values, or the user's)
+        given = check_parameters(fmu, parameters, f"block '{self.name}'")
+        self._params: list = []
+        for v in info.parameters:
+            if v.kind not in ("real", "int", "bool", "string"):
+                continue
+            default = given.get(v, v.start)
+            if default is None:
+                continue
+            h = self.declare_parameter(v.port, default, unit=v.unit,
+                                       validate=lambda val, v=v: check_value(
+                                           v, val, f"block '{self.name}'"))
+            self._params.append((v, h))
+        self._param_keys: dict = {}
+        self._tunable = [(v, h) for v, h in self._params if v.variability == "tunable"]
+        # --- states
+        self.x0 = self._initial_states()
+        self.xh = self.declare_continuous_state("x", list(self.x0)) if self.nx else None
+        # --- outputs, grouped by their input dependencies
+        deps: dict[frozenset, list] = {}
+        ports_of = {v.name: v.port for v in self.in_vars}
+        for v in self.out_vars:
+            d = info.feedthrough.get(v.name)
+            key = frozenset(ports_of.values()) if d is None else frozenset(
+                ports_of[n] for n in d if n in ports_of)
+            deps.setdefault(key, []).append(v)
+        self._out_groups = []
+        for dset, vs in deps.items():
+            types: dict[str, list] = {}
+            for v in vs:
+                types.setdefault(v.type, []).append(v)
+            keys = [(self.inst.register(t, [v.vr for v in tv], sum(v.size for v in tv)), tv)
+                    for t, tv in types.items()]
+            order = [v for _, tv in keys for v in tv]
+            needs_inputs = bool(dset)
+            idx = len(self._out_groups)
+            self._out_groups.append((keys, order, needs_inputs,
+                                     all(v.kind == "real" and not v.shape for v in order)))
+            specs = [dict(name=v.port, shape=v.shape, dtype=v.dtype, unit=v.unit,
+                          description=v.description) for v in order]
+            self.declare_outputs(specs, lambda ctx, idx=idx: self._outputs(ctx, idx),
+                                 depends_on=sorted(dset))
+        # --- events
+        for i in range(self.nz):
+            self.declare_zero_crossing(lambda ctx, i=i: self._indicator(ctx, i),
+                                       self._on_state_event, direction=0,
+                                       name=f"indicator_{i}")
+        self.declare_zero_crossing(self._event_witness, self._on_pending_event, direction=1,
+                                   name="fmu_event")
+        self._ft_groups = [i for i, g in enumerate(self._out_groups) if g[2]]
+        self._ft_keys = [k for i in self._ft_groups for k, _ in self._out_groups[i][0]]
+        self.declare_monitor(self._after_step, name="completed_step")
+        if self.can_save:
+            self.fmu_state = self.declare_opaque_state("fmu", self._save, self._restore)
+        else:
+            self.fmu_state = self.declare_opaque_state("fmu")
+        # run-time bookkeeping (one FMU instance follows the active context)
+        self._ctx: Any = None
+        self._stash: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+        self._seen: weakref.WeakSet = weakref.WeakSet()
+        self._starts: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+        self._reset_cache()
+        self._floor = _INF
+        self._t_next = _INF
+        self._pending = _INF
+        self._pending_params = False
+        self._terminated = False
+        self._pushed_params: dict = {}
+        self.events: list[tuple[float, str]] = []
+
+    # ---------------------------------------------------------- set-up
+    def _initial_states(self) -> list:
+        if not self.nx:
+            return []
+        starts = []
+        for v in self.info.states:
+            if v.start is None:
+                break
+            starts.extend(np.ravel(v.start).tolist())
+        else:
+            return [float(s) for s in starts]
+        # some state has no start value: initialize once to read them
+        drv = self.inst.start()
+        try:
+            set_variables(self.inst, self._param_keys,
+                          {v: h.default for v, h in self._params})
+            drv.enter_initialization(0.0, self.tolerance, None)
+            drv.exit_initialization()
+            self.inst.initialized = True
+            return [float(s) for s in drv.get_states()]
+        except FMUError:
+            self.inst.broken = True
+            raise
+
+    def _reset_cache(self, inputs: bool = True) -> None:
+        """Forget what the FMU was last given (``inputs=False``: keep the inputs)."""
+        self._t: float | None = None
+        self._x: list | None = None
+        if inputs:
+            self._u: dict = {}   # key -> values last set (unknown keys: set again)
+        self._A: dict = {}        # group index -> (t, x, values)
+        self._B: tuple | None = None  # (t, x, u-tuple, dx, z, {group: values})
+
+    # -------------------------------------------------------- activation
+    def _bind(self, ctx: Any) -> None:
+        """Where this block's states and inputs live in ``ctx`` (per plan)."""
+        plan = ctx.plan
+        if self.nx:
+            a, b, _ = plan.cstate_index[self.xh]
+            self._sl = slice(a, b)
+        self._in_slots = [tuple(plan.input_slot[p] for p in ports)
+                          for _, _, ports, _ in self._in_groups]
+
+    def _activate(self, ctx: Any) -> None:
+        prev = self._ctx
+        if prev is not None and self.can_save and self.inst.initialized \
+                and not self.inst.broken:
+            self._stash[prev] = self.inst.save(self._extra())
+        self._ctx = None
+        token = self._stash.pop(ctx, None)
+        seen = ctx in self._seen
+        if token is None and not seen:  # a copy of a context: resume from its snapshot
+            token = getattr(ctx, "_opaque", {}).get(getattr(self, "fmu_state", None))
+        if token is not None and token.generation == self.inst.generation:
+            self._bind(ctx)
+            self._restore(token)
+            self._seen.add(ctx)
+            self._ctx = ctx
+            return
+        if seen and ctx.time > self._starts.get(ctx, -_INF):
+            from cosim.errors import ContextError
+            why = ("its saved state is gone (the instance was restarted after an error)"
+                   if self.can_save else f"FMU '{self.fmu.path.name}' cannot save its state "
+                   "to resume it (canGetAndSetFMUstate is false)")
+            raise ContextError(
+                f"block '{self.path}': this context was left mid-run for another one, and "
+                f"{why}; finish one run before starting another, or use one block per "
+                "context")
+        self._bind(ctx)
+        self._seen.add(ctx)
+        self._ctx = ctx
+        self._start_run(ctx)
+
+    def _start_run(self, ctx: Any) -> None:
+        inst = self.inst
+        drv = inst.start()
+        self._reset_cache()
+        self.events = []
+        self._terminated = False
+        self._pending = _INF
+        self._pending_params = False
+        for z in self.zero_crossings:
+            z.terminal = False
+        t0 = ctx.time
+        self._starts[ctx] = t0
+        try:
+            params = {v: ctx.param(h) for v, h in self._params}
+            set_variables(inst, self._param_keys, params)
+            self._pushed_params = params
+            drv.enter_initialization(t0, self.tolerance, None)
+            for key, vs, ports, _ in self._in_groups:
+                vals = tuple(self._input_values(ctx, vs, ports))
+                drv.set(key, vals)
+                self._u[key] = vals
+            drv.exit_initialization()
+            inst.initialized = True
+            terminate, _, t_next = drv.event_iteration()
+            drv.enter_continuous_mode()
+            x0 = drv.get_states() if self.nx else []
+        except FMUError:
+            inst.broken = True
+            raise
+        self._t_next = _INF if t_next is None else t_next
+        self._t = t0
+        self._floor = t0
+        if self.nx:
+            cur = ctx.state(self.xh).tolist()
+            if cur == list(self.x0):
+                ctx.set_state(self.xh, x0)
+                self._x = list(x0)
+            else:
+                self._x = None  # the context's own initial state is pushed
+        if terminate:
+            self._request_termination(t0)
+
+    def _extra(self) -> tuple:
+        return (self._floor, self._t_next, self._pending, self._pending_params,
+                dict(self._pushed_params), self._terminated, len(self.events))
+
+    def _save(self) -> Any:
+        if not self.inst.initialized or self.inst.drv is None:
+            return None
+        return self.inst.save(self._extra())
+
+    def _restore(self, token: Any) -> None:
+        if token is None:
+            self.inst.initialized = False
+            self._ctx = None
+            return
+        self.inst.restore(token)
+        (self._floor, self._t_next, self._pending, self._pending_params, pushed,
+         self._terminated, nev) = token.extra
+        self._pushed_params = dict(pushed)
+        del self.events[nev:]
+        self._reset_cache()
+
+    # ---------------------------------------------------------- syncing
+    def _input_values(self, ctx: Any, vs: list, ports: list) -> list:
+        vals = []
+        for v, p in zip(vs, ports):
+            x = ctx.input(p)
+            kind = v.kind
+            if v.shape:
+                arr = np.asarray(x).ravel()
+                vals.extend(arr.astype(float).tolist() if kind == "real" else
+                            [int(a) if kind == "int" else bool(a) for a in arr])
+            elif kind == "real":
+                vals.append(x if type(x) is float else float(x))
+            elif kind == "int":
+                vals.append(int(x))
+            else:
+                vals.append(bool(x))
+        return vals
+
+    def _point(self, ctx: Any) -> tuple:
+        if ctx is not self._ctx:
+            self._activate(ctx)
+        elif ctx.time < self._floor - 1e-15:  # time went back without a rollback: new run
+            self._start_run(ctx)
+        return ctx.time, (ctx.xc[self._sl].tolist() if self.nx else None)
+
+    def _read_inputs(self, ctx: Any) -> tuple:
+        s = ctx.signals
+        out = []
+        for fast, slots, (_, vs, ports, _) in zip(self._in_fast, self._in_slots,
+                                                  self._in_groups):
+            if fast:
+                out.append(tuple([s[i] for i in slots]))
+            else:
+                out.append(tuple(self._input_values(ctx, vs, ports)))
+        return tuple(out)
+
+    def _outputs(self, ctx: Any, idx: int) -> tuple:
+        keys, order, needs_inputs, fast = self._out_groups[idx]
+        if needs_inputs:
+            return self._full(ctx)[5][idx]
+        t, x = self._point(ctx)
+        c = self._A.get(idx)
+        if c is not None and c[0] == t and c[1] == x:
+            return c[2]
+        B = self._B
+        if B is not None and B[0] == t and B[1] == x and idx in B[5]:
+            return B[5][idx]
+        try:
+            _, _, outs = self.inst.drv.me_eval(t if t != self._t else None,
+                                               x if x != self._x else None, [], False, False,
+                                               [k for k, _ in keys])
+        except FMUError:
+            self.inst.broken = True
+            raise
+        if t != self._t or x != self._x:
+            self._B = None
+        self._t, self._x = t, x
+        flat = outs[0] if len(outs) == 1 else [a for o in outs for a in o]
+        vals = tuple(flat) if fast else tuple(_convert(order, flat))
+        self._A[idx] = (t, x, vals)
+        return vals
+
+    def _full(self, ctx: Any) -> tuple:
+        """``(t, x, u, dx, z, {group: values})`` at the context's point (cached)."""
+        if ctx is not self._ctx:
+            self._activate(ctx)
+        elif ctx.time < self._floor - 1e-15:  # time went back without a rollback: new run
+            self._start_run(ctx)
+        t = ctx.time
+        x = ctx.xc[self._sl].tolist() if self.nx else None
+        u = self._read_inputs(ctx) if self._in_groups else ()
+        B = self._B
+        if B is not None and B[0] == t and B[1] == x and B[2] == u:
+            return B
+        sets = []
+        discrete = []
+        pushed = self._u
+        for (key, _, _, disc), vals in zip(self._in_groups, u):
+            if pushed.get(key) != vals:
+                (discrete if disc else sets).append((key, vals))
+                pushed[key] = vals
+        try:
+            if discrete:
+                self._discrete_inputs(t, x, discrete)
+            dx, z, outs = self.inst.drv.me_eval(t if t != self._t else None,
+                                                x if x != self._x else None, sets, True,
+                                                bool(self.nz), self._ft_keys)
+        except FMUError:
+            self.inst.broken = True
+            raise
+        if t != self._t or x != self._x or sets:
+            self._A = {}
+        self._t, self._x = t, x
+        res, j = {}, 0
+        for i in self._ft_groups:
+            keys, order, _, fast = self._out_groups[i]
+            n = len(keys)
+            flat = outs[j] if n == 1 else [a for o in outs[j:j + n] for a in o]
+            j += n
+            res[i] = tuple(flat) if fast else tuple(_convert(order, flat))
+        self._B = B = (t, x, u, dx, z, res)
+        return B
+
+    def _discrete_inputs(self, t: float, x: list | None, sets: list) -> None:
+        """Discrete inputs change only in event mode (FMI 2.0 section 3.2.2)."""
+        drv = self.inst.drv
+        if t != self._t:
+            drv.set_time(t)
+            self._t = t
+        if x is not None and x != self._x:
+            drv.set_states(x)
+            self._x = x
+        drv.enter_event_mode()
+        for key, vals in sets:
+            drv.set(key, vals)
+        terminate, _, t_next = drv.event_iteration()
+        drv.enter_continuous_mode()
+        self._t_next = _INF if t_next is None else t_next
+        if terminate:
+            self._request_termination(t)
+
+    # ---------------------------------------------------------- protocol
+    def derivatives(self, ctx: Any) -> Any:
+        return self._full(ctx)[3]
+
+    def _indicator(self, ctx: Any, i: int) -> float:
+        return self._full(ctx)[4][i]
+
+    def _event_witness(self, ctx: Any) -> float:
+        if ctx is not self._ctx:
+            self._point(ctx)
+        return ctx.time - min(self._t_next_tick, self._pending)
+
+    @property
+    def _t_next(self) -> float:
+        return self._t_next_exact
+
+    @_t_next.setter
+    def _t_next(self, t: float) -> None:
+        # the witness crosses zero on the first 1 ns tick at or after the event time, so
+        # the event is handled at a time the FMU sees as reached
+        self._t_next_exact = t
+        self._t_next_tick = t if t == _INF else math.ceil(t * 1e9 - 1e-3) * 1e-9
+
+    def _after_step(self, ctx: Any) -> None:
+        """Monitor: completedIntegratorStep and tunable parameter changes."""
+        if self._terminated:
+            return
+        if self.needs_completed:
+            if self._B is None or self._B[0] != ctx.time:
+                self._full(ctx)
+            try:
+                enter, terminate = self.inst.drv.completed_step(not self.can_save)
+            except FMUError:
+                self.inst.broken = True
+                raise
+            if terminate:
+                self._request_termination(ctx.time)
+            elif enter:
+                self._pending = min(self._pending, ctx.time + 1e-9)
+        for v, h in self._tunable:
+            if _differs(ctx.param(h), self._pushed_params.get(v)):
+                self._pending_params = True
+                self._pending = min(self._pending, ctx.time + 1e-9)
+                break
+
+    def _request_termination(self, t: float) -> None:
+        self._terminated = True
+        for z in self.zero_crossings:
+            z.terminal = True
+        self._pending = min(self._pending, t + 1e-9)
+
+    # ------------------------------------------------------------ events
+    def _on_state_event(self, ctx: Any) -> None:
+        self._event(ctx, "state")
+
+    def _on_pending_event(self, ctx: Any) -> None:
+        if self._terminated:
+            return  # the crossing is terminal: the simulator stops here
+        kind = "time" if ctx.time >= self._t_next - 1e-9 else "step"
+        self._event(ctx, kind)
+
+    def _event(self, ctx: Any, kind: str) -> None:
+        t = ctx.time
+        B = self._full(ctx)
+        x = B[1]
+        drv = self.inst.drv
+        try:
+            if kind == "state" and self.nx:
+                x = self._nudge(B)
+            if kind == "time" and self._t_next > t:
+                drv.set_time(self._t_next)  # never before the event instant
+            drv.enter_event_mode()
+            if self._pending_params:
+                params = {v: ctx.param(h) for v, h in self._params
+                          if v.variability == "tunable"}
+                set_variables(self.inst, self._param_keys, params)
+                self._pushed_params.update(params)
+                self._pending_params = False
+            terminate, changed, t_next = drv.event_iteration()
+            drv.enter_continuous_mode()
+            x_new = drv.get_states() if self.nx else None
+        except FMUError:
+            self.inst.broken = True
+            raise
+        self.events.append((t, kind))
+        self._t_next = _INF if t_next is None else t_next
+        if not self._terminated:
+            self._pending = _INF
+        if self.nx and (changed or x != ctx.state(self.xh).tolist()):
+            ctx.set_state(self.xh, x_new)
+        self._reset_cache(inputs=False)
+        self._floor = t
+        if terminate:
+            self._request_termination(t)
+
+    def _nudge(self, B: tuple) -> list:
+        """The state at a located state event, moved along ``dx`` if needed so that the
+        crossing indicator has changed sign (the root finder may stop just before it)."""
+        x, dx, z = B[1], B[3], B[4]
+        if not self.nz or dx is None:
+            return x
+        sign = [zi > 0.0 for zi in z]
+        drv = self.inst.drv
+
+        def flipped(delta: float) -> bool:
+            xn = [a + b * delta for a, b in zip(x, dx)]
+            _, zn, _ = drv.me_eval(None, xn, [], False, True, [])
+            self._x = xn
+            return any((zi > 0.0) != s for zi, s in zip(zn, sign))
+
+        delta = 1e-9
+        if flipped(-delta):  # already past the crossing: nothing to do
+            drv.set_states(x)
+            self._x = x
+            return x
+        while delta <= self.nudge_max_s:
+            if flipped(delta):
+                return list(self._x)
+            delta *= 4.0
+        drv.set_states(x)
+        self._x = x
+        return x
+
+    # ------------------------------------------------------ linearisation
+    def jacobian(self, ctx: Any) -> dict:
+        """``{"A", "B", "C", "D"}`` of the FMU at the context's point.
+
+        ``A = d xdot / d x``, ``B = d xdot / d u``, ``C = d y / d x``,
+        ``D = d y / d u`` over the Real scalar inputs and outputs (names in
+        ``"inputs"``, ``"outputs"``), from directional derivatives when the FMU
+        provides them, else central differences.
+        """
+        B = self._full(ctx)
+        drv = self.inst.drv
+        ins = [v for v in self.in_vars if v.kind == "real" and not v.shape]
+        outs = [v for v in self.out_vars if v.kind == "real" and not v.shape]
+        states = [v for v in self.info.states if not v.shape]
+        ders = [v for v in self.info.derivatives if not v.shape]
+        nx, nu, ny = len(states), len(ins), len(outs)
+        J = np.zeros((nx + ny, nx + nu))
+        knowns = [v.vr for v in states] + [v.vr for v in ins]
+        unknowns = [v.vr for v in ders] + [v.vr for v in outs]
+        if self.caps.get("providesDirectionalDerivative"):
+            for j in range(nx + nu):
+                seed = [0.0] * (nx + nu)
+                seed[j] = 1.0
+                J[:, j] = drv.directional(unknowns, knowns, seed)
+        else:
+            out_key = self.inst.register(outs[0].type, [v.vr for v in outs]) if outs else None
+            in_key = self.inst.register(ins[0].type, [v.vr for v in ins]) if ins else None
+            x0 = list(B[1] or [])
+            u0 = drv.get(in_key) if in_key is not None else []
+            for j in range(nx + nu):
+                cols = []
+                for sgn in (1.0, -1.0):
+                    xs, us = list(x0), list(u0)
+                    base = xs[j] if j < nx else us[j - nx]
+                    h = 1e-6 * max(1.0, abs(base))
+                    if j < nx:
+                        xs[j] += sgn * h
+                    else:
+                        us[j - nx] += sgn * h
+                    sets = [(in_key, us)] if in_key is not None else []
+                    dxv, _, o = drv.me_eval(None, xs if nx else None, sets, True, False,
+                                            [out_key] if out_key is not None else [])
+                    cols.append(np.array(list(dxv or []) + (o[0] if o else [])))
+                J[:, j] = (cols[0] - cols[1]) / (2 * h)
+            if in_key is not None:
+                drv.set(in_key, u0)
+            if nx:
+                drv.set_states(x0)
+            self._reset_cache()
+        return {"A": J[:nx, :nx], "B": J[:nx, nx:], "C": J[nx:, :nx], "D": J[nx:, nx:],
+                "states": [v.name for v in states], "inputs": [v.port for v in ins],
+                "outputs": [v.port for v in outs]}
+
+    # ------------------------------------------------------------- misc
+    def free(self) -> None:
+        """Free the FMU instance now (the next evaluation starts a new one)."""
+        self.inst.free()
+        self._ctx = None
+
+    def describe_fmu(self) -> str:
+        """The FMU's metadata and ports (``print(block.describe_fmu())``)."""
+        return str(self.info)
+
+    def set_parameter_default(self, name: str, value: Any) -> None:
+        """Change a parameter's default (contexts made later start from it)."""
+        for v, h in self._params:
+            if v.name == name or v.port == name:
+                h.default = h.check(value)
+                return
+        raise FMUConfigError(f"block '{self.name}': no FMU parameter {name!r}")

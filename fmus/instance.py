@@ -1,0 +1,221 @@
+"""The part of an FMU instance shared by the ME block and the CS subsystem.
+
+:class:`FMUInstance` owns one :class:`~fmus.driver.Driver` (or its
+out-of-process twin :class:`~fmus.remote.RemoteDriver`): it instantiates on
+first use and *reuses the instance with reset* on every later run; after an
+error (an FMU call that failed, a watchdog kill) it frees the instance and
+starts a fresh one, so a failed run never poisons the next.  It replays the
+registered value-reference sets on a fresh driver (keys stay valid), keeps
+the FMU state tokens (freed when they die), and checks and applies
+parameters.
+
+An FMU that declares ``canBeInstantiatedOnlyOncePerProcess`` gets a private
+copy of its extracted files for every further in-process instance (a separate
+copy of the shared library), or can run out of process.
+"""
+
+from __future__ import annotations
+
+import weakref
+from typing import Any
+
+import numpy as np
+
+from cosim.block import did_you_mean
+from cosim.errors import ParameterError
+
+from .errors import FMUConfigError
+
+_LIVE: dict[tuple, int] = {}  # (FMU root, interface) -> in-process instances alive
+
+
+class StateToken:
+    """A saved FMU state (``handle``) plus the owner's bookkeeping (``extra``).
+
+    The FMU-side memory is freed when the token is garbage collected, if the
+    instance that made it still exists.
+    """
+
+    __slots__ = ("handle", "extra", "generation", "_fin", "__weakref__")
+
+    def __init__(self, inst: FMUInstance, handle: Any, extra: Any) -> None:
+        self.handle = handle
+        self.extra = extra
+        self.generation = inst.generation
+        self._fin = weakref.finalize(self, _free_state, weakref.ref(inst), handle,
+                                     inst.generation)
+
+
+def _free_state(inst_ref: Any, handle: Any, generation: int) -> None:
+    inst = inst_ref()
+    if inst is not None and inst.drv is not None and inst.generation == generation:
+        inst.drv.free_state(handle)
+
+
+def _free_driver(drv: Any, key: tuple | None) -> None:
+    try:
+        drv.free()
+    finally:
+        if key is not None:
+            _LIVE[key] = max(0, _LIVE.get(key, 1) - 1)
+
+
+class FMUInstance:
+    """One FMU instance of a block or subsystem (see the module docstring)."""
+
+    def __init__(self, fmu: Any, interface: str, instance_name: str, *,
+                 out_of_process: bool = False, timeout_s: float | None = None,
+                 call_log: Any = None, logging_on: bool = False, early_return: bool = False,
+                 event_mode: bool = False, intermediate_vrs: list | None = None) -> None:
+        self.fmu = fmu
+        self.interface = interface
+        self.instance_name = instance_name
+        self.out_of_process = out_of_process
+        self.timeout_s = timeout_s
+        self.call_log = call_log
+        self.opts = dict(logging_on=logging_on, early_return=early_return,
+                         event_mode=event_mode, intermediate_vrs=intermediate_vrs)
+        self.drv: Any = None
+        self.generation = 0
+        self.initialized = False
+        self.broken = False
+        self._regs: list[tuple] = []
+        self._fin = None
+        self._live_key = (str(fmu.root), interface)
+
+    # ------------------------------------------------------------ driver
+    def start(self) -> Any:
+        """A driver ready for initialization: fresh, or the old one after ``reset``."""
+        if self.drv is not None and not self.broken:
+            if self.initialized:
+                try:
+                    self.drv.terminate()
+                except Exception:  # noqa: BLE001 - reset below puts it right
+                    pass
+            try:
+                self.drv.reset()
+                self.initialized = False
+                return self.drv
+            except Exception:  # noqa: BLE001 - start a fresh instance instead
+                self.broken = True
+        self.free()
+        caps = self.fmu.info.interfaces[self.interface]
+        once = bool(caps.get("canBeInstantiatedOnlyOncePerProcess"))
+        private = once and not self.out_of_process and _LIVE.get(self._live_key, 0) > 0
+        spec = self.fmu.spec(self.interface, self.instance_name, private_copy=private,
+                             **self.opts)
+        if self.out_of_process:
+            from .remote import RemoteDriver
+            drv = RemoteDriver(spec, timeout_s=self.timeout_s, call_log=self.call_log)
+            key = None
+        else:
+            from .driver import Driver
+            drv = Driver(spec, call_log=self.call_log)
+            key = self._live_key
+            _LIVE[key] = _LIVE.get(key, 0) + 1
+        self._fin = weakref.finalize(self, _free_driver, drv, key)
+        try:
+            drv.instantiate()
+            for typ, vrs, nvals in self._regs:
+                drv.register(typ, vrs, nvals)
+        except BaseException:
+            self._fin()
+            raise
+        self.drv = drv
+        self.generation += 1
+        self.broken = False
+        self.initialized = False
+        return drv
+
+    def free(self) -> None:
+        """Free the FMU instance now (a later :meth:`start` makes a new one)."""
+        if self._fin is not None:
+            self._fin()
+            self._fin = None
+        self.drv = None
+        self.initialized = False
+
+    def register(self, typ: str, vrs: list, nvals: int | None = None) -> int:
+        """A key for a value-reference set, valid on every driver of this instance."""
+        nvals = len(vrs) if nvals is None else nvals
+        self._regs.append((typ, list(vrs), nvals))
+        if self.drv is not None:
+            self.drv.register(typ, vrs, nvals)
+        return len(self._regs) - 1
+
+    # ------------------------------------------------------------- state
+    def save(self, extra: Any) -> StateToken:
+        return StateToken(self, self.drv.get_state(), extra)
+
+    def restore(self, token: StateToken) -> None:
+        if token.generation != self.generation or self.drv is None:
+            from .errors import FMUCallError
+            raise FMUCallError(f"FMU '{self.fmu.path.name}' instance '{self.instance_name}': "
+                               "the saved state belongs to an instance that was freed or "
+                               "restarted (after an error or a new run); it cannot be "
+                               "restored", "setFMUState", "error")
+        self.drv.set_state(token.handle)
+
+
+# --------------------------------------------------------------- parameters
+def check_parameters(fmu: Any, values: dict | None, owner: str) -> dict:
+    """``{Variable: value}`` for user parameter values, checked (names, types, bounds)."""
+    out = {}
+    info = fmu.info
+    choices = [v.name for v in info.parameters]
+    for name, value in (values or {}).items():
+        var = None
+        for v in info.variables:
+            if v.name == name or v.port == name:
+                var = v
+                break
+        if var is None or var.causality not in ("parameter", "structuralParameter"):
+            what = "no variable" if var is None else f"variable {var.name!r} is a {var.causality}"
+            raise FMUConfigError(f"{owner}: FMU '{fmu.path.name}' has {what} {name!r} to set "
+                                 "as a parameter; " + did_you_mean(name, choices))
+        out[var] = check_value(var, value, owner)
+    return out
+
+
+def check_value(var: Any, value: Any, owner: str) -> Any:
+    """``value`` converted to ``var``'s type and checked against its min/max."""
+    try:
+        if var.kind == "real":
+            val = float(value) if not var.shape else np.asarray(value, float).reshape(var.shape)
+        elif var.kind == "int":
+            if isinstance(value, float) and not value.is_integer():
+                raise ValueError("not an integer")
+            val = int(value) if not var.shape else np.asarray(value, np.int64)
+        elif var.kind == "bool":
+            val = bool(value)
+        elif var.kind == "string":
+            val = str(value)
+        else:
+            raise ValueError(f"type {var.type} is not supported")
+    except (TypeError, ValueError) as exc:
+        raise ParameterError(f"{owner}: value {value!r} for FMU variable '{var.name}' "
+                             f"({var.type}): {exc}") from None
+    if var.kind in ("real", "int"):
+        arr = np.asarray(val, dtype=float)
+        if var.min is not None and np.any(arr < var.min) or \
+                var.max is not None and np.any(arr > var.max):
+            raise ParameterError(f"{owner}: value {value!r} for FMU variable '{var.name}' is "
+                                 f"outside its range [{var.min}, {var.max}] (model "
+                                 "description min/max)")
+    return val
+
+
+def flat(var: Any, value: Any) -> list:
+    """The values of ``var`` as a flat list for the driver."""
+    if var.shape:
+        return np.asarray(value).ravel().tolist()
+    return [value]
+
+
+def set_variables(inst: FMUInstance, cache: dict, values: dict) -> None:
+    """Set ``{Variable: value}`` through registered per-variable keys (``cache``)."""
+    for var, value in values.items():
+        key = cache.get(var)
+        if key is None:
+            key = cache[var] = inst.register(var.type, [var.vr], var.size)
+        inst.drv.set(key, flat(var, value))

@@ -1,0 +1,622 @@
+r"""A Co-Simulation FMU as a subsystem of the co-simulation master.
+
+:class:`FMUSubsystem` implements :class:`cosim.subsystem.Subsystem` over one
+FMU instance (FMI 2.0 or 3.0 Co-Simulation, through fmpy's low-level
+classes; fmpy's one-shot ``simulate_fmu`` is never used).  The master sees
+an ordinary subsystem:
+
+* ports from the model description: every ``input`` and ``output`` of type
+  Real/Float, Integer and Boolean (FMI 3 arrays as array ports), units mapped
+  to cosim units (:mod:`fmus.description`), so the master's connections
+  convert and reject units as for any subsystem;
+* ``set_inputs(t0, polys)`` keeps the master's polynomials; the values at the
+  start of the step are set before ``doStep``.  An FMI 2 FMU with
+  ``canInterpolateInputs`` also gets the polynomial's time derivatives
+  (``fmi2SetRealInputDerivatives``, up to ``input_derivative_order``); an
+  FMI 3 FMU with ``providesIntermediateUpdate`` gets the polynomial's value at
+  each intermediate update for inputs flagged ``intermediateUpdate``;
+* ``do_step`` is one ``doStep`` (FMI 3: early returns are continued to the end
+  of the communication step, with event mode handled in between when
+  ``hasEventMode``; the event times are kept in :attr:`events`);
+* ``save_state``/``restore_state`` use ``get/setFMUstate`` when the FMU has
+  ``canGetAndSetFMUstate`` (``can_save_state``), so rollback-based couplings
+  and Richardson step control work; otherwise the master refuses them;
+* ``feedthrough`` comes from ``ModelStructure/Outputs`` dependencies (missing
+  ``dependencies`` means all inputs, as FMI says; override with
+  ``feedthrough={...}``); ``output_jacobian`` uses directional derivatives
+  when the FMU provides them, else finite differences of set-inputs /
+  get-outputs at the communication point (for the master's Newton loop
+  solver);
+* every run reuses the instance with ``reset`` (a fresh instance after an
+  error); parameters are set before initialization, tunable ones also
+  between steps (:meth:`set_parameter`).
+
+Ports
+-----
+======  ======================================  =====================================
+in      each FMU ``input`` (Real/Int/Bool)      unit from the FMU, start as its value
+out     each FMU ``output`` (Real/Int/Bool)     feedthrough from ``ModelStructure``
+======  ======================================  =====================================
+
+Data-exchange timing (no interpolation, the FMU holds its inputs)::
+
+    master:  set u(t_k) ---- doStep(t_k, H) ----> get y(t_k + H)
+    FMU:     u held over [t_k, t_k + H] (with canInterpolateInputs: the
+             polynomial through the master's extrapolation instead)
+
+Limitations
+-----------
+* A CS FMU without ``canInterpolateInputs`` (FMI 2) or intermediate update (FMI 3)
+  holds each input constant over the communication step, as FMI prescribes: the
+  master's extrapolation order then changes only what the *other* subsystems see
+  (the LIM test measures the effect).
+* String and Binary inputs/outputs and FMI 3 clocks are not ports (String
+  parameters can be set); Scheduled Execution is not supported; output
+  derivatives (``maxOutputDerivativeOrder``) are not used; arrays of inputs have
+  no directional-derivative Jacobian (finite differences are used).
+* A discarded step (``fmi2Discard``) raises :class:`~fmus.errors.FMUDiscardError`:
+  the master has no retry-with-a-smaller-step protocol for it.
+* An FMU without ``canHandleVariableCommunicationStepSize`` is refused a step of
+  another size than its first (so no step control).
+* An FMU without ``canGetAndSetFMUstate`` cannot be rolled back: the master
+  refuses iterative coupling, Richardson step control and the high-order start
+  for it (``can_save_state`` is False).
+* FMI 3: the importer never asks for an early return itself; events the FMU
+  reports are handled and kept in :attr:`events`, not published to the master
+  as extra communication points.
+* After an FMI status ``Fatal`` the instance is not freed (FMI allows no further
+  call; freeing a pythonfmu instance then corrupts the host's heap) and a new one
+  is made for the next run; ``out_of_process=True`` contains such FMUs.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from typing import Any
+
+import numpy as np
+
+from cosim.errors import ContextError, RateError, StepError
+from cosim.subsystem import Subsystem
+from cosim.time import format_time
+
+from .errors import FMUConfigError, FMUDiscardError, FMUError, FMUTerminated
+from .importer import FMU, as_fmu, default_name
+from .instance import FMUInstance, check_parameters, check_value, set_variables
+
+__all__ = ["FMUSubsystem"]
+
+_NS = 1e-9
+
+
+def _poly_at(c: Any, tau: float) -> Any:
+    """Value of a master polynomial (tuple of floats or array (order+1, size)) at tau."""
+    if isinstance(c, tuple):
+        if tau == 0.0 or len(c) == 1:
+            return c[0]
+        acc = c[-1]
+        for k in range(len(c) - 2, -1, -1):
+            acc = acc * tau + c[k]
+        return acc
+    c = np.asarray(c, dtype=float)
+    if c.ndim == 1:
+        c = c.reshape(-1, 1)
+    acc = c[-1].copy()
+    for row in c[-2::-1]:
+        acc = acc * tau + row
+    return acc
+
+
+def _poly_derivative(c: Any, tau: float, k: int) -> Any:
+    """k-th time derivative of the polynomial at tau."""
+    rows = [np.atleast_1d(np.asarray(r, dtype=float)) for r in (
+        c if isinstance(c, tuple) else np.asarray(c, dtype=float).reshape(len(c), -1))]
+    out = np.zeros_like(rows[0])
+    for j in range(k, len(rows)):
+        out = out + rows[j] * (math.factorial(j) / math.factorial(j - k)) * tau ** (j - k)
+    return out
+
+
+class FMUSubsystem(Subsystem):
+    """A Co-Simulation FMU for :class:`~cosim.master.MasterScheduler` (module docstring).
+
+    Parameters
+    ----------
+    fmu : FMU or path
+        The FMU (:class:`~fmus.importer.FMU` or a ``.fmu`` path).
+    name : str, optional
+        Subsystem name (default: the model name).
+    parameters : dict, optional
+        ``{variable: value}`` set before initialization (names or port names).
+    rate : int
+        Steps every ``rate`` macro steps (:class:`~cosim.subsystem.Subsystem`).
+    tolerance, stop_time : float, optional
+        Passed to the FMU's experiment set-up.
+    feedthrough : dict, optional
+        ``{output: [inputs]}`` replacing the model description's dependencies
+        (many exporters omit them, which means "all inputs").
+    input_derivative_order : int
+        Highest input derivative passed to FMI 2 FMUs with ``canInterpolateInputs``
+        (0 disables it).
+    intermediate_update : bool
+        FMI 3: give the FMU the inputs flagged ``intermediateUpdate`` at every
+        intermediate update it asks for (the polynomial at that time), where it has
+        ``providesIntermediateUpdate``.
+    early_return, event_mode : bool
+        FMI 3: allow early return from ``doStep`` / use event mode, where the FMU
+        supports them.
+    out_of_process : bool
+        Run the FMU in a child process with a watchdog (:mod:`fmus.remote`).
+    timeout_s : float, optional
+        Watchdog time per FMU call in the out-of-process mode.
+    call_log : callable or path, optional
+        Receives every FMI call as a line (a path: appended to that file).
+    logging_on : bool
+        Ask the FMU for debug logging (its messages go into error messages).
+    """
+
+    def __init__(self, fmu: FMU | str | os.PathLike, name: str | None = None, *,
+                 parameters: dict | None = None, rate: int = 1,
+                 tolerance: float | None = None, stop_time: float | None = None,
+                 feedthrough: dict | None = None, input_derivative_order: int = 3,
+                 intermediate_update: bool = True,
+                 early_return: bool = True, event_mode: bool = True,
+                 out_of_process: bool = False, timeout_s: float | None = 10.0,
+                 call_log: Any = None, logging_on: bool = False) -> None:
+        self.fmu = fmu = as_fmu(fmu)
+        info = self.info = fmu.info
+        fmu.interface("CoSimulation")
+        self.name = name or default_name(fmu)
+        if int(rate) < 1:
+            raise RateError(f"subsystem '{self.name}': rate must be an integer >= 1, got "
+                            f"{rate!r}")
+        self.rate = int(rate)
+        caps = info.interfaces["CoSimulation"]
+        self.caps = caps
+        self.tolerance, self.stop_time = tolerance, stop_time
+        self.can_save_state = bool(caps.get("canGetAndSetFMUstate"))
+        self.variable_step = bool(caps.get("canHandleVariableCommunicationStepSize"))
+        self.fmi3 = info.fmi_major == 3
+        self.early_return = bool(early_return and self.fmi3
+                                 and caps.get("mightReturnEarlyFromDoStep"))
+        self.event_mode = bool(event_mode and self.fmi3 and caps.get("hasEventMode"))
+        port_ok = ("real", "int", "bool")
+        self.in_vars = [v for v in info.inputs if v.kind in port_ok]
+        self.out_vars = [v for v in info.outputs if v.kind in port_ok]
+        if not self.out_vars:
+            raise FMUConfigError(f"subsystem '{self.name}': FMU '{fmu.path.name}' has no "
+                                 "Real/Integer/Boolean outputs to exchange")
+        self.input_names = [v.port for v in self.in_vars]
+        self.output_names = [v.port for v in self.out_vars]
+        self.shapes = {v.port: v.shape for v in self.in_vars + self.out_vars}
+        self.units = {v.port: v.unit for v in self.in_vars + self.out_vars}
+        self._in_by_port = {v.port: v for v in self.in_vars}
+        self.params = check_parameters(fmu, parameters, f"subsystem '{self.name}'")
+        self._ft = self._feedthrough(feedthrough)
+        interp_ok = caps.get("canInterpolateInputs") and not self.fmi3
+        self.deriv_order = int(input_derivative_order) if interp_ok else 0
+        inter_vars = [v for v in self.in_vars if v.intermediate_update and v.kind == "real"
+                      and not v.shape]
+        self.intermediate = bool(intermediate_update and self.fmi3 and inter_vars
+                                 and caps.get("providesIntermediateUpdate"))
+        cl = call_log
+        if isinstance(cl, (str, os.PathLike)):
+            path = os.fspath(cl)
+
+            def cl(line: str, path: str = path) -> None:
+                with open(path, "a") as fh:
+                    fh.write(line + "\n")
+        self.inst = FMUInstance(fmu, "CoSimulation", self.name, out_of_process=out_of_process,
+                                timeout_s=timeout_s, call_log=cl, logging_on=logging_on,
+                                early_return=self.early_return, event_mode=self.event_mode,
+                                intermediate_vrs=[v.vr for v in inter_vars]
+                                if self.intermediate else None)
+        # value-reference sets, one per FMI type (keys stay valid across instances)
+        self._in_groups = self._groups(self.in_vars)
+        self._out_groups = self._groups(self.out_vars)
+        self._out_keys = [k for k, _ in self._out_groups]
+        self._fast_plan()
+        real_in = [v for v in self.in_vars if v.kind == "real"]
+        self._deriv_key = (self.inst.register(real_in[0].type, [v.vr for v in real_in],
+                                              sum(v.size for v in real_in))
+                           if real_in and self.deriv_order else None)
+        self._deriv_vars = real_in
+        self._inter_vars = inter_vars
+        self._inter_key = (self.inst.register(inter_vars[0].type, [v.vr for v in inter_vars])
+                           if self.intermediate else None)
+        self._param_keys: dict = {}
+        self._pushed: dict = {}
+        self._polys: dict = {}
+        self._poly_t0 = 0.0
+        self._outs: list | None = None
+        self._out_dict: dict | None = None
+        self._t: int | None = None
+        self._h_first: int | None = None
+        self._sent_orders = 0
+        self._pending_params: dict = {}
+        self.events: list[float] = []
+        self.steps = 0
+
+    # ------------------------------------------------------------ set-up
+    def _groups(self, variables: list) -> list:
+        by_type: dict[str, list] = {}
+        for v in variables:
+            by_type.setdefault(v.type, []).append(v)
+        out = []
+        for typ, vs in by_type.items():
+            key = self.inst.register(typ, [v.vr for v in vs], sum(v.size for v in vs))
+            out.append((key, vs))
+        return out
+
+    def _fast_plan(self) -> None:
+        """Scalar Real groups (the common case) skip the per-variable conversions."""
+        self._in_fast = [(key, tuple(v.port for v in vs),
+                          all(v.kind == "real" and not v.shape for v in vs))
+                         for key, vs in self._in_groups]
+        self._out_fast = [(tuple(v.port for v in vs),
+                           all(v.kind == "real" and not v.shape for v in vs))
+                          for _, vs in self._out_groups]
+
+    def _feedthrough(self, override: dict | None) -> dict[str, set[str]]:
+        ins = {v.name: v.port for v in self.in_vars}
+        out = {}
+        for v in self.out_vars:
+            deps = self.info.feedthrough.get(v.name)
+            out[v.port] = set(ins.values()) if deps is None else {ins[d] for d in deps
+                                                                  if d in ins}
+        for key, deps in (override or {}).items():
+            var = self.info.variable(key)
+            if var.port not in out:
+                raise FMUConfigError(f"subsystem '{self.name}': feedthrough names {key!r}, "
+                                     f"which is not an output; outputs: "
+                                     f"{', '.join(out)}")
+            ports = set()
+            for d in deps:
+                dv = self.info.variable(d)
+                if dv.port not in ins.values():
+                    raise FMUConfigError(f"subsystem '{self.name}': feedthrough of {key!r} "
+                                         f"names {d!r}, which is not an input")
+                ports.add(dv.port)
+            out[var.port] = ports
+        return out
+
+    def feedthrough(self) -> dict[str, set[str]]:
+        return {k: set(v) for k, v in self._ft.items()}
+
+    def check_step(self, h_ticks: int) -> None:
+        """Called by the master with the communication step (ticks)."""
+        if h_ticks <= 0:
+            raise RateError(f"subsystem '{self.name}': communication step must be positive")
+
+    def set_parameter(self, name: str, value: Any) -> None:
+        """Set a parameter for the next run; a ``tunable`` one also from the next step on.
+
+        A ``fixed`` parameter changed during a run takes effect at the next
+        ``initialize`` (FMI allows setting it only before initialization).
+        """
+        var = self.info.variable(name)
+        if var.causality not in ("parameter", "structuralParameter"):
+            raise FMUConfigError(f"subsystem '{self.name}': {var.name!r} is a "
+                                 f"{var.causality}, not a parameter")
+        val = check_value(var, value, f"subsystem '{self.name}'")
+        if self.inst.initialized and var.variability == "tunable":
+            self._pending_params[var] = val
+        self.params[var] = val
+
+    # -------------------------------------------------------- lifecycle
+    def initialize(self, t0_ticks: int) -> None:
+        inst = self.inst
+        drv = inst.start()
+        self._pushed.clear()
+        self._pending_params.clear()
+        self._sent_orders = 0
+        self.events = []
+        self.steps = 0
+        self._h_first = None
+        t0 = t0_ticks * _NS
+        try:
+            set_variables(inst, self._param_keys, self.params)
+            drv.enter_initialization(t0, self.tolerance, self.stop_time)
+            drv.exit_initialization()
+            inst.initialized = True
+            if self.event_mode:  # FMI 3: Event Mode after initialization
+                terminate, _, _ = drv.event_iteration()
+                if terminate:
+                    raise FMUTerminated(f"subsystem '{self.name}': the FMU asked to terminate "
+                                        f"during initialization (t = {t0:g} s)")
+                drv.enter_step_mode()
+            self._outs = [drv.get(k) for k in self._out_keys]
+        except FMUError:
+            inst.broken = True
+            raise
+        self._out_dict = None
+        self._t = t0_ticks
+        self._polys = {}
+
+    def set_inputs(self, t0: float, polys: dict[str, Any]) -> None:
+        self._poly_t0 = t0
+        self._polys = polys
+
+    def _input_sets(self, t: float) -> list:
+        """``(key, values)`` for the input groups whose values at ``t`` changed."""
+        polys = self._polys
+        if not polys:
+            return []
+        tau = t - self._poly_t0
+        if abs(tau) < 1e-12:
+            tau = 0.0
+        sets = []
+        pushed = self._pushed
+        for (key, ports, fast), (_, vs) in zip(self._in_fast, self._in_groups):
+            if fast and tau == 0.0:
+                try:
+                    vals = [polys[p][0] for p in ports]
+                except KeyError:
+                    continue
+                if type(vals[0]) is not float:
+                    vals = [float(np.ravel(x)[0]) for x in vals]
+            else:
+                vals = self._group_values(vs, tau)
+                if vals is None:
+                    continue
+            if pushed.get(key) != vals:
+                pushed[key] = vals
+                sets.append((key, vals))
+        return sets
+
+    def _group_values(self, vs: list, tau: float) -> list | None:
+        vals: list = []
+        for v in vs:
+            c = self._polys.get(v.port)
+            if c is None:
+                return None
+            x = _poly_at(c, tau)
+            kind = v.kind
+            if v.shape:
+                arr = np.asarray(x, dtype=float).ravel()
+                vals.extend(arr.tolist() if kind == "real" else
+                            [int(round(a)) if kind == "int" else bool(a) for a in arr])
+            elif kind == "real":
+                vals.append(float(x) if type(x) is not float else x)
+            elif kind == "int":
+                vals.append(int(round(float(np.ravel(x)[0]))))
+            else:
+                vals.append(bool(float(np.ravel(x)[0]) > 0.5))
+        return vals
+
+    def _input_derivs(self, t: float) -> list:
+        if self._deriv_key is None or not self._polys:
+            return []
+        order = 0
+        for v in self._deriv_vars:
+            c = self._polys.get(v.port)
+            if c is not None:
+                order = max(order, len(c) - 1)
+        order = min(order, self.deriv_order)
+        tau = t - self._poly_t0
+        out = []
+        for k in range(1, max(order, self._sent_orders) + 1):
+            vals = []
+            for v in self._deriv_vars:
+                c = self._polys.get(v.port)
+                if c is None or k > order:
+                    vals.extend([0.0] * v.size)
+                else:
+                    vals.extend(_poly_derivative(c, tau, k).ravel().tolist())
+            out.append((self._deriv_key, k, vals))
+        self._sent_orders = order
+        return out
+
+    def _intermediate_arg(self) -> tuple | None:
+        if not self.intermediate or not self._polys:
+            return None
+        coeffs = []
+        for v in self._inter_vars:
+            c = self._polys.get(v.port)
+            if c is None:
+                return None
+            coeffs.append([float(x) for x in (c if isinstance(c, tuple)
+                                              else np.asarray(c, float)[:, 0])])
+        return (self._inter_key, self._poly_t0, coeffs)
+
+    def do_step(self, t0_ticks: int, h_ticks: int) -> None:
+        if self._t != t0_ticks:
+            where = "not initialized" if self._t is None else \
+                f"at t = {self._t * _NS:.9g} s"
+            raise ContextError(f"subsystem '{self.name}' is {where}, asked to step from "
+                               f"{t0_ticks * _NS:.9g} s")
+        if self._h_first is None:
+            self._h_first = h_ticks
+        elif h_ticks != self._h_first and not self.variable_step:
+            raise StepError(f"subsystem '{self.name}': FMU '{self.fmu.path.name}' cannot "
+                            "handle a variable communication step "
+                            "(canHandleVariableCommunicationStepSize=false): it started with "
+                            f"{format_time(self._h_first)}, asked for {format_time(h_ticks)}; "
+                            "use a fixed macro step without step control")
+        drv = self.inst.drv
+        t, h = t0_ticks * _NS, h_ticks * _NS
+        t_end = (t0_ticks + h_ticks) * _NS
+        try:
+            if self._pending_params:
+                set_variables(self.inst, self._param_keys, self._pending_params)
+                self._pending_params.clear()
+            res, outs = drv.cs_step(t, h, not self.can_save_state, self._input_sets(t),
+                                    self._input_derivs(t), self._out_keys,
+                                    self._intermediate_arg())
+            while True:
+                status, event, terminate, early, last = res
+                if status == "discard":
+                    err = FMUDiscardError(
+                        f"subsystem '{self.name}': FMU '{self.fmu.path.name}' discarded the "
+                        f"step from t = {t:.9g} s (h = {h:g} s), reaching t = {last:.9g} s; "
+                        "reduce the macro step (or use step control with a smaller h_max)",
+                        "doStep", "discard", t, drv.log_lines())
+                    err.last_time = last
+                    raise err
+                if terminate:
+                    raise FMUTerminated(f"subsystem '{self.name}': FMU '{self.fmu.path.name}' "
+                                        f"asked to terminate the simulation at t = {last:.9g} s")
+                if event and self.event_mode:
+                    drv.enter_event_mode()
+                    term, _, _ = drv.event_iteration()
+                    if term:
+                        raise FMUTerminated(f"subsystem '{self.name}': FMU "
+                                            f"'{self.fmu.path.name}' asked to terminate the "
+                                            f"simulation at t = {last:.9g} s")
+                    drv.enter_step_mode()
+                if not early or last >= t_end - 1e-12 * max(1.0, abs(t_end)):
+                    if event:
+                        self.events.append(last)
+                        outs = [drv.get(k) for k in self._out_keys]
+                    break
+                # early return: continue from where the FMU stopped
+                self.events.append(last)
+                if last <= t:
+                    raise StepError(f"subsystem '{self.name}': FMU '{self.fmu.path.name}' "
+                                    f"returned early at t = {last:.9g} s without progress")
+                t = last
+                res, outs = drv.cs_step(t, t_end - t, not self.can_save_state,
+                                        self._input_sets(t), self._input_derivs(t),
+                                        self._out_keys, self._intermediate_arg())
+        except FMUError:
+            self.inst.broken = True
+            raise
+        self._outs = outs
+        self._out_dict = None
+        self._t = t0_ticks + h_ticks
+        self.steps += 1
+
+    def get_outputs(self) -> dict[str, Any]:
+        d = self._out_dict
+        if d is None:
+            if len(self._out_fast) == 1 and self._out_fast[0][1]:
+                d = self._out_dict = dict(zip(self._out_fast[0][0], self._outs[0]))
+                return d
+            d = {}
+            for (_, vs), (ports, fast), vals in zip(self._out_groups, self._out_fast,
+                                                    self._outs):
+                if fast:
+                    d.update(zip(ports, vals))
+                    continue
+                i = 0
+                for v in vs:
+                    if v.shape:
+                        n = v.size
+                        d[v.port] = np.asarray(vals[i:i + n], dtype=v.dtype).reshape(v.shape)
+                        i += n
+                    else:
+                        x = vals[i]
+                        d[v.port] = float(x) if v.kind == "real" else (
+                            int(x) if v.kind == "int" else bool(x))
+                        i += 1
+            self._out_dict = d
+        return d
+
+    def refresh_outputs(self) -> None:
+        drv = self.inst.drv
+        t = (self._t or 0) * _NS
+        try:
+            for key, vals in self._input_sets(t):
+                drv.set(key, vals)
+            self._outs = [drv.get(k) for k in self._out_keys]
+        except FMUError:
+            self.inst.broken = True
+            raise
+        self._out_dict = None
+
+    # ---------------------------------------------------------- rollback
+    def save_state(self) -> Any:
+        if not self.can_save_state:
+            return super().save_state()
+        extra = (self._t, self._outs, dict(self._pushed), self._sent_orders, len(self.events),
+                 self._h_first)
+        return self.inst.save(extra)
+
+    def restore_state(self, token: Any) -> None:
+        if not self.can_save_state:
+            return super().restore_state(token)
+        self.inst.restore(token)
+        t, outs, _pushed, orders, nev, h_first = token.extra
+        self._t, self._outs, self._sent_orders = t, outs, orders
+        self._h_first = h_first
+        self._pushed.clear()  # the FMU state holds its own inputs: push all again
+        del self.events[nev:]
+        self._out_dict = None
+
+    # ---------------------------------------------------------- Jacobian
+    def output_jacobian(self, rel_step: float = 1e-7) -> dict:
+        """``{(output, input): d output / d input}`` for the feedthrough pairs.
+
+        Directional derivatives when the FMU provides them, else finite
+        differences of set-input / get-output at the current point (no step).
+        """
+        drv = self.inst.drv
+        reals_out = [v for v in self.out_vars if v.kind == "real"]
+        out: dict = {}
+        directional = bool(self.caps.get("providesDirectionalDerivative"))
+        for iv in self.in_vars:
+            if iv.kind != "real":
+                continue
+            readers = [o for o in reals_out if iv.port in self._ft[o.port]]
+            if not readers:
+                continue
+            if directional:
+                unknowns = [o.vr for o in readers]
+                cols = []
+                for j in range(iv.size):
+                    seed = [0.0] * iv.size
+                    seed[j] = 1.0
+                    if iv.size == 1:
+                        cols.append(drv.directional(unknowns, [iv.vr], [1.0]))
+                    else:
+                        raise FMUConfigError("directional derivatives of array inputs are "
+                                             "not supported")
+                col = np.array(cols, dtype=float).T
+                for i, o in enumerate(readers):
+                    out[(o.port, iv.port)] = col[i:i + 1, :]
+                continue
+            out.update(self._fd_column(iv, readers, rel_step))
+        return out
+
+    def _fd_column(self, iv: Any, readers: list, rel_step: float) -> dict:
+        drv = self.inst.drv
+        key = next(k for k, vs in self._in_groups if iv in vs)
+        vs = next(vs for k, vs in self._in_groups if k == key)
+        base_vals = list(self._pushed.get(key) or drv.get(key))
+        base = self.get_outputs()
+        base_o = {o.port: np.ravel(np.asarray(base[o.port], float)).copy() for o in readers}
+        offset = 0
+        for v in vs:
+            if v is iv:
+                break
+            offset += v.size
+        res = {o.port: np.empty((o.size, iv.size)) for o in readers}
+        try:
+            for j in range(iv.size):
+                vals = list(base_vals)
+                x = float(vals[offset + j])
+                delta = rel_step * max(1.0, abs(x))
+                vals[offset + j] = x + delta
+                drv.set(key, vals)
+                outs = [drv.get(k) for k in self._out_keys]
+                self._outs, self._out_dict = outs, None
+                now = self.get_outputs()
+                for o in readers:
+                    res[o.port][:, j] = (np.ravel(np.asarray(now[o.port], float))
+                                         - base_o[o.port]) / delta
+            drv.set(key, base_vals)
+            self._outs = [drv.get(k) for k in self._out_keys]
+            self._out_dict = None
+        except FMUError:
+            self.inst.broken = True
+            raise
+        return {(o.port, iv.port): res[o.port] for o in readers}
+
+    # ------------------------------------------------------------- misc
+    def free(self) -> None:
+        """Free the FMU instance now (a later ``initialize`` makes a new one)."""
+        self.inst.free()
+
+    def __repr__(self) -> str:
+        return f"<FMUSubsystem '{self.name}' ({self.fmu.path.name})>"

@@ -1,0 +1,198 @@
+"""fmus.description and fmus.fmi_units: reading and checking model descriptions; FMI units
+to cosim units."""
+
+from __future__ import annotations
+
+import warnings
+
+import pytest
+
+from cosim.errors import UnitError
+from cosim.units import conversion, parse_unit
+from fmus.description import port_name, read_description
+from fmus.errors import FMUConfigError, FMUWarning, ModelDescriptionError
+from fmus.fmi_units import map_unit
+
+pytest.importorskip("fmpy")
+
+HEAD = ('<?xml version="1.0" encoding="UTF-8"?>\n<fmiModelDescription fmiVersion="2.0" '
+        'modelName="M" guid="{1}" numberOfEventIndicators="0">\n'
+        '<CoSimulation modelIdentifier="M"/>\n')
+
+
+def _md(tmp_path, variables, structure=None, units="", head=HEAD):
+    if structure is None:
+        outs = [i + 1 for i, v in enumerate(variables) if 'causality="output"' in v]
+        structure = "<Outputs>" + "".join(f'<Unknown index="{i}"/>' for i in outs) + \
+            "</Outputs>" if outs else ""
+    xml = (head + (f"<UnitDefinitions>{units}</UnitDefinitions>\n" if units else "")
+           + "<ModelVariables>\n" + "\n".join(variables) + "\n</ModelVariables>\n"
+           + f"<ModelStructure>{structure}</ModelStructure>\n</fmiModelDescription>\n")
+    (tmp_path / "modelDescription.xml").write_text(xml)
+    return tmp_path
+
+
+def _var(name, vr, causality="local", extra="", real='start="0"', variability=""):
+    var = f' variability="{variability}"' if variability else ""
+    return (f'<ScalarVariable name="{name}" valueReference="{vr}" causality="{causality}"'
+            f'{var} {extra}><Real {real}/></ScalarVariable>')
+
+
+# ------------------------------------------------------------------------- units
+@pytest.mark.parametrize("name, base, expected", [
+    ("m/s", dict(m=1, s=-1), "m/s"),
+    ("rpm", dict(rad=1, s=-1, factor=0.10471975511965977), "rpm"),
+    ("degC", dict(K=1, offset=273.15), "degC"),
+    ("rad/s", dict(s=-1), "rad/s"),                      # rad left out of the BaseUnit
+    ("millimetre", dict(m=1, factor=0.001), "mm"),        # a name cosim does not know
+    ("Newton", dict(kg=1, m=1, s=-2), "kg m s^-2"),
+    ("mm/s", dict(m=1, s=-1, factor=0.001), "mm/s"),
+    ("kNm", dict(kg=1, m=2, s=-2, factor=1000.0), "kJ"),
+    ("bar", dict(kg=1, m=-1, s=-2, factor=1e5), "bar"),
+    ("m/s2", None, "m/s2"),                               # parsed, no BaseUnit
+])
+def test_fmi_units_map_to_cosim_units(name, base, expected):
+    from fmpy.model_description import BaseUnit
+    text, note = map_unit(name, BaseUnit(**base) if base else None)
+    assert text == expected and note is None
+    if base:
+        # the mapped unit converts exactly like the FMU's definition
+        b = BaseUnit(**base)
+        assert parse_unit(text).factor == pytest.approx(b.factor, rel=1e-12)
+
+
+def test_units_that_cannot_be_mapped_leave_the_port_without_a_unit_and_say_why():
+    from fmpy.model_description import BaseUnit
+    text, note = map_unit("ft", BaseUnit(m=1, factor=0.3048))
+    assert text is None and "cannot be written in cosim's unit grammar" in note
+    text, note = map_unit("furlong", None)
+    assert text is None and "not known to cosim and the FMU gives no BaseUnit" in note
+    text, note = map_unit("N", BaseUnit(m=1))  # name and definition disagree
+    assert text == "m" and "the FMU's definition is used" in note
+
+
+def test_port_names():
+    assert port_name("body.pos[1]") == "body_pos_1"
+    assert port_name("der(x)") == "der_x"
+    assert port_name("2nd") == "v_2nd"
+    assert port_name("a b/c") == "a_b_c"
+
+
+# --------------------------------------------------------------- reading, info
+def test_info_of_a_model_description(tmp_path):
+    units = ('<Unit name="N"><BaseUnit kg="1" m="1" s="-2"/></Unit>'
+             '<Unit name="millimetre"><BaseUnit m="1" factor="0.001"/></Unit>')
+    root = _md(tmp_path, [
+        _var("f.in", 0, "input", real='unit="N" start="1" min="-5" max="5"'),
+        _var("y", 1, "output", real='unit="millimetre"'),
+        _var("k", 2, "parameter", real='start="3"', variability="tunable"),
+    ], structure='<Outputs><Unknown index="2" dependencies="1"/></Outputs>', units=units)
+    info = read_description(root, "m.fmu")
+    v = info.variable("f.in")
+    assert (v.port, v.unit, v.start, v.min, v.max) == ("f_in", "N", 1.0, -5.0, 5.0)
+    assert info.variable("y").unit == "mm" and info.variable("y").fmi_unit == "millimetre"
+    assert info.feedthrough == {"y": {"f.in"}}
+    text = str(info)
+    assert "FMU m.fmu: model 'M', FMI 2.0" in text
+    assert "input      f_in  f.in" in text and "mm" in text and "tunable" in text
+    with pytest.raises(FMUConfigError, match="has no variable 'kk'.*Did you mean 'k'"):
+        info.variable("kk")
+
+
+def test_overrides_of_units_and_port_names(tmp_path):
+    root = _md(tmp_path, [_var("u", 0, "input", real='unit="strange" start="0"'),
+                          _var("y.z", 1, "output")])
+    info = read_description(root, units={"u": "m/s"}, port_names={"y.z": "yz"})
+    assert info.variable("u").unit == "m/s" and info.variable("y.z").port == "yz"
+    with pytest.raises(UnitError):
+        read_description(root, units={"u": "furlongs"})
+
+
+def test_port_name_collisions_are_reported(tmp_path):
+    root = _md(tmp_path, [_var("a.b", 0, "input"), _var("a_b", 1, "input")])
+    with pytest.raises(FMUConfigError, match="both map to the port name 'a_b'; give "
+                                             "port_names="):
+        read_description(root)
+
+
+# ------------------------------------------------------------------ validation
+@pytest.mark.parametrize("variables, variable, rule", [
+    ([_var("u", 0, "input", real="")], "u", "inputs must have a start value"),
+    ([_var("p", 0, "parameter", real='start="5" min="0" max="1"', variability="fixed")], "p",
+     "min <= start <= max"),
+    ([_var("p", 0, "parameter", real='start="0.5" min="1" max="0"',
+          variability="fixed")], "p", "min <= max"),
+    ([_var("a", 0, "input"), _var("a", 1, "input")], "a", "variable names must be unique"),
+    ([_var("x", 0, "output", variability="fixed")], "x",
+     "FMI causality/variability/initial combinations"),
+])
+def test_a_model_description_that_does_not_validate_names_variable_and_rule(
+        tmp_path, variables, variable, rule):
+    root = _md(tmp_path, variables)
+    with pytest.raises(ModelDescriptionError) as exc:
+        read_description(root, "bad.fmu")
+    msg = str(exc.value)
+    assert "FMU 'bad.fmu': modelDescription.xml does not validate" in msg
+    assert f"variable '{variable}'" in msg and rule in msg, msg
+    assert any(p.variable == variable for p in exc.value.problems)
+
+
+def test_outputs_missing_from_the_model_structure(tmp_path):
+    root = _md(tmp_path, [_var("y", 0, "output")], structure="")
+    with pytest.raises(ModelDescriptionError, match="variable 'y'.*missing from "
+                                                    "ModelStructure/Outputs"):
+        read_description(root)
+
+
+def test_schema_violations_are_warnings_or_errors_when_strict(tmp_path):
+    bad = ('<ScalarVariable name="u" valueReference="0" causality="input" bogus="1">'
+           '<Real start="0"/></ScalarVariable>')
+    root = _md(tmp_path, [bad])
+    info = read_description(root)
+    probs = [p for p in info.problems if p.severity == "warning"]
+    assert probs and probs[0].variable == "u" and "bogus" in probs[0].message
+    assert "XML schema" in probs[0].rule
+    with pytest.raises(ModelDescriptionError, match="variable 'u' \\(line \\d+\\): .*bogus"):
+        read_description(root, validate="strict")
+
+
+def test_malformed_xml_and_dtds_are_refused(tmp_path):
+    (tmp_path / "modelDescription.xml").write_text("<fmiModelDescription fmiVersion='2.0'>")
+    with pytest.raises(ModelDescriptionError, match="not well-formed XML"):
+        read_description(tmp_path)
+    (tmp_path / "modelDescription.xml").write_text(
+        '<?xml version="1.0"?><!DOCTYPE x [<!ENTITY e "boom">]>'
+        '<fmiModelDescription fmiVersion="2.0">&e;</fmiModelDescription>')
+    with pytest.raises(ModelDescriptionError, match="declares a DTD"):
+        read_description(tmp_path)
+    (tmp_path / "modelDescription.xml").write_text(
+        '<fmiModelDescription fmiVersion="1.0"/>')
+    with pytest.raises(ModelDescriptionError, match="fmiVersion '1.0' is not supported"):
+        read_description(tmp_path)
+
+
+def test_pythonfmu_model_descriptions_load_with_an_info_note(fmu_files):
+    """pythonfmu leaves outputs out of InitialUnknowns: listed, not warned about."""
+    from fmus import FMU
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", FMUWarning)
+        fmu = FMU(fmu_files["LimMass2"])
+    notes = [p for p in fmu.info.problems if p.severity == "info"]
+    assert {p.variable for p in notes} == {"x2", "v2"}
+    assert fmu.info.feedthrough == {"x2": None, "v2": None}  # no dependencies: all inputs
+
+
+def test_unit_notes_become_warnings(fmu_files, tmp_path):
+    from tests.fmu_builders import SOURCES, build_c_fmu
+    xml = (SOURCES / "loop_a.xml").read_text().replace(
+        '<ScalarVariable name="y" valueReference="3" causality="output"><Real/>',
+        '<ScalarVariable name="y" valueReference="3" causality="output"><Real unit="ft"/>'
+    ).replace("<ModelVariables>", '<UnitDefinitions><Unit name="ft"><BaseUnit m="1" '
+              'factor="0.3048"/></Unit></UnitDefinitions>\n  <ModelVariables>')
+    path = build_c_fmu("loop_a", tmp_path, xml=xml, binary=False)
+    from fmus import FMU
+    with pytest.warns(FMUWarning, match="unit 'ft' .* cannot be written in cosim's unit "
+                                        "grammar"):
+        fmu = FMU(path)
+    assert fmu.info.variable("y").unit is None
+    assert conversion("m", None) == (1.0, 0.0)
