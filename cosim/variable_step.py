@@ -163,4 +163,6 @@ def locate_event(self: Any, dense: Any, t_prev: float, t_new: float) -> int | No
     self._g_prev = [float(z.witness(ctx)) for z in self._zero_crossings]
     for o in self.observers:
         o.on_sample(self)
+    if self.dt_ticks and self._next_out == t_ev:  # that grid point is this sample
+        self._next_out += self.dt_ticks
     return t_ev

@@ -105,3 +105,15 @@ def test_output_grid_is_in_time_order_and_pre_event_around_a_state_event(ball_cl
     np.testing.assert_allclose(h[before], 10.0 - 0.5 * 9.81 * t[before] ** 2, atol=1e-8)
     after = (t > t1 + 1e-9) & (t < t1 + 0.05)
     assert np.all(np.diff(h[after]) > 0)  # rising after it
+
+
+@pytest.mark.parametrize("solver", ["rk45", "radau"])
+def test_an_event_on_the_output_grid_is_recorded_once(ball_cls, solver):
+    """h0 = g/2 lands at t = 1 s exactly, a point of the 10 ms grid."""
+    b = DiagramBuilder("bb")
+    ball = b.add(ball_cls("ball", h0=4.905))
+    res = Simulator(b.build(), solver=solver, dt=0.01, rtol=1e-10, atol=1e-12,
+                    record=["ball.h"]).run(1.5)
+    t = np.asarray(res.time)
+    assert ball.impacts and abs(ball.impacts[0] - 1.0) < 2e-9
+    assert np.all(np.diff(t) > 0), t[np.flatnonzero(np.diff(t) <= 0)]
