@@ -332,19 +332,11 @@ class Evaluator:
         self._cache[due] = fn
         return fn
 
-    def derivative_evaluator(self) -> Any:
-        """``evaluate(ctx, s)`` for the solver stages: only the outputs the derivatives
-        read (the inputs of the blocks with states and of fused groups, transitively);
-        outputs read only by exported ports, observers or sampled blocks wait for the
-        full evaluation at the end of the step.  The full evaluator if there is a loop."""
-        fn = self._cache.get("derivatives")
-        if fn is not None:
-            return fn
+    def derivative_ops(self) -> list[bool]:
+        """For each op, whether the derivatives need it: the inputs of the blocks with
+        states and of fused groups, and what they read, transitively (sampled outputs are
+        held, not evaluated)."""
         plan = self.plan
-        if any(kind == "loopsolver" for kind, _, _ in self.ops):
-            fn = self.evaluator_for(frozenset())
-            self._cache["derivatives"] = fn
-            return fn
         need: set[int] = set()
         for b in self.nonfused_state_blocks:
             need.update(plan.input_slot[p] for p in b.inputs.values())
@@ -363,6 +355,21 @@ class Evaluator:
                 if any(k in need for n in nodes for k in n.slots):
                     keep[i] = True
                     need.update(self.groups[gi].v_slots)
+        return keep
+
+    def derivative_evaluator(self) -> Any:
+        """``evaluate(ctx, s)`` for the solver stages: only the outputs the derivatives
+        read (the inputs of the blocks with states and of fused groups, transitively);
+        outputs read only by exported ports, observers or sampled blocks wait for the
+        full evaluation at the end of the step.  The full evaluator if there is a loop."""
+        fn = self._cache.get("derivatives")
+        if fn is not None:
+            return fn
+        if any(kind == "loopsolver" for kind, _, _ in self.ops):
+            fn = self.evaluator_for(frozenset())
+            self._cache["derivatives"] = fn
+            return fn
+        keep = self.derivative_ops()
         src: list[str] = []
         lines: list[str] = []
         for (kind, payload, _), k in zip(self.ops, keep):

@@ -90,16 +90,11 @@ from cosim.block import Block
 from .errors import FMUConfigError, FMUError
 from .importer import FMU, as_fmu, default_name
 from .instance import FMUInstance, check_parameters, check_value, set_variables
+from .me_events import MEEvents
 
 __all__ = ["FMUBlock"]
 
 _INF = math.inf
-
-
-def _differs(a: Any, b: Any) -> bool:
-    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
-        return not np.array_equal(np.asarray(a), np.asarray(b))
-    return a != b
 
 
 def _convert(vs: list, vals: list) -> list:
@@ -117,7 +112,7 @@ def _convert(vs: list, vals: list) -> list:
     return out
 
 
-class FMUBlock(Block):
+class FMUBlock(MEEvents, Block):
     """A Model Exchange FMU as a :class:`~cosim.block.Block` (see the module docstring).
 
     Parameters
@@ -518,122 +513,6 @@ class FMUBlock(Block):
 
     def _indicator(self, ctx: Any, i: int) -> float:
         return self._full(ctx)[4][i]
-
-    def _event_witness(self, ctx: Any) -> float:
-        if ctx is not self._ctx:
-            self._point(ctx)
-        return ctx.time - min(self._t_next_tick, self._pending)
-
-    @property
-    def _t_next(self) -> float:
-        return self._t_next_exact
-
-    @_t_next.setter
-    def _t_next(self, t: float) -> None:
-        # the witness crosses zero on the first 1 ns tick at or after the event time, so
-        # the event is handled at a time the FMU sees as reached
-        self._t_next_exact = t
-        self._t_next_tick = t if t == _INF else math.ceil(t * 1e9 - 1e-3) * 1e-9
-
-    def _after_step(self, ctx: Any) -> None:
-        """Monitor: completedIntegratorStep and tunable parameter changes."""
-        if self._terminated:
-            return
-        if self.needs_completed:
-            if self._B is None or self._B[0] != ctx.time:
-                self._full(ctx)
-            try:
-                enter, terminate = self.inst.drv.completed_step(not self.can_save)
-            except FMUError:
-                self.inst.broken = True
-                raise
-            if terminate:
-                self._request_termination(ctx.time)
-            elif enter:
-                self._pending = min(self._pending, ctx.time + 1e-9)
-        for v, h in self._tunable:
-            if _differs(ctx.param(h), self._pushed_params.get(v)):
-                self._pending_params = True
-                self._pending = min(self._pending, ctx.time + 1e-9)
-                break
-
-    def _request_termination(self, t: float) -> None:
-        self._terminated = True
-        for z in self.zero_crossings:
-            z.terminal = True
-        self._pending = min(self._pending, t + 1e-9)
-
-    # ------------------------------------------------------------ events
-    def _on_state_event(self, ctx: Any) -> None:
-        self._event(ctx, "state")
-
-    def _on_pending_event(self, ctx: Any) -> None:
-        if self._terminated:
-            return  # the crossing is terminal: the simulator stops here
-        kind = "time" if ctx.time >= self._t_next - 1e-9 else "step"
-        self._event(ctx, kind)
-
-    def _event(self, ctx: Any, kind: str) -> None:
-        t = ctx.time
-        B = self._full(ctx)
-        x = B[1]
-        drv = self.inst.drv
-        try:
-            if kind == "state" and self.nx:
-                x = self._nudge(B)
-            if kind == "time" and self._t_next > t:
-                drv.set_time(self._t_next)  # never before the event instant
-            drv.enter_event_mode()
-            if self._pending_params:
-                params = {v: ctx.param(h) for v, h in self._params
-                          if v.variability == "tunable"}
-                set_variables(self.inst, self._param_keys, params)
-                self._pushed_params.update(params)
-                self._pending_params = False
-            terminate, changed, t_next = drv.event_iteration()
-            drv.enter_continuous_mode()
-            x_new = drv.get_states() if self.nx else None
-        except FMUError:
-            self.inst.broken = True
-            raise
-        self.events.append((t, kind))
-        self._t_next = _INF if t_next is None else t_next
-        if not self._terminated:
-            self._pending = _INF
-        if self.nx and (changed or x != ctx.state(self.xh).tolist()):
-            ctx.set_state(self.xh, x_new)
-        self._reset_cache(inputs=False)
-        self._floor = t
-        if terminate:
-            self._request_termination(t)
-
-    def _nudge(self, B: tuple) -> list:
-        """The state at a located state event, moved along ``dx`` if needed so that the
-        crossing indicator has changed sign (the root finder may stop just before it)."""
-        x, dx, z = B[1], B[3], B[4]
-        if not self.nz or dx is None:
-            return x
-        sign = [zi > 0.0 for zi in z]
-        drv = self.inst.drv
-
-        def flipped(delta: float) -> bool:
-            xn = [a + b * delta for a, b in zip(x, dx)]
-            _, zn, _ = drv.me_eval(None, xn, [], False, True, [])
-            self._x = xn
-            return any((zi > 0.0) != s for zi, s in zip(zn, sign))
-
-        delta = 1e-9
-        if flipped(-delta):  # already past the crossing: nothing to do
-            drv.set_states(x)
-            self._x = x
-            return x
-        while delta <= self.nudge_max_s:
-            if flipped(delta):
-                return list(self._x)
-            delta *= 4.0
-        drv.set_states(x)
-        self._x = x
-        return x
 
     # ------------------------------------------------------ linearisation
     def jacobian(self, ctx: Any) -> dict:

@@ -43,7 +43,7 @@ import numpy as np
 from cosim.block import Block
 from cosim.errors import ParameterError
 
-from .cylinder import DoubleActingCylinder
+from .cylinder import DoubleActingCylinder, declare_chambers
 from .fast import BETA_CONSTANT, BETA_PRESSURE, HAVE_NUMBA, chamber_rates
 from .fluid import (
     MINERAL_OIL,
@@ -53,7 +53,6 @@ from .fluid import (
 )
 from .orifice import DEFAULT_TRANSITION_PA
 from .valves import port_flows, spool_edge_flows, spool_parameters
-from .volume import LowPressureGuard
 
 
 class ValveControlledCylinder(Block):
@@ -106,40 +105,23 @@ class ValveControlledCylinder(Block):
         self.x = self.declare_input("x", unit="m")
         self.v = self.declare_input("v", unit="m/s")
         p10, p20 = float(cyl.x_p1.initial.ravel()[0]), float(cyl.x_p2.initial.ravel()[0])
-        self.x_p1 = self.declare_continuous_state("p_1", float(p10))
-        self.x_p2 = self.declare_continuous_state("p_2", float(p20))
+        declare_chambers(self, own, p10, p20, cyl.guard.p_min, cyl.guard.band, cyl.rod_force)
         self._kernel_args = _kernel_args(self, cyl, fluid) if compiled is not False else None
         if compiled and self._kernel_args is None:
             raise ParameterError(f"{own}: compiled=True needs Numba and a constant or "
                                  "pressure-dependent bulk modulus; leave compiled unset")
-        g = cyl.guard
-        self.guard = LowPressureGuard(
-            self, own, g.p_min, g.band,
-            {"p_1": lambda ctx: ctx.state(self.x_p1), "p_2": lambda ctx: ctx.state(self.x_p2)},
-            {"p1_0_pa": float(p10), "p2_0_pa": float(p20)})
         if self._kernel_args is not None:  # compile (or load from the cache) now, not in a run
-            chamber_rates(0.0, float(p10), float(p20), 0.5 * cyl.L, 0.0, self._kernel_args)
-        self.force = self.declare_output(
-            "force", lambda ctx: cyl.rod_force(ctx.state(self.x_p1), ctx.state(self.x_p2),
-                                               ctx.input(self.x), ctx.input(self.v)),
-            unit="N", depends_on=(self.x, self.v))
-        self.p_1 = self.declare_output("p_1", lambda ctx: ctx.state(self.x_p1), unit="Pa",
-                                       depends_on=())
-        self.p_2 = self.declare_output("p_2", lambda ctx: ctx.state(self.x_p2), unit="Pa",
-                                       depends_on=())
+            chamber_rates(0.0, p10, p20, 0.5 * cyl.L, 0.0, self._kernel_args)
         self.q_P = self.declare_output("q_P", lambda ctx: self.flows(
             ctx.input(self.u), ctx.state(self.x_p1), ctx.state(self.x_p2))[2],
             unit="m^3/s", depends_on=(self.u,))
 
     def flows(self, u: float, p1: float, p2: float) -> tuple[float, float, float, float]:
         """``(q_1, q_2, q_P, q_T)``: valve flows into chambers 1 and 2, from P, to T."""
-        if self.a_on_1:
-            qa, qb, qp, qt = port_flows(spool_edge_flows(u, self.pP, self.pT, p1, p2, self.k,
-                                                         self.lap, self.dp_tr, self.g))
-            return qa, qb, qp, qt
-        qa, qb, qp, qt = port_flows(spool_edge_flows(u, self.pP, self.pT, p2, p1, self.k,
+        pa, pb = (p1, p2) if self.a_on_1 else (p2, p1)
+        qa, qb, qp, qt = port_flows(spool_edge_flows(u, self.pP, self.pT, pa, pb, self.k,
                                                      self.lap, self.dp_tr, self.g))
-        return qb, qa, qp, qt
+        return (qa, qb, qp, qt) if self.a_on_1 else (qb, qa, qp, qt)
 
     def derivatives(self, ctx: Any) -> Any:
         p1, p2 = ctx.state(self.x_p1), ctx.state(self.x_p2)

@@ -15,6 +15,27 @@ from .valves import smooth_opening
 from .volume import DEFAULT_MIN_PRESSURE_PA, LowPressureGuard, pressure_rate
 
 
+def declare_chambers(block: Block, owner: str, p1_0: float, p2_0: float, p_min: float,
+                     band: float | None, rod_force: Any) -> None:
+    """On ``block`` (with inputs ``x``, ``v``): the chamber pressure states ``x_p1``,
+    ``x_p2``, their low-pressure ``guard`` and the outputs ``force`` (by
+    ``rod_force(p1, p2, x, v)``), ``p_1``, ``p_2``."""
+    block.x_p1 = block.declare_continuous_state("p_1", float(p1_0))
+    block.x_p2 = block.declare_continuous_state("p_2", float(p2_0))
+    block.guard = LowPressureGuard(
+        block, owner, p_min, band,
+        {"p_1": lambda ctx: ctx.state(block.x_p1), "p_2": lambda ctx: ctx.state(block.x_p2)},
+        {"p1_0_pa": float(p1_0), "p2_0_pa": float(p2_0)})
+    block.force = block.declare_output(
+        "force", lambda ctx: rod_force(ctx.state(block.x_p1), ctx.state(block.x_p2),
+                                       ctx.input(block.x), ctx.input(block.v)),
+        unit="N", depends_on=(block.x, block.v))
+    block.p_1 = block.declare_output("p_1", lambda ctx: ctx.state(block.x_p1), unit="Pa",
+                                     depends_on=())
+    block.p_2 = block.declare_output("p_2", lambda ctx: ctx.state(block.x_p2), unit="Pa",
+                                     depends_on=())
+
+
 @dataclass(frozen=True)
 class CylinderFriction:
     """Regularized Stribeck + Coulomb + viscous friction of the piston and rod seals.
@@ -162,20 +183,8 @@ class DoubleActingCylinder(Block):
         self.q_2 = self.declare_input("q_2", unit="m^3/s")
         self.x = self.declare_input("x", unit="m")
         self.v = self.declare_input("v", unit="m/s")
-        self.x_p1 = self.declare_continuous_state("p_1", float(p1_0_pa))
-        self.x_p2 = self.declare_continuous_state("p_2", float(p2_0_pa))
-        self.guard = LowPressureGuard(
-            self, own, min_pressure_pa, cavitation_band_pa,
-            {"p_1": lambda ctx: ctx.state(self.x_p1), "p_2": lambda ctx: ctx.state(self.x_p2)},
-            {"p1_0_pa": float(p1_0_pa), "p2_0_pa": float(p2_0_pa)})
-        self.force = self.declare_output(
-            "force", lambda ctx: self.rod_force(ctx.state(self.x_p1), ctx.state(self.x_p2),
-                                                ctx.input(self.x), ctx.input(self.v)),
-            unit="N", depends_on=(self.x, self.v))
-        self.p_1 = self.declare_output("p_1", lambda ctx: ctx.state(self.x_p1), unit="Pa",
-                                       depends_on=())
-        self.p_2 = self.declare_output("p_2", lambda ctx: ctx.state(self.x_p2), unit="Pa",
-                                       depends_on=())
+        declare_chambers(self, own, p1_0_pa, p2_0_pa, min_pressure_pa, cavitation_band_pa,
+                         self.rod_force)
         self.volume_1, self.volume_2 = self.declare_outputs(
             [("volume_1", "m^3"), ("volume_2", "m^3")],
             lambda ctx: self.volumes(ctx.input(self.x)), depends_on=(self.x,))

@@ -1,10 +1,12 @@
 """Compiled chamber-pressure rates of :class:`~blocks.hydraulics.ValveControlledCylinder`.
 
 The same equations as :func:`~blocks.hydraulics.valves.spool_edge_flows`,
-:func:`~blocks.hydraulics.orifice.regularized_sqrt`,
 :meth:`~blocks.hydraulics.DoubleActingCylinder.pressure_rates` and the constant and
-pressure-dependent bulk moduli, written as one Numba kernel with scalar arguments (one
-call per derivative instead of a dozen Python calls).  Used when Numba is installed
+pressure-dependent bulk moduli (:func:`~blocks.hydraulics.orifice.regularized_sqrt`,
+:func:`~blocks.hydraulics.valves.edge_opening` and
+:func:`~blocks.hydraulics.volume.pressure_rate` compiled as they are), in one Numba
+kernel with scalar arguments (one call per derivative instead of a dozen Python
+calls).  Used when Numba is installed
 (``pip install 'cosim[fast]'``) and the fluid's bulk modulus is one of those two;
 otherwise, and to report errors (a chamber volume <= 0, a pressure beyond the bulk
 modulus law), the block uses the Python functions.  The tests check that both agree to
@@ -13,14 +15,16 @@ rounding (the compiled code may fuse multiply-adds).
 
 from __future__ import annotations
 
-import math
-
 try:  # optional
     import numba
     HAVE_NUMBA = True
 except ImportError:  # pragma: no cover - exercised where numba is absent
     numba = None
     HAVE_NUMBA = False
+
+from .orifice import regularized_sqrt  # noqa: E402
+from .valves import edge_opening  # noqa: E402
+from .volume import pressure_rate  # noqa: E402
 
 #: bulk modulus kinds of the kernel
 BETA_CONSTANT, BETA_PRESSURE = 0, 1
@@ -33,20 +37,10 @@ def _njit(f):
     return numba.njit(cache=True)(f) if HAVE_NUMBA else f
 
 
-@_njit
-def _rsqrt(dp, dp_tr):
-    if dp >= dp_tr:
-        return math.sqrt(dp)
-    if dp <= -dp_tr:
-        return -math.sqrt(-dp)
-    r = dp / dp_tr
-    return math.sqrt(dp_tr) * r * (1.25 - 0.25 * r * r)
-
-
-@_njit
-def _edge(s, lap):
-    a = (s - lap) / (1.0 - lap)
-    return 0.0 if a <= 0.0 else (1.0 if a >= 1.0 else a)
+# the library's own scalar functions, compiled (one definition of each equation)
+_rsqrt = _njit(regularized_sqrt)
+_edge = _njit(edge_opening)
+_rate = _njit(pressure_rate)
 
 
 @_njit
@@ -57,17 +51,6 @@ def _beta(kind, c0, c1, p):
     if den <= 0.0:
         return -1.0  # beyond the law: the caller reports it through the Python path
     return (1.0 + c0 * p + c1 * p * p) / den
-
-
-@_njit
-def _rate(p, beta, volume, net_flow, p_min, band):
-    rate = beta / volume * net_flow
-    if rate < 0.0 and p < p_min:
-        s = (p - p_min + band) / band
-        if s <= 0.0:
-            return 0.0
-        rate *= s * s * (3.0 - 2.0 * s)
-    return rate
 
 
 @_njit

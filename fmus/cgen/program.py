@@ -295,27 +295,8 @@ class Program:
                                    + ", ".join(p.name for p in n.ports)))
 
     def _derivative_subset(self) -> list[bool]:
-        """Which ops the derivatives need (as ``Evaluator.derivative_evaluator``)."""
-        ev, plan = self.ev, self.plan
-        need: set[int] = set()
-        for b in ev.nonfused_state_blocks:
-            need.update(plan.input_slot[p] for p in b.inputs.values())
-        for g in ev.groups:
-            if g.state_index.size:
-                need.update(g.v_slots)
-        keep = [False] * len(ev.ops)
-        for i in range(len(ev.ops) - 1, -1, -1):
-            kind, payload, samp = ev.ops[i]
-            if kind in ("node", "conv"):
-                if samp is None and any(k in need for k in payload.slots):
-                    keep[i] = True
-                    need.update(payload.reads)
-            elif kind == "group":
-                gi, nodes = payload
-                if any(k in need for n in nodes for k in n.slots):
-                    keep[i] = True
-                    need.update(ev.groups[gi].v_slots)
-        return keep
+        """Which ops the derivatives need (``Evaluator.derivative_ops``)."""
+        return self.ev.derivative_ops()
 
     def _group_outputs(self, gi: int, nodes: list) -> str:
         g = self.ev.groups[gi]
