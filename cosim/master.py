@@ -41,6 +41,9 @@ class MasterScheduler:
     ----------
     subsystems : list of Subsystem
     connections : list of ``("src.output", "dst.input")``
+        or ``("src.output", "dst.input", (factor, offset))``: the input then
+        receives ``factor * output + offset`` (in the output's unit, converted
+        to the input's unit afterwards), as an SSP linear transformation.
     step_s : float
         Macro (communication) step ``H``.
     coupling : Coupling
@@ -91,8 +94,11 @@ class MasterScheduler:
             raise BuildError(f"MasterScheduler: macro step must be positive, got {step_s!r}")
         self.coupling = coupling or Jacobi()
         self.sources: dict[tuple[str, str], tuple[tuple[str, str], float, float]] = {}
-        for src, dst in connections:
-            self._connect(src, dst)
+        for c in connections:
+            if len(c) not in (2, 3):
+                raise BuildError(f"MasterScheduler: connection {c!r} must be (src, dst) or "
+                                 "(src, dst, (factor, offset))")
+            self._connect(*c)
         missing = [f"'{s.name}.{i}'" for s in self.subsystems for i in s.input_names
                    if (s.name, i) not in self.sources]
         if missing:
@@ -149,7 +155,7 @@ class MasterScheduler:
                             + did_you_mean(port, names))
         return sname, port
 
-    def _connect(self, src: str, dst: str) -> None:
+    def _connect(self, src: str, dst: str, transform: tuple | None = None) -> None:
         s = self._split(src, "output")
         d = self._split(dst, "input")
         if d in self.sources:
@@ -164,6 +170,9 @@ class MasterScheduler:
         except UnitError as exc:
             raise UnitError(f"connection {src} [{ss.units[s[1]]}] -> {dst} "
                             f"[{ds.units[d[1]]}]: {exc}") from None
+        if transform is not None:
+            factor, offset = (float(v) for v in transform)
+            scale, bias = scale * factor, scale * offset + bias
         self.sources[d] = (s, scale, bias)
 
     def _energy_residual(self, t0: int, H: int) -> float:
