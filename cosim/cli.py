@@ -8,6 +8,9 @@
 ``cosim info FILE.py``
     Blocks, ports with units, rates, execution order, algebraic loops and the
     fused linear groups.
+``cosim fmu info|validate|simulate|export``
+    FMUs from the command line (:mod:`fmus.cli`, found as an entry point of
+    group ``cosim.commands``, so that ``cosim`` never imports the outer packages).
 """
 
 from __future__ import annotations
@@ -82,7 +85,23 @@ def _parser() -> argparse.ArgumentParser:
     i.add_argument("file")
     i.add_argument("--function")
     i.add_argument("--debug", action="store_true")
+    for mod in _plugins().values():
+        mod.add_parser(sub)
     return p
+
+
+def _plugins() -> dict[str, Any]:
+    """Commands of other packages, entry points of group ``cosim.commands``: each
+    names a module with ``add_parser(subparsers)`` and ``run(args) -> int``."""
+    import importlib
+    from importlib.metadata import entry_points
+    out = {}
+    for ep in entry_points(group="cosim.commands"):
+        try:
+            out[ep.name] = importlib.import_module(ep.value)
+        except ImportError as exc:  # a plugin whose dependencies are missing
+            print(f"cosim: command '{ep.name}' unavailable: {exc}", file=sys.stderr)
+    return out
 
 
 def cmd_info(args: argparse.Namespace) -> int:
@@ -146,6 +165,8 @@ def cmd_run(args: argparse.Namespace) -> int:
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
+        if args.command not in ("run", "info"):
+            return _plugins()[args.command].run(args)
         return cmd_run(args) if args.command == "run" else cmd_info(args)
     except CosimError as exc:
         if args.debug:

@@ -59,6 +59,10 @@ class SolverError(StepError):
     """The integrator failed (step size underflow, Newton failure, ...)."""
 
 
+class ZenoError(StepError):
+    """Events accumulate: many state events within a vanishing time span."""
+
+
 class NonFiniteError(StepError):
     """A state or signal became NaN or infinite."""
 

@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import math
 import time as _time
+from collections import deque
 from typing import Any
 
 import numpy as np
@@ -47,6 +48,7 @@ from .errors import (
     NonFiniteError,
     RateError,
     StepError,
+    ZenoError,
 )
 from .evaluator import Evaluator
 from .loops import LoopOptions
@@ -136,6 +138,7 @@ class Simulator:
         self.manipulators = list(manipulators)
         self.stats = {"steps": 0, "partial_steps": 0, "events": 0, "rhs_evals": 0,
                       "loop_iterations": 0, "rebuilds": 0}
+        self._recent_events: deque = deque(maxlen=self.zeno_events)
         self._initialized = False
         self._check_rates()
 
@@ -565,8 +568,29 @@ class Simulator:
                 out.append(i)
         return out
 
+    #: Zeno guard: this many consecutive state events within this span of
+    #: simulated time stop the run with a :class:`~cosim.errors.ZenoError`.
+    #: Limitation: sliding modes (a switch whose handler drives the witness back
+    #: across zero, Filippov chattering) are not handled; the fixed-step locator
+    #: stops them with this error, the variable-step one may skip a crossing that
+    #: sits exactly at a step start and leave the surface.
+    zeno_events = 100
+    zeno_span_s = 1e-6
+
     def _handle_event(self, z: Any) -> None:
         self.stats["events"] += 1
+        recent = self._recent_events
+        recent.append(self.ctx.ticks)
+        if len(recent) == self.zeno_events:
+            span = (recent[-1] - recent[0]) * _NS
+            if span < self.zeno_span_s:
+                raise ZenoError(
+                    f"zero crossing '{z.block.path}.{z.name}': {self.zeno_events} state events "
+                    f"within {span:.3g} s of simulated time, up to t = {self.ctx.time:.9g} s: "
+                    "the events accumulate (Zeno behaviour, e.g. a bouncing ball coming to "
+                    "rest) and time cannot advance; give the model a resting mode (stop the "
+                    "event when the impact speed falls below a threshold) or end the run "
+                    "before this time (Simulator.zeno_events / zeno_span_s set the guard)")
         if z.handler is not None:
             z.handler(self.ctx)
         if self._fixed_solver is not None:

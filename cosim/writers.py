@@ -40,7 +40,7 @@ import numpy as np
 from .errors import OutputError
 from .observers import Observer, Results, provenance, resolve_ports
 
-__all__ = ["CsvWriter", "Hdf5Writer", "StreamWriter", "read_csv", "read_hdf5"]
+__all__ = ["CsvWriter", "Hdf5Writer", "StreamWriter", "read_csv", "read_hdf5", "write_csv"]
 
 _FIX = "choose another --out folder or fix permissions"
 _COLUMN = re.compile(r"^(?P<path>[^\[\s]+?)(?:\[(?P<idx>\d+)\])?(?: \[(?P<unit>[^\]]*)\])?$")
@@ -228,6 +228,39 @@ class CsvWriter(StreamWriter):
             self._put(f"# status: {_encode(status)}\n")
         finally:
             self._fh.close()
+
+
+def write_csv(results: Results, path: Any, signals: Any = None) -> Path:
+    """Write finished ``results`` (e.g. of a master run) in :class:`CsvWriter`'s format.
+
+    ``signals``: the signal names to write (default all).  For runs that should
+    stream while they go, give the Simulator a :class:`CsvWriter` instead.
+    """
+    path = Path(path)
+    names = list(results.signals) if signals is None else list(signals)
+    n = len(results.time)
+    header, cols = ["time [s]"], [np.asarray(results.time, float).reshape(n, 1)]
+    for k in names:
+        v = np.asarray(results[k], float)
+        unit = f" [{results.units.get(k)}]" if results.units.get(k) else ""
+        if v.ndim == 1:
+            header.append(f"{k}{unit}")
+        else:
+            header.extend(f"{k}[{i}]{unit}" for i in range(v.reshape(n, -1).shape[1]))
+        cols.append(v.reshape(n, -1))
+    buf = io.StringIO()
+    buf.write("# cosim results\n")
+    for key, value in results.provenance.items():
+        buf.write(f"# {key}: {_encode(value)}\n")
+    csv.writer(buf, lineterminator="\n").writerow(header)
+    for r in np.hstack(cols).tolist():
+        buf.write(",".join(map(repr, r)) + "\n")
+    buf.write(f"# status: {_encode('complete')}\n")
+    try:
+        path.write_text(buf.getvalue(), encoding="utf-8")
+    except OSError as exc:
+        raise OutputError(f"cannot write results to '{path}': {exc.strerror}") from None
+    return path
 
 
 def read_csv(path: Any) -> Results:

@@ -7,7 +7,7 @@ import pytest
 
 from blocks.continuous import Integrator
 from blocks.sources import Constant, Step
-from cosim import DiagramBuilder, Simulator
+from cosim import Block, DiagramBuilder, Simulator
 
 
 def _impact_times(h0=10.0, e=0.8, g=9.81, n=5):
@@ -117,3 +117,40 @@ def test_an_event_on_the_output_grid_is_recorded_once(ball_cls, solver):
     t = np.asarray(res.time)
     assert ball.impacts and abs(ball.impacts[0] - 1.0) < 2e-9
     assert np.all(np.diff(t) > 0), t[np.flatnonzero(np.diff(t) <= 0)]
+
+
+class _Relay(Block):
+    """x' = -m, m = +-1 switched by the zero crossing of x: chattering (Filippov sliding)
+    from t = 1 s, where x reaches 0 and every switch drives it back across zero."""
+
+    def __init__(self, name):
+        super().__init__(name)
+        self.x = self.declare_continuous_state("x", [1.0, 1.0])  # [x, m], m' = 0
+        self.declare_output("y", lambda ctx: float(ctx.state(self.x)[0]), depends_on=())
+        self.declare_zero_crossing(lambda ctx: ctx.state(self.x)[0], self._switch,
+                                   direction=0, name="switch")
+
+    def derivatives(self, ctx):
+        return np.array([-ctx.state(self.x)[1], 0.0])
+
+    def _switch(self, ctx):
+        x, m = ctx.state(self.x)
+        ctx.set_state(self.x, [x, -m])
+
+
+@pytest.mark.parametrize("solver", ["rk4", "heun"])
+def test_accumulating_events_stop_the_run_with_a_zeno_error(solver):
+    """Past t = 1 s the relay switches at every step of the 1 ns time grid: the run stops
+    with a ZenoError naming the zero crossing (before the guard, a Model Exchange FMU
+    bouncing ball chattering like this hung 'cosim fmu simulate').  The variable-step
+    locator loses this chattering after 89 switches instead (a sign change exactly at a
+    step start is skipped) and x leaves the surface: the limitation in Simulator's notes."""
+    from cosim.errors import ZenoError
+    b = DiagramBuilder("relay")
+    b.add(_Relay("r"))
+    sim = Simulator(b.build(), solver=solver, dt=0.01, rtol=1e-10, atol=1e-12, record=["r.y"])
+    with pytest.raises(ZenoError, match="zero crossing 'r.switch'") as exc:
+        sim.run(2.0)
+    t_stop = exc.value.results.time[-1]
+    assert 0.99 <= t_stop <= 1.0 + 1e-6, t_stop
+    assert sim.stats["events"] == sim.zeno_events
