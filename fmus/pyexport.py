@@ -1,27 +1,51 @@
-"""Export any diagram as an FMI 2.0 Co-Simulation FMU through pythonfmu.
+"""Export any diagram as an FMI Co-Simulation FMU through pythonfmu (FMI 2.0) or
+pythonfmu3 (FMI 3.0).
 
 >>> export_python_fmu("examples.my_model:build", "out/", solver="rk4", solver_dt=1e-4)
 ...                                                                 # doctest: +SKIP
+>>> export_python_fmu("examples.my_model:build", "out/", fmi_version=3)  # doctest: +SKIP
 
 For diagrams of blocks with a C description, prefer the generated-C export (no Python
-at run time).  This path takes any block, at the price the FMU's documentation states:
-the importing tool must embed a CPython compatible with pythonfmu's wrapper (3.x), with
-``cosim`` and the model's module installed; the FMU says ``needsExecutionTool="true"``.
-The slave is :class:`fmus.pyslave.CosimSlave` (its docstring lists what is exported and
-the limitations).  Needs the ``fmi-export`` extra (pythonfmu).
+at run time).  This path takes any block, at the price the FMU's documentation
+(``documentation/README.txt``) states: the importing tool must embed a CPython
+compatible with the wrapper (3.x), with ``cosim`` and the model's module installed; the
+FMU says ``needsExecutionTool="true"``.  Needs the ``fmi-export`` extra.
+
+=================  =====================================  =================================
+                   ``fmi_version=2`` (default)            ``fmi_version=3``
+=================  =====================================  =================================
+wrapper            pythonfmu 0.7                          pythonfmu3 0.3
+slave              :class:`fmus.pyslave.CosimSlave`       :class:`fmus.pyslave3.CosimSlave3`
+ports              scalar floats                          floats, integers, bools, arrays
+feedthrough        not declared (all inputs)              ``Output`` dependencies
+outputs read       as at the end of the last step         evaluated again for the inputs
+after set inputs                                          set since (no state change)
+state              get/set/serialize                      get/set/serialize
+instances          one per process                        several per process
+start time         from ``fmi2SetupExperiment``           t = 0, or the first step's time
+=================  =====================================  =================================
+
+Both: inputs, outputs and the leaf blocks' scalar float parameters (tunable) with their
+units; inputs held over each communication step; the internal solver fixed at export.
+The slaves' docstrings list the details, the limitations and what was measured.
 """
 
 from __future__ import annotations
 
+import importlib
 import json
 import re
+import shutil
 import tempfile
-import textwrap
 from pathlib import Path
 
 from cosim.errors import BuildError
 
-_README = """\
+#: FMI 3: the FMU's ``canBeInstantiatedOnlyOncePerProcess`` (measured false: see
+#: :mod:`fmus.pyslave3`)
+ONLY_ONCE_PER_PROCESS_FMI3 = False
+
+_README = {2: """\
 cosim model exported as an FMI 2.0 Co-Simulation FMU through pythonfmu.
 
 Requirements on the importing machine (needsExecutionTool="true"):
@@ -32,53 +56,109 @@ Requirements on the importing machine (needsExecutionTool="true"):
 
 Model: {target}; internal solver {solver}{dt}; inputs are held over each
 communication step.
-"""
+""", 3: """\
+cosim model exported as an FMI 3.0 Co-Simulation FMU through pythonfmu3.
+
+Requirements on the importing machine (needsExecutionTool="true"):
+  * the tool must load a CPython 3 library into its process (pythonfmu3's wrapper): the
+    Linux binary does not link libpython, so a tool that is not itself a Python process
+    must have it loaded globally (e.g. LD_PRELOAD=/path/to/libpython3.11.so);
+  * that Python must have 'cosim' installed (the package that exported this FMU) and the
+    model's module '{module}' importable (PYTHONPATH); pythonfmu3 is inside the FMU;
+  * binaries are shipped for x86_64-linux and x86_64-windows only.
+
+Model: {target}; internal solver {solver}{dt}; inputs are held over each
+communication step.  Several instances may run in one process.  The wrapper does not
+pass the start time to the model: the model initializes at t = 0 and, if the first
+step starts later, starts again there.
+"""}
+
+#: the FMU's slave script (pythonfmu3 finds the class by 'Fmi3Slave' among its bases)
+_SCRIPT = {
+    2: '''"""{doc}"""
+from fmus.pyslave import CosimSlave
+
+
+class {name}(CosimSlave):
+    target = {target}
+    solver = {solver}
+    solver_dt = {solver_dt}
+    description = {description}
+''',
+    3: '''"""{doc}"""
+from pythonfmu3 import Fmi3Slave
+
+from fmus.pyslave3 import CosimSlave3
+
+
+class {name}(CosimSlave3, Fmi3Slave):
+    target = {target}
+    solver = {solver}
+    solver_dt = {solver_dt}
+    model_description = {description}
+''',
+}
 
 
 def export_python_fmu(target: str, dest: str | Path, *, solver: str = "rk4",
                       solver_dt: float | None = None, model_name: str | None = None,
-                      description: str = "") -> Path:
+                      description: str = "", fmi_version: int = 2) -> Path:
     """Build ``<model_name>.fmu`` in directory ``dest`` (or at ``dest`` if it ends in
     ``.fmu``) from the diagram factory ``target`` (``"package.module:function"``,
     importable here and on the target machine).  ``solver``, ``solver_dt``: the internal
-    integrator (``solver_dt`` None: one step per communication step).  Returns the path.
+    integrator (``solver_dt`` None: one step per communication step).  ``fmi_version``:
+    2 (pythonfmu, :mod:`fmus.pyslave`) or 3 (pythonfmu3, :mod:`fmus.pyslave3`).
+    Returns the path.
     """
+    if fmi_version not in (2, 3):
+        raise BuildError(f"export_python_fmu: fmi_version must be 2 or 3, got {fmi_version!r}")
+    package = "pythonfmu" if fmi_version == 2 else "pythonfmu3"
     try:
-        from pythonfmu.builder import FmuBuilder
+        builder = importlib.import_module(f"{package}.builder").FmuBuilder
     except ImportError:
-        raise BuildError("export_python_fmu needs pythonfmu: pip install 'cosim[fmi-export]'"
-                         ) from None
+        raise BuildError(f"export_python_fmu(fmi_version={fmi_version}) needs {package}: "
+                         "pip install 'cosim[fmi-export]'") from None
+    if fmi_version == 3 and not builder.has_binary():
+        # e.g. pythonfmu3 imported from an FMU's resources (a pythonfmu3 FMU run in this
+        # process puts them first on sys.path): that copy has no binaries
+        where = Path(importlib.import_module(package).__file__).parent
+        raise BuildError(f"export_python_fmu: the pythonfmu3 imported from {where} has no "
+                         "binary for this platform; export from a process that has not run "
+                         "a pythonfmu3 FMU, with pythonfmu3 installed")
     from .pyslave import CONFIG_FILE, load_factory
     try:
         diagram = load_factory(target)
     except (ImportError, AttributeError, ValueError) as exc:
         raise BuildError(f"export_python_fmu: cannot build the diagram from {target!r}: "
                          f"{exc}; give an importable 'package.module:function'") from None
-    bad = [f"{n} {p.shape}" for n, p in list(diagram.inputs.items())
-           + list(diagram.outputs.items()) if p.shape != ()]
-    if bad:
-        raise BuildError(f"export_python_fmu: diagram '{diagram.name}' has array ports "
-                         f"({', '.join(bad)}); export scalar ports only (split the arrays "
-                         "with a FunctionBlock)")
+    ports = list(diagram.inputs.items()) + list(diagram.outputs.items())
+    if fmi_version == 2:
+        bad = [f"{n} {p.shape}" for n, p in ports if p.shape != ()]
+        if bad:
+            raise BuildError(f"export_python_fmu: diagram '{diagram.name}' has array ports "
+                             f"({', '.join(bad)}); export scalar ports only (split the "
+                             "arrays with a FunctionBlock) or export to FMI 3 "
+                             "(fmi_version=3)")
+    else:
+        bad = [f"{n} {p.dtype}" for n, p in ports if p.dtype.kind not in "fiub"]
+        if bad:
+            raise BuildError(f"export_python_fmu: diagram '{diagram.name}' has ports of "
+                             f"types FMI 3 has no variable for ({', '.join(bad)}); export "
+                             "float, integer or bool ports")
     if not diagram.outputs:
         raise BuildError(f"export_python_fmu: diagram '{diagram.name}' exports no outputs")
     name = model_name or re.sub(r"\W", "_", diagram.name)
     if not name.isidentifier():
         raise BuildError(f"export_python_fmu: model name {name!r} is not an identifier")
+    text = description or f"cosim diagram {diagram.name}"
     dest = Path(dest)
+    final = dest if dest.suffix == ".fmu" else dest / f"{name}.fmu"
     with tempfile.TemporaryDirectory() as tmp:
         script = Path(tmp) / f"{name}_slave.py"
-        script.write_text(textwrap.dedent(f'''\
-            """{description or f"cosim diagram {diagram.name} ({target})"}"""
-            from fmus.pyslave import CosimSlave
-
-
-            class {name}(CosimSlave):
-                target = {target!r}
-                solver = {solver!r}
-                solver_dt = {solver_dt!r}
-                description = {(description or f"cosim diagram {diagram.name}")!r}
-            '''))
+        script.write_text(_SCRIPT[fmi_version].format(
+            doc=description or f"cosim diagram {diagram.name} ({target})", name=name,
+            target=repr(target), solver=repr(solver), solver_dt=repr(solver_dt),
+            description=repr(text)))
         config = Path(tmp) / "cfg" / CONFIG_FILE
         config.parent.mkdir()
         config.write_text(json.dumps({"target": target, "solver": solver,
@@ -86,13 +166,16 @@ def export_python_fmu(target: str, dest: str | Path, *, solver: str = "rk4",
         docs = Path(tmp) / "documentation"
         docs.mkdir()
         dt = f" at {solver_dt:g} s" if solver_dt else ", one step per communication step"
-        (docs / "README.txt").write_text(_README.format(
+        (docs / "README.txt").write_text(_README[fmi_version].format(
             module=target.partition(":")[0], target=target, solver=solver, dt=dt))
-        out_dir = dest if dest.suffix != ".fmu" else dest.parent
-        out_dir.mkdir(parents=True, exist_ok=True)
-        fmu = FmuBuilder.build_FMU(script, dest=dest, documentation_folder=docs,
-                                   project_files=[config],
-                                   needsExecutionTool=True, canGetAndSetFMUstate=True,
-                                   canSerializeFMUstate=True,
-                                   canHandleVariableCommunicationStepSize=True)
-    return Path(fmu)
+        if fmi_version == 2:
+            options = dict(canGetAndSetFMUstate=True, canSerializeFMUstate=True)
+        else:
+            options = dict(canGetAndSetFMUState=True, canSerializeFMUState=True,
+                           canBeInstantiatedOnlyOncePerProcess=ONLY_ONCE_PER_PROCESS_FMI3)
+        fmu = builder.build_FMU(script, dest=Path(tmp) / "out", documentation_folder=docs,
+                                project_files=[config], needsExecutionTool=True,
+                                canHandleVariableCommunicationStepSize=True, **options)
+        final.parent.mkdir(parents=True, exist_ok=True)
+        shutil.move(fmu, final)
+    return final

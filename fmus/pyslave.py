@@ -20,7 +20,13 @@ C wrapper (measured with fmpy): **one instance per process** - a second instance
 same process segfaults in the Python code it runs once numpy is involved (the wrapper
 appears to run it in another interpreter state), and the FMU cannot be loaded again in
 a process after its library was unloaded.  Run each instance in its own process, or use
-the generated-C export (:mod:`fmus.cgen`), which has no such limits.
+the generated-C export (:mod:`fmus.cgen`), which has no such limits, or the FMI 3 export
+(:mod:`fmus.pyslave3`), which runs several instances per process.
+
+:class:`DiagramModel` is the part that does not depend on the FMI version (building the
+diagram, holding inputs, stepping, FMU state); the FMI 3.0 slave
+(:class:`fmus.pyslave3.CosimSlave3`, pythonfmu3) shares it, so this module imports
+without pythonfmu.
 """
 
 from __future__ import annotations
@@ -31,10 +37,20 @@ import pickle
 from typing import Any
 from xml.etree.ElementTree import Element, SubElement
 
-from pythonfmu import Fmi2Causality, Fmi2Slave, Fmi2Variability, Real
+import numpy as np
 
 from cosim.time import to_ticks
 from cosim.units import parse_unit
+
+try:
+    from pythonfmu import Fmi2Causality, Fmi2Slave, Fmi2Variability, Real
+except ImportError:  # the FMI 3 slave (fmus.pyslave3) uses DiagramModel without pythonfmu
+    class Fmi2Slave:  # type: ignore[no-redef]
+        """Stands in for pythonfmu's base class when pythonfmu is not installed."""
+
+        def __init__(self, **kwargs: Any) -> None:
+            raise ImportError("fmus.pyslave.CosimSlave (FMI 2) needs pythonfmu: "
+                              "pip install 'cosim[fmi-export]'")
 
 #: the model's configuration in the FMU's resources folder
 CONFIG_FILE = "cosim_model.json"
@@ -63,53 +79,36 @@ def tunable_parameters(diagram: Any) -> list[tuple[str, Any]]:
     return out
 
 
-class CosimSlave(Fmi2Slave):
-    """pythonfmu slave running a cosim diagram (see the module docstring).
+def _finite(value: Any) -> bool:
+    if isinstance(value, float):
+        return math.isfinite(value)
+    return bool(np.all(np.isfinite(value)))
 
-    The generated FMU script subclasses it and sets ``target``, ``step_s`` (the
-    internal solver step, or None for one step per communication step), ``solver``.
+
+class DiagramModel:
+    """The FMI-version-independent core of the exported slaves (a mixin).
+
+    :meth:`_build_model` rebuilds the diagram and its :class:`~cosim.Simulator`; the
+    inputs are held in ``_inputs`` (set by the FMU setters) and fixed on the context
+    at the start of every step (:meth:`_advance`); the FMU state is a context
+    snapshot plus the held inputs.  The FMI 2 (:class:`CosimSlave`) and FMI 3
+    (:class:`fmus.pyslave3.CosimSlave3`) slaves register the variables.
     """
 
     target: str = ""
     solver: str = "rk4"
     solver_dt: float | None = None
 
-    def __init__(self, **kwargs: Any) -> None:
-        super().__init__(**kwargs)
+    def _build_model(self, resources: str | None) -> None:
         from cosim import Simulator
-        self._configure(kwargs.get("resources"))
+        self._configure(resources)
         self.diagram = d = load_factory(self.target)
         self.sim = Simulator(d, solver=self.solver,
                              dt=self.solver_dt if self.solver_dt else "advance", record=False)
         self.ctx = self.sim.ctx
-        self._inputs = {}
+        self._inputs: dict[str, Any] = {}
+        self._outputs: dict[str, Any] = {}
         self._units: dict[str, str] = {}
-        for name, port in d.inputs.items():
-            if port.shape != ():
-                raise ValueError(f"input '{name}' has shape {port.shape}: only scalar ports "
-                                 "can be exported through pythonfmu")
-            self._inputs[name] = 0.0
-            self._units[name] = port.unit_text or ""
-            self.register_variable(Real(
-                name, causality=Fmi2Causality.input, variability=Fmi2Variability.continuous,
-                getter=lambda n=name: self._inputs[n],
-                setter=lambda v, n=name: self._inputs.__setitem__(n, float(v))))
-        self._outputs = {}
-        for name, port in d.outputs.items():
-            if port.shape != ():
-                raise ValueError(f"output '{name}' has shape {port.shape}: only scalar ports "
-                                 "can be exported through pythonfmu")
-            self._outputs[name] = port
-            self._units[name] = port.unit_text or ""
-            self.register_variable(Real(
-                name, causality=Fmi2Causality.output, variability=Fmi2Variability.continuous,
-                getter=lambda p=port: float(self.ctx.output(p))))
-        for pname, h in tunable_parameters(d):
-            self._units[pname] = getattr(h, "unit", None) or ""
-            self.register_variable(Real(
-                pname, causality=Fmi2Causality.parameter, variability=Fmi2Variability.tunable,
-                getter=lambda h=h: float(self.ctx.param(h)),
-                setter=lambda v, h=h: self.ctx.set_param(h, float(v))), nested=False)
         self._started = False
 
     def _configure(self, resources: str | None) -> None:
@@ -127,7 +126,6 @@ class CosimSlave(Fmi2Slave):
             self.target, self.solver = cfg["target"], cfg["solver"]
             self.solver_dt = cfg["solver_dt"]
 
-    # ------------------------------------------------------------------ FMI
     def _start(self, t0: float) -> None:
         for name, v in self._inputs.items():
             self.ctx.fix_input(name, v)
@@ -136,14 +134,8 @@ class CosimSlave(Fmi2Slave):
         self.sim.initialize()
         self._started = True
 
-    def setup_experiment(self, start_time: float, stop_time: float | None,
-                         tolerance: float | None) -> None:
-        self._t0 = float(start_time or 0.0)
-
-    def exit_initialization_mode(self) -> None:
-        self._start(getattr(self, "_t0", 0.0))
-
-    def do_step(self, current_time: float, step_size: float) -> bool:
+    def _advance(self, current_time: float, step_size: float) -> bool:
+        """One communication step with the held inputs; False if an output is not finite."""
         if not self._started:
             self._start(current_time)
         for name, v in self._inputs.items():
@@ -151,7 +143,7 @@ class CosimSlave(Fmi2Slave):
         end = to_ticks(current_time + step_size, "communication point")
         if end > self.ctx.ticks:
             self.sim.advance_to_ticks(end)
-        return all(math.isfinite(float(self.ctx.output(p))) for p in self._outputs.values())
+        return all(_finite(self.ctx.output(p)) for p in self._outputs.values())
 
     # ------------------------------------------------------------ state
     def _get_fmu_state(self) -> dict:
@@ -177,13 +169,61 @@ class CosimSlave(Fmi2Slave):
         if snap._opaque:
             raise ValueError("cannot serialize: the diagram keeps opaque state (an FMU or a "
                              "device) outside the context")
-        data = {f: getattr(snap, f) for f in CosimSlave._FIELDS}
-        return pickle.dumps({"ctx": data, "inputs": state["inputs"],
-                             "started": state["started"]})
+        data = {f: getattr(snap, f) for f in DiagramModel._FIELDS}
+        return pickle.dumps({**state, "ctx": data})
 
     @staticmethod
     def _fmu_state_from_bytes(state: bytes) -> dict:
         return pickle.loads(state)  # noqa: S301 - the FMU's own state
+
+
+class CosimSlave(DiagramModel, Fmi2Slave):
+    """pythonfmu slave running a cosim diagram (see the module docstring).
+
+    The generated FMU script subclasses it and sets ``target``, ``solver_dt`` (the
+    internal solver step, or None for one step per communication step), ``solver``.
+    """
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self._build_model(kwargs.get("resources"))
+        d = self.diagram
+        for name, port in d.inputs.items():
+            if port.shape != ():
+                raise ValueError(f"input '{name}' has shape {port.shape}: only scalar ports "
+                                 "can be exported through pythonfmu")
+            self._inputs[name] = 0.0
+            self._units[name] = port.unit_text or ""
+            self.register_variable(Real(
+                name, causality=Fmi2Causality.input, variability=Fmi2Variability.continuous,
+                getter=lambda n=name: self._inputs[n],
+                setter=lambda v, n=name: self._inputs.__setitem__(n, float(v))))
+        for name, port in d.outputs.items():
+            if port.shape != ():
+                raise ValueError(f"output '{name}' has shape {port.shape}: only scalar ports "
+                                 "can be exported through pythonfmu")
+            self._outputs[name] = port
+            self._units[name] = port.unit_text or ""
+            self.register_variable(Real(
+                name, causality=Fmi2Causality.output, variability=Fmi2Variability.continuous,
+                getter=lambda p=port: float(self.ctx.output(p))))
+        for pname, h in tunable_parameters(d):
+            self._units[pname] = getattr(h, "unit", None) or ""
+            self.register_variable(Real(
+                pname, causality=Fmi2Causality.parameter, variability=Fmi2Variability.tunable,
+                getter=lambda h=h: float(self.ctx.param(h)),
+                setter=lambda v, h=h: self.ctx.set_param(h, float(v))), nested=False)
+
+    # ------------------------------------------------------------------ FMI
+    def setup_experiment(self, start_time: float, stop_time: float | None,
+                         tolerance: float | None) -> None:
+        self._t0 = float(start_time or 0.0)
+
+    def exit_initialization_mode(self) -> None:
+        self._start(getattr(self, "_t0", 0.0))
+
+    def do_step(self, current_time: float, step_size: float) -> bool:
+        return self._advance(current_time, step_size)
 
     # ------------------------------------------------------- description
     def to_xml(self, model_options: dict | None = None) -> Element:
