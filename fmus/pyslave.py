@@ -110,6 +110,21 @@ class DiagramModel:
         self._outputs: dict[str, Any] = {}
         self._units: dict[str, str] = {}
         self._started = False
+        self._inputs_changed = False
+
+    def _set_input(self, name: str, value: Any) -> None:
+        self._inputs[name] = value
+        self._inputs_changed = True
+
+    def _output(self, port: Any) -> Any:
+        """An output's value for the inputs set last: after inputs changed since the
+        step, the outputs are evaluated again (direct feedthrough, no state change)."""
+        if self._inputs_changed and self._started:
+            for name, v in self._inputs.items():
+                self.ctx.fix_input(name, v)
+            self.sim.evaluate_outputs()
+            self._inputs_changed = False
+        return self.ctx.output(port)
 
     def _configure(self, resources: str | None) -> None:
         """Read ``target``, ``solver``, ``solver_dt`` from the FMU's resources
@@ -140,6 +155,7 @@ class DiagramModel:
             self._start(current_time)
         for name, v in self._inputs.items():
             self.ctx.fix_input(name, v)
+        self._inputs_changed = False
         end = to_ticks(current_time + step_size, "communication point")
         if end > self.ctx.ticks:
             self.sim.advance_to_ticks(end)
@@ -159,6 +175,7 @@ class DiagramModel:
         self.ctx.restore(snap)
         self._inputs = dict(state["inputs"])
         self._started = state["started"]
+        self._inputs_changed = True
 
     #: the context fields a serialized state carries (no opaque states: refused)
     _FIELDS = ("ticks", "time", "mode_time", "xc", "xd", "params", "signals")
@@ -197,7 +214,7 @@ class CosimSlave(DiagramModel, Fmi2Slave):
             self.register_variable(Real(
                 name, causality=Fmi2Causality.input, variability=Fmi2Variability.continuous,
                 getter=lambda n=name: self._inputs[n],
-                setter=lambda v, n=name: self._inputs.__setitem__(n, float(v))))
+                setter=lambda v, n=name: self._set_input(n, float(v))))
         for name, port in d.outputs.items():
             if port.shape != ():
                 raise ValueError(f"output '{name}' has shape {port.shape}: only scalar ports "
@@ -206,7 +223,7 @@ class CosimSlave(DiagramModel, Fmi2Slave):
             self._units[name] = port.unit_text or ""
             self.register_variable(Real(
                 name, causality=Fmi2Causality.output, variability=Fmi2Variability.continuous,
-                getter=lambda p=port: float(self.ctx.output(p))))
+                getter=lambda p=port: float(self._output(p))))
         for pname, h in tunable_parameters(d):
             self._units[pname] = getattr(h, "unit", None) or ""
             self.register_variable(Real(
@@ -221,6 +238,7 @@ class CosimSlave(DiagramModel, Fmi2Slave):
 
     def exit_initialization_mode(self) -> None:
         self._start(getattr(self, "_t0", 0.0))
+        self._inputs_changed = False
 
     def do_step(self, current_time: float, step_size: float) -> bool:
         return self._advance(current_time, step_size)

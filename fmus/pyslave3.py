@@ -132,7 +132,6 @@ class CosimSlave3(DiagramModel, Fmi3Slave):
         self.description = self.model_description or f"cosim diagram {d.name}"
         self._fresh: Any = None
         self._stepped = False
-        self._inputs_changed = False
         names = set(d.inputs) | set(d.outputs)
         self.time_name = next(n for n in ("time", "time_", "cosim_time") if n not in names)
         self._add_unit("s")
@@ -154,20 +153,6 @@ class CosimSlave3(DiagramModel, Fmi3Slave):
                 pname, causality=Fmi3Causality.parameter, variability=Fmi3Variability.tunable,
                 unit=unit, getter=lambda h=h: float(self.ctx.param(h)),
                 setter=lambda v, h=h: self.ctx.set_param(h, float(v))), nested=False)
-
-    def _set_input(self, name: str, value: Any) -> None:
-        self._inputs[name] = value
-        self._inputs_changed = True
-
-    def _output(self, port: Any) -> Any:
-        """An output's value for the inputs set last: after inputs changed since the
-        step, the outputs are evaluated again (direct feedthrough, no state change)."""
-        if self._inputs_changed and self._started:
-            for name, v in self._inputs.items():
-                self.ctx.fix_input(name, v)
-            self.sim.evaluate_outputs()
-            self._inputs_changed = False
-        return self.ctx.output(port)
 
     def _add_unit(self, unit: str) -> None:
         if unit not in self.units:
@@ -217,7 +202,6 @@ class CosimSlave3(DiagramModel, Fmi3Slave):
             if t != self.ctx.ticks:
                 self._restart(current_time)
         self._stepped = True
-        self._inputs_changed = False
         return self._advance(current_time, step_size)
 
     def _restart(self, t0: float) -> None:
@@ -239,7 +223,6 @@ class CosimSlave3(DiagramModel, Fmi3Slave):
     def _set_fmu_state(self, state: dict) -> None:
         super()._set_fmu_state(state)
         self._stepped = state.get("stepped", True)
-        self._inputs_changed = True
 
     # ------------------------------------------------------- description
     def to_xml(self, model_options: dict | None = None) -> Element:
