@@ -15,6 +15,16 @@ Cases (all measured over many 1 ms communication steps; medians of repeats):
     fmpy's raw cycle, in a child process (pythonfmu allows one instance per process):
     the per-step cost of running our simulator behind pythonfmu's wrapper, beside the
     generated C's.
+``cs/out-of-process``
+    The generated-C FMU stepped by :class:`fmus.FMUSubsystem` in out-of-process mode
+    (:mod:`fmus.remote`, one round trip to the child per step) against in-process: the
+    price of the watchdog.
+``me/rk4-step``
+    The C test FMU ``Oscillator`` (tests/fmu_sources, FMI 2.0 ME) as an
+    :class:`fmus.FMUBlock` in a diagram run by cosim's RK4 at 1 ms (constant input),
+    against a hand-written RK4 loop over fmpy's low-level calls (``fmi2SetTime``,
+    ``fmi2SetContinuousStates``, ``fmi2SetReal``, ``fmi2GetDerivatives``, preallocated
+    ctypes buffers): our overhead per integration step of a Model Exchange FMU.
 """
 
 from __future__ import annotations
@@ -26,6 +36,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from typing import Any
 
 from .harness import make_case, make_target, measure
 
@@ -96,6 +107,95 @@ def ours_loop(path: str, n: int) -> float:
     return time.perf_counter() - w
 
 
+def out_of_process_loop(path: str, n: int) -> float:
+    """Seconds for ``n`` communication steps of an out-of-process FMUSubsystem."""
+    from fmus.subsystem import FMUSubsystem
+    sub = FMUSubsystem(path, name="servo_oop", out_of_process=True)
+    sub.initialize(0)
+    hk = round(H * 1e9)
+    try:
+        w = time.perf_counter()
+        for k in range(n):
+            sub.set_inputs(k * H, {"u": (_u(k),)})
+            sub.do_step(k * hk, hk)
+            sub.get_outputs()
+        return time.perf_counter() - w
+    finally:
+        sub.free()
+
+
+def oscillator_fmu(tmp: str) -> str:
+    sys.path.insert(0, str(ROOT))
+    from tests.fmu_builders import build_c_fmu
+    return str(build_c_fmu("oscillator", pathlib.Path(tmp)))
+
+
+def me_raw_rk4_loop(path: str, n: int) -> float:
+    """Seconds for ``n`` RK4 steps (1 ms) over fmpy's low-level ME calls."""
+    import ctypes
+
+    import numpy as np
+    from fmpy import extract, read_model_description
+    from fmpy.fmi2 import FMU2Model
+    md = read_model_description(path)
+    me = FMU2Model(guid=md.guid, unzipDirectory=extract(path),
+                   modelIdentifier=md.modelExchange.modelIdentifier, instanceName="me")
+    me.instantiate()
+    me.setupExperiment(startTime=0.0)
+    me.enterInitializationMode()
+    me.exitInitializationMode()
+    me.newDiscreteStates()
+    me.enterContinuousTimeMode()
+    c = me.component
+    vr = {v.name: v.valueReference for v in md.modelVariables}
+    vr_in = (ctypes.c_uint * 1)(vr["F"])
+    val_in = (ctypes.c_double * 1)()
+    x = (ctypes.c_double * 2)()
+    dx = (ctypes.c_double * 2)()
+
+    def f(t: float, xs: Any, u: float) -> Any:
+        me.fmi2SetTime(c, t)
+        x[0], x[1] = xs
+        me.fmi2SetContinuousStates(c, x, 2)
+        val_in[0] = u
+        me.fmi2SetReal(c, vr_in, 1, val_in)
+        me.fmi2GetDerivatives(c, dx, 2)
+        return np.array(dx[:])
+
+    xs = np.array([0.1, 0.0])
+    w = time.perf_counter()
+    for k in range(n):
+        t = k * H
+        k1 = f(t, xs, 0.5)
+        k2 = f(t + H / 2, xs + H / 2 * k1, 0.5)
+        k3 = f(t + H / 2, xs + H / 2 * k2, 0.5)
+        k4 = f(t + H, xs + H * k3, 0.5)
+        xs = xs + H / 6 * (k1 + 2 * k2 + 2 * k3 + k4)
+    wall = time.perf_counter() - w
+    me.terminate()
+    me.fmi2FreeInstance(c)
+    return wall
+
+
+def me_ours_rk4(path: str, n: int) -> float:
+    """Seconds for ``n`` RK4 steps (1 ms) of the FMU block in a cosim diagram (time
+    events off the measured span: the Oscillator's force step is at 0.5 s)."""
+    from blocks.sources import Constant
+    from cosim import DiagramBuilder, Simulator
+    from fmus import FMU
+    b = DiagramBuilder("bench")
+    src = b.add(Constant("F", 0.5, unit="N"))
+    blk = b.add(FMU(path).block("osc", parameters={"t_step": 1e6}))
+    b.connect(src.y, blk.input("F"))
+    sim = Simulator(b.build(), solver="rk4", dt=H, record=False)
+    sim.advance_to(0.01)
+    w = time.perf_counter()
+    sim.advance_to(round(0.01 + n * H, 9))
+    wall = time.perf_counter() - w
+    blk.free()
+    return wall
+
+
 def pythonfmu_cost(path: str, n: int) -> float:
     """Seconds per raw fmpy cycle of the pythonfmu FMU, measured in a child process."""
     code = (f"import sys, json; sys.path.insert(0, {str(ROOT)!r})\n"
@@ -129,6 +229,22 @@ def run(options) -> dict:
             return None, pythonfmu_cost(fmus["py"], npy) * n, {}
         mp = measure(py, repeats=1, steps=n, blocks=1, basis=f"{npy} steps in a child process")
         cases.append(make_case("cs/pythonfmu/fmpy-raw", mp, {"generated-c/fmpy-raw": mr}))
+        noop = max(200, n // 4)
+
+        def oop():
+            return None, out_of_process_loop(fmus["c"], noop) * n / noop, {}
+        mq = measure(oop, repeats=reps, steps=n, blocks=1, basis=f"{noop} steps, scaled")
+        cases.append(make_case("cs/out-of-process", mq, {"in-process": mo}))
+        osc = oscillator_fmu(tmp)
+
+        def me_ours():
+            return None, me_ours_rk4(osc, n), {}
+
+        def me_raw():
+            return None, me_raw_rk4_loop(osc, n), {}
+        mm = measure(me_ours, repeats=reps, steps=n, blocks=1)
+        mmr = measure(me_raw, repeats=reps, steps=n, blocks=1)
+        cases.append(make_case("me/rk4-step", mm, {"fmpy-raw-rk4": mmr}))
     return {"cases": cases, "targets": targets(cases)}
 
 
