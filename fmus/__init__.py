@@ -9,6 +9,10 @@ Import with fmpy's low-level API: :func:`load_fmu` (a Model Exchange FMU as a
 extracted, checked FMU making blocks and subsystems), the errors in
 :mod:`fmus.errors`.
 
+SSP 1.0 systems of Co-Simulation FMUs (:mod:`fmus.ssp`): :func:`read_ssp` /
+:class:`SSPSystem`, :func:`load_ssp` (a master), :func:`export_ssp` and
+:func:`export_master_ssp`.
+
 Export as generated C (no Python at run time): :func:`export_fmu`, with the
 extension API :class:`CModel` / :func:`register_c_model` (see :mod:`fmus.cgen`).
 """
@@ -22,7 +26,10 @@ _EXPORT = {"export_fmu": ("export", "export_fmu"),
 _IMPORT = {"load_fmu": ("importer", "load_fmu"), "fmu_info": ("importer", "fmu_info"),
            "FMU": ("importer", "FMU"), "FMUInfo": ("description", "FMUInfo"),
            "FMUBlock": ("fmu_block", "FMUBlock"), "FMUSubsystem": ("subsystem", "FMUSubsystem"),
-           "ArchiveLimits": ("archive", "ArchiveLimits"), "FMUError": ("errors", "FMUError")}
+           "ArchiveLimits": ("archive", "ArchiveLimits"), "FMUError": ("errors", "FMUError"),
+           "read_ssp": ("ssp", "read_ssp"), "load_ssp": ("ssp", "load_ssp"),
+           "export_ssp": ("ssp", "export_ssp"), "export_master_ssp": ("ssp", "export_master_ssp"),
+           "SSPSystem": ("ssp", "SSPSystem"), "SSPError": ("ssp", "SSPError")}
 
 
 def __getattr__(name: str):  # lazy: ``import fmus`` stays cheap
