@@ -35,11 +35,12 @@ import zipfile
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-from .errors import FMUArchiveError, FMUBinaryError
+from .errors import FMUArchiveError, FMUBinaryError, FMUError
 
-__all__ = ["ArchiveLimits", "ExtractedFMU", "extract_fmu", "platform_binary",
-           "platform_names"]
+__all__ = ["ArchiveLimits", "ExtractedFMU", "extract_archive", "extract_fmu",
+           "platform_binary", "platform_names"]
 
 
 @dataclass(frozen=True)
@@ -81,7 +82,7 @@ def _fail(path: Path, what: str, hint: str = "") -> FMUArchiveError:
     return FMUArchiveError(msg + (f"; {hint}" if hint else ""))
 
 
-def _check_name(path: Path, info: zipfile.ZipInfo) -> str:
+def _check_name(path: Path, info: zipfile.ZipInfo, _fail: Any = _fail) -> str:
     """The entry's relative POSIX path, or an error naming the broken rule."""
     raw = info.filename
     if "\x00" in raw:
@@ -104,7 +105,7 @@ def _check_name(path: Path, info: zipfile.ZipInfo) -> str:
                  or stat.S_ISSOCK(mode)):
         raise _fail(path, f"archive entry {raw!r} is a device, FIFO or socket, not a file")
     if info.flag_bits & 0x1:
-        raise _fail(path, f"archive entry {raw!r} is encrypted", "FMUs cannot be encrypted")
+        raise _fail(path, f"archive entry {raw!r} is encrypted", "archives cannot be encrypted")
     return "/".join(parts)
 
 
@@ -122,7 +123,6 @@ def extract_fmu(path: str | os.PathLike, dest: str | os.PathLike | None = None,
     limits : ArchiveLimits, optional
     """
     path = Path(path)
-    limits = limits or DEFAULT_LIMITS
     if path.is_dir():
         if not (path / "modelDescription.xml").is_file():
             raise _fail(path, "directory has no modelDescription.xml",
@@ -132,12 +132,24 @@ def extract_fmu(path: str | os.PathLike, dest: str | os.PathLike | None = None,
         raise FMUArchiveError(f"FMU '{path}': no such file")
     if not path.is_file():
         raise _fail(path, "is not a regular file")
+    return extract_archive(path, dest, limits, root_file="modelDescription.xml", fail=_fail,
+                           not_zip_hint="an FMU is a ZIP file with modelDescription.xml at its "
+                           "root; the file is corrupt, truncated or not an FMU",
+                           prefix="cosim_fmu_", what="an FMU")
+
+
+def extract_archive(path: Path, dest: str | os.PathLike | None, limits: ArchiveLimits | None,
+                    *, root_file: str, fail: Any, not_zip_hint: str, prefix: str,
+                    what: str) -> ExtractedFMU:
+    """Extract the ZIP archive ``path`` by the rules of the module docstring, requiring
+    ``root_file`` at its root; errors are made by ``fail(path, what, hint)`` (the
+    FMU and the SSP extraction share this)."""
+    _fail = fail
+    limits = limits or DEFAULT_LIMITS
     try:
         zf = zipfile.ZipFile(path)
     except zipfile.BadZipFile as exc:
-        raise _fail(path, f"is not a ZIP archive ({exc})",
-                    "an FMU is a ZIP file with modelDescription.xml at its root; the file is "
-                    "corrupt, truncated or not an FMU") from None
+        raise _fail(path, f"is not a ZIP archive ({exc})", not_zip_hint) from None
     except OSError as exc:
         raise _fail(path, f"cannot be read ({exc})") from None
     with zf:
@@ -148,24 +160,24 @@ def extract_fmu(path: str | os.PathLike, dest: str | os.PathLike | None = None,
                               "genuine")
         names: dict[str, zipfile.ZipInfo] = {}
         for info in infos:
-            rel = _check_name(path, info)
+            rel = _check_name(path, info, _fail)
             if not rel:
                 continue
             if rel in names:
                 raise _fail(path, f"archive has two entries named {rel!r} (ambiguous)")
             names[rel] = info
-        if "modelDescription.xml" not in names:
+        if root_file not in names:
             top = sorted({n.split("/")[0] for n in names})[:8]
             hint = ""
-            nested = [n for n in names if n.endswith("/modelDescription.xml")]
+            nested = [n for n in names if n.endswith("/" + root_file)]
             if nested:
-                hint = (f"it is in {nested[0]!r}: the FMU was zipped with its folder; zip the "
-                        "folder's contents instead")
-            raise _fail(path, "archive has no modelDescription.xml at its root (top-level "
+                hint = (f"it is in {nested[0]!r}: the archive was zipped with its folder; zip "
+                        "the folder's contents instead")
+            raise _fail(path, f"archive has no {root_file} at its root (top-level "
                               f"entries: {', '.join(top) or 'none'})", hint or
-                        "this is not an FMU")
+                        f"this is not {what}")
         owned = dest is None
-        root = Path(tempfile.mkdtemp(prefix=f"cosim_fmu_{path.stem[:40]}_")) if owned \
+        root = Path(tempfile.mkdtemp(prefix=f"{prefix}{path.stem[:40]}_")) if owned \
             else Path(dest)
         root.mkdir(parents=True, exist_ok=True)
         result = ExtractedFMU(root, path, owned=owned)
@@ -207,7 +219,7 @@ def extract_fmu(path: str | os.PathLike, dest: str | os.PathLike | None = None,
                 mode = (info.external_attr >> 16) & 0o777
                 if mode:
                     os.chmod(target, (mode | 0o600) & 0o755)
-        except FMUArchiveError:
+        except FMUError:
             result.cleanup()
             raise
         except (zipfile.BadZipFile, zlib.error, EOFError, OSError, ValueError) as exc:
