@@ -17,6 +17,7 @@ Example
 from __future__ import annotations
 
 import time as _time
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -67,6 +68,11 @@ class MasterScheduler:
         ``"broyden"`` (secant updates, no Jacobians needed, as Schiehlen &
         Scholz) or ``"fixed_point"`` (plain sweeps; diverges for loop gains
         of magnitude 1 or more).  Without such a loop one ordered sweep is exact.
+    writers : list of StreamWriter, optional
+        :class:`~cosim.writers.CsvWriter` / :class:`~cosim.writers.Hdf5Writer` given
+        signal names (``"sub.output"``) or ``"all"``: every communication point is
+        streamed to disk in chunks while the run goes, so a crash or a kill loses at
+        most the last chunk (the file's status says how the run ended).
     high_order_start : bool
         For extrapolation orders 2-3, compute the first macro steps by waveform
         relaxation (:meth:`_startup`) so the global order is ``p + 1`` from the
@@ -76,12 +82,14 @@ class MasterScheduler:
     def __init__(self, subsystems: list, connections: list, step_s: float, *,
                  coupling: Coupling | None = None, extrapolation: Any = 1,
                  step_control: Any = None, power_bonds: list | None = None,
-                 loop_solver: str = "newton", high_order_start: bool = True) -> None:
+                 loop_solver: str = "newton", high_order_start: bool = True,
+                 writers: Any = ()) -> None:
         if loop_solver not in ("newton", "broyden", "fixed_point"):
             raise BuildError(f"MasterScheduler: loop_solver must be 'newton', 'broyden' or "
                              f"'fixed_point', got {loop_solver!r}")
         self.loop_solver = loop_solver
         self.high_order_start = high_order_start
+        self.writers = list(writers)
         self.startup_sweeps = 0
         self.subsystems = list(subsystems)
         self.by_name: dict[str, Any] = {}
@@ -503,7 +511,44 @@ class MasterScheduler:
                 del self.pending[name]
 
     def run(self, t_end_s: float, t0_s: float = 0.0) -> Results:
-        """Co-simulate from ``t0_s`` to ``t_end_s``; returns the published outputs."""
+        """Co-simulate from ``t0_s`` to ``t_end_s``; returns the published outputs.
+
+        With ``writers``, every communication point also streams to disk; on failure
+        the writers are closed with the error as their status.
+        """
+        if not self.writers:
+            return self._run(t_end_s, t0_s)
+        error = None
+        try:
+            return self._run(t_end_s, t0_s)
+        except BaseException as exc:
+            error = exc
+            raise
+        finally:
+            for w in self.writers:
+                if getattr(w, "_state", None) == "open":
+                    w.on_finish(self, error)
+
+    def _signals(self) -> list:
+        return [_Signal(f"{sname}.{o}", self.by_name[sname].units[o] or "",
+                        tuple(self.by_name[sname].shapes[o]))
+                for sname, o in self.histories]
+
+    def _rows(self) -> list:
+        """The list the runs append communication points to (streamed with writers)."""
+        if not self.writers:
+            return []
+        from .observers import package_versions
+        prov = {"model": "+".join(s.name for s in self.subsystems),
+                "master": {"H_s": self.H * _NS, "coupling": type(self.coupling).__name__,
+                           "extrapolation": sorted({int(v) for v in self.orders.values()})},
+                "versions": package_versions()}
+        signals = self._signals()
+        for w in self.writers:
+            w.start_rows(signals, prov)
+        return _StreamedRows(self)
+
+    def _run(self, t_end_s: float, t0_s: float) -> Results:
         if getattr(self.coupling, "needs_rollback", False):
             self.check_rollback(f"coupling '{self.coupling.name}'")
         self.initialize(t0_s)
@@ -511,7 +556,8 @@ class MasterScheduler:
         self._mark(0)
         if self.step_control is not None:
             times = [self.t * _NS]
-            rows = [self._snapshot_outputs()]
+            rows = self._rows()
+            rows.append(self._snapshot_outputs())
             wall0 = _time.perf_counter()
             k = run_controlled(self, end, times, rows)
             return self._results(times, rows, _time.perf_counter() - wall0, k)
@@ -519,7 +565,8 @@ class MasterScheduler:
             raise BuildError(f"end time {t_end_s} s is not a whole number of macro steps "
                              f"H = {format_time(self.H)} (times the largest rate)")
         times = [self.t * _NS]
-        rows = [self._snapshot_outputs()]
+        rows = self._rows()
+        rows.append(self._snapshot_outputs())
         wall0 = _time.perf_counter()
         k = 0
         H = self.H
@@ -663,3 +710,30 @@ class MasterScheduler:
                                                                self.orders.items()},
                 "versions": package_versions()}
         return Results(t, signals, units, prov, diag)
+
+
+@dataclass(frozen=True)
+class _Signal:
+    """A column of the master's rows, as the stream writers see a port."""
+
+    path: str
+    unit_text: str
+    shape: tuple
+
+    @property
+    def size(self) -> int:
+        return int(np.prod(self.shape)) if self.shape else 1
+
+
+class _StreamedRows(list):
+    """The rows of a run; each appended row also goes to the master's writers."""
+
+    def __init__(self, master: Any) -> None:
+        super().__init__()
+        self.master = master
+
+    def append(self, row: Any) -> None:
+        super().append(row)
+        t = self.master.t * _NS
+        for w in self.master.writers:
+            w.write_row(t, row)

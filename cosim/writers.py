@@ -40,7 +40,7 @@ import numpy as np
 from .errors import OutputError
 from .observers import Observer, Results, provenance, resolve_ports
 
-__all__ = ["CsvWriter", "Hdf5Writer", "StreamWriter", "read_csv", "read_hdf5", "write_csv"]
+__all__ = ["CsvWriter", "Hdf5Writer", "StreamWriter", "read_csv", "read_hdf5"]
 
 _FIX = "choose another --out folder or fix permissions"
 _COLUMN = re.compile(r"^(?P<path>[^\[\s]+?)(?:\[(?P<idx>\d+)\])?(?: \[(?P<unit>[^\]]*)\])?$")
@@ -104,6 +104,40 @@ class StreamWriter(Observer):
     def on_start(self, sim: Any) -> None:
         if not self._slots and self.ports == []:
             self.bind(sim)
+        self._begin(provenance(sim))
+
+    # ------------------------------------------------ master (row) protocol
+    def start_rows(self, signals: list, prov: dict) -> None:
+        """Open for a co-simulation master: ``signals`` are the row's columns (objects
+        with ``path``, ``unit_text``, ``shape``, ``size``), then :meth:`write_row` per
+        communication point and :meth:`on_finish` at the end."""
+        paths = [sg.path for sg in signals]
+        if self.spec == "all":
+            keep = list(range(len(signals)))
+        else:
+            wanted = [self.spec] if isinstance(self.spec, str) else list(self.spec)
+            missing = [w for w in wanted if w not in paths]
+            if missing:
+                import difflib
+                close = difflib.get_close_matches(missing[0], paths, n=1)
+                raise OutputError(f"{type(self).__name__} '{self.path}': no signal "
+                                  f"{missing[0]!r} in the co-simulation; signals: "
+                                  f"{', '.join(paths[:20])}"
+                                  + (f". Did you mean {close[0]!r}?" if close else ""))
+            keep = [paths.index(w) for w in wanted]
+        self.ports = [signals[j] for j in keep]
+        self._slots = keep
+        self._vector = [sg.shape != () for sg in self.ports]
+        self._any_vector = any(self._vector)
+        self._get = (operator.itemgetter(*keep) if len(keep) > 1 else
+                     (lambda r, i=keep[0]: (r[i],)) if keep else (lambda r: ()))
+        self._begin(prov)
+
+    def write_row(self, t: float, row: list) -> None:
+        """One communication point of a master (after :meth:`start_rows`)."""
+        self._append(t, row)
+
+    def _begin(self, prov: dict) -> None:
         self._times, self._rows, self._n = [], [], 0
         self.chunks_written = self.samples_written = 0
         folder = self.path.parent
@@ -113,12 +147,15 @@ class StreamWriter(Observer):
             folder.mkdir(parents=True, exist_ok=True)
             if not os.access(folder, os.W_OK):
                 raise PermissionError(13, "folder is not writable", str(folder))
-            self._open(provenance(sim))
+            self._open(prov)
         except OSError as exc:
             raise self._fail(exc) from exc
         self._state = "open"
 
     def on_sample(self, sim: Any) -> None:
+        self._append(sim.ctx.time, sim.ctx.signals)
+
+    def _append(self, t: float, s: Any) -> None:
         n = self._n
         self._n = n + 1
         if n % self.every:
@@ -126,13 +163,12 @@ class StreamWriter(Observer):
         if self._state != "open":
             raise OutputError(f"{type(self).__name__} '{self.path}' is not open "
                               f"({self._state}); a writer records one run: make a new one")
-        s = sim.ctx.signals
         if self._any_vector:
             row = tuple(np.array(s[k], dtype=float) if vec else s[k]
                         for k, vec in zip(self._slots, self._vector, strict=True))
         else:
             row = self._get(s)
-        self._times.append(sim.ctx.time)
+        self._times.append(t)
         self._rows.append(row)
         if len(self._rows) >= self.chunk:
             self.flush()
@@ -228,39 +264,6 @@ class CsvWriter(StreamWriter):
             self._put(f"# status: {_encode(status)}\n")
         finally:
             self._fh.close()
-
-
-def write_csv(results: Results, path: Any, signals: Any = None) -> Path:
-    """Write finished ``results`` (e.g. of a master run) in :class:`CsvWriter`'s format.
-
-    ``signals``: the signal names to write (default all).  For runs that should
-    stream while they go, give the Simulator a :class:`CsvWriter` instead.
-    """
-    path = Path(path)
-    names = list(results.signals) if signals is None else list(signals)
-    n = len(results.time)
-    header, cols = ["time [s]"], [np.asarray(results.time, float).reshape(n, 1)]
-    for k in names:
-        v = np.asarray(results[k], float)
-        unit = f" [{results.units.get(k)}]" if results.units.get(k) else ""
-        if v.ndim == 1:
-            header.append(f"{k}{unit}")
-        else:
-            header.extend(f"{k}[{i}]{unit}" for i in range(v.reshape(n, -1).shape[1]))
-        cols.append(v.reshape(n, -1))
-    buf = io.StringIO()
-    buf.write("# cosim results\n")
-    for key, value in results.provenance.items():
-        buf.write(f"# {key}: {_encode(value)}\n")
-    csv.writer(buf, lineterminator="\n").writerow(header)
-    for r in np.hstack(cols).tolist():
-        buf.write(",".join(map(repr, r)) + "\n")
-    buf.write(f"# status: {_encode('complete')}\n")
-    try:
-        path.write_text(buf.getvalue(), encoding="utf-8")
-    except OSError as exc:
-        raise OutputError(f"cannot write results to '{path}': {exc.strerror}") from None
-    return path
 
 
 def read_csv(path: Any) -> Results:

@@ -13,8 +13,7 @@
     Inputs are held at their start values, set with ``--set`` or played from a
     CSV file (``--input``, a ``time`` column and one column per input, by FMU
     name or port name, linearly interpolated).  Parameters with ``--set
-    name=value``.  Results go to ``--out`` as CSV (Model Exchange: streamed while
-    the run goes; Co-Simulation: written when the run ends).
+    name=value``.  Results stream to ``--out`` as CSV while the run goes.
 ``cosim fmu export MODEL OUT.fmu [--via c|python] [--fmi 2|3] ...``
     ``MODEL`` is a model file (as for ``cosim run``) or ``package.module:function``.
     ``--via c`` (default): generated C (:func:`fmus.export.export_fmu`);
@@ -258,7 +257,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     else:
         from cosim import DiagramBuilder, MasterScheduler
         from cosim.subsystem import DiagramSubsystem
-        from cosim.writers import write_csv
+        from cosim.writers import CsvWriter
         step = args.step or exp.get("stepSize") or (t_end - t0) / 500
         subs = [fmu.subsystem(name, **opts)]
         conns = []
@@ -269,8 +268,9 @@ def cmd_simulate(args: argparse.Namespace) -> int:
                 b.export_output(src.y, v.port)
                 conns.append((f"inputs.{v.port}", f"{name}.{v.port}"))
             subs.insert(0, DiagramSubsystem(b.build(), solver="euler", dt=step))
-        res = MasterScheduler(subs, conns, step, extrapolation=0).run(t_end, t0)
-        write_csv(res, path, [k for k in res.signals if k.startswith(f"{name}.")])
+        record = [f"{name}.{o}" for o in subs[-1].output_names]
+        res = MasterScheduler(subs, conns, step, extrapolation=0,
+                              writers=[CsvWriter(path, record)]).run(t_end, t0)
         how = f"Co-Simulation, communication step {step:g} s"
     wall = time.perf_counter() - wall
     print(f"FMU '{info.model_name}' ({os.path.basename(args.fmu)}): {how}, "
