@@ -71,6 +71,35 @@ def resolve_ports(diagram: Any, ports: Any) -> list:
     return res
 
 
+class Decimator:
+    """Keep one sample in ``every``: on the simulator's time grid when it has one (the
+    points ``t0 + k * every * dt``, plus every sample off the ``dt`` grid, i.e. at
+    events, so event samples never shift the grid), else by count."""
+
+    def __init__(self, every: int) -> None:
+        self.every = int(every)
+        self.reset(None)
+
+    def reset(self, sim: Any) -> None:
+        self._n = 0
+        dt = getattr(sim, "dt_ticks", None) if sim is not None else None
+        self._ctx = sim.ctx if dt and self.every > 1 else None
+        self._dt, self._grid = dt, (dt or 0) * self.every
+        self._t0 = sim.ctx.ticks if self._ctx is not None else 0
+
+    def wants(self) -> bool:
+        if self._ctx is None:
+            return self._n % self.every == 0
+        k = self._ctx.ticks - self._t0
+        return k % self._grid == 0 or k % self._dt != 0
+
+    def keep(self) -> bool:
+        """Whether this sample is kept (advances the count)."""
+        w = self.wants()
+        self._n += 1
+        return w
+
+
 class Recorder(Observer):
     """Record output ports in memory, every ``every``-th sample.
 
@@ -78,7 +107,8 @@ class Recorder(Observer):
     ----------
     ports : list of ports or paths, or ``"all"``
     every : int
-        Decimation: keep one sample in ``every``.
+        Decimation: keep one sample in ``every`` (:class:`Decimator`: on the time
+        grid, with event samples kept).
     """
 
     def __init__(self, ports: Any = "all", every: int = 1) -> None:
@@ -89,7 +119,7 @@ class Recorder(Observer):
         self.ports: list = []
         self.times: list[float] = []
         self.rows: list[tuple] = []
-        self._n = 0
+        self._dec = Decimator(self.every)
 
     def required_ports(self) -> list:
         return self.ports
@@ -108,17 +138,16 @@ class Recorder(Observer):
             self._get = lambda s: ()
 
     def on_start(self, sim: Any) -> None:
-        self.times, self.rows, self._n = [], [], 0
+        self.times, self.rows = [], []
+        self._dec.reset(sim)
 
     def wants_sample(self) -> bool:
         """Whether the next :meth:`on_sample` records (the others only count): the
         simulator evaluates the outputs for it only then."""
-        return self._n % self.every == 0
+        return self._dec.wants()
 
     def on_sample(self, sim: Any) -> None:
-        n = self._n
-        self._n = n + 1
-        if n % self.every:
+        if not self._dec.keep():
             return
         self.times.append(sim.ctx.time)
         row = self._get(sim.ctx.signals)

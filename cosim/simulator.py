@@ -529,11 +529,18 @@ class Simulator:
         if not crossed:
             return stop
         t0s = t0 * _NS
+        x1 = ctx.xc.copy()
         solver = self._fixed_solver
         step = solver._starter if hasattr(solver, "_starter") else solver
+        span = (stop - t0) * _NS
+        linear = False
 
         def state_at(theta: float) -> np.ndarray:
-            return step._step_impl(t0s, x0, theta) if theta > 0 else x0
+            if theta <= 0:
+                return x0
+            if linear:
+                return x0 + (theta / span) * (x1 - x0)
+            return step._step_impl(t0s, x0, theta)
 
         def g_at(i: int, theta: float) -> float:
             ctx.xc = state_at(theta)
@@ -541,7 +548,11 @@ class Simulator:
             self._call_eval(self._eval_cont)
             return float(self._zero_crossings[i].witness(ctx))
 
-        span = (stop - t0) * _NS
+        if step is not solver and any(
+                (g_at(i, span) > 0.0) != (g_new[i] > 0.0) for i in crossed):
+            # a multistep method (AB3) located with its one-step starter, whose step ends
+            # on the other side of zero: bracket on the chord of the step actually taken
+            linear = True
         best = None
         for i in crossed:
             th = brentq(lambda th, i=i: g_at(i, th), 0.0, span, xtol=1e-13, rtol=1e-14)

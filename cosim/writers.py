@@ -38,7 +38,7 @@ from typing import Any
 import numpy as np
 
 from .errors import OutputError
-from .observers import Observer, Results, provenance, resolve_ports
+from .observers import Decimator, Observer, Results, provenance, resolve_ports
 
 __all__ = ["CsvWriter", "Hdf5Writer", "StreamWriter", "read_csv", "read_hdf5"]
 
@@ -81,7 +81,7 @@ class StreamWriter(Observer):
         self._state = "new"  # new -> open -> closed
         self._times: list[float] = []
         self._rows: list[tuple] = []
-        self._n = 0
+        self._dec = Decimator(self.every)
         self.chunks_written = self.samples_written = 0
 
     def required_ports(self) -> list:
@@ -105,6 +105,7 @@ class StreamWriter(Observer):
         if not self._slots and self.ports == []:
             self.bind(sim)
         self._begin(provenance(sim))
+        self._dec.reset(sim)
 
     # ------------------------------------------------ master (row) protocol
     def start_rows(self, signals: list, prov: dict) -> None:
@@ -138,7 +139,8 @@ class StreamWriter(Observer):
         self._append(t, row)
 
     def _begin(self, prov: dict) -> None:
-        self._times, self._rows, self._n = [], [], 0
+        self._times, self._rows = [], []
+        self._dec.reset(None)
         self.chunks_written = self.samples_written = 0
         folder = self.path.parent
         try:
@@ -156,9 +158,7 @@ class StreamWriter(Observer):
         self._append(sim.ctx.time, sim.ctx.signals)
 
     def _append(self, t: float, s: Any) -> None:
-        n = self._n
-        self._n = n + 1
-        if n % self.every:
+        if not self._dec.keep():
             return
         if self._state != "open":
             raise OutputError(f"{type(self).__name__} '{self.path}' is not open "

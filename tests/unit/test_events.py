@@ -154,3 +154,48 @@ def test_accumulating_events_stop_the_run_with_a_zeno_error(solver):
     t_stop = exc.value.results.time[-1]
     assert 0.99 <= t_stop <= 1.0 + 1e-6, t_stop
     assert sim.stats["events"] == sim.zeno_events
+
+
+class _Flip(Block):
+    """Sampled every 0.1 s (output, then update): y = +1 until t = 0.2 s, then -1."""
+
+    def __init__(self, name):
+        super().__init__(name)
+        self.s = self.declare_discrete_state("s", 1.0)
+        self.declare_output("y", lambda ctx: ctx.discrete(self.s), depends_on=())
+        self.declare_periodic_update(0.1, self._hit)
+
+    def _hit(self, ctx):
+        if ctx.time > 0.05:
+            ctx.set_discrete(self.s, -1.0)
+
+
+class _Threshold(Block):
+    """x' = u, a falling zero crossing at x = 0.18, its instants recorded."""
+
+    def __init__(self, name):
+        super().__init__(name)
+        self.u = self.declare_input("u")
+        self.x = self.declare_continuous_state("x", [0.0])
+        self.declare_output("x_out", lambda ctx: float(ctx.state(self.x)[0]), depends_on=())
+        self.hits = []
+        self.declare_zero_crossing(lambda ctx: ctx.state(self.x)[0] - 0.18,
+                                   lambda ctx: self.hits.append(ctx.time), direction=-1,
+                                   name="level")
+
+    def derivatives(self, ctx):
+        return np.array([ctx.input(self.u)])
+
+
+def test_ab3_locates_an_event_its_starter_step_would_miss():
+    """After the sampled input flips at 0.2 s, AB3 (history kept across sample hits)
+    steps x from 0.2 to 0.2 - 2.83 h = 0.1717 while its RK4 starter would reach 0.19:
+    the crossing of 0.18 is bracketed on the AB3 step itself (before: brentq's
+    'f(a) and f(b) must have different signs')."""
+    b = DiagramBuilder("ab3ev")
+    f = b.add(_Flip("f"))
+    th = b.add(_Threshold("th"))
+    b.connect(f.output("y"), th.u)
+    Simulator(b.build(), solver="ab3", dt=0.01, record=["th.x_out"]).run(0.3)
+    # on the chord of the AB3 step (slope -34/12): 0.2 + 0.02 * 12 / 34 = 0.2070588
+    assert len(th.hits) == 1 and th.hits[0] == pytest.approx(0.2 + 0.02 * 12 / 34, abs=2e-9)

@@ -72,3 +72,21 @@ def test_decimation_and_custom_observer():
 def test_recorder_rejects_bad_decimation():
     with pytest.raises(ValueError, match="every must be >= 1"):
         Recorder("all", every=0)
+
+
+def test_decimation_stays_on_the_time_grid_across_events(ball_cls):
+    """record_every=5 at dt = 10 ms keeps t = 0, 0.05, 0.10, ... and the event samples;
+    counting samples instead shifted the grid after each bounce."""
+    import numpy as np
+
+    from cosim import DiagramBuilder, Simulator
+    b = DiagramBuilder("bb")
+    ball = b.add(ball_cls("ball"))
+    res = Simulator(b.build(), solver="rk4", dt=0.01, record=["ball.h"],
+                    record_every=5).run(4.0)
+    ticks = np.round(res.time * 1e9).astype(np.int64)
+    on_grid = ticks[ticks % 10_000_000 == 0]
+    assert (on_grid % 50_000_000 == 0).all()
+    assert len(on_grid) == 81  # 0, 0.05, ..., 4.0
+    off = res.time[ticks % 10_000_000 != 0]
+    assert len(ball.impacts) == 2 and np.allclose(off, ball.impacts, atol=1e-9)
