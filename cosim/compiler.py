@@ -230,11 +230,17 @@ def compile_diagram(diagram: Diagram) -> Plan:
                 for q, s in zip(ports, node.slots):
                     plan.output_slot[q] = s
                 plan.nodes.append(node)
-    for rout, src in diagram.output_map.items():
-        leaf = src
-        while isinstance(leaf.block, Diagram):
-            leaf = leaf.block.output_map[leaf]
-        plan.output_slot[rout] = plan.output_slot[leaf]
+    # exported outputs, of the root and of every nested diagram (so "sub.out" can be
+    # recorded): the slot of the leaf output they re-export
+    stack = [diagram]
+    while stack:
+        d = stack.pop()
+        for rout, src in d.output_map.items():
+            leaf = src
+            while isinstance(leaf.block, Diagram):
+                leaf = leaf.block.output_map[leaf]
+            plan.output_slot[rout] = plan.output_slot[leaf]
+        stack.extend(b for b in d.blocks.values() if isinstance(b, Diagram))
 
     # input slots, with one conversion node per distinct (source, scale, bias)
     conv_nodes: dict[tuple, Node] = {}

@@ -441,8 +441,10 @@ class ACCController(Block):
         if braking or hold or gain <= 0.0:
             throttle = alpha0
             tb = min(max((f0 - f_des) * r, 0.0), md.max_brake_torque_nm)
-            if stopped:
-                tb = max(tb, min(st.standstill_brake_torque_nm, md.max_brake_torque_nm))
+            if hold:  # ramp to the hold torque as the car slows: the model knows no
+                # converter creep, which a closed throttle leaves at idle
+                ramp = 1.0 if stopped else 1.0 - v / st.standstill_speed_m_s
+                tb = max(tb, ramp * min(st.standstill_brake_torque_nm, md.max_brake_torque_nm))
             braking = braking or hold or tb > 0.0
         else:
             throttle, tb = eng.throttle_for(t_des, w_e), 0.0

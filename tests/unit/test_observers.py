@@ -90,3 +90,21 @@ def test_decimation_stays_on_the_time_grid_across_events(ball_cls):
     assert len(on_grid) == 81  # 0, 0.05, ..., 4.0
     off = res.time[ticks % 10_000_000 != 0]
     assert len(ball.impacts) == 2 and np.allclose(off, ball.impacts, atol=1e-9)
+
+
+def test_an_exported_output_of_a_nested_diagram_can_be_recorded():
+    """'car.x' where car is a sub-diagram exporting its body's x (found by the ACC on the
+    full vehicle: the recorder had no slot for it)."""
+    from blocks.continuous import Integrator
+    from blocks.sources import Constant
+    from cosim import DiagramBuilder, Simulator
+    inner = DiagramBuilder("car")
+    i = inner.add(Integrator("body", 0.0))
+    inner.export_input(i.u, "u")
+    inner.export_output(i.y, "x")
+    top = DiagramBuilder("top")
+    car = top.add(inner.build())
+    c = top.add(Constant("c", 2.0))
+    top.connect(c.y, car.input("u"))
+    res = Simulator(top.build(), solver="rk4", dt=0.1, record=["car.x", "car/body.y"]).run(1.0)
+    assert (res["car.x"] == res["car/body.y"]).all() and res["car.x"][-1] == 2.0
