@@ -94,23 +94,9 @@ import numpy as np
 from cosim.block import Block
 from cosim.errors import ParameterError
 
+from ..checks import check_number as _num
 from ..discrete import check_period
 from . import iso15622 as iso
-
-
-def _num(kind: str, label: str, value: Any, *, positive: bool = False,
-         nonnegative: bool = False) -> float:
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        raise ParameterError(f"{kind}: {label} must be a number, got {value!r}") from None
-    if not math.isfinite(v):
-        raise ParameterError(f"{kind}: {label} must be finite, got {value!r}")
-    if positive and not v > 0:
-        raise ParameterError(f"{kind}: {label} must be > 0, got {value!r}")
-    if nonnegative and v < 0:
-        raise ParameterError(f"{kind}: {label} must be >= 0, got {value!r}")
-    return v
 
 
 class EngineMap:

@@ -99,22 +99,11 @@ import numpy as np
 from cosim.block import Block
 from cosim.errors import ParameterError
 
+from ..checks import check_number as _finite
 from .nip import NipContactLaw, diameter_rate, roll_diameter
 
 SIDES = ("A", "B")
 RAILS = ("carriage", "sledge")
-
-
-def _finite(owner: str, label: str, v: Any, *, positive: bool = False,
-            nonnegative: bool = False) -> float:
-    try:
-        f = float(v)
-    except (TypeError, ValueError):
-        raise ParameterError(f"{owner}: {label} must be a number, got {v!r}") from None
-    if not math.isfinite(f) or (positive and f <= 0) or (nonnegative and f < 0):
-        need = " and > 0" if positive else (" and >= 0" if nonnegative else "")
-        raise ParameterError(f"{owner}: {label} must be finite{need}, got {v!r}")
-    return f
 
 
 @dataclass(frozen=True)

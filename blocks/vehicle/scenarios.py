@@ -59,6 +59,7 @@ import numpy as np
 from cosim.block import Block
 from cosim.errors import ParameterError
 
+from ..checks import check_number
 from ..discrete import check_period
 
 #: Default vehicle length [m].
@@ -67,17 +68,8 @@ CAR_LENGTH_M = 4.5
 
 def _finite(kind: str, name: str, label: str, value: Any, positive: bool = False,
             nonnegative: bool = False) -> float:
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        raise ParameterError(f"{kind} '{name}': {label} must be a number, got {value!r}") from None
-    if not math.isfinite(v):
-        raise ParameterError(f"{kind} '{name}': {label} must be finite, got {value!r}")
-    if positive and not v > 0:
-        raise ParameterError(f"{kind} '{name}': {label} must be > 0, got {value!r}")
-    if nonnegative and v < 0:
-        raise ParameterError(f"{kind} '{name}': {label} must be >= 0, got {value!r}")
-    return v
+    return check_number(f"{kind} '{name}'", label, value, positive=positive,
+                        nonnegative=nonnegative)
 
 
 # ------------------------------------------------------------------ speed profiles
