@@ -359,6 +359,12 @@ class Simulator:
         res.diagnostics["wall_s"] = _time.perf_counter() - wall
         return res
 
+    def finish(self, error: BaseException | None = None) -> Results:
+        """Close the observers (with ``error`` as the run's status) and return the
+        results; :meth:`run` does this itself, a driver calling :meth:`advance_to`
+        (the real-time runner) calls it at the end."""
+        return self._finish(error)
+
     def _finish(self, error: BaseException | None) -> Results:
         errors = []
         for o in self.observers:

@@ -1,0 +1,291 @@
+"""Serial-port backend on pyserial: framing, CRC, fixed layouts, reconnect.
+
+:class:`SerialBackend` opens its port with ``serial.serial_for_url``, so a
+device path (``/dev/ttyUSB0``, a pty, a symlink to either), ``loop://`` (an
+in-process loopback) and ``socket://host:port`` all work.  pyserial is
+imported when the port is opened, never at import time; a missing pyserial is
+a :class:`~hil.errors.DriverMissing` that says how to install it.
+
+Reading
+-------
+Received bytes go through the framing's incremental deframer, so frames split
+across reads (or several frames in one read) are handled; each complete frame
+body is decoded, its CRC checked and stripped, and, with a ``layout``, unpacked
+into a dict of physical values.  A bad frame (malformed, CRC mismatch, wrong
+size for the layout) is counted (``counters.crc_errors`` / ``frame_errors``)
+and, under the default policy ``on_frame_error="drop"``, logged and dropped:
+the stream resynchronises at the next delimiter.  With ``"raise"`` the
+:class:`~hil.errors.CRCError` / :class:`~hil.errors.FrameError` is raised from
+``read`` (the following frames stay buffered for the next ``read``).
+
+Disconnects
+-----------
+A ``SerialException``/``OSError`` while reading or writing (a USB adapter
+unplugged, the other end of a pty closed: Linux reports ``EIO``) means the
+link is lost.  With ``reconnect=True`` (the default here) the port is closed
+and reopened with exponential backoff (``backoff=(first, largest)`` seconds)
+during subsequent reads and writes, a partial frame from before the loss is
+dropped, and ``counters.disconnects`` / ``counters.reconnects`` count the
+events (logged at WARNING on logger ``hil.serial``).  After
+``reconnect_timeout`` seconds without success the backend faults and raises
+:class:`~hil.errors.Disconnected`.
+
+Limitations
+-----------
+* Bytes in flight when the link drops are lost; there is no retransmission
+  (that is the protocol's job).
+* The port is reopened under the same name: a device that comes back under
+  another name (``/dev/ttyUSB1``) needs a stable path such as
+  ``/dev/serial/by-id/...``.
+* A CRC cannot be combined with :class:`~hil.serial.framing.LineFraming`
+  (binary check bytes may contain the terminator).
+* Changing the read timeout between calls costs a ``tcsetattr`` (pyserial
+  reconfigures the port); the reader thread uses a constant poll period.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections import deque
+from collections.abc import Mapping
+from typing import Any
+
+from ..backend import Backend
+from ..errors import BackendTimeout, DriverMissing, FrameError, HILError
+from .crc import Crc, get_crc
+from .framing import Framing, Layout, LineFraming, make_framing
+
+__all__ = ["SerialBackend", "SERIAL_OPTIONS"]
+
+_POLICIES = ("drop", "raise")
+#: Keywords of ``serial.serial_for_url`` that may go through ``**serial_options``.
+SERIAL_OPTIONS = ("bytesize", "parity", "stopbits", "xonxoff", "rtscts", "dsrdtr",
+                  "inter_byte_timeout", "exclusive")
+
+
+def _import_pyserial() -> Any:
+    try:
+        import serial  # noqa: PLC0415 - lazy on purpose: importing hil never imports a driver
+    except ImportError as exc:
+        raise DriverMissing(
+            "serial backend: pyserial is not installed (import serial failed: "
+            f"{exc}); install it with: pip install 'cosim[hil]' (or pip install pyserial)"
+        ) from exc
+    return serial
+
+
+class SerialBackend(Backend):
+    """A framed serial link through pyserial.
+
+    Parameters
+    ----------
+    port : str
+        Device path or pyserial URL (``loop://``, ``socket://host:port``).
+    baudrate : int
+        Line speed (a pty accepts and ignores it).
+    framing : {"cobs", "slip", "lines"} or Framing
+        How frames are delimited on the wire.
+    crc : str, Crc or None
+        Checksum appended to each payload, e.g. ``"crc16-ccitt-false"``,
+        ``"crc16-modbus"``, ``"crc8"``, ``"crc32"`` (see :mod:`hil.serial.crc`).
+    layout : Layout, optional
+        Fixed binary record: ``write`` takes a mapping of physical values and
+        ``read`` returns one.
+    reconnect, reconnect_timeout, backoff, timeout, name
+        See :class:`hil.backend.Backend`.
+    write_timeout : float or None
+        Default time a write may block on a full output buffer.
+    on_frame_error : {"drop", "raise"}
+        Policy for bad received frames (always counted).
+    max_frame : int
+        Largest frame body accepted by the deframer.
+    **serial_options
+        Passed to ``serial.serial_for_url``: one of :data:`SERIAL_OPTIONS`
+        (``bytesize``, ``parity``, ``stopbits``, ``xonxoff``, ``rtscts``,
+        ``dsrdtr``, ``inter_byte_timeout``, ``exclusive``).
+    """
+
+    kind = "serial"
+
+    def __init__(self, port: str, baudrate: int = 115200, framing: str | Framing = "cobs",
+                 crc: str | Crc | None = None, *, layout: Layout | None = None,
+                 name: str | None = None, timeout: float | None = 1.0,
+                 write_timeout: float | None = 1.0, reconnect: bool = True,
+                 reconnect_timeout: float | None = 10.0,
+                 backoff: tuple[float, float] = (0.01, 0.5), on_frame_error: str = "drop",
+                 max_frame: int = 4096, **serial_options: Any) -> None:
+        super().__init__(name=name, timeout=timeout, reconnect=reconnect,
+                         reconnect_timeout=reconnect_timeout, backoff=backoff)
+        if on_frame_error not in _POLICIES:
+            raise ValueError(f"serial {port!r}: on_frame_error must be one of {_POLICIES}, got "
+                             f"{on_frame_error!r}")
+        if not isinstance(baudrate, int) or baudrate <= 0:
+            raise ValueError(f"serial {port!r}: baudrate must be a positive int, got {baudrate!r}")
+        unknown = sorted(set(serial_options) - set(SERIAL_OPTIONS))
+        if unknown:
+            raise TypeError(f"serial {port!r}: unknown option(s) {unknown}; SerialBackend takes "
+                            f"port, baudrate, framing, crc, layout, name, timeout, "
+                            f"write_timeout, reconnect, reconnect_timeout, backoff, "
+                            f"on_frame_error, max_frame and the pyserial options "
+                            f"{', '.join(SERIAL_OPTIONS)}")
+        self.port = port
+        self.baudrate = baudrate
+        self.framing = make_framing(framing)
+        self.framing.max_frame = max_frame
+        self.crc = get_crc(crc)
+        if self.crc is not None and isinstance(self.framing, LineFraming):
+            raise ValueError(f"serial {port!r}: a binary CRC cannot ride on line framing (the "
+                             f"check bytes may contain the terminator); use framing='cobs' or "
+                             f"'slip', or put a text checksum in the line")
+        self.layout = layout
+        self.write_timeout = write_timeout
+        self.on_frame_error = on_frame_error
+        self.serial_options = serial_options
+        self._port: Any = None
+        self._port_timeout: Any = object()  # forces the first assignment
+        self._port_write_timeout: Any = object()
+        self._bodies: deque[bytes | FrameError] = deque()
+
+    # ---------------------------------------------------------------- driver
+    @property
+    def channel(self) -> str:
+        return self.port
+
+    @property
+    def serial(self) -> Any:
+        """The underlying ``serial.Serial`` object (None while closed)."""
+        return self._port
+
+    def _open(self) -> None:
+        serial = _import_pyserial()
+        port = serial.serial_for_url(self.port, baudrate=self.baudrate, timeout=self.timeout,
+                                     write_timeout=self.write_timeout, **self.serial_options)
+        self._port = port
+        self._port_timeout = self.timeout
+        self._port_write_timeout = self.write_timeout
+        self.framing.reset()
+        self._bodies.clear()
+
+    def _close(self) -> None:
+        port, self._port = self._port, None
+        if port is not None:
+            port.close()
+
+    def _cancel_read(self) -> None:
+        port = self._port
+        if port is not None and hasattr(port, "cancel_read"):
+            port.cancel_read()
+
+    def _on_reconnected(self) -> None:
+        self.framing.reset()  # a partial frame from before the loss would corrupt the next one
+        self._bodies.clear()
+
+    def _translate(self, exc: BaseException, op: str) -> HILError:
+        if isinstance(exc, HILError):
+            return exc
+        mod = sys.modules.get("serial")
+        timeout_cls = getattr(mod, "SerialTimeoutException", None)
+        if timeout_cls is not None and isinstance(exc, timeout_cls):
+            return BackendTimeout(f"{self.where}: {op} timed out ({exc}); the device does not "
+                                  f"drain its input (flow control? rtscts={self.serial_options.get('rtscts', False)}) "  # noqa: E501
+                                  f"or write_timeout={self.write_timeout} s is too short")
+        err = super()._translate(exc, op)
+        if op == "open":
+            return type(err)(f"{err}; serial ports here: {self._list_ports()}")
+        return err
+
+    @staticmethod
+    def _list_ports() -> str:
+        try:
+            from serial.tools.list_ports import comports
+            names = sorted(p.device for p in comports())
+        except Exception:  # noqa: BLE001 - only a hint
+            return "(cannot list)"
+        if not names:
+            return "none found (a pty or loop:// URL still works)"
+        return ", ".join(names[:10]) + (" ..." if len(names) > 10 else "")
+
+    # ----------------------------------------------------------------- bytes
+    def _read_bytes(self, timeout: float | None) -> bytes:
+        port = self._port
+        if port is None:
+            raise OSError("port closed")
+        if timeout != self._port_timeout:
+            port.timeout = timeout
+            self._port_timeout = timeout
+        n = port.in_waiting
+        if n:
+            return port.read(n)
+        data = port.read(1)  # blocks up to the timeout
+        if data:
+            n = port.in_waiting
+            if n:
+                data += port.read(n)
+        return data
+
+    def _read_internal(self, timeout: float | None) -> Any | None:
+        if not self._bodies:
+            port = self._port
+            try:
+                data = self._read_bytes(timeout)
+            except Exception:
+                if self._port is not port:  # closed/reopened by another thread meanwhile
+                    return None
+                raise
+            if not data:
+                return None
+            self._count("bytes_in", n=len(data))
+            self._bodies.extend(self.framing.feed(data))
+            if not self._bodies:
+                return None  # a partial frame: the base calls again with the time left
+        item = self._bodies.popleft()
+        try:
+            if isinstance(item, FrameError):
+                raise item
+            return self._decode(item)
+        except FrameError as err:
+            if self.where not in str(err):
+                err.args = (f"{self.where}: {err}",) + err.args[1:]
+            self._frame_error(err, self.on_frame_error)
+            return None
+
+    def _decode(self, body: bytes) -> Any:
+        payload = self.framing.decode(body)
+        if self.crc is not None:
+            payload = self.crc.verify(payload)
+        if self.layout is not None:
+            payload = self.layout.unpack(payload)
+        return payload
+
+    def _encode_frame(self, frame: Any) -> bytes:
+        return self.encode(frame)
+
+    def encode(self, frame: Any) -> bytes:
+        """Wire bytes for one frame: layout pack, CRC append, framing encode."""
+        if self.layout is not None:
+            if not isinstance(frame, Mapping):
+                raise TypeError(f"{self.where}: with a layout, write() takes a mapping of "
+                                f"{list(self.layout.names)}, got {type(frame).__name__}")
+            frame = self.layout.pack(frame)
+        if self.crc is not None:
+            frame = self.crc.append(frame)
+        return self.framing.encode(frame)
+
+    def _write(self, wire: bytes, timeout: float | None) -> None:
+        port = self._port
+        if port is None:
+            raise OSError("port closed")
+        if timeout != self._port_write_timeout:
+            port.write_timeout = timeout
+            self._port_write_timeout = timeout
+        port.write(wire)
+        self._count("bytes_out", n=len(wire))
+
+    def write_raw(self, data: bytes) -> None:
+        """Send bytes as they are (no framing, no CRC), e.g. to inject faults."""
+        self._require_usable("write_raw")
+        port = self._port
+        if port is None:
+            raise self._translate(OSError("link down"), "write_raw")
+        port.write(data)
+        self._count("bytes_out", n=len(data))

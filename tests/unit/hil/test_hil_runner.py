@@ -1,0 +1,139 @@
+"""The real-time runner: pacing logic on a virtual clock, overrun policies, live
+parameter changes, telemetry; one short run on the real clock with gross bounds only
+(the machines are shared: anchors-hil-fmi.md A4)."""
+
+import os
+
+import numpy as np
+import pytest
+
+from blocks.continuous import Integrator
+from blocks.math import Gain
+from blocks.sources import Constant
+from cosim import DiagramBuilder, Simulator
+from cosim.errors import ParameterError
+from hil.runner import DeadlineMissed, RealTimeRunner, VirtualClock
+
+P = 1_000_000  # 1 ms in ns
+
+
+def _sim(**kw):
+    b = DiagramBuilder("ramp")
+    c = b.add(Constant("c", 1.0))
+    g = b.add(Gain("g", 2.0))
+    i = b.add(Integrator("i", 0.0))
+    b.connect(c.y, g.u)
+    b.connect(g.y, i.u)
+    return Simulator(b.build(), solver="rk4", dt=1e-3, record=["i.y"], **kw)
+
+
+def test_frames_follow_absolute_deadlines():
+    clock = VirtualClock(wake_late_ns=20_000, cost_ns=lambda k: 300_000)
+    rt = RealTimeRunner(_sim(), 1e-3, clock=clock)
+    res = rt.run(0.1)
+    tel = rt.telemetry
+    assert tel.frames == 100 and tel.overruns == 0 and tel.skipped == 0
+    # lateness is the wake-up delay only: no drift from the 300 us of work per frame
+    assert set(tel.lateness_ns) == {20_000} and set(tel.exec_ns) == {300_000}
+    assert tel.t_sim[-1] == pytest.approx(0.1) and res["i.y"][-1] == pytest.approx(0.2)
+    assert tel.real_time_factor() == pytest.approx(1.0, rel=1e-12)
+    assert res.diagnostics["realtime"]["lateness_us"]["p99"] == pytest.approx(20.0)
+
+
+def _slow(frames, cost=2_500_000):
+    """Frames in ``frames`` take 2.5 ms (of a 1 ms period), the others 0.1 ms."""
+    return VirtualClock(cost_ns=lambda k: cost if k in frames else 100_000)
+
+
+def test_skip_drops_the_missed_frames_and_keeps_the_model_exact():
+    rt = RealTimeRunner(_sim(), 1e-3, overrun="skip", clock=_slow({10}))
+    res = rt.run(0.05)
+    tel = rt.telemetry
+    # frame 10 ends at 13.6 ms (deadline 11 ms): deadlines 12 and 13 ms are past: dropped
+    assert tel.overruns == 1 and tel.skipped == 2
+    assert tel.frames == 50 - 2
+    assert res["i.y"][-1] == pytest.approx(0.1, rel=1e-12)  # every step still integrated
+    assert 0.012 not in [round(t, 6) for t in tel.t_sim]
+
+
+def test_catch_up_runs_missed_frames_back_to_back():
+    rt = RealTimeRunner(_sim(), 1e-3, overrun="catch_up", clock=_slow({10}))
+    rt.run(0.05)
+    tel = rt.telemetry
+    assert tel.skipped == 0 and tel.frames == 50
+    # frame 10 ends at 13.5 ms: the frames due at 12 and 13 ms start at once (1.5 ms and
+    # 0.6 ms late), the one due at 14 ms waits for its deadline again
+    assert tel.lateness_ns[11:14] == [1_500_000, 600_000, 0]
+
+
+def test_catch_up_is_bounded_then_skips():
+    rt = RealTimeRunner(_sim(), 1e-3, overrun="catch_up", max_catch_up=1,
+                        clock=_slow({10}, cost=5_500_000))
+    rt.run(0.05)
+    assert rt.telemetry.skipped == 4  # 5 deadlines missed, 1 caught up
+
+
+def test_raise_stops_at_the_miss_with_results_and_telemetry():
+    rt = RealTimeRunner(_sim(), 1e-3, overrun="raise", clock=_slow({5}))
+    with pytest.raises(DeadlineMissed, match="frame at t = 0.006 s ended 1500 us after the "
+                                             "next deadline") as exc:
+        rt.run(0.05)
+    assert exc.value.telemetry.frames == 6 and exc.value.results.time[-1] == pytest.approx(0.006)
+
+
+def test_max_overruns_budget():
+    rt = RealTimeRunner(_sim(), 1e-3, overrun="skip", max_overruns=2,
+                        clock=_slow({3, 6, 9, 12}))
+    with pytest.raises(DeadlineMissed, match="3 overruns, more than max_overruns = 2"):
+        rt.run(0.05)
+
+
+def test_degrade_doubles_the_period_and_recovers():
+    slow = set(range(10, 16))
+    rt = RealTimeRunner(_sim(), 1e-3, overrun="degrade", degrade_after=3, recover_after=5,
+                        clock=VirtualClock(cost_ns=lambda k: 1_500_000 if k in slow else 0))
+    res = rt.run(0.06)
+    tel = rt.telemetry
+    steps = np.diff(np.round(np.asarray(tel.t_sim) * 1e3).astype(int))
+    assert 2 in steps and steps[-1] == 1  # degraded to 2 ms frames, then back to 1 ms
+    assert tel.degraded > 0
+    assert res["i.y"][-1] == pytest.approx(0.12, rel=1e-12)
+
+
+def test_live_parameter_change_takes_effect_at_the_next_frame():
+    sim = _sim()
+
+    def at_frame(runner, k):
+        if k == 9:  # after the frame ending at 10 ms
+            runner.set_parameter("c.value", 2.0)
+
+    RealTimeRunner(sim, 1e-3, clock=VirtualClock(), on_frame=at_frame).run(0.02)
+    res = sim.finish()
+    # 2 * 1 * 0.010 + 2 * 2 * 0.010
+    assert res["i.y"][-1] == pytest.approx(0.06, rel=1e-12)
+
+
+def test_bad_settings_are_refused():
+    with pytest.raises(ParameterError, match="overrun must be one of"):
+        RealTimeRunner(_sim(), 1e-3, overrun="wait")
+    with pytest.raises(ParameterError, match="not a whole number of the simulator's step"):
+        RealTimeRunner(_sim(), 1.5e-3)
+
+
+def test_on_the_real_clock_with_process_settings(tmp_path):
+    """200 frames of 2 ms on the monotonic clock; only gross bounds are asserted."""
+    kw = {"gc_mode": "freeze", "timer_slack_ns": 1}
+    if os.geteuid() == 0:
+        kw["priority"] = 10
+    rt = RealTimeRunner(_sim(), 2e-3, overrun="skip", spin_s=1e-4, **kw)
+    res = rt.run(0.4)
+    tel = rt.telemetry
+    d = res.diagnostics["realtime"]
+    assert tel.frames + tel.skipped == 200
+    assert d["lateness_us"]["p50"] < 1000 and tel.overruns < 20
+    assert 0.8 < tel.real_time_factor() < 1.2
+    assert res["i.y"][-1] == pytest.approx(0.8, rel=1e-12)
+    assert "lateness p50" in tel.summary()
+    tel.write_csv(tmp_path / "rt.csv")
+    assert (tmp_path / "rt.csv").read_text().count("\n") == tel.frames + 1
+    assert os.sched_getscheduler(0) == os.SCHED_OTHER  # restored
