@@ -93,24 +93,11 @@ def fmpy_raw_loop(path: str, n: int) -> float:
     return wall
 
 
-def ours_loop(path: str, n: int) -> float:
-    """Seconds for ``n`` communication steps of :class:`fmus.FMUSubsystem`."""
+def ours_loop(path: str, n: int, out_of_process: bool = False) -> float:
+    """Seconds for ``n`` communication steps of :class:`fmus.FMUSubsystem` (in a child
+    process with ``out_of_process``)."""
     from fmus.subsystem import FMUSubsystem
-    sub = FMUSubsystem(path, name="servo")
-    sub.initialize(0)
-    hk = round(H * 1e9)
-    w = time.perf_counter()
-    for k in range(n):
-        sub.set_inputs(k * H, {"u": (_u(k),)})
-        sub.do_step(k * hk, hk)
-        sub.get_outputs()
-    return time.perf_counter() - w
-
-
-def out_of_process_loop(path: str, n: int) -> float:
-    """Seconds for ``n`` communication steps of an out-of-process FMUSubsystem."""
-    from fmus.subsystem import FMUSubsystem
-    sub = FMUSubsystem(path, name="servo_oop", out_of_process=True)
+    sub = FMUSubsystem(path, name="servo", out_of_process=out_of_process)
     sub.initialize(0)
     hk = round(H * 1e9)
     try:
@@ -232,7 +219,7 @@ def run(options) -> dict:
         noop = max(200, n // 4)
 
         def oop():
-            return None, out_of_process_loop(fmus["c"], noop) * n / noop, {}
+            return None, ours_loop(fmus["c"], noop, out_of_process=True) * n / noop, {}
         mq = measure(oop, repeats=reps, steps=n, blocks=1, basis=f"{noop} steps, scaled")
         cases.append(make_case("cs/out-of-process", mq, {"in-process": mo}))
         osc = oscillator_fmu(tmp)
