@@ -1,0 +1,234 @@
+"""CAN backend on python-can: any python-can interface, ``virtual`` for tests.
+
+:class:`CanBackend` creates a ``can.Bus`` in ``_open`` (python-can is imported
+there, never at import time; a missing python-can is a
+:class:`~hil.errors.DriverMissing` with the pip command).  Frames are
+``can.Message`` objects both ways.
+
+Errors
+------
+* ``can.CanOperationError`` (bus-off, a closed or shut-down bus, a driver
+  failure while sending or receiving) means the link is lost:
+  :class:`~hil.errors.Disconnected`, naming the interface and channel.  With
+  ``reconnect=True`` the base class re-creates the bus with backoff;
+  :meth:`CanBackend.recover` does the same at once, on demand.
+* ``can.CanTimeoutError`` (transmit buffer full) is
+  :class:`~hil.errors.BackendTimeout`.
+* ``can.CanInitializationError`` / ``CanInterfaceNotImplementedError`` at open
+  are :class:`~hil.errors.BackendError` listing the interfaces python-can knows.
+* Received error frames are counted (``error_frames`` and ``counters.errors``)
+  and dropped, unless ``keep_error_frames=True``.  When the interface reports
+  ``BusState.ERROR`` after an error frame, the bus is treated as bus-off, i.e.
+  the link is lost.
+
+Limitations
+-----------
+* ``fd=True`` is passed to python-can as ``fd=True`` (and, for ``virtual``, as
+  ``protocol=CanProtocol.CAN_FD``); whether a real adapter honours it, and the
+  data bitrate options (``data_bitrate`` etc.), are up to its python-can
+  interface.
+* Bus state is polled only when an error frame arrives; interfaces that report
+  bus-off only through ``bus.state`` without error frames are not detected.
+* ``close()`` cannot interrupt a blocking ``recv`` on every interface; the
+  reader thread's poll period bounds the wait.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..backend import Backend
+from ..errors import BackendError, BackendTimeout, Disconnected, DriverMissing, HILError
+
+__all__ = ["CanBackend", "import_can"]
+
+
+def import_can() -> Any:
+    """``import can``, or :class:`DriverMissing` saying how to install it."""
+    try:
+        import can  # noqa: PLC0415 - lazy on purpose: importing hil never imports a driver
+    except ImportError as exc:
+        raise DriverMissing(
+            f"can backend: python-can is not installed (import can failed: {exc}); install "
+            f"it with: pip install 'cosim[hil]' (or pip install python-can)") from exc
+    return can
+
+
+class CanBackend(Backend):
+    """A CAN channel through python-can.
+
+    Parameters
+    ----------
+    interface : str
+        python-can interface (``"virtual"``, ``"socketcan"``, ``"pcan"``,
+        ``"slcan"``, ``"udp_multicast"``, ...).
+    channel : str or int
+        The interface's channel (``"can0"``, ``"PCAN_USBBUS1"``; for
+        ``virtual`` any name: buses on the same name see each other).
+    bitrate : int, optional
+        Nominal bitrate (not passed when ``None``).
+    fd : bool
+        CAN FD: passed through to python-can; messages with ``is_fd`` are
+        refused before any I/O when this is off.
+    receive_own_messages : bool
+        Receive the frames this bus sends.
+    keep_error_frames : bool
+        Return received error frames from ``read`` (always counted).
+    name, timeout, reconnect, reconnect_timeout, backoff
+        See :class:`hil.backend.Backend` (``reconnect`` is off by default here).
+    **options
+        Passed to ``can.Bus`` (``can_filters``, ``data_bitrate``,
+        ``preserve_timestamps``, ...).
+    """
+
+    kind = "can"
+
+    def __init__(self, interface: str = "virtual", channel: str | int = "cosim",
+                 bitrate: int | None = None, fd: bool = False,
+                 receive_own_messages: bool = False, *, keep_error_frames: bool = False,
+                 name: str | None = None, timeout: float | None = 1.0,
+                 reconnect: bool = False, reconnect_timeout: float | None = 10.0,
+                 backoff: tuple[float, float] = (0.01, 0.5), **options: Any) -> None:
+        super().__init__(name=name, timeout=timeout, reconnect=reconnect,
+                         reconnect_timeout=reconnect_timeout, backoff=backoff)
+        if not isinstance(interface, str) or not interface:
+            raise ValueError(f"can: interface must be a non-empty str, got {interface!r}")
+        if bitrate is not None and (not isinstance(bitrate, int) or bitrate <= 0):
+            raise ValueError(f"can {channel!r}: bitrate must be a positive int or None, "
+                             f"got {bitrate!r}")
+        self.interface = interface
+        self._channel = channel
+        self.bitrate = bitrate
+        self.fd = bool(fd)
+        self.receive_own_messages = bool(receive_own_messages)
+        self.keep_error_frames = keep_error_frames
+        self.options = options
+        self.error_frames = 0
+        self._bus: Any = None
+
+    # ---------------------------------------------------------------- driver
+    @property
+    def channel(self) -> str:
+        return str(self._channel)
+
+    @property
+    def where(self) -> str:
+        named = f" ({self.name!r})" if self.name else ""
+        return f"can {self.interface}:{self.channel!r}{named}"
+
+    @property
+    def bus(self) -> Any:
+        """The underlying ``can.BusABC`` (None while closed)."""
+        return self._bus
+
+    def bus_kwargs(self) -> dict[str, Any]:
+        """The keyword arguments given to ``can.Bus``."""
+        kw: dict[str, Any] = {"interface": self.interface, "channel": self._channel,
+                              "receive_own_messages": self.receive_own_messages}
+        if self.bitrate is not None:
+            kw["bitrate"] = self.bitrate
+        if self.fd:
+            kw["fd"] = True
+        kw.update(self.options)
+        return kw
+
+    def _open(self) -> None:
+        can = import_can()
+        kw = self.bus_kwargs()
+        if self.interface == "virtual" and self.fd and "protocol" not in kw:
+            kw["protocol"] = can.CanProtocol.CAN_FD
+        self._bus = can.Bus(**kw)
+
+    def _close(self) -> None:
+        bus, self._bus = self._bus, None
+        if bus is not None:
+            bus.shutdown()
+
+    def recover(self) -> None:
+        """Re-create the bus now (e.g. after bus-off); counts a reconnect."""
+        self._require_usable("recover")
+        with self._link_lock:
+            try:
+                self._close()
+            except Exception as exc:  # noqa: BLE001 - the old bus may be broken
+                self.log.debug("%s: shutdown before recover: %r ignored", self.where, exc)
+            try:
+                self._open()
+            except Exception as exc:
+                raise self._translate(exc, "recover") from exc
+            self._generation += 1
+            self._count("reconnects")
+        self.log.warning("%s: bus re-created by recover()", self.where)
+
+    def _translate(self, exc: BaseException, op: str) -> HILError:
+        if isinstance(exc, HILError):
+            return exc
+        import sys
+        can = sys.modules.get("can")
+        if can is not None and isinstance(exc, can.CanError):
+            code = f" (error code {exc.error_code})" if getattr(exc, "error_code", None) else ""
+            text = f"{type(exc).__name__}: {exc}{code}"
+            if isinstance(exc, can.CanTimeoutError):
+                return BackendTimeout(f"{self.where}: {op} timed out ({text}); the transmit "
+                                      f"buffer is full: is anybody acknowledging frames "
+                                      f"(bitrate {self.bitrate}, termination)?")
+            if isinstance(exc, can.CanInitializationError | can.CanInterfaceNotImplementedError):
+                return BackendError(f"{self.where}: cannot open the bus ({text}); check the "
+                                    f"interface name, channel and adapter; python-can knows "
+                                    f"{', '.join(sorted(can.VALID_INTERFACES))}")
+            if isinstance(exc, can.CanOperationError):
+                hint = ("" if self.reconnect else
+                        "; call recover() or use reconnect=True to re-create the bus")
+                return Disconnected(f"{self.where}: {op} failed ({text}); the bus is off, shut "
+                                    f"down or the adapter went away: check the cable, "
+                                    f"termination and bitrate{hint}")
+            return BackendError(f"{self.where}: {op} failed ({text}); a python-can driver "
+                                f"error")
+        return super()._translate(exc, op)
+
+    # ---------------------------------------------------------------- frames
+    def _read_internal(self, timeout: float | None) -> Any | None:
+        bus = self._bus
+        if bus is None:
+            raise OSError("bus closed")
+        try:
+            msg = bus.recv(timeout)
+        except Exception:
+            if self._bus is not bus:  # closed/re-created by another thread meanwhile
+                return None
+            raise
+        if msg is None:
+            return None
+        self._count("bytes_in", n=len(msg.data))
+        if msg.is_error_frame:
+            self._error_frame(bus, msg)
+            return msg if self.keep_error_frames else None
+        return msg
+
+    def _error_frame(self, bus: Any, msg: Any) -> None:
+        self.error_frames += 1
+        self._count("errors")
+        self.log.debug("%s: error frame %r", self.where, msg)
+        try:
+            state = bus.state
+        except Exception:  # noqa: BLE001 - not every interface reports a state
+            return
+        if getattr(state, "name", "") == "ERROR":
+            can = import_can()
+            raise can.CanOperationError(f"bus-off (bus state {state.name} after an error frame)")
+
+    def _encode_frame(self, frame: Any) -> Any:
+        if not all(hasattr(frame, a) for a in ("arbitration_id", "data", "is_fd")):
+            raise TypeError(f"{self.where}: write() takes a can.Message, got "
+                            f"{type(frame).__name__}")
+        if frame.is_fd and not self.fd:
+            raise ValueError(f"{self.where}: a CAN FD message (is_fd=True) on a classic bus; "
+                             f"open the backend with fd=True")
+        return frame
+
+    def _write(self, msg: Any, timeout: float | None) -> None:
+        bus = self._bus
+        if bus is None:
+            raise OSError("bus closed")
+        bus.send(msg, timeout)
+        self._count("bytes_out", n=len(msg.data))
