@@ -13,6 +13,10 @@ Built so far (issue 8, first foundations):
 * :mod:`hil.errors`: the :class:`HILError` family.
 * :mod:`hil.serial`: framing (COBS, SLIP, lines, fixed layouts), CRCs, the
   pyserial backend and a pty device emulator with a baud-rate model.
+* :mod:`hil.can`: python-can backend, DBC signals through cantools, cyclic sending,
+  staleness, logging and replay.
+* :mod:`hil.daq`: the DAQ device abstraction (:class:`~hil.daq.ChannelSpec`,
+  :class:`~hil.daq.DaqDevice`) and a deterministic simulated device (``"daq-sim"``).
 * :mod:`hil.runner`: :class:`RealTimeRunner` (absolute deadlines, sleep/spin pacing,
   overrun policies, SCHED_FIFO/affinity/gc/timer slack, per-frame telemetry, live
   parameter changes) and the clocks.
@@ -21,8 +25,8 @@ Importing :mod:`hil` imports no driver: pyserial (and later python-can) are
 imported when a backend is opened.  They come with the ``hil`` extra:
 ``pip install 'cosim[hil]'``.
 
-Not built yet: CAN and DAQ backends, bridges to diagram ports, shadow-model mode,
-record/replay, the ``cosim hil`` commands.
+Not built yet: Modbus/OPC UA/NI-DAQmx devices, bridges to diagram ports, shadow-model
+mode, the ``cosim hil`` commands.
 """
 
 from .backend import Backend, BackendState, Counters, ErrorSink, WorkerThread

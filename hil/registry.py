@@ -43,6 +43,7 @@ ENTRY_POINT_GROUP = "cosim.hil_backends"
 _BUILTIN: dict[str, str] = {
     "serial": "hil.serial.backend:SerialBackend",
     "serial-emulator": "hil.serial.emulator:EmulatedSerialBackend",
+    "daq-sim": "hil.daq.backend:SimulatedDaqBackend",
     "can": "hil.can.backend:CanBackend",
 }
 

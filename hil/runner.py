@@ -412,6 +412,7 @@ class RealTimeRunner:
                 drop = missed
                 if late_streak >= self.degrade_after and level < self.max_degrade:
                     level, late_streak = level + 1, 0
+            drop = min(drop, (end - t_sim) // step)  # never past the end of the run
             if drop:
                 tel.skipped += int(drop)
                 deadline += drop * step

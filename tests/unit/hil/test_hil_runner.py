@@ -137,3 +137,13 @@ def test_on_the_real_clock_with_process_settings(tmp_path):
     tel.write_csv(tmp_path / "rt.csv")
     assert (tmp_path / "rt.csv").read_text().count("\n") == tel.frames + 1
     assert os.sched_getscheduler(0) == os.SCHED_OTHER  # restored
+
+
+def test_skipping_near_the_end_counts_only_frames_that_existed():
+    """The last frame overruns by 5 periods: only the 2 frames left are skipped (a
+    real-clock run under load once counted 196 frames + 6 skipped of 200)."""
+    rt = RealTimeRunner(_sim(), 1e-3, overrun="skip", clock=_slow({7}, cost=5_500_000))
+    res = rt.run(0.01)
+    tel = rt.telemetry
+    assert tel.frames + tel.skipped == 10 and tel.skipped == 2
+    assert res["i.y"][-1] == pytest.approx(0.02, rel=1e-12)
