@@ -247,6 +247,8 @@ class Backend(abc.ABC):
         self._reader: WorkerThread | None = None
         self._rx: queue.Queue[Any] | None = None
         self._last_error_logs = 0
+        self._rx_taps: list[Callable[[Any], None]] = []
+        self._tx_taps: list[Callable[[Any], None]] = []
 
     # ------------------------------------------------------------ subclass API
     @property
@@ -395,6 +397,8 @@ class Backend(abc.ABC):
                 continue
             if frame is not None:
                 self._count("frames_in")
+                for tap in self._rx_taps:
+                    tap(frame)
                 if self.log.isEnabledFor(logging.DEBUG):
                     self.log.debug("%s: rx %r", self.where, frame)
                 return frame
@@ -447,8 +451,20 @@ class Backend(abc.ABC):
                 continue
             break
         self._count("frames_out")
+        for tap in self._tx_taps:
+            tap(frame)
         if self.log.isEnabledFor(logging.DEBUG):
             self.log.debug("%s: tx %r", self.where, frame)
+
+    def add_tap(self, rx: Callable[[Any], None] | None = None,
+                tx: Callable[[Any], None] | None = None) -> None:
+        """Call ``rx(frame)`` for every frame read and ``tx(frame)`` for every frame
+        written (in the calling thread): a bus log, a monitor.  For CAN:
+        ``backend.add_tap(rx=log, tx=log.sent)`` with a :class:`hil.can.MessageLog`."""
+        if rx is not None:
+            self._rx_taps.append(rx)
+        if tx is not None:
+            self._tx_taps.append(tx)
 
     # ------------------------------------------------------------ reader thread
     def start_reader(self, on_frame: Callable[[Any], None] | None = None, *,

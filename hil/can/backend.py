@@ -31,13 +31,19 @@ Limitations
   bus-off only through ``bus.state`` without error frames are not detected.
 * ``close()`` cannot interrupt a blocking ``recv`` on every interface; the
   reader thread's poll period bounds the wait.
+* python-can's ``udp_multicast`` delivers a bus's own frames back to it (its
+  ``receive_own_messages=False`` is not implemented: multicast loopback reaches every
+  socket on the host, ours included).  Unless ``receive_own_messages=True``, the
+  backend drops received frames whose id it has sent itself (counted in
+  ``own_echoes``): on a CAN network every id has one sender, so this removes exactly
+  the echoes, but also frames of a second node that wrongly uses the same id.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from ..backend import Backend
+from ..backend import Backend, BackendState
 from ..errors import BackendError, BackendTimeout, Disconnected, DriverMissing, HILError
 
 __all__ = ["CanBackend", "import_can"]
@@ -104,6 +110,10 @@ class CanBackend(Backend):
         self.keep_error_frames = keep_error_frames
         self.options = options
         self.error_frames = 0
+        #: own frames looped back by udp_multicast and dropped (see the module docstring)
+        self.own_echoes = 0
+        self._echo_filter = interface == "udp_multicast" and not self.receive_own_messages
+        self._tx_ids: set[tuple[int, bool]] = set()
         self._bus: Any = None
 
     # ---------------------------------------------------------------- driver
@@ -145,8 +155,10 @@ class CanBackend(Backend):
             bus.shutdown()
 
     def recover(self) -> None:
-        """Re-create the bus now (e.g. after bus-off); counts a reconnect."""
-        self._require_usable("recover")
+        """Re-create the bus now (e.g. after bus-off); counts a reconnect.  Works on an
+        open or a faulted backend (a bus-off faults it) and leaves it open."""
+        if self._state is BackendState.CLOSED:
+            self._require_usable("recover")
         with self._link_lock:
             try:
                 self._close()
@@ -157,6 +169,7 @@ class CanBackend(Backend):
             except Exception as exc:
                 raise self._translate(exc, "recover") from exc
             self._generation += 1
+            self._state, self._fault = BackendState.OPEN, None
             self._count("reconnects")
         self.log.warning("%s: bus re-created by recover()", self.where)
 
@@ -199,6 +212,9 @@ class CanBackend(Backend):
             raise
         if msg is None:
             return None
+        if self._echo_filter and (msg.arbitration_id, bool(msg.is_extended_id)) in self._tx_ids:
+            self.own_echoes += 1
+            return None
         self._count("bytes_in", n=len(msg.data))
         if msg.is_error_frame:
             self._error_frame(bus, msg)
@@ -230,5 +246,7 @@ class CanBackend(Backend):
         bus = self._bus
         if bus is None:
             raise OSError("bus closed")
+        if self._echo_filter:
+            self._tx_ids.add((msg.arbitration_id, bool(msg.is_extended_id)))
         bus.send(msg, timeout)
         self._count("bytes_out", n=len(msg.data))

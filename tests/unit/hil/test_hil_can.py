@@ -166,6 +166,11 @@ def test_bus_off_after_error_frame_is_disconnected(pair, monkeypatch):
         b.read()
     assert isinstance(e.value.__cause__, can.CanOperationError)
     assert b.state is hil.BackendState.FAULTED
+    monkeypatch.undo()
+    b.recover()  # what the message tells the user to do: works on the faulted backend
+    assert b.state is hil.BackendState.OPEN and b.counters.reconnects == 1
+    a.write(can.Message(arbitration_id=5, data=b"\x05"))
+    assert b.expect().arbitration_id == 5
 
 
 def test_send_on_shutdown_bus_names_the_channel(channel):

@@ -1,0 +1,242 @@
+"""What every bridge block shares: the injected backend, the sample rate, error policy.
+
+A bridge is an ordinary sampled :class:`cosim.Block` whose ports are declared up front
+with their units, and whose I/O goes through a :class:`hil.backend.Backend` given to it
+(opened by the caller, by ``cosim hil run``'s ``io.open``, or by a test: the block never
+creates its transport, so the same diagram runs on ``virtual`` CAN in CI and on an
+adapter on the bench).
+
+Timing at a sample hit ``t_k`` (the engine evaluates outputs, then runs updates):
+
+* a **receiving** bridge reads everything that arrived since ``t_{k-1}`` when its
+  outputs are evaluated at ``t_k`` (once per hit: the read is idempotent within a
+  tick), so blocks downstream see the fresh values *in the same hit*;
+* a **sending** bridge writes in its periodic update at ``t_k``, after the outputs of
+  the hit were evaluated, so it sends what the diagram computed at ``t_k``.
+
+A receive-compute-send chain in one diagram therefore adds no sample of delay; the
+transport and the other side's rate do.
+
+The device state is outside the context: bridges declare an opaque state without
+save/restore, so a scheduler that would roll back (step control with rollback) refuses
+with an error naming the block instead of replaying I/O.
+
+Error policy ``on_error`` (backend errors: disconnects, bus-off, timeouts):
+
+``"raise"``  stop the run with the error, naming the block (the default);
+``"hold"``   count it in :attr:`Bridge.errors`, log once per outage, keep the last
+             values (receivers then go stale, which their own policy handles), and
+             call ``backend.recover()`` (when the backend has it) at most every
+             ``recover_every_s`` of simulated time.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from typing import Any
+
+from cosim import Block
+from cosim.errors import ParameterError
+
+from ..errors import HILError
+
+__all__ = ["Bridge", "BridgeError", "ERROR_POLICIES"]
+
+log = logging.getLogger("hil.bridges")
+
+ERROR_POLICIES = ("raise", "hold")
+
+
+class BridgeError(HILError):
+    """A bridge block could not do its I/O (names the block, the backend and the cause)."""
+
+
+def check_period(kind: str, name: str, period_s: Any, offset_s: Any) -> tuple[float, float]:
+    try:
+        period, offset = float(period_s), float(offset_s)
+    except (TypeError, ValueError):
+        raise ParameterError(f"{kind} '{name}': period_s and offset_s must be numbers, got "
+                             f"{period_s!r}, {offset_s!r}") from None
+    if not (math.isfinite(period) and period > 0.0):
+        raise ParameterError(f"{kind} '{name}': period_s must be a positive number of seconds, "
+                             f"got {period_s!r}")
+    return period, offset
+
+
+class Bridge(Block):
+    """Base of the bridge blocks (see the module docstring).
+
+    Parameters
+    ----------
+    backend : hil.backend.Backend
+        The transport, opened by the caller before the run starts.
+    period_s, offset_s : float
+        Sample period and offset of the bridge's I/O.
+    on_error : {"raise", "hold"}
+    recover_every_s : float
+        With ``"hold"``: the least simulated time between ``backend.recover()`` calls.
+    """
+
+    kind = "Bridge"
+
+    def __init__(self, name: str, backend: Any, period_s: float, *, offset_s: float = 0.0,
+                 on_error: str = "raise", recover_every_s: float = 0.1) -> None:
+        super().__init__(name)
+        self.period_s, self.offset_s = check_period(self.kind, name, period_s, offset_s)
+        for attr in ("read", "write", "is_open"):
+            if not hasattr(backend, attr):
+                raise ParameterError(f"{self.kind} '{name}': backend must be a hil Backend "
+                                     f"(read/write/is_open), got {type(backend).__name__}")
+        if on_error not in ERROR_POLICIES:
+            raise ParameterError(f"{self.kind} '{name}': on_error must be one of "
+                                 f"{', '.join(ERROR_POLICIES)}, got {on_error!r}")
+        self.backend = backend
+        self.on_error = on_error
+        self.recover_every_s = float(recover_every_s)
+        #: backend errors absorbed under ``on_error="hold"``
+        self.errors = 0
+        #: successful ``backend.recover()`` calls
+        self.recoveries = 0
+        self.last_error: BaseException | None = None
+        self._down = False
+        self._last_recover = -math.inf
+        # the device is state outside the context, and it cannot be rolled back
+        self.declare_opaque_state("device")
+
+    def __getattr__(self, name: str) -> Any:
+        """Ports by attribute (``rx.range``, ``tx.throttle``) when no attribute of that
+        name exists; ``block.output(name)`` / ``block.input(name)`` always work."""
+        decl = self.__dict__.get("_decl")
+        if decl is None or name.startswith("_"):
+            raise AttributeError(name)
+        if name in decl.outputs:
+            return decl.outputs[name]
+        if name in decl.inputs:
+            return decl.inputs[name]
+        ports = ", ".join([*decl.inputs, *decl.outputs])
+        raise AttributeError(f"{type(self).__name__} '{self.name}' has no attribute or port "
+                             f"{name!r}; ports: {ports}")
+
+    # ------------------------------------------------------------------ helpers
+    @property
+    def where(self) -> str:
+        return f"{self.kind} '{self.path}' on {getattr(self.backend, 'where', self.backend)}"
+
+    def _require_open(self) -> None:
+        if not self.backend.is_open:
+            state = getattr(getattr(self.backend, "state", None), "value", "closed")
+            raise BridgeError(f"{self.where}: the backend is {state}; open it before the run "
+                              f"(with backend: ..., backend.open(), or io.open in a "
+                              f"'cosim hil run' file)")
+
+    def _failed(self, exc: BaseException, op: str, t: float) -> None:
+        """Apply the error policy to a backend error raised during ``op`` at time ``t``."""
+        if self.on_error == "raise" or not isinstance(exc, HILError):
+            raise BridgeError(f"{self.where}: {op} failed at t = {t:.6g} s: {exc}; "
+                              f"on_error='hold' keeps running on stale values") from exc
+        self.errors += 1
+        self.last_error = exc
+        if not self._down:
+            log.warning("%s: %s failed at t = %.6g s (%s); holding values", self.where, op, t,
+                        exc)
+            self._down = True
+
+    def _retry(self, t: float) -> None:
+        """Before I/O under ``"hold"``: a backend faulted by an earlier error (a bus-off)
+        is recovered here, at most every ``recover_every_s``, so the first I/O after the
+        outage does not fail for the stale fault."""
+        if not self._down or self.on_error != "hold":
+            return
+        state = getattr(getattr(self.backend, "state", None), "value", "open")
+        recover = getattr(self.backend, "recover", None)
+        if state != "faulted" or recover is None:
+            return
+        if t - self._last_recover < self.recover_every_s - 1e-9:
+            return
+        self._last_recover = t
+        try:
+            recover()
+        except HILError as again:
+            log.debug("%s: recover at t = %.6g s failed: %s", self.where, t, again)
+            return
+        self.recoveries += 1
+        log.warning("%s: backend recovered at t = %.6g s", self.where, t)
+
+    def _ok(self) -> None:
+        if self._down:
+            log.warning("%s: I/O works again", self.where)
+            self._down = False
+
+    def stats(self) -> dict:
+        """Counters of this bridge (for summaries and tests)."""
+        return {"errors": self.errors, "recoveries": self.recoveries}
+
+
+STALE_POLICIES = ("hold", "safe", "raise")
+
+
+class Freshness:
+    """Staleness bookkeeping of a receiving bridge, per key (a CAN message, a serial
+    record): ages in simulated time, a startup grace, stale-event counts and the value
+    policy (``"hold"``, ``"safe"``, ``"raise"``) of the module docstring of
+    :mod:`hil.bridges.can`."""
+
+    def __init__(self, owner: Bridge, keys: list[str], limits: dict[str, float],
+                 on_stale: str, startup_s: float) -> None:
+        if on_stale not in STALE_POLICIES:
+            raise ParameterError(f"{owner.kind} '{owner.name}': on_stale must be one of "
+                                 f"{', '.join(STALE_POLICIES)}, got {on_stale!r}")
+        for k, lim in limits.items():
+            if not (isinstance(lim, int | float) and lim > 0.0):
+                raise ParameterError(f"{owner.kind} '{owner.name}': stale_after_s for {k} must "
+                                     f"be a positive number of seconds, got {lim!r}")
+        self.owner = owner
+        self.keys = list(keys)
+        self.limits = {k: float(v) for k, v in limits.items()}
+        self.on_stale = on_stale
+        self.startup_s = float(startup_s)
+        self.last_rx: dict[str, float] = {}
+        self.count = {k: 0 for k in keys}
+        self.stale_events = {k: 0 for k in keys}
+        self.fresh = {k: False for k in keys}
+        self.t0: float | None = None
+        self.t = 0.0
+
+    def received(self, key: str, t: float) -> None:
+        self.last_rx[key] = t
+        self.count[key] += 1
+
+    def in_startup(self, key: str) -> bool:
+        return key not in self.last_rx and self.t - (self.t0 or 0.0) <= self.startup_s
+
+    def update(self, t: float) -> None:
+        """Recompute freshness at ``t``; raises under ``"raise"``."""
+        if self.t0 is None:
+            self.t0 = t
+        self.t = t
+        for k in self.keys:
+            last = self.last_rx.get(k)
+            fresh = last is not None and t - last <= self.limits[k] + 1e-12
+            if self.fresh[k] and not fresh:
+                self.stale_events[k] += 1
+            self.fresh[k] = fresh
+            if not fresh and self.on_stale == "raise" and not self.in_startup(k):
+                from ..can.cyclic import StaleSignal
+                age = math.inf if last is None else t - last
+                what = ("never received" if last is None else
+                        f"last received {age * 1e3:.1f} ms ago")
+                raise StaleSignal(f"{self.owner.where}: {k} is stale at t = {t:.6g} s ({what}, "
+                                  f"limit {self.limits[k] * 1e3:.1f} ms); the sender stopped "
+                                  f"or the link is down", signal=k, age=age)
+
+    def value(self, key: str, last: float, safe: float | None, initial: float) -> float:
+        """The value a port of ``key`` shows now under the policy."""
+        if self.fresh[key] or self.on_stale == "hold":
+            return last
+        if self.in_startup(key):
+            return initial
+        return last if safe is None else safe
+
+    def all_fresh(self) -> float:
+        return float(all(self.fresh.values()))
