@@ -28,6 +28,8 @@ Overrun policy (``overrun=``), chosen by the user:
                 ``recover_after`` frames without one.
 
 ``max_overruns`` (any policy) stops the run with :class:`DeadlineMissed` once exceeded.
+:meth:`RealTimeRunner.stop` (thread-safe, also from a signal handler) ends the run after
+the current frame, as a normal end (``telemetry.stopped_by`` says why).
 
 Process settings, applied for the run and restored after it: ``priority`` (SCHED_FIFO
 priority 1-99; needs root or CAP_SYS_NICE, refused with a clear error otherwise),
@@ -56,6 +58,7 @@ import math
 import os
 import queue
 import sys
+import threading
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -316,7 +319,16 @@ class RealTimeRunner:
         self.clock = clock or MonotonicClock()
         self.on_frame = on_frame
         self._changes: queue.SimpleQueue = queue.SimpleQueue()
+        self._stop = threading.Event()
+        self._stop_reason = ""
         self.telemetry = Telemetry(self.period)
+
+    def stop(self, reason: str = "stop()") -> None:
+        """End the run after the current frame (thread-safe; a signal handler may call
+        it).  :meth:`run` then returns normally with ``telemetry.stopped_by = reason``.
+        Called before :meth:`run`, it makes the next run end before its first frame."""
+        self._stop_reason = reason
+        self._stop.set()
 
     # ------------------------------------------------------- live changes
     def set_parameter(self, path: str, value: Any) -> None:
@@ -345,6 +357,10 @@ class RealTimeRunner:
         except BaseException as exc:
             error = exc
             tel.stopped_by = f"{type(exc).__name__}: {exc}"
+        finally:
+            if self._stop.is_set():
+                tel.stopped_by = tel.stopped_by or self._stop_reason
+                self._stop.clear()
         res = self.sim.finish(error)
         res.diagnostics["realtime"] = tel.as_dict()
         if error is not None:
@@ -365,7 +381,8 @@ class RealTimeRunner:
         deadline = t0
         late_streak = ok_streak = 0
         level = 0  # degrade: period * 2**level
-        while t_sim < end:
+        stop = self._stop
+        while t_sim < end and not stop.is_set():
             step = period << level
             deadline += step
             woke = clock.wait_until(deadline, self.spin_ns)

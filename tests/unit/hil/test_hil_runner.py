@@ -147,3 +147,21 @@ def test_skipping_near_the_end_counts_only_frames_that_existed():
     tel = rt.telemetry
     assert tel.frames + tel.skipped == 10 and tel.skipped == 2
     assert res["i.y"][-1] == pytest.approx(0.02, rel=1e-12)
+
+
+def test_stop_ends_the_run_after_the_current_frame():
+    def at_frame(runner, k):
+        if k == 9:
+            runner.stop("SIGINT")
+
+    sim = _sim()
+    rt = RealTimeRunner(sim, 1e-3, clock=VirtualClock(), on_frame=at_frame)
+    res = rt.run(1.0)
+    assert rt.telemetry.frames == 10 and rt.telemetry.stopped_by == "SIGINT"
+    assert res["i.y"][-1] == pytest.approx(0.02, rel=1e-12)  # a normal end at t = 10 ms
+    rt.stop()  # before a run: it ends before its first frame, then the flag is cleared
+    rt.run(0.005)
+    assert rt.telemetry.frames == 0 and rt.telemetry.stopped_by == "stop()"
+    rt.on_frame = None
+    rt.run(0.005)
+    assert rt.telemetry.frames == 5 and rt.telemetry.stopped_by == ""

@@ -1,0 +1,794 @@
+"""``cosim hil run FILE.py`` and ``cosim replay LOG``: real-time runs and CAN log replay.
+
+Found by ``cosim`` through the entry-point group ``cosim.commands`` (``hil`` and
+``replay`` both name this module; :func:`add_parser` adds each command once).
+
+``cosim hil run FILE.py``
+=========================
+
+The model file follows the convention of ``cosim run``, plus the hardware::
+
+    HIL = {"period_s": 1e-3, "duration_s": 10.0, "overrun": "skip"}   # optional defaults
+    SIMULATION = {"solver": "rk4", "dt": 1e-3, "record": "all"}      # optional, as cosim run
+
+    def build(io):                 # io: hil.cli.Interfaces
+        can = io.open("can", interface="virtual", channel="acc")
+        ...                        # blocks that use the opened backends
+        return builder.build()     # a Diagram, or Simulator(diagram, solver="rk4", dt=1e-3)
+
+* ``build`` (or ``--function NAME``, else ``diagram``/``make_diagram``) takes the
+  :class:`Interfaces` or no argument at all (a model without hardware).
+* ``io.open(role, **defaults)`` creates a backend with
+  :func:`hil.registry.create_backend` (kind ``defaults["backend"]``, else the role
+  itself: ``io.open("can", ...)`` is a ``"can"`` backend), named after the role, opens
+  it and returns it.  Every backend is closed at the end, also on errors and Ctrl-C.
+* ``HIL`` keys: ``period_s``, ``duration_s``, ``overrun``, ``max_overruns``,
+  ``max_catch_up``, ``degrade_after``, ``recover_after``, ``max_degrade``, ``spin_s``,
+  ``priority``, ``cpus``, ``gc_mode``, ``timer_slack_ns`` (the options of
+  :class:`~hil.runner.RealTimeRunner`); the command line wins over the file.
+* A returned Diagram is run by a ``Simulator`` with ``SIMULATION["solver"]`` (default
+  rk4) and step ``SIMULATION["dt"]`` (default: the frame period), recording nothing in
+  memory: results go to the disk as they come (long runs are fine).  A returned
+  Simulator must be fresh (not yet run); its own recorder keeps what it records in memory.
+
+Interface overrides (``--interface``, repeatable) change what the file opens without
+editing it:
+
+``--interface ROLE=VALUE``
+    replaces the option ``interface`` of the role's backend when its kind takes one
+    (the python-can interface of a ``"can"`` backend: ``--interface can=udp_multicast``),
+    otherwise the backend kind itself (``--interface daq=daq-sim``).
+``--interface ROLE.backend=KIND``
+    replaces the backend kind explicitly.
+``--interface ROLE.OPTION=VALUE``
+    sets any option (``--interface can.channel=239.74.163.2``).  Values are Python
+    literals when they parse as one (``1``, ``0.5``, ``True``, ``None``, ``"12"`` for the
+    text 12; ``true``/``false``/``none`` too), else text.
+
+An override naming a role the file never opens is an error listing the roles it opened.
+
+Other options: ``--duration``, ``--period``, ``--overrun {raise,skip,catch_up,degrade}``,
+``--max-overruns``, ``--priority N`` (SCHED_FIFO), ``--cpus 0,1``, ``--gc
+{normal,disable,freeze}``, ``--spin``, ``--timer-slack``, ``--no-realtime`` (the same loop
+on a :class:`~hil.runner.VirtualClock`: as fast as possible and deterministic, for CI),
+``--out DIR`` (default ``out/<diagram>``: ``results.csv`` streamed while running,
+``telemetry.csv`` one row per frame, ``summary.json`` with the telemetry summary and
+every backend's options and counters), ``--format csv|hdf5|csv,hdf5``, ``--set
+block.param=value`` (initial parameter values), ``--traceback``.
+
+SIGINT (Ctrl-C) and SIGTERM end the run at the end of the current frame: results,
+telemetry and summary are written, backends closed, exit status 130 or 143.  A second
+signal interrupts at once (results are still flushed).  Errors print one line (what,
+where, what to do) and exit with status 1 (tracebacks with ``--traceback``).
+
+``cosim replay LOG``
+====================
+
+Sends the frames of a CAN log (any format python-can reads: ``.asc``, ``.blf``, ``.csv``,
+``.log``, ``.trc``, ...) on a bus (``--interface``, ``--channel``, ``--bitrate``: any
+python-can interface through the ``"can"`` backend) keeping their spacing divided by
+``--speed`` (``0`` or ``--fast``: as fast as possible), ``--loop N`` times (0: until
+Ctrl-C), ``--only-rx`` for the received frames only.  ``--print`` writes one line per
+frame, ``time message signal=value unit ...`` with ``--dbc FILE`` (``--dbc acc``: the
+bundled ACC database), raw ``time 0xID [dlc] data`` otherwise; with ``--print`` the
+frames are only printed unless a bus is named with ``--interface``/``--channel`` (then
+both), and printing alone goes as fast as possible unless ``--speed`` is given.  At the
+end: the frames sent and the timing error (send time minus due time).
+
+Limitations
+-----------
+* ``hil run`` runs one simulator in one thread (:mod:`hil.runner`); the backends'
+  reader threads are checked every frame (their errors stop the run with the original
+  exception).  A frame blocked in I/O delays the stop by a signal until it returns
+  (send a second signal to interrupt it).
+* ``replay`` paces with ``time.sleep``: bench testing, not a real-time player (late
+  frames are sent at once, never dropped); loop ``k + 1`` starts when loop ``k``'s last
+  frame is due.
+* Signal handling needs the main thread; run from another thread, SIGINT/SIGTERM keep
+  their default behaviour.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import importlib.util
+import inspect
+import json
+import math
+import os
+import signal
+import sys
+import threading
+import time
+import traceback
+from typing import Any
+
+from cosim.errors import CosimError
+
+from .errors import HILError
+
+__all__ = ["Interfaces", "add_parser", "run"]
+
+DEFAULT_FUNCTIONS = ("build", "diagram", "make_diagram")
+HIL_KEYS = ("period_s", "duration_s", "overrun", "max_overruns", "max_catch_up",
+            "degrade_after", "recover_after", "max_degrade", "spin_s", "priority", "cpus",
+            "gc_mode", "timer_slack_ns")
+POLICIES = ("raise", "skip", "catch_up", "degrade")
+
+
+class ModelError(CosimError):
+    """The model file cannot be loaded or its build function failed."""
+
+
+class _Interrupted(KeyboardInterrupt):
+    """SIGINT/SIGTERM outside the frame loop (or a second one inside it)."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signum
+
+
+# ------------------------------------------------------------------ values
+def _literal(text: str) -> Any:
+    """A Python literal if ``text`` is one (``true``/``false``/``none`` too), else the text."""
+    low = text.strip().lower()
+    if low in ("true", "false"):
+        return low == "true"
+    if low in ("none", "null"):
+        return None
+    try:
+        return ast.literal_eval(text.strip())
+    except (ValueError, SyntaxError, MemoryError, RecursionError):
+        return text
+
+
+def _parse_overrides(items: list[str]) -> dict[str, dict[str | None, Any]]:
+    """``ROLE=VALUE`` -> ``{role: {None: value}}``; ``ROLE.OPTION=VALUE`` -> ``{role:
+    {option: literal}}``."""
+    out: dict[str, dict[str | None, Any]] = {}
+    for item in items:
+        key, eq, value = item.partition("=")
+        role, dot, option = key.strip().partition(".")
+        if not eq or not role or (dot and not option):
+            raise CosimError(f"--interface {item!r}: expected ROLE=VALUE (the backend's "
+                             "interface, or its kind) or ROLE.OPTION=VALUE, e.g. "
+                             "--interface can=udp_multicast or --interface can.channel=vcan0")
+        opts = out.setdefault(role, {})
+        if not dot:
+            opts[None] = value.strip()
+        elif option == "backend":
+            opts["backend"] = value.strip()
+        else:
+            opts[option] = _literal(value)
+    return out
+
+
+def _jsonable(v: Any) -> Any:
+    if isinstance(v, float) and not math.isfinite(v):
+        return None
+    if isinstance(v, dict):
+        return {str(k): _jsonable(x) for k, x in v.items()}
+    if isinstance(v, list | tuple | set | frozenset):
+        return [_jsonable(x) for x in v]
+    if v is None or isinstance(v, bool | int | float | str):
+        return v
+    return repr(v)
+
+
+# -------------------------------------------------------------- interfaces
+class Interfaces:
+    """The hardware a model file opens, by role: ``io.open("can", interface="virtual",
+    channel="acc")`` (module docstring).
+
+    Parameters
+    ----------
+    overrides : dict
+        ``{role: {option: value}}`` from ``--interface``; the key ``None`` holds a bare
+        ``ROLE=VALUE`` (the ``interface`` option, or the kind), ``"backend"`` the kind.
+    """
+
+    def __init__(self, overrides: dict[str, dict[str | None, Any]] | None = None) -> None:
+        self.overrides = overrides or {}
+        self.backends: dict[str, Any] = {}
+        self.kinds: dict[str, str] = {}
+        self.options: dict[str, dict[str, Any]] = {}
+
+    @property
+    def roles(self) -> list[str]:
+        return list(self.backends)
+
+    def __getitem__(self, role: str) -> Any:
+        try:
+            return self.backends[role]
+        except KeyError:
+            raise HILError(f"no interface {role!r} is open; open: "
+                           f"{', '.join(self.backends) or '(none)'}") from None
+
+    def open(self, role: str, **defaults: Any) -> Any:
+        """Create (kind ``defaults.pop("backend", role)``), configure (defaults, then the
+        command-line overrides), open and remember the backend of ``role``."""
+        from .registry import backend_class, create_backend
+        if not isinstance(role, str) or not role or "." in role or "=" in role:
+            raise HILError(f"io.open({role!r}): a role is a non-empty name without '.' or '='")
+        if role in self.backends:
+            raise HILError(f"io.open({role!r}): interface {role!r} is already open; give "
+                           "each interface its own role")
+        opts = dict(defaults)
+        kind = opts.pop("backend", role)
+        ov = dict(self.overrides.get(role, {}))
+        kind = ov.pop("backend", kind)
+        try:
+            if None in ov:
+                value = ov.pop(None)
+                if "interface" in inspect.signature(backend_class(kind)).parameters:
+                    opts["interface"] = value
+                else:
+                    kind = value
+            opts.update(ov)
+            params = inspect.signature(backend_class(kind)).parameters
+            if "name" in params or any(p.kind is p.VAR_KEYWORD for p in params.values()):
+                opts.setdefault("name", role)
+            backend = create_backend(kind, **opts)
+        except HILError as exc:
+            raise type(exc)(f"interface {role!r}: {exc}") from exc
+        try:
+            backend.open()
+        except Exception as exc:
+            backend.close()
+            text = str(exc) if isinstance(exc, HILError) else \
+                f"cannot open {backend.where}: {type(exc).__name__}: {exc}"
+            raise HILError(f"interface {role!r}: {text}") from exc
+        self.backends[role] = backend
+        self.kinds[role] = kind
+        self.options[role] = opts
+        return backend
+
+    def check_overrides(self) -> None:
+        """Refuse overrides of roles the model never opened."""
+        unknown = [r for r in self.overrides if r not in self.backends]
+        if unknown:
+            raise HILError(f"--interface {unknown[0]}: the model opens no interface "
+                           f"{unknown[0]!r}; it opened: {', '.join(self.backends) or '(none)'}")
+
+    def check(self, *_: Any) -> None:
+        """Re-raise the first error of a backend's reader thread (every frame)."""
+        for b in self.backends.values():
+            b.check()
+
+    def close(self) -> None:
+        """Close every backend (in reverse order; never raises)."""
+        for role in reversed(list(self.backends)):
+            try:
+                self.backends[role].close()
+            except Exception as exc:  # noqa: BLE001 - close the others
+                print(f"cosim hil: closing interface {role!r} failed: {exc}", file=sys.stderr)
+
+    def describe(self) -> dict[str, dict]:
+        """``{role: {kind, where, state, options, counters}}`` for summary.json."""
+        return {r: {"kind": self.kinds[r], "where": b.where, "state": b.state.value,
+                    "options": _jsonable(self.options[r]), "counters": b.counters.as_dict()}
+                for r, b in self.backends.items()}
+
+
+# --------------------------------------------------------------- model file
+def _frame_in(exc: BaseException, path: str) -> str:
+    """``path:line`` of the deepest traceback frame in the model file, else ``path``."""
+    target = os.path.abspath(path)
+    where = path
+    for fs in traceback.extract_tb(exc.__traceback__):
+        if os.path.abspath(fs.filename) == target:
+            where = f"{path}:{fs.lineno}"
+    return where
+
+
+def _import_file(path: str) -> Any:
+    if not os.path.isfile(path):
+        raise ModelError(f"model file {path!r} not found; give the path of a .py file that "
+                         "defines build(io)")
+    name = os.path.splitext(os.path.basename(path))[0]
+    spec = importlib.util.spec_from_file_location(f"cosim_hil_model_{name}", path)
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = mod
+    folder = os.path.dirname(os.path.abspath(path))
+    sys.path.insert(0, folder)
+    try:
+        spec.loader.exec_module(mod)
+    except Exception as exc:
+        sys.modules.pop(spec.name, None)
+        raise ModelError(f"{_frame_in(exc, path)}: importing the model file failed: "
+                         f"{type(exc).__name__}: {exc}; fix the file") from exc
+    except BaseException:
+        sys.modules.pop(spec.name, None)
+        raise
+    finally:
+        if folder in sys.path:
+            sys.path.remove(folder)
+    return mod
+
+
+def _build(path: str, function: str | None, io: Interfaces) -> tuple[Any, dict, dict]:
+    """Import the model file and call its build function: (Diagram or Simulator, HIL,
+    SIMULATION)."""
+    mod = _import_file(path)
+    funcs = {k: v for k, v in vars(mod).items()
+             if inspect.isfunction(v) and v.__module__ == mod.__name__}
+    if function is None:
+        function = next((f for f in DEFAULT_FUNCTIONS if f in funcs), None)
+    if function not in funcs:
+        raise ModelError(f"{path}: no function {function or ' or '.join(DEFAULT_FUNCTIONS)!r}; "
+                         f"functions in the file: {', '.join(funcs) or '(none)'}; define "
+                         "build(io) or pass --function")
+    hil = getattr(mod, "HIL", {})
+    sim_defaults = getattr(mod, "SIMULATION", {})
+    for name, d in (("HIL", hil), ("SIMULATION", sim_defaults)):
+        if not isinstance(d, dict):
+            raise ModelError(f"{path}: {name} must be a dict, not {type(d).__name__}")
+    bad = [k for k in hil if k not in HIL_KEYS]
+    if bad:
+        raise ModelError(f"{path}: HIL has unknown key {bad[0]!r}; valid keys: "
+                         f"{', '.join(HIL_KEYS)}")
+    fn = funcs[function]
+    try:
+        built = fn(io) if inspect.signature(fn).parameters else fn()
+    except CosimError as exc:
+        raise ModelError(f"{_frame_in(exc, path)}: {function}(): {exc}") from exc
+    except Exception as exc:
+        raise ModelError(f"{_frame_in(exc, path)}: {function}() failed: {type(exc).__name__}: "
+                         f"{exc}; fix the model file (--traceback shows the traceback)") from exc
+    from cosim.diagram import Diagram
+    from cosim.simulator import Simulator
+    if not isinstance(built, Diagram | Simulator):
+        raise ModelError(f"{path}: {function}() returned {type(built).__name__}, not a Diagram "
+                         "or a Simulator (return builder.build())")
+    return built, dict(hil), dict(sim_defaults)
+
+
+# ---------------------------------------------------------------- signals
+class _Signals:
+    """SIGINT/SIGTERM: the first one during the frame loop stops the runner after the
+    current frame; otherwise (or a second one) :class:`_Interrupted` is raised."""
+
+    def __init__(self) -> None:
+        self.runner: Any = None
+        self.signum: int | None = None
+        self._old: dict[int, Any] = {}
+
+    def _handler(self, signum: int, frame: Any) -> None:
+        first = self.signum is None
+        if first:
+            self.signum = signum
+        if first and self.runner is not None:
+            self.runner.stop(signal.Signals(signum).name)
+            return
+        raise _Interrupted(signum)
+
+    def __enter__(self) -> _Signals:
+        if threading.current_thread() is threading.main_thread():
+            for s in (signal.SIGINT, signal.SIGTERM):
+                self._old[s] = signal.signal(s, self._handler)
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        for s, old in self._old.items():
+            signal.signal(s, old)
+        self._old.clear()
+
+
+# ---------------------------------------------------------------- hil run
+def _cpus(text: str) -> list[int]:
+    try:
+        return [int(c) for c in text.split(",") if c.strip()]
+    except ValueError:
+        raise CosimError(f"--cpus {text!r}: expected CPU numbers separated by commas, e.g. "
+                         f"--cpus 0,1 (this machine has {os.cpu_count()})") from None
+
+
+def _settings(args: argparse.Namespace, hil: dict, sim_defaults: dict, sim: Any) -> dict:
+    """Runner settings: command line over ``HIL`` over defaults."""
+    cfg = dict(hil)
+    cli = {"period_s": args.period, "duration_s": args.duration, "overrun": args.overrun,
+           "max_overruns": args.max_overruns, "priority": args.priority,
+           "gc_mode": args.gc, "spin_s": args.spin, "timer_slack_ns": args.timer_slack,
+           "cpus": _cpus(args.cpus) if args.cpus else None}
+    cfg.update({k: v for k, v in cli.items() if v is not None})
+    sim_dt = getattr(sim, "dt", None) if sim is not None else sim_defaults.get("dt")
+    if "period_s" not in cfg:
+        cfg["period_s"] = sim_dt if isinstance(sim_dt, int | float) and sim_dt > 0 else 1e-3
+    if "duration_s" not in cfg:
+        cfg["duration_s"] = sim_defaults.get("t_end", 10.0)
+    cfg.setdefault("overrun", "skip")
+    for k in ("period_s", "duration_s"):
+        if not (isinstance(cfg[k], int | float) and cfg[k] > 0 and math.isfinite(cfg[k])):
+            raise CosimError(f"{k.replace('_s', '')} must be a positive number of seconds, "
+                             f"got {cfg[k]!r}")
+    return cfg
+
+
+def _make_simulator(built: Any, sim_defaults: dict, period: float, writers: list) -> Any:
+    from cosim.simulator import Simulator
+    if isinstance(built, Simulator):
+        if getattr(built, "_initialized", False):
+            raise ModelError("build() returned a Simulator that has already run; return a "
+                             "fresh one (or the Diagram)")
+        built.observers.extend(writers)
+        return built
+    return Simulator(built, solver=sim_defaults.get("solver", "rk4"),
+                     dt=sim_defaults.get("dt", period), rtol=sim_defaults.get("rtol", 1e-6),
+                     atol=sim_defaults.get("atol", 1e-9), record=False, observers=writers)
+
+
+def _writers(out: str, fmt: str, record: Any, every: int) -> list:
+    from cosim.errors import OutputError
+    from cosim.writers import CsvWriter, Hdf5Writer
+    try:
+        os.makedirs(out, exist_ok=True)
+    except OSError as exc:
+        raise OutputError(f"cannot create output folder {out!r}: {exc.strerror}; choose "
+                          "another --out folder or fix permissions") from None
+    writers = []
+    for f in fmt.split(","):
+        f = f.strip().lower()
+        if f == "csv":
+            writers.append(CsvWriter(os.path.join(out, "results.csv"), record, every))
+        elif f in ("hdf5", "h5"):
+            writers.append(Hdf5Writer(os.path.join(out, "results.h5"), record, every))
+        else:
+            raise CosimError(f"--format: unknown format {f!r}; use csv, hdf5 or csv,hdf5")
+    return writers
+
+
+def _apply_sets(sim: Any, pairs: list[str]) -> dict:
+    done = {}
+    for pair in pairs:
+        path, eq, text = pair.partition("=")
+        path = path.strip()
+        if not eq or "." not in path:
+            raise CosimError(f"--set {pair!r}: expected BLOCK.PARAM=VALUE, e.g. --set c.value=2")
+        value = _literal(text)
+        try:
+            sim.ctx.set_param(path, value)
+        except CosimError as exc:
+            raise CosimError(f"--set {pair}: {exc}") from exc
+        except (TypeError, ValueError) as exc:
+            raise CosimError(f"--set {pair}: invalid value {value!r} ({exc})") from exc
+        done[path] = value
+    return done
+
+
+def cmd_hil_run(args: argparse.Namespace) -> int:
+    from .runner import RealTimeRunner, VirtualClock
+    io = Interfaces()
+    sig = _Signals()
+    runner = sim = None
+    error: BaseException | None = None
+    out = args.out
+    written: list[str] = []
+    with sig:
+        try:
+            io.overrides = _parse_overrides(args.interface)
+            built, hil, sim_defaults = _build(args.file, args.function, io)
+            io.check_overrides()
+            from cosim.simulator import Simulator
+            cfg = _settings(args, hil, sim_defaults, built if isinstance(built, Simulator)
+                            else None)
+            diagram = built.diagram if isinstance(built, Simulator) else built
+            out = out or os.path.join("out", diagram.name)
+            writers = _writers(out, args.format, sim_defaults.get("record", "all"), args.every)
+            sim = _make_simulator(built, sim_defaults, cfg["period_s"], writers)
+            sets = _apply_sets(sim, args.set)
+            kw = {k: cfg[k] for k in HIL_KEYS if k in cfg and k not in ("period_s",
+                                                                          "duration_s")}
+            runner = RealTimeRunner(sim, cfg["period_s"], **kw,
+                                    clock=VirtualClock() if args.no_realtime else None,
+                                    on_frame=io.check if io.backends else None)
+            mode = "virtual clock (--no-realtime)" if args.no_realtime else "real time"
+            print(f"model '{diagram.name}' ({args.file}): {len(diagram.leaf_blocks())} blocks, "
+                  f"solver {sim.solver_name}; {mode}, period {cfg['period_s'] * 1e3:g} ms, "
+                  f"duration {cfg['duration_s']:g} s, overrun {cfg['overrun']}"
+                  + (f"; interfaces: {', '.join(io.roles)}" if io.roles else ""), flush=True)
+            sig.runner = runner
+            wall = time.perf_counter()
+            try:
+                runner.run(cfg["duration_s"])
+            except BaseException as exc:
+                error = exc
+            finally:
+                sig.runner = None
+                wall = time.perf_counter() - wall
+            tel = runner.telemetry
+            tel.write_csv(os.path.join(out, "telemetry.csv"))
+            written = [str(w.path) for w in writers] + [os.path.join(out, "telemetry.csv")]
+            summary = {"model": os.path.abspath(args.file), "diagram": diagram.name,
+                       "mode": "virtual" if args.no_realtime else "realtime",
+                       "settings": _jsonable(cfg), "set": _jsonable(sets),
+                       "status": _status(error, sig.signum), "t_end_s": sim.ctx.time,
+                       "wall_s": wall,
+                       "telemetry": _jsonable(tel.as_dict()), "interfaces": io.describe(),
+                       "results": {str(w.path): w.samples_written for w in writers}}
+            path = os.path.join(out, "summary.json")
+            with open(path, "w", encoding="utf-8") as f:
+                json.dump(summary, f, indent=2)
+            written.append(path)
+            print(tel.summary())
+            if args.no_realtime:
+                print(f"virtual clock: {sim.ctx.time:g} s simulated in {wall:.3f} s wall "
+                      f"({sim.ctx.time / max(wall, 1e-9):.1f}x real time)")
+            for role, b in io.backends.items():
+                print(f"interface '{role}' ({b.where}): {b.counters or 'no traffic'}")
+            for w in writers:
+                print(f"results: {w.path} ({w.samples_written} samples)")
+            print(f"telemetry: {written[-2]}\nsummary: {path}")
+            if error is not None:
+                raise error
+        except BaseException as exc:
+            error = exc
+        finally:
+            io.close()
+    if error is None:
+        if sig.signum is not None:
+            print(f"cosim hil run: stopped by {signal.Signals(sig.signum).name} at "
+                  f"t = {sim.ctx.time:.6g} s", file=sys.stderr)
+            return 128 + sig.signum
+        return 0
+    if isinstance(error, KeyboardInterrupt):
+        signum = getattr(error, "signum", sig.signum or signal.SIGINT)
+        print(f"cosim hil run: interrupted by {signal.Signals(signum).name}"
+              + (f" at t = {sim.ctx.time:.6g} s" if sim is not None else ""), file=sys.stderr)
+        return 128 + signum
+    if isinstance(error, Exception):
+        _report("cosim hil run", error, args.debug)
+        return 1
+    raise error
+
+
+def _status(error: BaseException | None, signum: int | None) -> str:
+    if isinstance(error, KeyboardInterrupt):
+        return f"interrupted by {error}"
+    if error is not None:
+        return f"error: {type(error).__name__}: {error}"
+    if signum is not None:
+        return f"stopped by {signal.Signals(signum).name}"
+    return "complete"
+
+
+def _report(command: str, exc: BaseException, show_traceback: bool) -> None:
+    if show_traceback:
+        traceback.print_exception(exc)
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    hint = ""
+    if not isinstance(exc, CosimError):  # not one of ours: an unexpected failure
+        text = f"{type(exc).__name__}: {text}"
+        hint = "" if show_traceback else " (--traceback shows where)"
+    print(f"{command}: error: {text}{hint}", file=sys.stderr)
+
+
+# ----------------------------------------------------------------- replay
+def _format_frame(t: float, msg: Any, db: Any) -> str:
+    raw = f"0x{msg.arbitration_id:03X} [{msg.dlc}] {bytes(msg.data).hex(' ').upper()}"
+    if db is None:
+        return f"{t:.6f} {raw}"
+    try:
+        name, values = db.decode_named(msg)
+    except HILError as exc:
+        note = "" if "no message with" in str(exc) else f" (cannot decode: {exc})"
+        return f"{t:.6f} {raw}{note}"
+    infos = db.signals(name)
+    parts = []
+    for k, v in values.items():
+        unit = infos[k].unit or infos[k].dbc_unit
+        unit = f" {unit}" if unit and unit != "1" else ""
+        parts.append(f"{k}={v:g}{unit}" if isinstance(v, int | float) else f"{k}={v}{unit}")
+    return f"{t:.6f} {name} " + " ".join(parts)
+
+
+def _wait_until(when: float, clock: Any, spin: float = 5e-4) -> None:
+    """Sleep until ``spin`` seconds before ``when``, then spin (sleep alone is late by
+    ~0.1-0.3 ms on shared VMs)."""
+    coarse = when - spin - clock()
+    if coarse > 0:
+        time.sleep(coarse)
+    while clock() < when:
+        pass
+
+
+def _read_frames(path: str, only_rx: bool, cache: bool) -> Any:
+    """A function returning the ``(t, msg)`` pairs of the log (read once into memory
+    with ``cache``, so that loops do not wait for the file), with read errors made clear."""
+    from .can.log import read_log
+
+    def read() -> Any:
+        try:
+            yield from read_log(path, only_rx=only_rx)
+        except (ValueError, OSError) as exc:
+            raise CosimError(f"cannot read {path!r} as a CAN log ({type(exc).__name__}: "
+                             f"{exc}); python-can reads .asc, .blf, .csv, .db, .log, .mf4, "
+                             ".trc (and compressed .gz)") from exc
+
+    if not cache:
+        return read
+    frames = list(read())
+    return lambda: iter(frames)
+
+
+def cmd_replay(args: argparse.Namespace) -> int:
+    try:
+        return _replay(args)
+    except KeyboardInterrupt:
+        return 130
+    except Exception as exc:  # noqa: BLE001 - one line, exit 1
+        _report("cosim replay", exc, args.debug)
+        return 1
+
+
+def _replay(args: argparse.Namespace) -> int:
+    import numpy as np
+    if not os.path.isfile(args.log):
+        raise CosimError(f"log file {args.log!r} not found")
+    if args.loop < 0:
+        raise CosimError(f"--loop must be >= 0 (0: until Ctrl-C), got {args.loop}")
+    send = not args.print or args.interface is not None or args.channel is not None
+    if args.fast or args.speed == 0:
+        speed = None
+    elif args.speed is not None:
+        if not args.speed > 0:
+            raise CosimError(f"--speed must be > 0 (0: as fast as possible), got {args.speed}")
+        speed = args.speed
+    else:
+        speed = 1.0 if send else None
+    db = None
+    if args.dbc:
+        from .can.dbc import ACC_DBC, CanDatabase
+        src = ACC_DBC if args.dbc.lower() == "acc" else args.dbc
+        if src is not ACC_DBC and not os.path.isfile(src):
+            raise CosimError(f"--dbc {args.dbc!r}: no such file (or 'acc' for the bundled "
+                             "ACC database)")
+        db = CanDatabase(src)
+    backend = None
+    if send:
+        from .registry import create_backend
+        backend = create_backend("can", interface=args.interface or "virtual",
+                                 channel=args.channel or "cosim", bitrate=args.bitrate,
+                                 fd=args.fd, name="replay")
+    clock, lateness = time.perf_counter, []
+    n = loops_done = 0
+    interrupted = False
+    start: float | None = None  # clock time of the log's t = 0 (set at the first frame)
+    try:
+        if backend is not None:
+            backend.open()
+        frames = _read_frames(args.log, args.only_rx, cache=args.loop != 1)
+        offset = 0.0
+        while args.loop == 0 or loops_done < args.loop:
+            last, count = 0.0, 0
+            for t, msg in frames():
+                due = offset + t
+                if start is None:
+                    start = clock() - (due / speed if speed else 0.0)
+                if speed is not None:
+                    _wait_until(start + due / speed, clock)
+                if backend is not None:
+                    backend.write(msg.__class__(
+                        timestamp=0.0, arbitration_id=msg.arbitration_id,
+                        is_extended_id=msg.is_extended_id,
+                        is_remote_frame=msg.is_remote_frame, is_fd=msg.is_fd,
+                        bitrate_switch=msg.bitrate_switch,
+                        error_state_indicator=msg.error_state_indicator, dlc=msg.dlc,
+                        data=msg.data))
+                    if speed is not None:
+                        lateness.append(clock() - (start + due / speed))
+                if args.print:
+                    print(_format_frame(due, msg, db))
+                last, count = t, count + 1
+                n += 1
+            loops_done += 1
+            if count == 0:
+                break
+            offset += last
+    except KeyboardInterrupt:
+        interrupted = True
+    finally:
+        if backend is not None:
+            backend.close()
+    wall = clock() - start if start is not None else 0.0
+    what = f"sent on {backend.where}" if backend is not None else "decoded (not sent)"
+    pace = "as fast as possible" if speed is None else f"speed {speed:g}x"
+    line = (f"replay: {n} frames {what} in {wall:.3f} s ({pace}, {loops_done} loop"
+            f"{'s' if loops_done != 1 else ''})")
+    if lateness:
+        lat = np.abs(np.asarray(lateness)) * 1e6
+        line += (f"; timing error mean {lat.mean():.0f} us, p99 "
+                 f"{np.percentile(lat, 99):.0f} us, max {lat.max():.0f} us")
+    elif speed is None and n and wall > 0:
+        line += f"; {n / wall:.0f} frames/s, timing not kept"
+    print(line + ("; interrupted" if interrupted else ""), flush=True)
+    if n == 0:
+        print(f"cosim replay: warning: no frames in {args.log}"
+              + (" with --only-rx (the log has no received frames?)" if args.only_rx else ""),
+              file=sys.stderr)
+    return 130 if interrupted else 0
+
+
+# ------------------------------------------------------------------ parser
+RUN_EPILOG = """\
+model file convention:
+  HIL = {"period_s": 1e-3, "duration_s": 10.0, "overrun": "skip"}   # optional
+  SIMULATION = {"solver": "rk4", "dt": 1e-3}                        # optional
+  def build(io):
+      can = io.open("can", interface="virtual", channel="acc")
+      ...
+      return builder.build()          # or a fresh Simulator
+
+interface overrides (repeatable):
+  --interface can=udp_multicast        the backend's 'interface' option (or its kind)
+  --interface can.backend=KIND         the backend kind
+  --interface can.channel=239.74.163.2 any option (Python literal, else text)
+
+outputs: DIR/results.csv (streamed), DIR/telemetry.csv, DIR/summary.json.
+exit status: 0 done, 1 error, 130 SIGINT, 143 SIGTERM (results written)."""
+
+
+def add_parser(sub: Any) -> None:
+    """Add ``hil`` (with ``hil run``) and ``replay`` to the ``cosim`` parser, once each
+    (both entry points name this module)."""
+    fmt = argparse.RawDescriptionHelpFormatter
+    if "hil" not in sub.choices:
+        h = sub.add_parser("hil", help="hardware-in-the-loop: run a model file in real time")
+        hsub = h.add_subparsers(dest="hil_command", required=True)
+        r = hsub.add_parser("run", help="run FILE.py's model in real time with its hardware",
+                            description="Run a model file in real time (hil.runner) with the "
+                                        "I/O backends it opens.",
+                            epilog=RUN_EPILOG, formatter_class=fmt)
+        r.add_argument("file", help="model file defining build(io)")
+        r.add_argument("--function", help="build function in the file (default: build)")
+        r.add_argument("--duration", type=float, help="simulated (= wall) time [s]")
+        r.add_argument("--period", type=float, help="frame period [s] (default: HIL "
+                                                    "period_s, else the solver dt, else 1 ms)")
+        r.add_argument("--overrun", choices=POLICIES, help="overrun policy (default skip)")
+        r.add_argument("--max-overruns", type=int, help="stop after this many overruns")
+        r.add_argument("--priority", type=int, help="SCHED_FIFO priority 1-99 (needs "
+                                                    "CAP_SYS_NICE)")
+        r.add_argument("--cpus", help="CPU affinity, e.g. 0,1")
+        r.add_argument("--gc", choices=("normal", "disable", "freeze"), help="garbage "
+                       "collector during the run (default normal)")
+        r.add_argument("--spin", type=float, help="spin this long before each deadline [s]")
+        r.add_argument("--timer-slack", type=int, help="timer slack [ns] (Linux)")
+        r.add_argument("--no-realtime", action="store_true",
+                       help="virtual clock: as fast as possible, deterministic (CI)")
+        r.add_argument("--interface", action="append", default=[],
+                       metavar="ROLE[.OPTION]=VALUE", help="override an interface the file "
+                       "opens (repeatable; see below)")
+        r.add_argument("--set", action="append", default=[], metavar="BLOCK.PARAM=VALUE",
+                       help="initial parameter value (repeatable)")
+        r.add_argument("--out", help="output folder (default out/<diagram>)")
+        r.add_argument("--format", default="csv", help="csv, hdf5 or csv,hdf5")
+        r.add_argument("--every", type=int, default=1, help="record every n-th sample")
+        r.add_argument("--traceback", "--debug", dest="debug", action="store_true",
+                       help="show tracebacks")
+        h.set_defaults(debug=False)
+    if "replay" not in sub.choices:
+        p = sub.add_parser("replay", help="replay a CAN log onto a bus (or print it decoded)",
+                           description="Replay a recorded CAN log (any python-can reader "
+                                       "format) onto a bus, or print it decoded with a DBC.")
+        p.add_argument("log", help="log file (.asc, .blf, .csv, .log, .trc, ...)")
+        p.add_argument("--interface", help="python-can interface (default virtual)")
+        p.add_argument("--channel", help="channel (default 'cosim')")
+        p.add_argument("--bitrate", type=int)
+        p.add_argument("--fd", action="store_true", help="CAN FD bus")
+        p.add_argument("--speed", type=float, help="time scale (default 1; 0: as fast as "
+                                                   "possible)")
+        p.add_argument("--fast", action="store_true", help="as fast as possible")
+        p.add_argument("--loop", type=int, default=1, help="replay N times (0: until Ctrl-C)")
+        p.add_argument("--only-rx", action="store_true", help="only the received frames")
+        p.add_argument("--dbc", help="DBC file for --print ('acc': the bundled ACC DBC)")
+        p.add_argument("--print", action="store_true",
+                       help="print every frame (decoded with --dbc); without --interface/"
+                            "--channel the frames are only printed, not sent")
+        p.add_argument("--traceback", "--debug", dest="debug", action="store_true",
+                       help="show tracebacks")
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.command == "replay":
+        return cmd_replay(args)
+    return cmd_hil_run(args)
