@@ -45,6 +45,9 @@ _BUILTIN: dict[str, str] = {
     "serial-emulator": "hil.serial.emulator:EmulatedSerialBackend",
     "daq-sim": "hil.daq.backend:SimulatedDaqBackend",
     "can": "hil.can.backend:CanBackend",
+    "modbus": "hil.daq.modbus:ModbusDaqBackend",
+    "opcua": "hil.daq.opcua:OpcUaDaqBackend",
+    "nidaqmx": "hil.daq.nidaqmx:NiDaqmxBackend",
 }
 
 _lock = threading.Lock()
