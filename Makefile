@@ -15,7 +15,7 @@ $(STAMP): pyproject.toml
 venv: $(STAMP)
 
 demo: $(STAMP)
-	$(BIN)/python examples/dc_motor_speed_loop.py --out out/demo
+	$(BIN)/python examples/acc_hil.py --out out/demo
 
 lint: $(STAMP)
 	$(BIN)/ruff check cosim blocks fmus hil examples tests bench

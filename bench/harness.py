@@ -74,6 +74,7 @@ SUITES: dict[str, str] = {
     "hydraulics": "bench.hydraulics",
     "crane": "bench.crane",
     "fmi": "bench.fmi",
+    "hil": "bench.hil",
 }
 
 #: Set by run_suite: timed() then gc.freeze()s what survives its gc.collect() (makes later

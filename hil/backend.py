@@ -406,6 +406,33 @@ class Backend(abc.ABC):
                                           and time.perf_counter() >= deadline):
                 return None
 
+    def read_available(self, limit: int = 10_000) -> list[Any]:
+        """Every frame that has already arrived (up to ``limit``), without waiting: the
+        per-frame overhead of :meth:`read` paid once per call (what a bridge block does
+        at each sample hit).  Errors are handled as in :meth:`read`; frames read before
+        an error are returned when a reconnect is pending, else lost with the error."""
+        self._require_usable("read")
+        if self._state is BackendState.RECONNECTING and not self._try_reconnect(
+                time.perf_counter()):
+            return []
+        out: list[Any] = []
+        gen = self._generation
+        try:
+            while len(out) < limit:
+                frame = self._read_internal(0.0)
+                if frame is None:
+                    break
+                out.append(frame)
+        except Exception as exc:
+            err = _chain(self._translate(exc, "read"), exc)
+            self._handle_error(err, gen)  # returns only when a reconnect is pending
+        if out:
+            self._count("frames_in", n=len(out))
+            for tap in self._rx_taps:
+                for frame in out:
+                    tap(frame)
+        return out
+
     def expect(self, timeout: float | None = DEFAULT) -> Any:
         """Like :meth:`read` but raise :class:`BackendTimeout` when nothing arrives."""
         timeout = self.timeout if timeout is DEFAULT else timeout

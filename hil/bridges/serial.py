@@ -37,6 +37,8 @@ from .base import Bridge, BridgeError, Freshness
 __all__ = ["SerialReceive", "SerialTransmit"]
 
 KEY = "record"
+#: records read per evaluation at most
+MAX_FRAMES_PER_HIT = 10_000
 
 
 def _numeric_fields(layout: Layout) -> list:
@@ -105,12 +107,15 @@ class SerialReceive(Bridge):
         reader = getattr(b, "_reader", None)
         if reader is not None and reader.is_alive():
             return b.drain()
+        if hasattr(b, "read_available"):
+            return b.read_available(MAX_FRAMES_PER_HIT)
         out = []
-        while True:
+        for _ in range(MAX_FRAMES_PER_HIT):
             f = b.read(0)
             if f is None:
-                return out
+                break
             out.append(f)
+        return out
 
     def _poll(self, ctx: Any) -> None:
         if self._tick == ctx.ticks:

@@ -397,3 +397,16 @@ def test_daq_bridges_through_the_simulated_device():
     with pytest.raises(ParameterError, match="channel 'Dev1/ao0' is ao, not one of"):
         DaqInput("bad", be, 0.01, channels=["Dev1/ao0"])
     be.close()
+
+
+def test_read_available_returns_what_arrived_counts_and_taps(pair):
+    a, b = pair
+    seen = []
+    b.add_tap(rx=seen.append)
+    assert b.read_available() == []
+    for i in range(5):
+        a.write(can.Message(arbitration_id=0x10 + i, data=b""))
+    got = b.read_available(limit=3)
+    assert [m.arbitration_id for m in got] == [0x10, 0x11, 0x12]
+    assert [m.arbitration_id for m in b.read_available()] == [0x13, 0x14]
+    assert b.counters.frames_in == 5 and len(seen) == 5

@@ -1,0 +1,117 @@
+"""The ACC controller as an ECU: its own process, speaking only CAN.
+
+The diagram is the offline controller (:class:`blocks.controllers.ACCController`,
+sampled every 16 ms) between two bridge blocks::
+
+    CAN -RADAR, EGO-> rx (CanReceive) -> acc (ACCController) -> tx (CanTransmit) -ACC_CMD-> CAN
+                     ok ---------------------------------------> tx.enable
+
+It knows nothing of the vehicle: it reads the radar track (``RADAR``) and the ego state
+(``EGO``) from the bus and sends ``ACC_CMD`` (throttle, brake torque), all defined in the
+bundled DBC (:data:`hil.can.ACC_DBC`).  While its inputs are stale (the plant stopped,
+the bus is off) it sends nothing: the plant then sees its commands go stale and falls
+back to its safe state (``examples/acc_hil.py``).
+
+Run it under the real-time runner, against any python-can interface::
+
+    python examples/acc_ecu.py --interface udp_multicast --channel 239.74.163.2
+    python examples/acc_ecu.py --interface slcan --channel /dev/pts/5
+    cosim hil run examples/acc_ecu.py --interface can=udp_multicast   # the same, by the CLI
+
+``examples/acc_hil.py`` starts it as a child process and waits for its ``READY`` line.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import sys
+from typing import Any
+
+from blocks.controllers import ACCController, ACCSettings
+from cosim import DiagramBuilder, Simulator
+
+try:  # imported as examples.acc_ecu (tests)
+    from examples.acc_plant import CONTROL_PERIOD, demo_model
+except ModuleNotFoundError:  # run as a script
+    from acc_plant import CONTROL_PERIOD, demo_model
+
+#: Inputs older than this are stale (3 ECU periods) [s].
+STALE_AFTER_S = 3 * CONTROL_PERIOD
+#: Defaults for ``cosim hil run examples/acc_ecu.py``.
+HIL = {"period_s": CONTROL_PERIOD, "duration_s": 3600.0, "overrun": "skip"}
+
+
+def ecu_diagram(can: Any, db: Any, settings: ACCSettings | None = None,
+                period_s: float = CONTROL_PERIOD):
+    """rx -> ACC controller -> tx on the backend ``can`` (opened by the caller)."""
+    from hil.bridges import CanReceive, CanTransmit
+    b = DiagramBuilder("acc_ecu")
+    rx = b.add(CanReceive("rx", can, db, ["RADAR", "EGO"], period_s,
+                          stale_after_s=STALE_AFTER_S, on_stale="hold", on_error="hold"))
+    acc = b.add(ACCController("acc", period_s, demo_model(), settings))
+    tx = b.add(CanTransmit("tx", can, db, "ACC_CMD", period_s, enable_input=True,
+                           on_error="hold"))
+    for sig in ("range", "range_rate", "target_valid", "speed", "set_speed", "gear_ratio"):
+        b.connect(rx.output(sig), acc.input(sig))
+    b.connect(acc.throttle, tx.throttle)
+    b.connect(acc.brake_torque, tx.brake_torque)
+    b.connect(rx.ok, tx.enable)
+    return b.build()
+
+
+def build(io: Any):
+    """``cosim hil run`` entry: the ECU on the interface ``can``."""
+    from hil.can import ACC_DBC, CanDatabase
+    can = io.open("can", interface="virtual", channel="acc")
+    return Simulator(ecu_diagram(can, CanDatabase(ACC_DBC)), solver="rk4", dt=None,
+                     record=["acc.throttle", "acc.brake_torque", "acc.accel_request",
+                             "rx.ok"])
+
+
+def bus_options(interface: str, channel: str) -> dict:
+    """python-can options per interface: multicast stays on this host (hop limit 0)."""
+    if interface == "udp_multicast":
+        return {"hop_limit": 0}
+    if interface == "slcan":
+        return {"bitrate": 500000, "sleep_after_open": 0.05}
+    return {}
+
+
+def main(argv: list[str] | None = None) -> int:
+    from hil import RealTimeRunner
+    from hil.can import ACC_DBC, CanBackend, CanDatabase
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--interface", default="udp_multicast")
+    ap.add_argument("--channel", default="239.74.163.2")
+    ap.add_argument("--duration", type=float, default=3600.0)
+    ap.add_argument("--summary", help="write the ECU's telemetry and counters (JSON) here")
+    a = ap.parse_args(argv)
+
+    can = CanBackend(a.interface, a.channel, name="ecu", timeout=0.0,
+                     **bus_options(a.interface, a.channel)).open()
+    diagram = ecu_diagram(can, CanDatabase(ACC_DBC))
+    sim = Simulator(diagram, solver="rk4", record=["acc.throttle", "rx.ok"])
+    rt = RealTimeRunner(sim, period_s=CONTROL_PERIOD, overrun="skip")
+    signal.signal(signal.SIGTERM, lambda signum, frame: rt.stop("SIGTERM"))
+    print("READY", flush=True)
+    code = 0
+    try:
+        rt.run(a.duration)
+    except KeyboardInterrupt:
+        code = 130
+    finally:
+        can.close()
+        if a.summary:
+            rx, tx = diagram.blocks["rx"], diagram.blocks["tx"]
+            out = {"telemetry": rt.telemetry.as_dict() if rt.telemetry else None,
+                   "rx": rx.stats(), "tx": tx.stats(), "exit": code, "pid": os.getpid()}
+            with open(a.summary, "w") as f:
+                json.dump(out, f, indent=1, default=str)
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main())

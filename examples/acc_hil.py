@@ -1,0 +1,403 @@
+"""ACC controller in the loop: the ECU in its own process, the car in the real-time runner.
+
+::
+
+    plant process (RealTimeRunner, 8 ms frames)             ECU process (16 ms frames)
+    car + traffic + radar --tx_ego/tx_radar--> CAN --> rx --> ACCController --> tx
+    car <------------- rx_cmd (ACC_CMD) <----------- CAN <-----------------------+
+
+The plant is the offline cut-in loop of ``examples/acc_cut_in.py`` (the simple car of
+``acc_plant.py``, AB3 at 8 ms, the seed's cut-in, here at 10 s of a 30 s run) with the
+controller replaced by three CAN bridges; the controller runs in ``examples/acc_ecu.py``,
+a separate operating-system process that speaks only CAN (``udp_multicast`` between the
+processes, hop limit 0 so nothing leaves the host, or python-can's ``slcan`` on two ptys
+joined by :class:`hil.can.slcan_hub.SlcanHub`).
+
+Safe state: ``rx_cmd`` marks the command stale when no ``ACC_CMD`` arrived for
+:data:`CMD_STALE_S` (3 ECU cycles); the car then gets a closed throttle and the brake
+torque of :data:`SAFE_DECEL_M_S2` (a stand-in for "ACC off, driver warned": what a
+vehicle does on an ACC failure is the vehicle maker's choice).  Faults (``--fault``):
+
+``drop``     20 % of the received commands lost for 4 s (seeded)
+``delay``    commands held back 40 ms for 4 s
+``bus_off``  the plant's bus is off for 0.5 s (reads and writes fail; recovered after)
+``kill``     the ECU process is killed (SIGKILL) at 8 s
+
+Run ``python examples/acc_hil.py`` (``--interface slcan``, ``--fault kill``, ``--out``):
+it prints the real-time telemetry, the CAN counters and the cut-in acceptance, and writes
+``results.csv`` (streamed while running), ``telemetry.csv``, ``bus.asc`` (every frame on
+the plant's side of the wire), ``summary.json`` and ``acc_hil.png`` under ``--out``.
+``make demo`` runs it on the defaults.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from blocks.controllers import ACCSettings, check_iso15622
+from blocks.sources import Constant
+from blocks.vehicle.scenarios import cut_in_scenario
+from cosim import DiagramBuilder, Simulator
+from cosim.writers import CsvWriter
+
+try:  # imported as examples.acc_hil (tests)
+    from examples.acc_cut_in import recovery_time
+    from examples.acc_ecu import bus_options
+    from examples.acc_plant import (
+        CONTROL_PERIOD,
+        DT,
+        FINAL_DRIVE,
+        GEAR_RATIO,
+        IDLE_RAD_S,
+        PointMassCar,
+        build_loop,
+        demo_model,
+    )
+except ModuleNotFoundError:  # run as a script
+    from acc_cut_in import recovery_time
+    from acc_ecu import bus_options
+    from acc_plant import (
+        CONTROL_PERIOD,
+        DT,
+        FINAL_DRIVE,
+        GEAR_RATIO,
+        IDLE_RAD_S,
+        PointMassCar,
+        build_loop,
+        demo_model,
+    )
+
+HERE = Path(__file__).resolve().parent
+SPEED = 25.0
+CUT_IN_S = 10.0
+CUT_IN_GAP = 25.0
+T_END = 30.0
+#: The plant's frame: one AB3 step.
+PLANT_PERIOD = DT
+#: A command older than this is stale: 3 ECU cycles of 16 ms, plus one plant frame.
+CMD_STALE_S = 3 * CONTROL_PERIOD + DT
+#: Deceleration of the safe state [m/s^2].
+SAFE_DECEL_M_S2 = 2.0
+FAULTS = ("none", "drop", "delay", "bus_off", "kill")
+#: What the plant records (every 40 ms, as offline).
+RECORD = ["car.x", "car.v", "car.a", "radar.range", "radar.range_rate", "radar.valid",
+          "rx_cmd.throttle", "rx_cmd.brake_torque", "rx_cmd.ok"]
+HIL = {"period_s": PLANT_PERIOD, "duration_s": T_END, "overrun": "skip"}
+
+
+def scenario(cut_in_s: float = CUT_IN_S, t_end: float = T_END,
+             settings: ACCSettings | None = None):
+    st = settings or ACCSettings()
+    gap = st.standstill_gap_m + st.time_gap_s * SPEED
+    return cut_in_scenario(gap, speed_m_s=SPEED, cut_in_s=cut_in_s, cut_in_gap_m=CUT_IN_GAP,
+                           t_end_s=t_end)
+
+
+def safe_brake_nm(model: Any = None) -> float:
+    """Wheel brake torque that decelerates the car at :data:`SAFE_DECEL_M_S2`."""
+    m = model or demo_model()
+    return SAFE_DECEL_M_S2 * m.effective_mass(GEAR_RATIO * FINAL_DRIVE) * m.wheel_radius_m
+
+
+def cruise_throttle(model: Any = None, v: float = SPEED) -> float:
+    """Throttle of steady cruise at ``v`` (the command before the ECU's first frame)."""
+    m = model or demo_model()
+    n = GEAR_RATIO * FINAL_DRIVE
+    te = m.resistance(v) / (m.efficiency * n / m.wheel_radius_m)
+    return float(m.engine.throttle_for(te, max(v * n / m.wheel_radius_m, IDLE_RAD_S)))
+
+
+def plant_diagram(can: Any, db: Any, scen: Any = None):
+    """Car, traffic and radar; the controller is across the bus (module docstring)."""
+    from hil.bridges import CanReceive, CanTransmit
+    scen = scen or scenario()
+    model = demo_model()
+    b = DiagramBuilder("acc_hil_plant")
+    car = b.add(PointMassCar("car", model, v0_m_s=scen.ego_v0_m_s, x0_m=scen.ego_x0_m))
+    vset = b.add(Constant("set_speed", scen.set_speed_m_s, unit="m/s"))
+    radar = scen.add_to(b, car.x, car.v)["radar"]
+    ego = b.add(CanTransmit("tx_ego", can, db, "EGO", CONTROL_PERIOD, on_error="hold"))
+    trk = b.add(CanTransmit("tx_radar", can, db, "RADAR", CONTROL_PERIOD, on_error="hold"))
+    cmd = b.add(CanReceive("rx_cmd", can, db, "ACC_CMD", PLANT_PERIOD,
+                           stale_after_s=CMD_STALE_S, on_stale="safe",
+                           safe={"throttle": 0.0, "brake_torque": safe_brake_nm(model)},
+                           initial={"throttle": cruise_throttle(model), "brake_torque": 0.0},
+                           startup_s=0.5, on_error="hold"))
+    b.connect(car.v, ego.speed)
+    b.connect(vset.y, ego.set_speed)
+    b.connect(car.gear_ratio, ego.gear_ratio)
+    b.connect(car.engine_speed, ego.engine_speed)
+    b.connect(radar.range, trk.range)
+    b.connect(radar.range_rate, trk.range_rate)
+    b.connect(radar.valid, trk.target_valid)
+    b.connect(cmd.throttle, car.throttle)
+    b.connect(cmd.brake_torque, car.brake_torque)
+    return b.build()
+
+
+def build(io: Any):
+    """``cosim hil run`` entry: the plant on the interface ``can`` (start the ECU, e.g.
+    ``cosim hil run examples/acc_ecu.py``, on the same interface first)."""
+    from hil.can import ACC_DBC, CanDatabase
+    can = io.open("can", interface="virtual", channel="acc")
+    return Simulator(plant_diagram(can, CanDatabase(ACC_DBC)), solver="ab3", dt=DT,
+                     record=RECORD, record_every=5)
+
+
+# ------------------------------------------------------------------ figures
+def summary(res: Any, cut_in_s: float = CUT_IN_S, throttle: str = "rx_cmd.throttle",
+            brake: str = "rx_cmd.brake_torque") -> dict:
+    """Cut-in figures from the plant's own signals (the same for offline and HIL runs)."""
+    t, r, v, a = res.time, res["radar.range"], res["car.v"], res["car.a"]
+    pre = (t > cut_in_s - 5.0) & (t < cut_in_s)
+    after = t >= cut_in_s
+    gap0 = float(np.mean(r[pre]))
+    thr, brk = res[throttle], res[brake]
+    return {"gap_before_m": gap0, "min_gap_m": float(r[after].min()),
+            "min_speed_m_s": float(v[after].min()),
+            "recovery_2pct_s": recovery_time(t, r, gap0, cut_in_s, 0.02 * gap0),
+            "accel_range": (float(a.min()), float(a.max())),
+            "iso": check_iso15622(t, a, v),
+            "overlap_samples": int(np.count_nonzero((thr > 1e-9) & (brk > 1e-9)))}
+
+
+def acceptance(s: dict) -> dict[str, bool]:
+    """The cut-in acceptance of ``tests/system/test_acc_scenarios.py`` (the seed's
+    criteria): gap back within 2 % in 10 s, never closer than the cut-in gap less 1 m,
+    'slows a little', acceleration within [-2.5, 1] m/s^2, ISO 15622, no pedal overlap."""
+    lo, hi = s["accel_range"]
+    return {"recovered_within_10s": s["recovery_2pct_s"] < 10.0,
+            "min_gap_ok": s["min_gap_m"] >= CUT_IN_GAP - 1.0,
+            "slows_a_little": s["min_speed_m_s"] > 20.0,
+            "accel_within_limits": -2.5 <= lo and hi <= 1.0,
+            "iso15622": bool(s["iso"].ok),
+            "no_pedal_overlap": s["overlap_samples"] == 0}
+
+
+def offline(cut_in_s: float = CUT_IN_S, t_end: float = T_END) -> Any:
+    """The same scenario with the controller in the diagram (no bus): the reference."""
+    d = build_loop(scenario(cut_in_s, t_end))
+    rec = ["car.x", "car.v", "car.a", "radar.range", "acc.throttle", "acc.brake_torque"]
+    return Simulator(d, solver="ab3", dt=DT, record=rec, record_every=5).run(t_end)
+
+
+# ------------------------------------------------------------------ the run
+class EcuProcess:
+    """``examples/acc_ecu.py`` as a child process; ``start`` waits for its READY line."""
+
+    def __init__(self, interface: str, channel: str, summary: Path | None = None) -> None:
+        cmd = [sys.executable, str(HERE / "acc_ecu.py"), "--interface", interface,
+               "--channel", channel]
+        if summary is not None:
+            cmd += ["--summary", str(summary)]
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join(
+            [str(HERE.parent), os.environ.get("PYTHONPATH", "")])}
+        self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                     text=True, env=env)
+
+    def wait_ready(self, timeout: float = 30.0) -> None:
+        import select
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            r, _, _ = select.select([self.proc.stdout], [], [], 0.1)
+            if r:
+                line = self.proc.stdout.readline()
+                if line.strip() == "READY":
+                    return
+            if self.proc.poll() is not None:
+                break
+        err = self.proc.stderr.read() if self.proc.poll() is not None else ""
+        self.stop()
+        raise RuntimeError(f"the ECU process did not start (exit {self.proc.returncode}): "
+                           f"{err[-2000:]}")
+
+    def kill(self) -> None:
+        """SIGKILL, not waited for here (a plant frame must not block on it)."""
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGKILL)
+
+    def stop(self) -> int | None:
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.kill()
+        self.proc.wait(10)
+        return self.proc.returncode
+
+
+def faults_for(kind: str, on_at: float = 12.0, length: float = 4.0) -> list:
+    from hil.faults import Fault
+    if kind == "drop":
+        return [Fault("drop", on_at, on_at + length, direction="rx", probability=0.2)]
+    if kind == "delay":
+        return [Fault("delay", on_at, on_at + length, direction="rx", delay_s=0.04)]
+    if kind == "bus_off":
+        return [Fault("bus_off", on_at, on_at + 0.5)]
+    return []
+
+
+def run_hil(out: Path, *, interface: str = "udp_multicast", channel: str | None = None,
+            fault: str = "none", cut_in_s: float = CUT_IN_S, t_end: float = T_END,
+            kill_at: float = 8.0, plot: bool = True, runner_options: dict | None = None,
+            hub: Any = None) -> dict:
+    """Start the ECU, run the plant in real time, stop the ECU; returns the summary
+    (also written to ``out/summary.json``)."""
+    from hil import RealTimeRunner
+    from hil.can import ACC_DBC, CanBackend, CanDatabase, MessageLog
+    from hil.faults import FaultyBackend
+    if fault not in FAULTS:
+        raise ValueError(f"fault must be one of {', '.join(FAULTS)}, got {fault!r}")
+    out.mkdir(parents=True, exist_ok=True)
+    hub_owned = None
+    if interface == "udp_multicast":
+        rnd = random.Random()
+        ecu_ch = plant_ch = channel or f"239.{rnd.randint(1, 254)}.{rnd.randint(1, 254)}." \
+                                      f"{rnd.randint(1, 254)}"
+    elif interface == "slcan":
+        if hub is None:
+            from hil.can.slcan_hub import SlcanHub
+            hub = hub_owned = SlcanHub(2).start()
+        plant_ch, ecu_ch = hub.ports[0], hub.ports[1]
+    else:
+        raise ValueError(f"interface must be udp_multicast or slcan (two processes), got "
+                         f"{interface!r}")
+    db = CanDatabase(ACC_DBC)
+    ecu = EcuProcess(interface, ecu_ch, out / "ecu_summary.json")
+    wire = log = None
+    try:
+        ecu.wait_ready()
+        wire = CanBackend(interface, plant_ch, name="plant", timeout=0.0,
+                          **bus_options(interface, plant_ch)).open()
+        log = MessageLog(out / "bus.asc")
+        wire.add_tap(rx=log, tx=log.sent)
+        can = FaultyBackend(wire, faults_for(fault)).open() if fault != "none" else wire
+        diagram = plant_diagram(can, db, scenario(cut_in_s, t_end))
+        writer = CsvWriter(out / "results.csv", RECORD, every=5, chunk=25)
+        sim = Simulator(diagram, solver="ab3", dt=DT, record=RECORD, record_every=5,
+                        observers=[writer])
+        killed_at = None
+
+        def on_frame(rt: Any, k: int) -> None:
+            nonlocal killed_at
+            if fault == "kill" and killed_at is None and sim.ctx.time >= kill_at:
+                ecu.kill()
+                killed_at = sim.ctx.time
+
+        rt = RealTimeRunner(sim, period_s=PLANT_PERIOD, overrun="skip", on_frame=on_frame,
+                            **(runner_options or {}))
+        wall = time.perf_counter()
+        res = rt.run(t_end)
+        wall = time.perf_counter() - wall
+    finally:
+        ecu_code = ecu.stop()
+        if log is not None:
+            log.stop()
+        if wire is not None:
+            wire.close()
+        if hub_owned is not None:
+            hub_owned.stop()
+    rt.telemetry.write_csv(out / "telemetry.csv")
+    s = summary(res, cut_in_s)
+    blocks = diagram.blocks
+    cmd_ok = res["rx_cmd.ok"]
+    first = int(np.argmax(cmd_ok >= 0.5))  # before the ECU's first command: start-up
+    lost = first + np.flatnonzero(cmd_ok[first:] < 0.5)
+    result = {
+        "interface": interface, "fault": fault, "wall_s": wall, "t_end": t_end,
+        "ecu_exit": ecu_code, "killed_at_s": killed_at,
+        "telemetry": rt.telemetry.as_dict(),
+        "bridges": {n: blocks[n].stats() for n in ("rx_cmd", "tx_ego", "tx_radar")},
+        "backend": wire.counters.as_dict(),
+        "injected": getattr(can, "injected", {}),
+        "bus_log_frames": log.count,
+        "command_stale_s": [float(res.time[lost[0]]), float(res.time[lost[-1]])]
+        if lost.size else None,
+        "summary": {k: (v.__dict__ if hasattr(v, "__dict__") else v) for k, v in s.items()},
+        "acceptance": acceptance(s),
+    }
+    with open(out / "summary.json", "w") as f:
+        json.dump(result, f, indent=1, default=str)
+    if plot:
+        _plot(res, out / "acc_hil.png", cut_in_s)
+    result["results"] = res
+    result["telemetry_obj"] = rt.telemetry
+    return result
+
+
+def _plot(res: Any, path: Path, cut_in_s: float) -> None:
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return
+    t = res.time
+    fig, ax = plt.subplots(3, 1, sharex=True, figsize=(8, 7))
+    ax[0].plot(t, res["radar.range"], label="gap")
+    ax[0].axvline(cut_in_s, color="0.6", ls=":")
+    ax[0].set_ylabel("gap [m]")
+    ax[1].plot(t, res["car.v"], label="speed")
+    ax[1].set_ylabel("speed [m/s]")
+    ax[2].plot(t, res["rx_cmd.throttle"], label="throttle")
+    ax[2].plot(t, res["rx_cmd.brake_torque"] / 1000.0, label="brake [kN m]")
+    ax[2].plot(t, res["rx_cmd.ok"], label="command fresh", ls="--")
+    ax[2].set_xlabel("time [s]")
+    ax[2].legend(loc="best")
+    fig.suptitle("ACC controller in the loop over CAN (ECU process, plant in real time)")
+    fig.tight_layout()
+    fig.savefig(path, dpi=90)
+    plt.close(fig)
+
+
+def report(r: dict) -> None:
+    tel = r["telemetry_obj"]
+    print(f"ACC in the loop over {r['interface']} (fault: {r['fault']}): {r['t_end']:g} s "
+          f"in {r['wall_s']:.2f} s wall")
+    print("  " + tel.summary().replace("\n", "\n  "))
+    b = r["bridges"]
+    print(f"  CAN: ACC_CMD received {b['rx_cmd']['received']['ACC_CMD']}, stale episodes "
+          f"{b['rx_cmd']['stale_events']['ACC_CMD']}; EGO sent {b['tx_ego']['sent']}, RADAR "
+          f"sent {b['tx_radar']['sent']}; bus log {r['bus_log_frames']} frames")
+    if r["injected"]:
+        print(f"  injected: {r['injected']}")
+    if r["command_stale_s"]:
+        a, z = r["command_stale_s"]
+        print(f"  commands stale (safe state) between {a:.2f} s and {z:.2f} s")
+    s = r["summary"]
+    print(f"  gap min {s['min_gap_m']:.2f} m, back within 2 % after {s['recovery_2pct_s']:.2f} "
+          f"s; speed min {s['min_speed_m_s']:.2f} m/s; accel [{s['accel_range'][0]:.2f}, "
+          f"{s['accel_range'][1]:.2f}] m/s^2")
+    acc = r["acceptance"]
+    print("  acceptance: " + ", ".join(f"{k} {'ok' if v else 'FAIL'}" for k, v in acc.items()))
+
+
+def main(argv: list[str] | None = None) -> dict:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--interface", default="udp_multicast", choices=["udp_multicast", "slcan"])
+    ap.add_argument("--fault", default="none", choices=FAULTS)
+    ap.add_argument("--t-end", type=float, default=T_END)
+    ap.add_argument("--out", default="out/acc_hil")
+    a = ap.parse_args(argv)
+    r = run_hil(Path(a.out), interface=a.interface, fault=a.fault, t_end=a.t_end)
+    report(r)
+    print(f"results, telemetry, bus log, summary and plot in {a.out}/")
+    return r
+
+
+if __name__ == "__main__":
+    main()
+    sys.exit(0)
+
