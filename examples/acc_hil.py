@@ -283,11 +283,14 @@ def run_hil(out: Path, *, interface: str = "udp_multicast", channel: str | None 
                           **bus_options(interface, plant_ch)).open()
         log = MessageLog(out / "bus.asc")
         wire.add_tap(rx=log, tx=log.sent)
-        can = FaultyBackend(wire, faults_for(fault)).open() if fault != "none" else wire
+        sim_box: list = []  # fault windows on the simulation's clock (= wall, paced)
+        can = (FaultyBackend(wire, faults_for(fault), clock=lambda: sim_box[0].ctx.time)
+               .open() if fault != "none" else wire)
         diagram = plant_diagram(can, db, scenario(cut_in_s, t_end))
         writer = CsvWriter(out / "results.csv", RECORD, every=5, chunk=25)
         sim = Simulator(diagram, solver="ab3", dt=DT, record=RECORD, record_every=5,
                         observers=[writer])
+        sim_box.append(sim)
         killed_at = None
 
         def on_frame(rt: Any, k: int) -> None:

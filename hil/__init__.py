@@ -1,32 +1,36 @@
-"""Hardware-in-the-loop: the real-time runner, I/O backends and their virtual twins.
+"""Hardware-in-the-loop: the real-time runner, I/O backends, bridge blocks, their virtual twins.
 
-Built so far (issue 8, first foundations):
+=========================  ==========================================================
+module                     contents
+=========================  ==========================================================
+:mod:`hil.runner`          :class:`RealTimeRunner` (absolute deadlines, sleep/spin
+                           pacing, overrun policies, SCHED_FIFO/affinity/gc/timer
+                           slack, per-frame telemetry, live parameter changes, stop)
+:mod:`hil.backend`         the abstract :class:`Backend` (python-can style template
+                           methods, reconnects, reader threads, taps),
+                           :class:`ErrorSink` for background errors
+:mod:`hil.registry`        :func:`create_backend` by name, lazily, plus the
+                           entry-point group ``cosim.hil_backends``
+:mod:`hil.errors`          the :class:`HILError` family
+:mod:`hil.can`             python-can backend, DBC signals (cantools), cyclic sending,
+                           staleness, logging and replay, an SLCAN pty hub
+:mod:`hil.serial`          framing (COBS, SLIP, lines, layouts), CRCs, the pyserial
+                           backend, a pty device emulator with a baud-rate model
+:mod:`hil.daq`             the DAQ device abstraction, a deterministic simulated
+                           device, Modbus TCP, OPC UA and NI-DAQmx devices
+:mod:`hil.bridges`         CAN, serial and DAQ bridge blocks: typed ports, injected
+                           backend, staleness and error policies
+:mod:`hil.faults`          :class:`~hil.faults.FaultyBackend`: dropped and delayed
+                           frames, bus-off
+:mod:`hil.shadow`          shadow-model mode: residuals and fault flags of a model
+                           run beside a machine (recorded or streamed)
+:mod:`hil.cli`             ``cosim hil run FILE.py`` and ``cosim replay LOG``
+=========================  ==========================================================
 
-* :mod:`hil.backend`: the abstract :class:`Backend` (python-can style template
-  methods: ``read``/``write`` do timeouts, logging, error translation and
-  reconnects; subclasses implement ``_open``/``_close``/``_read_internal``/
-  ``_write``), :class:`BackendState`, :class:`Counters`, and the
-  :class:`ErrorSink` through which background threads hand their exceptions to
-  ``check()``.
-* :mod:`hil.registry`: :func:`create_backend` by name, lazily, plus the
-  entry-point group ``cosim.hil_backends``.
-* :mod:`hil.errors`: the :class:`HILError` family.
-* :mod:`hil.serial`: framing (COBS, SLIP, lines, fixed layouts), CRCs, the
-  pyserial backend and a pty device emulator with a baud-rate model.
-* :mod:`hil.can`: python-can backend, DBC signals through cantools, cyclic sending,
-  staleness, logging and replay.
-* :mod:`hil.daq`: the DAQ device abstraction (:class:`~hil.daq.ChannelSpec`,
-  :class:`~hil.daq.DaqDevice`) and a deterministic simulated device (``"daq-sim"``).
-* :mod:`hil.runner`: :class:`RealTimeRunner` (absolute deadlines, sleep/spin pacing,
-  overrun policies, SCHED_FIFO/affinity/gc/timer slack, per-frame telemetry, live
-  parameter changes) and the clocks.
-
-Importing :mod:`hil` imports no driver: pyserial (and later python-can) are
-imported when a backend is opened.  They come with the ``hil`` extra:
-``pip install 'cosim[hil]'``.
-
-Not built yet: Modbus/OPC UA/NI-DAQmx devices, bridges to diagram ports, shadow-model
-mode, the ``cosim hil`` commands.
+Importing :mod:`hil` imports no driver: pyserial, python-can, cantools, pymodbus,
+asyncua and nidaqmx are imported when a backend is opened.  They come with the
+``hil`` extra (``pip install 'cosim[hil]'``; NI-DAQmx: ``cosim[nidaq]`` plus NI's
+driver).
 """
 
 from .backend import Backend, BackendState, Counters, ErrorSink, WorkerThread
