@@ -11,6 +11,8 @@ module                     contents
                            periods), :class:`SignalCache` (staleness)
 :mod:`hil.can.log`         :class:`MessageLog` (``can.Logger``), :func:`read_log`,
                            :func:`replay`
+:mod:`hil.can.slcan_hub`   :class:`SlcanHub`: SLCAN adapters on ptys joined into one
+                           emulated bus (python-can's ``slcan`` between processes)
 =========================  ====================================================
 
 Importing this package imports neither python-can nor cantools.
@@ -20,6 +22,8 @@ from .backend import CanBackend
 from .cyclic import CyclicSender, SignalCache, StaleSignal
 from .dbc import ACC_DBC, CanDatabase, SignalInfo, UnknownName
 from .log import MessageLog, read_log, replay
+from .slcan_hub import SlcanHub
 
 __all__ = ["CanBackend", "CanDatabase", "SignalInfo", "UnknownName", "ACC_DBC",
-           "CyclicSender", "SignalCache", "StaleSignal", "MessageLog", "read_log", "replay"]
+           "CyclicSender", "SignalCache", "StaleSignal", "MessageLog", "read_log", "replay",
+           "SlcanHub"]

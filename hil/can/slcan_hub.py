@@ -1,0 +1,742 @@
+"""A software CAN bus of SLCAN (Lawicel ASCII) adapters on ptys.
+
+:class:`SlcanHub` creates ``n_ports`` pseudo-terminal pairs.  The slave end of
+each is a real tty (:attr:`SlcanHub.ports`) that a client opens exactly as it
+would open a USB-serial CAN adapter, e.g. with python-can's own ``slcan``
+interface::
+
+    with SlcanHub(2) as hub:
+        ecu = can.Bus(interface="slcan", channel=hub.ports[0], bitrate=500000,
+                      sleep_after_open=0)
+        plant = can.Bus(interface="slcan", channel=hub.ports[1], bitrate=500000,
+                        sleep_after_open=0)
+
+One hub thread sits on the master ends: it emulates one SLCAN adapter per pty
+and joins the adapters into one CAN bus.  A frame transmitted through one
+adapter is received by every *other* adapter that is open (a CAN controller
+does not receive its own frames).  The clients may live in different
+processes: that is what the hub is for (an ECU process against a plant over
+"slcan", no hardware, no socat, no vcan).
+
+(python-can's ``slcan`` sleeps ``sleep_after_open`` = 2 s after opening the
+port, for USB adapters that reset; pass ``sleep_after_open=0`` for the hub.)
+
+Commands (one line each, terminated by ``\\r``; ``\\a`` is BELL = error)
+----------------------------------------------------------------------
+
+=================  ===========================================  ===================
+command            meaning                                      reply
+=================  ===========================================  ===================
+``S0``..``S9``     nominal bitrate 10k 20k 50k 100k 125k 250k   ``\\r``; ``\\a`` if
+                   500k 750k 1M 83.3k (python-can's table)      the port is open
+``sXXYY``          bitrate from SJA1000 BTR0/BTR1 at 8 MHz      as ``S``
+``Y1``..``Y8``     CAN FD data bitrate in Mbit/s (CANable 2)    as ``S``
+``O``              open (normal mode)                           ``\\r``
+``L``              open listen-only: receives, cannot transmit  ``\\r``
+``C``              close                                        ``\\r``
+``V``              hardware/software version                    ``V1013\\r``
+``v``              firmware version (detail)                    ``vSTM32\\r``
+``N``              serial number of port ``k``                  ``NHUB<k>\\r``
+``F``              status flags (bit 3: RX overrun), then clear ``F<hex2>\\r``
+``Z0`` / ``Z1``    timestamps off/on: with ``Z1`` every frame   ``\\r``
+                   delivered to this port carries 4 hex digits
+                   of milliseconds (0..59999, wraps), Lawicel
+``M``/``m`` XXXX   acceptance code/mask (ignored: no filters)   ``\\r``
+``X``/``W``/``Q``  auto-poll, filter mode, auto-start (ignored) ``\\r``
+``U``n             UART baud rate (ignored: a pty has none)     ``\\r``
+``tIIILDD..``      standard data frame, DLC 0..8                ``z\\r``
+``TIIIIIIIILDD..`` extended data frame                          ``Z\\r``
+``rIIIL``          standard remote frame                        ``z\\r``
+``RIIIIIIIIL``     extended remote frame                        ``Z\\r``
+``d``/``b``        CAN FD standard frame, without/with bitrate  ``z\\r``
+                   switch; DLC is one hex digit 0..F (0..64 B)
+``D``/``B``        CAN FD extended frame, without/with BRS      ``Z\\r``
+(empty line)       ignored (python-can sends one when it sets   (nothing)
+                   no FD data bitrate)
+anything else      unknown/malformed                            ``\\a``
+=================  ===========================================  ===================
+
+A frame command is refused with ``\\a`` when the port is closed or
+listen-only, or when it is malformed (non-hex digits, id out of range, DLC
+out of range, wrong length).  The hub delivers frames in a normalised form
+(upper-case hex), so the receiver parses exactly what the sender meant.
+python-can's ``slcan`` sends all of ``t T r R d D b B`` (FD with
+``BitTimingFd`` / ``is_fd=True``) and parses all of them on receive; it never
+waits for the ``z``/``Z`` acks (it reads them as lines that are no frame).
+``O``/``L``/``C`` are idempotent (python-can sends ``C`` before configuring a
+closed port and ``O`` twice); an ``open -> closed`` transition discards what
+the port still had buffered for its client (the RX FIFO of a real adapter, and
+the pty's input queue), so a client that died without closing does not leave
+stale frames to the next one.
+
+Bus model
+---------
+``bitrate_model=False`` (default): a frame is delivered to the other ports as
+soon as the hub has read its line, in the order read; no timing is modelled
+(a pty moves a line in ~0.1 ms).
+
+``bitrate_model=True``: the hub models the wire.  Each port has a transmit
+FIFO; the bus carries one frame at a time.  When the bus falls idle, the
+heads of the FIFOs that are waiting compete and the lowest arbitration field
+wins (standard before extended with the same 11-bit base id, data before
+remote), as CAN arbitration does; the frame occupies the bus for
+``frame_time`` and is delivered to the receivers when it ends (absolute
+deadlines, no drift; the ``select`` timeout is the time to the end of the
+frame on the wire).  :func:`frame_bits` counts the bits exactly for classic
+frames::
+
+    bits = len(SOF .. CRC) + stuff_bits(SOF .. CRC) + 13
+    # 13 = CRC delimiter 1 + ACK slot 1 + ACK delimiter 1 + EOF 7 + IFS 3
+    # standard: SOF 1 + ID 11 + RTR 1 + IDE 1 + r0 1 + DLC 4 + 8*n data + CRC-15
+    #   -> 47 + 8*n + stuffing (111..135 bits for 8 bytes)
+    # extended: adds SRR 1 + IDE 1 + ID-B 18 + r1 1  -> 67 + 8*n + stuffing
+
+where the stuff bits are counted on the real bit pattern (the CRC-15 is
+computed), so the time is that of the actual frame.  CAN FD frames: the same
+dynamic stuffing over SOF .. data, then stuff count 4 + CRC-17/21 + 6/7 fixed
+stuff bits + CRC delimiter; with BRS the part after the BRS bit up to the CRC
+delimiter runs at the data bitrate, the rest at the nominal one (the
+sample-point position of the switch is ignored).  The frame time uses the
+sender's bitrates.  Delivery is late by the thread's scheduling latency
+(under load), never early.
+
+A receiver whose nominal bitrate differs from the sender's by more than 1%
+does not get the frame (on a wire it would see garbage), it counts an error;
+``check_bitrate=False`` turns this off.
+
+Fault hooks
+-----------
+:meth:`SlcanHub.drop_next` drops the next ``n`` frames on the bus (nobody
+receives them; :attr:`SlcanHub.dropped` counts them).
+:meth:`SlcanHub.disconnect` closes port ``k``'s master side like a USB adapter
+pulled out: the client's tty hangs up.  python-can 4.6.1's ``slcan`` then
+raises ``can.CanOperationError`` (a ``can.CanError``) from ``recv()``
+("Could not read from serial device", caused by ``OSError(5, 'Input/output
+error')``), from ``send()`` ("Could not write to serial device", caused by
+pyserial's ``SerialException('write failed: [Errno 5] Input/output error')``)
+and from ``shutdown()`` (its ``C`` cannot be written; the serial port is left
+open, so catch it and let the process exit).  A disconnected port stays dead
+until the hub is restarted.
+
+Limitations
+-----------
+* No error frames, no error counters, no error-passive/bus-off; ``F`` only
+  reports the RX overrun flag.  No ACK check: a frame sent while no other port
+  is open is "transmitted" to nobody (a real controller would retry for ever
+  and go error-passive).
+* No acceptance filters (``M``/``m``/``W`` are accepted and ignored), no
+  polling mode (``P``/``A`` answer BELL: auto-poll is always on).
+* Arbitration (lowest id first) is modelled only with ``bitrate_model=True``;
+  without it frames go out in the order the hub reads them.
+* Frames accepted for transmission are sent even if the port is closed
+  afterwards (a real adapter may abort them).
+* What the hub has to deliver to a port whose client does not read is
+  buffered (pty buffer plus ``max_buffer`` bytes); beyond that the frames are
+  dropped for that port (``counters[k].dropped``, overrun flag in ``F``).
+* The hub keeps every slave fd open itself, so it cannot see a client
+  closing the tty; a client that dies without ``C`` leaves its port open.
+* POSIX only (``os.openpty``, ``termios``).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import select
+import string
+import termios
+import threading
+import time
+import tty
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..backend import Counters, ErrorSink, WorkerThread
+from ..errors import BackendError
+
+__all__ = ["SlcanHub", "Frame", "parse_frame", "frame_bits", "frame_time", "BITRATES"]
+
+log = logging.getLogger("hil.can.slcan_hub")
+
+#: ``S<n>`` -> nominal bitrate (python-can's table, Lawicel S0..S8 plus S9 = 83.3k).
+BITRATES = {0: 10_000, 1: 20_000, 2: 50_000, 3: 100_000, 4: 125_000, 5: 250_000,
+            6: 500_000, 7: 750_000, 8: 1_000_000, 9: 83_300}
+FD_LENGTHS = (0, 1, 2, 3, 4, 5, 6, 7, 8, 12, 16, 20, 24, 32, 48, 64)
+_HEX = frozenset(string.hexdigits)
+_OK, _BELL = b"\r", b"\a"
+_MAX_LINE = 200  # longest valid line: "B" + 8 + 1 + 128 = 138 characters
+
+
+# ---------------------------------------------------------------- frames
+@dataclass(frozen=True)
+class Frame:
+    """One parsed SLCAN frame command."""
+
+    kind: str  # t T r R d D b B
+    can_id: int
+    dlc: int  # the DLC code (0..8 classic, 0..15 FD)
+    data: bytes
+
+    @property
+    def extended(self) -> bool:
+        return self.kind in "TRDB"
+
+    @property
+    def remote(self) -> bool:
+        return self.kind in "rR"
+
+    @property
+    def fd(self) -> bool:
+        return self.kind in "dDbB"
+
+    @property
+    def brs(self) -> bool:
+        return self.kind in "bB"
+
+    @property
+    def line(self) -> str:
+        """The normalised SLCAN line (without ``\\r``)."""
+        ident = f"{self.can_id:08X}" if self.extended else f"{self.can_id:03X}"
+        return f"{self.kind}{ident}{self.dlc:X}{self.data.hex().upper()}"
+
+    @property
+    def priority(self) -> tuple[int, int, int, int, int]:
+        """Sort key of the arbitration field: lower wins the bus."""
+        rtr = int(self.remote)
+        if self.extended:  # base id, SRR (recessive), IDE (recessive), ID-B, RTR
+            return (self.can_id >> 18, 1, 1, self.can_id & 0x3FFFF, rtr)
+        return (self.can_id, rtr, 0, 0, 0)
+
+
+def parse_frame(line: str) -> Frame | None:
+    """Parse a frame command ``tIIIL..`` etc.; ``None`` if malformed."""
+    if not line or line[0] not in "tTrRdDbB":
+        return None
+    kind = line[0]
+    nid = 8 if kind in "TRDB" else 3
+    head = line[1:nid + 2]
+    if len(head) != nid + 1 or not _HEX.issuperset(line[1:]):
+        return None
+    can_id = int(line[1:nid + 1], 16)
+    if can_id > (0x1FFFFFFF if nid == 8 else 0x7FF):
+        return None
+    dlc = int(line[nid + 1], 16)
+    rest = line[nid + 2:]
+    if kind in "rR":
+        if dlc > 8 or rest:
+            return None
+        return Frame(kind, can_id, dlc, b"")
+    if kind in "tT":
+        if dlc > 8:
+            return None
+        n = dlc
+    else:
+        n = FD_LENGTHS[dlc]
+    if len(rest) != 2 * n:
+        return None
+    return Frame(kind, can_id, dlc, bytes.fromhex(rest))
+
+
+# ------------------------------------------------------------ bit timing
+def _bits(value: int, width: int) -> list[int]:
+    return [(value >> i) & 1 for i in range(width - 1, -1, -1)]
+
+
+def _crc15(bits: list[int]) -> int:
+    crc = 0
+    for b in bits:
+        nxt = b ^ ((crc >> 14) & 1)
+        crc = (crc << 1) & 0x7FFF
+        if nxt:
+            crc ^= 0x4599
+    return crc
+
+
+def _stuff_positions(bits: list[int]) -> list[int]:
+    """Indices (into ``bits``) after which a stuff bit is inserted (5 equal bits)."""
+    out: list[int] = []
+    last, run = -1, 0
+    for i, b in enumerate(bits):
+        if b == last:
+            run += 1
+        else:
+            last, run = b, 1
+        if run == 5:
+            out.append(i)
+            last, run = 1 - b, 1  # the stuff bit starts a new run
+    return out
+
+
+def frame_bits(frame: Frame | str) -> tuple[int, int]:
+    """Bits of one frame on the wire: ``(nominal_bits, data_phase_bits)``.
+
+    Classic frames are counted exactly (real CRC-15 and stuffing); CAN FD as
+    described in the module docstring.  Includes the 3-bit interframe space.
+    """
+    f = parse_frame(frame) if isinstance(frame, str) else frame
+    if f is None:
+        raise ValueError(f"not an SLCAN frame: {frame!r}")
+    data = [b for byte in f.data for b in _bits(byte, 8)]
+    if f.extended:
+        ident = _bits(f.can_id >> 18, 11) + [1, 1] + _bits(f.can_id & 0x3FFFF, 18)
+    else:
+        ident = _bits(f.can_id, 11)
+    if not f.fd:
+        ctrl = [int(f.remote), 0, 0]  # standard: RTR, IDE, r0; extended: RTR, r1, r0
+        body = [0] + ident + ctrl + _bits(f.dlc, 4) + data
+        body += _bits(_crc15(body), 15)
+        return len(body) + len(_stuff_positions(body)) + 13, 0
+    arb = [0] + ident + [0, 1, 0, int(f.brs)]  # SOF, id, RRS, FDF, res, BRS
+    body = arb + [0] + _bits(f.dlc, 4) + data  # ESI, DLC, data
+    stuffs = _stuff_positions(body)
+    crc_part = 4 + (17 if len(f.data) <= 16 else 21) + (6 if len(f.data) <= 16 else 7) + 1
+    if not f.brs:
+        return len(body) + len(stuffs) + crc_part + 12, 0
+    split = len(arb)
+    nominal = split + sum(1 for i in stuffs if i < split) + 12  # + ACK, delim, EOF, IFS
+    fast = len(body) - split + sum(1 for i in stuffs if i >= split) + crc_part
+    return nominal, fast
+
+
+def frame_time(frame: Frame | str, bitrate: float, data_bitrate: float | None = None) -> float:
+    """Seconds one frame occupies the bus (see :func:`frame_bits`)."""
+    nominal, fast = frame_bits(frame)
+    return nominal / bitrate + (fast / (data_bitrate or bitrate) if fast else 0.0)
+
+
+def btr_bitrate(btr0: int, btr1: int, f_clock: float = 8e6) -> float:
+    """Bitrate of SJA1000 BTR0/BTR1 at ``f_clock`` (python-can's ``s`` convention)."""
+    brp = (btr0 & 0x3F) + 1
+    tseg1 = (btr1 & 0x0F) + 1
+    tseg2 = ((btr1 >> 4) & 0x07) + 1
+    return f_clock / (brp * (1 + tseg1 + tseg2))
+
+
+# ------------------------------------------------------------------ ports
+@dataclass(eq=False)
+class _Port:
+    index: int
+    master: int
+    slave: int
+    path: str
+    bitrate: float
+    data_bitrate: float
+    inbuf: bytearray = field(default_factory=bytearray)
+    out: bytearray = field(default_factory=bytearray)
+    is_open: bool = False
+    listen_only: bool = False
+    timestamps: bool = False
+    overrun: bool = False
+    disconnected: bool = False
+    txq: deque[tuple[float, int, Frame]] = field(default_factory=deque)
+    counters: Counters = field(default_factory=Counters)
+
+
+class _Bus:
+    """The wire model of ``bitrate_model=True``: per-port FIFOs, arbitration by
+    priority when the bus falls idle, one frame at a time.  Pure (no I/O, the
+    time is passed in) so it can be tested on its own."""
+
+    def __init__(self) -> None:
+        self.queues: dict[int, deque[tuple[float, int, Frame, float]]] = {}
+        self.current: tuple[float, int, Frame] | None = None  # (end, src, frame)
+        self.free_at = 0.0
+        self._seq = 0
+
+    def submit(self, t: float, src: int, frame: Frame, duration: float) -> None:
+        self._seq += 1
+        self.queues.setdefault(src, deque()).append((t, self._seq, frame, duration))
+
+    def pending(self) -> int:
+        return sum(len(q) for q in self.queues.values()) + (self.current is not None)
+
+    def next_deadline(self) -> float | None:
+        return None if self.current is None else self.current[0]
+
+    def due(self, now: float) -> list[tuple[int, Frame]]:
+        """Advance to ``now``: the frames whose transmission ended, in bus order."""
+        out: list[tuple[int, Frame]] = []
+        while True:
+            if self.current is not None:
+                end, src, frame = self.current
+                if now < end:
+                    return out
+                out.append((src, frame))
+                self.current, self.free_at = None, end
+            heads = [(src, q[0]) for src, q in self.queues.items() if q]
+            if not heads:
+                return out
+            start = max(self.free_at, min(h[0] for _, h in heads))
+            cands = [(h[2].priority, h[1], src) for src, h in heads if h[0] <= start]
+            _, _, src = min(cands)
+            _, _, frame, duration = self.queues[src].popleft()
+            self.current = (start + duration, src, frame)
+
+
+# -------------------------------------------------------------------- hub
+class SlcanHub:
+    """A CAN bus of emulated SLCAN adapters, one per pty (see the module docstring).
+
+    Parameters
+    ----------
+    n_ports : int
+        Number of adapters (ptys), at least 1.
+    bitrate_model : bool
+        Model the frame time on the wire, one frame at a time, arbitration.
+    name : str
+        For messages and the thread name.
+    default_bitrate : int
+        Nominal bitrate of a port before any ``S``/``s`` command.
+    default_data_bitrate : int
+        CAN FD data bitrate before any ``Y`` command.
+    check_bitrate : bool
+        Do not deliver to ports whose nominal bitrate differs from the sender's.
+    max_buffer : int
+        Bytes the hub buffers per port beyond the pty's own buffer while the
+        client does not read; frames beyond are dropped (overrun).
+    """
+
+    VERSION = "V1013"
+    DETAIL = "vSTM32"
+
+    def __init__(self, n_ports: int = 2, *, bitrate_model: bool = False,
+                 name: str = "slcan-hub", default_bitrate: int = 500_000,
+                 default_data_bitrate: int = 2_000_000, check_bitrate: bool = True,
+                 max_buffer: int = 256 * 1024) -> None:
+        if n_ports < 1:
+            raise ValueError(f"slcan hub {name!r}: n_ports must be >= 1, got {n_ports}")
+        self.n_ports = n_ports
+        self.bitrate_model = bitrate_model
+        self.name = name
+        self.default_bitrate = default_bitrate
+        self.default_data_bitrate = default_data_bitrate
+        self.check_bitrate = check_bitrate
+        self.max_buffer = max_buffer
+        self.errors = ErrorSink()
+        self.dropped = 0  # frames dropped by drop_next()
+        self.frames = 0  # frames that went over the bus (delivered or dropped)
+        self._ports: list[_Port] = []
+        self._bus = _Bus()
+        self._cond = threading.Condition()
+        self._drop = 0
+        self._calls: deque[tuple[Callable[[], Any], threading.Event]] = deque()
+        self._wake_r, self._wake_w = -1, -1
+        self._thread: WorkerThread | None = None
+
+    # ------------------------------------------------------------- lifecycle
+    def start(self) -> SlcanHub:
+        if self._thread is not None:
+            return self
+        self._wake_r, self._wake_w = os.pipe()
+        os.set_blocking(self._wake_r, False)
+        self._bus = _Bus()
+        self._ports = []
+        for k in range(self.n_ports):
+            master, slave = os.openpty()
+            tty.setraw(slave)  # no echo, no line discipline: '\r' stays '\r'
+            os.set_blocking(master, False)
+            self._ports.append(_Port(k, master, slave, os.ttyname(slave),
+                                     self.default_bitrate, self.default_data_bitrate))
+        self._thread = WorkerThread(f"{self.name}", self._step, self.errors)
+        self._thread.start()
+        log.info("slcan hub %r: %d ports %s", self.name, self.n_ports, self.ports)
+        return self
+
+    def stop(self) -> None:
+        if self._thread is None:
+            return
+        self._thread.stop_event.set()
+        self._wake()
+        self._thread.stop(timeout=2.0)
+        self._thread = None
+        for p in self._ports:
+            for fd in (p.master, p.slave):
+                if fd >= 0:
+                    os.close(fd)
+            p.master = p.slave = -1
+        for fd in (self._wake_r, self._wake_w):
+            os.close(fd)
+        self._wake_r = self._wake_w = -1
+        with self._cond:
+            self._cond.notify_all()
+
+    def __enter__(self) -> SlcanHub:
+        return self.start()
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.stop()
+
+    def check(self) -> None:
+        """Re-raise the first exception of the hub thread."""
+        self.errors.check()
+
+    @property
+    def running(self) -> bool:
+        return self._thread is not None
+
+    @property
+    def ports(self) -> list[str]:
+        """Device paths (``/dev/pts/N``) the clients open, one per adapter."""
+        if not self._ports:
+            raise BackendError(f"slcan hub {self.name!r}: not started; call start() first")
+        return [p.path for p in self._ports]
+
+    @property
+    def counters(self) -> list[Counters]:
+        """Per port: ``frames_in`` sent by the client onto the bus, ``frames_out``
+        delivered to it, ``errors`` (BELLs and bitrate mismatches),
+        ``frame_errors`` (malformed frame commands), ``dropped`` (overrun)."""
+        return [p.counters for p in self._ports]
+
+    def state(self, k: int) -> dict[str, Any]:
+        """Adapter state of port ``k`` (open, listen_only, bitrate, ...)."""
+        p = self._ports[k]
+        return {"open": p.is_open, "listen_only": p.listen_only, "bitrate": p.bitrate,
+                "data_bitrate": p.data_bitrate, "timestamps": p.timestamps,
+                "disconnected": p.disconnected, "path": p.path}
+
+    def wait_open(self, k: int, timeout: float = 5.0) -> bool:
+        """Block until port ``k``'s client has opened the adapter (``O`` or ``L``)."""
+        with self._cond:
+            return self._cond.wait_for(lambda: self._ports[k].is_open, timeout)
+
+    def wait_idle(self, timeout: float = 5.0) -> bool:
+        """Block until nothing is waiting for the bus or for a client's pty."""
+        with self._cond:
+            return self._cond.wait_for(
+                lambda: not self._bus.pending() and not any(p.out for p in self._ports),
+                timeout)
+
+    # ----------------------------------------------------------- fault hooks
+    def drop_next(self, n: int = 1) -> None:
+        """Drop the next ``n`` frames on the bus (no port receives them)."""
+        with self._cond:
+            self._drop += n
+
+    def disconnect(self, k: int, timeout: float = 2.0) -> None:
+        """Close port ``k``'s master side: its client's tty hangs up (EIO)."""
+        self._call(lambda: self._disconnect(k), timeout)
+
+    def _disconnect(self, k: int) -> None:
+        p = self._ports[k]
+        if p.disconnected:
+            return
+        p.disconnected, p.is_open = True, False
+        p.out.clear()
+        os.close(p.master)
+        p.master = -1
+        # Wait (on our own slave fd) until the hangup is visible to the client.
+        hup = select.poll()
+        hup.register(p.slave, select.POLLHUP)
+        hup.poll(500)
+        os.close(p.slave)
+        p.slave = -1
+        p.counters.disconnects += 1
+        log.info("slcan hub %r: port %d disconnected", self.name, k)
+
+    def _call(self, fn: Callable[[], Any], timeout: float) -> None:
+        if self._thread is None or not self._thread.is_alive():
+            fn()
+            return
+        done = threading.Event()
+        with self._cond:
+            self._calls.append((fn, done))
+        self._wake()
+        if not done.wait(timeout):
+            raise BackendError(f"slcan hub {self.name!r}: hub thread did not answer")
+
+    def _wake(self) -> None:
+        if self._wake_w >= 0:
+            try:
+                os.write(self._wake_w, b"!")
+            except OSError:
+                pass
+
+    # ------------------------------------------------------------ the thread
+    def _step(self) -> None:
+        live = [p for p in self._ports if p.master >= 0]
+        rlist = [p.master for p in live] + [self._wake_r]
+        wlist = [p.master for p in live if p.out]
+        timeout = 0.05
+        deadline = self._bus.next_deadline()
+        if deadline is not None:
+            timeout = min(timeout, max(0.0, deadline - time.perf_counter()))
+        ready_r, ready_w, _ = select.select(rlist, wlist, [], timeout)
+        if self._wake_r in ready_r:
+            try:
+                os.read(self._wake_r, 4096)
+            except BlockingIOError:
+                pass
+            self._run_calls()
+        for p in live:
+            if p.master >= 0 and p.master in ready_r:
+                self._read_port(p)
+        if self.bitrate_model:
+            for src, frame in self._bus.due(time.perf_counter()):
+                self._deliver(self._ports[src], frame)
+        for p in self._ports:
+            if p.out and p.master >= 0:
+                self._flush(p)
+        with self._cond:
+            self._cond.notify_all()
+
+    def _run_calls(self) -> None:
+        while True:
+            with self._cond:
+                if not self._calls:
+                    return
+                fn, done = self._calls.popleft()
+            try:
+                fn()
+            finally:
+                done.set()
+
+    def _read_port(self, p: _Port) -> None:
+        try:
+            data = os.read(p.master, 4096)
+        except (BlockingIOError, InterruptedError):
+            return
+        except OSError:  # EIO: cannot happen while we hold the slave; be safe
+            return
+        p.counters.bytes_in += len(data)
+        p.inbuf += data
+        while True:
+            j = p.inbuf.find(b"\r")
+            if j < 0:
+                break
+            line = bytes(p.inbuf[:j])
+            del p.inbuf[:j + 1]
+            self._command(p, line.lstrip(b"\n"))  # tolerate "\r\n" line ends
+        if len(p.inbuf) > _MAX_LINE:
+            p.inbuf.clear()
+            self._error(p, "line too long")
+
+    def _reply(self, p: _Port, data: bytes) -> None:
+        p.out += data
+
+    def _error(self, p: _Port, why: str, frame_error: bool = False) -> None:
+        p.counters.errors += 1
+        if frame_error:
+            p.counters.frame_errors += 1
+        log.debug("slcan hub %r port %d: BELL (%s)", self.name, p.index, why)
+        self._reply(p, _BELL)
+
+    def _command(self, p: _Port, raw: bytes) -> None:
+        try:
+            line = raw.decode("ascii")
+        except UnicodeDecodeError:
+            self._error(p, f"not ASCII: {raw!r}")
+            return
+        if not line:
+            return
+        c, arg = line[0], line[1:]
+        if c in "tTrRdDbB":
+            self._transmit(p, line)
+        elif c in "SsY":
+            if p.is_open:
+                self._error(p, f"{line!r} while open")
+            elif c == "S" and len(arg) == 1 and arg.isdigit():
+                p.bitrate = BITRATES[int(arg)]
+                self._reply(p, _OK)
+            elif c == "s" and len(arg) == 4 and _HEX.issuperset(arg):
+                p.bitrate = btr_bitrate(int(arg[:2], 16), int(arg[2:], 16))
+                self._reply(p, _OK)
+            elif c == "Y" and len(arg) == 1 and arg in "12345678":
+                p.data_bitrate = int(arg) * 1_000_000
+                self._reply(p, _OK)
+            else:
+                self._error(p, f"bad bitrate command {line!r}")
+        elif c in "OL" and not arg:
+            with self._cond:
+                p.is_open, p.listen_only = True, c == "L"
+            self._reply(p, _OK)
+        elif c == "C" and not arg:
+            if p.is_open:
+                self._discard_rx(p)
+            with self._cond:
+                p.is_open = p.listen_only = False
+            self._reply(p, _OK)
+        elif c == "V" and not arg:
+            self._reply(p, self.VERSION.encode() + _OK)
+        elif c == "v" and not arg:
+            self._reply(p, self.DETAIL.encode() + _OK)
+        elif c == "N" and not arg:
+            self._reply(p, f"NHUB{p.index}".encode() + _OK)
+        elif c == "F" and not arg:
+            flags = 0x08 if p.overrun else 0
+            p.overrun = False
+            self._reply(p, f"F{flags:02X}".encode() + _OK)
+        elif c == "Z" and arg in ("0", "1"):
+            p.timestamps = arg == "1"
+            self._reply(p, _OK)
+        elif c in "Mm" and len(arg) == 8 and _HEX.issuperset(arg):
+            self._reply(p, _OK)  # acceptance filters: accepted, not implemented
+        elif c in "XWQU" and len(arg) == 1 and arg.isdigit():
+            self._reply(p, _OK)  # auto-poll / filter mode / auto-start / UART: ignored
+        else:
+            self._error(p, f"unknown command {line!r}")
+
+    def _discard_rx(self, p: _Port) -> None:
+        """The adapter closes: what its client has not read yet is gone."""
+        p.out.clear()
+        try:
+            termios.tcflush(p.slave, termios.TCIFLUSH)
+        except (OSError, termios.error):
+            pass
+
+    def _transmit(self, p: _Port, line: str) -> None:
+        frame = parse_frame(line)
+        if frame is None:
+            self._error(p, f"malformed frame {line!r}", frame_error=True)
+            return
+        if not p.is_open or p.listen_only:
+            self._error(p, "transmit on a closed port" if not p.is_open
+                        else "transmit in listen-only mode")
+            return
+        p.counters.frames_in += 1
+        self._reply(p, b"Z\r" if frame.extended else b"z\r")
+        if self.bitrate_model:
+            self._bus.submit(time.perf_counter(), p.index, frame,
+                             frame_time(frame, p.bitrate, p.data_bitrate))
+        else:
+            self._deliver(p, frame)
+
+    def _deliver(self, src: _Port, frame: Frame) -> None:
+        self.frames += 1
+        with self._cond:
+            if self._drop > 0:
+                self._drop -= 1
+                self.dropped += 1
+                return
+        line = frame.line
+        ms = None
+        for p in self._ports:
+            if p is src or not p.is_open or p.master < 0:
+                continue
+            if self.check_bitrate and abs(p.bitrate - src.bitrate) > 0.01 * src.bitrate:
+                p.counters.errors += 1
+                continue
+            if len(p.out) > self.max_buffer:
+                p.counters.dropped += 1
+                p.overrun = True
+                continue
+            if p.timestamps:
+                if ms is None:
+                    ms = int(time.monotonic() * 1000) % 60000
+                p.out += f"{line}{ms:04X}\r".encode()
+            else:
+                p.out += line.encode() + _OK
+            p.counters.frames_out += 1
+
+    def _flush(self, p: _Port) -> None:
+        try:
+            k = os.write(p.master, p.out)
+        except (BlockingIOError, InterruptedError):
+            return  # the client does not read: the pty is full
+        except OSError:
+            p.out.clear()
+            return
+        p.counters.bytes_out += k
+        del p.out[:k]
