@@ -4,13 +4,15 @@ The diagram is the offline controller (:class:`blocks.controllers.ACCController`
 sampled every 16 ms) between two bridge blocks::
 
     CAN -RADAR, EGO-> rx (CanReceive) -> acc (ACCController) -> tx (CanTransmit) -ACC_CMD-> CAN
-                     ok ---------------------------------------> tx.enable
+                     ok ----------------> acc.enable, ------------> tx.enable
 
 It knows nothing of the vehicle: it reads the radar track (``RADAR``) and the ego state
 (``EGO``) from the bus and sends ``ACC_CMD`` (throttle, brake torque), all defined in the
 bundled DBC (:data:`hil.can.ACC_DBC`).  While its inputs are stale (the plant stopped,
 the bus is off) it sends nothing: the plant then sees its commands go stale and falls
-back to its safe state (``examples/acc_hil.py``).
+back to its safe state (``examples/acc_hil.py``).  The controller runs only while its
+inputs are fresh (``acc.enable``): before the first frames, and after an outage, it starts
+from a reset state instead of from a law evaluated on held values.
 
 Run it under the real-time runner, against any python-can interface::
 
@@ -51,7 +53,7 @@ def ecu_diagram(can: Any, db: Any, settings: ACCSettings | None = None,
     b = DiagramBuilder("acc_ecu")
     rx = b.add(CanReceive("rx", can, db, ["RADAR", "EGO"], period_s,
                           stale_after_s=STALE_AFTER_S, on_stale="hold", on_error="hold"))
-    acc = b.add(ACCController("acc", period_s, demo_model(), settings))
+    acc = b.add(ACCController("acc", period_s, demo_model(), settings, enable_input=True))
     tx = b.add(CanTransmit("tx", can, db, "ACC_CMD", period_s, enable_input=True,
                            on_error="hold"))
     for sig in ("range", "range_rate", "target_valid", "speed", "set_speed", "gear_ratio"):
@@ -59,6 +61,7 @@ def ecu_diagram(can: Any, db: Any, settings: ACCSettings | None = None,
     b.connect(acc.throttle, tx.throttle)
     b.connect(acc.brake_torque, tx.brake_torque)
     b.connect(rx.ok, tx.enable)
+    b.connect(rx.ok, acc.enable)  # no law on held or initial values: start clean
     return b.build()
 
 

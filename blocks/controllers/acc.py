@@ -291,6 +291,10 @@ class ACCController(Block):
     settings : ACCSettings
     engine_speed_input : bool
         Read the engine speed from an ``engine_speed`` input instead of :math:`vN/R`.
+    enable_input : bool
+        Declare an ``enable`` input (the ACC main switch, or "inputs valid" from a bus
+        bridge): below 0.5 the controller requests nothing (closed throttle, no brake)
+        and its states are reset, so it starts from a clean state when enabled.
 
     The time gap is the parameter ``time_gap_s`` (driver-selectable:
     ``ctx.set_param("acc.time_gap_s", 1.8)``, validated like the settings).
@@ -304,6 +308,7 @@ class ACCController(Block):
     in   set_speed        [m/s]    driver's set speed
     in   gear_ratio       [1]      current transmission ratio i_g (engine/output speed)
     in   engine_speed     [rad/s]  only with ``engine_speed_input=True``
+    in   enable           [1]      only with ``enable_input=True``: active at >= 0.5
     out  throttle         [1]      throttle request 0..1; sampled, feedthrough
     out  brake_torque     [N*m]    brake torque request at the wheels, >= 0
     out  accel_request    [m/s^2]  a_k, after limits
@@ -314,7 +319,7 @@ class ACCController(Block):
 
     def __init__(self, name: str, period_s: float, model: DrivelineModel,
                  settings: ACCSettings | None = None, *, offset_s: float = 0.0,
-                 engine_speed_input: bool = False) -> None:
+                 engine_speed_input: bool = False, enable_input: bool = False) -> None:
         super().__init__(name)
         kind = f"ACCController '{name}'"
         self.T, self.offset_s = check_period("ACCController", name, period_s, offset_s)
@@ -341,6 +346,7 @@ class ACCController(Block):
         self.gear_ratio = self.declare_input("gear_ratio", unit="1")
         self.engine_speed = (self.declare_input("engine_speed", unit="rad/s")
                              if engine_speed_input else None)
+        self.enable = self.declare_input("enable", unit="1") if enable_input else None
         self.a_prev = self.declare_discrete_state("a_prev", 0.0)
         self.brake_mode = self.declare_discrete_state("braking", 0.0)
         self.hold_state = self.declare_discrete_state("hold", 0.0)
@@ -395,6 +401,9 @@ class ACCController(Block):
     def _step(self, ctx: Any) -> tuple:
         """Outputs and the new states ``(..., a_k, braking, hold)`` at a hit."""
         st, md = self.settings, self.model
+        if self.enable is not None and not ctx.input(self.enable) >= 0.5:
+            # off: closed throttle, no brake, states reset
+            return float(md.engine.throttle[0]), 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0
         v = max(ctx.input(self.speed), 0.0)
         a, mode = self.desired_acceleration(ctx)
         hold = self._hold(ctx, v, a)

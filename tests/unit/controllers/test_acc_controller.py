@@ -338,3 +338,25 @@ def test_outputs_are_held_between_16_ms_hits():
     ticks = np.round(changes * 1e9).astype(np.int64)
     assert np.all(ticks % 16_000_000 == 0)  # changes only at the controller's hits
     assert math.isclose(t[1] - t[0], 0.008)
+
+
+def test_disabled_controller_requests_nothing_and_starts_clean():
+    """enable < 0.5 (inputs not valid yet, an ECU over CAN): no law on held zeros."""
+    st = ACCSettings()
+    h = BlockHarness(ACCController("acc", T, MODEL, st, enable_input=True))
+    assert h.block.enable.unit_text == "1"
+    # what a bus bridge shows before its first frames: zeros (at rest, no set speed)
+    h.set_inputs(range=0.0, range_rate=0.0, target_valid=0.0, speed=0.0, set_speed=0.0,
+                 gear_ratio=1.0, enable=0.0)
+    o = out(h)
+    assert o["throttle"] == 0.0 and o["brake_torque"] == 0.0 and o["braking"] == 0.0
+    for _ in range(5):
+        h.update()
+    assert h.state("hold") == 0.0 and h.state("a_prev") == 0.0
+    # enabled on valid cruise data: the law runs from the reset state (no standstill hold
+    # left over from the zeros, which an always-on controller would have entered)
+    h.set_inputs(range=60.0, target_valid=1.0, speed=25.0, set_speed=25.0, enable=1.0)
+    assert h.output("brake_torque") == 0.0 and h.output("throttle") > 0.0
+    always_on = harness(st, range=0.0, target_valid=0.0, speed=0.0, set_speed=0.0)
+    always_on.update()
+    assert always_on.state("hold") == 1.0
