@@ -46,6 +46,8 @@ __all__ = ["Bridge", "BridgeError", "ERROR_POLICIES"]
 log = logging.getLogger("hil.bridges")
 
 ERROR_POLICIES = ("raise", "hold")
+#: frames read per sample hit at most (a flood cannot stall a frame forever)
+MAX_FRAMES_PER_HIT = 10_000
 
 
 class BridgeError(HILError):
@@ -101,6 +103,7 @@ class Bridge(Block):
         self.last_error: BaseException | None = None
         self._down = False
         self._last_recover = -math.inf
+        self._tick: int | None = None  # the last tick a receiver read
         # the device is state outside the context, and it cannot be rolled back
         self.declare_opaque_state("device")
 
@@ -162,6 +165,38 @@ class Bridge(Block):
             return
         self.recoveries += 1
         log.warning("%s: backend recovered at t = %.6g s", self.where, t)
+
+    def _receive(self, ctx: Any) -> list | None:
+        """Everything that arrived since the last hit, once per tick (``None`` when this
+        tick was already read): a reader thread's queue, else ``read_available``; errors
+        go through the policy (then nothing was received)."""
+        if self._tick == ctx.ticks:
+            return None
+        first = self._tick is None
+        self._tick = ctx.ticks
+        if first:
+            self._require_open()
+        self._retry(ctx.time)
+        b = self.backend
+        try:
+            b.check()  # a reader thread's error surfaces here
+            reader = getattr(b, "_reader", None)
+            if reader is not None and reader.is_alive():
+                frames = b.drain()
+            elif hasattr(b, "read_available"):
+                frames = b.read_available(MAX_FRAMES_PER_HIT)
+            else:
+                frames = []
+                while len(frames) < MAX_FRAMES_PER_HIT:
+                    f = b.read(0)
+                    if f is None:
+                        break
+                    frames.append(f)
+        except HILError as exc:
+            self._failed(exc, "receive", ctx.time)
+            return []
+        self._ok()
+        return frames
 
     def _ok(self) -> None:
         if self._down:

@@ -59,8 +59,6 @@ from ..errors import HILError
 from .base import Bridge, BridgeError, Freshness
 
 __all__ = ["CanReceive", "CanTransmit"]
-#: frames read per evaluation at most (a flood cannot stall a frame forever)
-MAX_FRAMES_PER_HIT = 10_000
 
 
 def _cycle_s(db: CanDatabase, message: str) -> float | None:
@@ -152,7 +150,6 @@ class CanReceive(Bridge):
         # mutable I/O state (outside the context: the opaque "device" state)
         self.values = dict(self.initial)
         self.unknown = 0
-        self._tick: int | None = None
         self.signal_ports = {}
         for s, info in self.infos.items():
             self.signal_ports[s] = self.declare_output(
@@ -187,38 +184,12 @@ class CanReceive(Bridge):
         return out
 
     # ------------------------------------------------------------------ I/O
-    def _frames(self) -> list:
-        b = self.backend
-        b.check()  # a reader thread's error surfaces here
-        reader = getattr(b, "_reader", None)
-        if reader is not None and reader.is_alive():
-            return b.drain()
-        if hasattr(b, "read_available"):
-            return b.read_available(MAX_FRAMES_PER_HIT)
-        out = []
-        for _ in range(MAX_FRAMES_PER_HIT):
-            f = b.read(0)
-            if f is None:
-                break
-            out.append(f)
-        return out
-
     def _poll(self, ctx: Any) -> None:
         """Read the bus once per tick (returns None so ``_poll(ctx) or value`` works)."""
-        if self._tick == ctx.ticks:
+        frames = self._receive(ctx)
+        if frames is None:
             return None
-        self._tick = ctx.ticks
         t = ctx.time
-        if self.fresh.t0 is None:
-            self._require_open()
-        self._retry(ctx.time)
-        try:
-            frames = self._frames()
-        except HILError as exc:
-            self._failed(exc, "receive", t)
-            frames = []
-        else:
-            self._ok()
         for f in frames:
             if getattr(f, "is_error_frame", False):
                 continue

@@ -37,8 +37,6 @@ from .base import Bridge, BridgeError, Freshness
 __all__ = ["SerialReceive", "SerialTransmit"]
 
 KEY = "record"
-#: records read per evaluation at most
-MAX_FRAMES_PER_HIT = 10_000
 
 
 def _numeric_fields(layout: Layout) -> list:
@@ -93,7 +91,6 @@ class SerialReceive(Bridge):
         self.fresh = Freshness(self, [KEY], {KEY: lim}, on_stale, startup_s)
         self.values = dict(self.initial)
         self.bad_records = 0
-        self._tick: int | None = None
         self.field_ports = {f.name: self.declare_output(
             f.name, lambda ctx, n=f.name: self._poll(ctx) or self._value(n),
             unit=f.unit or None, depends_on=(), description=f.doc) for f in self.fields}
@@ -101,37 +98,11 @@ class SerialReceive(Bridge):
                                       or self.fresh.all_fresh(), unit="1", depends_on=())
         self.declare_periodic_update(self.period_s, None, self.offset_s)
 
-    def _records(self) -> list:
-        b = self.backend
-        b.check()
-        reader = getattr(b, "_reader", None)
-        if reader is not None and reader.is_alive():
-            return b.drain()
-        if hasattr(b, "read_available"):
-            return b.read_available(MAX_FRAMES_PER_HIT)
-        out = []
-        for _ in range(MAX_FRAMES_PER_HIT):
-            f = b.read(0)
-            if f is None:
-                break
-            out.append(f)
-        return out
-
     def _poll(self, ctx: Any) -> None:
-        if self._tick == ctx.ticks:
+        records = self._receive(ctx)
+        if records is None:
             return None
-        self._tick = ctx.ticks
         t = ctx.time
-        if self.fresh.t0 is None:
-            self._require_open()
-        self._retry(ctx.time)
-        try:
-            records = self._records()
-        except HILError as exc:
-            self._failed(exc, "receive", t)
-            records = []
-        else:
-            self._ok()
         for r in records:
             if not isinstance(r, Mapping):
                 try:

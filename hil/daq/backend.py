@@ -16,41 +16,20 @@ itself is :attr:`SimulatedDaqBackend.device`, for ``read(names)``, ``reset``,
 
 from __future__ import annotations
 
-from typing import Any
-
-from ..backend import Backend
+from .adapter import DeviceBackend
 from .simulated import SimulatedDaq
 
 __all__ = ["SimulatedDaqBackend"]
 
 
-class SimulatedDaqBackend(Backend):
+class SimulatedDaqBackend(DeviceBackend):
     """Backend adapter of :class:`SimulatedDaq`; keyword arguments other than
     the :class:`~hil.backend.Backend` ones (``name``, ``timeout``, ...) go to
     :class:`SimulatedDaq`."""
 
     kind = "daq-sim"
-
-    def __init__(self, channels: Any, *, name: str | None = None,
-                 timeout: float | None = 1.0, **device_config: Any) -> None:
-        super().__init__(name=name, timeout=timeout)
-        self.device = SimulatedDaq(channels, name=name, **device_config)
+    device_class = SimulatedDaq
 
     @property
     def channel(self) -> str:
         return "sim"
-
-    def _open(self) -> None:
-        self.device.open()
-
-    def _close(self) -> None:
-        self.device.close()
-
-    def _read_internal(self, timeout: float | None) -> dict[str, Any]:
-        return self.device.read()
-
-    def _encode_frame(self, frame: Any) -> dict[str, Any]:
-        return self.device.validate(frame)
-
-    def _write(self, frame: dict[str, Any], timeout: float | None) -> None:
-        self.device.write(frame)
