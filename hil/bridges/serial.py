@@ -175,7 +175,12 @@ class SerialTransmit(Bridge):
         self._retry(ctx.time)
         try:
             frame = self.layout.pack(values) if self._packs else values
-            self.backend.write(frame)
+            if getattr(getattr(self.backend, "state", None), "value", "open") == "reconnecting":
+                # link down: one reconnect attempt when the backoff allows, never a wait
+                # of the backend's timeout inside the frame (as CanTransmit writes)
+                self.backend.write(frame, timeout=0.0)
+            else:
+                self.backend.write(frame)
         except HILError as exc:
             self._failed(exc, "send", t)
             return
