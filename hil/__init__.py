@@ -24,7 +24,8 @@ module                     contents
                            frames, bus-off
 :mod:`hil.shadow`          shadow-model mode: residuals and fault flags of a model
                            run beside a machine (recorded or streamed)
-:mod:`hil.cli`             ``cosim hil run FILE.py`` and ``cosim replay LOG``
+:mod:`hil.cli`             ``cosim hil run FILE.py``
+:mod:`hil.replay_cli`      ``cosim replay LOG``
 =========================  ==========================================================
 
 Importing :mod:`hil` imports no driver: pyserial, python-can, cantools, pymodbus,

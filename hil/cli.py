@@ -1,7 +1,7 @@
-"""``cosim hil run FILE.py`` and ``cosim replay LOG``: real-time runs and CAN log replay.
+"""``cosim hil run FILE.py``: a model file run in real time with its hardware.
 
-Found by ``cosim`` through the entry-point group ``cosim.commands`` (``hil`` and
-``replay`` both name this module; :func:`add_parser` adds each command once).
+Found by ``cosim`` through the entry-point group ``cosim.commands`` (``hil``);
+``cosim replay LOG`` is :mod:`hil.replay_cli`.
 
 ``cosim hil run FILE.py``
 =========================
@@ -61,29 +61,12 @@ telemetry and summary are written, backends closed, exit status 130 or 143.  A s
 signal interrupts at once (results are still flushed).  Errors print one line (what,
 where, what to do) and exit with status 1 (tracebacks with ``--traceback``).
 
-``cosim replay LOG``
-====================
-
-Sends the frames of a CAN log (any format python-can reads: ``.asc``, ``.blf``, ``.csv``,
-``.log``, ``.trc``, ...) on a bus (``--interface``, ``--channel``, ``--bitrate``: any
-python-can interface through the ``"can"`` backend) keeping their spacing divided by
-``--speed`` (``0`` or ``--fast``: as fast as possible), ``--loop N`` times (0: until
-Ctrl-C), ``--only-rx`` for the received frames only.  ``--print`` writes one line per
-frame, ``time message signal=value unit ...`` with ``--dbc FILE`` (``--dbc acc``: the
-bundled ACC database), raw ``time 0xID [dlc] data`` otherwise; with ``--print`` the
-frames are only printed unless a bus is named with ``--interface``/``--channel`` (then
-both), and printing alone goes as fast as possible unless ``--speed`` is given.  At the
-end: the frames sent and the timing error (send time minus due time).
-
 Limitations
 -----------
 * ``hil run`` runs one simulator in one thread (:mod:`hil.runner`); the backends'
   reader threads are checked every frame (their errors stop the run with the original
   exception).  A frame blocked in I/O delays the stop by a signal until it returns
   (send a second signal to interrupt it).
-* ``replay`` paces with ``time.sleep``: bench testing, not a real-time player (late
-  frames are sent at once, never dropped); loop ``k + 1`` starts when loop ``k``'s last
-  frame is due.
 * Signal handling needs the main thread; run from another thread, SIGINT/SIGTERM keep
   their default behaviour.
 """
@@ -563,152 +546,6 @@ def _report(command: str, exc: BaseException, show_traceback: bool) -> None:
     print(f"{command}: error: {text}{hint}", file=sys.stderr)
 
 
-# ----------------------------------------------------------------- replay
-def _format_frame(t: float, msg: Any, db: Any) -> str:
-    raw = f"0x{msg.arbitration_id:03X} [{msg.dlc}] {bytes(msg.data).hex(' ').upper()}"
-    if db is None:
-        return f"{t:.6f} {raw}"
-    try:
-        name, values = db.decode_named(msg)
-    except HILError as exc:
-        note = "" if "no message with" in str(exc) else f" (cannot decode: {exc})"
-        return f"{t:.6f} {raw}{note}"
-    infos = db.signals(name)
-    parts = []
-    for k, v in values.items():
-        unit = infos[k].unit or infos[k].dbc_unit
-        unit = f" {unit}" if unit and unit != "1" else ""
-        parts.append(f"{k}={v:g}{unit}" if isinstance(v, int | float) else f"{k}={v}{unit}")
-    return f"{t:.6f} {name} " + " ".join(parts)
-
-
-def _wait_until(when: float, clock: Any, spin: float = 5e-4) -> None:
-    """Sleep until ``spin`` seconds before ``when``, then spin (sleep alone is late by
-    ~0.1-0.3 ms on shared VMs)."""
-    coarse = when - spin - clock()
-    if coarse > 0:
-        time.sleep(coarse)
-    while clock() < when:
-        pass
-
-
-def _read_frames(path: str, only_rx: bool, cache: bool) -> Any:
-    """A function returning the ``(t, msg)`` pairs of the log (read once into memory
-    with ``cache``, so that loops do not wait for the file), with read errors made clear."""
-    from .can.log import read_log
-
-    def read() -> Any:
-        try:
-            yield from read_log(path, only_rx=only_rx)
-        except (ValueError, OSError) as exc:
-            raise CosimError(f"cannot read {path!r} as a CAN log ({type(exc).__name__}: "
-                             f"{exc}); python-can reads .asc, .blf, .csv, .db, .log, .mf4, "
-                             ".trc (and compressed .gz)") from exc
-
-    if not cache:
-        return read
-    frames = list(read())
-    return lambda: iter(frames)
-
-
-def cmd_replay(args: argparse.Namespace) -> int:
-    try:
-        return _replay(args)
-    except KeyboardInterrupt:
-        return 130
-    except Exception as exc:  # noqa: BLE001 - one line, exit 1
-        _report("cosim replay", exc, args.debug)
-        return 1
-
-
-def _replay(args: argparse.Namespace) -> int:
-    import numpy as np
-    if not os.path.isfile(args.log):
-        raise CosimError(f"log file {args.log!r} not found")
-    if args.loop < 0:
-        raise CosimError(f"--loop must be >= 0 (0: until Ctrl-C), got {args.loop}")
-    send = not args.print or args.interface is not None or args.channel is not None
-    if args.fast or args.speed == 0:
-        speed = None
-    elif args.speed is not None:
-        if not args.speed > 0:
-            raise CosimError(f"--speed must be > 0 (0: as fast as possible), got {args.speed}")
-        speed = args.speed
-    else:
-        speed = 1.0 if send else None
-    db = None
-    if args.dbc:
-        from .can.dbc import ACC_DBC, CanDatabase
-        src = ACC_DBC if args.dbc.lower() == "acc" else args.dbc
-        if src is not ACC_DBC and not os.path.isfile(src):
-            raise CosimError(f"--dbc {args.dbc!r}: no such file (or 'acc' for the bundled "
-                             "ACC database)")
-        db = CanDatabase(src)
-    backend = None
-    if send:
-        from .registry import create_backend
-        backend = create_backend("can", interface=args.interface or "virtual",
-                                 channel=args.channel or "cosim", bitrate=args.bitrate,
-                                 fd=args.fd, name="replay")
-    clock, lateness = time.perf_counter, []
-    n = loops_done = 0
-    interrupted = False
-    start: float | None = None  # clock time of the log's t = 0 (set at the first frame)
-    try:
-        if backend is not None:
-            backend.open()
-        frames = _read_frames(args.log, args.only_rx, cache=args.loop != 1)
-        offset = 0.0
-        while args.loop == 0 or loops_done < args.loop:
-            last, count = 0.0, 0
-            for t, msg in frames():
-                due = offset + t
-                if start is None:
-                    start = clock() - (due / speed if speed else 0.0)
-                if speed is not None:
-                    _wait_until(start + due / speed, clock)
-                if backend is not None:
-                    backend.write(msg.__class__(
-                        timestamp=0.0, arbitration_id=msg.arbitration_id,
-                        is_extended_id=msg.is_extended_id,
-                        is_remote_frame=msg.is_remote_frame, is_fd=msg.is_fd,
-                        bitrate_switch=msg.bitrate_switch,
-                        error_state_indicator=msg.error_state_indicator, dlc=msg.dlc,
-                        data=msg.data))
-                    if speed is not None:
-                        lateness.append(clock() - (start + due / speed))
-                if args.print:
-                    print(_format_frame(due, msg, db))
-                last, count = t, count + 1
-                n += 1
-            loops_done += 1
-            if count == 0:
-                break
-            offset += last
-    except KeyboardInterrupt:
-        interrupted = True
-    finally:
-        if backend is not None:
-            backend.close()
-    wall = clock() - start if start is not None else 0.0
-    what = f"sent on {backend.where}" if backend is not None else "decoded (not sent)"
-    pace = "as fast as possible" if speed is None else f"speed {speed:g}x"
-    line = (f"replay: {n} frames {what} in {wall:.3f} s ({pace}, {loops_done} loop"
-            f"{'s' if loops_done != 1 else ''})")
-    if lateness:
-        lat = np.abs(np.asarray(lateness)) * 1e6
-        line += (f"; timing error mean {lat.mean():.0f} us, p99 "
-                 f"{np.percentile(lat, 99):.0f} us, max {lat.max():.0f} us")
-    elif speed is None and n and wall > 0:
-        line += f"; {n / wall:.0f} frames/s, timing not kept"
-    print(line + ("; interrupted" if interrupted else ""), flush=True)
-    if n == 0:
-        print(f"cosim replay: warning: no frames in {args.log}"
-              + (" with --only-rx (the log has no received frames?)" if args.only_rx else ""),
-              file=sys.stderr)
-    return 130 if interrupted else 0
-
-
 # ------------------------------------------------------------------ parser
 RUN_EPILOG = """\
 model file convention:
@@ -729,66 +566,42 @@ exit status: 0 done, 1 error, 130 SIGINT, 143 SIGTERM (results written)."""
 
 
 def add_parser(sub: Any) -> None:
-    """Add ``hil`` (with ``hil run``) and ``replay`` to the ``cosim`` parser, once each
-    (both entry points name this module)."""
+    """Add ``hil`` (with ``hil run``) to the ``cosim`` parser."""
     fmt = argparse.RawDescriptionHelpFormatter
-    if "hil" not in sub.choices:
-        h = sub.add_parser("hil", help="hardware-in-the-loop: run a model file in real time")
-        hsub = h.add_subparsers(dest="hil_command", required=True)
-        r = hsub.add_parser("run", help="run FILE.py's model in real time with its hardware",
-                            description="Run a model file in real time (hil.runner) with the "
-                                        "I/O backends it opens.",
-                            epilog=RUN_EPILOG, formatter_class=fmt)
-        r.add_argument("file", help="model file defining build(io)")
-        r.add_argument("--function", help="build function in the file (default: build)")
-        r.add_argument("--duration", type=float, help="simulated (= wall) time [s]")
-        r.add_argument("--period", type=float, help="frame period [s] (default: HIL "
-                                                    "period_s, else the solver dt, else 1 ms)")
-        r.add_argument("--overrun", choices=POLICIES, help="overrun policy (default skip)")
-        r.add_argument("--max-overruns", type=int, help="stop after this many overruns")
-        r.add_argument("--priority", type=int, help="SCHED_FIFO priority 1-99 (needs "
-                                                    "CAP_SYS_NICE)")
-        r.add_argument("--cpus", help="CPU affinity, e.g. 0,1")
-        r.add_argument("--gc", choices=("normal", "disable", "freeze"), help="garbage "
-                       "collector during the run (default normal)")
-        r.add_argument("--spin", type=float, help="spin this long before each deadline [s]")
-        r.add_argument("--timer-slack", type=int, help="timer slack [ns] (Linux)")
-        r.add_argument("--no-realtime", action="store_true",
-                       help="virtual clock: as fast as possible, deterministic (CI)")
-        r.add_argument("--interface", action="append", default=[],
-                       metavar="ROLE[.OPTION]=VALUE", help="override an interface the file "
-                       "opens (repeatable; see below)")
-        r.add_argument("--set", action="append", default=[], metavar="BLOCK.PARAM=VALUE",
-                       help="initial parameter value (repeatable)")
-        r.add_argument("--out", help="output folder (default out/<diagram>)")
-        r.add_argument("--format", default="csv", help="csv, hdf5 or csv,hdf5")
-        r.add_argument("--every", type=int, default=1, help="record every n-th sample")
-        r.add_argument("--traceback", "--debug", dest="debug", action="store_true",
-                       help="show tracebacks")
-        h.set_defaults(debug=False)
-    if "replay" not in sub.choices:
-        p = sub.add_parser("replay", help="replay a CAN log onto a bus (or print it decoded)",
-                           description="Replay a recorded CAN log (any python-can reader "
-                                       "format) onto a bus, or print it decoded with a DBC.")
-        p.add_argument("log", help="log file (.asc, .blf, .csv, .log, .trc, ...)")
-        p.add_argument("--interface", help="python-can interface (default virtual)")
-        p.add_argument("--channel", help="channel (default 'cosim')")
-        p.add_argument("--bitrate", type=int)
-        p.add_argument("--fd", action="store_true", help="CAN FD bus")
-        p.add_argument("--speed", type=float, help="time scale (default 1; 0: as fast as "
-                                                   "possible)")
-        p.add_argument("--fast", action="store_true", help="as fast as possible")
-        p.add_argument("--loop", type=int, default=1, help="replay N times (0: until Ctrl-C)")
-        p.add_argument("--only-rx", action="store_true", help="only the received frames")
-        p.add_argument("--dbc", help="DBC file for --print ('acc': the bundled ACC DBC)")
-        p.add_argument("--print", action="store_true",
-                       help="print every frame (decoded with --dbc); without --interface/"
-                            "--channel the frames are only printed, not sent")
-        p.add_argument("--traceback", "--debug", dest="debug", action="store_true",
-                       help="show tracebacks")
+    h = sub.add_parser("hil", help="hardware-in-the-loop: run a model file in real time")
+    hsub = h.add_subparsers(dest="hil_command", required=True)
+    r = hsub.add_parser("run", help="run FILE.py's model in real time with its hardware",
+                        description="Run a model file in real time (hil.runner) with the "
+                                    "I/O backends it opens.",
+                        epilog=RUN_EPILOG, formatter_class=fmt)
+    r.add_argument("file", help="model file defining build(io)")
+    r.add_argument("--function", help="build function in the file (default: build)")
+    r.add_argument("--duration", type=float, help="simulated (= wall) time [s]")
+    r.add_argument("--period", type=float, help="frame period [s] (default: HIL "
+                                                "period_s, else the solver dt, else 1 ms)")
+    r.add_argument("--overrun", choices=POLICIES, help="overrun policy (default skip)")
+    r.add_argument("--max-overruns", type=int, help="stop after this many overruns")
+    r.add_argument("--priority", type=int, help="SCHED_FIFO priority 1-99 (needs "
+                                                "CAP_SYS_NICE)")
+    r.add_argument("--cpus", help="CPU affinity, e.g. 0,1")
+    r.add_argument("--gc", choices=("normal", "disable", "freeze"), help="garbage "
+                   "collector during the run (default normal)")
+    r.add_argument("--spin", type=float, help="spin this long before each deadline [s]")
+    r.add_argument("--timer-slack", type=int, help="timer slack [ns] (Linux)")
+    r.add_argument("--no-realtime", action="store_true",
+                   help="virtual clock: as fast as possible, deterministic (CI)")
+    r.add_argument("--interface", action="append", default=[],
+                   metavar="ROLE[.OPTION]=VALUE", help="override an interface the file "
+                   "opens (repeatable; see below)")
+    r.add_argument("--set", action="append", default=[], metavar="BLOCK.PARAM=VALUE",
+                   help="initial parameter value (repeatable)")
+    r.add_argument("--out", help="output folder (default out/<diagram>)")
+    r.add_argument("--format", default="csv", help="csv, hdf5 or csv,hdf5")
+    r.add_argument("--every", type=int, default=1, help="record every n-th sample")
+    r.add_argument("--traceback", "--debug", dest="debug", action="store_true",
+                   help="show tracebacks")
+    h.set_defaults(debug=False)
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.command == "replay":
-        return cmd_replay(args)
     return cmd_hil_run(args)

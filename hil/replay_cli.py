@@ -1,0 +1,210 @@
+"""``cosim replay LOG``: a CAN log sent on a bus (or printed decoded).
+
+Found by ``cosim`` through the entry-point group ``cosim.commands`` (``replay``);
+``cosim hil run`` is :mod:`hil.cli`.
+
+Sends the frames of a CAN log (any format python-can reads: ``.asc``, ``.blf``, ``.csv``,
+``.log``, ``.trc``, ...) on a bus (``--interface``, ``--channel``, ``--bitrate``: any
+python-can interface through the ``"can"`` backend) keeping their spacing divided by
+``--speed`` (``0`` or ``--fast``: as fast as possible), ``--loop N`` times (0: until
+Ctrl-C), ``--only-rx`` for the received frames only.  ``--print`` writes one line per
+frame, ``time message signal=value unit ...`` with ``--dbc FILE`` (``--dbc acc``: the
+bundled ACC database), raw ``time 0xID [dlc] data`` otherwise; with ``--print`` the
+frames are only printed unless a bus is named with ``--interface``/``--channel`` (then
+both), and printing alone goes as fast as possible unless ``--speed`` is given.  At the
+end: the frames sent and the timing error (send time minus due time).
+
+Limitations
+-----------
+* ``replay`` paces with ``time.sleep``: bench testing, not a real-time player (late
+  frames are sent at once, never dropped); loop ``k + 1`` starts when loop ``k``'s last
+  frame is due.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from typing import Any
+
+from cosim.errors import CosimError
+
+from .cli import _report
+from .errors import HILError
+
+__all__ = ["add_parser", "run"]
+
+
+def _format_frame(t: float, msg: Any, db: Any) -> str:
+    raw = f"0x{msg.arbitration_id:03X} [{msg.dlc}] {bytes(msg.data).hex(' ').upper()}"
+    if db is None:
+        return f"{t:.6f} {raw}"
+    try:
+        name, values = db.decode_named(msg)
+    except HILError as exc:
+        note = "" if "no message with" in str(exc) else f" (cannot decode: {exc})"
+        return f"{t:.6f} {raw}{note}"
+    infos = db.signals(name)
+    parts = []
+    for k, v in values.items():
+        unit = infos[k].unit or infos[k].dbc_unit
+        unit = f" {unit}" if unit and unit != "1" else ""
+        parts.append(f"{k}={v:g}{unit}" if isinstance(v, int | float) else f"{k}={v}{unit}")
+    return f"{t:.6f} {name} " + " ".join(parts)
+
+
+def _wait_until(when: float, clock: Any, spin: float = 5e-4) -> None:
+    """Sleep until ``spin`` seconds before ``when``, then spin (sleep alone is late by
+    ~0.1-0.3 ms on shared VMs)."""
+    coarse = when - spin - clock()
+    if coarse > 0:
+        time.sleep(coarse)
+    while clock() < when:
+        pass
+
+
+def _read_frames(path: str, only_rx: bool, cache: bool) -> Any:
+    """A function returning the ``(t, msg)`` pairs of the log (read once into memory
+    with ``cache``, so that loops do not wait for the file), with read errors made clear."""
+    from .can.log import read_log
+
+    def read() -> Any:
+        try:
+            yield from read_log(path, only_rx=only_rx)
+        except (ValueError, OSError) as exc:
+            raise CosimError(f"cannot read {path!r} as a CAN log ({type(exc).__name__}: "
+                             f"{exc}); python-can reads .asc, .blf, .csv, .db, .log, .mf4, "
+                             ".trc (and compressed .gz)") from exc
+
+    if not cache:
+        return read
+    frames = list(read())
+    return lambda: iter(frames)
+
+
+def cmd_replay(args: argparse.Namespace) -> int:
+    try:
+        return _replay(args)
+    except KeyboardInterrupt:
+        return 130
+    except Exception as exc:  # noqa: BLE001 - one line, exit 1
+        _report("cosim replay", exc, args.debug)
+        return 1
+
+
+def _replay(args: argparse.Namespace) -> int:
+    import numpy as np
+    if not os.path.isfile(args.log):
+        raise CosimError(f"log file {args.log!r} not found")
+    if args.loop < 0:
+        raise CosimError(f"--loop must be >= 0 (0: until Ctrl-C), got {args.loop}")
+    send = not args.print or args.interface is not None or args.channel is not None
+    if args.fast or args.speed == 0:
+        speed = None
+    elif args.speed is not None:
+        if not args.speed > 0:
+            raise CosimError(f"--speed must be > 0 (0: as fast as possible), got {args.speed}")
+        speed = args.speed
+    else:
+        speed = 1.0 if send else None
+    db = None
+    if args.dbc:
+        from .can.dbc import ACC_DBC, CanDatabase
+        src = ACC_DBC if args.dbc.lower() == "acc" else args.dbc
+        if src is not ACC_DBC and not os.path.isfile(src):
+            raise CosimError(f"--dbc {args.dbc!r}: no such file (or 'acc' for the bundled "
+                             "ACC database)")
+        db = CanDatabase(src)
+    backend = None
+    if send:
+        from .registry import create_backend
+        backend = create_backend("can", interface=args.interface or "virtual",
+                                 channel=args.channel or "cosim", bitrate=args.bitrate,
+                                 fd=args.fd, name="replay")
+    clock, lateness = time.perf_counter, []
+    n = loops_done = 0
+    interrupted = False
+    start: float | None = None  # clock time of the log's t = 0 (set at the first frame)
+    try:
+        if backend is not None:
+            backend.open()
+        frames = _read_frames(args.log, args.only_rx, cache=args.loop != 1)
+        offset = 0.0
+        while args.loop == 0 or loops_done < args.loop:
+            last, count = 0.0, 0
+            for t, msg in frames():
+                due = offset + t
+                if start is None:
+                    start = clock() - (due / speed if speed else 0.0)
+                if speed is not None:
+                    _wait_until(start + due / speed, clock)
+                if backend is not None:
+                    backend.write(msg.__class__(
+                        timestamp=0.0, arbitration_id=msg.arbitration_id,
+                        is_extended_id=msg.is_extended_id,
+                        is_remote_frame=msg.is_remote_frame, is_fd=msg.is_fd,
+                        bitrate_switch=msg.bitrate_switch,
+                        error_state_indicator=msg.error_state_indicator, dlc=msg.dlc,
+                        data=msg.data))
+                    if speed is not None:
+                        lateness.append(clock() - (start + due / speed))
+                if args.print:
+                    print(_format_frame(due, msg, db))
+                last, count = t, count + 1
+                n += 1
+            loops_done += 1
+            if count == 0:
+                break
+            offset += last
+    except KeyboardInterrupt:
+        interrupted = True
+    finally:
+        if backend is not None:
+            backend.close()
+    wall = clock() - start if start is not None else 0.0
+    what = f"sent on {backend.where}" if backend is not None else "decoded (not sent)"
+    pace = "as fast as possible" if speed is None else f"speed {speed:g}x"
+    line = (f"replay: {n} frames {what} in {wall:.3f} s ({pace}, {loops_done} loop"
+            f"{'s' if loops_done != 1 else ''})")
+    if lateness:
+        lat = np.abs(np.asarray(lateness)) * 1e6
+        line += (f"; timing error mean {lat.mean():.0f} us, p99 "
+                 f"{np.percentile(lat, 99):.0f} us, max {lat.max():.0f} us")
+    elif speed is None and n and wall > 0:
+        line += f"; {n / wall:.0f} frames/s, timing not kept"
+    print(line + ("; interrupted" if interrupted else ""), flush=True)
+    if n == 0:
+        print(f"cosim replay: warning: no frames in {args.log}"
+              + (" with --only-rx (the log has no received frames?)" if args.only_rx else ""),
+              file=sys.stderr)
+    return 130 if interrupted else 0
+
+
+
+def add_parser(sub: Any) -> None:
+    """Add ``replay`` to the ``cosim`` parser."""
+    p = sub.add_parser("replay", help="replay a CAN log onto a bus (or print it decoded)",
+                       description="Replay a recorded CAN log (any python-can reader "
+                                   "format) onto a bus, or print it decoded with a DBC.")
+    p.add_argument("log", help="log file (.asc, .blf, .csv, .log, .trc, ...)")
+    p.add_argument("--interface", help="python-can interface (default virtual)")
+    p.add_argument("--channel", help="channel (default 'cosim')")
+    p.add_argument("--bitrate", type=int)
+    p.add_argument("--fd", action="store_true", help="CAN FD bus")
+    p.add_argument("--speed", type=float, help="time scale (default 1; 0: as fast as "
+                                               "possible)")
+    p.add_argument("--fast", action="store_true", help="as fast as possible")
+    p.add_argument("--loop", type=int, default=1, help="replay N times (0: until Ctrl-C)")
+    p.add_argument("--only-rx", action="store_true", help="only the received frames")
+    p.add_argument("--dbc", help="DBC file for --print ('acc': the bundled ACC DBC)")
+    p.add_argument("--print", action="store_true",
+                   help="print every frame (decoded with --dbc); without --interface/"
+                        "--channel the frames are only printed, not sent")
+    p.add_argument("--traceback", "--debug", dest="debug", action="store_true",
+                   help="show tracebacks")
+
+
+def run(args: argparse.Namespace) -> int:
+    return cmd_replay(args)
