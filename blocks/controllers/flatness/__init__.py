@@ -1,0 +1,41 @@
+"""Flatness-based control: flat-system descriptions, flat-output plans, exact tracking.
+
+* :mod:`.system`: :class:`FlatSystem` (forward and reverse maps, python-control interop);
+* :mod:`.plan`: polynomial, spline and python-control plans; :func:`check_plan`
+  (singularities and bounds, before the run);
+* :mod:`.tracking`: :class:`FlatTracker`, feedforward plus exact linearization by
+  dynamic extension, gains as poles or kp/kv;
+* models: :mod:`.expanding_wheel` (Agrawal, Yan & Franch).
+"""
+
+from .expanding_wheel import (
+    SEED_BOUNDARY,
+    SEED_GAINS,
+    SEED_INITIAL,
+    ExpandingWheelLaw,
+    ExpandingWheelPlant,
+    ExpandingWheelVehicle,
+    flag_from_rates,
+)
+from .plan import (
+    ConstraintError,
+    FlatsysPlan,
+    Plan,
+    PlanError,
+    PlanReport,
+    PolynomialPlan,
+    SingularityError,
+    SplinePlan,
+    check_plan,
+    plan_flatsys,
+)
+from .system import FlatSystem, as_flag
+from .tracking import FlatTracker, LinearizingLaw, error_gains
+
+__all__ = [
+    "SEED_BOUNDARY", "SEED_GAINS", "SEED_INITIAL", "ConstraintError", "ExpandingWheelLaw",
+    "ExpandingWheelPlant", "ExpandingWheelVehicle", "FlatSystem", "FlatTracker",
+    "FlatsysPlan", "LinearizingLaw", "Plan", "PlanError", "PlanReport", "PolynomialPlan",
+    "SingularityError", "SplinePlan", "as_flag", "check_plan", "error_gains",
+    "flag_from_rates", "plan_flatsys",
+]
