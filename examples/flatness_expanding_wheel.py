@@ -57,15 +57,22 @@ def seed_plan() -> PolynomialPlan:
                           flag_from_rates(B["xf"], B["xdotf"]))
 
 
-def closed_loop(plan, kp, kv, rod_length_m=1.0, model="A", dt=DT, on_singular="raise"):
-    """Plant + tracker from the seed's initial conditions; returns the results."""
+def build(plan, kp, kv, rod_length_m=1.0, model="A", on_singular="raise", period_s=None):
+    """Plant + tracker from the seed's initial conditions (``period_s``: a sampled ECU)."""
     b = DiagramBuilder("expanding_wheel")
     ctl = b.add(FlatTracker("ctl", ExpandingWheelLaw(rod_length_m), plan, kp=kp, kv=kv,
-                            extension_initial=SEED_INITIAL["zeta0"], on_singular=on_singular))
+                            extension_initial=SEED_INITIAL["zeta0"], on_singular=on_singular,
+                            period_s=period_s))
     veh = b.add(ExpandingWheelPlant("veh", SEED_INITIAL["x0"], rod_length_m, model=model))
     b.connect(veh.x, ctl.x)
     b.connect(ctl.u, veh.u)
-    return Simulator(b.build(), solver="rk4", dt=dt, record=RECORD).run(T_END)
+    return b.build()
+
+
+def closed_loop(plan, kp, kv, rod_length_m=1.0, model="A", dt=DT, on_singular="raise"):
+    """The continuous closed loop run offline; returns the results."""
+    d = build(plan, kp, kv, rod_length_m, model, on_singular)
+    return Simulator(d, solver="rk4", dt=dt, record=RECORD).run(T_END)
 
 
 def analytic_errors(t, kp, kv, e0, de0):
