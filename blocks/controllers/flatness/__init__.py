@@ -5,9 +5,20 @@
   (singularities and bounds, before the run);
 * :mod:`.tracking`: :class:`FlatTracker`, feedforward plus exact linearization by
   dynamic extension, gains as poles or kp/kv;
-* models: :mod:`.expanding_wheel` (Agrawal, Yan & Franch).
+* models: :mod:`.expanding_wheel` (Agrawal, Yan & Franch), :mod:`.crane` (planar crane
+  with a hoisted cable; rest-to-rest transfers for the gantry crane of
+  :mod:`blocks.cranes`).
 """
 
+from .crane import (
+    PlanarCrane,
+    TableReference,
+    crane_references,
+    plan_transfer,
+    simulate_planar,
+    sts_planar_crane,
+    transfer_profile,
+)
 from .expanding_wheel import (
     SEED_BOUNDARY,
     SEED_GAINS,
@@ -37,5 +48,6 @@ __all__ = [
     "ExpandingWheelPlant", "ExpandingWheelVehicle", "FlatSystem", "FlatTracker",
     "FlatsysPlan", "LinearizingLaw", "Plan", "PlanError", "PlanReport", "PolynomialPlan",
     "SingularityError", "SplinePlan", "as_flag", "check_plan", "error_gains",
-    "flag_from_rates", "plan_flatsys",
+    "flag_from_rates", "plan_flatsys", "PlanarCrane", "TableReference", "crane_references",
+    "plan_transfer", "simulate_planar", "sts_planar_crane", "transfer_profile",
 ]
