@@ -5,7 +5,9 @@
   (singularities and bounds, before the run);
 * :mod:`.tracking`: :class:`FlatTracker`, feedforward plus exact linearization by
   dynamic extension, gains as poles or kp/kv;
-* models: :mod:`.expanding_wheel` (Agrawal, Yan & Franch), :mod:`.crane` (planar crane
+* models: :mod:`.expanding_wheel` (Agrawal, Yan & Franch), :mod:`.kincar`
+  (kinematic car, python-control's lane change), :mod:`.flexible_joint` (Agrawal's
+  flexible-joint robot), :mod:`.crane` (planar crane
   with a hoisted cable; rest-to-rest transfers for the gantry crane of
   :mod:`blocks.cranes`).
 """
@@ -27,6 +29,20 @@ from .expanding_wheel import (
     ExpandingWheelPlant,
     ExpandingWheelVehicle,
     flag_from_rates,
+)
+from .flexible_joint import DEFAULT_PARAMS as FLEXIBLE_JOINT_PARAMS
+from .flexible_joint import (
+    FlexibleJoint,
+    FlexibleJointFlat,
+    FlexibleJointLaw,
+    ramp_reference,
+)
+from .kincar import (
+    LANE_CHANGE,
+    KinematicCar,
+    KinematicCarFlat,
+    KinematicCarLaw,
+    lane_change_analytic,
 )
 from .plan import (
     ConstraintError,
@@ -50,4 +66,7 @@ __all__ = [
     "SingularityError", "SplinePlan", "as_flag", "check_plan", "error_gains",
     "flag_from_rates", "plan_flatsys", "PlanarCrane", "TableReference", "crane_references",
     "plan_transfer", "simulate_planar", "sts_planar_crane", "transfer_profile",
+    "FLEXIBLE_JOINT_PARAMS", "FlexibleJoint", "FlexibleJointFlat", "FlexibleJointLaw",
+    "ramp_reference", "LANE_CHANGE", "KinematicCar", "KinematicCarFlat", "KinematicCarLaw",
+    "lane_change_analytic",
 ]

@@ -38,6 +38,12 @@ event); ``"ignore"`` runs on (the solver then steps over a pole of the input, an
 result is not exact); the ``singularity`` output shows the law's singularity function
 either way.
 
+A plan's derivatives of order :math:`\ge k` (its boundary order) jump at :math:`t_0` and
+:math:`t_f`; the integrator stops there (time events), but the first stage of the step
+that starts at the jump still sees the inside value, so the error dynamics stay exact
+across the ends only when the plan has :math:`k > r_i` (derivatives up to the relative
+degree zero or continuous at the ends).
+
 With ``period_s`` the law runs sampled (an ECU): :math:`u` is computed at each hit from
 the state then and held, and :math:`\zeta` advances by :math:`T\dot\zeta` (exact for a
 held :math:`v`); the error dynamics are then exact only to :math:`O(T)`.
@@ -161,6 +167,9 @@ class FlatTracker(Block):
         self.x = self.declare_input("x", shape=(self.n,))
         if period_s is None:
             self.zeta = self.declare_continuous_state("zeta", zeta0) if ne else None
+            ends = [t for t in (plan.t0, plan.tf) if t > 0.0]
+            if ends:
+                self.declare_time_event(ends)
         else:
             self.zeta = self.declare_discrete_state("zeta", zeta0)
             self.declare_periodic_update(period_s, self._update)
