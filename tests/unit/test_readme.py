@@ -38,3 +38,14 @@ def test_readme_multibody_example_runs():
     block = ns["block"]
     assert block.assembly["dof"] == 1
     assert {"bob_cm_pos", "link_reaction"} <= set(block.outputs)
+
+
+def test_readme_flatness_example_runs():
+    text = (ROOT / "README.md").read_text()
+    section = text.index("## Flatness-based control")
+    start = text.index("```python", section) + len("```python")
+    code = text[start:text.index("```", start)]
+    ns: dict = {}
+    exec(compile(code, "README.md", "exec"), ns)
+    d, t = ns["report"].min_singularity
+    assert abs(d - 9.66e-4) < 1e-6 and abs(t - 7.18) < 0.01
