@@ -67,6 +67,8 @@ import numpy as np
 from cosim.block import Block
 from cosim.errors import CosimError, ParameterError
 
+from .morison import rotation_rpy
+
 __all__ = ["CatenaryError", "CatenaryMooring", "CatenarySolution", "MooringLine",
            "MooringSystem", "PolynomialMooring",
            "catenary", "moorpy_catenary", "polynomial_mooring_force"]
@@ -325,16 +327,6 @@ class MooringLine:
     name: str = "line"
 
 
-def _rotation(rpy) -> np.ndarray:
-    """R = Rz(yaw) Ry(pitch) Rx(roll)."""
-    r, p, y = rpy
-    cr, sr, cp, sp, cy, sy = (math.cos(r), math.sin(r), math.cos(p), math.sin(p),
-                              math.cos(y), math.sin(y))
-    return np.array([[cy * cp, cy * sp * sr - sy * cr, cy * sp * cr + sy * sr],
-                     [sy * cp, sy * sp * sr + cy * cr, sy * sp * cr - cy * sr],
-                     [-sp, cp * sr, cp * cr]])
-
-
 class MooringSystem:
     """Several catenary lines between fixed anchors and fairleads on one body.
 
@@ -381,7 +373,7 @@ class MooringSystem:
         and the line solutions, for the body at ``position`` [m] with ``rotation``
         (roll, pitch, yaw) [rad]."""
         pos = np.asarray(position, dtype=float)
-        R = _rotation(rotation)
+        R = rotation_rpy(rotation)
         F, M, sols = np.zeros(3), np.zeros(3), []
         for i, ln in enumerate(self.lines):
             r = R @ np.asarray(ln.fairlead, dtype=float)

@@ -240,7 +240,7 @@ class MorisonMemberModel:
         return M
 
 
-def _rotation(rpy) -> np.ndarray:
+def rotation_rpy(rpy) -> np.ndarray:
     """R = Rz(yaw) Ry(pitch) Rx(roll)."""
     r, p, y = rpy
     cr, sr, cp, sp, cy, sy = (math.cos(r), math.sin(r), math.cos(p), math.sin(p),
@@ -317,7 +317,7 @@ class MorisonMember(Block):
         if self.motion == "fixed":
             return self.model.loads(self.end_a, self.end_b, t)
         pos = ctx.input(self.position)
-        R = _rotation(ctx.input(self.rotation))
+        R = rotation_rpy(ctx.input(self.rotation))
         ra, rb = R @ self.end_a, R @ self.end_b
         v, om = ctx.input(self.velocity), ctx.input(self.angular_velocity)
         kw = {}
