@@ -75,6 +75,7 @@ SUITES: dict[str, str] = {
     "crane": "bench.crane",
     "fmi": "bench.fmi",
     "hil": "bench.hil",
+    "fluid": "bench.fluid",
 }
 
 #: Set by run_suite: timed() then gc.freeze()s what survives its gc.collect() (makes later
