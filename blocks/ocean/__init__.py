@@ -6,9 +6,17 @@ JONSWAP after DNV-RP-C205 3.5.5, spectral moments), :mod:`.morison` (Morison for
 length, strip integration along a member, the :class:`MorisonMember` block),
 :mod:`.mooring` (elastic catenary with seabed contact and friction, mooring systems and
 their stiffness, the seed's polynomial mooring; :class:`CatenaryMooring`,
-:class:`PolynomialMooring`).  Coordinates: z up from the still water level.
+:class:`PolynomialMooring`), :mod:`.crane_vessel` (the seed's moored crane vessel in
+surge with a pendulum load, for the subharmonic study with :mod:`cosim.periodic`).
+Coordinates: z up from the still water level.
 """
 
+from .crane_vessel import (
+    CraneVessel,
+    froude_krylov_surge_force_per_amplitude,
+    linearized_frequencies,
+    mooring_equilibrium,
+)
 from .mooring import (
     CatenaryError,
     CatenaryMooring,
@@ -52,5 +60,6 @@ __all__ = [
     "PiersonMoskowitz", "PolynomialMooring", "RegularWave", "WaveField", "WaveKinematics",
     "catenary", "celerity", "dnv_gamma", "jonswap", "keulegan_carpenter", "moorpy_catenary",
     "morison_force", "pierson_moskowitz", "pile_inertia_base_shear", "polynomial_mooring_force",
-    "spectral_moment", "wave_number", "wavelength",
+    "spectral_moment", "wave_number", "wavelength", "CraneVessel",
+    "froude_krylov_surge_force_per_amplitude", "linearized_frequencies", "mooring_equilibrium",
 ]
