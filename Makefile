@@ -10,6 +10,10 @@ $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PY) -m venv $(VENV) || python3 -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[test,bench]'
+	@command -v dot >/dev/null || { command -v apt-get >/dev/null && [ "$$(id -u)" = 0 ] && \
+	  { apt-get install -y -qq graphviz >/dev/null 2>&1 || \
+	    { apt-get update -qq >/dev/null 2>&1 && apt-get install -y -qq graphviz >/dev/null 2>&1; }; }; } \
+	  || echo "note: Graphviz 'dot' not installed: SVG diagram views and their tests are skipped"
 	@touch $(STAMP)
 
 venv: $(STAMP)

@@ -7,7 +7,11 @@
     ``--out`` (CSV and/or HDF5), a summary is printed, ``--plot`` writes a PNG.
 ``cosim info FILE.py``
     Blocks, ports with units, rates, execution order, algebraic loops and the
-    fused linear groups.
+    fused linear groups; ``--dot PATH`` / ``--svg PATH`` also write the diagram
+    as Graphviz DOT / SVG (:mod:`cosim.graphviz`; SVG needs Graphviz's ``dot``).
+``cosim sweep FILE.py --param NAME=VALUES ...``
+    A parameter study (:mod:`cosim.studies.cli`): local processes or Dask, results
+    to a resumable folder.
 ``cosim fmu info|validate|simulate|export``
     FMUs from the command line (:mod:`fmus.cli`, found as an entry point of
     group ``cosim.commands``, so that ``cosim`` never imports the outer packages).
@@ -81,9 +85,13 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument("--plot", action="store_true", help="write plot.png (needs matplotlib)")
     r.add_argument("--quiet", "-q", action="store_true", help="no progress bar, short summary")
     r.add_argument("--debug", action="store_true", help="show tracebacks")
+    from .studies import cli as sweep_cli
+    sweep_cli.add_parser(sub)
     i = sub.add_parser("info", help="describe a model file")
     i.add_argument("file")
     i.add_argument("--function")
+    i.add_argument("--dot", metavar="PATH", help="also write the diagram as Graphviz DOT")
+    i.add_argument("--svg", metavar="PATH", help="also write the diagram as SVG (needs dot)")
     i.add_argument("--debug", action="store_true")
     for mod in _plugins().values():
         mod.add_parser(sub)
@@ -113,6 +121,10 @@ def cmd_info(args: argparse.Namespace) -> int:
     from .evaluator import Evaluator
     ev = Evaluator(plan, d.create_context())
     print(ev.describe())
+    for path in (args.dot, args.svg):
+        if path:
+            from .graphviz import write
+            print("diagram:", write(d, path))
     return 0
 
 
@@ -165,6 +177,9 @@ def cmd_run(args: argparse.Namespace) -> int:
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
+        if args.command == "sweep":
+            from .studies import cli as sweep_cli
+            return sweep_cli.run(args)
         if args.command not in ("run", "info"):
             return _plugins()[args.command].run(args)
         return cmd_run(args) if args.command == "run" else cmd_info(args)

@@ -263,6 +263,11 @@ class Diagram(Block):
         raise PortError(f"port {port!r} not found on block '{node.path}'; "
                         + did_you_mean(port, list(node.inputs) + list(node.outputs)))
 
+    def to_dot(self, **kw: Any) -> str:
+        """Graphviz DOT text of the diagram (see :func:`cosim.graphviz.to_dot`)."""
+        from .graphviz import to_dot
+        return to_dot(self, **kw)
+
     def describe(self) -> str:
         """Blocks, ports with units and rates, and the connections, as text."""
         lines = [f"diagram '{self.name}': {len(self.leaf_blocks())} leaf blocks"]
