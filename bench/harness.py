@@ -76,6 +76,7 @@ SUITES: dict[str, str] = {
     "fmi": "bench.fmi",
     "hil": "bench.hil",
     "fluid": "bench.fluid",
+    "sweep": "bench.sweep",
 }
 
 #: Set by run_suite: timed() then gc.freeze()s what survives its gc.collect() (makes later

@@ -1,0 +1,170 @@
+"""cosim.studies: designs, runs, failures, the journal, resume, the CLI."""
+
+import json
+import os
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+
+from cosim.errors import CosimError
+from cosim.studies import (
+    Choice,
+    LogUniform,
+    Normal,
+    SerialExecutor,
+    Study,
+    StudyProgress,
+    Uniform,
+    grid,
+    latin_hypercube,
+    random_samples,
+    run_id,
+    sobol,
+)
+from cosim.studies.cli import _values, build_design
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(__file__))))
+MODEL = os.path.join(ROOT, "examples", "pid_sweep.py")
+SIM = dict(t_end=1.0, solver="rk4", dt=1e-3, record=["plant.y", "pid.u", "err.y"])
+
+
+def test_grid_is_the_full_factorial_last_name_fastest():
+    g = grid(a=[1, 2], b=np.array([0.5, 1.0, 1.5]))
+    assert len(g) == 6 and g[0] == {"a": 1, "b": 0.5} and g[1] == {"a": 1, "b": 1.0}
+    assert type(g[1]["b"]) is float                       # numpy scalars made plain
+    with pytest.raises(CosimError, match="no values"):
+        grid(a=[])
+
+
+def test_random_designs_are_seeded_and_in_bounds():
+    a = random_samples(50, 7, k=Uniform(1, 2), c=LogUniform(1e-3, 1), n=Normal(0, 1),
+                       mode=Choice(("x", "y")))
+    b = random_samples(50, 7, k=Uniform(1, 2), c=LogUniform(1e-3, 1), n=Normal(0, 1),
+                       mode=Choice(("x", "y")))
+    assert a == b and a != random_samples(50, 8, k=Uniform(1, 2), c=LogUniform(1e-3, 1),
+                                          n=Normal(0, 1), mode=Choice(("x", "y")))
+    assert all(1 <= p["k"] <= 2 and 1e-3 <= p["c"] <= 1 and p["mode"] in "xy" for p in a)
+    lhs = latin_hypercube(10, 1, k=(0, 10), m=(1, 2))
+    # a Latin hypercube puts exactly one point in each of the 10 strata of each axis
+    assert sorted(int(p["k"]) for p in lhs) == list(range(10))
+    assert len(sobol(8, 1, k=(0, 1))) == 8
+    with pytest.raises(CosimError, match="low < high"):
+        latin_hypercube(4, 0, k=(1, 1))
+
+
+def test_run_ids_are_stable_and_order_independent():
+    assert run_id({"a": 1, "b": 2.0}) == run_id({"b": 2.0, "a": 1})
+    assert run_id({"a": 1}) != run_id({"a": 2})
+    assert run_id({"a": np.float64(0.5)}) == run_id({"a": 0.5})
+
+
+def test_serial_study_computes_metrics_and_records_failures(tmp_path):
+    design = grid(**{"pid.kp": [50.0, 100.0], "pid.kd": [5.0]}) + [{"pid.nope": 1.0}]
+    df = Study(MODEL, design, metrics="metrics", **SIM).run(str(tmp_path), SerialExecutor(),
+                                                           progress=False)
+    assert len(df) == 3
+    ok = df[df.status == "ok"]
+    assert len(ok) == 2 and np.all(ok.iae > 0) and np.all(ok.peak_u > 0)
+    bad = df[df.status == "failed"].iloc[0]
+    assert bad.error.startswith("PortError: parameter 'nope' not found on block 'pid'")
+    # more proportional gain: faster, more overshoot
+    a, b = ok.sort_values("pid.kp").itertuples()
+    assert b.overshoot_pct > a.overshoot_pct
+    assert os.path.exists(tmp_path / "results.parquet")
+    lines = (tmp_path / "journal.jsonl").read_text().splitlines()
+    assert len(lines) == 3 and json.loads(lines[0])["params"]
+
+
+def test_build_arguments_rebuild_and_default_metrics(tmp_path):
+    design = grid(m=[1.0, 4.0], **{"pid.kp": [100.0]})
+    df = Study(MODEL, design, **SIM).run(str(tmp_path), SerialExecutor(), progress=False)
+    assert list(df.status) == ["ok", "ok"]
+    y = df["final:plant.y"].to_numpy()
+    assert y[0] != y[1]                                  # the heavier mass is slower
+
+
+def test_resume_runs_only_the_missing_points(tmp_path):
+    design = grid(**{"pid.kp": [40.0, 80.0, 120.0], "pid.kd": [2.0, 6.0]})
+    study = Study(MODEL, design, metrics="metrics", **SIM)
+    first = study.run(str(tmp_path), SerialExecutor(), progress=False, max_runs=2)
+    assert len(first) == 2
+    before = {r.run_id: r.wall_s for r in first.itertuples()}
+    full = study.run(str(tmp_path), SerialExecutor(), progress=False)
+    assert len(full) == 6
+    lines = (tmp_path / "journal.jsonl").read_text().splitlines()
+    assert len(lines) == 6                                 # nothing recomputed
+    for r in full.itertuples():
+        if r.run_id in before:
+            assert r.wall_s == before[r.run_id]
+    with pytest.raises(CosimError, match="different study"):
+        Study(MODEL, design, metrics=None, **SIM).run(str(tmp_path), SerialExecutor(),
+                                                      progress=False)
+
+
+def test_a_journal_line_cut_by_a_kill_is_redone(tmp_path):
+    design = grid(**{"pid.kp": [40.0, 80.0]})
+    study = Study(MODEL, design, **SIM)
+    study.run(str(tmp_path), SerialExecutor(), progress=False)
+    j = tmp_path / "journal.jsonl"
+    lines = j.read_text().splitlines()
+    j.write_text(lines[0] + "\n" + lines[1][: len(lines[1]) // 2])      # torn last line
+    df = study.run(str(tmp_path), SerialExecutor(), progress=False)
+    assert len(df) == 2 and set(df.status) == {"ok"}
+
+
+def test_killing_the_sweep_command_and_starting_it_again(tmp_path):
+    out = tmp_path / "study"
+    cmd = [sys.executable, "-m", "cosim", "sweep", MODEL, "--param", "pid.kp=20:200:6",
+           "--param", "pid.kd=1:20:5", "--backend", "local", "--workers", "2",
+           "--out", str(out), "--t-end", "3", "--quiet"]
+    p = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    j = out / "journal.jsonl"
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if j.exists() and len(j.read_text().splitlines()) >= 5:
+            break
+        time.sleep(0.05)
+    p.kill()
+    p.wait()
+    killed = {json.loads(x)["run_id"]: json.loads(x)["wall_s"]
+              for x in j.read_text().splitlines() if x.endswith("}")}
+    assert 5 <= len(killed) < 30
+    r = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    recs = [json.loads(x) for x in j.read_text().splitlines()]
+    ids = [x["run_id"] for x in recs]
+    assert len(ids) == len(set(ids)) == 30                # only the missing runs were run
+    assert all(x["wall_s"] == killed[x["run_id"]] for x in recs if x["run_id"] in killed)
+    assert "30 of 30 runs" in r.stdout
+
+
+def test_cli_parameter_syntax():
+    assert _values("pid.kp=1,2,4") == ("pid.kp", [1.0, 2.0, 4.0])
+    name, v = _values("m=1:3:3")
+    assert name == "m" and np.allclose(v, [1, 2, 3])
+    assert np.allclose(_values("k=1:100:3:log")[1], [1, 10, 100])
+    assert _values("mode=fast,slow")[1] == ["fast", "slow"]
+    with pytest.raises(CosimError, match="NAME=1,2,3"):
+        _values("kp")
+
+    class A:
+        param = ["a=0:1"]
+        design, n, seed = "lhs", 5, 3
+
+    assert len(build_design(A)) == 5
+    A.design = "grid"
+    with pytest.raises(CosimError, match="range"):
+        build_design(A)
+
+
+def test_progress_line():
+    import io
+
+    s = io.StringIO()
+    bar = StudyProgress(10, 3, stream=s)
+    bar.update({"status": "ok"})
+    bar.update({"status": "failed"})
+    assert "runs 5/10: 1 ok, 1 failed (3 from before), 5 to go" in bar.line()
