@@ -59,6 +59,13 @@ def load_model(path: str, function: str | None = None) -> tuple[Any, dict]:
             f"{path}: no function {function or ' or '.join(DEFAULT_FUNCTIONS)!r} returning a "
             f"diagram; functions in the file: {', '.join(funcs) or '(none)'}; pass --function")
     from .diagram import Diagram
+    required = [p.name for p in inspect.signature(funcs[function]).parameters.values()
+                if p.default is p.empty and p.kind in (p.POSITIONAL_ONLY,
+                                                       p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
+    if required:
+        raise CosimError(f"{path}: {function}() needs arguments ({', '.join(required)}); "
+                         "cosim run/info call it without any: give them defaults, or pass "
+                         "--function with a diagram function that needs none")
     d = funcs[function]()
     if not isinstance(d, Diagram):
         raise CosimError(f"{path}: {function}() returned {type(d).__name__}, not a Diagram "

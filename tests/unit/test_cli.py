@@ -114,3 +114,12 @@ def test_bouncing_ball_example_matches_analytic_impacts():
     ref = bb.analytic_impacts(n=4)
     assert len(got) == 4
     assert max(abs(a - b) for a, b in zip(got, ref)) < 1e-8
+
+
+def test_info_on_a_diagram_function_that_needs_arguments(tmp_path, capsys):
+    from cosim.cli import main
+
+    f = tmp_path / "needs_args.py"
+    f.write_text("def build(port):\n    raise AssertionError('not called')\n")
+    assert main(["info", str(f)]) != 0
+    assert "build() needs arguments (port)" in capsys.readouterr().err
