@@ -80,33 +80,16 @@ def _lm():
 
 def cosim_error(split: str, coupling: str, order: int, H: float, t0: float = 2.0,
                 hydraulics_dt: float = 2e-4) -> dict:
-    """One co-simulation of M1 to t = 6 s; s1(6) - reference and the wall time.
+    """One co-simulation of M1 to t = 6 s (:func:`examples.lim_study.run_case`):
+    ``error`` = s1(6) - reference (inf if unstable), ``wall_s``."""
+    from examples.lim_study import run_case
 
-    ``t0 = 2`` starts at the end of the rest phase: the initial state is the static
-    equilibrium, which the monolithic solution keeps to 1.6e-9 m up to 2 s (the start at 0
-    gives the same s1(6) to 4e-12 m at H = 5 ms).
-    """
-    from cosim.errors import BuildError
-    lm = _lm()
-    if t0 > 0.0:  # the last start at or before t0 from which 6 s is whole macro steps
-        t0 = round(6.0 - math.ceil((6.0 - t0) / H - 1e-9) * H, 9)
-    w = time.perf_counter()
-    master = lm.cosim_master(split=split, step_s=H, coupling=coupling, extrapolation=order,
-                             hydraulics_dt=hydraulics_dt)
-    with warnings.catch_warnings(), np.errstate(all="ignore"):
-        warnings.simplefilter("ignore")
-        try:
-            res = master.run(6.0, t0_s=t0)
-            s6 = float(res["mech.s"][-1])
-        except Exception as exc:  # unstable: oil model's range, chamber empty, no start
-            if isinstance(exc, BuildError):
-                raise
-            return {"split": split, "coupling": coupling, "order": order, "H": H,
-                    "error": math.inf, "failed": f"{type(exc).__name__}: {exc}"[:120],
-                    "wall_s": time.perf_counter() - w}
-    err = s6 - lm.REF_S1[6.0] if math.isfinite(s6) else math.inf
-    return {"split": split, "coupling": coupling, "order": order, "H": H, "error": err,
-            "wall_s": time.perf_counter() - w}
+    r = run_case(split, coupling, order, H, t0, hydraulics_dt)
+    out = {"split": split, "coupling": coupling, "order": order, "H": H,
+           "error": r["s1_error"], "wall_s": r["run_s"]}
+    if "failed" in r:
+        out["failed"] = r["failed"]
+    return out
 
 
 def _cosim_error_args(args: tuple) -> dict:

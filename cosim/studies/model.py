@@ -62,14 +62,14 @@ def _load_module(source: str) -> Any:
         spec = importlib.util.spec_from_file_location(name, path)
         mod = importlib.util.module_from_spec(spec)
         sys.modules[name] = mod
-        sys.path.insert(0, os.path.dirname(path))
+        folder = os.path.dirname(path)
+        if folder not in sys.path:       # stays: the model's functions may import siblings
+            sys.path.append(folder)      # when a worker calls them
         try:
             spec.loader.exec_module(mod)
         except BaseException:
             sys.modules.pop(name, None)
             raise
-        finally:
-            sys.path.pop(0)
     else:
         mod = importlib.import_module(source)
     _MODULES[source] = mod

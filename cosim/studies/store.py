@@ -41,6 +41,11 @@ def _unjson(v: Any) -> Any:
     return v
 
 
+#: Columns of the table that are not parameters or metrics; a metric of one of these names
+#: (or of a parameter's) is stored as ``metric:<name>``.
+RESERVED = ("run_id", "index", "status", "error", "wall_s", "worker")
+
+
 class ResultStore:
     """Journal plus table of a study in the folder ``path`` (see the module docstring)."""
 
@@ -119,7 +124,8 @@ class ResultStore:
         for rec in sorted(self.records.values(), key=lambda r: r.get("index", 0)):
             row = {"run_id": rec["run_id"], "index": rec.get("index")}
             row.update({k: _unjson(v) for k, v in rec["params"].items()})
-            row.update({k: _unjson(v) for k, v in rec["metrics"].items()})
+            row.update({(f"metric:{k}" if k in RESERVED or k in row else k): _unjson(v)
+                        for k, v in rec["metrics"].items()})
             row.update(status=rec["status"], error=rec.get("error"),
                        wall_s=rec.get("wall_s"), worker=rec.get("worker"))
             rows.append(row)
