@@ -7,7 +7,9 @@ length, strip integration along a member, the :class:`MorisonMember` block),
 :mod:`.mooring` (elastic catenary with seabed contact and friction, mooring systems and
 their stiffness, the seed's polynomial mooring; :class:`CatenaryMooring`,
 :class:`PolynomialMooring`), :mod:`.crane_vessel` (the seed's moored crane vessel in
-surge with a pendulum load, for the subharmonic study with :mod:`cosim.periodic`).
+surge with a pendulum load, for the subharmonic study with :mod:`cosim.periodic`),
+:mod:`.vessel` (a 6-DOF rigid vessel with constant added mass, damping and linear
+restoring), :mod:`.wave_loads` (first-order wave forces from RAOs, the seed's slow drift).
 Coordinates: z up from the still water level.
 """
 
@@ -43,6 +45,8 @@ from .spectra import (
     pierson_moskowitz,
     spectral_moment,
 )
+from .vessel import Vessel6DOF, VesselData
+from .wave_loads import DriftCoefficients, ForceRAO, WaveLoadModel, WaveLoads, hilbert_envelope
 from .waves import (
     IrregularSea,
     LinearWaves,
@@ -62,4 +66,6 @@ __all__ = [
     "morison_force", "pierson_moskowitz", "pile_inertia_base_shear", "polynomial_mooring_force",
     "spectral_moment", "wave_number", "wavelength", "CraneVessel",
     "froude_krylov_surge_force_per_amplitude", "linearized_frequencies", "mooring_equilibrium",
+    "Vessel6DOF", "VesselData", "DriftCoefficients", "ForceRAO", "WaveLoadModel", "WaveLoads",
+    "hilbert_envelope",
 ]
