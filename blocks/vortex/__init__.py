@@ -8,7 +8,10 @@
   no penetration, Kelvin's theorem, Kutta condition at shedding nodes, any body motion;
 * :mod:`~blocks.vortex.flow`: shedding, Adams–Bashforth convection, removal, optional
   random walk or core spreading, force and moment from the vortex impulse;
-* :mod:`~blocks.vortex.block`: :class:`VortexFlow`, the flow as a sampled block.
+* :mod:`~blocks.vortex.block`: :class:`VortexFlow`, the flow as a sampled block;
+* :mod:`~blocks.vortex.spaghetti`: the spaghetti and reverse-spaghetti problems of
+  Kobayashi et al. (a finite-segment beam through a gap, the seed's quasi-steady bound
+  vortex force), :class:`SpaghettiBeam`.
 
 Forces are per unit span (2-D).  See each module for equations and limitations.
 """
@@ -17,7 +20,11 @@ from .block import VortexFlow
 from .flow import DiscreteVortexFlow, FlowState, strouhal
 from .kernels import MODELS, induced_velocity, naive_self_induced, numba_available, self_induced
 from .panels import BodyMotion, PanelBody, PanelSolution, rigid_motion
+from .spaghetti import MATERIALS, SegmentedBeam, SpaghettiBeam, divergence_speed
 
-__all__ = ["MODELS", "BodyMotion", "DiscreteVortexFlow", "FlowState", "PanelBody",
-           "PanelSolution", "VortexFlow", "induced_velocity", "naive_self_induced",
-           "numba_available", "rigid_motion", "self_induced", "strouhal"]
+__all__ = [
+    "MATERIALS", "MODELS", "BodyMotion", "DiscreteVortexFlow", "FlowState", "PanelBody",
+    "PanelSolution", "SegmentedBeam", "SpaghettiBeam", "VortexFlow", "divergence_speed",
+    "induced_velocity", "naive_self_induced", "numba_available", "rigid_motion",
+    "self_induced", "strouhal",
+]

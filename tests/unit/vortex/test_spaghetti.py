@@ -1,0 +1,145 @@
+"""Segmented beam of the (reverse) spaghetti problem: statics, vibration, vortex lift, energy."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from blocks.vortex.spaghetti import (
+    BeamGeometry,
+    SegmentedBeam,
+    SpaghettiBeam,
+    beam_for,
+    bound_vortex_circulation,
+    divergence_speed,
+    vortex_forces,
+)
+from cosim.testing import BlockHarness
+
+FREE = BeamGeometry(clearance_m=1.0, gap_length_m=0.0)  # no gap: a free chain
+
+
+def clamped_cantilever(n: int, **kw) -> SegmentedBeam:
+    """Steel beam, fully out of a 'gap' preloaded so that the inner part is clamped."""
+    geo = BeamGeometry(clearance_m=-2e-5, friction_coefficient=0.0, contact_stiffness=1e10)
+    return beam_for("steel", n_segments=n, fluid_density=0.0, geometry=geo, **kw)
+
+
+def rk4(beam, x, v, dt, steps):
+    for _ in range(steps):
+        k1 = beam.rhs(x, v)
+        k2 = beam.rhs(x + 0.5 * dt * k1, v)
+        k3 = beam.rhs(x + 0.5 * dt * k2, v)
+        k4 = beam.rhs(x + dt * k3, v)
+        x = x + dt / 6 * (k1 + 2 * k2 + 2 * k3 + k4)
+    return x
+
+
+def test_tip_load_statics_converge_to_euler_bernoulli():
+    # free chain, node 0 and segment 1 held by a stiff spring law: solve K q = Q directly
+    P, L = 1.0, 0.5
+    errs = []
+    for n in (4, 8, 16, 32):
+        b = beam_for("steel", n_segments=n, fluid_density=0.0, geometry=FREE)
+        EI = b.bending_rigidity
+        # cantilever: y0 = 0, phi_1 = 0 at the clamp (first segment is the clamp's half)
+        # hinge stiffness matrix on phi_2..phi_n with phi_1 fixed, tip load P
+        K = b.k_phi * b.lap[1:, 1:]
+        Q = b.generalized(np.array([n - 1]), np.array([b.dl]), np.zeros(1), np.array([P]),
+                          np.zeros(n + 1))[2:]
+        phi = np.linalg.solve(K, Q)
+        tip = b.dl * np.sum(np.sin(phi))
+        exact = P * L ** 3 / (3 * EI)
+        errs.append(abs(tip / exact - 1))
+    assert errs[-1] < 0.1
+    assert all(e2 < e1 for e1, e2 in zip(errs, errs[1:]))  # converges as n_b grows
+
+
+def test_first_frequency_converges_to_cantilever_mode():
+    errs = []
+    for n in (8, 16):
+        b = clamped_cantilever(n)
+        x = b.initial_state(b.length_m * (1 - 2.0 / n) + 1e-4)  # 2 segments in the clamp
+        nx = x.size
+        A = np.zeros((nx, nx))
+        f0 = b.rhs(x, 0.0)
+        for i in range(nx):
+            xp = x.copy()
+            xp[i] += 1e-8
+            A[:, i] = (b.rhs(xp, 0.0) - f0) / 1e-8
+        w = np.sort(np.abs(np.linalg.eigvals(A[1:, 1:]).imag))
+        w1 = w[w > 1.0][0]
+        lw = b.length_m * (1 - 2.0 / n) + 1e-4
+        exact = b.first_mode_rad_s(lw)
+        errs.append(abs(w1 / exact - 1))
+    assert errs[-1] < 0.08
+    assert errs[1] < errs[0]
+
+
+def test_flat_plate_lift_is_thin_airfoil():
+    c, alpha, V, rho = 0.1, math.radians(3.0), 3.0, 1000.0
+    for n in (10, 50):
+        zv = np.linspace(0.0, c, n + 1) * np.exp(-1j * alpha)  # leading edge at 0, nose up
+        zc = 0.5 * (zv[1:] + zv[:-1])
+        vel = complex(-V)  # plate moving in -X: relative flow +X, trailing end last
+        g = bound_vortex_circulation(zv, zc, np.full(n, vel), kutta=-1)
+        f = vortex_forces(zv, g, np.full(n + 1, vel), rho).sum()
+        assert f.imag == pytest.approx(math.pi * rho * V ** 2 * c * math.sin(alpha), rel=1e-3)
+        assert g.sum() < 0  # clockwise circulation gives upward lift in a +X flow
+        assert abs(f.real) < 1e-9 * abs(f.imag) + 1e-9
+
+
+def test_energy_conserved_without_damping():
+    b = beam_for("steel", n_segments=8, fluid_density=0.0, hinge_damping_time_s=0.0,
+                 geometry=FREE)
+    x = b.initial_state(0.5, tip_impulse=0.05)
+    x[2:10] = 0.02 * np.sin(np.arange(8))  # bent start
+    e0 = b.energy(x)
+    x1 = rk4(b, x, 0.0, 2e-5, 2000)
+    assert b.energy(x1) == pytest.approx(e0, rel=1e-6)
+
+
+def test_contact_force_of_beam_resting_on_gap_edge():
+    # gravity on, strip 60 % out, the free end hanging: on average over the rocking motion
+    # the gap walls and edges carry the whole weight (momentum balance in Y)
+    b = beam_for("steel", n_segments=4, fluid_density=0.0, gravity=9.81,
+                 hinge_damping_time_s=1e-3,
+                 geometry=BeamGeometry(clearance_m=1e-3, friction_coefficient=0.0,
+                                       contact_damping_ratio=1.0))
+    x = rk4(b, b.initial_state(0.3), 0.0, 1e-4, 1500)
+    fy, dt, steps = [], 1e-4, 1500
+    vy0 = b.node_velocities(0.0, x[1:6], x[6:])[1]
+    for _ in range(steps):
+        fy.append(b.evaluate(x, 0.0)["contact"].imag)
+        x = rk4(b, x, 0.0, dt, 1)
+    vy1 = b.node_velocities(0.0, x[1:6], x[6:])[1]
+    weight = b.m * b.n * 9.81
+    # impulse balance: mean contact force = weight + momentum change / time
+    dp = b.m * np.sum(0.5 * (vy1[1:] + vy1[:-1]) - 0.5 * (vy0[1:] + vy0[:-1]))
+    assert np.mean(fy) == pytest.approx(weight + dp / (dt * steps), rel=0.03)
+    assert np.mean(fy) == pytest.approx(weight, rel=0.2)
+
+
+def test_block_ports_and_derivatives():
+    blk = SpaghettiBeam("beam", beam_for("aluminium", n_segments=6), wetted_length_m=0.2,
+                        tip_impulse=0.01)
+    h = BlockHarness(blk).set_input("speed", 2.0)
+    tip = h.output("tip")
+    assert tip == pytest.approx([0.2, 0.0], abs=1e-12)
+    assert h.output("wetted_length") == pytest.approx(0.2)
+    assert h.output("nodes").shape == (7, 2)
+    d = h.derivatives()
+    assert d[0] == 2.0 and d.shape == (2 * 6 + 3,)
+    assert np.all(np.isfinite(h.output("fluid_force")))
+
+
+def test_divergence_speed_ordering_scales_with_sqrt_ei():
+    v = {m: divergence_speed(beam_for(m, n_segments=8, fluid_density=1000.0), 0.45)
+         for m in ("frp", "aluminium", "steel")}
+    assert v["frp"] < v["aluminium"] < v["steel"]
+    kappa = {m: 1000.0 * v[m] ** 2 * 0.45 ** 3 / beam_for(m).bending_rigidity for m in v}
+    assert max(kappa.values()) / min(kappa.values()) < 1.05  # one kappa_c for all
+    assert 1.0 < kappa["steel"] < 3.0  # inverted-flag order of magnitude
+    assert divergence_speed(beam_for("steel", n_segments=8, fluid_density=0.0), 0.45) is None
