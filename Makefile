@@ -4,12 +4,12 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test bench lint clean venv
+.PHONY: demo test bench lint clean venv docs
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PY) -m venv $(VENV) || python3 -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[test,bench]'
+	$(BIN)/python -m pip install --quiet -e '.[test,bench,docs]'
 	@command -v dot >/dev/null || { command -v apt-get >/dev/null && [ "$$(id -u)" = 0 ] && \
 	  { apt-get install -y -qq graphviz >/dev/null 2>&1 || \
 	    { apt-get update -qq >/dev/null 2>&1 && apt-get install -y -qq graphviz >/dev/null 2>&1; }; }; } \
@@ -29,6 +29,9 @@ test: $(STAMP) lint
 
 bench: $(STAMP)
 	$(BIN)/python -m bench all --json out/bench/all.json
+
+docs: $(STAMP)
+	$(BIN)/mkdocs build --strict
 
 clean:
 	rm -rf out build *.egg-info
