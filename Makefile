@@ -19,7 +19,7 @@ $(STAMP): pyproject.toml
 venv: $(STAMP)
 
 demo: $(STAMP)
-	$(BIN)/python examples/acc_hil.py --out out/demo
+	$(BIN)/python examples/flagship.py --out out/demo
 
 lint: $(STAMP)
 	$(BIN)/ruff check cosim blocks fmus hil examples tests bench
