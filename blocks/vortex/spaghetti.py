@@ -91,8 +91,8 @@ There is **no wake**: the model is quasi-steady (no shed vorticity, no added-mas
 the unsteady Bernoulli equation), as the paper's.  It captures the two effects the paper
 discusses: a transverse beam velocity creates circulation opposing it (fluid damping ∝ ρV),
 and a beam slope creates lift along the deflection (negative stiffness ∝ ρV²).  With the
-beam drawn out the free end leads, the beam is an *inverted flag* and diverges once
-:math:`\rho V^2 L_{out}^3/EI` is large enough.  No image of the vortices in the wall plane is
+beam drawn out the free end leads; see *Findings* below for what this does and does not
+have in common with an inverted flag.  No image of the vortices in the wall plane is
 taken (the paper does not mention one).
 
 Modelling choices (OCR doubts of the seed)
@@ -107,13 +107,9 @@ Modelling choices (OCR doubts of the seed)
   the fluid supplies most of the damping.
 * Kutta condition at the **trailing** end with respect to the relative flow (``kutta=
   "trailing"``, default): the root at the wall when the beam is drawn out, the free end when
-  it is pulled in.  The seed's reconstruction puts Γ = 0 at the free end in both cases
-  (``kutta="free_end"``); for a drawn-out beam that is a leading-edge Kutta condition, which
-  reverses the sign of the quasi-steady lift (flat plate: Γ = -πcVα instead of +πcVα): the
-  linearised model then has *negative* fluid damping growing with V (steel, 1 m/s: a real
-  eigenvalue +160 1/s, the run blows up), contrary to the paper's "damping at low V".  The
-  trailing-edge condition gives damping at low V and negative stiffness ∝ ρV² (the inverted
-  flag), i.e. the paper's mechanism.
+  it is pulled in.  The seed puts Γ = 0 at the free end in both cases (``kutta="free_end"``);
+  drawn out, that is a leading-edge condition and gives negative fluid damping at every
+  speed (see *Findings* below).
 * Drive speed: an input; its time derivative is neglected (piecewise constant speed).
 
 Ports
@@ -131,26 +127,85 @@ out  fluid_force    (2,) [N/m]    total fluid force (lift + drag) on the beam
 The forces read ``speed`` (the driven end's velocity enters the contact damping and the
 fluid boundary condition); the other outputs depend on the state only.
 
+Findings: geometry, Kutta end, linear analysis, time domain
+------------------------------------------------------------
+*Geometry and run length.*  Table 1's masses (steel 6.28 kg = 7850 x 0.5 x 0.0016 x 1) fix
+the strip at L = 0.5 m per metre of span; the part in the fluid is the part already drawn
+out, between the wall and the free tip (the paper's vortices sit on the bodies outside the
+gap; U = 0, "the relative flow velocity to bodies is equal to the driving velocity").  The
+driving constraint :math:`\Phi_D = (x_1 - l) + Vt` acts on the driven (inner) end body: it
+puts body 1's centre at X = l at t = 0 and moves it at -V, i.e. it is written for the
+pulled-in case starting with the whole strip outside; drawing out flips the sign.  "A quarter
+has been drawn out" is the impulse time, L/(4V).  Fig. 6's 0.5 s window is L/V at 1 m/s:
+the runs start with the tip at the inlet and end when the strip is out, so the faster
+runs are shorter (0.1 s at 5 m/s); the strip is not longer.  The example runs from the
+impulse to 98 % out.
+
+*Kinematics: no fluid load from a steady shape.*  For a material point sliding along the
+surface Y = w(X, t), the normal component of its velocity is :math:`w_t/\sqrt{1+w_X^2}`:
+the no-penetration condition sees only the Eulerian motion of the surface, not the drawing
+speed.  A shape that is steady in the wall frame therefore carries no circulation and no
+lift (tested: a plate moving along its own chord has Γ = 0).  The reverse-spaghetti strip in
+still fluid is *not* an inverted flag (that needs a stream past a fixed-length plate): the
+fluid force is a velocity-dependent (damping-type) load :math:`\propto \rho V\,\Gamma[w_t]`
+(the Kutta–Joukowski force uses the sliding velocity V), and a Lagrangian deflection that is
+convected out with the material (:math:`w_t = -Vw_X`) is what looks like a negative
+stiffness :math:`\propto \rho V^2` in the material coordinates of this model.
+
+*Kutta end.*  Γ = 0 at the free end (the seed's reading of "the end of the beam") makes the
+fluid force a *negative* damping at every speed: frozen-length linearisation
+(:func:`linear_eigenvalues`, steel, 16 segments, 0.14 m out) gives a growing first mode
+42.6 ± 352j 1/s already at 0.5 m/s, and the runs blow up at 1 m/s, contrary to the paper's
+damped response at 1 m/s.  Γ = 0 at the end where the relative flow leaves the strip (the
+wall end when drawn out, ``kutta="trailing"``, default) gives positive fluid damping
+(first mode -49 ± 350j at 0.5 m/s, over-damped above ~3 m/s) and, in the frozen-length
+analysis, a real unstable eigenvalue once :math:`\kappa = \rho V^2 L_{out}^3/EI` exceeds
+≈ 1.7 (0.26 m out: stable at 2 m/s, +11 1/s at 3 m/s, +27 1/s at 4 m/s; 0.45 m out:
+-1.7 1/s at 1 m/s, +8.8 at 2 m/s).  :func:`divergence_speed` at 0.45 m out: FRP 0.23,
+Al 0.79, steel 1.12 m/s (κ_c 1.6–1.8 for all three; 8/16/32 segments: steel 1.08/1.12/1.11).
+
+*Why the frozen analysis over-predicts.*  The growth rate of that divergent mode is limited
+by the quasi-steady fluid damping (~ ρVL) to ~V/L, and the run lasts ~L/V: O(1) e-folds at
+any speed, while the gap keeps feeding straight material at the root (the frozen analysis
+clamps fixed material).  In the time domain a disturbed strip in water at high V is
+over-damped: its tilt freezes and is carried out with the material, so the tip displacement
+grows like the wetted length at a constant tip angle — the paper's "displacement increases
+monotonously" — and the tip angle itself grows only when ρV²L³/EI is well above κ_c: at
+the end of the run (L_out = 0.49 m) the first diverging grid speed has κ = 44 (FRP 1 m/s),
+31 (Al 3 m/s), 34 (steel 4.5 m/s) and the last stable one 11, 22, 27 — one time-domain
+threshold κ ≈ 30 for all three materials, ~20x the frozen-length κ_c.
+
+*Why the earlier reproduction failed.*  With an impulse of 0.05 N·s/m the tip moved
+< 0.1 mm, i.e. within the 0.1 mm gap clearance: the response was the strip rattling in the
+gap (contact noise ±0.03 mm) and no trend could be read; and the run stopped at 90 % out.
+
 Results (reverse spaghetti, ``examples/reverse_spaghetti.py``)
 --------------------------------------------------------------
-Quasi-static divergence (:func:`divergence_speed`) at 0.45 m out, 16 segments: FRP 0.23,
-Al 0.79, steel 1.12 m/s, i.e. :math:`\kappa_c = \rho V^2 L^3/EI` ≈ 1.6–1.8 for all three
-(8/16/32 segments: steel 1.08/1.12/1.11 m/s).  The ordering and the ratios (∝ √EI) are the
-paper's; the values are 2–4x below its bands (FRP < 1, Al ≈ 2, steel 2–4 m/s).  In the time
-domain (impulse at 1/4 out, run until 9/10 out) the tip stays within ~1 mm at every speed up
-to 5 m/s and no run shows a growing tip angle: the divergent mode grows at a rate limited by
-the quasi-steady fluid damping (~V/L), so over a run of (0.65 L)/V the growth is O(1), and
-the gap contacts hold the strip.  Steel at 1 m/s in water decays; air (1.2) and vacuum give
-peak tip displacements within 2 % at 4 m/s.  Likely reasons for the difference from the
-paper: the garbled contact constants (a softer gap lets the strip rotate as a whole), the
-unknown impulse size, the run length (the paper shows 0.5 s, longer than the strip lasts
-at 4–5 m/s) and the vortex model details (Kutta end, mutual induction, no wake).
+Impulse 0.5 N·s/m at 1/4 out, run to 98 % out, 16 segments, RK4 1e-4 s; divergence = over
+the second half the tip displacement keeps its sign, grows monotonically, ends above 20 % of
+its peak, and the tip angle grows.  Steel in water: V = 1, 2 m/s decay to the clearance
+level (damped), 3 m/s an over-damped creep with a small residual tilt, 4–5 m/s a monotonic
+growth (tip angle ratio 0.98 at 4, 1.06 at 4.5, 1.10 at 5 m/s) — the sequence of Fig. 6.
+Critical speed (grid 0.5 m/s): FRP 1.0, Al 3.0, steel 4.5 m/s (paper: FRP < 1, Al ≈ 2,
+steel 2–3 in the text, 3–4 by the curves); with an impulse of 2 N·s/m Al 2.5, steel 3.5
+(FRP: RK4 at 1e-4 s blows up, the tip velocity is ~100 m/s).  Air (1.2) and vacuum: free
+vibration with peaks within 2.2 % at 4 m/s (Fig. 7).  Sensitivity at the steel boundary
+(8 segments, tip angle ratio at 4 m/s, baseline 1.00): C_D 0 / 2: 1.007 / 1.013; contact
+stiffness 1e8 N/m²: 0.967 (3 m/s 0.89, Al 2.5 m/s 0.96); clearance 1.6 mm: 0.78.  The
+ordering, the ∝ √EI scaling and the air/water contrast are robust; the absolute critical
+speeds move by ±0.5–1 m/s with the (unknown) impulse and contact constants, and are
+1.3–1.5x above the paper's for Al and steel.
 
 Limitations
 -----------
-Quasi-steady potential flow without wake or added mass; no wall images; thin beam (the
+Quasi-steady potential flow without wake or added mass (in water the 2-D added mass of the
+wetted part, ρπL²/4, exceeds the strip's mass several times, so frequencies and the
+over-damped creep that carries the "divergence" are model-specific); no wall images; thin beam (the
 thickness is used only for the drag area); contacts are penalty springs (soft default, see
-above); per unit span (2-D) throughout.
+above); per unit span (2-D) throughout.  The spaghetti-with-guide case (Fig. 5) is not
+reproduced: the guide length x_e is not given, and with a 0.1 m, 15° guide the pulled-in FRP
+strip (4 m/s, 0.1 mm gap, gravity) whips its tip (+31 mm after -64 mm sag) without touching
+the guides.
 """
 
 from __future__ import annotations
@@ -547,6 +602,30 @@ def divergence_speed(beam: SegmentedBeam, wetted_length_m: float) -> float | Non
     lam = np.linalg.eigvals(np.linalg.solve(ks, kf))
     real = lam[(np.abs(lam.imag) <= 1e-9 * np.abs(lam).max()) & (lam.real > 0)].real
     return float(1.0 / math.sqrt(real.max())) if real.size else None
+
+
+def linear_eigenvalues(beam: SegmentedBeam, wetted_length_m: float,
+                       speed: float) -> np.ndarray:
+    r"""Eigenvalues [1/s] of the beam linearised about the straight state, frozen length.
+
+    The drive speed ``speed`` moves the material (it enters the fluid boundary condition and
+    the Kutta–Joukowski force) but :math:`X_0` is held, i.e. the wetted length and the
+    clamped material are frozen (Lagrangian coordinates; the gap is preloaded by 20 µm as in
+    :func:`divergence_speed`).  A real positive eigenvalue is the frozen-length divergence,
+    a complex pair with positive real part flutter.  Jacobian of :meth:`SegmentedBeam.rhs` by
+    forward differences.
+    """
+    geo = replace(beam.geometry, clearance_m=-2e-5, friction_coefficient=0.0)
+    b = replace(beam, geometry=geo)
+    x = b.initial_state(wetted_length_m)
+    f0 = b.rhs(x, speed)
+    n, h = x.size, 1e-7
+    A = np.empty((n - 1, n - 1))
+    for i in range(1, n):
+        xp = x.copy()
+        xp[i] += h
+        A[:, i - 1] = (b.rhs(xp, speed)[1:] - f0[1:]) / h
+    return np.linalg.eigvals(A)
 
 
 def beam_for(material: str, **kw: Any) -> SegmentedBeam:

@@ -1,4 +1,4 @@
-"""Reverse spaghetti (seed §12): ordering of the divergence speeds, air vs vacuum, quick mode."""
+"""Reverse spaghetti (seed §12): time-domain critical speeds, air vs vacuum, quick mode."""
 
 from __future__ import annotations
 
@@ -20,12 +20,17 @@ def _example():
 
 def test_reverse_spaghetti_quick(tmp_path):
     s = _example().main(["--quick", "--no-plot", "--out", str(tmp_path)])
-    v = s["static_divergence_speed_m_s"]
-    assert v["frp"] < v["aluminium"] < v["steel"]          # the paper's ordering
-    assert v["frp"] < 1.0                                    # paper: FRP below 1 m/s
+    c = s["critical_speed_m_s"]
+    # time domain: every material diverges inside its bracket, in the paper's order
+    assert None not in c.values()
+    assert c["frp"] < c["aluminium"] < c["steel"]
+    assert c["frp"] <= 1.0                                  # paper: FRP below ~1 m/s
+    assert 2.0 <= c["aluminium"] <= 3.0 and 3.0 <= c["steel"] <= 5.0
+    v = s["static_divergence_speed_m_s"]                   # frozen-length analysis
+    assert v["frp"] < v["aluminium"] < v["steel"]
     # no divergence in air at 4 m/s, and air ~ vacuum (paper Fig. 7)
     assert not s["air_steel_4_diverged"]
     assert s["air_vacuum_peak_ratio"] == pytest.approx(1.0, abs=0.05)
-    # steel at 1 m/s in water: the disturbance decays
-    assert not s["steel_1_water_diverged"] and s["steel_1_water_growth"] < 1.0
+    # steel at 1 m/s in water: the disturbance decays to the gap-clearance level
+    assert not s["steel_1_water_diverged"] and s["steel_1_water_final_over_peak"] < 0.3
     assert (tmp_path / "runs.csv").exists()

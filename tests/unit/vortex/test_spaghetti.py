@@ -14,6 +14,7 @@ from blocks.vortex.spaghetti import (
     beam_for,
     bound_vortex_circulation,
     divergence_speed,
+    linear_eigenvalues,
     vortex_forces,
 )
 from cosim.testing import BlockHarness
@@ -143,3 +144,38 @@ def test_divergence_speed_ordering_scales_with_sqrt_ei():
     assert max(kappa.values()) / min(kappa.values()) < 1.05  # one kappa_c for all
     assert 1.0 < kappa["steel"] < 3.0  # inverted-flag order of magnitude
     assert divergence_speed(beam_for("steel", n_segments=8, fluid_density=0.0), 0.45) is None
+
+
+def test_plate_sliding_along_its_chord_carries_no_circulation():
+    # the no-penetration condition sees only the normal velocity: a drawn-out strip whose
+    # material slides along a shape fixed in the fluid produces no lift, whatever its slope
+    c, alpha, V, rho, n = 0.2, math.radians(5.0), 4.0, 1000.0, 40
+    e = np.exp(1j * alpha)
+    zv = np.linspace(0.0, c, n + 1) * e
+    zc = 0.5 * (zv[1:] + zv[:-1])
+    for kutta in (0, -1):
+        g = bound_vortex_circulation(zv, zc, np.full(n, V * e), kutta=kutta)
+        assert np.max(np.abs(g)) < 1e-12
+    # the same plate translating along X (geometry moving through the fluid) is lifted
+    g = bound_vortex_circulation(zv, zc, np.full(n, complex(V)), kutta=0)
+    f = vortex_forces(zv, g, np.full(n + 1, complex(V)), rho).sum()
+    assert abs(f) == pytest.approx(math.pi * rho * V ** 2 * c * math.sin(alpha), rel=0.05)
+
+
+def test_kutta_end_sets_the_sign_of_the_fluid_damping():
+    # frozen-length linearisation, steel in water, 8 segments
+    def top(kutta, wet, v):
+        lam = linear_eigenvalues(beam_for("steel", n_segments=8, kutta=kutta), wet, v)
+        return lam[np.argmax(lam.real)]
+
+    # trailing (wall-end) Kutta: damped first mode at low speed ...
+    lam = top("trailing", 0.14, 0.5)
+    assert lam.real < -20.0 and abs(lam.imag) > 200.0
+    assert top("trailing", 0.26, 1.0).real < 0.0
+    # ... and a real (divergent) eigenvalue once rho V^2 L^3 / EI is well above ~1.7
+    for wet, v in ((0.26, 4.0), (0.45, 3.0)):
+        lam = top("trailing", wet, v)
+        assert lam.real > 5.0 and abs(lam.imag) < 1e-6
+    # free-end Kutta: negative fluid damping already at 0.5 m/s (growing oscillation)
+    lam = top("free_end", 0.14, 0.5)
+    assert lam.real > 20.0 and abs(lam.imag) > 200.0
