@@ -127,7 +127,7 @@ def cosimulate(fmu_path: Path, eq: dict, t_end: float) -> tuple[Any, dict]:
     """Phase 1: the four subsystems under the master (module docstring)."""
     from fmus import load_fmu
     ctrl = load_fmu(fmu_path, name="ctrl", interface="cs")
-    subs = [DiagramSubsystem(fm.mechanics_diagram(eq), solver="rk4", dt=MECH_DT),
+    subs = [DiagramSubsystem(fm.mechanics_diagram(), solver="rk4", dt=MECH_DT),
             DiagramSubsystem(fm.hydraulics_diagram(eq), solver="rk4", dt=HYD_DT),
             DiagramSubsystem(fm.drive_diagram(eq), solver="rk4", dt=DRIVE_DT,
                              rate=DRIVE_RATE),

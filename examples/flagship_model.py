@@ -57,9 +57,27 @@ from blocks.tables import Table1D
 from cosim import DiagramBuilder, FunctionBlock
 
 try:  # imported as examples.flagship_model (tests)
-    from examples.lim_manipulator import A_P, C_VISC, CD, F_H0, L_CYL, S0, add_mechanics
+    from examples.lim_manipulator import (
+        A_P,
+        C_VISC,
+        CD,
+        F_H0,
+        L_CYL,
+        S0,
+        add_mechanics,
+        mechanics_diagram,  # noqa: F401  (re-exported: the boom subsystem is the LIM one)
+    )
 except ModuleNotFoundError:  # run from examples/
-    from lim_manipulator import A_P, C_VISC, CD, F_H0, L_CYL, S0, add_mechanics
+    from lim_manipulator import (
+        A_P,
+        C_VISC,
+        CD,
+        F_H0,
+        L_CYL,
+        S0,
+        add_mechanics,
+        mechanics_diagram,  # noqa: F401  (re-exported: the boom subsystem is the LIM one)
+    )
 
 # ------------------------------------------------------------------ parameters
 P_TANK = 0.1e6                     # tank [Pa]
@@ -234,16 +252,6 @@ def controller_diagram(quick: bool = False, eq: dict | None = None) -> Any:
 
 
 # ------------------------------------------------------------------ split for co-simulation
-def mechanics_diagram(eq: dict | None = None) -> Any:
-    """Input ``f_h`` [N]; outputs ``s`` [m], ``sd`` [m/s] (the LIM mechanics subsystem)."""
-    b = DiagramBuilder("mech")
-    _, kin, force = add_mechanics(b)
-    b.export_input(force.in_ports[0], "f_h")
-    b.export_output(kin.out_ports[0], "s")
-    b.export_output(kin.out_ports[1], "sd")
-    return b.build()
-
-
 def hydraulics_diagram(eq: dict) -> Any:
     """Inputs ``speed`` (pump shaft), ``s``, ``sd`` (actuator), ``u`` (spool); outputs
     ``f_h`` (reads s, sd), ``torque`` (pump), ``p_s``, ``p1``, ``p2`` (LIM numbering),
