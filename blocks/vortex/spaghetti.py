@@ -196,16 +196,66 @@ ordering, the ∝ √EI scaling and the air/water contrast are robust; the absol
 speeds move by ±0.5–1 m/s with the (unknown) impulse and contact constants, and are
 1.3–1.5x above the paper's for Al and steel.
 
+Added mass (option ``added_mass=True``, default off)
+----------------------------------------------------
+The quasi-steady model has no fluid inertia.  :meth:`SegmentedBeam.added_mass_matrix` takes
+it from the same point-vortex discretisation: the non-circulatory solution (collocation rows
+as above, :math:`\sum\Gamma_j = 0` instead of the Kutta row) gives Γ per unit q̇; the
+potential jump across panel k is the cumulative circulation, and the unsteady Bernoulli
+term :math:`\rho\,\partial[\phi]/\partial t` on the panels gives a symmetric added mass
+matrix :math:`M_a(q)` (flat plate: heave ρπL²/4 within 1/(2 n_v): +1.2 % at 16 segments;
+pitch about mid-chord ρπL⁴/128 within 2 % at 32; tested).  The equations become
+:math:`(M + M_a)\ddot q = Q - h - \dot M_a\dot q` with :math:`\dot M_a` the growth of
+the added mass with the wetted length (:math:`V\,\partial M_a/\partial X_0`, von Kármán's
+water-entry term, by a difference in X0).  Not included: the convective non-circulatory
+term (Theodorsen's :math:`\rho\pi b^2 V\dot\alpha`, i.e. :math:`\rho V\gamma_{nc}`), the
+velocity-quadratic terms of :math:`M_a(q)` and a wake.
+
+Reverse spaghetti with added mass (quick grid 0.5..5 m/s, 8 segments, RK4 2e-4 s, impulse
+0.5): first diverging speed Al 2.5 (was 3.0), steel 4.0 (was 4.5) m/s; 16 segments at
+1e-4 s (without the water-entry term) Al 3.0, steel 4.0.  But the verdicts are no longer
+monotonic in V (Al stable at 3.5-4.0 and diverging at 4.5-5; steel stable at 4.5, diverging
+at 5): with ρπL²/4 ≈ 200 kg/m against 6.3 kg/m of steel the first mode's period in water is
+~1 s, longer than the run (L/V), and the growth criterion samples part of one slow swing.
+FRP (1.1 kg/m): the impulse response reaches 96 mm at 0.5 m/s (39 mm and decaying without
+added mass) and from 1 m/s the strip folds over (segment angles > 90°, tip ~0.3 m up) until
+the run fails - a large-amplitude collapse the small-slope fluid model cannot describe, not a
+step-size effect (same at 1e-4 and 2e-4 s).  The shift toward the paper's Al ≈ 2, steel 2-4
+m/s is 0.5 m/s and within the criterion's scatter; the default stays without added mass.
+
+Spaghetti with guide (Fig. 5, ``examples/spaghetti_guide.py``)
+--------------------------------------------------------------
+FRP strip pulled in at 4 m/s through 15° guides (x_e = 0.15 m: not in the OCR; from Fig. 5's
+window, ~0.13 m is still out when "most of the surface" is on the guides), C_p = 0.1 mm, air,
+gravity, from 0.45 m out in static sag (tip -46 mm).  :meth:`SegmentedBeam.contact_list`
+names each active contact.  Sequence in the model: the sagging strip rests on the lower
+inlet corner and the upper gap wall from t = 0; pulled in, its root is straightened and the
+strip whips up (upper inlet corner at 0.02-0.05 s, tip from -50 to +28..33 mm), i.e. the
+"end bends upward" - but at ~11-12° it stays below the 15° guides: **no guide contact** at
+C_p = 0.1 mm for guide lengths 0.1-0.45 m (10° guides neither; 5° only a guide-end touch).
+With C_p = 1.6 mm the free end touches a guide late (~0.09-0.1 s, X ≈ 60-80 mm).  The
+paper's sequence (mid-span on the upper guide, then the strip on both guides) is **not
+reproduced**.  Amplitude at the paper's sensor (20 mm in front of the inlet, peak-to-peak):
+V = 4 m/s, C_p 0.1 / 1.6 mm: 7.8 / 9.9 mm (16 segments; 8 in vacuum: 7.2 / 9.2): the
+paper's "amplitude grows with smaller clearance" does **not** hold; V 2 / 4 m/s at 0.1 mm:
+5.8 / 7.8 mm (holds at 16 segments; 8 segments 7.2 / 7.2: marginal).
+
+*Step size.*  Explicit RK4 is stable for dt·|λ|max < 2.8.  With the gap contacts active the
+Jacobian's spectral radius is 2.4e4 1/s (16 segments, k_c = 1e7 N/m²; 2.7e4 with 8), 2-3x
+:math:`\sqrt{k_c/m_{seg}}` (1.2e4; 8.5e3) because a contact at a chain end or a corner
+acts on less than one segment mass: dt < 1.1e-4 s, not the 2.3e-4 s the segment-mass
+estimate gives.  The earlier blow-up at V = 2 m/s, C_p = 0.1 mm was this: 2e-4 s goes to NaN,
+1e-4 s is at the edge; the guide example uses 5e-5 s.  (The reverse-spaghetti runs at 2e-4
+s with 8 segments stay bounded because a strip drawn out in water rarely presses on the
+inlet; the same limit applies whenever it does.)
+
 Limitations
 -----------
-Quasi-steady potential flow without wake or added mass (in water the 2-D added mass of the
-wetted part, ρπL²/4, exceeds the strip's mass several times, so frequencies and the
-over-damped creep that carries the "divergence" are model-specific); no wall images; thin beam (the
-thickness is used only for the drag area); contacts are penalty springs (soft default, see
-above); per unit span (2-D) throughout.  The spaghetti-with-guide case (Fig. 5) is not
-reproduced: the guide length x_e is not given, and with a 0.1 m, 15° guide the pulled-in FRP
-strip (4 m/s, 0.1 mm gap, gravity) whips its tip (+31 mm after -64 mm sag) without touching
-the guides.
+Quasi-steady potential flow without wake; added mass only as the option above; no wall
+images; thin beam (the thickness is used only for the drag area); contacts are penalty
+springs (soft default, see above); per unit span (2-D) throughout; the drive acceleration
+(the experiment's 0.05 s run-up) is neglected.  The spaghetti-with-guide sequence of Fig. 5
+is not reproduced (see above).
 """
 
 from __future__ import annotations
@@ -307,6 +357,7 @@ class SegmentedBeam:
     gravity: float = 0.0
     free_stream: float = 0.0
     mutual_induction: bool = True
+    added_mass: bool = False
     kutta: str = "trailing"
     geometry: BeamGeometry = field(default_factory=BeamGeometry)
 
@@ -447,8 +498,58 @@ class SegmentedBeam:
         Q = self.generalized(seg_v, sl_v, f.real, f.imag, q)
         return Q, complex(f.sum())
 
-    def contacts(self, xs, ys, vx, vy, q, qd):
-        """Generalised contact force and the total contact force (complex)."""
+    def added_mass_matrix(self, xs, ys, q, qd) -> np.ndarray:
+        r"""Fluid inertia of the wetted part as an added generalised mass matrix.
+
+        The non-circulatory bound-vortex solution of the same discretisation (collocation
+        rows of :func:`bound_vortex_circulation`, :math:`\sum\Gamma_j = 0` instead of the
+        Kutta row) gives Γ = G J_n q̇ (J_n: normal velocity of the collocation points per
+        q̇).  The potential jump across panel k is :math:`[\phi]_k = \sum_{j\le k}\Gamma_j`
+        and the unsteady Bernoulli term :math:`\rho\,\partial[\phi]/\partial t` loads panel
+        k (length :math:`\Delta s_k`) along its normal, so that
+        :math:`M_a = \rho J_n^T \mathrm{diag}(\Delta s) C G J_n` (C: cumulative sum),
+        symmetrised.  Rates of the geometry and of the wetted length are neglected.  Flat
+        plate in heave: ρπL²/4 (tested).  Zero without fluid or wetted part."""
+        n = self.n
+        rho = self.fluid_density
+        s0 = self.wetted_start(xs)
+        Ma = np.zeros((n + 1, n + 1))
+        if rho == 0.0 or s0 is None or self.length_m - s0 < 1e-6 * self.length_m:
+            return Ma
+        nv = self.vortices_per_segment * n
+        s_v = np.linspace(s0, self.length_m, nv + 1)
+        s_v[-1] = self.length_m * (1 - 1e-12)
+        zero = np.zeros(n + 1)
+        zv, _, _, _ = self.points(s_v, xs, ys, zero, zero, q, qd)
+        zc, _, seg, sl = self.points(0.5 * (s_v[1:] + s_v[:-1]), xs, ys, zero, zero, q, qd)
+        dz = np.diff(zv)
+        ds = np.abs(dz)
+        nrm = -1j * dz / ds
+        phi = q[1:]
+        # normal-velocity Jacobian of the collocation points
+        j = np.arange(n)
+        w = np.where(j[None, :] < seg[:, None], self.dl,
+                     np.where(j[None, :] == seg[:, None], sl[:, None], 0.0))
+        J = np.empty((nv, n + 1))
+        J[:, 0] = nrm.imag
+        J[:, 1:] = w * (nrm.imag[:, None] * np.cos(phi)[None, :]
+                        - nrm.real[:, None] * np.sin(phi)[None, :])
+        a = np.empty((nv + 1, nv + 1))
+        a[:-1] = np.real(-1j * nrm[:, None] / (_TWO_PI * (zc[:, None] - zv[None, :])))
+        a[-1] = 1.0
+        B = np.vstack((J, np.zeros((1, n + 1))))
+        G = np.linalg.solve(a, B)                       # Γ per unit q̇
+        jump = np.cumsum(G, axis=0)[:-1]                # [φ] at the panels
+        Ma = -rho * J.T @ (ds[:, None] * jump)
+        return 0.5 * (Ma + Ma.T)
+
+    def contacts(self, xs, ys, vx, vy, q, qd, detail: list | None = None):
+        """Generalised contact force and the total contact force (complex).
+
+        With a list ``detail``, one ``(surface, X, Y, F_n, s)`` tuple per active contact is
+        appended (s: arc length on the beam from the driven end; surface: ``gap_upper/lower``,
+        ``guide_upper/lower`` for nodes on the walls, ``inlet_upper/lower`` and
+        ``guide_end_upper/lower`` for the corners)."""
         g = self.geometry
         n = self.n
         segs, ss, fxs, fys = [], [], [], []
@@ -474,13 +575,19 @@ class SegmentedBeam:
             fxs.append(fn * nx[act] + ft * tx)
             fys.append(fn * ny[act] + ft * ty)
             idx = np.nonzero(act)[0]
+            if detail is not None:
+                side = "upper" if sign > 0 else "lower"
+                for k, f in zip(idx, fn):
+                    kind = "guide" if in_guide[k] else "gap"
+                    detail.append((f"{kind}_{side}", float(xs[k]), float(ys[k]), float(f),
+                                   k * self.dl))
             # node k is the end of segment k-1 (s = dl), node 0 the start of segment 0
             segs.append(np.where(idx == 0, 0, idx - 1))
             ss.append(np.where(idx == 0, 0.0, self.dl))
         # corners against segments
         phi, w = q[1:], qd[1:]
         ex, ey = np.cos(phi), np.sin(phi)
-        for cx, cy, side in self.corners:
+        for ic, (cx, cy, side) in enumerate(self.corners):
             rx, ry = cx - xs[:-1], cy - ys[:-1]
             t = rx * ex + ry * ey
             d = -rx * ey + ry * ex           # corner distance along the segment normal
@@ -499,6 +606,11 @@ class SegmentedBeam:
             ft = -g.friction_coefficient * fn * np.tanh(vt / g.friction_velocity_m_s)
             fxs.append(fn * nxs + ft * ex[i])
             fys.append(fn * nys + ft * ey[i])
+            if detail is not None:
+                name = ("inlet" if ic < 2 else "guide_end") + ("_upper" if side < 0 else
+                                                               "_lower")
+                detail.extend((name, float(cx), float(cy), float(f), float(si))
+                              for f, si in zip(fn, i * self.dl + t[i]))
             segs.append(i)
             ss.append(t[i])
         if not segs:
@@ -521,13 +633,36 @@ class SegmentedBeam:
                                   np.full(self.n, -self.m * self.gravity), q)
         Qc, fc = self.contacts(xs, ys, vx, vy, q, qd)
         Qf, ff = self.fluid(xs, ys, vx, vy, q, qd)
-        return dict(xs=xs, ys=ys, Q=Q + Qc + Qf, contact=fc, fluid=ff)
+        ev = dict(xs=xs, ys=ys, Q=Q + Qc + Qf, contact=fc, fluid=ff)
+        if self.added_mass:
+            Ma = self.added_mass_matrix(xs, ys, q, qd)
+            ev["added_mass"] = Ma
+            # momentum form -d(M_a q̇)/dt: the added mass grows with the wetted length as
+            # the strip is drawn out (von Kármán's water-entry term), -(∂M_a/∂X0) V q̇
+            if v_drive != 0.0 and Ma.any():
+                h = 1e-5 * self.length_m
+                Mp = self.added_mass_matrix(*self.nodes(x0 + h, q), q, qd)
+                ev["Q"] = ev["Q"] - (Mp - Ma) / h * v_drive @ qd
+        return ev
+
+    def contact_list(self, x: np.ndarray, v_drive: float) -> list:
+        """Active contacts of state ``x``: ``(surface, X, Y, F_n, s)`` tuples (see
+        :meth:`contacts`)."""
+        x0, q, qd = self.split(x)
+        xs, ys = self.nodes(x0, q)
+        vx, vy = self.node_velocities(v_drive, q, qd)
+        out: list = []
+        self.contacts(xs, ys, vx, vy, q, qd, detail=out)
+        return out
 
     def rhs(self, x: np.ndarray, v_drive: float) -> np.ndarray:
         """:math:`\\dot x` for the drive speed ``v_drive``."""
         x0, q, qd = self.split(x)
         ev = self.evaluate(x, v_drive)
-        qdd = np.linalg.solve(self.mass_matrix(q), ev["Q"] - self.velocity_terms(q, qd))
+        M = self.mass_matrix(q)
+        if self.added_mass:
+            M = M + ev["added_mass"]
+        qdd = np.linalg.solve(M, ev["Q"] - self.velocity_terms(q, qd))
         return np.concatenate(([v_drive], qd, qdd))
 
     # ----------------------------------------------------------------- helpers

@@ -179,3 +179,45 @@ def test_kutta_end_sets_the_sign_of_the_fluid_damping():
     # free-end Kutta: negative fluid damping already at 0.5 m/s (growing oscillation)
     lam = top("free_end", 0.14, 0.5)
     assert lam.real > 20.0 and abs(lam.imag) > 200.0
+
+
+def test_added_mass_of_a_flat_plate_is_rho_pi_l2_over_4():
+    # strip fully out, straight: heave added mass per unit span rho pi L^2 / 4, pitch about
+    # mid-chord rho pi L^4 / 128; the point-vortex discretisation converges like 1/n
+    rho, L = 1000.0, 0.5
+    errs = []
+    for n in (8, 16, 32):
+        b = beam_for("steel", n_segments=n, fluid_density=rho, geometry=FREE, added_mass=True)
+        x = b.initial_state(L)
+        _, q, qd = b.split(x)
+        Ma = b.added_mass_matrix(*b.nodes(x[0], q), q, qd)
+        assert np.allclose(Ma, Ma.T) and np.linalg.eigvalsh(Ma).min() > -1e-9
+        errs.append(Ma[0, 0] / (rho * math.pi * L ** 2 / 4) - 1)
+        pitch = np.ones(n + 1)
+        pitch[0] = -L / 2  # rotation about mid-chord at unit rate
+        if n == 32:
+            assert pitch @ Ma @ pitch == pytest.approx(rho * math.pi * L ** 4 / 128, rel=0.02)
+    assert 0 < errs[-1] < 0.01 and errs[0] > errs[1] > errs[2]
+    # no fluid, no added mass; and the option only enters the dynamics through the mass
+    b = beam_for("steel", n_segments=8, fluid_density=0.0, geometry=FREE, added_mass=True)
+    x = b.initial_state(L)
+    assert not b.added_mass_matrix(*b.nodes(x[0], x[1:10]), x[1:10], x[10:]).any()
+
+
+
+def test_contact_list_names_the_surfaces():
+    # strip 0.3 m out and tilted down by 0.01 rad: it presses on the lower inlet corner and,
+    # inside the gap, on the upper wall; a node put under the lower guide is a guide contact
+    geo = BeamGeometry(clearance_m=1e-4, guide_angle_deg=15.0, guide_length_m=0.1)
+    b = beam_for("frp", n_segments=10, fluid_density=0.0, geometry=geo)
+    x = b.initial_state(0.3)
+    x[2:12] = -0.01
+    x[1] = 0.002 * 0.01 + 0.05e-3   # the root end at the upper wall
+    surfaces = {c[0] for c in b.contact_list(x, -1.0)}
+    assert {"inlet_lower", "gap_upper"} <= surfaces
+    fsum = sum(c[3] for c in b.contact_list(x, -1.0))
+    assert fsum > 0.0
+    x[2:12] = 0.0
+    x[6] = -0.6                     # segment 0..0.05 m out bent down through the lower guide
+    hits = [c for c in b.contact_list(x, 0.0) if c[0].startswith("guide")]
+    assert hits and all(c[3] > 0 for c in hits)

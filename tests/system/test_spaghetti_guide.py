@@ -1,0 +1,42 @@
+"""Spaghetti with a tapered guide (seed §12, Fig. 5): contact sequence and amplitude trends.
+
+The model does *not* reproduce the paper's sequence (mid-span on the upper guide, then the
+strip on both guides): at C_p = 0.1 mm the strip whips up to ~11-12 deg, below the 15 deg
+guide.  Nor does it reproduce "amplitude grows with smaller clearance": 1.6 mm gives the
+larger amplitude.  These tests pin what the model does (see examples/spaghetti_guide.py).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import math
+import pathlib
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+
+
+def _example():
+    spec = importlib.util.spec_from_file_location(
+        "spaghetti_guide", ROOT / "examples" / "spaghetti_guide.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_spaghetti_guide_quick(tmp_path):
+    s = _example().main(["--quick", "--no-plot", "--out", str(tmp_path)])
+    first = s["first_contacts"]
+    # the sagging strip rests on the lower inlet corner and the upper gap wall from t = 0;
+    # pulled in, its root whips up and hits the upper inlet corner later
+    assert first["inlet_lower"] == 0.0 and first["gap_upper"] == 0.0
+    assert 0.005 < first["inlet_upper"] < 0.08
+    tmin, tmax = s["tip_range_m"]
+    assert tmax > 0.015 and tmin < -0.04          # the end bends up after the sag
+    # not reproduced: at C_p = 0.1 mm the strip never reaches the 15 deg guides
+    assert s["guide_first_contact_s"] == {} and s["max_nodes_on_guides"] <= 1
+    amp = s["amplitude_pp_m"]
+    assert all(math.isfinite(a) and 1e-3 < a < 0.05 for a in amp.values())  # no blow-up
+    # not reproduced: the larger clearance gives the larger amplitude at the sensor
+    assert not s["clearance_trend_holds"]
+    assert amp["V4_Cp1.6mm"] > 1.1 * amp["V4_Cp0.1mm"]
+    assert (tmp_path / "contacts.csv").exists() and (tmp_path / "sensor.csv").exists()
