@@ -192,9 +192,17 @@ class DiagramBuilder:
             if b.continuous_states and type(b).derivatives is Block.derivatives:
                 raise BuildError(f"build(): block '{b.name}' declares continuous states but "
                                  "does not implement derivatives(ctx)")
+        parents = {name: b.parent for name, b in self._blocks.items()}
         d = Diagram(self, loops)
         self._built = True
-        d.compile()  # validates the flattened graph (algebraic loops) once
+        try:
+            d.compile()  # validates the flattened graph (algebraic loops) once
+        except BaseException:
+            # a failed build leaves the builder open (fix the cause, build again)
+            self._built = False
+            for name, b in self._blocks.items():
+                b.parent = parents[name]
+            raise
         return d
 
     def _check_open(self) -> None:

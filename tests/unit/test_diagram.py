@@ -127,6 +127,9 @@ def test_algebraic_loop_rejected_with_port_path():
     msg = str(ei.value)
     assert "g.y -> s.u1 (feedthrough) -> s.y -> g.u (feedthrough) -> g.y" in msg
     assert "depends_on" in msg
+    # the failed build leaves the builder open: the loop can be accepted and solved
+    d = b.build(loops="solve")
+    assert set(d.blocks) == {"s", "g", "c"} and all(x.parent is d for x in d.blocks.values())
 
 
 def test_hierarchy_with_exported_ports_and_nested_conversion():
