@@ -223,6 +223,43 @@ the run fails - a large-amplitude collapse the small-slope fluid model cannot de
 step-size effect (same at 1e-4 and 2e-4 s).  The shift toward the paper's Al ≈ 2, steel 2-4
 m/s is 0.5 m/s and within the criterion's scatter; the default stays without added mass.
 
+Wake (option ``wake=True``, default off)
+----------------------------------------
+:func:`wake_circulation` adds free vortices to the seed's solve: the old wake's induced
+velocity enters the no-penetration rows, a new vortex shed from the trailing edge closes
+Kelvin's theorem (:math:`\sum\Gamma_b + \Gamma_{new} + \sum\Gamma_w = 0`) with the Kutta
+condition kept, and :func:`vortex_forces` (``w_ext``) adds the wake's induced velocity to the
+relative velocity of each bound vortex (Kutta–Joukowski as before).  Validation (test): a
+plate started impulsively in a stream, 40 vortices, a vortex shed every 0.025 c/U at 1/4 of
+the step behind the trailing edge and the wake frozen in the fluid: KJ lift 0.16 / 0.45 /
+0.58 / 0.71 of πρU²cα at s = 0 / 1 / 2 / 4 semi-chords (Wagner 0.50 / 0.59 / 0.67 / 0.76:
+-7 % at 4; 80 vortices 0.705), i.e. the bound-circulation curve: the per-vortex KJ force has
+no ρ∂[φ]/∂t term.  The impulse force ρ d/dt Σ Γx of the same vortices is Wagner's within
+1.3 % at s = 4 (0.59 / 0.63 / 0.69 / 0.77 at s = 0.5 / 1 / 2 / 4; Wagner 0.55 /
+0.59 / 0.67 / 0.76), so the shed circulation itself is right.
+
+In the reverse spaghetti the trailing edge is the wall crossing, *fixed* at X = 0, and the
+fluid is at rest: a vortex shed there stays there (to first order; the root moves only
+within the gap clearance).  The whole wake therefore sits at the trailing bound vortex and
+merges with it (``z_new=None`` of :func:`wake_circulation`): the Kutta row is replaced by
+Kelvin's :math:`\sum_j\Gamma_j = 0`, the trailing vortex is free (no force on it) and its
+induced velocity enters the KJ force on the others.  This limit needs no wake state (no
+shedding scheme: the continuous-time limit of shedding every step, exact as the step → 0),
+so the block stays a plain ODE.  Pulled in (spaghetti) the wake would trail behind the free
+end in the fluid; that case is not implemented (``wake=True`` has no effect there).  Effect:
+the circulatory lift is cancelled and only the (non-circulatory) bound vortices' KJ force
+remains; the frozen-length divergence speed at 0.45 m out rises by 1.38x (8 segments, FRP
+0.21 → 0.29, Al 0.76 → 1.04, steel 1.08 → 1.50 m/s).
+
+Reverse spaghetti with the wake (water, grid 0.5-5, 6, 8 m/s, impulse 0.5, 8 segments, RK4
+2e-4 s): first diverging speed FRP 1.0 → 1.5 (1.5-3.0 the run fails: fold-over, counted as
+divergence; 0.5 m/s peaks at 113 mm, 39 without), Al 3.0 → 3.5, steel 4.5 → 6.0 m/s (16
+segments, 1e-4 s: Al 3.5, steel 7.0 (6.5 not run; 5.5-6 grow, not monotonically)).  With the wake
+*and* added mass: Al 3.0, steel 4.0 (non-monotonic in V as with added mass alone: Al stable
+at 3.5-4, steel at 4.5-5) and FRP fails from 0.5 m/s.  The wake moves Al and steel *away*
+from the paper (< 1, ≈ 2, 2-4 m/s): it removes the quasi-steady circulation whose lift is
+the negative stiffness; the default stays without it.
+
 Spaghetti with guide (Fig. 5, ``examples/spaghetti_guide.py``)
 --------------------------------------------------------------
 FRP strip pulled in at 4 m/s through 15° guides (x_e = 0.15 m: not in the OCR; from Fig. 5's
@@ -251,7 +288,7 @@ inlet; the same limit applies whenever it does.)
 
 Limitations
 -----------
-Quasi-steady potential flow without wake; added mass only as the option above; no wall
+Quasi-steady potential flow; wake and added mass only as the options above; no wall
 images; thin beam (the thickness is used only for the drag area); contacts are penalty
 springs (soft default, see above); per unit span (2-D) throughout; the drive acceleration
 (the experiment's 0.05 s run-up) is neglected.  The spaghetti-with-guide sequence of Fig. 5
@@ -305,14 +342,59 @@ def bound_vortex_circulation(zv: np.ndarray, zc: np.ndarray, vel_c: np.ndarray,
     return np.linalg.solve(a, b)
 
 
+def induced_conj_velocity(z: np.ndarray, zw: np.ndarray, gw: np.ndarray) -> np.ndarray:
+    """Conjugate velocity u - iv at ``z`` induced by point vortices ``gw`` at ``zw``."""
+    if zw.size == 0:
+        return np.zeros(z.shape, complex)
+    return (-1j / _TWO_PI) * ((1.0 / (z[:, None] - zw[None, :])) @ gw)
+
+
+def wake_circulation(zv: np.ndarray, zc: np.ndarray, vel_c: np.ndarray, u_inf: complex,
+                     kutta: int, zw: np.ndarray, gw: np.ndarray,
+                     z_new: complex | None = None) -> tuple[np.ndarray, float]:
+    r"""Bound circulations with a wake: (Γ_bound, Γ_new).
+
+    Old free vortices ``gw`` at ``zw`` add their induced normal velocity to the collocation
+    rows of :func:`bound_vortex_circulation`; a new free vortex at ``z_new`` (unknown) closes
+    Kelvin's theorem :math:`\sum\Gamma_b + \Gamma_{new} + \sum\Gamma_w = 0` with the
+    Kutta condition Γ = 0 at ``zv[kutta]``.  ``z_new=None``: the new vortex sits *at* the
+    trailing vortex (the merged limit: no Kutta row, Kelvin row only; Γ_b[kutta] is then the
+    free vorticity shed there, returned as Γ_new with Γ_b[kutta] set to 0)."""
+    dz = np.diff(zv)
+    nrm = -1j * dz / np.abs(dz)
+    n = zv.size
+    extra = 0 if z_new is None else 1
+    a = np.zeros((n + extra, n + extra))
+    b = np.zeros(n + extra)
+    a[:n - 1, :n] = np.real(-1j * nrm[:, None] / (_TWO_PI * (zc[:, None] - zv[None, :])))
+    b[:n - 1] = np.real((np.conj(vel_c) - np.conj(u_inf)
+                         - induced_conj_velocity(zc, zw, gw)) * nrm)
+    a[-1, :] = 1.0                                      # Kelvin
+    b[-1] = -float(np.sum(gw))
+    if z_new is not None:
+        a[:n - 1, n] = np.real(-1j * nrm / (_TWO_PI * (zc - z_new)))
+        a[n - 1, kutta % n] = 1.0                       # Kutta
+    g = np.linalg.solve(a, b)
+    if z_new is None:
+        gb = g.copy()
+        g_new = float(gb[kutta])
+        gb[kutta] = 0.0
+        return gb, g_new
+    return g[:n], float(g[n])
+
+
 def vortex_forces(zv: np.ndarray, gamma: np.ndarray, vel_v: np.ndarray, rho: float,
-                  u_inf: complex = 0.0, mutual: bool = True) -> np.ndarray:
+                  u_inf: complex = 0.0, mutual: bool = True,
+                  w_ext: np.ndarray | None = None) -> np.ndarray:
     r"""Kutta–Joukowski force on each bound vortex, complex :math:`F_X + iF_Y` per unit span.
 
     :math:`F_X - iF_Y = i\rho\Gamma_j W_j` with :math:`W_j` the conjugate relative velocity
-    (free stream + the other vortices when ``mutual`` − body velocity ``vel_v``).
+    (free stream + the other vortices when ``mutual`` + ``w_ext`` (e.g. the wake's induced
+    conjugate velocity at ``zv``) − body velocity ``vel_v``).
     """
     w = np.conj(u_inf) - np.conj(vel_v)
+    if w_ext is not None:
+        w = w + w_ext
     if mutual and zv.size > 1:
         d = zv[:, None] - zv[None, :]
         np.fill_diagonal(d, 1.0)
@@ -359,6 +441,7 @@ class SegmentedBeam:
     mutual_induction: bool = True
     added_mass: bool = False
     kutta: str = "trailing"
+    wake: bool = False
     geometry: BeamGeometry = field(default_factory=BeamGeometry)
 
     def __post_init__(self) -> None:
@@ -490,8 +573,17 @@ class SegmentedBeam:
         u_inf = complex(self.free_stream)
         u_rel = vx[-1] - self.free_stream  # > 0: the free end leads (drawn out)
         kutta = 0 if (self.kutta == "trailing" and u_rel > 0.0) else -1
-        gam = bound_vortex_circulation(zv, zc, vc, u_inf, kutta)
-        f = vortex_forces(zv, gam, vv, rho, u_inf, self.mutual_induction)
+        if self.wake and self.kutta == "trailing" and kutta == 0:
+            # wake frozen in the still fluid at the (fixed) wall-end trailing edge: it merges
+            # with the trailing vortex (see "Wake" in the module docstring)
+            gam, g_w = wake_circulation(zv, zc, vc, u_inf, kutta, np.zeros(0, complex),
+                                        np.zeros(0))
+            w_ext = np.zeros(zv.size, complex)
+            w_ext[1:] = induced_conj_velocity(zv[1:], zv[:1], np.array([g_w]))
+            f = vortex_forces(zv, gam, vv, rho, u_inf, self.mutual_induction, w_ext)
+        else:
+            gam = bound_vortex_circulation(zv, zc, vc, u_inf, kutta)
+            f = vortex_forces(zv, gam, vv, rho, u_inf, self.mutual_induction)
         # drag on the free end along X
         drag = -0.5 * self.drag_coefficient * self.thickness_m * rho * abs(u_rel) * u_rel
         f[-1] += drag
