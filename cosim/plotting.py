@@ -40,3 +40,27 @@ def plot_results(results: Any, path: str, signals: list[str] | None = None,
     finally:
         plt.close(fig)
     return path
+
+
+def save_figure(path: str, draw: Any, nrows: int = 1, ncols: int = 1,
+                figsize: tuple = (7, 4), **subplots: Any) -> str | None:
+    """An optional figure for an example: ``draw(fig, axes)`` on the Agg backend, saved to
+    ``path`` and closed; prints ``plot: PATH`` and returns it, or prints why there is no
+    plot (matplotlib missing, a drawing error) and returns None: plots never stop a run."""
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+
+        fig, axes = plt.subplots(nrows, ncols, figsize=figsize, **subplots)
+        try:
+            draw(fig, axes)
+            fig.tight_layout()
+            fig.savefig(path, dpi=100)
+        finally:
+            plt.close(fig)
+    except Exception as exc:  # plotting is optional
+        print(f"  (no plot: {exc})")
+        return None
+    print("  plot:", path)
+    return path

@@ -37,6 +37,7 @@ from blocks.controllers.flatness.flexible_joint import (
 )
 from blocks.sources import ClosedFormSource
 from cosim import DiagramBuilder, Simulator
+from cosim.plotting import save_figure
 
 POLES = (-4.0, -5.0, -6.0, -7.0)
 #: perturbed start of the tracking run: (q1, q1', q2, q2')
@@ -169,13 +170,7 @@ def main(argv=None) -> dict:
           f"{Us[-1]:.4f} N m (holding MgL = {hold:.4f})")
     print(f"  results: {', '.join(s['csv'])}  (wall {s['wall_s']:.2f} s)")
     if not args.no_plot:
-        try:
-            import matplotlib
-
-            matplotlib.use("Agg")
-            import matplotlib.pyplot as plt
-
-            fig, ax = plt.subplots(3, 1, figsize=(7, 8))
+        def draw(fig, ax):
             ax[0].plot(ol.time, Xo[:, 0] - ol.time)
             ax[0].set_ylabel("open loop q1 - t [rad]")
             ax[1].plot(cl.time, e, label="error")
@@ -187,13 +182,8 @@ def main(argv=None) -> dict:
             ax[2].set_xlabel("t [s]")
             ax[2].set_ylabel("swing [rad]")
             ax[2].legend()
-            fig.tight_layout()
-            png = os.path.join(args.out, "flexible_joint.png")
-            fig.savefig(png)
-            plt.close(fig)
-            print("  plot:", png)
-        except Exception as exc:  # plotting is optional
-            print(f"  (no plot: {exc})")
+
+        save_figure(os.path.join(args.out, "flexible_joint.png"), draw, 3, 1, figsize=(7, 8))
     return s
 
 

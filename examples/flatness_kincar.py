@@ -37,6 +37,7 @@ from blocks.controllers.flatness.kincar import (
 )
 from blocks.sources import ClosedFormSource
 from cosim import DiagramBuilder, Simulator
+from cosim.plotting import save_figure
 
 WHEELBASE_M = 3.0
 #: the closed loop's start: 0.5 m right of the plan's start, heading 0.1 rad
@@ -195,13 +196,7 @@ def main(argv=None) -> dict:
           f"{s['closed_loop_error_vs_solution_max']:.1e}")
     print(f"  results: {csv}  (wall {s['wall_s']:.2f} s)")
     if not args.no_plot:
-        try:
-            import matplotlib
-
-            matplotlib.use("Agg")
-            import matplotlib.pyplot as plt
-
-            fig, ax = plt.subplots(3, 1, figsize=(7, 8))
+        def draw(fig, ax):
             ax[0].plot(Zr[:, 0], Zr[:, 1], "k--", label="plan")
             ax[0].plot(Xo[:, 0], Xo[:, 1], label="open loop")
             ax[0].plot(Xc[:, 0], Xc[:, 1], label="tracking from offset")
@@ -211,13 +206,8 @@ def main(argv=None) -> dict:
             ax[1].set_ylabel("error [m]"); ax[1].legend()  # noqa: E702
             ax[2].plot(cl.time, Uc[:, 1], label="delta (tracking)")
             ax[2].set_xlabel("t [s]"); ax[2].set_ylabel("steering [rad]")  # noqa: E702
-            fig.tight_layout()
-            png = os.path.join(args.out, "lane_change.png")
-            fig.savefig(png)
-            plt.close(fig)
-            print("  plot:", png)
-        except Exception as exc:  # plotting is optional
-            print(f"  (no plot: {exc})")
+
+        save_figure(os.path.join(args.out, "lane_change.png"), draw, 3, 1, figsize=(7, 8))
     return s
 
 

@@ -60,6 +60,7 @@ from blocks.vortex.spaghetti import (
 )
 from blocks.vortex.spaghetti import MATERIALS as TABLE1
 from cosim import DiagramBuilder, Simulator
+from cosim.plotting import save_figure
 
 MATERIALS = ("frp", "aluminium", "steel")
 SPEEDS = (0.5, 1.0, 1.5, 2.0, 2.5, 3.0, 3.5, 4.0, 4.5, 5.0)
@@ -222,23 +223,15 @@ def main(argv=None) -> dict:
           ", ".join(f"{m} {v}" for m, v in crit.items()),
           "(paper: FRP < 1, Al ~ 2, steel 2-4)")
     if not args.no_plot:
-        try:
-            import matplotlib
-            matplotlib.use("Agg")
-            import matplotlib.pyplot as plt
-            fig, ax = plt.subplots(figsize=(7, 4))
+        def draw(fig, ax):
             for r in rows:
                 ax.plot(r["t"], r["tip_y"] * 1e3,
                         label=f"{r['material']} rho={r['rho']:g} V={r['speed']:g}")
             ax.set_xlabel("t [s]")
             ax.set_ylabel("tip Y [mm]")
             ax.legend(fontsize=6)
-            path = os.path.join(args.out, "tip.png")
-            fig.savefig(path, dpi=100)
-            plt.close(fig)
-            print("  plot:", path)
-        except Exception as exc:  # plotting is optional
-            print(f"  (no plot: {exc})")
+
+        save_figure(os.path.join(args.out, "tip.png"), draw)
     return summary
 
 

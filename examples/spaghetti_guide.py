@@ -44,6 +44,7 @@ import time
 import numpy as np
 
 from blocks.vortex.spaghetti import FLUID_DENSITY, BeamGeometry, SegmentedBeam, beam_for
+from cosim.plotting import save_figure
 
 GUIDE_ANGLE_DEG = 15.0
 GUIDE_LENGTH = 0.15       # m, see the docstring
@@ -223,23 +224,15 @@ def main(argv=None) -> dict:
     print(f"  trend 'amplitude grows with smaller C_p': {summary['clearance_trend_holds']}; "
           f"'... with larger V': {summary['speed_trend_holds']}   ({summary['wall_s']:.1f} s)")
     if not args.no_plot:
-        try:
-            import matplotlib
-            matplotlib.use("Agg")
-            import matplotlib.pyplot as plt
-            fig, ax = plt.subplots(figsize=(7, 4))
+        def draw(fig, ax):
             for r in runs:
                 ax.plot(r["t"], r["sensor"] * 1e3,
                         label=f"V={r['speed']:g} m/s, C_p={r['clearance'] * 1e3:g} mm")
             ax.set_xlabel("t [s]")
             ax.set_ylabel("Y at X = 20 mm [mm]")
             ax.legend(fontsize=7)
-            path = os.path.join(args.out, "sensor.png")
-            fig.savefig(path, dpi=100)
-            plt.close(fig)
-            print("  plot:", path)
-        except Exception as exc:  # plotting is optional
-            print(f"  (no plot: {exc})")
+
+        save_figure(os.path.join(args.out, "sensor.png"), draw)
     return summary
 
 

@@ -29,3 +29,19 @@ def test_unwritable_plot_path(tmp_path):
     (tmp_path / "f").write_text("x")
     with pytest.raises(OutputError, match="cannot write plot"):
         plot_results(_res(), str(tmp_path / "f" / "p.png"))
+
+
+def test_save_figure_writes_or_reports_without_raising(tmp_path, capsys):
+    pytest.importorskip("matplotlib")
+    from cosim.plotting import save_figure
+
+    path = str(tmp_path / "a.png")
+    assert save_figure(path, lambda fig, ax: ax.plot([0, 1], [1, 2])) == path
+    assert (tmp_path / "a.png").stat().st_size > 0
+
+    def broken(fig, ax):
+        raise ValueError("bad data")
+
+    assert save_figure(str(tmp_path / "b.png"), broken) is None
+    assert "(no plot: bad data)" in capsys.readouterr().out
+    assert not (tmp_path / "b.png").exists()
