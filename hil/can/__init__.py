@@ -13,6 +13,8 @@ module                     contents
                            :func:`replay`
 :mod:`hil.can.slcan_hub`   :class:`SlcanHub`: SLCAN adapters on ptys joined into one
                            emulated bus (python-can's ``slcan`` between processes)
+:mod:`hil.can.slcan_frame` SLCAN frame lines (:func:`parse_frame`) and their exact
+                           length on the wire (:func:`frame_bits`, :func:`frame_time`)
 =========================  ====================================================
 
 Importing this package imports neither python-can nor cantools.
