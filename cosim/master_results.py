@@ -1,0 +1,132 @@
+"""Results recording of the co-simulation master.
+
+:class:`ResultsRecorder` is a mixin of :class:`~cosim.master.MasterScheduler`:
+it snapshots the published outputs at each communication point (streamed to
+the stream writers when given), marks the cumulative counters after each macro
+step, and packs signals, per-macro-step diagnostics and provenance into a
+:class:`~cosim.observers.Results`.
+"""
+
+from __future__ import annotations
+
+import time as _time
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .observers import Results, package_versions
+from .time import TICKS_PER_SECOND
+
+_NS = 1.0 / TICKS_PER_SECOND
+
+
+class ResultsRecorder:
+    """Rows, per-macro-step marks and the final results (mixin of ``MasterScheduler``)."""
+
+    def _signals(self) -> list:
+        return [_Signal(f"{sname}.{o}", self.by_name[sname].units[o] or "",
+                        tuple(self.by_name[sname].shapes[o]))
+                for sname, o in self.histories]
+
+    def _rows(self) -> list:
+        """The list the runs append communication points to (streamed with writers)."""
+        if not self.writers:
+            return []
+        from .observers import package_versions
+        prov = {"model": "+".join(s.name for s in self.subsystems),
+                "master": {"H_s": self.H * _NS, "coupling": type(self.coupling).__name__,
+                           "extrapolation": sorted({int(v) for v in self.orders.values()})},
+                "versions": package_versions()}
+        signals = self._signals()
+        for w in self.writers:
+            w.start_rows(signals, prov)
+        return _StreamedRows(self)
+
+    def _mark(self, H: int) -> None:
+        """Cumulative counters after the macro step that just ended at ``self.t``.
+
+        Differences of consecutive marks are the per-macro-step diagnostics (a
+        step's rejected attempts count towards the accepted one).
+        """
+        self._marks.append((self.t, H, _time.perf_counter(), self.iteration_total,
+                            self.last_residual, self.rejections, self.energy_total,
+                            *self.wall.values()))
+
+    def _macro_diagnostics(self) -> dict[str, np.ndarray]:
+        m = np.array(self._marks, dtype=float).reshape(-1, 7 + len(self.wall))
+        d = np.diff(m, axis=0)
+        iters = d[:, 3]
+        out = {"t": m[1:, 0] * _NS, "H": m[1:, 1] * _NS, "wall_s": d[:, 2],
+               "iterations": np.where(iters > 0, iters, 1.0).astype(int),
+               "residual": m[1:, 4], "rejections": d[:, 5].astype(int)}
+        if self.bonds:
+            out["energy_residual"] = d[:, 6]
+        for j, name in enumerate(self.wall):
+            out[f"wall_s/{name}"] = d[:, 7 + j]
+        return out
+
+    def _snapshot_outputs(self) -> list:
+        return [h.v[-1] for h in self._hist_list]  # values are never modified in place
+
+    def _results(self, times: list, rows: list, wall: float, n_steps: int) -> Results:
+        t = np.asarray(times)
+        signals, units = {}, {}
+        for j, (sname, o) in enumerate(self.histories):
+            arr = np.array([r[j] for r in rows], dtype=float)
+            shape = self.by_name[sname].shapes[o]
+            signals[f"{sname}.{o}"] = arr if shape == () else arr.reshape((len(t),) + shape)
+            units[f"{sname}.{o}"] = self.by_name[sname].units[o] or ""
+        sub_wall = sum(self.wall.values())
+        diag = {
+            "macro_steps": n_steps, "communications": self.exchanges, "wall_s": wall,
+            "subsystem_wall_s": dict(self.wall), "subsystem_steps": dict(self.steps),
+            "master_overhead_us_per_subsystem_step":
+                1e6 * (wall - sub_wall) / max(1, sum(self.steps.values())),
+            "init_sweeps": self.init_sweeps,
+            "startup_sweeps": self.startup_sweeps,
+            "loop_solves": self.loop_solves,
+            "loop_evaluations_per_solve": self.loop_evaluations / max(1, self.loop_solves),
+            "rollbacks": self.rollbacks,
+            "rejections": self.rejections,
+            "step_sizes_s": list(self.step_sizes),
+            "unrecoverable_steps": getattr(self, "unrecoverable", 0),
+            "steps_over_tol_at_h_min": getattr(self, "over_tol_at_min", 0),
+            "energy_residual_total": self.energy_total if self.bonds else None,
+            "macro": self._macro_diagnostics(),
+            "iterations_per_step_max": max(self.iterations, default=0),
+            "iterations_per_step_mean": float(np.mean(self.iterations)) if self.iterations
+            else 0.0,
+        }
+        prov = {"model": "+".join(self.by_name), "coupling": self.coupling.name,
+                "macro_step_s": self.H * _NS, "extrapolation": {".".join(k): v for k, v in
+                                                               self.orders.items()},
+                "versions": package_versions()}
+        return Results(t, signals, units, prov, diag)
+
+
+@dataclass(frozen=True)
+class _Signal:
+    """A column of the master's rows, as the stream writers see a port."""
+
+    path: str
+    unit_text: str
+    shape: tuple
+
+    @property
+    def size(self) -> int:
+        return int(np.prod(self.shape)) if self.shape else 1
+
+
+class _StreamedRows(list):
+    """The rows of a run; each appended row also goes to the master's writers."""
+
+    def __init__(self, master: Any) -> None:
+        super().__init__()
+        self.master = master
+
+    def append(self, row: Any) -> None:
+        super().append(row)
+        t = self.master.t * _NS
+        for w in self.master.writers:
+            w.write_row(t, row)

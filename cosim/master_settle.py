@@ -1,0 +1,226 @@
+"""Start-up and algebraic-loop settling of the co-simulation master.
+
+:class:`LoopSettler` is a mixin of :class:`~cosim.master.MasterScheduler`: it
+initializes the subsystems, orders the subsystems with direct feedthrough,
+makes feedthrough outputs consistent at a communication point (ordered sweeps,
+or the algebraic loop solved by Newton, Broyden or fixed-point iteration), and
+computes the first macro steps of a high-order start by waveform relaxation.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .errors import BuildError
+from .time import TICKS_PER_SECOND, to_ticks
+
+_NS = 1.0 / TICKS_PER_SECOND
+
+
+class LoopSettler:
+    """Initialization and consistent feedthrough outputs (mixin of ``MasterScheduler``)."""
+
+    def initialize(self, t0_s: float = 0.0, max_iter: int = 50, tol: float = 1e-12) -> None:
+        """Initialize the subsystems and make the initial outputs consistent.
+
+        Outputs with feedthrough depend on inputs at ``t0``: constant inputs are
+        iterated to a fixed point (at most ``max_iter`` sweeps).
+        """
+        t0 = to_ticks(t0_s, "start time")
+        self.t = t0
+        for s in self.subsystems:
+            s.initialize(t0)
+            self._publish(s, t0, s.get_outputs())
+        self.feedthrough_subs = self._feedthrough_order()
+        sweeps = self._settle(t0, self.subsystems, max_iter, tol)
+        self.init_sweeps = sweeps
+
+    def _feedthrough_order(self) -> list:
+        """Subsystems with feedthrough, in dependency order; sets ``_settle_once``.
+
+        If no feedthrough output depends (through other subsystems' feedthrough)
+        on itself, one sweep in this order settles the communication point
+        exactly; otherwise sweeps are repeated until nothing changes.
+        """
+        ft = {s.name: s.feedthrough() for s in self.subsystems}
+        # only outputs with feedthrough change when inputs change at a fixed state
+        self._ft_outs = {s.name: [(o, h) for o, h in self._outs[s.name] if ft[s.name].get(o)]
+                         for s in self.subsystems}
+        subs = [s for s in self.subsystems if any(ft[s.name].get(o) for o in s.output_names)]
+        names = {s.name for s in subs}
+        deps: dict[str, set[str]] = {s.name: set() for s in subs}
+        for s in subs:
+            for inp in set().union(*ft[s.name].values()):
+                (src, out), _, _ = self.sources[(s.name, inp)]
+                if src in names and ft[src].get(out):
+                    deps[s.name].add(src)
+        order, done = [], set()
+        while len(order) < len(subs):
+            ready = [s for s in subs if s.name not in done and deps[s.name] <= done]
+            if not ready:
+                self._settle_once = False
+                return subs
+            for s in ready:
+                order.append(s)
+                done.add(s.name)
+        self._settle_once = True
+        return order
+
+    def _settle(self, t: int, subs: list, max_iter: int = 50, tol: float = 1e-12,
+                once: bool = False) -> int:
+        """Make feedthrough outputs at ``t`` consistent with the published inputs at ``t``.
+
+        Each subsystem in ``subs`` gets its inputs as constants (the published
+        values at ``t``) and recomputes its outputs.  ``once``: one sweep in
+        dependency order is exact (no loop).  Otherwise the loop solver
+        (:meth:`_solve_loop`), or with ``"fixed_point"`` sweeps until nothing
+        changes.
+        """
+        if not self.coupled_sources:
+            return 0  # nothing is connected: nothing to make consistent
+        if not once and self.loop_solver != "fixed_point":
+            return self._solve_loop(t, subs, max_iter, tol)
+        for sweep in range(1, max_iter + 1):
+            change = 0.0
+            scale = 0.0
+            for s in subs:
+                if not s.input_names:
+                    continue
+                s.set_inputs(t * _NS, self.input_polys(s, t, constant=True))
+                self.refresh_subsystem(s)
+                outs = s.get_outputs()
+                ft_outs = self._ft_outs[s.name]
+                if not once:
+                    for o, hist in ft_outs:
+                        new = np.asarray(outs[o], dtype=float).reshape(-1)
+                        change = max(change, float(np.max(np.abs(new - hist.last))))
+                        scale = max(scale, float(np.max(np.abs(new))))
+                for o, hist in ft_outs:
+                    hist.push(t, outs[o])
+            if once or change <= tol * (1.0 + scale):
+                return sweep
+        raise BuildError(f"MasterScheduler: coupling outputs at t = {t * _NS:.9g} s did not "
+                         f"become consistent in {max_iter} sweeps (last change {change:.3g}); "
+                         "the subsystems' feedthrough forms an algebraic loop: use an "
+                         "iterative coupling or break the loop")
+
+    def _solve_loop(self, t: int, subs: list, max_iter: int, tol: float) -> int:
+        """Solve ``z = Psi(z)`` for the coupled outputs at ``t``; returns the evaluations.
+
+        ``Psi``: every subsystem in ``subs`` reads the published values ``z`` as
+        constant inputs and recomputes its outputs (states fixed; Schiehlen &
+        Scholz's output equations solved together).  Newton with the interface
+        Jacobian :meth:`interface_jacobian` (exact for linear feedthrough: two
+        evaluations) or Broyden's secant update from ``-I``.
+        """
+        z = self.pack_last()
+        n = z.size
+        newton = self.loop_solver == "newton"
+        ft_keys = {(s.name, o) for s in subs for o, _ in self._ft_outs[s.name]}
+        Jinv = -np.eye(n)
+        dz = g_prev = None
+        res = float("inf")
+        for it in range(1, max_iter + 1):
+            outs = []
+            for s in subs:
+                if s.input_names:
+                    s.set_inputs(t * _NS, self.input_polys(s, t, constant=True))
+                    self.refresh_subsystem(s)
+                    outs.append((s, s.get_outputs()))
+            for s, o in outs:
+                for name, hist in self._ft_outs[s.name]:
+                    hist.push(t, o[name])
+            y = self.pack_last()
+            g = y - z
+            res = float(np.max(np.abs(g), initial=0.0))
+            if res <= tol * (1.0 + float(np.max(np.abs(y), initial=0.0))):
+                self.loop_evaluations += it
+                self.loop_solves += 1
+                return it
+            if newton:
+                dz = -np.linalg.solve(self.interface_jacobian() - np.eye(n), g)
+            else:
+                if dz is not None:
+                    dg = g - g_prev
+                    denom = float(dz @ Jinv @ dg)
+                    if denom != 0.0:
+                        Jinv = Jinv + np.outer(dz - Jinv @ dg, dz @ Jinv) / denom
+                dz = -Jinv @ g
+            g_prev = g
+            z = z + dz
+            for key, val in zip(self.coupled_sources, self.unpack(z)):
+                if key in ft_keys:  # others (no feedthrough, or not stepped) keep theirs
+                    self.histories[key].push(t, val if not self.histories[key].scalar
+                                             else float(val[0]))
+        raise BuildError(f"MasterScheduler: the algebraic loop of feedthrough outputs at t = "
+                         f"{t * _NS:.9g} s did not converge in {max_iter} evaluations "
+                         f"({self.loop_solver}, last residual {res:.3g}); check the loop "
+                         "gain and the subsystems' output Jacobians, or break the loop with "
+                         "a delay")
+
+    def _startup(self, p: int, times: list, rows: list, max_sweeps: int = 30,
+                 tol: float = 1e-12) -> int:
+        """First ``p`` macro steps by waveform relaxation; returns ``p``.
+
+        A history of one sample allows only a zero-order hold, whose error on the
+        first step (O(H^2) in the states) would cap the global order of any
+        extrapolation at 2.  Instead the window ``[t0, t0 + p H]`` is iterated:
+        each sweep rolls back to ``t0`` and steps the ``p`` macro steps with every
+        input interpolated (order ``p``) through the previous sweep's outputs at
+        the window's communication points, until they stop changing.  Then the
+        history holds ``p + 1`` consistent samples.  Skipped (zero-order-hold
+        start) when a subsystem cannot save its state or runs at a rate above 1.
+        """
+        if not self._single_rate or not all(getattr(s, "can_save_state", False)
+                                            for s in self.subsystems):
+            return 0
+        from .errors import LoopConvergenceError
+        H, t0 = self.H, self.t
+        snap = self.save()
+        keys = list(self.histories)
+        prev = None
+        change, scale = float("inf"), 0.0
+        for sweep in range(1, max_sweeps + 1):
+            self.startup_sweeps = sweep
+            if prev is not None:
+                self.restore(snap)
+                for j, row in enumerate(prev, start=1):
+                    for key, v in zip(keys, row):
+                        self.histories[key].push(t0 + j * H, v if v.ndim else float(v))
+            window = []
+            self.exchanges += p
+            for k in range(p):
+                tk = t0 + k * H
+                for s in self.subsystems:
+                    polys = self.input_polys(s, tk)
+                    self._fed[s.name] = polys
+                    s.set_inputs(tk * _NS, polys)
+                    self.step_subsystem(s, tk, H)
+                for s in self.subsystems:
+                    self._publish(s, tk + H, s.get_outputs())  # drops later samples
+                if self.feedthrough_subs:
+                    self._settle(tk + H, self.feedthrough_subs, once=self._settle_once)
+                window.append([np.array(self.histories[key].v[-1], dtype=float) for key in keys])
+                if prev is not None:  # later points: the previous sweep's values
+                    for j in range(k + 2, p + 1):
+                        for key, v in zip(keys, prev[j - 1]):
+                            self.histories[key].push(t0 + j * H, v if v.ndim else float(v))
+            if prev is not None:
+                change = max(float(np.max(np.abs(a - b), initial=0.0))
+                             for r1, r2 in zip(window, prev) for a, b in zip(r1, r2))
+                scale = max(float(np.max(np.abs(a), initial=0.0)) for r in window for a in r)
+            prev = window
+            if change <= tol * (1.0 + scale):
+                break
+        else:
+            raise LoopConvergenceError(
+                f"high-order start: the first {p} macro steps (waveform relaxation) did not "
+                f"converge in {max_sweeps} sweeps (last change {change:.3g}); reduce the macro "
+                "step or pass high_order_start=False (zero-order-hold start, global order 2)")
+        self.iteration_total += self.startup_sweeps
+        for j in range(1, p + 1):  # the histories hold the last sweep's samples
+            self.t = t0 + j * H
+            times.append(self.t * _NS)
+            rows.append([float(v) if v.ndim == 0 else v for v in prev[j - 1]])
+            self._mark(H)
+        return p
