@@ -13,15 +13,20 @@ monotonously"), it stays above 20 % of the run's peak (not the rattling in the g
 tip *angle* y_tip / L_out grows (``GROWTH``).  The last condition matters: once the fluid
 damping (~ rho V L) freezes a tilt, the tip displacement grows in proportion to the wetted
 length even though nothing is unstable; the paper's wording alone would call that divergence.
-The critical speed is the smallest V of the grid that diverges.  Gravity is omitted (as in
+Gravity is omitted (as in
 the paper).  Also printed: the frozen-length (Lagrangian) divergence speed at 0.45 m out
 (:func:`blocks.vortex.spaghetti.divergence_speed`).
 
-Measured (16 segments, RK4 1e-4 s, impulse 0.5): critical speed FRP 1.0, Al 3.0, steel 4.5 m/s
-(impulse 2: Al 2.5, steel 3.5); steel in water: V = 1 and 2 decay to the gap clearance, 3 m/s
-an over-damped creep with a residual tilt, 4-5 m/s a monotonically growing tip; air = vacuum
-within 2.2 % at 4 m/s (free vibration).  8 segments (quick) give the same verdicts within 0.5
-m/s.  See the module docstring of :mod:`blocks.vortex.spaghetti` for the analysis.
+The critical speed is where the verdict flips: the first diverging speed of the 0.5 m/s grid,
+then ``BISECT`` halvings of the bracket below it (quick: ``QUICK_BISECT``).
+
+Measured (16 segments, RK4 1e-4 s, impulse 0.5, ~2 min): critical speed FRP 0.73, Al 2.70,
+steel 4.14 m/s (kappa = rho V^2 L^3/EI at the end of the run 23.9, 25.4, 28.7: one
+threshold); impulse 2: Al 2.34, steel 3.47; impulse 5: Al 3.22, steel 3.28.  Steel in water:
+V = 1 and 2 decay to the gap clearance, 3 m/s an over-damped creep with a residual tilt, 4-5
+m/s a monotonically growing tip; air = vacuum within 2.2 % at 4 m/s (free vibration).  Quick
+(8 segments, 2e-4 s, ~20 s): FRP 0.94, Al 2.69, steel 4.12.  See the module docstring of
+:mod:`blocks.vortex.spaghetti` for the analysis and what was tried against the Al gap.
 
 With ``--added-mass`` (fluid inertia of the wetted part, quick grid 8 segments, 2e-4 s): the
 first diverging speeds drop to Al 2.5, steel 4.0 m/s, but the verdicts are no longer
@@ -74,6 +79,8 @@ FULL = dict(n_segments=16, dt=1e-4)
 QUICK = dict(n_segments=8, dt=2e-4)
 # quick mode: only the speeds that bracket the published bands
 QUICK_SPEEDS = {"frp": (0.5, 1.0), "aluminium": (2.5, 3.0), "steel": (3.5, 4.5)}
+BISECT = 4        # halvings of the 0.5 m/s grid bracket: the flip to within 0.03 m/s
+QUICK_BISECT = 2  # (quick: within 0.125 m/s, or 0.25 for steel's 1 m/s bracket)
 
 
 def single_thread_blas() -> None:
@@ -142,23 +149,47 @@ def verdict(angle: np.ndarray, y: np.ndarray) -> dict:
                 diverged=bool(monotone and above and growth > GROWTH))
 
 
-def critical_speed(material: str, rho: float, speeds, rows: list, **kw) -> float | None:
+def _diverges(material: str, rho: float, v: float, rows: list, **kw) -> bool:
+    """One run and its verdict, printed; a failed run (the strip folds over) counts as
+    divergence and is reported as such, not hidden."""
+    try:
+        r = run_case(material, rho, v, **kw)
+    except Exception as exc:  # noqa: BLE001 - a collapse is reported, not hidden
+        print(f"  {material:9s} rho={rho:6g}  V={v:6.4f} m/s  RUN FAILED "
+              f"({type(exc).__name__}: {str(exc)[:80]}) -> counted as diverged", flush=True)
+        return True
+    rows.append(r)
+    print(f"  {material:9s} rho={rho:6g}  V={v:6.4f} m/s  angle growth {r['growth']:5.3f}  "
+          f"peak {r['peak_mm']:6.3f} mm  final {r['final_mm']:7.3f} mm  "
+          f"{'DIVERGES' if r['diverged'] else 'stable'}", flush=True)
+    return r["diverged"]
+
+
+def critical_speed(material: str, rho: float, speeds, rows: list, bisect: int = 0,
+                   **kw) -> dict | None:
+    """Smallest grid speed that diverges, then ``bisect`` halvings of the bracket between
+    it and the grid speed below (stable) to where the verdict flips.
+
+    Returns ``dict(grid=first diverging grid speed, lo=stable, hi=diverging, speed=(lo +
+    hi) / 2)`` or None if no grid speed diverges."""
+    lo = None
     for v in speeds:
-        try:
-            r = run_case(material, rho, v, **kw)
-        except Exception as exc:  # noqa: BLE001 - a collapse is reported, not hidden
-            # (with --added-mass the FRP strip folds over and the run fails: counted as
-            # divergence and printed as such)
-            print(f"  {material:9s} rho={rho:6g}  V={v:3.1f} m/s  RUN FAILED "
-                  f"({type(exc).__name__}: {str(exc)[:80]}) -> counted as diverged", flush=True)
-            return v
-        rows.append(r)
-        print(f"  {material:9s} rho={rho:6g}  V={v:3.1f} m/s  angle growth {r['growth']:5.2f}  "
-              f"peak {r['peak_mm']:6.3f} mm  final {r['final_mm']:7.3f} mm  "
-              f"{'DIVERGES' if r['diverged'] else 'stable'}", flush=True)
-        if r["diverged"]:
-            return v
-    return None
+        if _diverges(material, rho, v, rows, **kw):
+            hi = v
+            break
+        lo = v
+    else:
+        return None
+    grid = hi
+    if lo is not None:
+        for _ in range(bisect):
+            mid = 0.5 * (lo + hi)
+            if _diverges(material, rho, mid, rows, **kw):
+                hi = mid
+            else:
+                lo = mid
+    mid = hi if lo is None else 0.5 * (lo + hi)
+    return dict(grid=grid, lo=lo, hi=hi, speed=mid)
 
 
 def main(argv=None) -> dict:
@@ -176,12 +207,16 @@ def main(argv=None) -> dict:
     kw = dict(QUICK if args.quick else FULL, added_mass=args.added_mass, wake=args.wake)
     wall = time.perf_counter()
     rows: list = []
-    crit = {}
+    crit: dict = {}
+    brackets: dict = {}
     print(f"reverse spaghetti, {kw['n_segments']} segments, RK4 dt = {kw['dt']:g} s"
           f"{', added mass' if args.added_mass else ''}{', wake' if args.wake else ''}")
     for m in MATERIALS:
         speeds = QUICK_SPEEDS[m] if args.quick else SPEEDS
-        crit[m] = critical_speed(m, FLUID_DENSITY["water"], speeds, rows, **kw)
+        found = critical_speed(m, FLUID_DENSITY["water"], speeds, rows,
+                               bisect=QUICK_BISECT if args.quick else BISECT, **kw)
+        brackets[m] = found
+        crit[m] = None if found is None else found["speed"]
     static = {m: divergence_speed(beam_for(m, n_segments=kw["n_segments"], wake=args.wake,
                                            fluid_density=FLUID_DENSITY["water"]), STATIC_WETTED)
               for m in MATERIALS}
@@ -207,8 +242,15 @@ def main(argv=None) -> dict:
             w.writerow([r["material"], r["rho"], r["speed"], f"{r['growth']:.4f}",
                         f"{r['growth_y']:.4f}", f"{r['peak_mm']:.5f}", f"{r['final_mm']:.5f}",
                         r["literal"], r["diverged"]])
+    kappa_run = {m: None if v is None else FLUID_DENSITY["water"] * v ** 2 * WETTED_END ** 3
+                 / TABLE1[m]["bending_rigidity"] for m, v in crit.items()}
     summary = {
         "critical_speed_m_s": crit,
+        "critical_bracket_m_s": {m: None if b is None else (b["lo"], b["hi"])
+                                 for m, b in brackets.items()},
+        "first_diverging_grid_m_s": {m: None if b is None else b["grid"]
+                                     for m, b in brackets.items()},
+        "kappa_at_critical": kappa_run,
         "static_divergence_speed_m_s": static,
         "kappa_critical": kappa,
         "air_steel_4_diverged": air["diverged"],
@@ -219,9 +261,13 @@ def main(argv=None) -> dict:
         "n_segments": kw["n_segments"],
         "wall_s": time.perf_counter() - wall,
     }
+    for m, b in brackets.items():
+        if b is not None:
+            print(f"  {m:9s} verdict flips in ({b['lo']}, {b['hi']}] m/s; "
+                  f"kappa = rho V^2 L^3/EI at the end of the run = {kappa_run[m]:.1f}")
     print("critical drawing speed in water [m/s]:",
-          ", ".join(f"{m} {v}" for m, v in crit.items()),
-          "(paper: FRP < 1, Al ~ 2, steel 2-4)")
+          ", ".join(f"{m} {'-' if v is None else f'{v:.2f}'}" for m, v in crit.items()),
+          "(paper: FRP < 1, Al ~ 2, steel 2-3 by its text, 3-4 by its curves)")
     if not args.no_plot:
         def draw(fig, ax):
             for r in rows:

@@ -171,9 +171,9 @@ clamps fixed material).  In the time domain a disturbed strip in water at high V
 over-damped: its tilt freezes and is carried out with the material, so the tip displacement
 grows like the wetted length at a constant tip angle — the paper's "displacement increases
 monotonously" — and the tip angle itself grows only when ρV²L³/EI is well above κ_c: at
-the end of the run (L_out = 0.49 m) the first diverging grid speed has κ = 44 (FRP 1 m/s),
-31 (Al 3 m/s), 34 (steel 4.5 m/s) and the last stable one 11, 22, 27 — one time-domain
-threshold κ ≈ 30 for all three materials, ~20x the frozen-length κ_c.
+the end of the run (L_out = 0.49 m) the bisected flip of the verdict sits at κ = 23.9
+(FRP 0.73 m/s), 25.4 (Al 2.70 m/s), 28.7 (steel 4.14 m/s) — one time-domain threshold
+κ ≈ 24–29 for all three materials, ~15x the frozen-length κ_c.
 
 *Why the earlier reproduction failed.*  With an impulse of 0.05 N·s/m the tip moved
 < 0.1 mm, i.e. within the 0.1 mm gap clearance: the response was the strip rattling in the
@@ -186,15 +186,37 @@ the second half the tip displacement keeps its sign, grows monotonically, ends a
 its peak, and the tip angle grows.  Steel in water: V = 1, 2 m/s decay to the clearance
 level (damped), 3 m/s an over-damped creep with a small residual tilt, 4–5 m/s a monotonic
 growth (tip angle ratio 0.98 at 4, 1.06 at 4.5, 1.10 at 5 m/s) — the sequence of Fig. 6.
-Critical speed (grid 0.5 m/s): FRP 1.0, Al 3.0, steel 4.5 m/s (paper: FRP < 1, Al ≈ 2,
-steel 2–3 in the text, 3–4 by the curves); with an impulse of 2 N·s/m Al 2.5, steel 3.5
-(FRP: RK4 at 1e-4 s blows up, the tip velocity is ~100 m/s).  Air (1.2) and vacuum: free
-vibration with peaks within 2.2 % at 4 m/s (Fig. 7).  Sensitivity at the steel boundary
-(8 segments, tip angle ratio at 4 m/s, baseline 1.00): C_D 0 / 2: 1.007 / 1.013; contact
-stiffness 1e8 N/m²: 0.967 (3 m/s 0.89, Al 2.5 m/s 0.96); clearance 1.6 mm: 0.78.  The
-ordering, the ∝ √EI scaling and the air/water contrast are robust; the absolute critical
-speeds move by ±0.5–1 m/s with the (unknown) impulse and contact constants, and are
-1.3–1.5x above the paper's for Al and steel.
+The critical speed is where the verdict flips: the 0.5 m/s grid, then four bisections of the
+bracket (to 0.03 m/s): **FRP 0.73, Al 2.70, steel 4.14 m/s** (paper: FRP < 1, Al ≈ 2, steel
+2–3 in the text, 3–4 by the curves; its text contradicts its own Fig. 6, where 3 m/s is the
+over-damped case).  In :math:`\kappa = \rho V^2 L^3/EI` at the end of the run (L = 0.49 m)
+the three flips sit at 23.9, 25.4 and 28.7: one threshold, so the Al : steel speed ratio
+(0.65) is the √EI ratio (0.69).  The paper's text puts the flip at κ ≈ 14 (Al at 2 m/s
+13.9, steel at 3 m/s 15.1) and its steel curves at 15–27: its fluid load relative to the
+bending stiffness is up to ~1.8x ours.  FRP is inside its band, steel 4 % above the curves'
+band, Al 35 % above "about 2".  Air (1.2) and vacuum: free vibration with peaks within
+2.2 % at 4 m/s (Fig. 7).
+
+What moves the critical speeds (none closes the Al gap):
+
+* the impulse (its size is not given; 16 segments, bisected): 0.5 / 2 / 5 N·s/m give Al 2.70
+  / 2.34 / 3.22 and steel 4.14 / 3.47 / 3.28 m/s — not monotonic in the impulse (a larger
+  disturbance swings through the gap contacts before the fluid freezes the tilt); with 2 the
+  steel flip is inside the curves' band (FRP then fails: RK4 at 1e-4 s blows up with the
+  tip at ~100 m/s);
+* contacts (8 segments, tip angle ratio at 4 m/s, baseline 1.00): C_D 0 / 2: 1.007 / 1.013;
+  contact stiffness 1e8 N/m²: 0.967 (3 m/s 0.89, Al 2.5 m/s 0.96); clearance 1.6 mm: 0.78
+  — all toward stability;
+* added mass and the wake (options below): Al 2.5 / 3.5, steel 4.0 / 6.0 m/s (grid);
+* the wall as a mirror plane (images :math:`-\Gamma_j` at :math:`-\bar z_j`; the root vortex
+  coincides with its image, so there is no Kutta row left): steel verdicts at 1–4 m/s
+  unchanged (tip angle ratio at 4 m/s 0.972 against 0.989, 8 segments) — not kept;
+* the Kutta condition at the free end: flutter from 0.5 m/s (above), against Fig. 6.
+
+The order, the √EI scaling and the air/water contrast are robust; the absolute critical
+speeds move by ±0.5 m/s with the unknown impulse and contact constants.  The missing factor
+for Al (κ 25 against ≈ 14) would need the original figures or constants to trace (the seed's
+k_φ = 65.1 N·m/rad fits neither the experiment's EI nor Table 1's).
 
 Added mass (option ``added_mass=True``, default off)
 ----------------------------------------------------
