@@ -212,6 +212,14 @@ What moves the critical speeds (none closes the Al gap):
   coincides with its image, so there is no Kutta row left): steel verdicts at 1–4 m/s
   unchanged (tip angle ratio at 4 m/s 0.972 against 0.989, 8 segments) — not kept;
 * the Kutta condition at the free end: flutter from 0.5 m/s (above), against Fig. 6.
+* bound vortices on every segment, also on the part still in the gap (the paper's count
+  n_c n_b + 1; that part slides along itself and carries little circulation, the Kutta point
+  moves to the driven end): FRP 0.73, Al 2.73, steel 4.11 m/s — no change (not kept);
+* the criterion: the tip displacement alone (the paper's "increases monotonously", the
+  example's ``literal`` flag) gives Al 2.5 and steel 3.0 on the grid but is not monotonic
+  in V (steel 3.5 m/s then counts as stable): near the threshold the tilt frozen by the
+  fluid damping is carried out with the material and the displacement creeps up at a
+  constant tip angle; the example keeps the growth of the tip angle as the criterion.
 
 The order, the √EI scaling and the air/water contrast are robust; the absolute critical
 speeds move by ±0.5 m/s with the unknown impulse and contact constants.  The missing factor
