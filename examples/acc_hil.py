@@ -49,6 +49,7 @@ from blocks.controllers import ACCSettings, check_iso15622
 from blocks.sources import Constant
 from blocks.vehicle.scenarios import cut_in_scenario
 from cosim import DiagramBuilder, Simulator
+from cosim.plotting import save_figure
 from cosim.writers import CsvWriter
 
 try:  # imported as examples.acc_hil (tests)
@@ -340,29 +341,23 @@ def run_hil(out: Path, *, interface: str = "udp_multicast", channel: str | None 
     return result
 
 
-def _plot(res: Any, path: Path, cut_in_s: float) -> None:
-    try:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        return
+def _plot(res: Any, path: Path, cut_in_s: float) -> str | None:
     t = res.time
-    fig, ax = plt.subplots(3, 1, sharex=True, figsize=(8, 7))
-    ax[0].plot(t, res["radar.range"], label="gap")
-    ax[0].axvline(cut_in_s, color="0.6", ls=":")
-    ax[0].set_ylabel("gap [m]")
-    ax[1].plot(t, res["car.v"], label="speed")
-    ax[1].set_ylabel("speed [m/s]")
-    ax[2].plot(t, res["rx_cmd.throttle"], label="throttle")
-    ax[2].plot(t, res["rx_cmd.brake_torque"] / 1000.0, label="brake [kN m]")
-    ax[2].plot(t, res["rx_cmd.ok"], label="command fresh", ls="--")
-    ax[2].set_xlabel("time [s]")
-    ax[2].legend(loc="best")
-    fig.suptitle("ACC controller in the loop over CAN (ECU process, plant in real time)")
-    fig.tight_layout()
-    fig.savefig(path, dpi=90)
-    plt.close(fig)
+
+    def draw(fig, ax):
+        ax[0].plot(t, res["radar.range"], label="gap")
+        ax[0].axvline(cut_in_s, color="0.6", ls=":")
+        ax[0].set_ylabel("gap [m]")
+        ax[1].plot(t, res["car.v"], label="speed")
+        ax[1].set_ylabel("speed [m/s]")
+        ax[2].plot(t, res["rx_cmd.throttle"], label="throttle")
+        ax[2].plot(t, res["rx_cmd.brake_torque"] / 1000.0, label="brake [kN m]")
+        ax[2].plot(t, res["rx_cmd.ok"], label="command fresh", ls="--")
+        ax[2].set_xlabel("time [s]")
+        ax[2].legend(loc="best")
+        fig.suptitle("ACC controller in the loop over CAN (ECU process, plant in real time)")
+
+    return save_figure(str(path), draw, 3, 1, figsize=(8, 7), sharex=True)
 
 
 def report(r: dict) -> None:
@@ -391,9 +386,14 @@ def main(argv: list[str] | None = None) -> dict:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--interface", default="udp_multicast", choices=["udp_multicast", "slcan"])
     ap.add_argument("--fault", default="none", choices=FAULTS)
-    ap.add_argument("--t-end", type=float, default=T_END)
+    ap.add_argument("--t-end", type=float, default=T_END,
+                    help=f"run length [s]; the cut-in figures need at least {CUT_IN_S + 5:g}")
     ap.add_argument("--out", default="out/acc_hil")
     a = ap.parse_args(argv)
+    if a.t_end < CUT_IN_S + 5.0:
+        ap.error(f"--t-end {a.t_end:g} s ends before the cut-in figures can be taken: the "
+                 f"cut-in is at {CUT_IN_S:g} s and the recovery needs a few seconds after it; "
+                 f"use --t-end {CUT_IN_S + 5:g} or more (default {T_END:g})")
     r = run_hil(Path(a.out), interface=a.interface, fault=a.fault, t_end=a.t_end)
     report(r)
     print(f"results, telemetry, bus log, summary and plot in {a.out}/")

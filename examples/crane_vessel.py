@@ -56,6 +56,7 @@ from cosim.periodic import (
     poincare_section,
     simulator_flow,
 )
+from cosim.plotting import save_figure
 
 G = 9.81
 ADDED_MASS_RATIO = 0.05      # A11 / M, surge added mass of a barge (documented choice)
@@ -223,35 +224,27 @@ def main(argv=None) -> dict:
         print("rope-length diagram (l: period):", summary["rope_diagram"])
     print(f"wall time {summary['wall_s']:.1f} s; CSV files in {args.out}")
     if not args.no_plot:
-        try:
-            _plot(diagrams, studies, os.path.join(args.out, "crane_vessel.png"))
-        except Exception as exc:  # plotting is optional
-            print(f"  (no plot: {exc})")
+        _plot(diagrams, studies, os.path.join(args.out, "crane_vessel.png"))
     return summary
 
 
-def _plot(diagrams, studies, path: str) -> None:
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    fig, ax = plt.subplots(1, 2, figsize=(11, 4))
-    for d, mk in zip(diagrams, ("v", "^")):
-        for w, pts in zip(d.params, d.points):
-            ax[0].plot(np.full(len(pts), w), pts, mk, ms=3, color="k")
-    ax[0].set_xlabel("wave frequency [rad/s]")
-    ax[0].set_ylabel("surge at the section [m]")
-    for c, s in studies.items():
-        for r in s["runs"]:
-            P = r["section"].points
-            ax[1].plot(P[:, 0], P[:, 1], "o", ms=4, label=f"{c} from x0={r['x0'][0]}: "
-                       f"period {r['period']}")
-    ax[1].set_xlabel("surge x [m]")
-    ax[1].set_ylabel("surge velocity [m/s]")
-    ax[1].legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    print("  plot:", path)
+def _plot(diagrams, studies, path: str) -> str | None:
+    def draw(fig, ax):
+        for d, mk in zip(diagrams, ("v", "^")):
+            for w, pts in zip(d.params, d.points):
+                ax[0].plot(np.full(len(pts), w), pts, mk, ms=3, color="k")
+        ax[0].set_xlabel("wave frequency [rad/s]")
+        ax[0].set_ylabel("surge at the section [m]")
+        for c, s in studies.items():
+            for r in s["runs"]:
+                P = r["section"].points
+                ax[1].plot(P[:, 0], P[:, 1], "o", ms=4, label=f"{c} from x0={r['x0'][0]}: "
+                           f"period {r['period']}")
+        ax[1].set_xlabel("surge x [m]")
+        ax[1].set_ylabel("surge velocity [m/s]")
+        ax[1].legend(fontsize=7)
+
+    return save_figure(path, draw, 1, 2, figsize=(11, 4))
 
 
 if __name__ == "__main__":

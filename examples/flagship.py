@@ -83,6 +83,7 @@ from typing import Any
 import numpy as np
 
 from cosim import DiagramSubsystem, Jacobi, MasterScheduler, Simulator
+from cosim.plotting import save_figure
 
 try:  # imported as examples.flagship (tests)
     from examples import flagship_model as fm
@@ -175,41 +176,35 @@ def _write_csv(path: Path, columns: dict[str, np.ndarray]) -> None:
 
 
 def _plot(path: Path, co: Any, mono: Any, rt: Any, tel: Any, quick: bool) -> bool:
-    try:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        return False
+    """The figure; True when it was written (the summary's ``plot``)."""
     tp, sp, _, _ = fm.profile(quick)
     t, rtt = co.time, rt.time
-    fig, ax = plt.subplots(4, 1, sharex=True, figsize=(9, 10))
-    ax[0].plot(tp, sp, "k:", label="set-point")
-    ax[0].plot(t, co["mech.s"], label="co-simulation (FMU controller)")
-    ax[0].plot(mono.time, mono["actuator.s"], "--", label="monolithic reference")
-    ax[0].plot(rtt, rt["actuator.s"], label="real time over CAN")
-    ax[0].set_ylabel("actuator length s [m]")
-    ax[0].legend(loc="best", fontsize=8)
-    ax[1].plot(t, 1e3 * (co["mech.s"] - np.interp(t, tp, sp)), label="offline")
-    ax[1].plot(rtt, 1e3 * (rt["actuator.s"] - np.interp(rtt, tp, sp)), label="real time")
-    ax[1].set_ylabel("tracking error [mm]")
-    ax[1].legend(loc="best", fontsize=8)
-    ax[2].plot(t, co["hyd.p_s"] / 1e6, label="supply p_s")
-    ax[2].plot(t, co["hyd.p1"] / 1e6, label="rod side")
-    ax[2].plot(t, co["hyd.p2"] / 1e6, label="piston side")
-    ax[2].set_ylabel("pressure [MPa]")
-    ax[2].legend(loc="best", fontsize=8)
-    ax[3].plot(t, co["drive.current"], label="motor current [A]")
-    ax[3].plot(t, co["drive.speed"] - fm.SPEED_REF, label="speed - 1500 rpm [rad/s]")
-    ax[3].plot(t, 100.0 * co["ctrl.u"], label="spool [%]")
-    ax[3].set_xlabel("time [s]")
-    ax[3].legend(loc="best", fontsize=8)
-    fig.suptitle("Electro-hydraulic manipulator: multibody + hydraulics + drive, "
-                 "FMU controller, CAN in real time", fontsize=10)
-    fig.tight_layout()
-    fig.savefig(path, dpi=90)
-    plt.close(fig)
-    return True
+
+    def draw(fig, ax):
+        ax[0].plot(tp, sp, "k:", label="set-point")
+        ax[0].plot(t, co["mech.s"], label="co-simulation (FMU controller)")
+        ax[0].plot(mono.time, mono["actuator.s"], "--", label="monolithic reference")
+        ax[0].plot(rtt, rt["actuator.s"], label="real time over CAN")
+        ax[0].set_ylabel("actuator length s [m]")
+        ax[0].legend(loc="best", fontsize=8)
+        ax[1].plot(t, 1e3 * (co["mech.s"] - np.interp(t, tp, sp)), label="offline")
+        ax[1].plot(rtt, 1e3 * (rt["actuator.s"] - np.interp(rtt, tp, sp)), label="real time")
+        ax[1].set_ylabel("tracking error [mm]")
+        ax[1].legend(loc="best", fontsize=8)
+        ax[2].plot(t, co["hyd.p_s"] / 1e6, label="supply p_s")
+        ax[2].plot(t, co["hyd.p1"] / 1e6, label="rod side")
+        ax[2].plot(t, co["hyd.p2"] / 1e6, label="piston side")
+        ax[2].set_ylabel("pressure [MPa]")
+        ax[2].legend(loc="best", fontsize=8)
+        ax[3].plot(t, co["drive.current"], label="motor current [A]")
+        ax[3].plot(t, co["drive.speed"] - fm.SPEED_REF, label="speed - 1500 rpm [rad/s]")
+        ax[3].plot(t, 100.0 * co["ctrl.u"], label="spool [%]")
+        ax[3].set_xlabel("time [s]")
+        ax[3].legend(loc="best", fontsize=8)
+        fig.suptitle("Electro-hydraulic manipulator: multibody + hydraulics + drive, "
+                     "FMU controller, CAN in real time", fontsize=10)
+
+    return save_figure(str(path), draw, 4, 1, figsize=(9, 10), sharex=True) is not None
 
 
 def run(out: Path, quick: bool = False, plot: bool = True,

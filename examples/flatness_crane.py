@@ -73,6 +73,7 @@ from blocks.cranes import (
     trapezoid,
 )
 from cosim import DiagramBuilder, Simulator
+from cosim.plotting import save_figure
 
 DT = 0.005
 PARAMS = dataclasses.replace(STS_CRANE, container=ContainerLoad())
@@ -205,22 +206,16 @@ def _write(folder: str, runs: dict, out: dict) -> None:
         w.writerow(["quantity", "value"])
         for k, v in out.items():
             w.writerow([k, v])
-    try:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-        fig, ax = plt.subplots(figsize=(9, 4))
+
+    def draw(fig, ax):
         for n in names:
             ax.plot(runs[n]["time"], runs[n]["sway"], label=n)
         ax.axvline(out["t_move_end"], color="k", lw=0.5)
         ax.set_xlabel("time [s]")
         ax.set_ylabel("spreader X - trolley X [m]")
         ax.legend()
-        fig.tight_layout()
-        fig.savefig(os.path.join(folder, "sway.png"), dpi=120)
-        plt.close(fig)
-    except Exception as exc:  # noqa: BLE001 - the plot is optional
-        print(f"(no plot: {exc})")
+
+    save_figure(os.path.join(folder, "sway.png"), draw, figsize=(9, 4))
 
 
 def _print(out: dict, runs: dict) -> None:

@@ -44,6 +44,7 @@ from blocks.controllers.flatness import (
 )
 from cosim import DiagramBuilder, Simulator
 from cosim.errors import StepError
+from cosim.plotting import save_figure
 
 DT = 2.5e-3
 T_END = 10.0
@@ -165,11 +166,7 @@ def main(argv=None) -> dict:
     out["csv"] = path
     print(f"  results: {path}")
     if not args.no_plot:
-        try:
-            import matplotlib
-            matplotlib.use("Agg")
-            import matplotlib.pyplot as plt
-            fig, ax = plt.subplots(3, 1, figsize=(8, 8), sharex=True)
+        def draw(fig, ax):
             ax[0].plot(res.time, res["ctl.z_ref"], "--", res.time, res["ctl.z"])
             ax[0].set_ylabel("flat outputs")
             ax[1].plot(res.time, res["ctl.error"])
@@ -177,11 +174,8 @@ def main(argv=None) -> dict:
             ax[2].plot(res.time, res["veh.x"])
             ax[2].set_ylabel("r1, r2, theta1, theta2")
             ax[2].set_xlabel("t [s]")
-            fig.savefig(os.path.join(args.out, "plot.png"), dpi=100)
-            plt.close(fig)
-            print(f"  plot: {os.path.join(args.out, 'plot.png')}")
-        except Exception as exc:  # plotting is optional
-            print(f"  (no plot: {exc})")
+
+        save_figure(os.path.join(args.out, "plot.png"), draw, 3, 1, figsize=(8, 8), sharex=True)
     return out
 
 

@@ -96,31 +96,28 @@ def table(df, Hs) -> str:
     return "\n".join(lines)
 
 
-def plot(df, path: str) -> str:
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+def plot(df, path: str) -> str | None:
+    """The log-log figure; returns ``path``, or None when there is no plot."""
+    from cosim.plotting import save_figure
 
-    fig, axes = plt.subplots(1, 2, figsize=(11, 4.5), sharey=True)
-    for ax, split in zip(axes, ("fs", "ps")):
-        for (coupling, order), g in df[df.split == split].groupby(["coupling", "order"]):
-            g = g.sort_values("H")
-            e = np.abs(g.s1_error.to_numpy(float))
-            ok = np.isfinite(e)
-            ax.loglog(g.H.to_numpy()[ok] * 1e3, e[ok], "o-",
-                      label=f"{coupling}, order {int(order)}")
-        pub = [(H, abs(v)) for (s, H), v in PUBLISHED.items() if s == split]
-        ax.loglog([p[0] * 1e3 for p in pub], [p[1] for p in pub], "k*", ms=10,
-                  label="published (Jacobi ZOH)")
-        ax.set_title(f"LIM M1, {split} coupling")
-        ax.set_xlabel("macro step H [ms]")
-        ax.grid(True, which="both", alpha=0.3)
-    axes[0].set_ylabel("|s1(6) - reference| [m]")
-    axes[1].legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
-    return path
+    def draw(fig, axes):
+        for ax, split in zip(axes, ("fs", "ps")):
+            for (coupling, order), g in df[df.split == split].groupby(["coupling", "order"]):
+                g = g.sort_values("H")
+                e = np.abs(g.s1_error.to_numpy(float))
+                ok = np.isfinite(e)
+                ax.loglog(g.H.to_numpy()[ok] * 1e3, e[ok], "o-",
+                          label=f"{coupling}, order {int(order)}")
+            pub = [(H, abs(v)) for (s, H), v in PUBLISHED.items() if s == split]
+            ax.loglog([p[0] * 1e3 for p in pub], [p[1] for p in pub], "k*", ms=10,
+                      label="published (Jacobi ZOH)")
+            ax.set_title(f"LIM M1, {split} coupling")
+            ax.set_xlabel("macro step H [ms]")
+            ax.grid(True, which="both", alpha=0.3)
+        axes[0].set_ylabel("|s1(6) - reference| [m]")
+        axes[1].legend(fontsize=8)
+
+    return save_figure(path, draw, 1, 2, figsize=(11, 4.5), sharey=True)
 
 
 def main(argv=None) -> dict:
@@ -147,11 +144,9 @@ def main(argv=None) -> dict:
     out = {"table": path, "runs": len(df), "failed": int((df.status != "ok").sum()),
            "data": df}
     if not args.no_plot:
-        try:
-            out["plot"] = plot(df, os.path.join(args.out, "error_vs_H.png"))
-            print(f"plot: {out['plot']}")
-        except Exception as exc:  # plotting is optional
-            print(f"(no plot: {exc})")
+        p = plot(df, os.path.join(args.out, "error_vs_H.png"))
+        if p is not None:
+            out["plot"] = p
     return out
 
 

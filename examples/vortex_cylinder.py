@@ -16,6 +16,7 @@ import time
 import numpy as np
 
 from blocks.vortex import DiscreteVortexFlow, PanelBody, strouhal
+from cosim.plotting import save_figure
 
 D, U, RHO, DT, T_END, T_START = 1.0, 1.0, 1.0, 0.05, 60.0, 25.0
 
@@ -63,20 +64,16 @@ def main(argv: list[str] | None = None) -> dict:
           f"{s['max_total_circulation']:.1e}")
     print(f"  forces: {csv}")
     if not args.no_plot:
-        try:
-            import matplotlib
-            matplotlib.use("Agg")
-            import matplotlib.pyplot as plt
-            st_ = r["state"]
-            fig, ax = plt.subplots(figsize=(10, 4))
+        st_ = r["state"]
+
+        def draw(fig, ax):
             ax.scatter(st_.xy[:, 0], st_.xy[:, 1], c=np.sign(st_.gamma), s=3, cmap="bwr")
             ax.fill(*flow.body.nodes.T, color="grey")
             ax.set_aspect("equal")
-            s["plot"] = os.path.join(args.out, "vortices.png")
-            fig.savefig(s["plot"], dpi=90)
-            plt.close(fig)
-        except Exception as exc:  # plotting is optional
-            print(f"  (no plot: {exc})")
+
+        p = save_figure(os.path.join(args.out, "vortices.png"), draw, figsize=(10, 4))
+        if p is not None:
+            s["plot"] = p
     return s
 
 
