@@ -30,7 +30,7 @@ each guide over time, and the vibration amplitude at the paper's laser sensor, 2
 of the inlet (peak-to-peak of the strip's Y there over the run), for V = 2 / 4 m/s and
 C_p = 0.1 / 1.6 mm.  CSV in ``--out`` (default out/spaghetti_guide).
 
-Findings: see ``RESULTS`` below and the module docstring of :mod:`blocks.vortex.spaghetti`.
+Findings: see ``RESULTS`` below and ``docs/libraries/spaghetti.md``.
 Run ``python examples/spaghetti_guide.py [--quick]``.
 """
 
