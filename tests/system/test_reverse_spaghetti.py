@@ -24,14 +24,16 @@ def test_reverse_spaghetti_quick(tmp_path):
     # time domain: every material diverges inside its bracket, in the paper's order
     assert None not in c.values()
     assert c["frp"] < c["aluminium"] < c["steel"]
-    assert c["frp"] < 1.0                                   # paper: FRP below 1 m/s
-    assert 2.0 <= c["aluminium"] <= 3.0 and 3.0 <= c["steel"] <= 4.5
+    # paper: FRP below 1, aluminium about 2, steel 3-4 m/s by its curves (2-3 by its text)
+    assert c["frp"] < 1.0
+    assert 2.0 <= c["aluminium"] <= 2.5 and 3.0 <= c["steel"] <= 4.0
     # the verdict's flip is bisected: stable below, diverging at the top of each bracket
     for lo, hi in s["critical_bracket_m_s"].values():
-        assert 0.0 < hi - lo <= 0.25
-    # one threshold in kappa = rho V^2 L^3 / EI: aluminium and steel (sqrt(EI) scaling)
+        assert 0.0 < hi - lo <= 0.125
+    # one threshold in kappa = rho V^2 L^3 / EI for all three (sqrt(EI) scaling)
     k = s["kappa_at_critical"]
     assert k["steel"] / k["aluminium"] == pytest.approx(1.0, abs=0.25)
+    assert k["frp"] / k["aluminium"] == pytest.approx(1.0, abs=0.25)
     v = s["static_divergence_speed_m_s"]                   # frozen-length analysis
     assert v["frp"] < v["aluminium"] < v["steel"]
     # no divergence in air at 4 m/s, and air ~ vacuum (paper Fig. 7)

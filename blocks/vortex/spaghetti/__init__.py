@@ -138,10 +138,11 @@ Options (both off by default)
 
 Findings and results
 --------------------
-The measured results (reverse-spaghetti critical speeds FRP 0.73 < Al 2.70 < steel 4.14 m/s
-against the paper's < 1, about 2, 2-4; what was tried against the aluminium gap; the
-added-mass and wake options; the spaghetti-with-guide case, not reproduced) and the analysis
-behind the modelling choices are in ``docs/libraries/spaghetti.md``.
+The measured results (reverse-spaghetti critical speeds FRP 0.67 < Al 2.36 < steel 3.45 m/s
+with a 2 N·s/m tip impulse, against the paper's < 1, about 2, 2-4; what was tried against
+the aluminium gap; the added-mass and wake options; the spaghetti-with-guide case, not
+reproduced) and the analysis behind the modelling choices are in
+``docs/libraries/spaghetti.md``.
 
 Limitations
 -----------
