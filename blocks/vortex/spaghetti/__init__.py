@@ -110,11 +110,15 @@ Modelling choices (OCR doubts of the seed)
   it is pulled in.  The seed puts Γ = 0 at the free end in both cases (``kutta="free_end"``);
   drawn out, that is a leading-edge condition and gives negative fluid damping at every
   speed (see ``docs/libraries/spaghetti.md``).
-* Drive speed: an input; its time derivative is neglected (piecewise constant speed).
+* Drive speed: an input.  Its time derivative Ẍ0 is neglected (piecewise constant speed)
+  unless the block is built with ``drive_acceleration=True``: then the input
+  ``acceleration`` acts on every segment as the body force -m Ẍ0 along X (exact for the
+  prescribed X0(t); the added-mass option ignores it).
 
 Ports
 -----
 in   speed          scalar [m/s]  drive speed of the driven end along +X (> 0: drawn out)
+in   acceleration   scalar [m/s²] its rate of change (only with ``drive_acceleration=True``)
 out  tip            (2,) [m]      free-end position
 out  tip_y          scalar [m]    free-end Y (the tip displacement)
 out  tip_deflection scalar [m]    free end's distance from the beam tangent at the wall
@@ -149,8 +153,9 @@ Limitations
 Quasi-steady potential flow; wake and added mass only as the options above; no wall
 images; thin beam (the thickness is used only for the drag area); contacts are penalty
 springs (soft default, see above); per unit span (2-D) throughout; the drive acceleration
-(the experiment's 0.05 s run-up) is neglected.  The spaghetti-with-guide sequence of Fig. 5
-is not reproduced (see ``docs/libraries/spaghetti.md``).
+only with ``drive_acceleration=True`` (and not in the added mass).  The spaghetti-with-guide
+sequence of Fig. 5 is not reproduced, with or without the experiment's run-up (see
+``docs/libraries/spaghetti.md``).
 """
 
 from .beam import (

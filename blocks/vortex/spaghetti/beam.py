@@ -336,7 +336,7 @@ class SegmentedBeam:
         fx, fy = np.concatenate(fxs), np.concatenate(fys)
         return self.generalized(seg, s, fx, fy, q), complex(fx.sum(), fy.sum())
 
-    def evaluate(self, x: np.ndarray, v_drive: float) -> dict:
+    def evaluate(self, x: np.ndarray, v_drive: float, a_drive: float = 0.0) -> dict:
         """Every force of the current state (used by :meth:`rhs` and the outputs)."""
         x0, q, qd = self.split(x)
         xs, ys = self.nodes(x0, q)
@@ -344,9 +344,11 @@ class SegmentedBeam:
         phi, w = q[1:], qd[1:]
         Q = np.zeros(self.n + 1)
         Q[1:] -= self.lap @ (self.k_phi * phi + self.c_phi * w)
-        if self.gravity:
+        if self.gravity or a_drive:
+            # gravity, and the drive's acceleration: X0(t) is prescribed, so its Ẍ0 acts on
+            # every segment as the body force -m Ẍ0 along X at its centre (d'Alembert)
             s = np.full(self.n, 0.5 * self.dl)
-            Q += self.generalized(np.arange(self.n), s, np.zeros(self.n),
+            Q += self.generalized(np.arange(self.n), s, np.full(self.n, -self.m * a_drive),
                                   np.full(self.n, -self.m * self.gravity), q)
         Qc, fc = self.contacts(xs, ys, vx, vy, q, qd)
         Qf, ff = self.fluid(xs, ys, vx, vy, q, qd)
@@ -372,10 +374,11 @@ class SegmentedBeam:
         self.contacts(xs, ys, vx, vy, q, qd, detail=out)
         return out
 
-    def rhs(self, x: np.ndarray, v_drive: float) -> np.ndarray:
-        """:math:`\\dot x` for the drive speed ``v_drive``."""
+    def rhs(self, x: np.ndarray, v_drive: float, a_drive: float = 0.0) -> np.ndarray:
+        """:math:`\\dot x` for the drive speed ``v_drive`` and acceleration ``a_drive``
+        (the added mass, when on, ignores ``a_drive``)."""
         x0, q, qd = self.split(x)
-        ev = self.evaluate(x, v_drive)
+        ev = self.evaluate(x, v_drive, a_drive)
         M = self.mass_matrix(q)
         if self.added_mass:
             M = M + ev["added_mass"]

@@ -24,10 +24,15 @@ class SpaghettiBeam(Block):
     initial_state : array, optional
         ``[X0, y0, φ..., ẏ0, φ̇...]``; default: :meth:`SegmentedBeam.initial_state` with
         ``wetted_length_m`` and ``tip_impulse``.
+    drive_acceleration : bool
+        Declare the input ``acceleration`` [m/s²], the drive's Ẍ0 (e.g. a run-up); it acts
+        on every segment as the body force -m Ẍ0 along X.  Without it the drive speed is
+        taken as piecewise constant.
     """
 
     def __init__(self, name: str, beam: SegmentedBeam, wetted_length_m: float = 0.125,
-                 tip_impulse: float = 0.0, initial_state: Any = None) -> None:
+                 tip_impulse: float = 0.0, initial_state: Any = None,
+                 drive_acceleration: bool = False) -> None:
         super().__init__(name)
         self.beam = beam
         n = beam.n
@@ -38,6 +43,9 @@ class SpaghettiBeam(Block):
                                  f"values, got shape {x.shape}")
         self.speed = self.declare_input("speed", unit="m/s",
                                         description="drive speed along +X (> 0 draws out)")
+        self.acceleration = (self.declare_input("acceleration", unit="m/s^2",
+                                                description="drive acceleration along +X")
+                             if drive_acceleration else None)
         self.x = self.declare_continuous_state("x", x)
         st = ()
         self.declare_output("tip", lambda c: self._nodes(c)[-1], shape=(2,), unit="m",
@@ -73,5 +81,6 @@ class SpaghettiBeam(Block):
         return np.array([c.real, c.imag]), np.array([f.real, f.imag])
 
     def derivatives(self, ctx: Any) -> np.ndarray:
-        return self.beam.rhs(np.asarray(ctx.state(self.x)), float(ctx.input(self.speed)))
+        acc = 0.0 if self.acceleration is None else float(ctx.input(self.acceleration))
+        return self.beam.rhs(np.asarray(ctx.state(self.x)), float(ctx.input(self.speed)), acc)
 

@@ -274,3 +274,28 @@ def test_wake_at_the_wall_end_cancels_the_circulation():
         v0 = divergence_speed(beam_for(m, n_segments=8), 0.45)
         v1 = divergence_speed(beam_for(m, n_segments=8, wake=True), 0.45)
         assert 1.3 < v1 / v0 < 1.5
+
+
+def test_drive_acceleration_swings_a_bar_on_a_rail():
+    """One segment, its driven end on a frictionless rail (X prescribed, Y free), no fluid or
+    gravity: Newton-Euler for the bar gives phi'' = 6 a sin(phi) / (L (1 + 3 sin^2 phi)) at
+    rest, and the centre of mass keeps its Y (no Y force): y0'' = -(L/2) cos(phi) phi''."""
+    L, a, phi = 0.5, 3.0, 0.3
+    beam = SegmentedBeam(n_segments=1, length_m=L, fluid_density=0.0, geometry=FREE)
+    x = np.array([0.1, 0.0, phi, 0.0, 0.0])        # fully out, at rest
+    d = beam.rhs(x, 0.0, a)
+    phi_dd = 6 * a * math.sin(phi) / (L * (1 + 3 * math.sin(phi) ** 2))
+    assert d[4] == pytest.approx(phi_dd, rel=1e-12)
+    assert d[3] == pytest.approx(-0.5 * L * math.cos(phi) * phi_dd, rel=1e-12)
+    assert np.allclose(beam.rhs(x, 0.0)[3:], 0.0)  # without the acceleration: at rest
+
+
+def test_block_with_drive_acceleration_input():
+    beam = beam_for("steel", n_segments=4, fluid_density=0.0, geometry=FREE)
+    x0 = np.array([0.1, 0.0, 0.2, 0.2, 0.2, 0.2, 0.0, 0.0, 0.0, 0.0, 0.0])
+    blk = SpaghettiBeam("beam", beam, drive_acceleration=True, initial_state=x0)
+    h = BlockHarness(blk).set_input("speed", 1.0).set_input("acceleration", 2.0)
+    d = h.derivatives()
+    assert np.allclose(d, beam.rhs(x0, 1.0, 2.0))
+    assert np.allclose(beam.rhs(x0, 1.0)[6:], 0.0)  # the tilted chain swings only when
+    assert np.all(np.abs(d[7:]) > 0.0)             # the drive accelerates
