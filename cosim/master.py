@@ -38,10 +38,10 @@ from .master_results import ResultsRecorder
 from .master_settle import LoopSettler
 from .observers import Results
 from .step_control import run_controlled
-from .time import TICKS_PER_SECOND, format_time, to_ticks
+from .time import SECONDS_PER_TICK, format_time, to_ticks
 from .units import conversion
 
-_NS = 1.0 / TICKS_PER_SECOND
+_NS = SECONDS_PER_TICK
 
 
 class MasterScheduler(ResultsRecorder, LoopSettler):

@@ -16,9 +16,9 @@ from typing import Any
 import numpy as np
 
 from .observers import Results, package_versions
-from .time import TICKS_PER_SECOND
+from .time import SECONDS_PER_TICK
 
-_NS = 1.0 / TICKS_PER_SECOND
+_NS = SECONDS_PER_TICK
 
 
 class ResultsRecorder:

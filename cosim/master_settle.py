@@ -12,9 +12,9 @@ from __future__ import annotations
 import numpy as np
 
 from .errors import BuildError
-from .time import TICKS_PER_SECOND, to_ticks
+from .time import SECONDS_PER_TICK, to_ticks
 
-_NS = 1.0 / TICKS_PER_SECOND
+_NS = SECONDS_PER_TICK
 
 
 class LoopSettler:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 import time
 
-_NS = 1e-9
+from .time import SECONDS_PER_TICK as _NS
 
 
 class ProgressBar:

@@ -55,10 +55,10 @@ from .loops import LoopOptions
 from .observers import Observer, Recorder, Results
 from .progress import ProgressBar
 from .solvers import FIXED_STEP, check_solver_name, make_fixed
-from .time import TICKS_PER_SECOND, format_time, to_ticks
+from .time import SECONDS_PER_TICK, TICKS_PER_SECOND, format_time, to_ticks
 from .variable_step import advance_variable
 
-_NS = 1.0 / TICKS_PER_SECOND
+_NS = SECONDS_PER_TICK
 
 
 class Simulator:

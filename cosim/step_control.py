@@ -53,9 +53,9 @@ import numpy as np
 
 from .errors import BuildError, StepError
 from .extrapolation import evaluate
-from .time import TICKS_PER_SECOND, format_time, to_ticks
+from .time import SECONDS_PER_TICK, format_time, to_ticks
 
-_NS = 1.0 / TICKS_PER_SECOND
+_NS = SECONDS_PER_TICK
 
 
 @dataclass

@@ -13,6 +13,7 @@ from fractions import Fraction
 from .errors import RateError
 
 TICKS_PER_SECOND = 1_000_000_000
+SECONDS_PER_TICK = 1.0 / TICKS_PER_SECOND
 Ticks = int
 
 

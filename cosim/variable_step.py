@@ -18,9 +18,9 @@ from scipy.optimize import brentq
 
 from .errors import SolverError
 from .solvers import STIFF, scipy_solver_class
-from .time import TICKS_PER_SECOND
+from .time import SECONDS_PER_TICK, TICKS_PER_SECOND
 
-_NS = 1.0 / TICKS_PER_SECOND
+_NS = SECONDS_PER_TICK
 
 
 def advance_variable(self: Any, end: int) -> None:

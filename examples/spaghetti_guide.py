@@ -177,24 +177,34 @@ def main(argv=None) -> dict:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", default="out/spaghetti_guide", help="output folder")
     ap.add_argument("--quick", action="store_true", help="in vacuum (tests)")
+    ap.add_argument("--segments", type=int, default=None,
+                    help="number of segments (default 16)")
+    ap.add_argument("--dt", type=float, default=DT,
+                    help=f"RK4 step [s] (default {DT:g}; 32 segments need 2.5e-5)")
     ap.add_argument("--step-start", action="store_true",
                     help="jump to the drive speed at t = 0 (no run-up)")
     ap.add_argument("--no-plot", action="store_true")
     args = ap.parse_args(argv)
     os.makedirs(args.out, exist_ok=True)
-    kw = QUICK if args.quick else FULL
+    kw = dict(QUICK if args.quick else FULL)
+    if args.segments is not None:
+        if args.segments < 2:
+            ap.error("--segments must be at least 2")
+        kw["n_segments"] = args.segments
+    if args.dt <= 0.0:
+        ap.error("--dt must be positive")
     runup = 0.0 if args.step_start else RUNUP_S
     wall = time.perf_counter()
     statics: dict = {}
     runs = []
     print(f"spaghetti with guide: FRP, alpha_g = {GUIDE_ANGLE_DEG} deg, x_e = {GUIDE_LENGTH} m, "
-          f"{kw['n_segments']} segments in {kw['fluid']}, RK4 dt = {DT:g} s, run-up "
+          f"{kw['n_segments']} segments in {kw['fluid']}, RK4 dt = {args.dt:g} s, run-up "
           f"{runup:g} s")
     for speed, cp in CASES:
         beam = make_beam(kw["n_segments"], cp, kw["fluid"])
         if cp not in statics:
-            statics[cp] = static_state(beam)
-        r = run(beam, statics[cp], speed, runup_s=runup)
+            statics[cp] = static_state(beam, args.dt)
+        r = run(beam, statics[cp], speed, args.dt, runup_s=runup)
         r.update(speed=speed, clearance=cp)
         runs.append(r)
         print(f"  V = {speed:3.1f} m/s  C_p = {cp * 1e3:4.2f} mm: sensor (X = 20 mm) "
@@ -241,7 +251,7 @@ def main(argv=None) -> dict:
                 {s: (d["t"], d["X"], d["frac"]) for s, d in r["first"].items()
                  if s in guide_surfaces and d["X"] > GUIDE_MIN_X} for r in runs},
         "n_segments": kw["n_segments"],
-        "dt": DT,
+        "dt": args.dt,
         "runup_s": runup,
         "wall_s": time.perf_counter() - wall,
     }

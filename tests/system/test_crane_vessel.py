@@ -9,26 +9,13 @@ load are documented choices of the example (its module docstring).
 
 from __future__ import annotations
 
-import importlib.util
-import pathlib
-
 import numpy as np
 
+import examples.crane_vessel as ex
 from cosim.periodic import poincare_section
-
-ROOT = pathlib.Path(__file__).resolve().parents[2]
-
-
-def _example():
-    spec = importlib.util.spec_from_file_location("crane_vessel_example",
-                                                  ROOT / "examples" / "crane_vessel.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
 
 
 def test_p3_and_p2_orbits_and_the_frequency_diagram(tmp_path):
-    ex = _example()
     s = ex.main(["--quick", "--out", str(tmp_path), "--no-plot"])
     p3, p2 = s["cases"]["P3"], s["cases"]["P2"]
     # P3 coexists with period-1 motion (different start states); P2 from rest
@@ -48,7 +35,6 @@ def test_p3_and_p2_orbits_and_the_frequency_diagram(tmp_path):
 
 def test_p2_needs_the_quadratic_mooring_term():
     """Mechanism check: with c2 = 0 the crane ship responds with period 1."""
-    ex = _example()
     T = ex.period_of("P2")
     sec = poincare_section(ex.simulator_factory("P2", c2_n_per_m2=0.0), T, 120, 8)
     assert sec.period(tol=1e-6) == 1

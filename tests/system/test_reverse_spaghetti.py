@@ -2,24 +2,13 @@
 
 from __future__ import annotations
 
-import importlib.util
-import pathlib
-
 import pytest
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
-
-
-def _example():
-    spec = importlib.util.spec_from_file_location(
-        "reverse_spaghetti", ROOT / "examples" / "reverse_spaghetti.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+import examples.reverse_spaghetti as rs
 
 
 def test_reverse_spaghetti_quick(tmp_path):
-    s = _example().main(["--quick", "--no-plot", "--out", str(tmp_path)])
+    s = rs.main(["--quick", "--no-plot", "--out", str(tmp_path)])
     c = s["critical_speed_m_s"]
     # time domain: every material diverges inside its bracket, in the paper's order
     assert None not in c.values()

@@ -9,23 +9,13 @@ examples/spaghetti_guide.py and docs/libraries/spaghetti.md).
 
 from __future__ import annotations
 
-import importlib.util
 import math
-import pathlib
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
-
-
-def _example():
-    spec = importlib.util.spec_from_file_location(
-        "spaghetti_guide", ROOT / "examples" / "spaghetti_guide.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+import examples.spaghetti_guide as sg
 
 
 def test_spaghetti_guide_quick(tmp_path):
-    s = _example().main(["--quick", "--no-plot", "--out", str(tmp_path)])
+    s = sg.main(["--quick", "--no-plot", "--out", str(tmp_path)])
     first = s["first_contacts"]
     # the sagging strip rests on the lower inlet corner and the upper gap wall from t = 0;
     # pulled in, its root whips up and hits the upper inlet corner later
