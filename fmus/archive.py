@@ -6,7 +6,12 @@ rule in the message:
 
 * a file that is not a ZIP archive, or a truncated/corrupt one (CRC errors);
 * entries with absolute paths, drive letters, ``..`` components, NUL bytes,
-  symbolic links, device files, encryption, or duplicate names;
+  symbolic links, device files or encryption;
+* two entries of one name with different content (ambiguous: tools may extract
+  either).  Two entries of one name with *identical* content (upstream's
+  Reference FMU ``Roberts.fmu`` has its ``extra/`` folder twice) are extracted
+  once, with an :class:`~fmus.errors.FMUWarning` (fmpy extracts them silently);
+  "identical" is compared byte for byte, not trusted from the CRC;
 * more than ``max_files`` entries, an entry larger than ``max_file_bytes``, more
   than ``max_total_bytes`` in all, or a compression ratio above ``max_ratio``
   (zip bombs).  Sizes are counted while copying, never trusted from the
@@ -30,6 +35,7 @@ import shutil
 import stat
 import sys
 import tempfile
+import warnings
 import weakref
 import zipfile
 import zlib
@@ -37,7 +43,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .errors import FMUArchiveError, FMUBinaryError, FMUError
+from .errors import FMUArchiveError, FMUBinaryError, FMUError, FMUWarning
 
 __all__ = ["ArchiveLimits", "ExtractedFMU", "extract_archive", "extract_fmu",
            "platform_binary", "platform_names"]
@@ -138,12 +144,31 @@ def extract_fmu(path: str | os.PathLike, dest: str | os.PathLike | None = None,
                            prefix="cosim_fmu_", what="an FMU")
 
 
+def _same_content(zf: zipfile.ZipFile, a: zipfile.ZipInfo, b: zipfile.ZipInfo,
+                  limits: ArchiveLimits) -> bool:
+    """Whether two entries hold the same bytes (sizes and CRCs first, then the data)."""
+    if a.is_dir() or b.is_dir():
+        return a.is_dir() and b.is_dir()
+    if a.file_size != b.file_size or a.CRC != b.CRC:
+        return False
+    if a.file_size > limits.max_file_bytes:
+        return False  # refused as too large when extracted anyway
+    with zf.open(a) as fa, zf.open(b) as fb:
+        while True:
+            ca, cb = fa.read(1 << 20), fb.read(1 << 20)
+            if ca != cb:
+                return False
+            if not ca:
+                return True
+
+
 def extract_archive(path: Path, dest: str | os.PathLike | None, limits: ArchiveLimits | None,
                     *, root_file: str, fail: Any, not_zip_hint: str, prefix: str,
-                    what: str) -> ExtractedFMU:
+                    what: str, warning: type[Warning] = FMUWarning) -> ExtractedFMU:
     """Extract the ZIP archive ``path`` by the rules of the module docstring, requiring
     ``root_file`` at its root; errors are made by ``fail(path, what, hint)`` (the
-    FMU and the SSP extraction share this)."""
+    FMU and the SSP extraction share this), duplicated entries of identical content are
+    reported as a ``warning``."""
     _fail = fail
     limits = limits or DEFAULT_LIMITS
     try:
@@ -159,13 +184,31 @@ def extract_archive(path: Path, dest: str | os.PathLike | None, limits: ArchiveL
                               f"{limits.max_files}", "raise ArchiveLimits.max_files if it is "
                               "genuine")
         names: dict[str, zipfile.ZipInfo] = {}
+        twice: list[str] = []
         for info in infos:
             rel = _check_name(path, info, _fail)
             if not rel:
                 continue
             if rel in names:
-                raise _fail(path, f"archive has two entries named {rel!r} (ambiguous)")
+                try:
+                    same = _same_content(zf, names[rel], info, limits)
+                except (zipfile.BadZipFile, zlib.error, EOFError, OSError, ValueError) as exc:
+                    raise _fail(path, f"archive is corrupt ({type(exc).__name__}: {exc})",
+                                "the file is truncated or damaged; get a fresh copy") from None
+                if not same:
+                    raise _fail(path, f"archive has two entries named {rel!r} with different "
+                                      "content (ambiguous: tools may extract either)",
+                                "ask the FMU's supplier for an archive with one entry per name")
+                if not info.is_dir():
+                    twice.append(rel)
+                continue
             names[rel] = info
+        if twice:
+            more = f" and {len(twice) - 3} more" if len(twice) > 3 else ""
+            warnings.warn(f"{what.split()[-1]} '{path.name}': the archive holds "
+                          f"{', '.join(repr(n) for n in twice[:3])}{more} twice with identical "
+                          "content (a packaging slip of the exporting tool); one copy is "
+                          "extracted", warning, stacklevel=4)
         if root_file not in names:
             top = sorted({n.split("/")[0] for n in names})[:8]
             hint = ""

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from fmus.archive import ArchiveLimits, extract_fmu, platform_binary, platform_names
-from fmus.errors import FMUArchiveError, FMUBinaryError
+from fmus.errors import FMUArchiveError, FMUBinaryError, FMUWarning
 
 MD = b'<?xml version="1.0"?><fmiModelDescription fmiVersion="2.0"/>'
 
@@ -104,13 +104,69 @@ def test_symlinks_are_refused(tmp_path):
         extract_fmu(p)
 
 
-def test_duplicate_entries_are_refused(tmp_path):
-    p = tmp_path / "dup.fmu"
-    with zipfile.ZipFile(p, "w") as zf:
+def _zip_twice(path, name, first, second):
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as zf:
         zf.writestr("modelDescription.xml", MD)
-        with pytest.warns(UserWarning):
-            zf.writestr("modelDescription.xml", MD)
-    with pytest.raises(FMUArchiveError, match="two entries named 'modelDescription.xml'"):
+        zf.writestr("extra/", b"")
+        zf.writestr(name, first)
+        with pytest.warns(UserWarning):  # zipfile's own "Duplicate name"
+            zf.writestr("extra/", b"")
+            zf.writestr(name, second)
+    return path
+
+
+def test_duplicated_entries_of_identical_content_load_with_a_warning(tmp_path):
+    # upstream's Reference FMU Roberts.fmu (FMI 3) holds its extra/ folder twice
+    p = _zip_twice(tmp_path / "dup.fmu", "extra/ref.csv", b"t,x\n0,1\n", b"t,x\n0,1\n")
+    with pytest.warns(FMUWarning, match="'extra/ref.csv' twice with identical content"):
+        ext = extract_fmu(p)
+    assert (ext.root / "extra" / "ref.csv").read_bytes() == b"t,x\n0,1\n"
+
+
+@pytest.mark.parametrize("second", [b"t,x\n0,2\n",        # same size, other bytes
+                                    b"t,x\n0,1\n1,2\n"])   # other size
+def test_duplicated_entries_of_different_content_are_refused_by_name(tmp_path, second):
+    p = _zip_twice(tmp_path / "dup.fmu", "extra/ref.csv", b"t,x\n0,1\n", second)
+    with pytest.raises(FMUArchiveError, match="two entries named 'extra/ref.csv' with "
+                                              "different content"):
+        extract_fmu(p)
+
+
+def _crc_twin(data: bytes, prefix: bytes) -> bytes:
+    """``prefix`` + 4 bytes with the CRC-32 and length of ``data`` (CRC-32 is affine over
+    GF(2) for a fixed length: solve for the 4 bytes by Gaussian elimination)."""
+    import zlib
+    assert len(prefix) == len(data) - 4
+    base = zlib.crc32(prefix + bytes(4))
+    cols = []  # (crc change of one bit, the bit as an int)
+    for bit in range(32):
+        x = (1 << bit).to_bytes(4, "little")
+        cols.append((zlib.crc32(prefix + x) ^ base, 1 << bit))
+    want, pivots = zlib.crc32(data) ^ base, []
+    for row in range(32):
+        i = next((k for k in range(len(cols)) if cols[k][0] >> row & 1), None)
+        if i is None:
+            continue
+        piv = cols.pop(i)
+        cols = [(c ^ piv[0], b ^ piv[1]) if c >> row & 1 else (c, b) for c, b in cols]
+        pivots = [(c ^ piv[0], b ^ piv[1]) if c >> row & 1 else (c, b) for c, b in pivots]
+        pivots.append(piv)
+    x = 0
+    for c, b in pivots:  # reduced: each pivot column has one leading row
+        if want & (c & -c):
+            want ^= c
+            x ^= b
+    assert want == 0
+    out = prefix + x.to_bytes(4, "little")
+    assert zlib.crc32(out) == zlib.crc32(data) and out != data
+    return out
+
+
+def test_duplicated_entries_of_equal_crc_and_size_are_compared_byte_for_byte(tmp_path):
+    first = b"time,x\n0,1\n"
+    second = _crc_twin(first, b"time,y\n")  # same size and CRC-32, other bytes
+    p = _zip_twice(tmp_path / "dup.fmu", "extra/ref.csv", first, second)
+    with pytest.raises(FMUArchiveError, match="'extra/ref.csv' with different content"):
         extract_fmu(p)
 
 
