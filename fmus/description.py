@@ -3,27 +3,37 @@
 :func:`read_description` parses the model description of an extracted FMU
 (with fmpy's object model, after a hardened parse that refuses DTDs and
 entities), checks it against the FMI XML schema and against the FMI rules the
-import relies on, and returns an :class:`FMUInfo`: the metadata, every
-variable as a :class:`Variable` (port name, causality, variability, type,
-unit mapped to a cosim unit string, start, min, max), the continuous states,
-the event indicators, and each output's feedthrough.
+import relies on (:mod:`fmus.description_rules`), and returns an
+:class:`FMUInfo`: the metadata, the interfaces (``ModelExchange``,
+``CoSimulation``, FMI 3 ``ScheduledExecution``) with their capabilities,
+every variable as a :class:`Variable` (port name, causality, variability,
+type and kind, unit mapped to a cosim unit string, start, min, max, whether
+it may be set before initialization, FMI 3 clock attributes and the clocks a
+variable belongs to), the continuous states, the event indicators, and each
+output's feedthrough.
 
-Each broken rule is a :class:`Problem` naming the variable and the rule.
-Problems that make the import give wrong results (duplicate names or value
-references, an input without a start value, ``min > max``, a start outside
-``[min, max]``, a ``derivative`` that points nowhere, outputs missing from
+Each broken rule is a :class:`Problem` naming the variable, its line and the
+rule.  Problems that make the import give wrong results (a missing or
+duplicated value reference, a reference that points nowhere, duplicate names,
+an input without a start value, a start value that does not parse, ``min >
+max``, a start outside ``[min, max]``, outputs missing from
 ``ModelStructure``...) raise :class:`~fmus.errors.ModelDescriptionError`; the
 others (schema violations the import can read past, incomplete
 ``InitialUnknowns``, undefined units) are warnings, or errors with
-``validate="strict"``.
+``validate="strict"``.  One defect is one problem: what only follows from it
+(the schema's message on the same attribute, references to a variable whose
+value reference is missing) is not listed again.
 
 Units are mapped to cosim unit strings by :func:`fmus.fmi_units.map_unit`
 (``units={"var": "..."}`` at import replaces a mapping).
+
+Limitations: FMI 3 ``Binary``/``String`` arrays keep the first ``<Start>``
+value only (fmpy reads one); terminals and icons, build descriptions and
+layered standards' manifests are not read.
 """
 
 from __future__ import annotations
 
-import math
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -33,37 +43,54 @@ import numpy as np
 
 from cosim.units import parse_unit
 
+from .description_rules import Problem, check_rules, fmt, reference_problems
 from .errors import ModelDescriptionError
 from .fmi_units import map_unit
 
-__all__ = ["FMUInfo", "Problem", "Variable", "map_unit", "port_name", "read_description"]
+__all__ = ["ClockInfo", "FMUInfo", "Problem", "Variable", "map_unit", "port_name",
+           "read_description"]
 
 REAL_TYPES = frozenset({"Real", "Float64", "Float32"})
 INT_TYPES = frozenset({"Integer", "Enumeration", "Int8", "UInt8", "Int16", "UInt16", "Int32",
                        "UInt32", "Int64", "UInt64"})
 
 
-@dataclass
-class Problem:
-    """One broken rule of the model description."""
+@dataclass(frozen=True)
+class ClockInfo:
+    """The attributes of an FMI 3 ``Clock`` variable (FMI 3.0 section 2.4.7.5).
 
-    rule: str
-    message: str
-    variable: str | None = None
-    line: int | None = None
-    # "error": import refused; "warning": import goes on with a warning; "info": listed in
-    # FMUInfo.problems only (a rule the import does not rely on)
-    severity: str = "error"
+    ``interval_variability`` is ``"constant"``, ``"fixed"``, ``"tunable"``,
+    ``"changing"``, ``"countdown"`` or ``"triggered"``; ``interval``/``shift`` are
+    ``intervalDecimal``/``shiftDecimal`` [s], ``interval_counter``/``shift_counter``
+    with ``resolution`` the exact (integer) form when ``supports_fraction``.
+    """
 
-    def __str__(self) -> str:
-        where = f"variable '{self.variable}'" if self.variable else "model description"
-        line = f" (line {self.line})" if self.line else ""
-        return f"{where}{line}: {self.message} [rule: {self.rule}]"
+    interval_variability: str
+    interval: float | None = None
+    shift: float | None = None
+    supports_fraction: bool = False
+    resolution: int | None = None
+    interval_counter: int | None = None
+    shift_counter: int | None = None
+    priority: int | None = None
+    can_be_deactivated: bool = False
+
+    @property
+    def periodic(self) -> bool:
+        """Whether the importer knows its ticks in advance (a time-based clock)."""
+        return self.interval_variability in ("constant", "fixed", "tunable")
 
 
 @dataclass(eq=False)
 class Variable:
-    """One FMU variable as the import sees it."""
+    """One FMU variable as the import sees it.
+
+    Start values are typed by the variable: ``float`` (Real/Float), Python ``int``
+    (every integer type, exact for Int64/UInt64; arrays ``int64``, ``uint64`` for
+    UInt64), ``bool``, ``str``, ``bytes`` (Binary, given in hex in the XML); clocks have
+    none.  ``clocks`` names the clocks a clocked variable belongs to; ``clock`` holds
+    a Clock variable's own attributes.
+    """
 
     name: str
     vr: int
@@ -84,19 +111,19 @@ class Variable:
     derivative_of: Variable | None = None
     intermediate_update: bool = False
     line: int | None = None
+    clocks: tuple = ()               # names of the clocks this variable is clocked by
+    clock: ClockInfo | None = None   # kind "clock": its attributes
+    bad_start: bool = False          # a start attribute that did not parse (reported)
 
     @property
     def kind(self) -> str:
-        """``"real"``, ``"int"``, ``"bool"``, ``"string"`` or ``"other"``."""
+        """``"real"``, ``"int"``, ``"bool"``, ``"string"``, ``"binary"``, ``"clock"`` or
+        ``"other"``."""
         if self.type in REAL_TYPES:
             return "real"
         if self.type in INT_TYPES:
             return "int"
-        if self.type == "Boolean":
-            return "bool"
-        if self.type == "String":
-            return "string"
-        return "other"
+        return _KINDS.get(self.type, "other")
 
     @property
     def size(self) -> int:
@@ -105,6 +132,28 @@ class Variable:
     @property
     def dtype(self) -> type:
         return {"real": float, "int": int, "bool": bool}.get(self.kind, object)
+
+    @property
+    def settable_before_init(self) -> bool:
+        """Whether FMI allows setting it before initialization ends (FMI 2.0 section
+        4.2.4/3.2.3, FMI 3.0 section 2.3.3): not a constant, clock or the independent
+        variable, and a parameter, an input or ``initial="exact"``/``"approx"``.
+
+        A ``structuralParameter`` is set in Configuration Mode (see :attr:`structural`).
+        """
+        if self.variability == "constant" or self.kind == "clock" \
+                or self.causality == "independent":
+            return False
+        return (self.causality in ("parameter", "structuralParameter", "input")
+                or self.initial in ("exact", "approx"))
+
+    @property
+    def structural(self) -> bool:
+        """An FMI 3 structural parameter (set only in Configuration Mode)."""
+        return self.causality == "structuralParameter"
+
+
+_KINDS = {"Boolean": "bool", "String": "string", "Binary": "binary", "Clock": "clock"}
 
 
 @dataclass
@@ -168,6 +217,21 @@ class FMUInfo:
         return self._with("output")
 
     @property
+    def clocks(self) -> list:
+        """The FMI 3 Clock variables."""
+        return [v for v in self.variables if v.kind == "clock"]
+
+    def clocked_by(self, clock: str) -> list:
+        """The variables clocked by the clock called ``clock`` (their ``clocks`` name it)."""
+        name = self.variable(clock).name
+        return [v for v in self.variables if name in v.clocks]
+
+    @property
+    def settable(self) -> list:
+        """The variables that may be set before initialization (``--set``, ``start=``)."""
+        return [v for v in self.variables if v.settable_before_init]
+
+    @property
     def parameters(self) -> list:
         """Parameters the user can set (``parameter``; FMI 3 ``structuralParameter`` too)."""
         return [v for v in self.variables if v.causality in ("parameter", "structuralParameter")]
@@ -206,7 +270,7 @@ class FMUInfo:
             rows.append((v.causality, v.port, v.name if v.name != v.port else "",
                          v.type + (str(list(v.shape)) if v.shape else ""),
                          v.unit or (f"({v.fmi_unit})" if v.fmi_unit else "-"),
-                         _fmt(v.start), _fmt(v.min), _fmt(v.max), v.variability,
+                         fmt(v.start), fmt(v.min), fmt(v.max), v.variability,
                          v.description[:40]))
         widths = [max(len(str(r[i])) for r in rows) for i in range(len(rows[0]))]
         for r in rows:
@@ -216,17 +280,6 @@ class FMUInfo:
         for n in self.notes:
             lines.append(f"  note: {n}")
         return "\n".join(lines)
-
-
-def _fmt(v: Any) -> str:
-    if v is None:
-        return ""
-    if isinstance(v, float):
-        return f"{v:.6g}"
-    if isinstance(v, np.ndarray):
-        return "[" + " ".join(f"{x:.4g}" for x in v.ravel()[:4]) + (" ..]" if v.size > 4
-                                                                    else "]")
-    return str(v)
 
 
 # -------------------------------------------------------------------- names
@@ -245,25 +298,38 @@ def port_name(name: str) -> str:
 
 # ------------------------------------------------------------------ reading
 def _convert(text: Any, typ: str, shape: tuple) -> Any:
+    """An attribute's text as the variable's Python value (see :class:`Variable`)."""
     if text is None:
         return None
     if typ in REAL_TYPES:
-        conv = float
+        conv: Any = float
     elif typ in INT_TYPES:
         conv = int
     elif typ == "Boolean":
         def conv(s: str) -> bool:
-            return str(s).strip().lower() in ("true", "1")
+            low = str(s).strip().lower()
+            if low not in ("true", "false", "1", "0"):
+                raise ValueError(f"{s!r} is not a Boolean (true, false, 1 or 0)")
+            return low in ("true", "1")
+    elif typ == "Binary":
+        def conv(s: str) -> bytes:
+            h = str(s).strip()
+            h = h[2:] if h[:2].lower() == "0x" else h
+            try:
+                return bytes.fromhex(h)
+            except ValueError:
+                raise ValueError(f"{s!r} is not hexadecimal bytes") from None
     else:
         return text
-    if shape:
+    if shape and typ != "Binary":
         vals = [conv(s) for s in str(text).split()]
-        arr = np.array(vals, dtype={"Boolean": bool}.get(typ, float if typ in REAL_TYPES
-                                                           else np.int64))
+        dtype = {"Boolean": bool, "UInt64": np.uint64}.get(
+            typ, float if typ in REAL_TYPES else np.int64)
+        arr = np.array(vals, dtype=dtype)
         if arr.size == 1:
             arr = np.full(shape, arr[0])
         return arr.reshape(shape)
-    if isinstance(text, str) and len(text.split()) > 1:
+    if isinstance(text, str) and len(text.split()) > 1 and typ != "Binary":
         text = text.split()[0]
     return conv(text)
 
@@ -351,6 +417,9 @@ def read_description(root: str | Path, label: str = "", validate: str = "warn",
             [Problem("fmiVersion", f"unsupported version {version!r}")])
     major = int(version[0])
     problems = _schema_problems(tree, major)
+    refs = reference_problems(tree, major)
+    if refs:  # fmpy cannot read past these (or reads them wrongly)
+        raise ModelDescriptionError(_summary(label, refs), refs)
     from fmpy.model_description import ValidationError, read_model_description
     try:
         md = read_model_description(str(root), validate=False)
@@ -358,14 +427,16 @@ def read_description(root: str | Path, label: str = "", validate: str = "warn",
         probs = [Problem("FMI model structure", str(p)) for p in exc.problems]
         raise ModelDescriptionError(_summary(label, probs), probs) from None
     except Exception as exc:  # noqa: BLE001 - fmpy raises bare Exceptions
-        var = None
-        m = re.search(r'[Vv]ariable "([^"]+)"', str(exc))
+        var, line = None, None
+        m = re.search(r'[Vv]ariable "([^"]+)"(?: \(line (\d+)\))?', str(exc))
         if m:
-            var = m.group(1)
-        probs = [Problem(_rule_of(str(exc)), str(exc), var)] + [
+            var, line = m.group(1), int(m.group(2)) if m.group(2) else None
+        probs = [Problem(_rule_of(str(exc)), str(exc), var, line)] + [
             p for p in problems if p.severity == "error"]
         raise ModelDescriptionError(_summary(label, probs), probs) from None
     info = _build_info(md, root, label, units or {}, port_names or {}, problems)
+    if major == 3:
+        _read_clocks(info, tree)
     for el in tree.getroot():
         if el.tag in ("ModelExchange", "CoSimulation", "ScheduledExecution"):
             info.interfaces[el.tag] = _caps(el)
@@ -374,7 +445,7 @@ def read_description(root: str | Path, label: str = "", validate: str = "warn",
                    if el.get("intermediateUpdate") in ("true", "1")}
         for v in info.variables:
             v.intermediate_update = v.name in flagged
-    _check_rules(info, md)
+    check_rules(info, md)
     errors = [p for p in info.problems if p.severity == "error"
               or (validate == "strict" and p.severity == "warning")]
     if errors:
@@ -431,6 +502,48 @@ def _caps(element: Any) -> dict:
     return out
 
 
+def _read_clocks(info: FMUInfo, tree: Any) -> None:
+    """FMI 3 clock attributes and ``clocks`` references, read from the XML (fmpy reads
+    only some of them)."""
+    els = {el.get("name"): el for el in tree.getroot().iterfind("ModelVariables/*")
+           if isinstance(el.tag, str)}
+    by_vr = {v.vr: v for v in info.variables}
+
+    def num(el: Any, a: str, conv: Any) -> Any:
+        raw = el.get(a)
+        try:
+            return conv(raw) if raw is not None else None
+        except ValueError:
+            info.problems.append(Problem("attribute values must parse as the variable's type",
+                                         f"{a}={raw!r} is not a number", el.get("name"),
+                                         el.sourceline))
+            return None
+
+    for v in info.variables:
+        el = els.get(v.name)
+        if el is None:
+            continue
+        if v.kind == "clock":
+            v.clock = ClockInfo(
+                interval_variability=el.get("intervalVariability") or "",
+                interval=num(el, "intervalDecimal", float), shift=num(el, "shiftDecimal", float),
+                supports_fraction=el.get("supportsFraction") in ("true", "1"),
+                resolution=num(el, "resolution", int),
+                interval_counter=num(el, "intervalCounter", int),
+                shift_counter=num(el, "shiftCounter", int), priority=num(el, "priority", int),
+                can_be_deactivated=el.get("canBeDeactivated") in ("true", "1"))
+        names = []
+        for tok in (el.get("clocks") or "").split():
+            c = by_vr.get(int(tok))  # existence checked by reference_problems
+            if c is not None and c.kind != "clock":
+                info.problems.append(Problem(
+                    "clocks names Clock variables (FMI 3.0 section 2.4.7.5)",
+                    f"clocks refers to {c.name!r}, a {c.type} variable", v.name, v.line))
+            elif c is not None:
+                names.append(c.name)
+        v.clocks = tuple(names)
+
+
 def _build_info(md: Any, root: Path, label: str, units: dict, port_names: dict,
                 problems: list) -> FMUInfo:
     info = FMUInfo(path=Path(label), fmi_version=md.fmiVersion, model_name=md.modelName or "",
@@ -468,15 +581,21 @@ def _build_info(md: Any, root: Path, label: str, units: dict, port_names: dict,
                      description=mv.description or "", shape=shape, line=mv.sourceline,
                      fmi_unit=fmi_unit, display_unit=mv.displayUnit,
                      intermediate_update=bool(getattr(mv, "intermediateUpdate", False)))
-        try:
-            v.start = _convert(mv.start, typ, shape)
-            v.min = _convert(attr("min"), typ, ()) if typ in REAL_TYPES | INT_TYPES else None
-            v.max = _convert(attr("max"), typ, ()) if typ in REAL_TYPES | INT_TYPES else None
-            v.nominal = _convert(attr("nominal"), typ, ()) if typ in REAL_TYPES else None
-        except (TypeError, ValueError) as exc:
-            problems.append(Problem("attribute values must parse as the variable's type",
-                                    f"bad start/min/max/nominal: {exc}", mv.name,
-                                    mv.sourceline))
+        for a, text in (("start", mv.start), ("min", attr("min")), ("max", attr("max")),
+                        ("nominal", attr("nominal"))):
+            if a != "start" and not (typ in REAL_TYPES or (typ in INT_TYPES
+                                                           and a != "nominal")):
+                continue
+            try:
+                setattr(v, a, _convert(text, typ, shape if a == "start" else ()))
+            except (TypeError, ValueError, OverflowError) as exc:
+                v.bad_start = v.bad_start or a == "start"
+                # one problem per defect: the schema's message on it is dropped
+                problems[:] = [p for p in problems if not (
+                    p.variable == mv.name and f"attribute '{a}'" in p.message)]
+                problems.append(Problem("attribute values must parse as the variable's type",
+                                        f"{a}={text!r} is not a {typ} value ({exc})",
+                                        mv.name, mv.sourceline))
         if fmi_unit is not None and typ in REAL_TYPES:
             if mv.name in units:
                 v.unit = units[mv.name]
@@ -531,92 +650,3 @@ def _build_info(md: Any, root: Path, label: str, units: dict, port_names: dict,
             info.feedthrough[unk.variable.name] = {names[id(d)] for d in unk.dependencies
                                                    if id(d) in inputs}
     return info
-
-
-def _check_rules(info: FMUInfo, md: Any) -> None:
-    """The FMI rules the import relies on (each problem names variable and rule)."""
-    P = info.problems.append
-    major = info.fmi_major
-    seen: dict[str, Variable] = {}
-    vrs: dict[int, Variable] = {}
-    for v in info.variables:
-        if v.name in seen:
-            P(Problem("variable names must be unique (FMI 2.0 section 2.2.7)",
-                      f"name used twice (also on line {seen[v.name].line})", v.name, v.line))
-        seen[v.name] = v
-        if major == 3:  # FMI 2 allows aliases (equal value references of one type)
-            other = vrs.get(v.vr)
-            if other is not None:
-                P(Problem("value references must be unique (FMI 3.0 section 2.4.7)",
-                          f"valueReference {v.vr} is also used by {other.name!r}", v.name,
-                          v.line))
-            vrs.setdefault(v.vr, v)
-        if v.causality == "input" and v.start is None:
-            P(Problem("inputs must have a start value (FMI 2.0 section 2.2.7, 3.0 2.4.7.4)",
-                      "input has no start value", v.name, v.line))
-        if v.initial in ("exact", "approx") and v.start is None and v.type != "Clock":
-            P(Problem("initial='exact'/'approx' needs a start value",
-                      f"initial={v.initial!r} but no start value", v.name, v.line))
-        if v.causality == "independent" and v.start is not None:
-            P(Problem("the independent variable has no start value", "start given", v.name,
-                      v.line))
-        if v.min is not None and v.max is not None and v.min > v.max:
-            P(Problem("min <= max", f"min = {v.min} > max = {v.max}", v.name, v.line))
-        s = v.start
-        if s is not None and v.kind in ("real", "int") and np.size(s):
-            lo = v.min if v.min is not None else -math.inf
-            hi = v.max if v.max is not None else math.inf
-            arr = np.asarray(s, dtype=float)
-            if np.any(arr < lo) or np.any(arr > hi):
-                P(Problem("min <= start <= max (FMI 2.0 section 2.2.7)",
-                          f"start = {_fmt(s)} outside [{lo}, {hi}]", v.name, v.line))
-        if v.kind != "real" and v.variability == "continuous":
-            P(Problem("only Real/Float variables can be continuous",
-                      f"type {v.type} with variability='continuous'", v.name, v.line))
-    if sum(v.causality == "independent" for v in info.variables) > 1:
-        P(Problem("at most one independent variable",
-                  "more than one variable has causality='independent'"))
-    if major == 3 and not any(v.causality == "independent" for v in info.variables):
-        P(Problem("FMI 3 needs exactly one independent variable (section 2.4.7)",
-                  "no variable has causality='independent'", severity="warning"))
-    for dv in info.derivatives:
-        st = dv.derivative_of
-        if st is None:
-            P(Problem("ModelStructure derivatives must have a 'derivative' attribute",
-                      "listed as a state derivative but names no state", dv.name, dv.line))
-        elif st.kind != "real" or dv.kind != "real":
-            P(Problem("states and derivatives are Real/Float variables",
-                      f"state {st.name!r} of type {st.type}", dv.name, dv.line))
-        elif st.shape != dv.shape:
-            P(Problem("a state and its derivative have the same shape",
-                      f"state {st.name!r} {st.shape} vs derivative {dv.shape}", dv.name,
-                      dv.line))
-    listed = set(info.feedthrough)
-    for v in info.outputs:
-        if v.name not in listed:
-            P(Problem("ModelStructure must list every output (FMI 2.0 section 2.2.8)",
-                      "output missing from ModelStructure/Outputs", v.name, v.line))
-    names = {v.name: v for v in info.variables}
-    for out in listed:
-        if out in names and names[out].causality != "output":
-            P(Problem("ModelStructure/Outputs lists outputs only",
-                      f"listed but has causality={names[out].causality!r}", out,
-                      names[out].line))
-    # InitialUnknowns completeness (warning: the import does not rely on it)
-    if major == 2 and md.initialUnknowns is not None:
-        have = {u.variable.name for u in md.initialUnknowns if u.variable is not None}
-        need = {v.name for v in info.outputs if v.initial in ("approx", "calculated")}
-        need |= {v.name for v in info.variables if v.causality == "calculatedParameter"}
-        for name in sorted(need - have):
-            P(Problem("ModelStructure/InitialUnknowns lists every output with initial "
-                      "'approx'/'calculated' (FMI 2.0 section 2.2.8)",
-                      "missing from ModelStructure/InitialUnknowns", name,
-                      names[name].line if name in names else None, "info"))
-    if "ModelExchange" not in info.interfaces and "CoSimulation" not in info.interfaces:
-        P(Problem("an FMU implements ModelExchange or CoSimulation",
-                  "neither interface is declared (Scheduled Execution alone is not supported)"))
-    for itf in ("ModelExchange", "CoSimulation"):
-        mid = info.capability(itf, "modelIdentifier", None)
-        if itf in info.interfaces and not (mid and re.fullmatch(r"[A-Za-z_]\w*", mid)):
-            P(Problem("modelIdentifier is a valid C identifier (FMI 2.0 section 2.2.1)",
-                      f"{itf} modelIdentifier {mid!r}"))

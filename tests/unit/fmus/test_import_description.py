@@ -196,3 +196,157 @@ def test_unit_notes_become_warnings(fmu_files, tmp_path):
         fmu = FMU(path)
     assert fmu.info.variable("y").unit is None
     assert conversion("m", None) == (1.0, 0.0)
+
+
+# ----------------------------------------------- model descriptions as tools write them
+HEAD3 = ('<?xml version="1.0" encoding="UTF-8"?>\n<fmiModelDescription fmiVersion="3.0" '
+         'modelName="M" instantiationToken="{1}">\n<CoSimulation modelIdentifier="M"/>\n')
+TIME3 = '<Float64 name="time" valueReference="0" causality="independent"/>'
+
+
+def _md3(tmp_path, variables, structure="", head=HEAD3):
+    xml = (head + "<ModelVariables>\n" + "\n".join([TIME3] + variables)
+           + f"\n</ModelVariables>\n<ModelStructure>{structure}</ModelStructure>\n"
+           "</fmiModelDescription>\n")
+    (tmp_path / "modelDescription.xml").write_text(xml)
+    return tmp_path
+
+
+def _line_of(root, text):
+    lines = (root / "modelDescription.xml").read_text().splitlines()
+    return next(i + 1 for i, ln in enumerate(lines) if text in ln)
+
+
+@pytest.mark.parametrize("fmi", [2, 3])
+def test_a_missing_value_reference_names_the_variable_and_its_line(tmp_path, fmi):
+    if fmi == 2:
+        root = _md(tmp_path, [_var("k", 0, "parameter", variability="fixed"),
+                              _var("y", 1, "output").replace(' valueReference="1"', "")])
+    else:
+        root = _md3(tmp_path, ['<Float64 name="k" valueReference="1" causality="parameter" '
+                               'variability="fixed" start="1"/>',
+                               '<Float64 name="y" causality="output"/>'])
+    with pytest.raises(ModelDescriptionError) as exc:
+        read_description(root, "m.fmu")
+    (p,) = exc.value.problems  # one problem: nothing that follows from it
+    assert (p.variable, p.line) == ("y", _line_of(root, 'name="y"'))
+    assert f"variable 'y' (line {p.line}): no valueReference attribute" in str(exc.value)
+
+
+def test_fmi3_duplicate_value_references_say_which_variables_share_which(tmp_path):
+    root = _md3(tmp_path, [
+        '<Float64 name="x" valueReference="1" causality="output"/>',
+        '<Float64 name="k" valueReference="2" causality="parameter" variability="fixed" '
+        'start="1"/>',
+        '<Float64 name="k2" valueReference="1" causality="parameter" variability="fixed" '
+        'start="2"/>'], structure='<Output valueReference="1"/>')
+    with pytest.raises(ModelDescriptionError) as exc:
+        read_description(root)
+    # one problem: not also "output missing from ModelStructure" (fmpy resolved vr 1 to k2)
+    (p,) = exc.value.problems
+    lx, lk2 = _line_of(root, 'name="x"'), _line_of(root, 'name="k2"')
+    assert p.message == (f"valueReference 1 is shared by 'x' (line {lx}) and 'k2' "
+                         f"(line {lk2})")
+
+
+def test_a_model_structure_reference_that_points_nowhere_is_named(tmp_path):
+    root = _md3(tmp_path, ['<Float64 name="x" valueReference="1" causality="output"/>'],
+                structure='<Output valueReference="1" dependencies="7"/>')
+    with pytest.raises(ModelDescriptionError, match=r"\(line \d+\): ModelStructure <Output> "
+                                                    "dependencies refers to valueReference "
+                                                    "'7', which no variable has"):
+        read_description(root)
+    root = _md(tmp_path, [_var("y", 0, "output")],
+               structure='<Outputs><Unknown index="2"/></Outputs>')
+    with pytest.raises(ModelDescriptionError, match="ModelStructure/Outputs <Unknown> refers "
+                                                    "to index '2', which no variable has"):
+        read_description(root)
+
+
+@pytest.mark.parametrize("fmi", [2, 3])
+def test_an_unparsable_start_value_is_one_error(tmp_path, fmi):
+    if fmi == 2:
+        root = _md(tmp_path, [_var("k", 0, "parameter", real='start="abc"',
+                                   variability="fixed")])
+    else:
+        root = _md3(tmp_path, ['<Float64 name="k" valueReference="1" causality="parameter" '
+                               'variability="fixed" start="abc"/>'])
+    for validate in ("warn", "strict"):  # strict: not also the schema's word on it
+        with pytest.raises(ModelDescriptionError) as exc:
+            read_description(root, validate=validate)
+        (p,) = exc.value.problems
+        assert p.variable == "k" and p.message.startswith("start='abc' is not a ")
+
+
+FEED3 = [
+    '<Int64 name="i64" valueReference="1" causality="input" start="-9223372036854775807"/>',
+    '<UInt64 name="u64" valueReference="2" causality="input" start="18446744073709551615"/>',
+    '<Binary name="bin" valueReference="3" causality="input"><Start value="666f6f"/></Binary>',
+    '<String name="s" valueReference="4" causality="parameter" variability="fixed">'
+    '<Start value="Set me!"/></String>',
+    '<Float64 name="x0" valueReference="5" causality="output" initial="exact" start="2"/>',
+    '<Float64 name="c" valueReference="6" causality="output" variability="constant" '
+    'start="1"/>',
+    '<Float64 name="y" valueReference="7" causality="output"/>',
+]
+
+
+def test_fmi3_types_and_what_may_be_set_before_initialization(tmp_path):
+    root = _md3(tmp_path, FEED3, structure="".join(
+        f'<Output valueReference="{vr}"/>' for vr in (5, 6, 7)))
+    info = read_description(root)
+    i64, u64, b, s = (info.variable(n) for n in ("i64", "u64", "bin", "s"))
+    assert (i64.start, type(i64.start)) == (-9223372036854775807, int)
+    assert (u64.start, type(u64.start)) == (18446744073709551615, int)  # exact, no float
+    assert (b.kind, b.start) == ("binary", b"foo")
+    assert (s.kind, s.start) == ("string", "Set me!")
+    settable = {v.name for v in info.variables if v.settable_before_init}
+    assert settable == {"i64", "u64", "bin", "s", "x0"}  # not time, the constant, y
+    assert [v.name for v in info.settable] == ["i64", "u64", "bin", "s", "x0"]
+
+
+CLOCKS_MD = '''<?xml version="1.0" encoding="UTF-8"?>
+<fmiModelDescription fmiVersion="3.0" modelName="Clocks" instantiationToken="{C}">
+ <ScheduledExecution modelIdentifier="Clocks" canGetAndSetFMUState="true"/>
+ <ModelVariables>
+  <Float64 name="time" valueReference="0" causality="independent" variability="continuous"/>
+  <Clock name="c1" valueReference="1" causality="input" intervalVariability="constant"
+         intervalDecimal="0.5" shiftDecimal="0.1" priority="0"/>
+  <Clock name="c2" valueReference="2" causality="input" intervalVariability="triggered"
+         priority="1"/>
+  <Clock name="c3" valueReference="3" causality="input" intervalVariability="countdown"
+         priority="2" clocks="1"/>
+  <Int32 name="ticks" valueReference="4" causality="output" clocks="1 2"/>
+  <Int32 name="u" valueReference="5" causality="input" start="0"/>
+ </ModelVariables>
+ <ModelStructure>
+  <Output valueReference="4" dependencies="1 2"/>
+ </ModelStructure>
+</fmiModelDescription>
+'''
+
+
+def test_a_scheduled_execution_fmu_with_clocks_reads_without_false_problems(tmp_path):
+    (tmp_path / "modelDescription.xml").write_text(CLOCKS_MD)
+    info = read_description(tmp_path, "clocks.fmu")
+    assert info.problems == []  # no "input has no start value", no "neither interface"
+    assert info.interfaces == {"ScheduledExecution": {
+        "modelIdentifier": "Clocks", "canGetAndSetFMUState": True,
+        "canGetAndSetFMUstate": True}}
+    c1, c2, c3 = info.clocks
+    assert [c.kind for c in info.clocks] == ["clock"] * 3
+    assert (c1.clock.interval_variability, c1.clock.interval, c1.clock.shift,
+            c1.clock.priority, c1.clock.periodic) == ("constant", 0.5, 0.1, 0, True)
+    assert (c2.clock.interval_variability, c2.clock.periodic) == ("triggered", False)
+    assert c3.clocks == ("c1",) and info.variable("ticks").clocks == ("c1", "c2")
+    assert [v.name for v in info.clocked_by("c2")] == ["ticks"]
+    assert not any(c.settable_before_init for c in info.clocks)
+    assert info.variable("u").settable_before_init
+
+
+def test_clocks_must_name_clock_variables(tmp_path):
+    (tmp_path / "modelDescription.xml").write_text(CLOCKS_MD.replace('clocks="1 2"',
+                                                                     'clocks="1 5"'))
+    with pytest.raises(ModelDescriptionError, match="variable 'ticks'.*clocks refers to 'u', "
+                                                    "a Int32 variable"):
+        read_description(tmp_path)
