@@ -8,6 +8,8 @@ import signal
 import subprocess
 import sys
 import textwrap
+import threading
+import time
 from pathlib import Path
 
 import numpy as np
@@ -331,3 +333,182 @@ def test_missing_h5py_says_how_to_install(tmp_path, monkeypatch):
     monkeypatch.setitem(sys.modules, "h5py", None)
     with pytest.raises(ImportError, match=r"pip install cosim\[hdf5\]"):
         Hdf5Writer(tmp_path / "r.h5")
+
+
+# ----------------------------------------------------------------- writer thread
+class Gate(CsvWriter):
+    """A CSV writer whose writer thread blocks before chunk ``block_at`` (0-based) until
+    ``gate`` is set, sleeps ``slow_s`` per chunk, or fails at chunk ``fail_at``."""
+
+    def __init__(self, *args, block_at=None, slow_s=0.0, fail_at=None, **kw):
+        super().__init__(*args, **kw)
+        self.block_at, self.slow_s, self.fail_at = block_at, slow_s, fail_at
+        self.gate, self.failed = threading.Event(), threading.Event()
+        self.taken = 0
+
+    def _write_chunk(self, times, rows):
+        k, self.taken = self.taken, self.taken + 1
+        if self.block_at is not None and k >= self.block_at:
+            self.gate.wait()
+        if self.fail_at is not None and k == self.fail_at:
+            self.failed.set()
+            raise OSError(28, "No space left on device")
+        time.sleep(self.slow_s)
+        super()._write_chunk(times, rows)
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_writer_thread_round_trip_equals_recorder(tmp_path, fmt):
+    cls, read = FORMATS[fmt]
+    w = cls(tmp_path / f"r.{fmt}", chunk=37)
+    w.use_writer_thread()
+    sim = cosim.Simulator(make_model(), solver="rk4", dt=0.01, observers=[w])
+    res = sim.run(1.0)
+    got = read(w.path)
+    assert_same(got, res)
+    assert got.diagnostics["status"] == "complete"
+    st = w.stats()
+    assert st["mode"] == "thread" and st["chunks_written"] == st["chunks_queued"] == 3
+    assert st["samples_written"] == 101 and st["chunks_dropped"] == 0 and st["pending"] == 0
+    assert not w._thread.thread.is_alive()  # on_finish ended it
+
+
+def test_a_blocked_writer_thread_never_holds_up_the_caller(tmp_path):
+    """The thread blocks on its first chunk: the run goes on, three chunks wait in the
+    queue, the other six full chunks are dropped and counted; finish writes the three and
+    the last partial chunk and says in the file's status what is missing."""
+    w = Gate(tmp_path / "r.csv", chunk=10, queue_chunks=3, block_at=0)
+    w.use_writer_thread()
+    sim = cosim.Simulator(make_model(), solver="rk4", dt=0.01, observers=[w])
+    sim.advance_to(0.94)  # 95 samples: 9 full chunks and 5 samples buffered
+    assert not w.gate.is_set() and w.chunks_written == 0  # returned while the thread waits
+    st = w.stats()
+    assert st["chunks_queued"] == 3 and st["max_queued"] == 3 and st["pending"] == 3
+    assert st["chunks_dropped"] == 6 and st["samples_dropped"] == 60
+    w.gate.set()
+    res = sim.finish()
+    got = read_csv(w.path)
+    # chunks 0-2 (t = 0 .. 0.29 s) and the 5 samples handed over at the end
+    keep = np.r_[0:30, 90:95]
+    np.testing.assert_array_equal(got.time, res.time[keep])
+    np.testing.assert_array_equal(got["i.y"], res["i.y"][keep])
+    assert got.diagnostics["status"] == ("incomplete: 60 samples in 6 chunks dropped from "
+                                         "t = 0.3 s: the writer queue (3 chunks) was full")
+    assert w.stats()["chunks_written"] == 4 and w.stats()["pending"] == 0
+
+
+def test_a_slow_writer_thread_loses_nothing_when_the_queue_has_room(tmp_path):
+    """50 ms per chunk, a chunk every 10 samples: the queue fills up to many chunks and
+    finish waits until all are written."""
+    w = Gate(tmp_path / "r.csv", chunk=10, slow_s=0.05)
+    w.use_writer_thread()
+    sim = cosim.Simulator(make_model(), solver="rk4", dt=0.01, observers=[w])
+    res = sim.run(1.0)
+    assert_same(read_csv(w.path), res)
+    st = w.stats()
+    assert st["chunks_dropped"] == 0 and st["chunks_written"] == 11 and st["max_queued"] > 1
+    assert st["write_ms"]["max"] >= 50.0
+
+
+def test_the_writer_threads_error_surfaces_at_the_next_sample(tmp_path):
+    """The second chunk fails on the thread; the next sample after the failure raises it,
+    with the original message and the file, and the file says what happened."""
+    w = Gate(tmp_path / "r.csv", chunk=10, fail_at=1)
+
+    class WaitForFailure(Observer):
+        def on_sample(self, sim):
+            if round(sim.ctx.time, 9) == 0.5:  # a later frame: by then the thread failed
+                assert w.failed.wait(10.0)
+                time.sleep(0.05)
+
+    w.use_writer_thread()
+    sim = cosim.Simulator(make_model(), solver="rk4", dt=0.01,
+                          observers=[w, WaitForFailure()])
+    with pytest.raises(OutputError) as info:
+        sim.run(1.0)
+    msg = str(info.value)
+    assert str(w.path) in msg and "writer thread" in msg
+    assert "OSError" in msg and "No space left on device" in msg
+    assert isinstance(info.value.__cause__, OSError)
+    assert len(info.value.results.time) == 52  # t = 0 .. 0.51 s: raised at 0.51 s
+    got = read_csv(w.path)
+    assert len(got.time) == 10  # the first chunk; nothing after the failure
+    assert got.diagnostics["status"].startswith("error: OutputError: cannot write results")
+    assert "No space left on device" in got.diagnostics["status"]
+
+
+def test_the_writer_threads_error_surfaces_at_finish(tmp_path):
+    """The last chunk, handed over by on_finish, fails: run() raises it."""
+    w = Gate(tmp_path / "r.csv", chunk=1000, fail_at=0)
+    w.use_writer_thread()
+    with pytest.raises(OutputError, match="No space left on device") as info:
+        cosim.Simulator(make_model(), solver="rk4", dt=0.01, observers=[w]).run(0.5)
+    assert str(w.path) in str(info.value)
+    assert "No space left" in read_csv(w.path).diagnostics["status"]
+
+
+def test_use_writer_thread_refuses_a_closed_writer(tmp_path):
+    w = CsvWriter(tmp_path / "r.csv")
+    cosim.Simulator(make_model(), solver="rk4", dt=0.1, observers=[w]).run(0.2)
+    with pytest.raises(OutputError, match="records one run"):
+        w.use_writer_thread()
+    with pytest.raises(ValueError, match="queue_chunks"):
+        CsvWriter(tmp_path / "s.csv").use_writer_thread(queue_chunks=0)
+    assert w.stats()["mode"] == "inline"
+
+
+KILL_THREAD_SCRIPT = """
+import os, signal, sys, threading, json
+sys.path.insert(0, {here!r})
+import cosim
+from cosim.observers import Observer
+from cosim.writers import CsvWriter
+from test_writers import make_model
+
+class Stuck(CsvWriter):
+    # the writer thread writes chunks 0-2, then blocks (a disk that stopped answering)
+    n = 0
+    def _write_chunk(self, times, rows):
+        Stuck.n += 1
+        if Stuck.n > 3:
+            threading.Event().wait()
+        super()._write_chunk(times, rows)
+
+w = Stuck({csv!r}, chunk=50, queue_chunks=8)
+w.use_writer_thread()
+
+class Kill(Observer):
+    def on_sample(self, sim):
+        if sim.ctx.time >= 0.7 - 1e-12:
+            while w.chunks_written < 3:  # let the thread write what it can
+                pass
+            print(json.dumps(w.stats()), flush=True)
+            os.kill(os.getpid(), signal.SIGKILL)
+
+cosim.Simulator(make_model(), solver="rk4", dt=0.001, record=False,
+                observers=[w, Kill()]).run(1.0)
+"""
+
+
+def test_sigkill_with_a_writer_thread_loses_at_most_the_queued_chunks(tmp_path):
+    """Killed at t = 0.7 s (701 samples taken: 14 full chunks of 50 and 1 sample) while
+    the thread is stuck on its fourth chunk: the file holds the three written chunks;
+    lost are the chunks queued or being written (at most 8, the queue's depth), the
+    chunks dropped because it was full (counted) and the partial chunk, no more."""
+    import json
+    path = tmp_path / "k.csv"
+    script = textwrap.dedent(KILL_THREAD_SCRIPT).format(
+        here=str(Path(__file__).parent), csv=str(path))
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          timeout=120)
+    assert proc.returncode == -signal.SIGKILL, proc.stderr
+    st = json.loads(proc.stdout)
+    got = read_csv(path)
+    assert len(got.time) == 150 == st["samples_written"]
+    assert_same(got, reference(1.0), n=150)
+    assert got.diagnostics["status"] == "running"
+    lost = 701 - len(got.time)
+    # how many were queued depends on when the thread got stuck; the loss does not
+    assert 1 <= st["pending"] <= 8 and st["chunks_dropped"] == 11 - st["pending"]
+    assert lost == st["pending"] * 50 + st["samples_dropped"] + 1  # + the partial chunk
+    assert lost - st["samples_dropped"] <= 8 * 50 + 49
