@@ -45,9 +45,22 @@ defaults p50 108 us, p99 188 us, p99.9 0.89 ms, max 2.0 ms, 2 overruns; with
 ``priority=10, gc_mode="freeze", timer_slack_ns=1, spin_s=1e-4``: p50 0.0 us, p99 15 us,
 p99.9 181 us, max 0.47 ms, no overrun.
 
-Limitations: one thread (the simulator and the bridges' I/O run in the frame; reader
-threads of backends feed queues); no ``mlockall``; the clock is ``time.monotonic_ns``
-(CLOCK_MONOTONIC) in the process, no external synchronisation (PTP, a DAQ clock).
+Recording leaves the frame (``writer_thread=True``, the default): for the run, the runner
+asks every observer of the simulator that has ``use_writer_thread()`` (the stream writers
+of :mod:`cosim.writers`) to hand its full chunks to a bounded queue drained by a writer
+thread, which formats, writes and fsyncs them; the frame only appends a chunk to the
+queue (a few microseconds; it never waits).  Those threads are started inside the process
+settings, so they inherit the frame's scheduling (SCHED_FIFO with ``priority=``; they
+block in write and fsync, and a busy machine cannot preempt them while they hold the
+GIL).  A chunk that finds the queue full is dropped and counted; the writers' counts are
+in ``telemetry.writers`` (summed in ``as_dict()["recording"]``) and in the summary.
+``writer_thread=False`` keeps the writers inline (each flush and fsync inside the frame
+that fills a chunk).
+
+Limitations: one frame thread (the simulator and the bridges' I/O run in the frame; reader
+threads of backends and writer threads feed or drain queues); no ``mlockall``; the clock
+is ``time.monotonic_ns`` (CLOCK_MONOTONIC) in the process, no external synchronisation
+(PTP, a DAQ clock).
 """
 
 from __future__ import annotations
@@ -60,12 +73,13 @@ import queue
 import sys
 import threading
 import time
+import warnings
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from cosim.errors import ParameterError
+from cosim.errors import CosimWarning, ParameterError
 from cosim.time import TICKS_PER_SECOND, to_ticks
 
 from .errors import HILError
@@ -136,6 +150,8 @@ class Telemetry:
     degraded: int = 0                                # frames run at a degraded period
     wall_s: float = 0.0
     stopped_by: str = ""
+    #: the stream writers' ``stats()`` at the end of the run (:func:`recording_summary`)
+    writers: list = field(default_factory=list)
 
     @property
     def frames(self) -> int:
@@ -178,7 +194,8 @@ class Telemetry:
                             "max": float(ex.max()) if ex.size else math.nan},
                 "overruns": self.overruns, "skipped_frames": self.skipped,
                 "degraded_frames": self.degraded, "real_time_factor": self.real_time_factor(),
-                "wall_s": self.wall_s, "stopped_by": self.stopped_by}
+                "wall_s": self.wall_s, "stopped_by": self.stopped_by,
+                "recording": recording_summary(self.writers)}
 
     def summary(self) -> str:
         d = self.as_dict()
@@ -189,6 +206,7 @@ class Telemetry:
                 f"{d['exec_us']['max']:.1f} us; {d['overruns']} overruns, "
                 f"{d['skipped_frames']} frames skipped, {d['degraded_frames']} degraded; "
                 f"real-time factor {d['real_time_factor']:.3f}"
+                + _recording_text(d["recording"])
                 + (f"; stopped: {d['stopped_by']}" if d["stopped_by"] else ""))
 
     def write_csv(self, path: Any) -> None:
@@ -198,6 +216,37 @@ class Telemetry:
             for t, lat, ex, ov in zip(self.t_sim, self.lateness_ns, self.exec_ns,
                                       self.overrun):
                 f.write(f"{t!r},{lat / 1e3!r},{ex / 1e3!r},{int(ov)}\n")
+
+
+def recording_summary(writers: list) -> dict:
+    """The writers' counts summed: chunks written and dropped (queue full), the deepest
+    queue, the most the frame spent handing over or writing one chunk, and each
+    writer's own ``stats()`` under ``"writers"``."""
+    if not writers:
+        return {"writers": []}
+    return {"chunks_written": sum(w["chunks_written"] for w in writers),
+            "samples_written": sum(w["samples_written"] for w in writers),
+            "chunks_dropped": sum(w["chunks_dropped"] for w in writers),
+            "samples_dropped": sum(w["samples_dropped"] for w in writers),
+            "max_queued": max(w["max_queued"] for w in writers),
+            "queue_chunks": min(w["queue_chunks"] for w in writers),
+            "in_frame_us_max": max(w["caller_us"]["max"] for w in writers),
+            "write_ms_max": max(w["write_ms"]["max"] for w in writers),
+            "threaded": sum(w["mode"] == "thread" for w in writers),
+            "errors": [w["error"] for w in writers if w["error"]],
+            "writers": writers}
+
+
+def _recording_text(r: dict) -> str:
+    if not r["writers"]:
+        return ""
+    n, th = len(r["writers"]), r["threaded"]
+    how = ("on writer threads" if th == n else "in the frame" if th == 0
+           else f"{th} of {n} writers on threads")
+    return (f"; recording {how}: {r['chunks_written']} chunks written, "
+            f"{r['chunks_dropped']} dropped (queue full), queue max {r['max_queued']} of "
+            f"{r['queue_chunks']}, per chunk {r['in_frame_us_max']:.0f} us max in the frame, "
+            f"write max {r['write_ms_max']:.1f} ms")
 
 
 # --------------------------------------------------------------- process setup
@@ -281,6 +330,10 @@ class RealTimeRunner:
         it pays only with SCHED_FIFO (anchors-hil-fmi.md A4).
     priority, cpus, gc_mode, timer_slack_ns
         Process settings for the run (module docstring).
+    writer_thread : bool
+        Move the simulator's stream writers to writer threads for the run (module
+        docstring; default True).  Warns when the simulator has no observers to switch
+        (a driven object that is not a :class:`~cosim.simulator.Simulator`).
     clock : MonotonicClock or VirtualClock
     on_frame : callable, optional
         ``on_frame(runner, k)`` after each frame (logging, a watchdog).
@@ -291,7 +344,8 @@ class RealTimeRunner:
                  degrade_after: int = 3, recover_after: int = 100, max_degrade: int = 3,
                  spin_s: float = 0.0, priority: int | None = None, cpus: Any = None,
                  gc_mode: str = "normal", timer_slack_ns: int | None = None,
-                 clock: Any = None, on_frame: Any = None) -> None:
+                 writer_thread: bool = True, clock: Any = None,
+                 on_frame: Any = None) -> None:
         if overrun not in POLICIES:
             raise ParameterError(f"RealTimeRunner: overrun must be one of {POLICIES}, got "
                                  f"{overrun!r}")
@@ -316,6 +370,11 @@ class RealTimeRunner:
         self.max_degrade = int(max_degrade)
         self.spin_ns = int(round(spin_s * 1e9))
         self.settings = _ProcessSettings(priority, cpus, gc_mode, timer_slack_ns)
+        self.writer_thread = bool(writer_thread)
+        if self.writer_thread and not hasattr(sim, "observers"):
+            warnings.warn(f"RealTimeRunner: writer_thread=True cannot take effect: "
+                          f"{type(sim).__name__} has no observers to move to writer threads; "
+                          "its recording (if any) stays in the frame", CosimWarning, stacklevel=2)
         self.clock = clock or MonotonicClock()
         self.on_frame = on_frame
         self._changes: queue.SimpleQueue = queue.SimpleQueue()
@@ -351,8 +410,13 @@ class RealTimeRunner:
         end = self.sim.ctx.ticks + to_ticks(duration_s, "duration")
         tel = self.telemetry = Telemetry(self.period)
         error: BaseException | None = None
+        writers = [o for o in getattr(self.sim, "observers", ()) if hasattr(o, "stats")
+                   and hasattr(o, "use_writer_thread")]
         try:
             with self.settings:
+                if self.writer_thread:
+                    for w in writers:  # started here: they inherit the frame's scheduling
+                        w.use_writer_thread()
                 self._loop(end, tel)
         except BaseException as exc:
             error = exc
@@ -361,7 +425,14 @@ class RealTimeRunner:
             if self._stop.is_set():
                 tel.stopped_by = tel.stopped_by or self._stop_reason
                 self._stop.clear()
-        res = self.sim.finish(error)
+        try:
+            res = self.sim.finish(error)  # the writers drain their queues and close
+        except Exception as exc:  # a writer thread's error that surfaced at the end
+            tel.stopped_by = tel.stopped_by or f"{type(exc).__name__}: {exc}"
+            exc.telemetry = tel
+            raise
+        finally:
+            tel.writers = [w.stats() for w in writers]
         res.diagnostics["realtime"] = tel.as_dict()
         if error is not None:
             if isinstance(error, Exception):

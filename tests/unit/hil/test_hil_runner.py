@@ -165,3 +165,113 @@ def test_stop_ends_the_run_after_the_current_frame():
     rt.on_frame = None
     rt.run(0.005)
     assert rt.telemetry.frames == 5 and rt.telemetry.stopped_by == ""
+
+
+# ------------------------------------------------------------------ recording
+def test_the_runner_moves_the_writers_to_writer_threads(tmp_path):
+    from cosim.writers import CsvWriter, read_csv
+    w = CsvWriter(tmp_path / "r.csv", ["i.y"], chunk=10)
+    rt = RealTimeRunner(_sim(observers=[w]), 1e-3, clock=VirtualClock())
+    res = rt.run(0.1)
+    assert w.stats()["mode"] == "thread" and not w._thread.thread.is_alive()
+    got = read_csv(w.path)
+    np.testing.assert_array_equal(got["i.y"], res["i.y"])
+    assert got.diagnostics["status"] == "complete"
+    rec = res.diagnostics["realtime"]["recording"]
+    assert rec["threaded"] == 1 and rec["chunks_written"] == 11 and rec["chunks_dropped"] == 0
+    assert rec["writers"][0]["path"] == str(w.path)
+    assert "recording on writer threads: 11 chunks written, 0 dropped" in rt.telemetry.summary()
+    # inline on request: the frame that fills a chunk writes it
+    w2 = CsvWriter(tmp_path / "r2.csv", ["i.y"], chunk=10)
+    rt2 = RealTimeRunner(_sim(observers=[w2]), 1e-3, clock=VirtualClock(), writer_thread=False)
+    rt2.run(0.1)
+    assert w2.stats()["mode"] == "inline" and "recording in the frame" in rt2.telemetry.summary()
+
+
+class _Stuck:
+    """A CsvWriter whose thread blocks on its first chunk until ``gate`` is set."""
+
+    def __new__(cls, path, **kw):
+        import threading
+
+        from cosim.writers import CsvWriter
+
+        class Stuck(CsvWriter):
+            gate = threading.Event()
+
+            def _write_chunk(self, times, rows):
+                self.gate.wait()
+                super()._write_chunk(times, rows)
+
+        return Stuck(path, ["i.y"], **kw)
+
+
+def test_a_full_writer_queue_is_counted_and_never_waited_on(tmp_path):
+    """The disk stalls for the whole run (the gate opens at the last frame, so a frame
+    that waited for the queue would hang the run): 2 chunks wait, the other full chunks
+    are dropped, counted and reported; finish then drains the queue."""
+    w = _Stuck(tmp_path / "r.csv", chunk=10, queue_chunks=2)
+
+    def open_gate(runner, k):
+        if k == 99:
+            w.gate.set()
+
+    rt = RealTimeRunner(_sim(observers=[w]), 1e-3, clock=VirtualClock(), on_frame=open_gate)
+    rt.run(0.1)
+    tel = rt.telemetry
+    assert tel.frames == 100 and tel.overruns == 0
+    rec = tel.as_dict()["recording"]
+    assert rec["max_queued"] == 2 and rec["chunks_dropped"] == 8
+    assert rec["samples_dropped"] == 80 and rec["chunks_written"] == 3  # 2 + the last sample
+    assert "8 dropped (queue full), queue max 2 of 2" in tel.summary()
+
+
+def test_a_writer_thread_error_stops_the_run_naming_the_file(tmp_path):
+    from cosim.errors import OutputError
+    from cosim.writers import CsvWriter
+
+    class Full(CsvWriter):
+        def _write_chunk(self, times, rows):
+            raise OSError(28, "No space left on device")
+
+    w = Full(tmp_path / "r.csv", ["i.y"], chunk=10)
+
+    def wait_for_the_thread(runner, k):
+        if k == 20:
+            w._thread.thread.join(0.2)  # it failed on the first chunk and waits for more
+            while w.stats()["error"] is None:
+                pass
+
+    rt = RealTimeRunner(_sim(observers=[w]), 1e-3, clock=VirtualClock(),
+                        on_frame=wait_for_the_thread)
+    with pytest.raises(OutputError, match="No space left on device") as info:
+        rt.run(1.0)
+    assert str(w.path) in str(info.value)
+    tel = info.value.telemetry
+    assert tel.frames == 21 and "OutputError" in tel.stopped_by  # raised in frame 21
+    assert tel.as_dict()["recording"]["errors"] == [
+        "OSError: [Errno 28] No space left on device"]
+
+
+def test_writer_thread_without_observers_warns():
+    import types
+
+    from cosim.errors import CosimWarning
+    with pytest.warns(CosimWarning, match="writer_thread=True cannot take effect"):
+        RealTimeRunner(types.SimpleNamespace(), 1e-3)
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="SCHED_FIFO needs root or CAP_SYS_NICE")
+def test_writer_threads_share_the_frames_scheduling(tmp_path):
+    from cosim.writers import CsvWriter
+    w = CsvWriter(tmp_path / "r.csv", ["i.y"], chunk=10)
+    seen = []
+
+    def policy(runner, k):
+        if k == 0:
+            seen.append(os.sched_getscheduler(w._thread.thread.native_id))
+
+    rt = RealTimeRunner(_sim(observers=[w]), 1e-3, priority=5, clock=VirtualClock(),
+                        on_frame=policy)
+    rt.run(0.01)
+    assert seen == [os.SCHED_FIFO] and os.sched_getscheduler(0) == os.SCHED_OTHER
