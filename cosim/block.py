@@ -166,6 +166,21 @@ class TimeEvent:
 
 
 @dataclass(eq=False)
+class DynamicTimeEvent:
+    """A time event whose instant is known only while running (an FMU's next event time).
+
+    ``next_time(ctx)`` [s] is asked after every major time point and event (``math.inf``:
+    none); the integrator stops exactly on the first tick at or after it, where
+    ``handler(ctx)`` runs once the outputs at that instant are evaluated.
+    """
+
+    block: Block
+    name: str
+    next_time: Callable[[Any], float]
+    handler: Callable[[Any], None]
+
+
+@dataclass(eq=False)
 class Monitor:
     """``fn(ctx)`` after every accepted continuous step (see :meth:`Block.declare_monitor`)."""
 
@@ -186,6 +201,8 @@ class _Declarations:
     time_events: list = field(default_factory=list)
     opaque_states: list = field(default_factory=list)
     monitors: list = field(default_factory=list)
+    dynamic_time_events: list = field(default_factory=list)
+    initial_checks: list = field(default_factory=list)
 
 
 class Block:
@@ -215,10 +232,15 @@ class Block:
 
     # -------------------------------------------------------- declarations
     def declare_input(self, name: str, shape: Any = (), dtype: Any = float,
-                      unit: str | None = None, description: str = "") -> InputPort:
-        """Declare an input port and return its handle."""
+                      unit: str | None = None, description: str = "",
+                      default: Any = None) -> InputPort:
+        """Declare an input port and return its handle.
+
+        ``default``: the value the input holds when it is left unconnected (``None``, the
+        usual case: ``build()`` refuses an unconnected input).
+        """
         self._check_new_port(name)
-        port = InputPort(self, name, shape, dtype, unit, description)
+        port = InputPort(self, name, shape, dtype, unit, description, default=default)
         self._decl.inputs[name] = port
         return port
 
@@ -345,6 +367,26 @@ class Block:
         self._decl.time_events.append(ev)
         return ev
 
+    def declare_dynamic_time_event(self, next_time: Callable[[Any], float],
+                                   handler: Callable[[Any], None],
+                                   name: str = "time_event") -> DynamicTimeEvent:
+        """A time event whose instant ``next_time(ctx)`` [s] the block knows only while
+        running (:class:`DynamicTimeEvent`): the simulator stops exactly there and calls
+        ``handler(ctx)`` after the outputs at that instant are evaluated (so the handler
+        sees inputs that changed at the same instant), then evaluates the outputs again.
+        A ``next_time`` at or before the current time means "at this instant".  A handler
+        may end the run with :class:`~cosim.errors.SimulationTerminated`."""
+        ev = DynamicTimeEvent(self, name, next_time, handler)
+        self._decl.dynamic_time_events.append(ev)
+        return ev
+
+    def declare_initial_check(self, fn: Callable[[Any], bool]) -> None:
+        """Call ``fn(ctx)`` after the outputs at the start time are evaluated; if it
+        returns True (the block redid its initialization with the inputs it now sees,
+        e.g. an FMU initialized before its inputs' sources had run), the start outputs are
+        evaluated again (until no block asks for it, at most 10 rounds)."""
+        self._decl.initial_checks.append(fn)
+
     # ------------------------------------------------------------ protocol
     def derivatives(self, ctx: Any) -> Any:
         """Time derivative of the continuous states (concatenated, or a float)."""
@@ -392,6 +434,14 @@ class Block:
     @property
     def monitors(self) -> list[Monitor]:
         return self._decl.monitors
+
+    @property
+    def dynamic_time_events(self) -> list[DynamicTimeEvent]:
+        return self._decl.dynamic_time_events
+
+    @property
+    def initial_checks(self) -> list:
+        return self._decl.initial_checks
 
     @property
     def opaque_states(self) -> list[OpaqueState]:

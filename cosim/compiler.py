@@ -198,7 +198,7 @@ def _flatten(diagram: Diagram, plan: Plan) -> None:
 
 def _is_linear_candidate(b: Block) -> bool:
     return (type(b).linear_model is not Block.linear_model and not b.periodic_updates
-            and not b.zero_crossings and not b.time_events)
+            and not b.zero_crossings and not b.time_events and not b.dynamic_time_events)
 
 
 def compile_diagram(diagram: Diagram) -> Plan:
@@ -246,6 +246,9 @@ def compile_diagram(diagram: Diagram) -> Plan:
     conv_nodes: dict[tuple, Node] = {}
     for b in plan.blocks:
         for p in b.inputs.values():
+            if p not in plan.feed:  # unconnected, with a default: a slot holding it
+                plan.input_slot[p] = plan._new_slot(p)
+                continue
             src, s, bias = plan.feed[p]
             base = plan.root_input_slot[src] if src in plan.root_input_slot else \
                 plan.output_slot[src]

@@ -181,7 +181,7 @@ class DiagramBuilder:
             raise BuildError(f"build(): loops must be 'solve' or 'error', got {loops!r}")
         exported = {p for lst, _ in self._exported_inputs.values() for p in lst}
         missing = [p for b in self._blocks.values() for p in b.inputs.values()
-                   if p not in self._fed and p not in exported]
+                   if p not in self._fed and p not in exported and p.default is None]
         if missing:
             lines = "\n  ".join(p.describe() for p in missing)
             raise PortError(

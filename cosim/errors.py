@@ -71,6 +71,20 @@ class LoopConvergenceError(StepError):
     """An algebraic loop did not converge."""
 
 
+class SimulationTerminated(CosimError):
+    """Not a failure: a block (an FMU's ``terminateSimulation``) ends the run here.
+
+    Raised by an event handler; the simulator completes the current instant (outputs
+    evaluated, observers sampled), stops, and reports ``reason`` and ``source`` in
+    ``results.diagnostics["terminated"]``.
+    """
+
+    def __init__(self, reason: str, source: str = "") -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.source = source
+
+
 class OutputError(CosimError, OSError):
     """Results cannot be written where asked."""
 

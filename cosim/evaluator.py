@@ -75,7 +75,7 @@ class Evaluator:
         adj: dict = {b: set() for b in models}
         for b in models:
             for p in b.inputs.values():
-                src = plan.feed[p][0]
+                src = plan.feed.get(p, (None,))[0]  # unconnected with a default: None
                 sb = getattr(src, "block", None)
                 if sb in models and sb is not b:
                     adj[b].add(sb)

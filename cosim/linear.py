@@ -109,7 +109,7 @@ def fuse(blocks: list, models: list[LinearModel], plan: Any) -> FusedSystem:
     r = np.zeros(nw)
     qrows, qcols, qvals = [], [], []
     for p in w_ports:
-        src, scale, bias = plan.feed[p]
+        src, scale, bias = plan.feed.get(p, (p, 1.0, 0.0))  # unconnected: its own slot
         row = w_off[p]
         if src in member_outputs:
             col = y_off[src]

@@ -117,7 +117,8 @@ class MasterScheduler(ResultsRecorder, LoopSettler):
                                  "(src, dst, (factor, offset))")
             self._connect(*c)
         missing = [f"'{s.name}.{i}'" for s in self.subsystems for i in s.input_names
-                   if (s.name, i) not in self.sources]
+                   if (s.name, i) not in self.sources
+                   and i not in getattr(s, "optional_inputs", ())]
         if missing:
             raise PortError(f"MasterScheduler: unconnected subsystem input(s) {', '.join(missing)}"
                             "; connect each one to an output of another subsystem")
@@ -132,7 +133,8 @@ class MasterScheduler(ResultsRecorder, LoopSettler):
         # per subsystem: (input, source history, order, scale, bias) and (output, history)
         self._feeds = {s.name: [(i, self.histories[self.sources[(s.name, i)][0]],
                                  self.orders[(s.name, i)], *self.sources[(s.name, i)][1:])
-                                for i in s.input_names] for s in self.subsystems}
+                                for i in s.input_names if (s.name, i) in self.sources]
+                       for s in self.subsystems}
         self._outs = {s.name: [(o, self.histories[(s.name, o)]) for o in s.output_names]
                       for s in self.subsystems}
         self._single_rate = all(s.rate == 1 for s in self.subsystems)

@@ -75,7 +75,21 @@ class Port:
 
 @dataclass(eq=False, repr=False)
 class InputPort(Port):
-    """An input of a block."""
+    """An input of a block.
+
+    ``default`` is the value the input holds when it is left unconnected (``None``: it
+    must be connected, the usual case; :meth:`Block.declare_input`).
+    """
+
+    default: Any = None
+
+    def zero(self) -> Any:
+        """The value of an unconnected input (its default), else a zero of its type."""
+        if self.default is None:
+            return super().zero()
+        if self.shape == ():
+            return self.default
+        return np.array(self.default, dtype=self.dtype).reshape(self.shape)
 
 
 @dataclass(eq=False, repr=False)

@@ -46,7 +46,9 @@ from scipy.optimize import brentq
 
 from .errors import (
     NonFiniteError,
+    ParameterError,
     RateError,
+    SimulationTerminated,
     StepError,
     ZenoError,
 )
@@ -86,6 +88,13 @@ class Simulator:
         What the built-in recorder keeps (default all leaf outputs).
     record_every : int
         Decimation of the built-in recorder.
+    event_samples : {"auto", "both", "after"}
+        What observers see at an event (a located zero crossing or a dynamic time
+        event): ``"both"`` the value just before and just after it (two samples at the
+        same time, as FMPy, Simulink and Dymola record), ``"after"`` one sample, after it
+        (time strictly increasing).  ``"auto"`` (default): ``"both"`` when the diagram
+        holds a block with ``records_event_limits = True`` (Model Exchange FMU blocks),
+        else ``"after"``.
     observers, manipulators : sequences
         Read hooks and write hooks.
     loop_options : LoopOptions
@@ -100,7 +109,7 @@ class Simulator:
                  max_step: float | None = None, record: Any = "all", record_every: int = 1,
                  observers: Any = (), manipulators: Any = (),
                  loop_options: LoopOptions | None = None, fuse_linear: bool = True,
-                 progress: bool = False) -> None:
+                 progress: bool = False, event_samples: str = "auto") -> None:
         self.diagram = diagram
         self.plan = diagram.compile()
         if context is None:
@@ -127,6 +136,14 @@ class Simulator:
         if self.dt_ticks is not None and self.dt_ticks <= 0:
             raise RateError(f"dt must be positive, got {dt!r}")
         self.rtol, self.atol, self.max_step = rtol, atol, max_step
+        if event_samples not in ("auto", "both", "after"):
+            raise ParameterError(f"event_samples must be 'auto', 'both' or 'after', got "
+                             f"{event_samples!r}")
+        if event_samples == "auto":
+            event_samples = "both" if any(getattr(b, "records_event_limits", False)
+                                          for b in self.plan.blocks) else "after"
+        self.event_samples = event_samples
+        self._left = event_samples == "both"
         self.loop_options = loop_options or LoopOptions()
         self.fuse_linear = fuse_linear
         self.progress = progress
@@ -140,6 +157,12 @@ class Simulator:
                       "loop_iterations": 0, "rebuilds": 0}
         self._recent_events: deque = deque(maxlen=self.zeno_events)
         self._initialized = False
+        #: ``{"t", "by", "reason"}`` when a block ended the run (an FMU's
+        #: terminateSimulation, a terminal zero crossing), else None
+        self.terminated: dict | None = None
+        self._pending_term: SimulationTerminated | None = None
+        self._dyn_events: list = []
+        self._dyn_next: int | None = None
         self._check_rates()
 
     # ----------------------------------------------------------- set-up
@@ -183,7 +206,7 @@ class Simulator:
         self._dx_buf = np.zeros(self.plan.n_continuous)
         self._propagator = None
         if (self.fixed and self.ev.can_propagate and self.solver_name != "ab3"
-                and not self._zero_crossings and self.dt_ticks):
+                and not self._zero_crossings and not self._dyn_events and self.dt_ticks):
             tab = FIXED_STEP[self.solver_name].tableau
             self._propagator = self.ev.make_propagator(tab, self.dt_ticks * _NS)
         self._fixed_solver = make_fixed(self.solver_name, self._rhs) if self.fixed else None
@@ -211,6 +234,8 @@ class Simulator:
                             + "; call ctx.fix_input(port, value) or wire them in a parent "
                             "diagram")
         self._zero_crossings = [z for b in plan.blocks for z in b.zero_crossings]
+        self._dyn_events = [e for b in plan.blocks for e in b.dynamic_time_events]
+        self._init_checks = [f for b in plan.blocks for f in b.initial_checks]
         self._monitors = [m.fn for b in plan.blocks for m in b.monitors]
         self._dirty = False
         ctx._param_listeners = [self._on_param_change]
@@ -276,12 +301,18 @@ class Simulator:
             fn = self.ev.evaluator_for(due) if due else self._eval_cont
         ctx.time = ctx.mode_time = tick * _NS
         self._call_eval(fn)
+        if first and self._init_checks:
+            self._initial_checks(fn)
         for m in self._monitors:
             m(ctx)
+        if self._dyn_events:
+            self._dynamic_events_now(tick, fn)
         if self._zero_crossings:
             self._g_prev = [float(z.witness(ctx)) for z in self._zero_crossings]
         for o in self.observers:
             o.on_sample(self)
+        if self._pending_term is not None:
+            raise _Terminate(self._pending_term)
         for g in due_groups:
             for b in g.blocks:
                 for u in b.periodic_updates:
@@ -292,6 +323,64 @@ class Simulator:
                     except Exception as exc:
                         raise StepError(f"discrete update of block '{b.path}' failed at "
                                         f"t = {ctx.time:.9g} s: {exc!r}") from exc
+        if self._dyn_events:
+            self._dyn_next = self._next_dynamic_tick()
+
+    # ------------------------------------------------------ run-time events
+    def _initial_checks(self, fn: Any) -> None:
+        """Blocks that initialized before their inputs were known redo it (and the start
+        outputs are evaluated again) until none asks for it."""
+        for _ in range(10):
+            if not any([check(self.ctx) for check in self._init_checks]):
+                return
+            self._call_eval(fn)
+        raise StepError(f"the outputs at the start time t = {self.ctx.time:.9g} s did not "
+                        "settle in 10 rounds of re-initialization (blocks whose initial "
+                        "outputs depend on their own inputs through the diagram: an "
+                        "algebraic loop at initialization); give the loop's inputs start "
+                        "values that are consistent, or break the loop")
+
+    @staticmethod
+    def _event_tick(t: float) -> int | None:
+        """The first tick at or after ``t`` seconds (``None`` for no event)."""
+        if t == math.inf or t != t:
+            return None
+        return math.ceil(t * TICKS_PER_SECOND - 1e-3)
+
+    def _next_dynamic_tick(self) -> int | None:
+        ctx = self.ctx
+        ticks = [self._event_tick(e.next_time(ctx)) for e in self._dyn_events]
+        ticks = [k for k in ticks if k is not None]
+        return min(ticks) if ticks else None
+
+    def _dynamic_events_now(self, tick: int, fn: Any) -> None:
+        """Run the dynamic time events due at ``tick`` (module docstring): observers get
+        the values just before (left limit), handlers run, outputs are evaluated again."""
+        ctx = self.ctx
+        for _ in range(100):
+            due = [e for e in self._dyn_events
+                   if (k := self._event_tick(e.next_time(ctx))) is not None and k <= tick]
+            if not due:
+                return
+            if self._left:
+                for o in self.observers:
+                    o.on_sample(self)  # the left value at the event
+            for e in due:
+                self.stats["events"] += 1
+                try:
+                    e.handler(ctx)
+                except SimulationTerminated as exc:
+                    exc.source = exc.source or e.block.path
+                    self._pending_term = self._pending_term or exc
+            if self._fixed_solver is not None:
+                self._fixed_solver.reset()
+            self._call_eval(fn)
+            if self._pending_term is not None:
+                return
+        raise ZenoError(f"time events at t = {ctx.time:.9g} s: blocks "
+                        f"{', '.join(sorted({e.block.path for e in due}))} keep asking for "
+                        "another event at the same instant (100 rounds); the event "
+                        "iteration between them does not converge")
 
     def _run_time_actions(self, tick: int) -> None:
         if tick in self._breakpoint_set and self._fixed_solver is not None:
@@ -308,7 +397,7 @@ class Simulator:
         ctx = self.ctx
         try:
             fn(ctx, ctx.signals)
-        except StepError:
+        except (StepError, SimulationTerminated):
             raise
         except Exception as exc:
             where = self.ev.locate(exc) or "generated evaluation code"
@@ -324,6 +413,8 @@ class Simulator:
         """Advance the simulation to ``end`` (integer ticks)."""
         if not self._initialized:
             self.initialize()
+        if self.terminated is not None:
+            return  # a block ended the run: nothing more to simulate
         if end < self.ctx.ticks:
             raise StepError(f"advance_to({end * _NS:g} s): the context is already at "
                             f"t = {self.ctx.time:g} s")
@@ -334,11 +425,30 @@ class Simulator:
             else:
                 advance_variable(self, end)
         except _Terminate as term:
-            self.terminated_by = term.event
-            for o in self.observers:
-                o.on_sample(self)
+            self._stopped(term.event)
+        except SimulationTerminated as exc:  # raised while evaluating outputs
+            self._stopped(exc, sample=True)
         finally:
             self._bar.done()
+
+    def _check_pending_term(self) -> None:
+        if self._pending_term is not None:
+            raise _Terminate(self._pending_term)
+
+    def _stopped(self, why: Any, sample: bool = False) -> None:
+        """A block ended the run at the current time (``why``: the terminal zero crossing
+        or the :class:`SimulationTerminated` raised by a handler)."""
+        ctx = self.ctx
+        if isinstance(why, SimulationTerminated):
+            by, reason = why.source, why.reason
+        else:
+            by, reason = f"{why.block.path}.{why.name}", "terminal zero crossing"
+            sample = True
+        self.terminated_by = why
+        self.terminated = {"t": ctx.time, "by": by, "reason": reason}
+        if sample:
+            for o in self.observers:
+                o.on_sample(self)
 
     def run(self, t_end_s: float) -> Results:
         """Initialize, advance to ``t_end_s`` and return the recorded results.
@@ -375,6 +485,8 @@ class Simulator:
         res = self.recorder.results(self) if self.recorder is not None else \
             Results(np.zeros(0), {}, {}, {})
         res.diagnostics.update(self.diagnostics())
+        if self.terminated is not None:
+            res.diagnostics["terminated"] = dict(self.terminated)
         if errors and error is None:
             raise errors[0]
         return res
@@ -406,7 +518,8 @@ class Simulator:
         while bp_i < len(bps) and bps[bp_i] <= tick:
             bp_i += 1
         while tick < end:
-            if nx and h and not self._zero_crossings and tick % h == 0:
+            if nx and h and not self._zero_crossings and not self._dyn_events \
+                    and tick % h == 0:
                 seg_end = min(end, bps[bp_i]) if bp_i < len(bps) else end
                 for g in hits:  # the next sample hit after tick
                     k = (tick - g.offset) // g.period + 1
@@ -429,6 +542,8 @@ class Simulator:
                     stop = min(stop, (tick // h + 1) * h)
             if bp_i < len(bps) and bps[bp_i] < stop:
                 stop = bps[bp_i]
+            if self._dyn_next is not None and self._dyn_next < stop:
+                stop = max(self._dyn_next, tick + 1)
             if stop > end:
                 stop = end
             if nx:
@@ -595,6 +710,8 @@ class Simulator:
     zeno_span_s = 1e-6
 
     def _handle_event(self, z: Any) -> None:
+        """A located zero crossing at the current tick: observers get the values just
+        before it (left limit), then its handler runs."""
         self.stats["events"] += 1
         recent = self._recent_events
         recent.append(self.ctx.ticks)
@@ -608,12 +725,21 @@ class Simulator:
                     "rest) and time cannot advance; give the model a resting mode (stop the "
                     "event when the impact speed falls below a threshold) or end the run "
                     "before this time (Simulator.zeno_events / zeno_span_s set the guard)")
+        if self._left:
+            for o in self.observers:
+                o.on_sample(self)  # the left value at the event
         if z.handler is not None:
-            z.handler(self.ctx)
+            try:
+                z.handler(self.ctx)
+            except SimulationTerminated as exc:
+                exc.source = exc.source or z.block.path
+                self._pending_term = self._pending_term or exc
         if self._fixed_solver is not None:
             self._fixed_solver.reset()
         if z.terminal:
             raise _Terminate(z)
+        if self._dyn_events:
+            self._dyn_next = self._next_dynamic_tick()
 
     # ----------------------------------------------------------- checks
     def _check_finite(self, x: np.ndarray, tick: int) -> None:
@@ -636,7 +762,9 @@ class Simulator:
 
 class _Terminate(Exception):
     def __init__(self, z):
-        super().__init__(f"terminal event '{z.block.path}.{z.name}'")
+        what = z.reason if isinstance(z, SimulationTerminated) else \
+            f"terminal event '{z.block.path}.{z.name}'"
+        super().__init__(what)
         self.event = z
 
 

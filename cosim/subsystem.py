@@ -86,8 +86,9 @@ class Subsystem(ABC):
 
     Implementers' checklist: set ``name``, ``input_names``, ``output_names``,
     ``shapes`` and ``units`` (dicts by port name), ``rate`` (integer ratio of
-    the subsystem's communication step to the master's macro step) and
-    ``can_save_state``; implement the abstract methods.
+    the subsystem's communication step to the master's macro step),
+    ``can_save_state`` and, where some inputs may stay unconnected,
+    ``optional_inputs``; implement the abstract methods.
     """
 
     name: str
@@ -97,6 +98,9 @@ class Subsystem(ABC):
     units: dict[str, str | None]
     rate: int = 1
     can_save_state: bool = False
+    #: inputs that may be left unconnected in a master (they keep the subsystem's own
+    #: value, e.g. an FMU input's start value)
+    optional_inputs: frozenset = frozenset()
 
     @abstractmethod
     def initialize(self, t0_ticks: int) -> None:

@@ -41,6 +41,8 @@ def advance_variable(self: Any, end: int) -> None:
             if bp > tick:
                 stop = min(stop, bp)
                 break
+        if self._dyn_next is not None:
+            stop = min(stop, max(self._dyn_next, tick + 1))
         kw = {"rtol": self.rtol, "atol": self.atol}
         max_step = self.max_step or (out_grid * _NS if out_grid else None)
         if max_step:
@@ -160,9 +162,13 @@ def locate_event(self: Any, dense: Any, t_prev: float, t_new: float) -> int | No
     self._call_eval(self._eval_cont)
     self._handle_event(self._zero_crossings[i])
     self._call_eval(self._eval_cont)
+    if self._dyn_events:  # time events the handler asked for at this instant
+        self._dynamic_events_now(t_ev, self._eval_cont)
+        self._dyn_next = self._next_dynamic_tick()
     self._g_prev = [float(z.witness(ctx)) for z in self._zero_crossings]
     for o in self.observers:
         o.on_sample(self)
+    self._check_pending_term()
     if self.dt_ticks and self._next_out == t_ev:  # that grid point is this sample
         self._next_out += self.dt_ticks
     return t_ev

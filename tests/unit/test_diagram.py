@@ -163,3 +163,38 @@ def test_export_input_must_be_fixed_before_running():
     ctx.fix_input("u", 4.0)
     res = Simulator(d, ctx, record=["g.y"]).run(0.0)
     assert res["g.y"][-1] == 8.0
+
+
+# ----------------------------------------------------------- inputs with a default
+class _Scale(Block):
+    """y = 3 u; ``u`` may be left unconnected (it then holds ``default``)."""
+
+    def __init__(self, name, default=None, shape=()):
+        super().__init__(name)
+        self.u = self.declare_input("u", shape=shape, default=default)
+        self.y = self.declare_output("y", lambda ctx: 3.0 * ctx.input(self.u), shape=shape)
+
+
+def test_an_unconnected_input_with_a_default_holds_it():
+    b = DiagramBuilder("d")
+    s = b.add(_Scale("s", default=2.5))
+    v = b.add(_Scale("v", default=[1.0, -1.0], shape=(2,)))
+    res = Simulator(b.build(), solver="euler", dt=0.1, record=[s.y, v.y]).run(0.3)
+    assert np.all(res["s.y"] == 7.5)
+    assert np.array_equal(res["v.y"][-1], [3.0, -3.0])
+
+
+def test_a_connected_input_with_a_default_takes_its_source():
+    b = DiagramBuilder("d")
+    c = b.add(Constant("c", 4.0))
+    s = b.add(_Scale("s", default=2.5))
+    b.connect(c.y, s.u)
+    res = Simulator(b.build(), solver="euler", dt=0.1, record=[s.y]).run(0.2)
+    assert np.all(res["s.y"] == 12.0)
+
+
+def test_an_unconnected_input_without_a_default_is_still_a_build_error():
+    b = DiagramBuilder("d")
+    b.add(_Scale("s"))
+    with pytest.raises(PortError, match="unconnected input"):
+        b.build()

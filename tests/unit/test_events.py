@@ -199,3 +199,126 @@ def test_ab3_locates_an_event_its_starter_step_would_miss():
     Simulator(b.build(), solver="ab3", dt=0.01, record=["th.x_out"]).run(0.3)
     # on the chord of the AB3 step (slope -34/12): 0.2 + 0.02 * 12 / 34 = 0.2070588
     assert len(th.hits) == 1 and th.hits[0] == pytest.approx(0.2 + 0.02 * 12 / 34, abs=2e-9)
+
+
+# ------------------------------------------------------- dynamic time events
+class _Stair(Block):
+    """A counter that steps at times it announces one at a time (as an FMU's
+    ``nextEventTime``): 1, 1 + p, 1 + 2p, ...; it reads ``u`` at each event and can end
+    the run at ``stop_at`` counts (``SimulationTerminated``)."""
+
+    def __init__(self, name, period=1.0, stop_at=None, with_input=False):
+        super().__init__(name)
+        self.period, self.stop_at = period, stop_at
+        self.n = self.declare_discrete_state("n", (1, 1.0))  # (count, next event time)
+        self.seen = []
+        self.u = self.declare_input("u") if with_input else None
+        self.declare_output("count", lambda ctx: float(ctx.discrete(self.n)[0]), depends_on=())
+        self.declare_dynamic_time_event(lambda ctx: ctx.discrete(self.n)[1], self._step)
+
+    def _step(self, ctx):
+        from cosim.errors import SimulationTerminated
+        k, t = ctx.discrete(self.n)
+        self.seen.append((ctx.time, ctx.input(self.u) if self.u is not None else None))
+        ctx.set_discrete(self.n, (k + 1, t + self.period))
+        if self.stop_at is not None and k + 1 >= self.stop_at:
+            raise SimulationTerminated(f"count reached {k + 1}")
+
+
+@pytest.mark.parametrize("solver, dt", [("euler", 0.2), ("rk4", 0.3), ("rk45", 0.2)])
+def test_dynamic_time_events_fire_without_continuous_states(solver, dt):
+    """A diagram with no continuous state: the stair counts every event, each on its own
+    instant exactly, with the value before and after recorded."""
+    b = DiagramBuilder("stair")
+    s = b.add(_Stair("s"))
+    res = Simulator(b.build(), solver=solver, dt=dt, record=["s.count"],
+                    event_samples="both").run(5.5)
+    assert [t for t, _ in s.seen] == [1.0, 2.0, 3.0, 4.0, 5.0]
+    t, c = res.time, res["s.count"]
+    for k in range(1, 6):
+        at = np.flatnonzero(t == float(k))
+        assert c[at].tolist() == [k, k + 1], (k, t[at], c[at])  # left and right limits
+    assert c[-1] == 6
+
+
+def test_a_dynamic_time_event_off_the_tick_grid_lands_on_the_next_tick():
+    b = DiagramBuilder("stair")
+    s = b.add(_Stair("s", period=1.0 / 3.0))
+    s.n.initial = (1, 1.0 / 3.0)
+    Simulator(b.build(), solver="rk4", dt=0.25).run(1.1)
+    want = [math.ceil(k / 3.0 * 1e9 - 1e-3) * 1e-9 for k in (1, 2, 3)]
+    got = [t for t, _ in s.seen]
+    assert got == pytest.approx(want, abs=1e-15) and got[0] >= 1.0 / 3.0
+
+
+def test_event_samples_after_records_one_sample_per_instant():
+    b = DiagramBuilder("stair")
+    b.add(_Stair("s"))
+    res = Simulator(b.build(), solver="euler", dt=0.5, record=["s.count"],
+                    event_samples="after").run(3.0)
+    assert np.all(np.diff(res.time) > 0)
+    assert res["s.count"][res.time == 1.0].tolist() == [2.0]
+
+
+def test_an_event_handler_sees_an_input_that_steps_at_the_same_instant():
+    """Simultaneous events: a Step at t = 2 (a static time event) and the stair's own
+    event at t = 2: the stair's handler reads the stepped value."""
+    b = DiagramBuilder("sim")
+    st = b.add(Step("st", time_s=2.0, final=5.0))
+    s = b.add(_Stair("s", with_input=True))
+    b.connect(st.y, s.u)
+    Simulator(b.build(), solver="rk4", dt=0.1).run(3.5)
+    assert s.seen == [(1.0, 0.0), (2.0, 5.0), (3.0, 5.0)]
+
+
+@pytest.mark.parametrize("solver", ["rk4", "rk45"])
+def test_a_block_ends_the_run_cleanly_with_its_reason(solver):
+    b = DiagramBuilder("stair")
+    i = b.add(Integrator("i", 0.0))
+    c = b.add(Constant("c", 1.0))
+    b.connect(c.y, i.u)
+    b.add(_Stair("s", stop_at=4))
+    sim = Simulator(b.build(), solver=solver, dt=0.5, record=["s.count", "i.y"])
+    res = sim.run(10.0)
+    assert res.time[-1] == 3.0 and res["s.count"][-1] == 4.0
+    assert res["i.y"][-1] == pytest.approx(3.0)
+    assert res.diagnostics["terminated"] == {"t": 3.0, "by": "s", "reason": "count reached 4"}
+    sim.advance_to(12.0)  # ended: nothing more is simulated
+    assert sim.ctx.time == 3.0
+
+
+class _InitReader(Block):
+    """Reads its input once at the start (as an FMU's initialization does) and holds it;
+    its output needs no input, so the engine may evaluate it before the input's source."""
+
+    def __init__(self, name):
+        super().__init__(name)
+        self.u = self.declare_input("u")
+        self.init_u = None
+        self.inits = 0
+        self.declare_output("y", self._y, depends_on=())
+        self.declare_initial_check(self._check)
+
+    def _y(self, ctx):
+        if self.init_u is None:
+            self.init_u = ctx.input(self.u)
+            self.inits += 1
+        return 10.0 * self.init_u
+
+    def _check(self, ctx):
+        if ctx.input(self.u) != self.init_u:
+            self.init_u = None  # initialize again with the value the source now gives
+            return True
+        return False
+
+
+def test_an_initial_check_repeats_the_start_until_the_inputs_are_known():
+    from blocks.math import Gain
+    b = DiagramBuilder("init")
+    r = b.add(_InitReader("r"))  # added first: evaluated before the source
+    g = b.add(Gain("g", 0.5))
+    c = b.add(Constant("c", 3.0))
+    b.connect(c.y, g.u)
+    b.connect(g.y, r.u)
+    res = Simulator(b.build(), solver="euler", dt=0.1, record=["r.y"]).run(0.2)
+    assert r.init_u == 1.5 and np.all(res["r.y"] == 15.0)
