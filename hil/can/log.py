@@ -1,9 +1,10 @@
 """Logging and replay of CAN traffic through python-can's writers and readers.
 
 :class:`MessageLog` writes messages with ``can.Logger`` (the format follows the
-suffix: ``.asc``, ``.blf``, ``.csv``, ``.log``, ``.trc``, ...); it is callable,
-so ``backend.start_reader(on_frame=log)`` logs received frames, and
-:meth:`MessageLog.sent` logs a transmitted one (``is_rx=False``).
+suffix: ``.asc``, ``.blf``, ``.csv``, ``.log``, ``.trc``, ...) on a writer thread
+fed by a bounded queue, so that logging from the real-time frame costs a queue put,
+not a file write; it is callable, so ``backend.start_reader(on_frame=log)`` logs
+received frames, and :meth:`MessageLog.sent` logs a transmitted one (``is_rx=False``).
 :func:`read_log` reads a file back with ``can.LogReader`` as ``(t, msg)``
 pairs, ``t`` relative to the first message; :func:`replay` sends them on a
 backend on the original time grid, scaled by ``speed``.
@@ -20,11 +21,15 @@ Limitations
 
 from __future__ import annotations
 
+import copy
 import os
+import queue
 import threading
 import time
 from collections.abc import Callable, Iterator
 from typing import Any
+
+from cosim.errors import OutputError
 
 from ..backend import Backend
 from .backend import import_can
@@ -32,42 +37,150 @@ from .backend import import_can
 __all__ = ["MessageLog", "read_log", "replay"]
 
 
-class MessageLog:
-    """A thread-safe ``can.Logger`` (context manager; ``stop()`` is idempotent)."""
+_STOP = object()  # ends the writer thread
 
-    def __init__(self, path: str | os.PathLike[str], **logger_options: Any) -> None:
+
+class MessageLog:
+    """A ``can.Logger`` written on its own thread (context manager; ``stop()`` is
+    idempotent and thread-safe).
+
+    Calling the log (``log(msg)``, :meth:`sent`) only puts the message on a queue: these
+    calls run where the backend's taps run, in the real-time frame (a bridge's read or
+    write).  A writer thread formats and writes the messages (the standard library's
+    ``QueueHandler``/``QueueListener`` pattern).
+
+    Parameters
+    ----------
+    path : str or path-like
+        Log file; the format follows the suffix (module docstring).
+    queue_size : int
+        Messages queued and not yet written, at most.  A message that finds the queue full
+        is dropped and counted in :attr:`dropped` (the log then lacks it); the default
+        holds over a minute of a loaded 500 kbit/s bus, so under normal load nothing is
+        lost and the count is the alarm.
+    thread : bool
+        False: write in the caller's thread (what this class did before the writer
+        thread; no queue, nothing dropped, the frame waits for the file).
+    **logger_options
+        Passed to ``can.Logger``.
+
+    Attributes
+    ----------
+    count : int
+        Messages accepted (queued, or written when ``thread=False``); after :meth:`stop`
+        every accepted message is in the file unless the writer failed.
+    written, dropped : int
+        Messages written to the file; messages dropped because the queue was full.
+
+    Notes
+    -----
+    An error of the writer thread (disk full, a file system gone) ends the writing; the
+    next call of the log raises :class:`~cosim.errors.OutputError` with the original
+    message and the file name (a bridge then stops the run: a tap's error is not a link
+    error), and so does :meth:`stop` if no call did.  A kill loses the messages queued
+    and not yet written (``can.Logger`` writers buffer in memory as well: a kill loses
+    what they did not flush, with or without the thread).
+    """
+
+    def __init__(self, path: str | os.PathLike[str], *, queue_size: int = 100_000,
+                 thread: bool = True, **logger_options: Any) -> None:
+        if int(queue_size) < 1:
+            raise ValueError(f"MessageLog: queue_size must be >= 1, got {queue_size!r}")
         can = import_can()
         self.path = os.fspath(path)
         self._writer = can.Logger(self.path, **logger_options)
-        self._lock = threading.Lock()
+        self._lock = threading.Lock()  # producers only (the frame, reader threads)
         self._stopped = False
-        self.count = 0
+        self.queue_size = int(queue_size)
+        self.count = self.written = self.dropped = 0
+        self.max_queued = 0
+        self._error: BaseException | None = None
+        self._reported = False
+        self._q: queue.SimpleQueue | None = None
+        self._thread: threading.Thread | None = None
+        if thread:
+            self._q = queue.SimpleQueue()
+            self._thread = threading.Thread(target=self._run, daemon=True,
+                                            name=f"cosim bus log {os.path.basename(self.path)}")
+            self._thread.start()
+
+    def _run(self) -> None:
+        q = self._q
+        while True:
+            msg = q.get()
+            if msg is _STOP:
+                return
+            if self._error is not None:
+                continue
+            try:
+                self._writer.on_message_received(msg)
+            except Exception as exc:  # noqa: BLE001 - raised by the next call and by stop()
+                self._error = exc
+                continue
+            self.written += 1
+
+    def _failed(self) -> OutputError:
+        self._reported = True
+        err = OutputError(f"cannot write the bus log '{self.path}' (in its writer thread): "
+                          f"{type(self._error).__name__}: {self._error}; free the disk, "
+                          "choose another log path or remove the log")
+        err.__cause__ = self._error
+        return err
 
     def __call__(self, msg: Any) -> None:
         """Log a message (as it is: received frames have ``is_rx=True``)."""
+        if self._error is not None:
+            raise self._failed()
         with self._lock:
             if self._stopped:
                 return
-            self._writer.on_message_received(msg)
+            if self._q is None:
+                self._writer.on_message_received(msg)
+                self.count += 1
+                self.written += 1
+                return
+            depth = self.count - self.written
+            if depth >= self.queue_size:
+                self.dropped += 1
+                return
+            self._q.put(msg)
             self.count += 1
+            if depth + 1 > self.max_queued:
+                self.max_queued = depth + 1
 
     log = __call__
 
     def sent(self, msg: Any) -> None:
         """Log a transmitted message (a copy with ``is_rx=False`` and a timestamp)."""
-        import copy
         m = copy.copy(msg)
         m.is_rx = False
         if not m.timestamp:
             m.timestamp = time.time()
         self(m)
 
+    def stats(self) -> dict:
+        """Messages accepted, written and dropped, the deepest the queue got."""
+        return {"path": self.path, "count": self.count, "written": self.written,
+                "dropped": self.dropped, "max_queued": self.max_queued,
+                "queue_size": self.queue_size, "thread": self._thread is not None,
+                "error": None if self._error is None
+                else f"{type(self._error).__name__}: {self._error}"}
+
     def stop(self) -> None:
+        """Write everything queued (waits), close the file; raise the writer thread's
+        error if no call of the log has raised it yet."""
         with self._lock:
             if self._stopped:
                 return
             self._stopped = True
+        try:
+            if self._thread is not None:
+                self._q.put(_STOP)
+                self._thread.join()
+        finally:
             self._writer.stop()
+        if self._error is not None and not self._reported:
+            raise self._failed()
 
     close = stop
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import sys
+import threading
 import time
 
 import pytest
@@ -298,6 +299,69 @@ def test_staleness_after_the_sender_stops(pair, db):
 
 
 # ------------------------------------------------------------ log and replay
+class _Gated:
+    """Wraps a log's ``can.Logger``: each write waits for ``gate``, or fails."""
+
+    def __init__(self, inner, fail=False):
+        self.inner, self.fail = inner, fail
+        self.gate = threading.Event()
+
+    def on_message_received(self, msg):
+        if self.fail:
+            raise OSError(28, "No space left on device")
+        self.gate.wait()
+        self.inner.on_message_received(msg)
+
+    def stop(self):
+        self.inner.stop()
+
+
+def test_log_calls_never_wait_for_the_file(db, tmp_path):
+    """The writer thread is stuck: the calls (the frame's taps) return at once, 5 wait in
+    the queue, the rest are dropped and counted; stop() writes the 5 and closes."""
+    lg = MessageLog(tmp_path / "q.asc", queue_size=5)
+    lg._writer = gated = _Gated(lg._writer)
+    msgs = [db.encode("EGO", {**EGO, "speed": float(k)}) for k in range(20)]
+    for m in msgs:
+        lg.sent(m)
+    assert lg.count == 5 and lg.dropped == 15 and lg.written == 0 and lg.max_queued == 5
+    gated.gate.set()
+    lg.stop()
+    assert lg.written == 5 and lg.stats()["dropped"] == 15
+    speeds = [db.decode(m)["speed"] for _, m in read_log(tmp_path / "q.asc")]
+    assert speeds == pytest.approx([0.0, 1.0, 2.0, 3.0, 4.0], abs=0.01)
+
+
+def test_a_log_writer_error_is_raised_by_the_next_call_and_by_stop(db, tmp_path):
+    from cosim.errors import OutputError
+    m = db.encode("EGO", EGO)
+    for raised_by in ("call", "stop"):
+        path = tmp_path / f"e_{raised_by}.asc"
+        lg = MessageLog(path)
+        lg._writer = _Gated(lg._writer, fail=True)
+        lg(m)
+        deadline = time.monotonic() + 5.0
+        while lg.stats()["error"] is None and time.monotonic() < deadline:
+            time.sleep(0.001)
+        if raised_by == "call":
+            with pytest.raises(OutputError, match="No space left on device") as info:
+                lg(m)
+            lg.stop()  # reported once: stop() does not raise it again
+        else:
+            with pytest.raises(OutputError, match="No space left on device") as info:
+                lg.stop()
+        assert str(path) in str(info.value) and isinstance(info.value.__cause__, OSError)
+        assert lg.written == 0
+
+
+def test_log_without_thread_writes_in_the_call(db, tmp_path):
+    lg = MessageLog(tmp_path / "i.asc", thread=False)
+    lg.sent(db.encode("EGO", EGO))
+    assert lg.written == lg.count == 1 and lg.stats()["thread"] is False
+    lg.stop()
+    assert len(list(read_log(tmp_path / "i.asc"))) == 1
+
+
 @pytest.mark.parametrize("suffix", [".asc", ".blf"])
 def test_log_round_trip_and_replay(pair, db, tmp_path, suffix):
     a, b = pair
