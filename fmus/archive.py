@@ -24,7 +24,16 @@ collected (or on :meth:`ExtractedFMU.cleanup`).
 
 :func:`platform_binary` finds the shared library for this platform (FMI 2
 ``binaries/linux64/<id>.so``, FMI 3 ``binaries/x86_64-linux/<id>.so``) and says
-which platforms the FMU has when ours is missing.
+which platforms the FMU has when ours is missing.  :func:`check_binary` then
+reads it without loading it (no code of the FMU runs): on Linux, an ELF shared
+library of this machine's word size and architecture that exports every FMI
+function fmpy binds for the interface; and whether the instantiation token
+appears in it (then a token mismatch is ruled out without instantiating).
+
+Limitations: the symbol and architecture checks are ELF only (on Windows and
+macOS only the file's presence is checked); a library whose section headers
+are stripped is not checked for symbols; missing libraries the binary depends
+on are found only when it is loaded.
 """
 
 from __future__ import annotations
@@ -33,6 +42,7 @@ import os
 import platform
 import shutil
 import stat
+import struct
 import sys
 import tempfile
 import warnings
@@ -45,8 +55,8 @@ from typing import Any
 
 from .errors import FMUArchiveError, FMUBinaryError, FMUError, FMUWarning
 
-__all__ = ["ArchiveLimits", "ExtractedFMU", "extract_archive", "extract_fmu",
-           "platform_binary", "platform_names"]
+__all__ = ["ArchiveLimits", "BinaryFacts", "ExtractedFMU", "check_binary", "extract_archive",
+           "extract_fmu", "platform_binary", "platform_names"]
 
 
 @dataclass(frozen=True)
@@ -320,3 +330,118 @@ def platform_binary(root: str | os.PathLike, fmi_major: int, model_identifier: s
 
 def _raise_binary(label: str, what: str, hint: str) -> Path:
     raise FMUBinaryError(f"FMU '{label}' {what}; {hint}")
+
+
+# ------------------------------------------------------------ the binary, unloaded
+_ELF_MACHINES = {"x86_64": 62, "amd64": 62, "aarch64": 183, "arm64": 183, "i386": 3,
+                 "i686": 3, "x86": 3, "armv7l": 40, "riscv64": 243, "ppc64le": 21,
+                 "s390x": 22}
+
+
+@dataclass(frozen=True)
+class BinaryFacts:
+    """What :func:`check_binary` learned: ``symbols`` exported (None: not readable) and
+    whether the instantiation token occurs in the file."""
+
+    symbols: frozenset | None
+    has_token: bool
+
+
+def fmi_functions(fmi_major: int, interface: str) -> list[str]:
+    """The FMI functions fmpy binds for ``interface`` (all must be exported)."""
+    import inspect
+
+    from fmpy import fmi2, fmi3
+    cls = {(2, "ModelExchange"): fmi2.FMU2Model, (2, "CoSimulation"): fmi2.FMU2Slave,
+           (3, "ModelExchange"): fmi3.FMU3Model, (3, "CoSimulation"): fmi3.FMU3Slave,
+           (3, "ScheduledExecution"): fmi3.FMU3ScheduledExecution}[(fmi_major, interface)]
+    prefix = f"fmi{fmi_major}"
+    return sorted(n for n, _ in inspect.getmembers(cls) if n.startswith(prefix))
+
+
+def _elf_symbols(data: Any, bits64: bool, endian: str) -> frozenset | None:
+    """Defined global/weak symbols of an ELF file's ``.dynsym`` (None if unreadable)."""
+    try:
+        if bits64:
+            shoff, = struct.unpack_from(endian + "Q", data, 0x28)
+            shentsize, shnum = struct.unpack_from(endian + "HH", data, 0x3A)
+            sh_fmt, sym_fmt, sym_size = endian + "IIQQQQIIQQ", endian + "IBBHQQ", 24
+        else:
+            shoff, = struct.unpack_from(endian + "I", data, 0x20)
+            shentsize, shnum = struct.unpack_from(endian + "HH", data, 0x2E)
+            sh_fmt, sym_fmt, sym_size = endian + "IIIIIIIIII", endian + "IIIBBH", 16
+        if not shoff or not shnum:
+            return None
+        secs = [struct.unpack_from(sh_fmt, data, shoff + i * shentsize) for i in range(shnum)]
+        names = set()
+        for sec in secs:
+            if sec[1] != 11:  # SHT_DYNSYM
+                continue
+            off, size, link = sec[4], sec[5], sec[6]
+            str_off = secs[link][4]
+            for k in range(size // sym_size):
+                f = struct.unpack_from(sym_fmt, data, off + k * sym_size)
+                if bits64:
+                    st_name, st_info, st_shndx = f[0], f[1], f[3]
+                else:
+                    st_name, st_info, st_shndx = f[0], f[3], f[5]
+                if st_shndx == 0 or (st_info >> 4) not in (1, 2):
+                    continue  # undefined, or local
+                end = data.find(b"\0", str_off + st_name)
+                names.add(bytes(data[str_off + st_name:end]).decode("ascii", "replace"))
+        return frozenset(names)
+    except (struct.error, IndexError, ValueError):
+        return None
+
+
+def check_binary(lib: str | os.PathLike, fmi_major: int, interface: str, token: str = "",
+                 fmu_name: str = "") -> BinaryFacts:
+    """Check the FMU's shared library ``lib`` without loading it (module docstring).
+
+    Raises :class:`~fmus.errors.FMUBinaryError` for a file that is no shared library of
+    this platform or lacks an FMI function; returns the :class:`BinaryFacts`.
+    """
+    import mmap
+    lib = Path(lib)
+    label = fmu_name or lib.name
+    rel = "/".join(lib.parts[-3:])
+    with open(lib, "rb") as fh:
+        try:
+            data: Any = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
+        except ValueError:  # an empty file
+            data = b""
+        try:
+            has_token = bool(token) and data.find(token.encode()) >= 0
+            if not sys.platform.startswith("linux"):
+                return BinaryFacts(None, has_token)
+            if data[:4] != b"\x7fELF":
+                raise FMUBinaryError(
+                    f"FMU '{label}': cannot load its binary {rel}: it is not an ELF shared "
+                    "library (the file is damaged, or built for another system); ask the "
+                    "FMU's supplier for a Linux build")
+            bits64, endian = data[4] == 2, "<" if data[5] == 1 else ">"
+            e_type, e_machine = struct.unpack_from(endian + "HH", data, 16)
+            want_bits = sys.maxsize > 2 ** 32
+            want_machine = _ELF_MACHINES.get(platform.machine().lower())
+            if bits64 != want_bits or (want_machine and e_machine != want_machine):
+                raise FMUBinaryError(
+                    f"FMU '{label}': cannot load its binary {rel}: it is built for "
+                    f"{'64' if bits64 else '32'}-bit ELF machine {e_machine}, this is "
+                    f"{'64' if want_bits else '32'}-bit {platform.machine()} (machine "
+                    f"{want_machine}); ask the FMU's supplier for a build for this platform")
+            if e_type != 3:  # ET_DYN
+                raise FMUBinaryError(f"FMU '{label}': cannot load its binary {rel}: it is an "
+                                     "ELF file but not a shared library")
+            symbols = _elf_symbols(data, bits64, endian)
+        finally:
+            if isinstance(data, mmap.mmap):
+                data.close()
+    if symbols is not None:
+        missing = [f for f in fmi_functions(fmi_major, interface) if f not in symbols]
+        if missing:
+            more = f" and {len(missing) - 6} more" if len(missing) > 6 else ""
+            raise FMUBinaryError(
+                f"FMU '{label}': its binary {rel} does not export {', '.join(missing[:6])}"
+                f"{more} (FMI {fmi_major} {interface}); every FMI function must be exported, "
+                "even unsupported ones: ask the FMU's supplier for a complete build")
+    return BinaryFacts(symbols, has_token)

@@ -287,9 +287,14 @@ _BAD = re.compile(r"[^A-Za-z0-9_]+")
 
 
 def port_name(name: str) -> str:
-    """A cosim port name for an FMU variable name (``'body.pos[1]'`` -> ``'body_pos_1'``)."""
+    """A cosim name (port, parameter, block or diagram) for any FMU variable or model
+    name: letters transliterated to ASCII, every other run of characters one ``_``
+    (``'body.pos[1]'`` -> ``'body_pos_1'``, ``'Van der Pol oscillator'`` ->
+    ``'Van_der_Pol_oscillator'``, ``'Übung'`` -> ``'Ubung'``)."""
+    import unicodedata
     m = re.fullmatch(r"der\((.*)\)", name)
     s = f"der_{m.group(1)}" if m else name
+    s = unicodedata.normalize("NFKD", s).encode("ascii", "ignore").decode("ascii")
     s = _BAD.sub("_", s).strip("_")
     if not s or s[0].isdigit():
         s = "v_" + s

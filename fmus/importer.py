@@ -15,6 +15,27 @@ Interface choice (``interface="auto"``): an FMU with only one of Model Exchange
 and Co-Simulation gives that one; with both, Model Exchange (a
 :class:`~fmus.fmu_block.FMUBlock` integrated by cosim's solvers, events located
 by cosim) unless ``interface="CoSimulation"``.
+
+What is checked when (so that a broken FMU fails at load, not at the first step):
+
+* ``FMU(path)``: the archive and the model description (:mod:`fmus.archive`,
+  :mod:`fmus.description`); an FMU without a binary for this platform can still
+  be read (``fmu_info``).
+* choosing an interface (:meth:`FMU.interface`, which ``FMUBlock`` and
+  ``FMUSubsystem`` call): the binary for this platform, read but not loaded
+  (:func:`fmus.archive.check_binary`: an ELF shared library of this architecture
+  exporting every FMI function).
+* :func:`load_fmu`, :meth:`FMU.block`, :meth:`FMU.subsystem` (``check=True``): the
+  instantiation token.  When the token occurs in the binary it matches and nothing
+  runs; otherwise (e.g. pythonfmu FMUs, whose binary is generic) the FMU is
+  instantiated and freed once, the only way to learn whether it accepts the
+  token; in a child process with ``out_of_process=True`` (about 0.3-1 s more);
+  skipped for ``canBeInstantiatedOnlyOncePerProcess`` FMUs in process.  An
+  ``FMUBlock``/``FMUSubsystem`` made directly skips this check (a wrong token then
+  shows at the first instantiation).
+
+Limitation: FMI 3 Scheduled Execution cannot be imported yet; an FMU that offers
+only it is refused with that message when an interface is chosen.
 """
 
 from __future__ import annotations
@@ -26,15 +47,16 @@ import warnings
 from pathlib import Path
 from typing import Any
 
-from .archive import ArchiveLimits, extract_fmu, platform_binary
-from .description import FMUInfo, read_description
+from .archive import ArchiveLimits, check_binary, extract_fmu, platform_binary
+from .description import FMUInfo, port_name, read_description
 from .driver import DriverSpec
-from .errors import FMUConfigError, FMUWarning
+from .errors import FMUBinaryError, FMUConfigError, FMUError, FMUWarning
 
 __all__ = ["FMU", "FMUInfo", "fmu_info", "load_fmu"]
 
 INTERFACES = {"me": "ModelExchange", "modelexchange": "ModelExchange",
-              "cs": "CoSimulation", "cosimulation": "CoSimulation"}
+              "cs": "CoSimulation", "cosimulation": "CoSimulation",
+              "se": "ScheduledExecution", "scheduledexecution": "ScheduledExecution"}
 
 
 class FMU:
@@ -70,27 +92,80 @@ class FMU:
         for note in self.info.notes:
             warnings.warn(f"FMU '{self.path.name}': {note}", FMUWarning, stacklevel=3)
         self._copies: list = []
+        self._checked: dict = {}   # interface -> BinaryFacts; (interface, "token") -> True
 
     @property
     def root(self) -> Path:
         return self.archive.root
 
     def interface(self, interface: str | None) -> str:
-        """Resolve ``"auto"``/``"me"``/``"cs"`` to the interface to use, or a clear error."""
-        have = [i for i in ("ModelExchange", "CoSimulation") if i in self.info.interfaces]
-        if interface in (None, "auto"):
+        """Resolve ``"auto"``/``"me"``/``"cs"`` to the interface to use, or a clear error;
+        the binary for it is checked (without loading it) on first use."""
+        info = self.info
+        have = [i for i in ("ModelExchange", "CoSimulation") if i in info.interfaces]
+        key = None
+        if interface not in (None, "auto"):
+            key = INTERFACES.get(str(interface).lower().replace("_", "").replace("-", ""))
+            if key is None:
+                raise FMUConfigError(f"interface must be 'auto', 'ModelExchange' or "
+                                     f"'CoSimulation', got {interface!r}")
+        if (key == "ScheduledExecution" or not have) and "ScheduledExecution" in info.interfaces:
+            raise FMUConfigError(
+                f"FMU '{self.path.name}' offers "
+                + ("only " if not have else "") + "Scheduled Execution (FMI 3), which cosim "
+                "cannot import yet" + (f"; use interface='{have[0]}'" if have else
+                                       "; ask for a Model Exchange or Co-Simulation build "
+                                       "of the model"))
+        if key is None:
             if not have:
                 raise FMUConfigError(f"FMU '{self.path.name}' implements neither Model "
                                      "Exchange nor Co-Simulation")
-            return have[0]
-        key = INTERFACES.get(str(interface).lower().replace("_", "").replace("-", ""))
-        if key is None:
-            raise FMUConfigError(f"interface must be 'auto', 'ModelExchange' or "
-                                 f"'CoSimulation', got {interface!r}")
+            key = have[0]
         if key not in have:
             raise FMUConfigError(f"FMU '{self.path.name}' does not implement {key} (it has: "
                                  f"{', '.join(have) or 'none'})")
+        self.check_binary(key)
         return key
+
+    def check_binary(self, interface: str) -> Any:
+        """The binary for ``interface``: present, and (read, not loaded) a shared library
+        of this platform exporting the FMI functions (:func:`fmus.archive.check_binary`)."""
+        facts = self._checked.get(interface)
+        if facts is None:
+            info = self.info
+            mid = info.interfaces[interface]["modelIdentifier"]
+            lib = platform_binary(self.root, info.fmi_major, mid, self.path.name)
+            facts = self._checked[interface] = check_binary(
+                lib, info.fmi_major, interface, info.token, self.path.name)
+        return facts
+
+    def check_instance(self, interface: str, *, out_of_process: bool = False,
+                       timeout_s: float | None = 10.0) -> None:
+        """Check that the FMU accepts its instantiation token (see the module docstring):
+        free when the token occurs in the binary, else one instantiation, freed at once."""
+        if self._checked.get((interface, "token")):
+            return
+        facts = self.check_binary(interface)
+        caps = self.info.interfaces[interface]
+        if not facts.has_token and not (caps.get("canBeInstantiatedOnlyOncePerProcess")
+                                        and not out_of_process):
+            spec = self.spec(interface, "load_check")
+            try:
+                if out_of_process:
+                    from .remote import RemoteDriver
+                    drv: Any = RemoteDriver(spec, timeout_s=timeout_s)
+                else:
+                    from .driver import Driver
+                    drv = Driver(spec)
+                try:
+                    drv.instantiate()
+                finally:
+                    drv.free()
+            except FMUError as exc:
+                raise FMUBinaryError(
+                    f"{exc} [checked at load: the FMU was instantiated once to test its "
+                    f"instantiation token {self.info.token!r}]") from None
+        self._checked[(interface, "token")] = True
 
     def spec(self, interface: str, instance_name: str, *, logging_on: bool = False,
              early_return: bool = False, event_mode: bool = False,
@@ -119,15 +194,25 @@ class FMU:
                           event_mode=event_mode, intermediate_vrs=list(intermediate_vrs or []),
                           n_states=n_states, n_indicators=n_ind)
 
-    def block(self, name: str | None = None, **options: Any) -> Any:
-        """A Model Exchange :class:`~fmus.fmu_block.FMUBlock` (see its options)."""
+    def block(self, name: str | None = None, *, check: bool = True, **options: Any) -> Any:
+        """A Model Exchange :class:`~fmus.fmu_block.FMUBlock` (see its options);
+        ``check``: :meth:`check_instance` first."""
         from .fmu_block import FMUBlock
+        self._check_for(self.interface("ModelExchange"), check, options)
         return FMUBlock(self, name, **options)
 
-    def subsystem(self, name: str | None = None, **options: Any) -> Any:
-        """A Co-Simulation :class:`~fmus.subsystem.FMUSubsystem` (see its options)."""
+    def subsystem(self, name: str | None = None, *, check: bool = True,
+                  **options: Any) -> Any:
+        """A Co-Simulation :class:`~fmus.subsystem.FMUSubsystem` (see its options);
+        ``check``: :meth:`check_instance` first."""
         from .subsystem import FMUSubsystem
+        self._check_for(self.interface("CoSimulation"), check, options)
         return FMUSubsystem(self, name, **options)
+
+    def _check_for(self, interface: str, check: bool, options: dict) -> None:
+        if check:
+            self.check_instance(interface, out_of_process=bool(options.get("out_of_process")),
+                                timeout_s=options.get("timeout_s", 10.0))
 
     def __repr__(self) -> str:
         return (f"<FMU {self.path.name}: {self.info.model_name}, FMI {self.info.fmi_version}, "
@@ -140,8 +225,13 @@ def as_fmu(fmu: FMU | str | os.PathLike, **kw: Any) -> FMU:
 
 
 def default_name(fmu: FMU) -> str:
-    from .description import port_name
-    return port_name(fmu.info.model_name or fmu.path.stem)
+    """A block/diagram name for ``fmu`` from any model name (``"Van der Pol oscillator"``
+    -> ``"Van_der_Pol_oscillator"``; see :func:`fmus.description.port_name`)."""
+    for text in (fmu.info.model_name, fmu.path.stem):
+        name = port_name(text or "")
+        if name != "v_":
+            return name
+    return "fmu"
 
 
 def fmu_info(path: str | os.PathLike, **kw: Any) -> FMUInfo:
@@ -152,7 +242,7 @@ def fmu_info(path: str | os.PathLike, **kw: Any) -> FMUInfo:
 def load_fmu(path: FMU | str | os.PathLike, name: str | None = None, *,
              interface: str = "auto", validate: str = "warn",
              limits: ArchiveLimits | None = None, units: dict | None = None,
-             port_names: dict | None = None, **options: Any) -> Any:
+             port_names: dict | None = None, check: bool = True, **options: Any) -> Any:
     """Import an FMU as a block (Model Exchange) or a co-simulation subsystem.
 
     Parameters
@@ -163,6 +253,9 @@ def load_fmu(path: FMU | str | os.PathLike, name: str | None = None, *,
     interface : ``"auto"``, ``"ModelExchange"`` (``"me"``) or ``"CoSimulation"`` (``"cs"``)
     validate, limits, units, port_names
         See :class:`FMU`.
+    check : bool
+        Check the instantiation token now (:meth:`FMU.check_instance`; the binary is
+        checked in any case).
     **options
         Passed to :class:`~fmus.fmu_block.FMUBlock` or
         :class:`~fmus.subsystem.FMUSubsystem` (``parameters``, ``out_of_process``,
@@ -175,5 +268,5 @@ def load_fmu(path: FMU | str | os.PathLike, name: str | None = None, *,
     fmu = as_fmu(path, validate=validate, limits=limits, units=units, port_names=port_names)
     itf = fmu.interface(interface)
     if itf == "ModelExchange":
-        return fmu.block(name, **options)
-    return fmu.subsystem(name, **options)
+        return fmu.block(name, check=check, **options)
+    return fmu.subsystem(name, check=check, **options)

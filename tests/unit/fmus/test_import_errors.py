@@ -52,21 +52,111 @@ def test_a_corrupt_archive(tmp_path):
         load_fmu(p)
 
 
-def test_a_missing_binary_for_this_platform(fmu_files, tmp_path):
+def test_a_missing_binary_for_this_platform_is_reported_at_load(fmu_files, tmp_path):
     p = rewrite_fmu(fmu_files["LoopA"], tmp_path / "LoopA.fmu", drop=("binaries/",),
                     add={"binaries/win64/LoopA.dll": b"MZ"})
-    fmu = FMU(p)  # the description is fine; the instance needs the binary
+    fmu = FMU(p)  # the description is fine (fmu_info works); the instance needs the binary
+    assert fmu.info.model_name
     with pytest.raises(FMUBinaryError, match="FMU 'LoopA.fmu' has no binary for this "
                                              "platform .*binaries for: win64; it ships "
                                              "sources: compile them"):
-        fmu.subsystem("a").initialize(0)
+        load_fmu(p)  # not only at the first step
 
 
-def test_a_binary_that_does_not_load(fmu_files, tmp_path):
+def test_a_binary_that_does_not_load_is_reported_at_load(fmu_files, tmp_path):
     p = rewrite_fmu(fmu_files["LoopA"], tmp_path / "LoopA.fmu", drop=("binaries/",),
                     add={"binaries/linux64/LoopA.so": b"not an ELF file"})
-    with pytest.raises(FMUBinaryError, match="FMU 'LoopA.fmu': cannot load its binary"):
-        load_fmu(p, interface="cs").initialize(0)
+    with pytest.raises(FMUBinaryError, match="FMU 'LoopA.fmu': cannot load its binary "
+                                             "binaries/linux64/LoopA.so: it is not an ELF"):
+        load_fmu(p, interface="cs")
+
+
+def _patch_binary(src, dst, patch):
+    import zipfile
+    with zipfile.ZipFile(src) as z:
+        name = next(n for n in z.namelist() if n.endswith(".so"))
+        data = z.read(name)
+    return rewrite_fmu(src, dst, drop=(name,), add={name: patch(data)})
+
+
+def test_a_binary_for_another_architecture_is_reported_at_load(fmu_files, tmp_path):
+    import platform
+
+    def other_machine(data):  # e_machine, bytes 18-19 (little endian): 183 = aarch64
+        return data[:18] + (62 if platform.machine() == "aarch64" else 183).to_bytes(
+            2, "little") + data[20:]
+    p = _patch_binary(fmu_files["Oscillator"], tmp_path / "Oscillator.fmu", other_machine)
+    with pytest.raises(FMUBinaryError, match="cannot load its binary .*Oscillator.so: it is "
+                                             "built for 64-bit ELF machine (183|62), this is "
+                                             "64-bit"):
+        load_fmu(p)
+
+
+@pytest.mark.parametrize("model, function", [("Oscillator", "fmi2GetDerivatives"),
+                                             ("Oscillator3", "fmi3GetClock")])
+def test_a_binary_that_lacks_an_fmi_function_is_reported_at_load(fmu_files, tmp_path, model,
+                                                                 function):
+    # rename the exported symbol in the dynamic string table (same length)
+    renamed = function[:-1] + ("X" if function[-1] != "X" else "Y")
+    p = _patch_binary(fmu_files[model], tmp_path / f"{model}.fmu", lambda d: d.replace(
+        function.encode() + b"\0", renamed.encode() + b"\0"))
+    with pytest.raises(FMUBinaryError, match=f"does not export {function} \\(FMI "
+                                             f"{model[-1] if model[-1] == '3' else 2} "
+                                             "ModelExchange\\); every FMI function must be "
+                                             "exported"):
+        load_fmu(p)
+
+
+@pytest.mark.parametrize("model, itf", [("Oscillator", "me"), ("Oscillator", "cs"),
+                                        ("Oscillator3", "me"), ("Oscillator3", "cs")])
+def test_a_wrong_instantiation_token_is_reported_at_load(fmu_files, tmp_path, model, itf):
+    good = "{2f1c6a52-4a8e-4d1b-9a7e-0c05c1a7ed01}"
+    p = rewrite_fmu(fmu_files[model], tmp_path / f"{model}.fmu", replace={
+        "modelDescription.xml": (good, good.replace("ed01", "ed02"))})
+    with pytest.raises(FMUBinaryError, match="(wrong guid|wrong instantiation token).*checked "
+                                             "at load: the FMU was instantiated once"):
+        load_fmu(p, interface=itf)
+    load_fmu(p, interface=itf, check=False)  # opting out defers it to the first run
+
+
+def test_a_wrong_token_is_checked_in_the_child_process_out_of_process(fmu_files, tmp_path,
+                                                                      monkeypatch):
+    good = "{2f1c6a52-4a8e-4d1b-9a7e-0c05c1a7ed01}"
+    p = rewrite_fmu(fmu_files["Oscillator"], tmp_path / "Oscillator.fmu", replace={
+        "modelDescription.xml": (good, good.replace("ed01", "ed02"))})
+    import fmus.driver
+
+    def no_driver_here(*a, **k):
+        raise AssertionError("instantiated in the host process")
+    monkeypatch.setattr(fmus.driver, "Driver", no_driver_here)
+    with pytest.raises(FMUBinaryError, match="wrong guid.*checked at load"):
+        load_fmu(p, interface="cs", out_of_process=True)
+
+
+def test_the_token_found_in_the_binary_needs_no_instantiation_at_load(fmu_files,
+                                                                      monkeypatch):
+    import fmus.driver
+
+    def no_driver(*a, **k):
+        raise AssertionError("instantiated at load")
+    fmu = FMU(fmu_files["Oscillator"])
+    assert fmu.check_binary("ModelExchange").has_token
+    monkeypatch.setattr(fmus.driver, "Driver", no_driver)
+    fmu.block("osc")  # no instantiation: the token is in the binary
+    assert not FMU(fmu_files["LimMass2"]).check_binary("CoSimulation").has_token  # pythonfmu
+
+
+def test_a_scheduled_execution_only_fmu_is_refused_with_one_message(tmp_path):
+    from tests.unit.fmus.test_import_description import CLOCKS_MD
+    (tmp_path / "modelDescription.xml").write_text(CLOCKS_MD)
+    fmu = FMU(tmp_path)  # reads without problems
+    assert "ScheduledExecution" in fmu.info.interfaces
+    for itf in ("auto", "se", "me"):
+        with pytest.raises(FMUConfigError) as exc:
+            load_fmu(tmp_path, interface=itf)
+        assert str(exc.value) == (f"FMU '{tmp_path.name}' offers only Scheduled Execution "
+                                  "(FMI 3), which cosim cannot import yet; ask for a Model "
+                                  "Exchange or Co-Simulation build of the model")
 
 
 def test_an_interface_the_fmu_does_not_have(fmu_files):
