@@ -50,17 +50,38 @@ on a thread of its own), interleaved and bit-identical to the native run
   so does ``simulate_fmu``), the interpreter's exit may abort with glibc's "corrupted
   double-linked list": 5 of 60 processes that loaded and unloaded it twice, 2 of 60
   that did it once, 0 of 56 that never unloaded it, 0 of 30 that unloaded it twice and
-  left with ``os._exit``.  Our importer never unloads an FMU's library;
+  left with ``os._exit`` (measured before the slave pinned its library, see below; 0 of
+  16 either way when measured again since).  Our importer never unloads an FMU's library;
 * in a Python host the wrapper puts the FMU's resources folder first on ``sys.path`` and
   imports pythonfmu3 and the slave script from there, so the process later imports the
   FMU's copy of pythonfmu3 (without binaries: :func:`~fmus.pyexport.export_python_fmu`
   refuses to build with it);
 * the Linux binary does not link libpython: a host that is not a Python process must
   load it globally (``LD_PRELOAD``), else ``dlopen`` fails on ``_Py_NoneStruct``.
+
+Freeing in a C host (worked around here, :func:`finalize_before_extensions`): in a host
+that is not a Python process the wrapper starts the interpreter itself and finalizes it
+(``Py_Finalize`` on its own thread) from the C++ destructor of a static
+``std::shared_ptr`` and from the library's ``__attribute__((destructor))``, i.e. from the
+process's exit handlers.  These run in reverse order of registration, so the C++ static
+destructors of every extension module the model imported later (scipy's ``_uarray``,
+imported by ``cosim`` through ``scipy.fft``) have run before it: ``Py_Finalize`` then frees
+their module state a second time and corrupts the heap (valgrind: ``globals_free`` reads
+a block the static destructor freed), and the host segfaults after ``fmi3FreeInstance``
+and correct results (rc 139; a trivial slave that imports no such module exits
+cleanly).  The library destructor also reads the ``shared_ptr`` after its own destructor
+ran.  The slave therefore registers the wrapper's exported
+``finalizePythonInterpreter`` as an exit handler of its own, after the model's modules
+are loaded, so the interpreter is finalized before their static destructors, as in a
+Python process; the library is pinned (``RTLD_NODELETE``) so the handler's code stays
+mapped.  Linux only (Windows unloads through ``DllMain``; untested there).
 """
 
 from __future__ import annotations
 
+import os
+import sys
+from pathlib import Path
 from typing import Any
 from xml.etree.ElementTree import Element
 
@@ -115,6 +136,38 @@ def direct_feedthrough(diagram: Any) -> dict[str, set[str]]:
     return out
 
 
+#: library path -> number of modules loaded when its exit handler was last registered
+_EXIT_HANDLERS: dict[str, int] = {}
+
+
+def finalize_before_extensions(resources: str | None) -> list[str]:
+    """Register pythonfmu3's ``finalizePythonInterpreter`` of the FMU whose resources
+    folder is ``resources`` as a C exit handler (see the module docstring); again when
+    modules were imported since, so that it runs before their static destructors.
+
+    Returns the libraries registered now (none off Linux, outside an FMU, or when
+    nothing was imported since the last registration).
+    """
+    if not resources or not sys.platform.startswith("linux"):
+        return []
+    import ctypes
+    done = []
+    for lib in sorted((Path(resources).parent / "binaries").glob("*/*.so")):
+        key = str(lib)
+        if _EXIT_HANDLERS.get(key) == len(sys.modules):
+            continue
+        try:  # the FMU's own library, already loaded: pin it, never load another
+            handle = ctypes.CDLL(key, mode=os.RTLD_NOLOAD | os.RTLD_NODELETE)
+            fin = handle.finalizePythonInterpreter
+        except (OSError, AttributeError):
+            continue
+        libc = ctypes.CDLL(None)
+        if libc.__cxa_atexit(ctypes.cast(fin, ctypes.c_void_p), None, None) == 0:
+            _EXIT_HANDLERS[key] = len(sys.modules)
+            done.append(key)
+    return done
+
+
 class CosimSlave3(DiagramModel, Fmi3Slave):
     """pythonfmu3 slave running a cosim diagram (see the module docstring).
 
@@ -128,6 +181,7 @@ class CosimSlave3(DiagramModel, Fmi3Slave):
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self._build_model(kwargs.get("resources"))
+        finalize_before_extensions(kwargs.get("resources"))
         d = self.diagram
         self.description = self.model_description or f"cosim diagram {d.name}"
         self._fresh: Any = None
@@ -188,6 +242,10 @@ class CosimSlave3(DiagramModel, Fmi3Slave):
         return (lambda: self._inputs[name]), (lambda v: self._set_input(name, conv(v)))
 
     # ------------------------------------------------------------------ FMI
+    def terminate(self) -> None:
+        # modules imported during the run: finalize before their static destructors too
+        finalize_before_extensions(self.resources)
+
     def exit_initialization_mode(self) -> None:
         try:
             self._fresh = self.ctx.snapshot()

@@ -9,7 +9,9 @@ serialized states, carry array, integer and bool ports, and run as two instances
 
 Instances per process, measured with pythonfmu3 0.3.4 (details in :mod:`fmus.pyslave3`):
 unlike pythonfmu 0.7 (FMI 2), several instances run side by side in one process, in a
-Python host (fmpy, our importer) and in a C host with libpython preloaded; tested here.
+Python host (fmpy, our importer) and in a C host with libpython preloaded; tested here,
+with the C host freeing its instances, unloading the library and exiting normally (it
+segfaulted in the wrapper's finalization at exit before the slave's workaround).
 Once the library was unloaded (fmpy's freeInstance does it), the Python host's exit
 aborts now and then with a corrupted heap; our importer never unloads it.  The FMU
 scenarios still run in child processes, as for FMI 2: a pythonfmu3 FMU run in a Python
@@ -313,14 +315,17 @@ HOST = r"""
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <unistd.h>
+#include <string.h>
 #include "fmi3Functions.h"
 #define LOAD(n) n##TYPE *n = (n##TYPE *)dlsym(h, #n); if (!n) return 3;
-/* host DIR IDENT VR_U VR_Y VR_KP: two instances (kp 4 and 10) stepped side by side */
+/* host DIR IDENT VR_U VR_Y VR_KP N [close]: N instances (kp 4, 10) stepped side by side,
+   then terminated and freed; "close" also unloads the library; a normal exit after that
+   (exit handlers included) is part of what is tested */
 int main(int argc, char **argv) {
     char lib[4096], res[4096];
     snprintf(lib, sizeof lib, "%s/binaries/x86_64-linux/%s.so", argv[1], argv[2]);
     snprintf(res, sizeof res, "%s/resources", argv[1]);
+    int n = atoi(argv[6]), close = argc > 7 && !strcmp(argv[7], "close");
     void *h = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
     if (!h) { printf("dlopen failed: %s\n", dlerror()); return 1; }
     LOAD(fmi3InstantiateCoSimulation) LOAD(fmi3EnterInitializationMode)
@@ -328,7 +333,7 @@ int main(int argc, char **argv) {
     LOAD(fmi3DoStep) LOAD(fmi3Terminate) LOAD(fmi3FreeInstance)
     fmi3ValueReference vu = atoi(argv[3]), vy = atoi(argv[4]), vkp = atoi(argv[5]);
     fmi3Instance c[2];
-    for (int i = 0; i < 2; i++) {
+    for (int i = 0; i < n; i++) {
         double kp = i ? 10.0 : 4.0;
         c[i] = fmi3InstantiateCoSimulation(i ? "b" : "a", "", res, 0, 0, 0, 0, NULL, 0,
                                            NULL, NULL, NULL);
@@ -341,37 +346,37 @@ int main(int argc, char **argv) {
     double last, y;
     for (int k = 0; k < 300; k++) {
         double t = k * 1e-3, u = sin(3.0 * t) + (t >= 0.2 ? 1.0 : 0.0);
-        for (int i = 0; i < 2; i++) {
+        for (int i = 0; i < n; i++) {
             fmi3SetFloat64(c[i], &vu, 1, &u, 1);
             if (fmi3DoStep(c[i], t, 1e-3, 1, &ev, &term, &early, &last)) return 6;
             fmi3GetFloat64(c[i], &vy, 1, &y, 1);
-            printf(i ? "%.17g\n" : "%.17g ", y);
+            printf(i == n - 1 ? "%.17g\n" : "%.17g ", y);
         }
     }
-    for (int i = 0; i < 2; i++) { fmi3Terminate(c[i]); fmi3FreeInstance(c[i]); }
-    /* leave without the exit handlers: pythonfmu3's wrapper finalizes its embedded
-       interpreter then and sometimes corrupts the heap (a crash after all the output,
-       seen in CI); the FMU's results are what this host checks */
     fflush(stdout);
-    _exit(0);
+    for (int i = 0; i < n; i++) {
+        if (fmi3Terminate(c[i])) return 7;
+        fmi3FreeInstance(c[i]);
+    }
+    fprintf(stderr, "freed\n");
+    if (close && dlclose(h)) return 8;
+    return 0;
 }
 """
 
 
-def test_two_instances_in_a_c_host_that_embeds_python(fmus, tmp_path):
-    """A tool that is not a Python process (a C program, dlopen): the wrapper starts the
-    interpreter; the binary does not link libpython, so the host preloads it (as the
-    FMU's README says); two instances with different gains run interleaved."""
+def _c_host(fmus, tmp_path, n, *extra):
+    """Run the C host on the servo FMU in a child process (a crash fails the test, not the
+    runner); ``(process, rows)``."""
     from fmpy import read_model_description
     libpython = _libpython()
     if shutil.which("gcc") is None or libpython is None or sys.platform != "linux":
         pytest.skip("needs gcc, Linux and a shared libpython")
-    import fmpy
     exe = tmp_path / "host"
     (tmp_path / "host.c").write_text(HOST)
-    subprocess.run(["gcc", "-O2", "-std=c99", f"-I{pathlib.Path(fmpy.__file__).parent}/c-code",
-                    str(tmp_path / "host.c"), "-o", str(exe), "-ldl", "-lm"], check=True,
-                   capture_output=True, text=True)
+    subprocess.run(["gcc", "-O2", "-std=c99", f"-I{ROOT}/tests/conformance/reference_fmus/"
+                    "include", str(tmp_path / "host.c"), "-o", str(exe), "-ldl", "-lm"],
+                   check=True, capture_output=True, text=True)
     unz = tmp_path / "fmu"
     with zipfile.ZipFile(fmus["servo"]) as zf:
         zf.extractall(unz)
@@ -379,17 +384,41 @@ def test_two_instances_in_a_c_host_that_embeds_python(fmus, tmp_path):
     site = sysconfig.get_paths()["purelib"]
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"),
            "PYTHONPATH": os.pathsep.join([str(ROOT), site])}
-    args = [str(exe), str(unz), "servo", str(vr["u"]), str(vr["y"]), str(vr["pi.kp"])]
+    args = [str(exe), str(unz), "servo", str(vr["u"]), str(vr["y"]), str(vr["pi.kp"]),
+            str(n), *extra]
     bare = subprocess.run(args, capture_output=True, text=True, env=env, timeout=60)
     assert bare.returncode == 1 and "undefined symbol" in bare.stdout  # no libpython
     proc = subprocess.run(args, capture_output=True, text=True, timeout=120,
                           env={**env, "LD_PRELOAD": libpython})
-    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
     rows = np.array([[float(x) for x in line.split()] for line in proc.stdout.splitlines()])
+    return proc, rows
+
+
+def test_two_instances_in_a_c_host_that_embeds_python(fmus, tmp_path):
+    """A tool that is not a Python process (a C program, dlopen): the wrapper starts the
+    interpreter; the binary does not link libpython, so the host preloads it (as the
+    FMU's README says); two instances with different gains run interleaved, are freed,
+    and the host exits normally."""
+    proc, rows = _c_host(fmus, tmp_path, 2)
+    assert proc.returncode == 0, (proc.returncode, proc.stderr[-2000:])
     assert rows.shape == (300, 2)
     # measured 0.0 for both instances (the u values are computed in C: same doubles)
     assert np.max(np.abs(rows[:, 0] - _reference(u_sine, 0, 300))) <= 1e-14
     assert np.max(np.abs(rows[:, 1] - _reference(u_sine, 0, 300, kp=10.0))) <= 1e-14
+
+
+def test_a_c_host_frees_the_instance_unloads_and_exits_cleanly(fmus, tmp_path):
+    """The whole FMI lifecycle in a C host, as tools run it: instantiate, step,
+    terminate, free, unload the library, exit.  pythonfmu3's wrapper finalizes its
+    interpreter from the exit handlers, after the static destructors of the extension
+    modules the model imported (scipy's), and the host segfaulted (rc -11) after correct
+    results; the slave now registers the finalization to run before them
+    (:func:`fmus.pyslave3.finalize_before_extensions`)."""
+    proc, rows = _c_host(fmus, tmp_path, 1, "close")
+    assert rows.shape == (300, 1) and "freed" in proc.stderr
+    assert proc.returncode == 0, (f"the C host ended with {proc.returncode} after freeing "
+                                  f"the instance: {proc.stderr[-2000:]}")
+    assert np.max(np.abs(rows[:, 0] - _reference(u_sine, 0, 300))) <= 1e-14
 
 
 def test_export_errors_name_the_problem(tmp_path):
