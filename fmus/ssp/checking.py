@@ -2,8 +2,9 @@
 
 Connectors must be variables of the FMU with the matching causality, type and unit,
 connections join matching types and compatible units, bound values name variables that
-may be set before initialization and are converted to their type and unit.  The rule
-for settable variables and the unit lookup are shared with the export.
+may be set before initialization and are converted to their type and unit
+(:func:`~fmus.ssp.values.typed`).  The rule for settable variables is shared with the
+export.
 """
 
 from __future__ import annotations
@@ -14,22 +15,26 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from cosim.block import did_you_mean
-from cosim.errors import ParameterError, UnitError
-from cosim.units import Unit, conversion, parse_unit
+from cosim.errors import UnitError
+from cosim.units import conversion
 
 from ..archive import ArchiveLimits
 from ..errors import FMUError, FMUWarning
 from ..importer import FMU
-from ..instance import check_value
-from .model import KIND_OF_TYPE, SSPConnection, SSPConnector, SSPError, SSPSystem
+from .model import KIND_OF_TYPE, SSPComponent, SSPConnection, SSPConnector, SSPError, SSPSystem
+from .values import Bound, typed, unit_of
 
 if TYPE_CHECKING:
     from .reading import _Reader
 
+__all__ = ["check_components", "check_system", "settable", "unit_of"]
 
 _CAUSALITY = {"input": ("input",), "output": ("output",),
               "parameter": ("parameter", "structuralParameter"),
-              "calculatedParameter": ("calculatedParameter",)}
+              "structuralParameter": ("structuralParameter", "parameter"),
+              "calculatedParameter": ("calculatedParameter",),
+              "constant": ("parameter", "calculatedParameter", "local", "output"),
+              "local": ("local",)}
 
 
 def settable(var: Any) -> bool:
@@ -40,24 +45,10 @@ def settable(var: Any) -> bool:
         or var.initial in ("exact", "approx")
 
 
-def unit_of(name: str, units: dict) -> Unit | None:
-    """The unit called ``name``: from ``<Units>``, else cosim's grammar, else None."""
-    if name in units:
-        return units[name]
-    try:
-        return parse_unit(name)
-    except UnitError:
-        return None
-
-
-def check_against_fmus(reader: _Reader, system: SSPSystem, limits: ArchiveLimits) -> None:
-    """Load each component's FMU (once per file) and check the system against them.
-
-    Fills ``comp.fmu``, replaces ``comp.parameters`` and ``system.inputs`` by the bound
-    values in the variables' types and units.
-    """
+def check_components(reader: _Reader, comps: list, limits: ArchiveLimits) -> None:
+    """Load each component's FMU (once per file) and check its connectors against it."""
     fmus: dict[Path, FMU] = {}
-    for comp in system.components.values():
+    for comp in comps:
         key = Path(os.path.realpath(comp.path))
         if key not in fmus:
             try:
@@ -68,9 +59,6 @@ def check_against_fmus(reader: _Reader, system: SSPSystem, limits: ArchiveLimits
                 raise
         comp.fmu = fmu = fmus[key]
         owner = f"component '{comp.name}' ({comp.source})"
-        if "CoSimulation" not in fmu.info.interfaces:
-            raise SSPError(f"SSP '{reader.label}': {owner}: the FMU has no Co-Simulation "
-                           "interface; SSP components run through Co-Simulation here")
         by_name = fmu.info.by_name
         for c in comp.connectors:
             var = by_name.get(c.name)
@@ -80,74 +68,86 @@ def check_against_fmus(reader: _Reader, system: SSPSystem, limits: ArchiveLimits
                                + did_you_mean(c.name, [v.name for v in fmu.info.variables
                                                        if v.causality in ("input", "output",
                                                                           "parameter")]))
-            if c.kind == "inout":
-                raise SSPError(f"SSP '{reader.label}': {owner}: connector {c.name!r} is inout; "
-                               "inout connectors are not supported")
+            if c.kind in ("inout", "unspecified"):
+                raise SSPError(f"SSP '{reader.label}': {owner}: connector {c.name!r} is "
+                               f"{c.kind}; {c.kind} connectors are not supported")
             if var.causality not in _CAUSALITY[c.kind]:
                 raise SSPError(f"SSP '{reader.label}': {owner}: connector {c.name!r} has kind "
                                f"{c.kind!r} but the FMU variable has causality {var.causality!r}")
             if var.shape:
                 raise SSPError(f"SSP '{reader.label}': {owner}: connector {c.name!r} is an "
-                               f"array variable {var.shape}; arrays are not supported in SSP 1.0")
-            _check_type(reader, owner, c, var, system.units)
-        # bound values: FMU variable, settable, converted to its type and unit
-        done = {}
-        for pname, _typ, value, unit, p, file in comp.bound:
-            var = by_name.get(pname)
-            if var is None:
-                warnings.warn(f"SSP '{reader.label}': {file} line {p.sourceline}: {owner}: "
-                              f"bound value {pname!r} matches no FMU variable and is ignored "
-                              "(SSP rule); " + did_you_mean(pname, [
-                                  v.name for v in fmu.info.variables if settable(v)]),
-                              FMUWarning, stacklevel=3)
-                continue
-            if not settable(var):
-                raise reader.fail(p, f"{owner}: a value is bound to {pname!r}, a "
-                                     f"{var.variability} {var.causality} with initial="
-                                     f"{var.initial!r}, which cannot be set before "
-                                     "initialization", "remove the binding", file=file)
-            done[pname] = _typed(reader, owner, var, value, unit, p, file)
-        comp.parameters = done
+                               f"array variable {var.shape}; array connectors are not supported")
+            _check_type(reader, owner, c, var, reader.comp_info[comp.name][0].units)
+
+
+def check_system(reader: _Reader, system: SSPSystem) -> None:
+    """Check the flattened connections and turn bound values into the FMUs' types."""
+    for comp in system.components.values():
+        comp.parameters = _bound_values(reader, comp)
     for conn in system.connections:
         _check_connection(reader, system, conn)
-    for name, _typ, value, unit, p, file in system._bound:
-        targets = [system.components[c.end[0]].fmu.info.by_name[c.end[1]]
-                   for c in system.connections if c.start == (None, name)]
-        if targets:
-            system.inputs[name] = _typed(reader, f"system input '{name}'", targets[0], value,
-                                         unit, p, file)
+    targets: dict = {}
+    for c in system.connections:
+        if c.start[0] is None and c.end[0] is not None:
+            targets.setdefault(c.start[1], []).append(
+                system.components[c.end[0]].fmu.info.by_name[c.end[1]])
+    for b in system._bound:
+        system.inputs[b.name] = _connector_value(reader, system, b, targets.get(b.name, []))
 
 
-def _typed(reader: _Reader, owner: str, var: Any, value: Any, unit: tuple | None, p: Any,
-           file: str) -> Any:
-    """A bound value in the variable's type and unit (``unit``: (name, Unit or None))."""
-    if unit is not None and var.kind == "real" and unit[0] != var.fmi_unit:
-        if unit[1] is None:
-            raise reader.fail(p, f"{owner}: unit {unit[0]!r} of the value for {var.name!r} is "
-                                 "not defined in <Units> and is not a unit cosim knows",
-                              "add a <ssc:Unit> definition with its BaseUnit", file=file)
-        try:
-            scale, bias = conversion(unit[1], var.unit)
-        except UnitError as exc:
-            raise reader.fail(p, f"{owner}: value for {var.name!r} in unit {unit[0]!r} "
-                                 f"cannot be converted to the variable's unit {var.unit!r} "
-                                 f"({exc})", file=file) from None
-        value = scale * value + bias if (scale, bias) != (1.0, 0.0) else value
-    try:
-        return check_value(var, value, owner)
-    except ParameterError as exc:
-        raise reader.fail(p, str(exc), file=file) from None
+def _bound_values(reader: _Reader, comp: SSPComponent) -> dict:
+    """``{variable: value}`` of the bindings (later wins), typed; unmatched names warn."""
+    fmu = comp.fmu
+    by_name = fmu.info.by_name
+    owner = f"component '{comp.name}' ({comp.source})"
+    done: dict = {}
+    for b in comp.bound:
+        var = by_name.get(b.name)
+        if var is None:
+            warnings.warn(f"SSP '{reader.label}': {b.where()}: {owner}: bound value {b.name!r} "
+                          "matches no FMU variable and is ignored (SSP rule); "
+                          + did_you_mean(b.name, [v.name for v in fmu.info.variables
+                                                  if settable(v)]), FMUWarning, stacklevel=4)
+            continue
+        if not settable(var):
+            el, file = b.entry if b.entry is not None else (b.el, b.file)
+            raise reader.fail(el, f"{owner}: a value is bound to {b.name!r}, a "
+                                  f"{var.variability} {var.causality} with initial="
+                                  f"{var.initial!r}, which cannot be set before "
+                                  "initialization", "remove the binding", file=file)
+        done.pop(b.name, None)  # a later binding wins (and comes last)
+        done[b.name] = typed(reader, owner, var, b, fmu)
+    return done
+
+
+def _connector_value(reader: _Reader, system: SSPSystem, b: Bound, targets: list) -> Any:
+    """A system input's bound value: in the connector's unit, else the first target's."""
+    decl = system.connector(b.name)
+    owner = f"system input '{b.name}'"
+    kind = KIND_OF_TYPE[b.type]
+    if decl is not None and decl.unit and kind == "real":
+        from types import SimpleNamespace
+        u = unit_of(decl.unit, system.units)
+        var = SimpleNamespace(name=b.name, kind="real", type="Real", unit=u,
+                              fmi_unit=decl.unit, min=None, max=None, shape=())
+        return typed(reader, owner, var, b)
+    if targets:
+        return typed(reader, owner, targets[0], b,
+                     next((c.fmu for c in system.components.values()
+                           if targets[0] in c.fmu.info.variables), None))
+    return b.value
 
 
 def _check_type(reader: _Reader, owner: str, c: SSPConnector, var: Any, units: dict) -> None:
     if c.type is None:
         return
-    ok = (KIND_OF_TYPE.get(c.type) == var.kind
-          or (c.type == "Enumeration" and var.type == "Enumeration"))
+    kind = KIND_OF_TYPE.get(c.type)
+    ok = kind == var.kind or (kind == "enum" and var.type == "Enumeration") \
+        or (kind == "int" and var.type == "Enumeration")
     if not ok:
         raise SSPError(f"SSP '{reader.label}': {owner}: connector {c.name!r} is declared "
                        f"{c.type} but the FMU variable is {var.type}")
-    if c.type == "Real" and c.unit and c.unit != var.fmi_unit and var.unit is not None:
+    if kind == "real" and c.unit and c.unit != var.fmi_unit and var.unit is not None:
         u = unit_of(c.unit, units)
         try:
             same = u is not None and conversion(u, var.unit) == (1.0, 0.0)
@@ -165,18 +165,29 @@ def _endpoint_var(system: SSPSystem, end: tuple) -> Any:
 
 
 def _check_connection(reader: _Reader, system: SSPSystem, conn: SSPConnection) -> None:
+    chain = getattr(reader, "origins", {}).get((conn.start, conn.end))
+    raw = chain[-1].raw if chain else None
+
+    def fail(what: str) -> SSPError:
+        if raw is None:
+            return SSPError(f"SSP '{reader.label}': connection {conn}: {what}")
+        via = f" (flattened {conn})" if len(chain) > 1 else ""
+        return reader.fail(raw.el, f"connection {raw.label()}{via}: {what}", file=raw.file)
+
     a, b = _endpoint_var(system, conn.start), _endpoint_var(system, conn.end)
     if a is not None and b is not None and a.kind != b.kind:
-        raise SSPError(f"SSP '{reader.label}': connection {conn}: {a.type} output to {b.type} "
-                       "input; the types must match")
+        raise fail(f"{a.type} output to {b.type} input; the types must match")
     if conn.transform is not None and any(v is not None and v.kind != "real" for v in (a, b)):
-        raise SSPError(f"SSP '{reader.label}': connection {conn}: a LinearTransformation is "
-                       "only valid between Real connectors")
+        raise fail("a LinearTransformation is only valid between Real connectors")
     if a is not None and b is not None:
         try:
             conversion(a.unit, b.unit)
         except UnitError as exc:
-            raise SSPError(f"SSP '{reader.label}': connection {conn}: [{a.unit}] -> "
-                           f"[{b.unit}]: {exc}; the master connects compatible units only "
-                           "(suppressUnitConversion included)") from None
-
+            raise fail(f"[{a.unit}] -> [{b.unit}]: {exc}; the master connects compatible "
+                       "units only (suppressUnitConversion included)") from None
+    for v, end in ((a, conn.start), (b, conn.end)):
+        if v is None:
+            continue
+        if v.kind not in ("real", "int", "bool"):
+            raise fail(f"{'.'.join(end)} is a {v.type} variable; the master exchanges Real, "
+                       "Integer and Boolean values only")

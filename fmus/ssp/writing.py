@@ -25,10 +25,12 @@ from .model import (
     BASE,
     COSIM_NS,
     FMU_TYPE,
+    INT_RANGE,
     NS,
     SSD_NAME,
     TYPE_OF_KIND,
     SSPError,
+    SSPSolver,
     q,
 )
 
@@ -46,19 +48,40 @@ def _fmt(value: Any) -> str:
     return str(value)
 
 
-def _parameter_set_el(etree: Any, name: str, entries: list, units: dict | None) -> Any:
-    """An ``ssv:ParameterSet`` of ``[(name, Variable, value)]`` (values in the FMU's units)."""
+def _value_type(var: Any, value: Any) -> str:
+    """The ``ssv:`` element for ``value``: SSP 1.0's where it can hold the value, else the
+    SSP 2.0 integer type of the FMI 3 variable (``Integer`` is a 32-bit ``xs:int``)."""
+    typ = TYPE_OF_KIND[var.kind]
+    if var.kind == "int":
+        lo, hi = INT_RANGE["Integer"]
+        if not lo <= int(value) <= hi:
+            return var.type if var.type in INT_RANGE else "Int64"
+    return typ
+
+
+def _parameter_set_el(etree: Any, name: str, entries: list, units: dict | None,
+                      value_units: dict | None = None) -> Any:
+    """An ``ssv:ParameterSet`` of ``[(name, Variable, value)]`` (values in the FMU's units,
+    or in ``value_units[name]``).
+
+    The set says ``version="2.0"`` when it holds an SSP 2.0 type (an integer beyond
+    ``Integer``'s 32 bits).
+    """
     pset = etree.Element(q("ssv", "ParameterSet"), nsmap={"ssv": NS["ssv"], "ssc": NS["ssc"]},
                          version="1.0", name=name)
     params = etree.SubElement(pset, q("ssv", "Parameters"))
     for pname, var, value in entries:
         if var.kind not in TYPE_OF_KIND or var.shape:
             raise SSPError(f"FMU variable '{var.name}' ({var.type}{list(var.shape) or ''}) "
-                           "cannot be written as an SSP 1.0 parameter value")
+                           "cannot be written as an SSP parameter value")
+        typ = _value_type(var, value)
+        if typ != TYPE_OF_KIND[var.kind]:
+            pset.set("version", "2.0")
         el = etree.SubElement(etree.SubElement(params, q("ssv", "Parameter"), name=pname),
-                              q("ssv", TYPE_OF_KIND[var.kind]), value=_fmt(value))
-        if var.kind == "real" and var.fmi_unit:
-            el.set("unit", var.fmi_unit)
+                              q("ssv", typ), value=_fmt(value))
+        unit = (value_units or {}).get(pname, var.fmi_unit)
+        if var.kind == "real" and unit:
+            el.set("unit", unit)
     if units:
         _units_el(etree, pset, "ssv", units)
     return pset
@@ -76,11 +99,13 @@ def _units_el(etree: Any, parent: Any, prefix: str, units: dict) -> None:
         etree.SubElement(u, q("ssc", "BaseUnit"), **attrs)
 
 
-def _connector_el(etree: Any, parent: Any, name: str, kind: str, var: Any) -> None:
+def _connector_el(etree: Any, parent: Any, name: str, kind: str, var: Any,
+                  unit: str | None = None) -> None:
     c = etree.SubElement(parent, q("ssd", "Connector"), name=name, kind=kind)
     t = etree.SubElement(c, q("ssc", TYPE_OF_KIND[var.kind]))
-    if var.kind == "real" and var.fmi_unit:
-        t.set("unit", var.fmi_unit)
+    unit = unit or var.fmi_unit
+    if var.kind == "real" and unit:
+        t.set("unit", unit)
 
 
 def _ports(fmu: FMU) -> list:
@@ -89,7 +114,8 @@ def _ports(fmu: FMU) -> list:
             and v.kind in ("real", "int", "bool") and not v.shape]
 
 
-def _export_components(label: str, components: dict, parameters: dict | None) -> tuple:
+def _export_components(label: str, components: dict, parameters: dict | None,
+                       model_exchange: dict) -> tuple:
     """``({name: FMU}, {name: {Variable: value}})``, checked."""
     from ..subsystem import FMUSubsystem
     if not isinstance(components, dict) or not components:
@@ -99,13 +125,16 @@ def _export_components(label: str, components: dict, parameters: dict | None) ->
     for cname, c in components.items():
         if not isinstance(cname, str) or not cname or "." in cname:
             raise SSPError(f"{label}: component name {cname!r} must be a non-empty string "
-                           "without '.'")
+                           "without '.' ('/' may separate the levels of a flattened system)")
         sub = c if isinstance(c, FMUSubsystem) else None
         fmus[cname] = sub.fmu if sub is not None else as_fmu(c)
         values[cname] = dict(sub.params) if sub is not None else {}
-        if "CoSimulation" not in fmus[cname].info.interfaces:
+        need = "ModelExchange" if cname in model_exchange else "CoSimulation"
+        if need not in fmus[cname].info.interfaces:
             raise SSPError(f"{label}: component '{cname}': FMU '{fmus[cname].path.name}' has "
-                           "no Co-Simulation interface (SSP components run through CS here)")
+                           f"no {need} interface"
+                           + ("; name it in model_exchange= to run it through Model Exchange"
+                              if need == "CoSimulation" else ""))
     for cname, vals in (parameters or {}).items():
         if cname not in fmus:
             raise SSPError(f"{label}: parameters for unknown component {cname!r}; "
@@ -125,7 +154,7 @@ def _export_components(label: str, components: dict, parameters: dict | None) ->
     return fmus, values
 
 
-def _export_connections(label: str, fmus: dict, connections: list) -> tuple:
+def _export_connections(label: str, fmus: dict, connections: list, cunits: dict) -> tuple:
     """``([((comp | None, name), (comp | None, name), transform)], {system connector:
     (kind, Variable)})`` from master-style connection tuples, checked."""
     sys_conns: dict[str, tuple[str, Any]] = {}
@@ -179,6 +208,10 @@ def _export_connections(label: str, fmus: dict, connections: list) -> tuple:
                 conversion(sv.unit, dv.unit)
             except UnitError as exc:
                 raise SSPError(f"{where}: {exc}") from None
+        if tr is not None:  # the master's (factor, offset) -> SSP's (conversion first)
+            s0, b0 = conversion(sv.unit if sc is not None else cunits.get(sv, (0, dv.unit))[1],
+                                dv.unit if dc is not None else cunits.get(dv, (0, sv.unit))[1])
+            tr = (tr[0], s0 * tr[1] + (b0 - tr[0] * b0))
         conns.append(((sc, sv if sc is None else sv.name), (dc, dv if dc is None else dv.name),
                       tr))
     return conns, sys_conns
@@ -202,6 +235,19 @@ def _export_units(label: str, fmus: dict, values: dict) -> dict:
     return units
 
 
+def _add_unit(label: str, units: dict, name: str, unit: Any) -> None:
+    """Add a cosim unit to the ``<Units>`` table (as FMI ``BaseUnit`` attributes)."""
+    from types import SimpleNamespace
+    bu = SimpleNamespace(**dict(zip(BASE, unit.exponents)), factor=unit.factor,
+                         offset=unit.offset)
+    old = units.get(name)
+    if old is not None and any(float(getattr(old, k)) != float(getattr(bu, k))
+                               for k in BASE + ("factor", "offset")):
+        raise SSPError(f"{label}: unit {name!r} of a system connector is defined differently "
+                       "by an FMU; SSP units are global")
+    units[name] = bu
+
+
 def _resource_names(fmus: dict) -> dict:
     """``{real path of the FMU: name under resources/}``, one per distinct FMU."""
     names: dict[Path, str] = {}
@@ -222,7 +268,9 @@ def export_ssp(dest: str | os.PathLike, components: dict, connections: list = ()
                parameters: dict | None = None, name: str = "System", start: float = 0.0,
                stop: float | None = None, step_s: float | None = None,
                inputs: dict | None = None, ssv_files: bool = False,
-               description: str = "") -> Path:
+               description: str = "", model_exchange: dict | None = None,
+               solvers: dict | None = None, tolerance: float | None = None,
+               connector_units: dict | None = None) -> Path:
     """Write an SSP 1.0 archive (``SystemStructure.ssd`` + ``resources/*.fmu``).
 
     Parameters
@@ -235,9 +283,11 @@ def export_ssp(dest: str | os.PathLike, components: dict, connections: list = ()
         inputs and outputs, typed (with units) from its model description.
     connections : list
         As for :class:`~cosim.master.MasterScheduler`: ``("A.out", "B.in")`` or
-        ``("A.out", "B.in", (factor, offset))`` (a ``LinearTransformation``).  Ports may be
-        given by FMU variable name or cosim port name.  An end without a dot is a system
-        connector: ``("u", "A.in")`` a system input, ``("A.out", "y")`` a system output.
+        ``("A.out", "B.in", (factor, offset))`` (the input gets ``factor * out + offset``
+        in the output's unit, then converted; written as SSP's ``LinearTransformation``,
+        which converts first).  Ports may be given by FMU variable name or cosim port
+        name.  An end without a dot is a system connector: ``("u", "A.in")`` a system
+        input, ``("A.out", "y")`` a system output.
     parameters : dict, optional
         ``{component: {variable: value}}``: parameters and other start values
         (``initial="exact"/"approx"``), in the FMU's units.
@@ -252,6 +302,17 @@ def export_ssp(dest: str | os.PathLike, components: dict, connections: list = ()
     ssv_files : bool
         Write the values of each component to ``resources/<component>.ssv`` (referenced
         by the binding's ``source``) instead of inline.
+    model_exchange : dict, optional
+        ``{component: unit}``: components run through Model Exchange
+        (``implementation="ModelExchange"``), grouped in units integrated together.
+    solvers : dict, optional
+        ``{unit: SSPSolver or DiagramSubsystem options}`` (default: cosim's ``bdf``); kept
+        with the units in the cosim annotation.
+    tolerance : float, optional
+        The relative tolerance given to the Co-Simulation FMUs (cosim annotation).
+    connector_units : dict, optional
+        ``{system connector: (unit name, cosim Unit)}``: a system connector's own unit
+        (default: its FMU variable's); input values are given in it.
 
     Returns
     -------
@@ -261,14 +322,22 @@ def export_ssp(dest: str | os.PathLike, components: dict, connections: list = ()
     from lxml import etree
     dest = Path(dest)
     label = f"export_ssp('{dest.name}')"
-    fmus, values = _export_components(label, components, parameters)
-    conns, sys_conns = _export_connections(label, fmus, connections)
+    model_exchange = dict(model_exchange or {})
+    fmus, values = _export_components(label, components, parameters, model_exchange)
+    units_me = _me_units(label, fmus, model_exchange, solvers)
+    cunits = dict(connector_units or {})
+    conns, sys_conns = _export_connections(label, fmus, connections, cunits)
     for k in (inputs or {}):
         if sys_conns.get(k, ("",))[0] != "input":
             raise SSPError(f"{label}: inputs names {k!r}, which no connection uses as a system "
                            "input; " + did_you_mean(k, [n for n, (kd, _) in sys_conns.items()
                                                          if kd == "input"]))
     units = _export_units(label, fmus, values)
+    for cname, (uname, unit) in cunits.items():
+        if cname not in sys_conns:
+            raise SSPError(f"{label}: connector_units names {cname!r}, which no connection uses "
+                           "as a system connector; " + did_you_mean(cname, sys_conns))
+        _add_unit(label, units, uname, unit)
     res_names = _resource_names(fmus)
 
     now = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
@@ -282,7 +351,7 @@ def export_ssp(dest: str | os.PathLike, components: dict, connections: list = ()
     if sys_conns:  # element order as the schema wants it
         cs = etree.SubElement(sys_el, q("ssd", "Connectors"))
         for cname, (kind, var) in sys_conns.items():
-            _connector_el(etree, cs, cname, kind, var)
+            _connector_el(etree, cs, cname, kind, var, cunits.get(cname, (None,))[0])
     if inputs:
         entries = [(k, sys_conns[k][1], check_value(sys_conns[k][1], v,
                                                     f"{label}: system input '{k}'"))
@@ -290,13 +359,16 @@ def export_ssp(dest: str | os.PathLike, components: dict, connections: list = ()
         b = etree.SubElement(etree.SubElement(sys_el, q("ssd", "ParameterBindings")),
                              q("ssd", "ParameterBinding"))
         etree.SubElement(b, q("ssd", "ParameterValues")).append(
-            _parameter_set_el(etree, f"{name} inputs", entries, None))
+            _parameter_set_el(etree, f"{name} inputs", entries, None,
+                              {k: u for k, (u, _) in cunits.items()}))
     elements = etree.SubElement(sys_el, q("ssd", "Elements"))
     ssv_out: dict[str, bytes] = {}
     for cname, fmu in fmus.items():
         comp = etree.SubElement(elements, q("ssd", "Component"), name=cname, type=FMU_TYPE,
                                 source="resources/" + res_names[Path(os.path.realpath(
-                                    fmu.path))], implementation="CoSimulation")
+                                    fmu.path))],
+                                implementation="ModelExchange" if cname in model_exchange
+                                else "CoSimulation")
         ports = _ports(fmu)
         if ports:
             cs = etree.SubElement(comp, q("ssd", "Connectors"))
@@ -334,11 +406,22 @@ def export_ssp(dest: str | os.PathLike, components: dict, connections: list = ()
     exp = etree.SubElement(doc, q("ssd", "DefaultExperiment"), startTime=_fmt(float(start)))
     if stop is not None:
         exp.set("stopTime", _fmt(float(stop)))
-    if step_s is not None:
+    if step_s is not None or units_me or tolerance is not None:
         ann = etree.SubElement(etree.SubElement(doc, q("ssd", "Annotations")),
                                q("ssc", "Annotation"), type=ANNOTATION_TYPE)
-        etree.SubElement(ann, f"{{{COSIM_NS}}}Master", nsmap={"cosim": COSIM_NS},
-                         stepSize=_fmt(float(step_s)))
+        m = etree.SubElement(ann, f"{{{COSIM_NS}}}Master", nsmap={"cosim": COSIM_NS})
+        if step_s is not None:
+            m.set("stepSize", _fmt(float(step_s)))
+        if tolerance is not None:
+            m.set("tolerance", _fmt(float(tolerance)))
+        for unit, (solver, comps) in units_me.items():
+            u = etree.SubElement(m, f"{{{COSIM_NS}}}ModelExchange", name=unit,
+                                 solver=solver.method)
+            for k in ("dt", "rtol", "atol", "max_step"):
+                if getattr(solver, k) is not None:
+                    u.set(k, _fmt(float(getattr(solver, k))))
+            for c in comps:
+                etree.SubElement(u, f"{{{COSIM_NS}}}Component", name=c)
     ssd = etree.tostring(doc, xml_declaration=True, encoding="UTF-8", pretty_print=True)
 
     dest.parent.mkdir(parents=True, exist_ok=True)
@@ -356,6 +439,33 @@ def export_ssp(dest: str | os.PathLike, components: dict, connections: list = ()
     return dest
 
 
+def _me_units(label: str, fmus: dict, model_exchange: dict, solvers: dict | None) -> dict:
+    """``{unit: (SSPSolver, [components])}`` of the Model Exchange components."""
+    units: dict = {}
+    for cname, unit in model_exchange.items():
+        if cname not in fmus:
+            raise SSPError(f"{label}: model_exchange names unknown component {cname!r}; "
+                           + did_you_mean(cname, fmus))
+        if not isinstance(unit, str) or not unit or "." in unit or unit in fmus:
+            raise SSPError(f"{label}: Model Exchange unit name {unit!r} of component "
+                           f"'{cname}' must be a non-empty string without '.' that no "
+                           "component has")
+        units.setdefault(unit, []).append(cname)
+    out = {}
+    for unit, comps in units.items():
+        given = (solvers or {}).get(unit)
+        if isinstance(given, dict):
+            given = SSPSolver(given.get("solver", "bdf"),
+                              **{k: given[k] for k in ("dt", "rtol", "atol", "max_step")
+                                 if k in given})
+        out[unit] = (given or SSPSolver(), comps)
+    unknown = set(solvers or {}) - set(units)
+    if unknown:
+        raise SSPError(f"{label}: solvers names unknown unit(s) {', '.join(sorted(unknown))}; "
+                       + did_you_mean(sorted(unknown)[0], units))
+    return out
+
+
 def _write_fmu(zf: zipfile.ZipFile, src: Path, arcname: str) -> None:
     if src.is_dir():  # an extracted FMU: zip it
         buf = io.BytesIO()
@@ -369,15 +479,25 @@ def _write_fmu(zf: zipfile.ZipFile, src: Path, arcname: str) -> None:
 
 
 def export_master_ssp(dest: str | os.PathLike, master: MasterScheduler, *,
-                      name: str = "System", stop: float | None = None, **kw: Any) -> Path:
+                      name: str | None = None, stop: float | None = None, **kw: Any) -> Path:
     """Write the FMU subsystems and connections of ``master`` as an SSP.
 
     The macro step goes into the cosim annotation; each subsystem's parameter values
     are exported; a connection's ``(factor, offset)`` is recovered from the master's
     scale and bias by removing the unit conversion.  Subsystems that are not
-    :class:`~fmus.subsystem.FMUSubsystem` (or have ``rate != 1``) are refused.
+    :class:`~fmus.subsystem.FMUSubsystem` (or have ``rate != 1``) are refused, except in a
+    master made by :func:`~fmus.ssp.load_ssp`, whose system (Model Exchange units and
+    system connectors included) is written flattened, with the master's macro step.
     """
     from ..subsystem import FMUSubsystem
+    from .model import SSPSystem
+    ssp = getattr(master, "ssp", None)
+    if isinstance(ssp, SSPSystem):
+        kw.setdefault("step_s", master.H * 1e-9)
+        if stop is not None:
+            kw["stop"] = stop
+        return ssp.export(dest, name=name or ssp.name, **kw)
+    name = name or "System"
     comps = {}
     for s in master.subsystems:
         if not isinstance(s, FMUSubsystem):

@@ -291,13 +291,19 @@ def test_a_connector_of_the_wrong_kind_type_or_unit(pair, tmp_path):
             read_ssp(p)
 
 
-def test_a_connection_running_backwards(pair, tmp_path):
+def test_the_direction_of_a_connection_comes_from_the_connector_kinds(pair, tmp_path):
+    """SSP: "start" and "end" do not say which way data flows; the kinds do (easySSP writes
+    connections from an input to an output).  Two inputs joined is an error."""
     p = _edit(pair, tmp_path / "b.ssp",
               'startConnector="y" endConnector="F" startElement="lag" endElement="osc"',
               'startConnector="F" endConnector="y" startElement="osc" endElement="lag"')
-    with pytest.raises(SSPError, match="connection osc.F -> lag.y: data must flow from an "
-                                       "output to an input, but the start is an input and the "
-                                       "end an output; swap startElement"):
+    assert read_ssp(p).master_connections() == CONNS
+    p = _edit(pair, tmp_path / "i.ssp",
+              'startConnector="y" endConnector="F" startElement="lag" endElement="osc"',
+              'startConnector="u" endConnector="F" startElement="lag" endElement="osc"')
+    with pytest.raises(SSPError, match=r"line \d+: connection lag.u -> osc.F: both ends are sinks "
+                                       r"\(inputs, or system outputs seen from inside\) \(input "
+                                       "and input\\); SSP takes the direction"):
         read_ssp(p)
 
 
@@ -318,22 +324,32 @@ def test_bound_values_that_cannot_be_set(pair, tmp_path):
 
 
 @pytest.mark.parametrize("old, new, msg", [
-    ("</ssd:Elements>", '<ssd:System name="sub"/></ssd:Elements>',
-     "nested system 'sub' is not supported; flatten it"),
-    ('implementation="CoSimulation"', 'implementation="ModelExchange"',
-     "component 'lag': implementation='ModelExchange' is not supported"),
+    ('implementation="CoSimulation"', 'implementation="ScheduledExecution"',
+     r"line \d+: component 'lag': implementation='ScheduledExecution' is not supported"),
     ('type="application/x-fmu-sharedlibrary" source="resources/LoopA.fmu"',
      'type="application/x-ssp-package" source="resources/LoopA.fmu"',
      "component type 'application/x-ssp-package' is not supported"),
-    ("</ssd:ParameterValues>", '</ssd:ParameterValues><ssd:ParameterMapping source="m.ssm"/>',
-     "parameter mappings .* are not supported"),
     ("</ssd:Connections>", '</ssd:Connections><ssd:SignalDictionaries><ssd:SignalDictionary '
                            'name="d" source="d.ssb"/></ssd:SignalDictionaries>',
      "signal dictionaries are not supported"),
     ('<ssc:LinearTransformation factor="3.0" offset="0.5"/>',
      '<ssc:BooleanMappingTransformation><ssc:MapEntry source="true" target="false"/>'
      "</ssc:BooleanMappingTransformation>",
-     "connection osc.x -> lag.u: BooleanMappingTransformation is not supported"),
+     "connection osc.x -> lag.u: BooleanMappingTransformation is not supported on a signal "
+     "connection"),
+    ("<ssd:ParameterBinding>", '<ssd:ParameterBinding source="k.ssv" sourceBase="component">',
+     r"line \d+: component 'lag': parameter binding with sourceBase='component' .* is not "
+     "supported; put the .ssv file into the SSP"),
+    ('<ssv:Real value="100.0" unit="N/m"/>', '<ssv:Binary value="00ff"/>',
+     r"line \d+: parameter 'k': Binary values are not supported"),
+    ('<ssd:Connector name="F" kind="input">', '<ssd:Connector name="F" kind="input">'
+                                              '<ssc:Real/><ssc:Dimension size="3"/>',
+     "connector 'F' is an array .* array connectors are not supported"),
+    ('endConnector="F" startElement="lag"', 'endConnector="F" startIndices="1" '
+                                            'startElement="lag"',
+     "startIndices .* are not supported"),
+    ('version="1.0" name="pair"', 'version="1.1" name="pair"',
+     "SSP version '1.1' is not supported"),
 ])
 def test_unsupported_features_are_refused_by_name(pair, tmp_path, old, new, msg):
     p = _edit(pair, tmp_path / "f.ssp", old, new)
