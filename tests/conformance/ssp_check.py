@@ -1,4 +1,4 @@
-"""Helpers of the SSP tests: the vendored SSP schemas and the fixtures written in other tools' style.
+"""Helpers of the SSP tests: the vendored SSP schemas and the fixtures in other tools' style.
 
 * :func:`schema_errors` validates every ``.ssd``, ``.ssv`` and ``.ssm`` of an ``.ssp`` (or a
   directory) with lxml against the SSP schemas vendored in ``ssp_schemas/`` (through
