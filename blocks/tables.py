@@ -38,8 +38,10 @@ def _choice(kind: str, name: str, what: str, value: Any, choices: tuple) -> str:
     return value
 
 
-def _breakpoints(kind: str, name: str, what: str, x: Any, min_points: int = 2) -> np.ndarray:
-    """A 1-D float array of finite, strictly increasing breakpoints."""
+def _breakpoints(kind: str, name: str, what: str, x: Any, min_points: int = 2,
+                 repeats: bool = False) -> np.ndarray:
+    """A 1-D float array of finite, strictly increasing breakpoints (``repeats``: a value
+    may also be repeated, nondecreasing)."""
     try:
         a = np.asarray(x, dtype=float)
     except (TypeError, ValueError):
@@ -52,11 +54,14 @@ def _breakpoints(kind: str, name: str, what: str, x: Any, min_points: int = 2) -
                              f"got {a.size}")
     if not np.all(np.isfinite(a)):
         raise ParameterError(f"{kind} '{name}': {what} has non-finite values")
-    bad = np.flatnonzero(np.diff(a) <= 0)
+    bad = np.flatnonzero(np.diff(a) < 0 if repeats else np.diff(a) <= 0)
     if bad.size:
         i = int(bad[0])
-        raise ParameterError(f"{kind} '{name}': {what} must be strictly increasing, but "
-                             f"{what}[{i}] = {a[i]!r} and {what}[{i + 1}] = {a[i + 1]!r}")
+        rule = ("strictly increasing except where a time is repeated (a step)" if repeats
+                else "strictly increasing")
+        raise ParameterError(f"{kind} '{name}': {what} must be {rule}, but "
+                             f"{what}[{i}] = {float(a[i])!r} and {what}[{i + 1}] = "
+                             f"{float(a[i + 1])!r}")
     return a
 
 
@@ -214,6 +219,12 @@ class FromArrays(Block):
     Outside :math:`[t_0, t_{n-1}]`: ``"hold"`` keeps the first/last value,
     ``"error"`` raises.  The instants are rounded to the 1 ns time grid.
 
+    A time given twice (or more) is a step, as in FMPy's ``Input``: the value jumps
+    there from the first row of that time (the left limit) to the last one (the value
+    at and after the instant; linear interpolation goes on from it).  The instant is
+    a time event, and while integrating the interval that ends there the left limit
+    is used (chosen by ``ctx.mode_time``).
+
     Ports
     -----
     out  y   scalar for ``values`` of shape (n,), (k,) for (n, k) [unit]; time only
@@ -227,21 +238,31 @@ class FromArrays(Block):
                                      ("linear", "previous"))
         self.extrapolation = _choice(kind, name, "extrapolation", extrapolation,
                                      ("hold", "error"))
-        t = _breakpoints(kind, name, "t", t, 2 if interpolation == "linear" else 1)
+        t = _breakpoints(kind, name, "t", t, 2 if interpolation == "linear" else 1,
+                         repeats=True)
         ticks = np.round(t * TICKS_PER_SECOND).astype(np.int64)
-        if np.any(np.diff(ticks) <= 0):
+        if np.any((np.diff(ticks) <= 0) & (np.diff(t) > 0)):
             raise ParameterError(f"{kind} '{name}': t has instants closer than the 1 ns time "
                                  "resolution")
+        if interpolation == "linear" and ticks[-1] == ticks[0]:
+            raise ParameterError(f"{kind} '{name}': t needs at least 2 different instants "
+                                 "for interpolation='linear'")
         self.t = t
         self.values = _values(kind, name, "values", values, t.size, "t")
         self._tl, self._ticks = t.tolist(), ticks.tolist()
         self._vl = self.values.tolist() if self.values.ndim == 1 else list(self.values)
-        if interpolation == "previous":
-            v = self.values.reshape(t.size, -1)
-            jumps = np.flatnonzero(np.any(v[1:] != v[:-1], axis=1)) + 1
-            if jumps.size:
-                self.declare_time_event([Fraction(int(ticks[i]), TICKS_PER_SECOND)
-                                         for i in jumps])
+        # steps: tick of a repeated instant -> (first row, last row) there
+        self._steps: dict[int, tuple[int, int]] = {}
+        for i in np.flatnonzero(np.diff(ticks) == 0).tolist():
+            first = self._steps.get(self._ticks[i], (i, i))[0]
+            self._steps[self._ticks[i]] = (first, i + 1)
+        v = self.values.reshape(t.size, -1)
+        jumps = np.flatnonzero(np.any(v[1:] != v[:-1], axis=1)) + 1
+        if interpolation == "linear":  # only the steps are discontinuities
+            jumps = jumps[np.diff(ticks)[jumps - 1] == 0]
+        if jumps.size:
+            self.declare_time_event(sorted({Fraction(int(ticks[i]), TICKS_PER_SECOND)
+                                            for i in jumps}))
         shape = () if self.values.ndim == 1 else (self.values.shape[1],)
         calc = self._previous if interpolation == "previous" else self._linear
         self.y = self.declare_output("y", calc, shape=shape, unit=unit, depends_on=())
@@ -263,13 +284,23 @@ class FromArrays(Block):
 
     def _linear(self, ctx: Any) -> Any:
         t = ctx.time
-        if self._out_of_range(round(t * TICKS_PER_SECOND)):
+        tick = round(t * TICKS_PER_SECOND)
+        if self._out_of_range(tick):
             raise self._range_error(t)
         tl, vl = self._tl, self._vl
-        t = min(max(t, tl[0]), tl[-1])
-        i = min(max(bisect_right(tl, t) - 1, 0), len(tl) - 2)
-        w = (t - tl[i]) / (tl[i + 1] - tl[i])
-        return vl[i] + w * (vl[i + 1] - vl[i])
+        step = self._steps.get(tick) if self._steps else None
+        if step is not None:  # at a step: the left limit while integrating up to it
+            left = round(ctx.mode_time * TICKS_PER_SECOND) < tick
+            v = vl[step[0] if left else step[1]]
+        elif t <= tl[0]:
+            v = vl[0]
+        elif t >= tl[-1]:
+            v = vl[-1]
+        else:
+            i = bisect_right(tl, t) - 1
+            w = (t - tl[i]) / (tl[i + 1] - tl[i])
+            return vl[i] + w * (vl[i + 1] - vl[i])
+        return v if self.values.ndim == 1 else v.copy()
 
 
 def _read_csv(kind: str, name: str, path: Path, delimiter: str) -> tuple[list[str], np.ndarray]:

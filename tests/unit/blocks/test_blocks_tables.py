@@ -262,3 +262,52 @@ def test_constant_input_table_in_diagram_units():
     b.connect(c.y, t.u)  # converted on the wire: 1000 rpm = 104.72 rad/s
     res = Simulator(b.build(), dt=0.1).run(0.1)
     assert res["t.y"][0] == pytest.approx(1.0 + 3.0 * (1000 * 2 * np.pi / 60 - 100) / 100)
+
+
+# ------------------------------------------------- repeated times: steps (FMPy's Input)
+T_STEP = [0.0, 0.5, 0.5, 1.0, 1.5, 1.5, 1.5, 2.0]
+V_STEP = [0.0, 1.0, 3.0, 2.0, 2.0, -1.0, 5.0, 4.0]
+
+
+def test_a_repeated_time_is_a_step_as_in_fmpys_input():
+    fmpy_input = pytest.importorskip("fmpy.simulation").Input
+    t, table = np.array(T_STEP), np.array([V_STEP])
+    h = BlockHarness(FromArrays("src", T_STEP, V_STEP))
+    for time in np.linspace(-0.5, 2.5, 61).tolist() + [0.5, 1.5, 1e-9 + 0.5]:
+        want, _ = fmpy_input.interpolate(time, t, table, after_event=True)
+        assert h.set_time(time).output("y") == pytest.approx(want[0], abs=1e-15), time
+        if time in (0.5, 1.5):  # integrating up to the instant: FMPy's value before it
+            h.ctx.mode_time = time - 0.1
+            left, _ = fmpy_input.interpolate(time, t, table, after_event=False)
+            assert h.output("y") == left[0] == {0.5: 1.0, 1.5: 2.0}[time]
+    prev = BlockHarness(FromArrays("zoh", T_STEP, V_STEP, interpolation="previous"))
+    for time in np.linspace(-0.5, 2.5, 61):
+        want, _ = fmpy_input.interpolate(time, t, table, discrete=True, after_event=True)
+        assert prev.set_time(time).output("y") == want[0], time
+
+
+def test_steps_are_time_events_and_integrate_exactly():
+    src = FromArrays("src", T_STEP, V_STEP)
+    (ev,) = src.time_events
+    assert ev.times == [500_000_000, 1_500_000_000]  # not the kinks at 1.0 and 2.0
+    b = DiagramBuilder("steps")
+    s = b.add(src)
+    itg = b.add(Integrator("itg"))
+    b.connect(s.y, itg.u)
+    res = Simulator(b.build(), solver="rk4", dt=0.3).run(2.0)  # no step lands on 0.5, 1.5
+    # trapezoids of the piecewise-linear signal with its jumps (RK4 is exact on lines)
+    exact = 0.5 * 0.5 * ((0 + 1) + (3 + 2) + (2 + 2) + (5 + 4))
+    assert res["itg.y"][-1] == pytest.approx(exact, abs=1e-12)
+
+
+def test_a_file_with_repeated_times_plays_steps(tmp_path):
+    path = write_csv(tmp_path / "u.csv", "time,u\n0,0\n1,0\n1,2\n2,2\n")
+    h = BlockHarness(FromFile("f", path))
+    assert h.set_time(0.999).output("y") == 0.0 and h.set_time(1.0).output("y") == 2.0
+    h.ctx.mode_time = 0.9
+    assert h.output("y") == 0.0
+    with pytest.raises(ParameterError, match=r"strictly increasing except where a time is "
+                                             r"repeated \(a step\), but t\[2\] = 1.0"):
+        FromFile("f", write_csv(tmp_path / "v.csv", "time,u\n0,0\n1,0\n1.0,2\n0.5,2\n"))
+    with pytest.raises(ParameterError, match="2 different instants"):
+        FromArrays("f", [1.0, 1.0], [0.0, 1.0])
