@@ -37,7 +37,10 @@ def check_compatible(src: OutputPort, dst: InputPort) -> tuple[float, float]:
         raise ConnectError(
             f"connect(): shape mismatch: output {src.describe()} -> input {dst.describe()}; "
             "insert a Mux/Demux or fix one declaration")
-    if not np.can_cast(src.dtype, dst.dtype, "same_kind"):
+    # integers of any width and signedness connect (signals are Python ints: exact; an
+    # FMU checks its own range); otherwise NumPy's same-kind rule
+    ints = src.dtype.kind in "iub" and dst.dtype.kind in "iu"
+    if not ints and not np.can_cast(src.dtype, dst.dtype, "same_kind"):
         raise ConnectError(
             f"connect(): dtype mismatch: output '{src.path}' ({src.dtype}) -> input "
             f"'{dst.path}' ({dst.dtype}); insert a conversion block or fix one declaration")

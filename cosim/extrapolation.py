@@ -46,15 +46,19 @@ class SignalHistory:
     """The last few ``(t, value)`` samples of one coupling signal (times in ticks).
 
     Scalar signals are kept as floats and their polynomials computed in plain
-    Python (a tuple of coefficients); vector signals as arrays.
+    Python (a tuple of coefficients); vector signals as arrays.  Integer and Boolean
+    scalar signals (``exact``) are kept as they are (Python ints: an Int64 or UInt64
+    never passes through float64) and always held (zero-order: an integer signal is
+    not extrapolated).
     """
 
-    __slots__ = ("t", "v", "scalar")
+    __slots__ = ("t", "v", "scalar", "exact")
 
     def __init__(self, depth: int = 4) -> None:
         self.t: deque[int] = deque(maxlen=depth)
         self.v: deque = deque(maxlen=depth)
         self.scalar: bool | None = None
+        self.exact = False
 
     def push(self, tk: int, value) -> None:
         """Add the sample ``value`` at ``tk`` ticks (replacing samples at or after ``tk``)."""
@@ -65,10 +69,14 @@ class SignalHistory:
             self.v.pop()
         if self.scalar is None:
             self.scalar = np.ndim(value) == 0
+            self.exact = self.scalar and isinstance(value, (bool, int, np.integer, np.bool_))
         t.append(tk)
         if self.scalar:
             if type(value) is not float:
-                value = float(np.ravel(value)[0])
+                if self.exact:
+                    value = value.item() if isinstance(value, np.generic) else value
+                else:
+                    value = float(np.ravel(value)[0])
             self.v.append(value)
         else:
             self.v.append(np.array(value, dtype=float).reshape(-1))
@@ -114,6 +122,8 @@ class SignalHistory:
         m = len(ts)
         if not m:
             raise ValueError("no samples yet")
+        if self.exact:
+            return (vs[-1],)
         n = order + 1 if order + 1 < m else m
         if n == 1:
             return (vs[-1],) if self.scalar else vs[-1][None, :]

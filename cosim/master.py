@@ -159,6 +159,8 @@ class MasterScheduler(ResultsRecorder, LoopSettler):
         self.iterations: list[int] = []
         self.steps = {s.name: 0 for s in self.subsystems}
         self.t = 0
+        #: ``{"t", "by", "reason"}`` when a subsystem ended the run, else None
+        self.terminated: dict | None = None
 
     # ----------------------------------------------------------- set-up
     def _split(self, ref: str, kind: str) -> tuple[str, str]:
@@ -403,6 +405,7 @@ class MasterScheduler(ResultsRecorder, LoopSettler):
                     w.on_finish(self, error)
 
     def _run(self, t_end_s: float, t0_s: float) -> Results:
+        self.terminated = None
         if getattr(self.coupling, "needs_rollback", False):
             self.check_rollback(f"coupling '{self.coupling.name}'")
         self.initialize(t0_s)
@@ -428,11 +431,25 @@ class MasterScheduler(ResultsRecorder, LoopSettler):
         if self.high_order_start and p >= 2 and end - self.t >= p * H \
                 and not getattr(self.coupling, "needs_rollback", False):
             k = self._startup(p, times, rows)
-        while self.t < end:
+        self._check_terminated()  # already at initialization
+        while self.t < end and self.terminated is None:
             self._macro(k, H)
             self._mark(H)
             k += 1
             times.append(self.t * _NS)
             rows.append(self._snapshot_outputs())
+            if self._check_terminated():
+                break
         wall = _time.perf_counter() - wall0
         return self._results(times, rows, wall, k)
+
+    def _check_terminated(self) -> bool:
+        """A subsystem ended the run (an FMU's terminateSimulation): not an error; the run
+        stops after this communication point (``results.diagnostics["terminated"]``)."""
+        for s in self.subsystems:
+            term = getattr(s, "terminated", None)
+            if term:
+                self.terminated = {"t": term.get("t", self.t * _NS), "by": s.name,
+                                   "reason": term.get("reason", "")}
+                return True
+        return False

@@ -73,7 +73,10 @@ class ResultsRecorder:
         t = np.asarray(times)
         signals, units = {}, {}
         for j, (sname, o) in enumerate(self.histories):
-            arr = np.array([r[j] for r in rows], dtype=float)
+            dtype = getattr(self.by_name[sname], "dtypes", {}).get(o, float)
+            if np.dtype(dtype).kind not in "iub":
+                dtype = float
+            arr = np.array([r[j] for r in rows], dtype=dtype)
             shape = self.by_name[sname].shapes[o]
             signals[f"{sname}.{o}"] = arr if shape == () else arr.reshape((len(t),) + shape)
             units[f"{sname}.{o}"] = self.by_name[sname].units[o] or ""
@@ -98,6 +101,8 @@ class ResultsRecorder:
             "iterations_per_step_mean": float(np.mean(self.iterations)) if self.iterations
             else 0.0,
         }
+        if getattr(self, "terminated", None):
+            diag["terminated"] = dict(self.terminated)
         prov = {"model": "+".join(self.by_name), "coupling": self.coupling.name,
                 "macro_step_s": self.H * _NS, "extrapolation": {".".join(k): v for k, v in
                                                                self.orders.items()},

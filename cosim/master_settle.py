@@ -42,7 +42,9 @@ class LoopSettler:
         on itself, one sweep in this order settles the communication point
         exactly; otherwise sweeps are repeated until nothing changes.
         """
-        ft = {s.name: s.feedthrough() for s in self.subsystems}
+        # feedthrough from connected inputs only (an unconnected optional input is constant)
+        ft = {s.name: {o: {i for i in ins if (s.name, i) in self.sources}
+                       for o, ins in s.feedthrough().items()} for s in self.subsystems}
         # only outputs with feedthrough change when inputs change at a fixed state
         self._ft_outs = {s.name: [(o, h) for o, h in self._outs[s.name] if ft[s.name].get(o)]
                          for s in self.subsystems}

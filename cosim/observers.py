@@ -160,8 +160,10 @@ class Recorder(Observer):
         signals, units = {}, {}
         for j, p in enumerate(self.ports):
             col = [r[j] for r in self.rows]
-            signals[p.path] = np.asarray(col, dtype=float) if p.shape == () else np.stack(col) \
-                if col else np.zeros((0,) + p.shape)
+            # integer signals keep their type (an Int64/UInt64 is exact); the rest float
+            dtype = p.dtype if p.dtype.kind in "iu" else float
+            signals[p.path] = np.asarray(col, dtype=dtype) if p.shape == () else \
+                np.stack(col) if col else np.zeros((0,) + p.shape)
             units[p.path] = p.unit_text or ""
         return Results(t, signals, units, provenance(sim))
 

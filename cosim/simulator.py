@@ -233,6 +233,8 @@ class Simulator:
                             + ", ".join(p.describe() for p in missing)
                             + "; call ctx.fix_input(port, value) or wire them in a parent "
                             "diagram")
+        self.terminated = None
+        self._pending_term = None
         self._zero_crossings = [z for b in plan.blocks for z in b.zero_crossings]
         self._dyn_events = [e for b in plan.blocks for e in b.dynamic_time_events]
         self._init_checks = [f for b in plan.blocks for f in b.initial_checks]

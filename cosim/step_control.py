@@ -166,6 +166,8 @@ def run_controlled(master: Any, end: int, times: list, rows: list) -> int:
     master.unrecoverable = 0
     master.over_tol_at_min = 0
     while master.t < end:
+        if master._check_terminated():  # a subsystem ended the run (not an error)
+            break
         H = min(H, end - master.t)
         half = H // 2 // grid * grid
         if richardson and half < grid:  # only a last step shorter than 2 grid steps

@@ -184,6 +184,7 @@ class DiagramSubsystem(Subsystem):
                        + list(diagram.outputs.items())}
         self.units = {n: p.unit_text for n, p in list(diagram.inputs.items())
                       + list(diagram.outputs.items())}
+        self.dtypes = {n: p.dtype for n, p in diagram.outputs.items()}
         self._out_ports = [self.wrapper.outputs[n] for n in self.output_names]
         self.ctx = self.wrapper.create_context()
         plan = self.wrapper.compile()
@@ -198,6 +199,11 @@ class DiagramSubsystem(Subsystem):
         self.dt_ticks = to_ticks(dt, "dt") if dt not in (None, "advance") else None
         self.can_save_state = not self.wrapper.compile().opaque_states or all(
             h.save is not None for h in self.wrapper.compile().opaque_states)
+
+    @property
+    def terminated(self) -> dict | None:
+        """Set when a block of the diagram ended the run (``Simulator.terminated``)."""
+        return self.sim.terminated
 
     def initialize(self, t0_ticks: int) -> None:
         self.ctx.ticks = t0_ticks

@@ -67,13 +67,14 @@ def _types(major: int) -> dict:
             "Int32": ("Int32", ct.c_int32), "UInt32": ("UInt32", ct.c_uint32),
             "Int64": ("Int64", ct.c_int64), "UInt64": ("UInt64", ct.c_uint64),
             "Enumeration": ("Int64", ct.c_int64), "Boolean": ("Boolean", ct.c_bool),
-            "String": ("String", ct.c_char_p)}
+            "String": ("String", ct.c_char_p), "Binary": ("Binary", ct.POINTER(ct.c_uint8))}
 
 
 class _IO:
     """Registered value references of one type with preallocated buffers."""
 
-    __slots__ = ("getter", "setter", "vr", "n", "buf", "nvals", "string", "boolean", "type")
+    __slots__ = ("getter", "setter", "vr", "n", "buf", "nvals", "string", "boolean", "type",
+                 "binary", "sizes", "keep")
 
     def __init__(self, getter, setter, vrs, ctype, nvals, string, boolean, typ):
         self.getter, self.setter = getter, setter
@@ -84,6 +85,9 @@ class _IO:
         self.buf = (ctype * nvals)()
         self.string = string
         self.boolean = boolean
+        self.binary = typ == "Binary"
+        self.sizes = (ctypes.c_size_t * nvals)() if self.binary else None
+        self.keep: list = []  # the bytes a Binary buffer points into, kept alive
 
 
 _LEAKED: list = []              # instances left after a fatal status (never freed)
@@ -291,6 +295,13 @@ class Driver:
     def exit_initialization(self) -> None:
         self._call("exitInitializationMode")
 
+    def enter_configuration_mode(self) -> None:
+        """FMI 3: structural parameters may be set until :meth:`exit_configuration_mode`."""
+        self._call("enterConfigurationMode")
+
+    def exit_configuration_mode(self) -> None:
+        self._call("exitConfigurationMode")
+
     def terminate(self) -> None:
         self._call("terminate")
 
@@ -338,10 +349,16 @@ class Driver:
         buf = io.buf
         if io.string:
             buf[:] = [str(v).encode("utf-8") for v in values]
+        elif io.binary:
+            io.keep = [ctypes.create_string_buffer(bytes(v), max(len(v), 1)) for v in values]
+            buf[:] = [ctypes.cast(b, ctypes.POINTER(ctypes.c_uint8)) for b in io.keep]
+            io.sizes[:] = [len(v) for v in values]
         else:
             buf[:] = values
         try:
-            if self.major == 2:
+            if io.binary:
+                st = io.setter(self.fmu.component, io.vr, io.n, io.sizes, buf, io.nvals)
+            elif self.major == 2:
                 st = io.setter(self.fmu.component, io.vr, io.n, buf)
             else:
                 st = io.setter(self.fmu.component, io.vr, io.n, buf, io.nvals)
@@ -354,7 +371,9 @@ class Driver:
         io = self._ios[key]
         buf = io.buf
         try:
-            if self.major == 2:
+            if io.binary:
+                st = io.getter(self.fmu.component, io.vr, io.n, io.sizes, buf, io.nvals)
+            elif self.major == 2:
                 st = io.getter(self.fmu.component, io.vr, io.n, buf)
             else:
                 st = io.getter(self.fmu.component, io.vr, io.n, buf, io.nvals)
@@ -364,6 +383,8 @@ class Driver:
             raise self._status(f"{self._p}Get{io.type}", st)
         if io.string:
             return [b.decode("utf-8") if b is not None else "" for b in buf]
+        if io.binary:
+            return [ctypes.string_at(p, n) if p else b"" for p, n in zip(buf, io.sizes)]
         if io.boolean and self.major == 2:
             return [bool(b) for b in buf]
         return buf[:]
@@ -423,11 +444,16 @@ class Driver:
             except Exception as exc:  # noqa: BLE001
                 if getattr(exc, "status", None) == 2:
                     last = t
+                    terminated = False
                     try:
                         last = f.getRealStatus(2)  # fmi2LastSuccessfulTime
                     except Exception:  # noqa: BLE001
                         pass
-                    return ("discard", False, False, False, last)
+                    try:  # fmi2Terminated: the discard is the FMU asking to stop
+                        terminated = bool(f.getBooleanStatus(3))
+                    except Exception:  # noqa: BLE001
+                        pass
+                    return ("discard", False, terminated, False, last)
                 raise self._fail(exc, "fmi2DoStep") from None
             self.time = t + h
             return ("ok", False, False, False, t + h)

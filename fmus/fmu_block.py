@@ -4,18 +4,32 @@ r"""A Model Exchange FMU as a block, integrated by cosim's solvers.
 
 * an input port per FMU ``input`` and an output port per ``output``
   (Real/Float, Integer, Boolean; FMI 3 arrays as array ports), units mapped
-  to cosim units; each output's ``depends_on`` is its ``ModelStructure``
-  dependencies on inputs (all inputs when the FMU does not say), and outputs
-  with the same dependencies are computed by one FMU call;
+  to cosim units; integers keep their FMI type (``Int64``/``UInt64`` pass as exact
+  Python ints, never through float64); each output's ``depends_on`` is its
+  ``ModelStructure`` dependencies on inputs (all inputs when the FMU does not say),
+  and outputs with the same dependencies are computed by one FMU call;
+* an input left unconnected takes the FMU's start value for it (or the ``start=``
+  value): an explicit choice of FMI's, not an error;
 * the continuous state vector ``x`` = the FMU's continuous states, in FMU
   order, initial value from the FMU (instantiated once at construction when a
   state has no start value);
-* a parameter per FMU parameter (default: its start value), set before each
-  run's initialization; ``tunable`` ones may change during a run;
+* a parameter per FMU parameter (default: its start value, or the
+  ``parameters=``/``start=`` value), set before each run's initialization (FMI 3
+  structural parameters in Configuration Mode); ``tunable`` ones may change during a
+  run; other variables FMI lets an importer set (``initial="exact"``/``"approx"``)
+  take ``start=`` values before initialization;
 * one zero crossing per event indicator (``indicator_<i>``), whose handler
-  runs the FMU's event iteration; one ``fmu_event`` crossing for time
-  events (``nextEventTime``), step events (``completedIntegratorStep``
-  asking for event mode) and tunable parameter changes;
+  runs the FMU's event iteration; one dynamic time event ``fmu_event``
+  (:meth:`~cosim.block.Block.declare_dynamic_time_event`) at the FMU's
+  ``nextEventTime`` exactly (on the first 1 ns tick at or after it), and "now" for
+  step events (``completedIntegratorStep`` asking for event mode), tunable
+  parameter changes and termination requests;
+* initialization with the connected inputs' values: the FMU is initialized at its
+  first evaluation, and again (an initial check) if its inputs' sources had not run
+  yet then;
+* ``terminateSimulation`` ends the run cleanly at that time (results kept, the reason
+  in ``results.diagnostics["terminated"]``); the simulator records the value before
+  and after every event (``event_samples``, as FMPy does);
 * the FMU instance as opaque state, saved and restored with
   ``get/setFMUstate`` when the FMU has ``canGetAndSetFMUstate`` (so
   contexts holding it can be checkpointed and rolled back; otherwise a
@@ -51,14 +65,9 @@ contexts keeps each one's FMU state when the FMU can save it.
 
 Limitations
 -----------
-* Time events (``nextEventTime``) are located by a zero crossing of
-  ``t - t_next`` on the 1 ns grid (cosim's time events are declared up front), so
-  a fixed-step solver integrates up to the step end and then re-does the partial
-  step; every ME block therefore declares one crossing, which disables the
-  fixed-step fast path of the simulator.
-* A step event (``completedIntegratorStep`` asking for event mode), a
-  termination request or a tunable-parameter change is handled 1 ns after the
-  step that revealed it (through the ``fmu_event`` crossing).
+* Time events land on the 1 ns tick grid: a ``nextEventTime`` between two ticks is
+  handled at the next tick (the FMU is told the exact time it asked for).  A block
+  with a dynamic time event disables the simulator's fixed-step fast path.
 * With a variable-step solver ``completedIntegratorStep`` is called at the end
   of each accepted step before cosim locates a state event inside that step.
 * State events are located by cosim's root finder to the 1 ns tick; if the
@@ -72,8 +81,9 @@ Limitations
 * Saving the FMU state refers to the context the block evaluated last; one
   instance follows the active context (contexts used alternately are swapped
   with get/set FMU state, so only when the FMU can save its state).
-* String/Binary ports, FMI 3 clocks and Scheduled Execution are not supported;
-  out of process every evaluation is a round trip (about 0.1 ms).
+* String and Binary variables are not ports: they take ``start=`` values (and
+  String parameters are parameters); FMI 3 clocks and Scheduled Execution are not
+  supported here; out of process every evaluation is a round trip (about 0.1 ms).
 """
 
 from __future__ import annotations
@@ -89,8 +99,15 @@ from cosim.block import Block
 
 from .errors import FMUConfigError, FMUError
 from .importer import FMU, as_fmu, default_name
-from .instance import FMUInstance, check_parameters, check_value, set_variables
-from .me_events import MEEvents
+from .instance import (
+    FMUInstance,
+    check_parameters,
+    check_start,
+    check_value,
+    port_dtype,
+    set_before_init,
+)
+from .me_events import MEEvents, _differs
 
 __all__ = ["FMUBlock"]
 
@@ -103,7 +120,7 @@ def _convert(vs: list, vals: list) -> list:
     for v in vs:
         if v.shape:
             n = v.size
-            out.append(np.asarray(vals[i:i + n], dtype=v.dtype).reshape(v.shape))
+            out.append(np.asarray(vals[i:i + n], dtype=port_dtype(v)).reshape(v.shape))
             i += n
             continue
         x = vals[i]
@@ -123,6 +140,12 @@ class FMUBlock(MEEvents, Block):
     parameters : dict, optional
         ``{variable: value}`` defaults of the block's parameters (the context can
         still change them).
+    start : dict, optional
+        ``{variable: value}`` start values of any variable FMI lets an importer set
+        before initialization: parameters (as ``parameters=``), inputs (the value of
+        an input left unconnected), and variables with ``initial="exact"`` or
+        ``"approx"`` (states, String and Binary variables included; Binary as bytes or
+        a hex string).
     tolerance : float, optional
         Passed to the FMU at initialization.
     nudge_max_s : float
@@ -133,8 +156,11 @@ class FMUBlock(MEEvents, Block):
         round trip to the child process: slow, for robustness only).
     """
 
+    records_event_limits = True  # the simulator records both sides of every event
+
     def __init__(self, fmu: FMU | str | os.PathLike, name: str | None = None, *,
-                 parameters: dict | None = None, tolerance: float | None = None,
+                 parameters: dict | None = None, start: dict | None = None,
+                 tolerance: float | None = None,
                  nudge_max_s: float = 1e-6, out_of_process: bool = False,
                  timeout_s: float | None = 10.0, call_log: Any = None,
                  logging_on: bool = False) -> None:
@@ -163,11 +189,24 @@ class FMUBlock(MEEvents, Block):
         self.out_vars = [v for v in info.outputs if v.kind in port_ok]
         self.nx = sum(v.size for v in info.states)
         self.nz = info.n_event_indicators
-        # --- inputs
+        owner = f"block '{self.name}'"
+        given = check_parameters(fmu, parameters, owner)
+        starts = check_start(fmu, start, owner)
+        twice = [v.name for v in given if v in starts and _differs(given[v], starts[v])]
+        if twice:
+            raise FMUConfigError(f"{owner}: {', '.join(map(repr, twice))} given different "
+                                 "values in parameters= and start=; give each once")
+        given.update({v: x for v, x in starts.items()
+                      if v.causality in ("parameter", "structuralParameter")})
+        # --- inputs (an unconnected one holds its start value)
         self._in_ports = {}
         for v in self.in_vars:
-            self._in_ports[v] = self.declare_input(v.port, shape=v.shape, dtype=v.dtype,
-                                                   unit=v.unit, description=v.description)
+            default = starts.get(v, v.start)
+            if default is not None:
+                default = check_value(v, default, owner)
+            self._in_ports[v] = self.declare_input(v.port, shape=v.shape, dtype=port_dtype(v),
+                                                   unit=v.unit, description=v.description,
+                                                   default=default)
         in_groups: dict[str, list] = {}
         for v in self.in_vars:
             in_groups.setdefault(v.type, []).append(v)
@@ -181,10 +220,9 @@ class FMUBlock(MEEvents, Block):
         self._in_slots: list = []
         self._sl = slice(0, 0)
         # --- parameters (defaults: start values, or the user's)
-        given = check_parameters(fmu, parameters, f"block '{self.name}'")
         self._params: list = []
         for v in info.parameters:
-            if v.kind not in ("real", "int", "bool", "string"):
+            if v.kind not in ("real", "int", "bool", "string") and v.type != "Binary":
                 continue
             default = given.get(v, v.start)
             if default is None:
@@ -195,6 +233,11 @@ class FMUBlock(MEEvents, Block):
             self._params.append((v, h))
         self._param_keys: dict = {}
         self._tunable = [(v, h) for v, h in self._params if v.variability == "tunable"]
+        # start values of the other settable variables (states, locals, String/Binary)
+        self._start_values = {v: x for v, x in starts.items()
+                              if v.causality not in ("parameter", "structuralParameter",
+                                                     "input")}
+        self._init_u: dict = {}
         # --- states
         self.x0 = self._initial_states()
         self.xh = self.declare_continuous_state("x", list(self.x0)) if self.nx else None
@@ -218,7 +261,7 @@ class FMUBlock(MEEvents, Block):
             idx = len(self._out_groups)
             self._out_groups.append((keys, order, needs_inputs,
                                      all(v.kind == "real" and not v.shape for v in order)))
-            specs = [dict(name=v.port, shape=v.shape, dtype=v.dtype, unit=v.unit,
+            specs = [dict(name=v.port, shape=v.shape, dtype=port_dtype(v), unit=v.unit,
                           description=v.description) for v in order]
             self.declare_outputs(specs, lambda ctx, idx=idx: self._outputs(ctx, idx),
                                  depends_on=sorted(dset))
@@ -227,8 +270,9 @@ class FMUBlock(MEEvents, Block):
             self.declare_zero_crossing(lambda ctx, i=i: self._indicator(ctx, i),
                                        self._on_state_event, direction=0,
                                        name=f"indicator_{i}")
-        self.declare_zero_crossing(self._event_witness, self._on_pending_event, direction=1,
-                                   name="fmu_event")
+        self.declare_dynamic_time_event(self._next_event_time, self._on_pending_event,
+                                        name="fmu_event")
+        self.declare_initial_check(self._initial_inputs_check)
         self._ft_groups = [i for i, g in enumerate(self._out_groups) if g[2]]
         self._ft_keys = [k for i in self._ft_groups for k, _ in self._out_groups[i][0]]
         self.declare_monitor(self._after_step, name="completed_step")
@@ -244,6 +288,8 @@ class FMUBlock(MEEvents, Block):
         self._reset_cache()
         self._floor = _INF
         self._t_next = _INF
+        self._term_time = _INF
+        self._adopted: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
         self._pending = _INF
         self._pending_params = False
         self._terminated = False
@@ -256,16 +302,16 @@ class FMUBlock(MEEvents, Block):
             return []
         starts = []
         for v in self.info.states:
-            if v.start is None:
+            x = self._start_values.get(v, v.start)
+            if x is None:
                 break
-            starts.extend(np.ravel(v.start).tolist())
+            starts.extend(np.ravel(x).tolist())
         else:
             return [float(s) for s in starts]
         # some state has no start value: initialize once to read them
         drv = self.inst.start()
         try:
-            set_variables(self.inst, self._param_keys,
-                          {v: h.default for v, h in self._params})
+            self._set_before_init({v: h.default for v, h in self._params})
             drv.enter_initialization(0.0, self.tolerance, None)
             drv.exit_initialization()
             self.inst.initialized = True
@@ -331,19 +377,19 @@ class FMUBlock(MEEvents, Block):
         self._terminated = False
         self._pending = _INF
         self._pending_params = False
-        for z in self.zero_crossings:
-            z.terminal = False
+        self._term_time = _INF
         t0 = ctx.time
         self._starts[ctx] = t0
         try:
             params = {v: ctx.param(h) for v, h in self._params}
-            set_variables(inst, self._param_keys, params)
+            self._set_before_init(params)
             self._pushed_params = params
             drv.enter_initialization(t0, self.tolerance, None)
+            self._init_u = {}
             for key, vs, ports, _ in self._in_groups:
                 vals = tuple(self._input_values(ctx, vs, ports))
                 drv.set(key, vals)
-                self._u[key] = vals
+                self._u[key] = self._init_u[key] = vals
             drv.exit_initialization()
             inst.initialized = True
             terminate, _, t_next = drv.event_iteration()
@@ -357,13 +403,28 @@ class FMUBlock(MEEvents, Block):
         self._floor = t0
         if self.nx:
             cur = ctx.state(self.xh).tolist()
-            if cur == list(self.x0):
+            if cur == list(self.x0) or cur == self._adopted.get(ctx):
                 ctx.set_state(self.xh, x0)
                 self._x = list(x0)
+                self._adopted[ctx] = list(x0)
             else:
                 self._x = None  # the context's own initial state is pushed
         if terminate:
             self._request_termination(t0)
+
+    def _set_before_init(self, params: dict) -> None:
+        set_before_init(self.inst, self._param_keys, params, self._start_values)
+
+    def _initial_inputs_check(self, ctx: Any) -> bool:
+        """After the start outputs are evaluated: initialize again if the inputs given at
+        initialization were not yet their sources' values (the block ran first)."""
+        if ctx is not self._ctx or not self._in_groups or not self.inst.initialized:
+            return False
+        for key, vs, ports, _ in self._in_groups:
+            if self._init_u.get(key) != tuple(self._input_values(ctx, vs, ports)):
+                self._start_run(ctx)
+                return True
+        return False
 
     def _extra(self) -> tuple:
         return (self._floor, self._t_next, self._pending, self._pending_params,

@@ -16,6 +16,7 @@ copy of the shared library), or can run out of process.
 
 from __future__ import annotations
 
+import warnings
 import weakref
 from typing import Any
 
@@ -24,7 +25,7 @@ import numpy as np
 from cosim.block import did_you_mean
 from cosim.errors import ParameterError
 
-from .errors import FMUConfigError
+from .errors import FMUBinaryError, FMUConfigError, FMUWarning
 
 _LIVE: dict[tuple, int] = {}  # (FMU root, interface) -> in-process instances alive
 
@@ -115,7 +116,20 @@ class FMUInstance:
             _LIVE[key] = _LIVE.get(key, 0) + 1
         self._fin = weakref.finalize(self, _free_driver, drv, key)
         try:
-            drv.instantiate()
+            try:
+                drv.instantiate()
+            except FMUBinaryError:
+                if not (self.opts.get("event_mode") and self.interface == "CoSimulation"):
+                    raise
+                # some FMUs declare hasEventMode and refuse it at instantiation (upstream's
+                # Roberts): run without event mode, as FMPy does unless asked for it
+                self._fin()
+                self.opts["event_mode"] = False
+                warnings.warn(f"FMU '{self.fmu.path.name}' declares hasEventMode but refused "
+                              "event mode at instantiation; it runs without event mode "
+                              "(events are handled inside its doStep)", FMUWarning,
+                              stacklevel=4)
+                return self.start()
             for typ, vrs, nvals in self._regs:
                 drv.register(typ, vrs, nvals)
         except BaseException:
@@ -157,6 +171,64 @@ class FMUInstance:
         self.drv.set_state(token.handle)
 
 
+# ------------------------------------------------------------------ values
+#: the NumPy type of each FMI integer type: values pass between the FMU and the diagram
+#: as Python ints (exact), arrays and recorded columns keep this type (never float64)
+INT_DTYPES = {"Integer": np.int32, "Int8": np.int8, "UInt8": np.uint8, "Int16": np.int16,
+              "UInt16": np.uint16, "Int32": np.int32, "UInt32": np.uint32,
+              "Int64": np.int64, "UInt64": np.uint64}
+
+
+def port_dtype(var: Any) -> Any:
+    """The port dtype of an FMU variable: float for Real/Float32/Float64 (Float32 widens
+    exactly), the exact integer type for integers (``Enumeration`` int64), bool, and object
+    for String/Binary."""
+    kind = var.kind
+    if kind == "real":
+        return np.float64
+    if kind == "int":
+        return INT_DTYPES.get(var.type, np.int64)  # Enumeration: int64 holds both
+    if kind == "bool":
+        return np.bool_
+    return object
+
+
+def settable_before_init(var: Any) -> bool:
+    """Whether FMI lets the importer set ``var`` before or during initialization:
+    parameters, inputs, and variables with ``initial="exact"`` or ``"approx"`` (not
+    constants; FMI 2.0 section 3.2.3 and 4.2.4, FMI 3.0 section 2.3.2)."""
+    own = getattr(var, "settable_before_init", None)
+    if own is not None and not callable(own):
+        return bool(own)
+    if var.variability == "constant":
+        return False
+    if var.causality in ("parameter", "structuralParameter", "input"):
+        return True
+    return var.initial in ("exact", "approx") and var.causality != "independent"
+
+
+def check_start(fmu: Any, values: dict | None, owner: str) -> dict:
+    """``{Variable: value}`` for ``start=`` values (any variable settable before
+    initialization), converted to each variable's type and checked against its range."""
+    out = {}
+    info = fmu.info
+    settable = [v.name for v in info.variables if settable_before_init(v)]
+    for name, value in (values or {}).items():
+        var = next((v for v in info.variables if v.name == name or v.port == name), None)
+        if var is None:
+            raise FMUConfigError(f"{owner}: FMU '{fmu.path.name}' has no variable {name!r} "
+                                 "to give a start value; " + did_you_mean(name, settable))
+        if not settable_before_init(var):
+            why = ("a constant" if var.variability == "constant" else
+                   f"a{'n' if var.causality[0] in 'aeiou' else ''} {var.causality} with "
+                   f"initial={var.initial or 'calculated'!r}")
+            raise FMUConfigError(f"{owner}: FMU variable {var.name!r} is {why}: FMI lets an "
+                                 "importer set only parameters, inputs and variables with "
+                                 "initial='exact' or 'approx' before initialization")
+        out[var] = check_value(var, value, owner)
+    return out
+
+
 # --------------------------------------------------------------- parameters
 def check_parameters(fmu: Any, values: dict | None, owner: str) -> dict:
     """``{Variable: value}`` for user parameter values, checked (names, types, bounds)."""
@@ -185,11 +257,19 @@ def check_value(var: Any, value: Any, owner: str) -> Any:
         elif var.kind == "int":
             if isinstance(value, float) and not value.is_integer():
                 raise ValueError("not an integer")
-            val = int(value) if not var.shape else np.asarray(value, np.int64)
+            if isinstance(value, str):
+                value = int(value.strip())
+            val = int(value) if not var.shape else np.asarray(value, port_dtype(var))
         elif var.kind == "bool":
+            if isinstance(value, str):
+                if value.strip().lower() not in ("true", "false", "1", "0"):
+                    raise ValueError("not a Boolean (true/false)")
+                value = value.strip().lower() in ("true", "1")
             val = bool(value)
         elif var.kind == "string":
             val = str(value)
+        elif var.type == "Binary":
+            val = bytes.fromhex(value) if isinstance(value, str) else bytes(value)
         else:
             raise ValueError(f"type {var.type} is not supported")
     except (TypeError, ValueError) as exc:
@@ -219,3 +299,28 @@ def set_variables(inst: FMUInstance, cache: dict, values: dict) -> None:
         if key is None:
             key = cache[var] = inst.register(var.type, [var.vr], var.size)
         inst.drv.set(key, flat(var, value))
+
+
+def _differs(a: Any, b: Any) -> bool:
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray) or isinstance(b, list):
+        try:
+            return not np.array_equal(np.asarray(a), np.asarray(b))
+        except (TypeError, ValueError):
+            return True
+    return a != b
+
+
+def set_before_init(inst: FMUInstance, cache: dict, params: dict, starts: dict) -> None:
+    """Parameters and ``start=`` values before initialization: FMI 3 structural
+    parameters in Configuration Mode, the rest in Instantiated mode.  Parameters are set
+    only where they differ from the model description's start value (a fresh or reset
+    instance holds those, as FMPy does); ``starts`` (given by the user) always."""
+    params = {v: x for v, x in params.items() if v.start is None or _differs(x, v.start)}
+    structural = {v: x for v, x in params.items() if v.causality == "structuralParameter"}
+    if structural and inst.fmu.info.fmi_major == 3:
+        inst.drv.enter_configuration_mode()
+        set_variables(inst, cache, structural)
+        inst.drv.exit_configuration_mode()
+    set_variables(inst, cache, {v: x for v, x in params.items() if v not in structural})
+    set_variables(inst, cache, starts)
+

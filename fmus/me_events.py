@@ -1,15 +1,17 @@
 """Event handling of a Model Exchange FMU block (a mixin of :class:`~fmus.FMUBlock`).
 
-The zero-crossing witness of time, step and parameter events (``fmu_event``), the
-monitor after each accepted step (``completedIntegratorStep``, tunable-parameter
-changes), the event iteration at state, time and step events, and the nudge that
+The dynamic time event ``fmu_event`` (the FMU's ``nextEventTime``, and "now" for step
+events, tunable-parameter changes and termination requests), the monitor after each
+accepted step (``completedIntegratorStep``, tunable-parameter changes), the event
+iteration at state, time and step events, termination (``terminateSimulation`` ends the
+run cleanly through :class:`~cosim.errors.SimulationTerminated`), and the nudge that
 makes the FMU see a located state event (the limitations are in :mod:`fmus.fmu_block`).
 
 It uses the block's instance (``inst``), its cached evaluation (``_full``, ``_point``,
-``_B``, ``_x``, ``_t``), its event bookkeeping (``_pending``, ``_t_next_exact``,
-``_t_next_tick``, ``_terminated``, ``_floor``, ``events``) and parameters
-(``_params``, ``_param_keys``, ``_tunable``, ``_pushed_params``, ``_pending_params``),
-all set up by :class:`~fmus.FMUBlock`.
+``_B``, ``_x``, ``_t``), its event bookkeeping (``_pending``, ``_t_next``,
+``_terminated``, ``_floor``, ``events``) and parameters (``_params``, ``_param_keys``,
+``_tunable``, ``_pushed_params``, ``_pending_params``), all set up by
+:class:`~fmus.FMUBlock`.
 """
 
 from __future__ import annotations
@@ -18,6 +20,8 @@ import math
 from typing import Any
 
 import numpy as np
+
+from cosim.errors import SimulationTerminated
 
 from .errors import FMUError
 from .instance import set_variables
@@ -34,21 +38,11 @@ def _differs(a: Any, b: Any) -> bool:
 class MEEvents:
     """Event methods of :class:`~fmus.FMUBlock` (module docstring)."""
 
-    def _event_witness(self, ctx: Any) -> float:
+    def _next_event_time(self, ctx: Any) -> float:
+        """When the simulator must stop for this FMU: its time event, or now."""
         if ctx is not self._ctx:
             self._point(ctx)
-        return ctx.time - min(self._t_next_tick, self._pending)
-
-    @property
-    def _t_next(self) -> float:
-        return self._t_next_exact
-
-    @_t_next.setter
-    def _t_next(self, t: float) -> None:
-        # the witness crosses zero on the first 1 ns tick at or after the event time, so
-        # the event is handled at a time the FMU sees as reached
-        self._t_next_exact = t
-        self._t_next_tick = t if t == _INF else math.ceil(t * 1e9 - 1e-3) * 1e-9
+        return min(self._t_next, self._pending)
 
     def _after_step(self, ctx: Any) -> None:
         """Monitor: completedIntegratorStep and tunable parameter changes."""
@@ -65,18 +59,23 @@ class MEEvents:
             if terminate:
                 self._request_termination(ctx.time)
             elif enter:
-                self._pending = min(self._pending, ctx.time + 1e-9)
+                self._pending = min(self._pending, ctx.time)
         for v, h in self._tunable:
             if _differs(ctx.param(h), self._pushed_params.get(v)):
                 self._pending_params = True
-                self._pending = min(self._pending, ctx.time + 1e-9)
+                self._pending = min(self._pending, ctx.time)
                 break
 
     def _request_termination(self, t: float) -> None:
+        """The FMU asked to terminate: the run ends at ``t`` (through ``fmu_event``)."""
         self._terminated = True
-        for z in self.zero_crossings:
-            z.terminal = True
-        self._pending = min(self._pending, t + 1e-9)
+        self._term_time = t
+        self._pending = min(self._pending, t)
+
+    def _terminate_now(self) -> SimulationTerminated:
+        return SimulationTerminated(
+            f"FMU '{self.fmu.path.name}' asked to terminate the simulation "
+            f"(terminateSimulation) at t = {self._term_time:.9g} s", self.path)
 
     # ------------------------------------------------------------ events
     def _on_state_event(self, ctx: Any) -> None:
@@ -84,8 +83,9 @@ class MEEvents:
 
     def _on_pending_event(self, ctx: Any) -> None:
         if self._terminated:
-            return  # the crossing is terminal: the simulator stops here
-        kind = "time" if ctx.time >= self._t_next - 1e-9 else "step"
+            raise self._terminate_now()
+        t_next = self._t_next
+        kind = "time" if ctx.time >= t_next - 1e-12 * max(1.0, abs(t_next)) else "step"
         self._event(ctx, kind)
 
     def _event(self, ctx: Any, kind: str) -> None:
@@ -121,6 +121,7 @@ class MEEvents:
         self._floor = t
         if terminate:
             self._request_termination(t)
+            raise self._terminate_now()
 
     def _nudge(self, B: tuple) -> list:
         """The state at a located state event, moved along ``dx`` if needed so that the

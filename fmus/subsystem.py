@@ -8,7 +8,14 @@ an ordinary subsystem:
 * ports from the model description: every ``input`` and ``output`` of type
   Real/Float, Integer and Boolean (FMI 3 arrays as array ports), units mapped
   to cosim units (:mod:`fmus.description`), so the master's connections
-  convert and reject units as for any subsystem;
+  convert and reject units as for any subsystem; integers pass exactly (Python
+  ints, held over the step: the master never extrapolates an integer);
+* an input left unconnected in the master keeps the FMU's start value (or the
+  ``start=`` value): ``optional_inputs`` lists them;
+* ``terminateSimulation`` (FMI 2: ``fmi2Discard`` with ``fmi2Terminated``; FMI 3: the
+  ``terminate`` flag of ``doStep`` or of the event iteration) ends the master's run
+  cleanly after that communication point, with the reason in
+  ``results.diagnostics["terminated"]``;
 * ``set_inputs(t0, polys)`` keeps the master's polynomials; the values at the
   start of the step are set before ``doStep``.  An FMI 2 FMU with
   ``canInterpolateInputs`` also gets the polynomial's time derivatives
@@ -28,8 +35,10 @@ an ordinary subsystem:
   get-outputs at the communication point (for the master's Newton loop
   solver);
 * every run reuses the instance with ``reset`` (a fresh instance after an
-  error); parameters are set before initialization, tunable ones also
-  between steps (:meth:`set_parameter`).
+  error); parameters and ``start=`` values are set before initialization (FMI 3
+  structural parameters in Configuration Mode; only values differing from the
+  model description's start values), tunable ones also between steps
+  (:meth:`set_parameter`).
 
 Ports
 -----
@@ -50,12 +59,15 @@ Limitations
   holds each input constant over the communication step, as FMI prescribes: the
   master's extrapolation order then changes only what the *other* subsystems see
   (the LIM test measures the effect).
-* String and Binary inputs/outputs and FMI 3 clocks are not ports (String
-  parameters can be set); Scheduled Execution is not supported; output
+* String and Binary inputs/outputs and FMI 3 clocks are not ports (String and
+  Binary variables take ``start=`` values); Scheduled Execution is not supported; output
   derivatives (``maxOutputDerivativeOrder``) are not used; arrays of inputs have
   no directional-derivative Jacobian (finite differences are used).
-* A discarded step (``fmi2Discard``) raises :class:`~fmus.errors.FMUDiscardError`:
-  the master has no retry-with-a-smaller-step protocol for it.
+* A discarded step (``fmi2Discard`` without ``fmi2Terminated``) raises
+  :class:`~fmus.errors.FMUDiscardError`: the master has no retry-with-a-smaller-step
+  protocol for it.
+* A termination inside a communication step (FMI 3 early return with ``terminate``)
+  ends the run at the communication point after it; the exact time is in the reason.
 * An FMU without ``canHandleVariableCommunicationStepSize`` is refused a step of
   another size than its first (so no step control).
 * An FMU without ``canGetAndSetFMUstate`` cannot be rolled back: the master
@@ -81,9 +93,17 @@ from cosim.errors import ContextError, RateError, StepError
 from cosim.subsystem import Subsystem
 from cosim.time import format_time
 
-from .errors import FMUConfigError, FMUDiscardError, FMUError, FMUTerminated
+from .errors import FMUConfigError, FMUDiscardError, FMUError
 from .importer import FMU, as_fmu, default_name
-from .instance import FMUInstance, check_parameters, check_value, set_variables
+from .instance import (
+    FMUInstance,
+    check_parameters,
+    check_start,
+    check_value,
+    port_dtype,
+    set_before_init,
+    set_variables,
+)
 
 __all__ = ["FMUSubsystem"]
 
@@ -129,6 +149,11 @@ class FMUSubsystem(Subsystem):
         Subsystem name (default: the model name).
     parameters : dict, optional
         ``{variable: value}`` set before initialization (names or port names).
+    start : dict, optional
+        ``{variable: value}`` start values of any variable FMI lets an importer set
+        before initialization: parameters, inputs (the value an unconnected input
+        keeps), variables with ``initial="exact"``/``"approx"``, String and Binary
+        variables (Binary as bytes or a hex string).
     rate : int
         Steps every ``rate`` macro steps (:class:`~cosim.subsystem.Subsystem`).
     tolerance, stop_time : float, optional
@@ -157,7 +182,8 @@ class FMUSubsystem(Subsystem):
     """
 
     def __init__(self, fmu: FMU | str | os.PathLike, name: str | None = None, *,
-                 parameters: dict | None = None, rate: int = 1,
+                 parameters: dict | None = None, start: dict | None = None,
+                 rate: int = 1,
                  tolerance: float | None = None, stop_time: float | None = None,
                  feedthrough: dict | None = None, input_derivative_order: int = 3,
                  intermediate_update: bool = True,
@@ -191,8 +217,22 @@ class FMUSubsystem(Subsystem):
         self.output_names = [v.port for v in self.out_vars]
         self.shapes = {v.port: v.shape for v in self.in_vars + self.out_vars}
         self.units = {v.port: v.unit for v in self.in_vars + self.out_vars}
+        self.dtypes = {v.port: np.dtype(port_dtype(v)) for v in self.in_vars + self.out_vars}
         self._in_by_port = {v.port: v for v in self.in_vars}
-        self.params = check_parameters(fmu, parameters, f"subsystem '{self.name}'")
+        owner = f"subsystem '{self.name}'"
+        self.params = check_parameters(fmu, parameters, owner)
+        starts = check_start(fmu, start, owner)
+        for v, x in starts.items():
+            if v.causality in ("parameter", "structuralParameter"):
+                if v in self.params and np.any(np.asarray(self.params[v]) != np.asarray(x)):
+                    raise FMUConfigError(f"{owner}: {v.name!r} given different values in "
+                                         "parameters= and start=; give it once")
+                self.params[v] = x
+        #: values of inputs left unconnected (start values), set as any other input
+        self._held = {v.port: starts.get(v, v.start) for v in self.in_vars}
+        self.optional_inputs = frozenset(p for p, x in self._held.items() if x is not None)
+        self._start_values = {v: x for v, x in starts.items()
+                              if v.causality not in ("parameter", "structuralParameter")}
         self._ft = self._feedthrough(feedthrough)
         interp_ok = caps.get("canInterpolateInputs") and not self.fmi3
         self.deriv_order = int(input_derivative_order) if interp_ok else 0
@@ -237,6 +277,7 @@ class FMUSubsystem(Subsystem):
         self._pending_params: dict = {}
         self.events: list[float] = []
         self.steps = 0
+        self.terminated: dict | None = None
 
     # ------------------------------------------------------------ set-up
     def _groups(self, variables: list) -> list:
@@ -308,23 +349,24 @@ class FMUSubsystem(Subsystem):
     def initialize(self, t0_ticks: int) -> None:
         inst = self.inst
         drv = inst.start()
+        self.event_mode = bool(inst.opts.get("event_mode"))  # False if the FMU refused it
         self._pushed.clear()
         self._pending_params.clear()
         self._sent_orders = 0
         self.events = []
         self.steps = 0
+        self.terminated = None
         self._h_first = None
         t0 = t0_ticks * _NS
         try:
-            set_variables(inst, self._param_keys, self.params)
+            set_before_init(inst, self._param_keys, self.params, self._start_values)
             drv.enter_initialization(t0, self.tolerance, self.stop_time)
             drv.exit_initialization()
             inst.initialized = True
             if self.event_mode:  # FMI 3: Event Mode after initialization
                 terminate, _, _ = drv.event_iteration()
                 if terminate:
-                    raise FMUTerminated(f"subsystem '{self.name}': the FMU asked to terminate "
-                                        f"during initialization (t = {t0:g} s)")
+                    self._terminate(t0, "during initialization")
                 drv.enter_step_mode()
             self._outs = [drv.get(k) for k in self._out_keys]
         except FMUError:
@@ -333,6 +375,11 @@ class FMUSubsystem(Subsystem):
         self._out_dict = None
         self._t = t0_ticks
         self._polys = {}
+
+    def _terminate(self, t: float, when: str = "") -> None:
+        self.terminated = {"t": t, "reason": f"FMU '{self.fmu.path.name}' asked to terminate "
+                           f"the simulation (terminateSimulation) at t = {t:.9g} s"
+                           + (f" {when}" if when else "")}
 
     def set_inputs(self, t0: float, polys: dict[str, Any]) -> None:
         self._poly_t0 = t0
@@ -352,8 +399,10 @@ class FMUSubsystem(Subsystem):
             if fast and tau == 0.0:
                 try:
                     vals = [polys[p][0] for p in ports]
-                except KeyError:
-                    continue
+                except KeyError:  # some input of the group unconnected: the slow path
+                    vals = self._group_values(vs, tau)
+                    if vals is None:
+                        continue
                 if type(vals[0]) is not float:
                     vals = [float(np.ravel(x)[0]) for x in vals]
             else:
@@ -370,8 +419,11 @@ class FMUSubsystem(Subsystem):
         for v in vs:
             c = self._polys.get(v.port)
             if c is None:
-                return None
-            x = _poly_at(c, tau)
+                if v.port not in self.optional_inputs:
+                    return None
+                x = self._held[v.port]  # unconnected: its start value
+            else:
+                x = _poly_at(c, tau)
             kind = v.kind
             if v.shape:
                 arr = np.asarray(x, dtype=float).ravel()
@@ -379,10 +431,12 @@ class FMUSubsystem(Subsystem):
                             [int(round(a)) if kind == "int" else bool(a) for a in arr])
             elif kind == "real":
                 vals.append(float(x) if type(x) is not float else x)
-            elif kind == "int":
-                vals.append(int(round(float(np.ravel(x)[0]))))
+            elif kind == "int":  # exact: an integer is never passed through float64
+                x = x.item() if isinstance(x, np.generic) else x
+                vals.append(x if type(x) is int else int(round(float(np.ravel(x)[0]))))
             else:
-                vals.append(bool(float(np.ravel(x)[0]) > 0.5))
+                x = x.item() if isinstance(x, np.generic) else x
+                vals.append(x if type(x) is bool else bool(float(np.ravel(x)[0]) > 0.5))
         return vals
 
     def _input_derivs(self, t: float) -> list:
@@ -446,6 +500,13 @@ class FMUSubsystem(Subsystem):
                                     self._intermediate_arg())
             while True:
                 status, event, terminate, early, last = res
+                if terminate:  # not an error: the run ends after this step
+                    self._terminate(last)
+                    try:
+                        outs = [drv.get(k) for k in self._out_keys]
+                    except FMUError:  # FMI 2 after a discard: the last outputs stand
+                        outs = self._outs
+                    break
                 if status == "discard":
                     err = FMUDiscardError(
                         f"subsystem '{self.name}': FMU '{self.fmu.path.name}' discarded the "
@@ -454,16 +515,14 @@ class FMUSubsystem(Subsystem):
                         "doStep", "discard", t, drv.log_lines())
                     err.last_time = last
                     raise err
-                if terminate:
-                    raise FMUTerminated(f"subsystem '{self.name}': FMU '{self.fmu.path.name}' "
-                                        f"asked to terminate the simulation at t = {last:.9g} s")
                 if event and self.event_mode:
                     drv.enter_event_mode()
                     term, _, _ = drv.event_iteration()
                     if term:
-                        raise FMUTerminated(f"subsystem '{self.name}': FMU "
-                                            f"'{self.fmu.path.name}' asked to terminate the "
-                                            f"simulation at t = {last:.9g} s")
+                        self._terminate(last)
+                        self.events.append(last)
+                        outs = [drv.get(k) for k in self._out_keys]
+                        break
                     drv.enter_step_mode()
                 if not early or last >= t_end - 1e-12 * max(1.0, abs(t_end)):
                     if event:
@@ -530,14 +589,14 @@ class FMUSubsystem(Subsystem):
         if not self.can_save_state:
             return super().save_state()
         extra = (self._t, self._outs, dict(self._pushed), self._sent_orders, len(self.events),
-                 self._h_first)
+                 self._h_first, self.terminated)
         return self.inst.save(extra)
 
     def restore_state(self, token: Any) -> None:
         if not self.can_save_state:
             return super().restore_state(token)
         self.inst.restore(token)
-        t, outs, _pushed, orders, nev, h_first = token.extra
+        t, outs, _pushed, orders, nev, h_first, self.terminated = token.extra
         self._t, self._outs, self._sent_orders = t, outs, orders
         self._h_first = h_first
         self._pushed.clear()  # the FMU state holds its own inputs: push all again
