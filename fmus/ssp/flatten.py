@@ -65,8 +65,7 @@ class _Flattener:
     def __init__(self, reader: _Reader, top: Node, system: SSPSystem) -> None:
         self.reader, self.top, self.system = reader, top, system
         self.nodes = {n.path: n for n in top.walk()}
-        self.comps = {c.name: c for n in top.walk() for c in n.elements.values()
-                      if isinstance(c, SSPComponent)}
+        self.comps = {c.name: c for c in components(top)}
         self.feeds: dict[tuple, _Edge] = {}
         self.kinds: dict[tuple, str] = {}
         self.values: dict[tuple, Bound] = {}   # system connector endpoint -> bound value
@@ -375,8 +374,11 @@ def flatten(reader: _Reader, top: Node, system: SSPSystem) -> None:
 
 
 def components(top: Node) -> list:
-    """Every FMU component of the tree."""
-    return [c for n in top.walk() for c in n.elements.values() if isinstance(c, SSPComponent)]
+    """Every FMU component of the tree, in the order of the file."""
+    out = []
+    for e in top.elements.values():
+        out.extend(components(e) if isinstance(e, Node) else [e])
+    return out
 
 
 def assign_units(reader: _Reader, top: Node, system: SSPSystem, cosim: dict) -> None:

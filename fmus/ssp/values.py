@@ -298,13 +298,15 @@ def apply_mapping(reader: _Reader, values: list, mapping: tuple) -> list:
         for _src, dst, tr, suppress, e in targets:
             out.append(Bound(dst, v.type, v.value, v.unit, v.el, v.file, tr, suppress, (e, file)))
     names = {v.name for v in values}
-    unused = [e[0] for e in entries if e[0] not in names]
+    unused = [e for e in entries if e[0] not in names]
     if unused:
-        shown = ", ".join(repr(s) for s in dict.fromkeys(unused[:8]))
+        shown = ", ".join(repr(s) for s in dict.fromkeys(e[0] for e in unused[:8]))
+        lines = ", ".join(str(e[4].sourceline) for e in unused[:8])
+        more = ", ..." if len(unused) > 8 else ""
         what = "entry names" if len(unused) == 1 else "entries name"
         reader.note(f"{file}: {len(unused)} mapping {what} no parameter of the parameter set "
-                    f"({shown}"
-                    f"{', ...' if len(unused) > 8 else ''}) and do nothing")
+                    f"({shown}{more}; line {lines}{more}) and "
+                    f"{'does' if len(unused) == 1 else 'do'} nothing")
     return out
 
 

@@ -1,5 +1,6 @@
 """SSP systems simulated: against the same system wired by hand, against fmpy's independent
-``simulate_ssp``, and against the analytic oscillator.
+``simulate_ssp``, against the analytic oscillator, and with Model Exchange components against
+the same diagram run natively.
 
 The system: LoopA (``lag``: x' = -x + u, y = x + ka u, C FMU) and Oscillator (``osc``:
 m x'' = F + F_step [t >= t_step] - k x - c v, C FMU), both FMI 2 Co-Simulation with
@@ -107,3 +108,53 @@ def test_a_master_exported_and_loaded_again_runs_the_same(fmu_files, tmp_path):
     res = load_ssp(p).run()
     for k in ("osc.x", "lag.y"):
         np.testing.assert_array_equal(res[k], ref[k])  # measured: 0.0 difference
+
+
+def test_model_exchange_components_run_as_one_diagram(fmu_files, tmp_path):
+    """Two ME components of one unit (their connection, with a linear transformation,
+    inside the diagram: no co-simulation delay) give what the same diagram gives run
+    natively by cosim's simulator, at every communication point."""
+    from cosim import DiagramBuilder, FunctionBlock, Simulator
+    from fmus import FMUBlock
+    conns = [("lag.y", "osc.F"), ("osc.x", "lag.u", (3.0, -0.2))]
+    p = export_ssp(tmp_path / "me.ssp", _pair(fmu_files), conns,
+                   parameters={"osc": {"k": 100.0}, "lag": {"ka": 0.5}}, stop=1.0, step_s=H,
+                   model_exchange={"lag": "plant", "osc": "plant"},
+                   solvers={"plant": {"solver": "rk4", "dt": 1e-4}})
+    res = load_ssp(p).run()
+    b = DiagramBuilder("plant")
+    lag = b.add(FMUBlock(FMU(fmu_files["LoopA"]), "lag", parameters={"ka": 0.5}))
+    osc = b.add(FMUBlock(FMU(fmu_files["Oscillator"]), "osc", parameters={"k": 100.0}))
+    tf = b.add(FunctionBlock("tf", lambda x: 3.0 * x - 0.2, [("u", "m")], [("y", "m")]))
+    b.connect(lag.output("y"), osc.input("F"))
+    b.connect(osc.output("x"), tf.input("u"))
+    b.connect(tf.output("y"), lag.input("u"))
+    native = Simulator(b.build(), solver="rk4", dt=1e-4).run(1.0)
+    idx = np.searchsorted(native.time, res.time)
+    assert np.allclose(native.time[idx], res.time, rtol=0, atol=1e-12)
+    for k, ref in (("osc.x", "osc.x"), ("lag.y", "lag.y")):
+        err = np.max(np.abs(res[k] - native[ref][idx]))
+        assert err < 1e-12, (k, err)  # measured: 0.0
+    # co-simulated (CS, one macro step of delay on each connection) it differs
+    cs = load_ssp(export_ssp(tmp_path / "cs.ssp", _pair(fmu_files), conns,
+                             parameters={"osc": {"k": 100.0}, "lag": {"ka": 0.5}}, stop=1.0,
+                             step_s=H)).run()
+    assert np.max(np.abs(cs["osc.x"] - res["osc.x"])) > 1e-8  # measured 2.5e-7
+
+
+def test_a_model_exchange_oscillator_gives_the_analytic_solution(fmu_files, tmp_path):
+    """The analytic case of test_bound_values_give_the_analytic_oscillator with the FMU run
+    through Model Exchange (cosim's RK4, its time event at 0.5 s on the step grid)."""
+    p = export_ssp(tmp_path / "osc.ssp", {"osc": fmu_files["Oscillator"]}, [("F0", "osc.F")],
+                   parameters={"osc": {"k": 100.0, "c": 0.0, "x": 0.2}}, inputs={"F0": 1.5},
+                   stop=1.0, step_s=H, model_exchange={"osc": "osc_me"},
+                   solvers={"osc_me": {"solver": "rk4", "dt": 1e-4}})
+    s = read_ssp(p)
+    assert s.components["osc"].unit == "osc_me"
+    res = load_ssp(s).run()
+    t = res.time
+    w, k, x0, f0 = 10.0, 100.0, 0.2, 1.5
+    exact = f0 / k + (x0 - f0 / k) * np.cos(w * t) + np.where(
+        t >= 0.5, 2.0 / k * (1 - np.cos(w * (t - 0.5))), 0.0)
+    err = np.max(np.abs(res["osc.x"] - exact))
+    assert err < 1e-10, err

@@ -8,6 +8,7 @@ analytic solution are in tests/system/test_ssp.py.
 
 from __future__ import annotations
 
+import re
 import zipfile
 
 import numpy as np
@@ -385,3 +386,302 @@ def test_export_errors_name_the_component_and_port(fmu_files, tmp_path):
         export_ssp(tmp_path / "e.ssp", comps, parameters={"osc": {"a": 1.0}})
     with pytest.raises(SSPError, match="linear transformation needs Real"):
         export_ssp(tmp_path / "e.ssp", comps, [("osc.phase", "p", (2.0, 0.0))])
+
+
+# ------------------------------------------------------- as other tools write it
+SSM = ('<ssm:ParameterMapping xmlns:ssm="http://ssp-standard.org/SSP1/SystemStructureParameter'
+       'Mapping" xmlns:ssc="http://ssp-standard.org/SSP1/SystemStructureCommon" version="1.0">'
+       '<ssm:MappingEntry source="osc.stiffness" target="osc.k">'
+       '<ssc:LinearTransformation factor="1" offset="5"/></ssm:MappingEntry>'
+       '<ssm:MappingEntry source="osc.damping" target="osc.c" suppressUnitConversion="true">'
+       '<ssc:LinearTransformation factor="2"/></ssm:MappingEntry>'
+       '<ssm:MappingEntry source="osc.stiffness" target="lag.ka">'
+       '<ssc:LinearTransformation factor="0.01"/></ssm:MappingEntry>'
+       '<ssm:MappingEntry source="osc.nothing" target="osc.m"/>'
+       "</ssm:ParameterMapping>")
+SSV = ('<ssv:ParameterSet xmlns:ssv="http://ssp-standard.org/SSP1/SystemStructureParameter'
+       'Values" xmlns:ssc="http://ssp-standard.org/SSP1/SystemStructureCommon" version="1.0" '
+       'name="top"><ssv:Parameters>'
+       '<ssv:Parameter name="stiffness"><ssv:Real value="0.2" unit="N/mm"/></ssv:Parameter>'
+       '<ssv:Parameter name="damping"><ssv:Real value="0.5" unit="kN.s/m"/></ssv:Parameter>'
+       '<ssv:Parameter name="t_step"><ssv:Real value="0.25"/></ssv:Parameter>'
+       '</ssv:Parameters><ssv:Units>'
+       '<ssc:Unit name="N/mm"><ssc:BaseUnit kg="1" s="-2" factor="1000"/></ssc:Unit>'
+       '<ssc:Unit name="kN.s/m"><ssc:BaseUnit kg="1" s="-1" factor="1000"/></ssc:Unit>'
+       "</ssv:Units></ssv:ParameterSet>")
+
+
+@pytest.mark.parametrize("inline", [False, True])
+def test_a_parameter_mapping_renames_and_transforms_values(pair, tmp_path, inline):
+    """An .ssv bound at the system level with prefix "osc." and an .ssm (file or inline):
+    values converted to the target's unit first, then transformed (SSP); suppressed
+    conversion; one source, two targets; an unmapped name kept; an entry with no source."""
+    mapping = (f"<ssd:ParameterMapping>{SSM}</ssd:ParameterMapping>" if inline
+               else '<ssd:ParameterMapping source="resources/top.ssm"/>')
+    binding = ('<ssd:ParameterBindings><ssd:ParameterBinding prefix="osc." '
+               f'source="resources/top.ssv">{mapping}</ssd:ParameterBinding>'
+               "</ssd:ParameterBindings><ssd:Elements>")
+    p = rewrite_fmu(pair, tmp_path / "m.ssp", replace={SSD: ("<ssd:Elements>", binding)},
+                    add={"resources/top.ssv": SSV.encode(), "resources/top.ssm": SSM.encode()})
+    s = read_ssp(p)
+    assert s.components["osc"].parameters == {
+        "k": 205.0,          # 0.2 N/mm = 200 N/m, + 5
+        "c": 1.0,            # 2 * 0.5, no conversion from kN.s/m
+        "t_step": 0.25}      # osc.t_step: no entry names it, it keeps its name
+    assert s.components["lag"].parameters == {"ka": 0.002}  # 0.01 * 0.2: ka has no unit
+    where = "SystemStructure.ssd" if inline else "resources/top.ssm"
+    assert re.search(f"{where}: 1 mapping entry names no parameter of the parameter set "
+                     r"\('osc.nothing'; line \d+\) and does nothing", "\n".join(s.notes))
+    res = load_ssp(s).run(0.001)
+    assert res["osc.a"][0] == pytest.approx((1 + 0.002 * (3 * 0.1 + 0.5)) - 205.0 * 0.1)
+
+
+@pytest.mark.parametrize("ssm, ssv_value, msg", [
+    ('<ssc:BooleanMappingTransformation><ssc:MapEntry source="maybe" target="true"/>'
+     "</ssc:BooleanMappingTransformation>", '<ssv:Boolean value="true"/>',
+     r"resources/b.ssm line 1: mapping entry 'osc.b' -> 'osc.k': bad "
+     r"BooleanMappingTransformation MapEntry source='maybe'"),
+    ('<ssc:LinearTransformation factor="2"/>', '<ssv:Integer value="3"/>',
+     r"resources/b.ssm line 1: component 'osc' .*: a LinearTransformation maps 'k', a Real "
+     r"given a Integer; it is valid for Real values only \(value at resources/b.ssv line 1 "
+     r"\(mapped by resources/b.ssm line 1\)\)"),
+    ('<ssc:IntegerMappingTransformation><ssc:MapEntry source="3" target="4"/>'
+     "</ssc:IntegerMappingTransformation>", '<ssv:Real value="3.0"/>',
+     r"resources/b.ssm line 1: component 'osc' .*: a IntegerMappingTransformation cannot map "
+     r"the Real value 3.0"),
+    ('<ssc:EnumerationMappingTransformation><ssc:MapEntry source="a" target="b"/>'
+     "</ssc:EnumerationMappingTransformation>", '<ssv:Enumeration value="a"/>',
+     r"component 'osc' .*: an Enumeration value 'a' is bound to 'k', a Real"),
+])
+def test_mapping_errors_name_the_file_and_line(pair, tmp_path, ssm, ssv_value, msg):
+    pmap = ('<ssm:ParameterMapping xmlns:ssm="http://ssp-standard.org/SSP1/SystemStructure'
+            'ParameterMapping" xmlns:ssc="http://ssp-standard.org/SSP1/SystemStructureCommon" '
+            f'version="1.0"><ssm:MappingEntry source="osc.b" target="osc.k">{ssm}'
+            "</ssm:MappingEntry></ssm:ParameterMapping>")
+    pset = ('<ssv:ParameterSet xmlns:ssv="http://ssp-standard.org/SSP1/SystemStructureParameter'
+            'Values" version="1.0" name="b"><ssv:Parameters><ssv:Parameter name="b">'
+            f"{ssv_value}</ssv:Parameter></ssv:Parameters></ssv:ParameterSet>")
+    binding = ('<ssd:ParameterBindings><ssd:ParameterBinding prefix="osc." '
+               'source="resources/b.ssv"><ssd:ParameterMapping source="resources/b.ssm"/>'
+               "</ssd:ParameterBinding></ssd:ParameterBindings><ssd:Elements>")
+    p = rewrite_fmu(pair, tmp_path / "e.ssp", replace={SSD: ("<ssd:Elements>", binding)},
+                    add={"resources/b.ssv": pset.encode(), "resources/b.ssm": pmap.encode()})
+    with pytest.raises(SSPError, match=msg):
+        read_ssp(p)
+
+
+def test_linear_transformations_convert_units_first(fmu_files, tmp_path):
+    """SSP: target = factor * (source in the target's unit) + offset.  osc.x_mm [millimetre]
+    -> lag.u [m] with (2, 0.5): u = 2 * 0.1 m + 0.5 (the old reading gave (2 * 100 mm + 0.5)
+    in m = 0.2005).  The master's convention (factor and offset in the source's unit) is
+    converted on export, so a master exported and loaded again gives the same input."""
+    lag_m = rewrite_fmu(fmu_files["LoopA"], tmp_path / "LoopA.fmu", replace={
+        "modelDescription.xml": (
+            '<ScalarVariable name="u" valueReference="2" causality="input"><Real start="0"/>',
+            '<ScalarVariable name="u" valueReference="2" causality="input">'
+            '<Real unit="m" start="0"/>')})
+    lag_m = rewrite_fmu(lag_m, tmp_path / "LoopA_m.fmu", replace={"modelDescription.xml": (
+        "<ModelVariables>", '<UnitDefinitions><Unit name="m"><BaseUnit m="1"/></Unit>'
+                            "</UnitDefinitions><ModelVariables>")})
+    comps = {"lag": lag_m, "osc": fmu_files["Oscillator"]}
+    base = export_ssp(tmp_path / "a.ssp", comps, [("osc.x_mm", "lag.u"), ("lag.y", "osc.F")],
+                      step_s=1e-3)
+    p = _edit(base, tmp_path / "b.ssp", 'startElement="osc" endElement="lag"/>',
+              'startElement="osc" endElement="lag"><ssc:LinearTransformation factor="2" '
+              'offset="0.5"/></ssd:Connection>')
+    assert load_ssp(p).run(1e-3)["lag.y"][0] == pytest.approx(1 + 2 * (2 * 0.1 + 0.5))
+    from cosim import MasterScheduler
+    from fmus import FMU
+    m = MasterScheduler([FMU(lag_m).subsystem("lag"), FMU(fmu_files["Oscillator"]).subsystem(
+        "osc")], [("osc.x_mm", "lag.u", (2.0, 0.5)), ("lag.y", "osc.F")], 1e-3)
+    out = export_master_ssp(tmp_path / "m.ssp", m)
+    assert 'offset="0.0005"' in zipfile.ZipFile(out).read(SSD).decode()
+    y0 = 1 + 2 * (2 * 100.0 + 0.5) * 1e-3   # the master: (2 x_mm + 0.5) mm, in m
+    assert m.run(1e-3)["lag.y"][0] == pytest.approx(y0)
+    assert load_ssp(out).run(1e-3)["lag.y"][0] == pytest.approx(y0)
+
+
+def test_annotations_of_other_tools_are_notes_not_errors(pair, tmp_path):
+    other = ('<ssd:Annotations><ssc:Annotation type="com.example.layout"><ex:Layout '
+             'xmlns:ex="urn:example" zoom="2"/></ssc:Annotation></ssd:Annotations>')
+    oms = ('<ssd:Annotations><ssc:Annotation type="org.openmodelica"><oms:Annotations xmlns:oms='
+           '"https://raw.githubusercontent.com/OpenModelica/OMSimulator/master/schema/oms.xsd">'
+           '<oms:SimulationInformation><oms:Tlm freq="2"/></oms:SimulationInformation>'
+           "</oms:Annotations></ssc:Annotation></ssd:Annotations>")
+    exp = ('<ssd:DefaultExperiment startTime="0.0" stopTime="0.5"><ssd:Annotations>'
+           '<ssc:Annotation type="org.openmodelica"><oms:Annotations xmlns:oms="urn:oms">'
+           '<oms:SimulationInformation resultFile="pair_res.mat" bufferSize="10"/>'
+           "</oms:Annotations></ssc:Annotation></ssd:Annotations></ssd:DefaultExperiment>")
+    text = zipfile.ZipFile(pair).read(SSD).decode()
+    text = text.replace("</ssd:ParameterBindings>\n      </ssd:Component>",
+                        f"</ssd:ParameterBindings>{other}</ssd:Component>", 1)
+    text = text.replace("</ssd:Connections>\n  </ssd:System>",
+                        f"</ssd:Connections>{oms}</ssd:System>")
+    text = text.replace('<ssd:DefaultExperiment startTime="0.0" stopTime="0.5"/>', exp)
+    p = rewrite_fmu(pair, tmp_path / "a.ssp", replace={SSD: (zipfile.ZipFile(pair).read(
+        SSD).decode(), text)})
+    s = read_ssp(p)
+    notes = "\n".join(s.notes)
+    assert re.search(r"SystemStructure.ssd line \d+: component 'lag': annotation of type "
+                     "'com.example.layout' ignored", notes)
+    assert re.search(r"line \d+: system 'pair': OMSimulator setting 'Tlm' ignored", notes)
+    assert re.search(r"line \d+: DefaultExperiment: OMSimulator's resultFile, bufferSize "
+                     "ignored", notes)
+    assert (s.step_s, s.stop) == (1e-3, 0.5)  # cosim's own annotation still read
+    assert load_ssp(s).run(0.002).time[-1] == 0.002
+
+
+def test_a_component_without_co_simulation_runs_through_model_exchange(pair, fmu_files,
+                                                                      tmp_path):
+    """implementation="any" and an FMU with Model Exchange only: an ME unit of its own."""
+    me_only = rewrite_fmu(fmu_files["LoopA"], tmp_path / "LoopA.fmu", replace={
+        "modelDescription.xml": ('<CoSimulation modelIdentifier="LoopA" '
+                                 'canHandleVariableCommunicationStepSize="true"\n    '
+                                 'canInterpolateInputs="true" canGetAndSetFMUstate="true" '
+                                 'canSerializeFMUstate="true"\n    '
+                                 'providesDirectionalDerivative="true"/>', "")})
+    with zipfile.ZipFile(me_only) as zf:
+        data = zf.read("modelDescription.xml").decode()
+    assert "CoSimulation" not in data
+    p = rewrite_fmu(pair, tmp_path / "any.ssp", drop=("resources/LoopA.fmu",),
+                    replace={SSD: ('source="resources/LoopA.fmu" implementation="CoSimulation"',
+                                   'source="resources/LoopA.fmu" implementation="any"')},
+                    add={"resources/LoopA.fmu": me_only.read_bytes()})
+    s = read_ssp(p)
+    assert (s.components["lag"].unit, s.components["osc"].unit) == ("pair_me", None)
+    assert s.solvers["pair_me"].method == "bdf"
+    assert "Model Exchange unit(s) pair_me: no solver annotation" in "\n".join(s.notes)
+    m = load_ssp(s)
+    assert m.ports[("lag", "y")] == "pair_me.lag__y"
+    res = m.run(0.01)
+    # y(0) = x(0) + ka * (3 x_osc(0) + 0.5), as through Co-Simulation
+    assert res["lag.y"][0] == pytest.approx(1.4, rel=1e-12)
+    assert np.array_equal(res["lag.y"], res["pair_me.lag__y"])
+    bad = _edit(p, tmp_path / "cs.ssp", 'implementation="any"', 'implementation="CoSimulation"')
+    with pytest.raises(SSPError, match=r"line \d+: component 'lag' \(resources/LoopA.fmu\): "
+                                       "implementation='CoSimulation' but the FMU has no "
+                                       "Co-Simulation interface"):
+        read_ssp(bad)
+
+
+@pytest.mark.parametrize("case", ["inline", "ssv_files", "inputs", "model_exchange", "fmi3"])
+def test_every_exported_file_is_valid_against_the_ssp_schemas(fmu_files, tmp_path, case):
+    from tests.conformance.ssp_check import schema_errors
+    comps = {"lag": fmu_files["LoopA"],
+             "osc": fmu_files["Oscillator3" if case == "fmi3" else "Oscillator"]}
+    kw = dict(parameters=PARAMS, name="pair", stop=0.5, step_s=1e-3)
+    conns = CONNS
+    if case == "ssv_files":
+        kw["ssv_files"] = True
+    elif case == "inputs":
+        conns, kw["inputs"] = [("F_in", "osc.F"), ("osc.x", "lag.u")], {"F_in": 2.0}
+    elif case == "model_exchange":
+        kw.update(model_exchange={"lag": "plant", "osc": "plant"},
+                  solvers={"plant": {"solver": "rk4", "dt": 1e-4}}, tolerance=1e-6)
+    p = export_ssp(tmp_path / f"{case}.ssp", comps, conns, **kw)
+    errors = schema_errors(p)
+    assert "SystemStructure.ssd" in errors
+    assert all(not e for e in errors.values()), errors
+    s = read_ssp(p)
+    assert read_ssp(s.export(tmp_path / "again.ssp")) == s
+
+
+def test_the_schema_check_rejects_an_invalid_file(pair, tmp_path):
+    from tests.conformance.ssp_check import schema_errors
+    p = _edit(pair, tmp_path / "bad.ssp", 'kind="input"', 'kind="sideways"')
+    errors = schema_errors(p)["SystemStructure.ssd"]
+    assert errors and "'sideways' is not an element of the set" in errors[0]
+
+
+def test_an_ssd_referenced_by_a_component_is_a_nested_system(pair, tmp_path):
+    """type="application/x-ssp-definition": the referenced SSD's system takes the
+    component's place; its relative URIs are relative to it; the component's bindings come
+    after the system's own (SSP), and a higher level wins."""
+    text = zipfile.ZipFile(pair).read(SSD).decode()
+    start = text.index('<ssd:Component name="osc"')
+    end = text.index("</ssd:Component>", start) + len("</ssd:Component>")
+    osc = text[start:end].replace('source="resources/Oscillator.fmu"', 'source="Oscillator.fmu"')
+    sub = ('<ssd:SystemStructureDescription xmlns:ssd="http://ssp-standard.org/SSP1/SystemStructure'
+           'Description" xmlns:ssc="http://ssp-standard.org/SSP1/SystemStructureCommon" '
+           'xmlns:ssv="http://ssp-standard.org/SSP1/SystemStructureParameterValues" version="1.0" '
+           'name="plant"><ssd:System name="plant"><ssd:Connectors>'
+           '<ssd:Connector name="F" kind="input"><ssc:Real unit="N"/></ssd:Connector>'
+           '<ssd:Connector name="x" kind="output"><ssc:Real unit="m"/></ssd:Connector>'
+           f"</ssd:Connectors><ssd:Elements>{osc}</ssd:Elements><ssd:Connections>"
+           '<ssd:Connection startConnector="F" endElement="osc" endConnector="F"/>'
+           '<ssd:Connection startElement="osc" startConnector="x" endConnector="x"/>'
+           "</ssd:Connections></ssd:System></ssd:SystemStructureDescription>")
+    comp = ('<ssd:Component name="plant" type="application/x-ssp-definition" '
+            'source="resources/plant.ssd"><ssd:ParameterBindings><ssd:ParameterBinding>'
+            '<ssd:ParameterValues><ssv:ParameterSet version="1.0" name="p"><ssv:Parameters>'
+            '<ssv:Parameter name="osc.k"><ssv:Real value="50"/></ssv:Parameter>'
+            "</ssv:Parameters></ssv:ParameterSet></ssd:ParameterValues></ssd:ParameterBinding>"
+            "</ssd:ParameterBindings></ssd:Component>")
+    new = text[:start] + comp + text[end:]
+    new = new.replace('endConnector="F" startElement="lag" endElement="osc"',
+                      'endConnector="F" startElement="lag" endElement="plant"')
+    new = new.replace('startConnector="x" endConnector="u" startElement="osc"',
+                      'startConnector="x" endConnector="u" startElement="plant"')
+    new = new.replace('<ssd:Connection startConnector="v" endConnector="v_out" '
+                      'startElement="osc"/>', "")
+    new = new.replace('<ssd:Connectors>\n      <ssd:Connector name="v_out" kind="output">\n'
+                      '        <ssc:Real unit="m/s"/>\n      </ssd:Connector>\n    '
+                      "</ssd:Connectors>", "")
+    p = rewrite_fmu(pair, tmp_path / "ref.ssp", drop=("resources/Oscillator.fmu",),
+                    replace={SSD: (text, new)},
+                    add={"resources/plant.ssd": sub.encode(),
+                         "resources/Oscillator.fmu": zipfile.ZipFile(pair).read(
+                             "resources/Oscillator.fmu")})
+    s = read_ssp(p)
+    assert list(s.components) == ["lag", "plant/osc"]
+    assert s.components["plant/osc"].parameters == {"k": 50.0, "c": 0.25}
+    assert s.master_connections() == [("lag.y", "plant/osc.F"), ("plant/osc.x", "plant/x"),
+                                      ("plant/osc.x", "lag.u", (3.0, 0.5))]
+    res = load_ssp(s).run(0.01)
+    assert res["plant/osc.a"][0] == pytest.approx((1.0 + 0.5 * (0.3 + 0.5)) - 50.0 * 0.1)
+
+
+def test_parameter_connectors_give_their_value_to_connected_parameters(pair, tmp_path):
+    """A system parameter connector with a bound value, connected to a component
+    parameter, sets it (converted, transformed), over the component's own binding; an
+    unbound one leaves it alone; a calculatedParameter source is refused."""
+    text = zipfile.ZipFile(pair).read(SSD).decode()
+    new = text.replace('<ssd:Connector name="v_out" kind="output">',
+                       '<ssd:Connector name="stiffness" kind="parameter"><ssc:Real unit="N/mm"/>'
+                       '</ssd:Connector><ssd:Connector name="damping" kind="parameter">'
+                       '<ssc:Real/></ssd:Connector><ssd:Connector name="v_out" kind="output">')
+    new = new.replace("<ssd:Elements>",
+                      '<ssd:ParameterBindings><ssd:ParameterBinding><ssd:ParameterValues>'
+                      '<ssv:ParameterSet version="1.0" name="top"><ssv:Parameters>'
+                      '<ssv:Parameter name="stiffness"><ssv:Real value="300" unit="N/m"/>'
+                      "</ssv:Parameter></ssv:Parameters></ssv:ParameterSet>"
+                      "</ssd:ParameterValues></ssd:ParameterBinding></ssd:ParameterBindings>"
+                      "<ssd:Elements>", 1)
+    new = new.replace('<ssd:Connector name="F" kind="input">',
+                      '<ssd:Connector name="k" kind="parameter"><ssc:Real unit="N/m"/>'
+                      '</ssd:Connector><ssd:Connector name="c" kind="parameter"><ssc:Real '
+                      'unit="N.s/m"/></ssd:Connector><ssd:Connector name="F" kind="input">')
+    new = new.replace("</ssd:Connections>",
+                      '<ssd:Connection startConnector="stiffness" endElement="osc" '
+                      'endConnector="k"><ssc:LinearTransformation factor="2" offset="1"/>'
+                      '</ssd:Connection><ssd:Connection startConnector="damping" '
+                      'endElement="osc" endConnector="c"/></ssd:Connections>')
+    p = rewrite_fmu(pair, tmp_path / "par.ssp", replace={SSD: (text, new)})
+    s = read_ssp(p)
+    # 300 N/m = 0.3 N/mm (the connector's unit), converted to k's N/m, then 2 x + 1
+    assert s.parameters == {"stiffness": pytest.approx(0.3)}
+    assert s.components["osc"].parameters == {"k": pytest.approx(601.0), "c": 0.25}
+    calc = new.replace('<ssd:Connector name="x" kind="output">',
+                       '<ssd:Connector name="x" kind="calculatedParameter">', 1)
+    calc = calc.replace('<ssd:Connection startConnector="damping" endElement="osc" '
+                        'endConnector="c"/>', '<ssd:Connection startElement="lag" '
+                        'startConnector="x" endElement="osc" endConnector="c"/>')
+    calc = calc.replace('<ssd:Connection startConnector="x" endConnector="u" '
+                        'startElement="osc" endElement="lag">', '<ssd:Connection '
+                        'startConnector="v" endConnector="u" startElement="osc" '
+                        'endElement="lag">')
+    p = rewrite_fmu(pair, tmp_path / "calc.ssp", replace={SSD: (text, calc)})
+    with pytest.raises(SSPError, match=r"line \d+: parameter osc.c is connected to the "
+                                       "calculatedParameter lag.x: values computed by an FMU "
+                                       "at initialization are not propagated; bind the value"):
+        read_ssp(p, load_fmus=False)
