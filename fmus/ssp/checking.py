@@ -61,23 +61,25 @@ def check_components(reader: _Reader, comps: list, limits: ArchiveLimits) -> Non
         owner = f"component '{comp.name}' ({comp.source})"
         by_name = fmu.info.by_name
         for c in comp.connectors:
+            file, line = c.where or (reader.file, None)
+            at = f"SSP '{reader.label}': {file}{f' line {line}' if line else ''}: {owner}"
             var = by_name.get(c.name)
             if var is None:
-                raise SSPError(f"SSP '{reader.label}': {owner}: connector {c.name!r} is not a "
-                               f"variable of the FMU; "
+                raise SSPError(f"{at}: connector {c.name!r} is not a variable of the FMU; "
                                + did_you_mean(c.name, [v.name for v in fmu.info.variables
                                                        if v.causality in ("input", "output",
                                                                           "parameter")]))
             if c.kind in ("inout", "unspecified"):
-                raise SSPError(f"SSP '{reader.label}': {owner}: connector {c.name!r} is "
-                               f"{c.kind}; {c.kind} connectors are not supported")
+                raise SSPError(f"{at}: connector {c.name!r} is {c.kind}; {c.kind} connectors "
+                               "are not supported (declare it input or output)")
             if var.causality not in _CAUSALITY[c.kind]:
-                raise SSPError(f"SSP '{reader.label}': {owner}: connector {c.name!r} has kind "
-                               f"{c.kind!r} but the FMU variable has causality {var.causality!r}")
+                raise SSPError(f"{at}: connector {c.name!r} has kind {c.kind!r} but the FMU "
+                               f"variable has causality {var.causality!r}; declare the "
+                               "variable's causality as the kind")
             if var.shape:
-                raise SSPError(f"SSP '{reader.label}': {owner}: connector {c.name!r} is an "
-                               f"array variable {var.shape}; array connectors are not supported")
-            _check_type(reader, owner, c, var, reader.comp_info[comp.name][0].units)
+                raise SSPError(f"{at}: connector {c.name!r} is an array variable {var.shape}; "
+                               "array connectors are not supported")
+            _check_type(at, c, var, reader.comp_info[comp.name][0].units)
 
 
 def check_system(reader: _Reader, system: SSPSystem) -> None:
@@ -138,15 +140,15 @@ def _connector_value(reader: _Reader, system: SSPSystem, b: Bound, targets: list
     return b.value
 
 
-def _check_type(reader: _Reader, owner: str, c: SSPConnector, var: Any, units: dict) -> None:
+def _check_type(at: str, c: SSPConnector, var: Any, units: dict) -> None:
     if c.type is None:
         return
     kind = KIND_OF_TYPE.get(c.type)
     ok = kind == var.kind or (kind == "enum" and var.type == "Enumeration") \
         or (kind == "int" and var.type == "Enumeration")
     if not ok:
-        raise SSPError(f"SSP '{reader.label}': {owner}: connector {c.name!r} is declared "
-                       f"{c.type} but the FMU variable is {var.type}")
+        raise SSPError(f"{at}: connector {c.name!r} is declared {c.type} but the FMU variable "
+                       f"is {var.type}; declare the variable's type")
     if kind == "real" and c.unit and c.unit != var.fmi_unit and var.unit is not None:
         u = unit_of(c.unit, units)
         try:
@@ -154,7 +156,7 @@ def _check_type(reader: _Reader, owner: str, c: SSPConnector, var: Any, units: d
         except UnitError:
             same = False
         if not same:
-            raise SSPError(f"SSP '{reader.label}': {owner}: connector {c.name!r} declares unit "
+            raise SSPError(f"{at}: connector {c.name!r} declares unit "
                            f"{c.unit!r} but the FMU variable has unit {var.fmi_unit!r}; "
                            "connectors with another unit than their variable are not "
                            "supported: declare the FMU's unit on the connector")

@@ -74,6 +74,7 @@ class SSPConnector:
     kind: str                      # input, output, parameter, calculatedParameter, inout...
     type: str | None = None        # Real, Integer, Boolean, String, Enumeration... or None
     unit: str | None = None
+    where: tuple | None = field(default=None, compare=False, repr=False)  # (file, line)
 
 
 @dataclass
@@ -255,7 +256,7 @@ class SSPSystem:
         if suppressed:
             raise SSPError(f"SSP system '{self.name}': export_ssp cannot write "
                            f"suppressUnitConversion (connections {', '.join(suppressed)})")
-        if self.step_control is not None:
+        if self.step_control is not None and kw.get("step_s") is None:
             raise SSPError(f"SSP system '{self.name}': export_ssp cannot write the variable-"
                            "step master of the annotation; give step_s= to export with a "
                            "fixed macro step")

@@ -272,7 +272,7 @@ def _connectors(reader: _Reader, el: Any, owner: str) -> list:
         if typ is not None and t_el.tag.startswith(f"{{{NS['ssv']}}}"):
             typ = None
         unit = t_el.get("unit") if typ is not None and KIND_OF_TYPE[typ] == "real" else None
-        out.append(SSPConnector(name, kind, typ, unit))
+        out.append(SSPConnector(name, kind, typ, unit, (reader.file, c.sourceline)))
     return out
 
 
