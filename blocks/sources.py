@@ -17,26 +17,48 @@ from cosim.errors import ParameterError
 class Constant(Block):
     """Constant output; the value is a parameter ``value`` (tunable per context).
 
+    ``dtype`` (default float) may be an integer type (``int``, ``np.int64``,
+    ``np.uint64``, ...) or ``bool``: the output then carries exact Python ints/bools (an
+    Int64 or UInt64 FMU input gets its value exactly, never through float64).
+
     Ports
     -----
-    out  y   shape of ``value``
+    out  y   shape of ``value``, type ``dtype``
     """
 
-    def __init__(self, name: str, value: Any = 0.0, unit: str | None = None) -> None:
+    def __init__(self, name: str, value: Any = 0.0, unit: str | None = None,
+                 dtype: Any = float) -> None:
         super().__init__(name)
         shape = np.shape(value)
+        dt = np.dtype(dtype)
+        if dt.kind not in "fiub":
+            raise ValueError(f"Constant '{name}': dtype must be a float, integer or bool "
+                             f"type, got {dtype!r}")
+
+        def scalar(v: Any) -> Any:
+            if dt.kind == "f":
+                return float(v)
+            if dt.kind == "b":
+                return bool(v)
+            if isinstance(v, float) and not v.is_integer() or isinstance(v, (complex, str)):
+                raise ValueError(f"{v!r} is not an integer")
+            v = int(v)
+            info = np.iinfo(dt)
+            if not info.min <= v <= info.max:
+                raise ValueError(f"{v} is outside the range of {dt} [{info.min}, {info.max}]")
+            return v
 
         def as_value(v: Any) -> Any:
-            # array ports carry NumPy float arrays of the declared shape, scalars floats
+            # array ports carry NumPy arrays of the declared shape, scalars Python numbers
             if not shape:
-                return float(v)
-            a = np.array(v, dtype=float)
+                return scalar(v)
+            a = np.array(v, dtype=dt)
             if a.shape != shape:
                 raise ValueError(f"expected shape {shape}, got {a.shape}")
             return a
         self.value = self.declare_parameter("value", as_value(value), unit, validate=as_value)
         self.y = self.declare_output("y", lambda ctx: ctx.param(self.value), shape=shape,
-                                     unit=unit, depends_on=())
+                                     dtype=dt, unit=unit, depends_on=())
 
 
 class Step(Block):
