@@ -84,7 +84,8 @@ from cosim.time import TICKS_PER_SECOND, to_ticks
 
 from .errors import HILError
 
-__all__ = ["DeadlineMissed", "MonotonicClock", "RealTimeRunner", "Telemetry", "VirtualClock"]
+__all__ = ["DeadlineMissed", "MonotonicClock", "RealTimeRunner", "Telemetry", "VirtualClock",
+           "fifo_permitted"]
 
 POLICIES = ("raise", "skip", "catch_up", "degrade")
 
@@ -261,6 +262,22 @@ def _set_timer_slack(ns: int) -> int | None:
         raise HILError(f"real-time runner: prctl(PR_SET_TIMERSLACK, {ns}) failed: "
                        f"{os.strerror(ctypes.get_errno())}")
     return old
+
+
+def fifo_permitted(priority: int = 10) -> bool:
+    """True when this process may run a thread under SCHED_FIFO at ``priority`` (root or
+    CAP_SYS_NICE, and a real-time budget in its cgroup): tried on the calling thread and
+    undone.  For callers that want ``priority=`` where it can take effect and best-effort
+    pacing elsewhere (the runner itself refuses a priority it cannot get)."""
+    if not hasattr(os, "sched_setscheduler"):
+        return False
+    policy, param = os.sched_getscheduler(0), os.sched_getparam(0)
+    try:
+        os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(priority))
+    except OSError:
+        return False
+    os.sched_setscheduler(0, policy, param)
+    return True
 
 
 class _ProcessSettings:
