@@ -23,6 +23,13 @@ vehicle does on an ACC failure is the vehicle maker's choice).  Faults (``--faul
 ``bus_off``  the plant's bus is off for 0.5 s (reads and writes fail; recovered after)
 ``kill``     the ECU process is killed (SIGKILL) at 8 s
 
+Real-time set-up: both loops run under SCHED_FIFO (priority :data:`RT_PRIORITY`) where
+the process may (root or CAP_SYS_NICE; else best-effort pacing, said on stderr by the
+ECU), with the collector frozen and 1 ns timer slack (``--priority 0``: none).  Nothing
+slow stays in the plant's frame: ``results.csv`` and ``bus.asc`` are written by writer
+threads fed by bounded queues (the runner's ``recording`` and the log's ``dropped``
+counts say whether anything was lost).
+
 Run ``python examples/acc_hil.py`` (``--interface slcan``, ``--fault kill``, ``--out``):
 it prints the real-time telemetry, the CAN counters and the cut-in acceptance, and writes
 ``results.csv`` (streamed while running), ``telemetry.csv``, ``bus.asc`` (every frame on
@@ -54,7 +61,7 @@ from cosim.writers import CsvWriter
 
 try:  # imported as examples.acc_hil (tests)
     from examples.acc_cut_in import recovery_time
-    from examples.acc_ecu import bus_options
+    from examples.acc_ecu import RT_PRIORITY, bus_options, realtime_options
     from examples.acc_plant import (
         CONTROL_PERIOD,
         DT,
@@ -67,7 +74,7 @@ try:  # imported as examples.acc_hil (tests)
     )
 except ModuleNotFoundError:  # run as a script
     from acc_cut_in import recovery_time
-    from acc_ecu import bus_options
+    from acc_ecu import RT_PRIORITY, bus_options, realtime_options
     from acc_plant import (
         CONTROL_PERIOD,
         DT,
@@ -195,11 +202,13 @@ def offline(cut_in_s: float = CUT_IN_S, t_end: float = T_END) -> Any:
 
 # ------------------------------------------------------------------ the run
 class EcuProcess:
-    """``examples/acc_ecu.py`` as a child process; ``start`` waits for its READY line."""
+    """``examples/acc_ecu.py`` as a child process; ``start`` waits for its READY line.
+    ``priority``: its SCHED_FIFO priority where permitted (``None``: none)."""
 
-    def __init__(self, interface: str, channel: str, summary: Path | None = None) -> None:
+    def __init__(self, interface: str, channel: str, summary: Path | None = None,
+                 priority: int | None = None) -> None:
         cmd = [sys.executable, str(HERE / "acc_ecu.py"), "--interface", interface,
-               "--channel", channel]
+               "--channel", channel, "--priority", str(priority or 0)]
         if summary is not None:
             cmd += ["--summary", str(summary)]
         env = {**os.environ, "PYTHONPATH": os.pathsep.join(
@@ -253,9 +262,13 @@ def faults_for(kind: str, on_at: float = 12.0, length: float = 4.0) -> list:
 def run_hil(out: Path, *, interface: str = "udp_multicast", channel: str | None = None,
             fault: str = "none", cut_in_s: float = CUT_IN_S, t_end: float = T_END,
             kill_at: float = 8.0, plot: bool = True, runner_options: dict | None = None,
-            hub: Any = None) -> dict:
+            priority: int | None = RT_PRIORITY, hub: Any = None) -> dict:
     """Start the ECU, run the plant in real time, stop the ECU; returns the summary
-    (also written to ``out/summary.json``)."""
+    (also written to ``out/summary.json``).
+
+    Both loops run with :func:`~examples.acc_ecu.realtime_options` (SCHED_FIFO at
+    ``priority`` where permitted, ``None``: never); ``runner_options`` override the
+    plant's settings."""
     from hil import RealTimeRunner
     from hil.can import ACC_DBC, CanBackend, CanDatabase, MessageLog
     from hil.faults import FaultyBackend
@@ -276,7 +289,8 @@ def run_hil(out: Path, *, interface: str = "udp_multicast", channel: str | None 
         raise ValueError(f"interface must be udp_multicast or slcan (two processes), got "
                          f"{interface!r}")
     db = CanDatabase(ACC_DBC)
-    ecu = EcuProcess(interface, ecu_ch, out / "ecu_summary.json")
+    opts = {**realtime_options(priority), **(runner_options or {})}
+    ecu = EcuProcess(interface, ecu_ch, out / "ecu_summary.json", priority)
     wire = log = None
     try:
         ecu.wait_ready()
@@ -301,7 +315,7 @@ def run_hil(out: Path, *, interface: str = "udp_multicast", channel: str | None 
                 killed_at = sim.ctx.time
 
         rt = RealTimeRunner(sim, period_s=PLANT_PERIOD, overrun="skip", on_frame=on_frame,
-                            **(runner_options or {}))
+                            **opts)
         wall = time.perf_counter()
         res = rt.run(t_end)
         wall = time.perf_counter() - wall
@@ -322,11 +336,12 @@ def run_hil(out: Path, *, interface: str = "udp_multicast", channel: str | None 
     result = {
         "interface": interface, "fault": fault, "wall_s": wall, "t_end": t_end,
         "ecu_exit": ecu_code, "killed_at_s": killed_at,
-        "telemetry": rt.telemetry.as_dict(),
+        "telemetry": rt.telemetry.as_dict(), "runner_options": opts,
         "bridges": {n: blocks[n].stats() for n in ("rx_cmd", "tx_ego", "tx_radar")},
         "backend": wire.counters.as_dict(),
         "injected": getattr(can, "injected", {}),
         "bus_log_frames": log.count,
+        "bus_log": log.stats(),
         "command_stale_s": [float(res.time[lost[0]]), float(res.time[lost[-1]])]
         if lost.size else None,
         "summary": {k: (v.__dict__ if hasattr(v, "__dict__") else v) for k, v in s.items()},
@@ -365,6 +380,12 @@ def report(r: dict) -> None:
     print(f"ACC in the loop over {r['interface']} (fault: {r['fault']}): {r['t_end']:g} s "
           f"in {r['wall_s']:.2f} s wall")
     print("  " + tel.summary().replace("\n", "\n  "))
+    o, bl = r["runner_options"], r["bus_log"]
+    fifo = (f"SCHED_FIFO priority {o['priority']}" if "priority" in o
+            else "no SCHED_FIFO (not permitted, or --priority 0)")
+    print(f"  real-time set-up: {fifo}, gc {o.get('gc_mode', 'normal')}; bus log "
+          f"{bl['written']} frames written on its "
+          f"thread, {bl['dropped']} dropped (queue full)")
     b = r["bridges"]
     print(f"  CAN: ACC_CMD received {b['rx_cmd']['received']['ACC_CMD']}, stale episodes "
           f"{b['rx_cmd']['stale_events']['ACC_CMD']}; EGO sent {b['tx_ego']['sent']}, RADAR "
@@ -389,12 +410,18 @@ def main(argv: list[str] | None = None) -> dict:
     ap.add_argument("--t-end", type=float, default=T_END,
                     help=f"run length [s]; the cut-in figures need at least {CUT_IN_S + 5:g}")
     ap.add_argument("--out", default="out/acc_hil")
+    ap.add_argument("--priority", type=int, default=RT_PRIORITY,
+                    help="SCHED_FIFO priority 1-99 of both loops where permitted (root or "
+                         f"CAP_SYS_NICE), 0: none (default {RT_PRIORITY})")
     a = ap.parse_args(argv)
+    if not 0 <= a.priority <= 99:
+        ap.error(f"--priority {a.priority}: give 1..99 (SCHED_FIFO) or 0 (none)")
     if a.t_end < CUT_IN_S + 5.0:
         ap.error(f"--t-end {a.t_end:g} s ends before the cut-in figures can be taken: the "
                  f"cut-in is at {CUT_IN_S:g} s and the recovery needs a few seconds after it; "
                  f"use --t-end {CUT_IN_S + 5:g} or more (default {T_END:g})")
-    r = run_hil(Path(a.out), interface=a.interface, fault=a.fault, t_end=a.t_end)
+    r = run_hil(Path(a.out), interface=a.interface, fault=a.fault, t_end=a.t_end,
+                priority=a.priority or None)
     report(r)
     print(f"results, telemetry, bus log, summary and plot in {a.out}/")
     return r

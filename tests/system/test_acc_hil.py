@@ -5,6 +5,7 @@ Each run takes its simulated time in wall time (30 s for the cut-in, 16 s for th
 cases): these are the slow tests of the suite, on purpose (a real-time loop)."""
 
 import json
+import logging
 import math
 
 import numpy as np
@@ -27,6 +28,8 @@ from hil.can import read_log  # noqa: E402
 
 pytestmark = pytest.mark.slow
 
+log = logging.getLogger("test_acc_hil")
+
 
 def _multicast_ok():
     import can
@@ -48,14 +51,29 @@ def reference():
     return summary(res, throttle="acc.throttle", brake="acc.brake_torque")
 
 
+def _log_run(r, out):
+    """The plant's and the ECU's telemetry to the log (``-o log_cli=true`` shows them)."""
+    ecu = out / "ecu_summary.json"
+    ecu_tel = json.loads(ecu.read_text()).get("telemetry") if ecu.exists() else None
+    log.warning("acc_hil %s/%s: plant: %s; bridges %s; bus log %s; ECU: %s", r["interface"],
+                r["fault"], r["telemetry_obj"].summary(), r["bridges"], r["bus_log"],
+                ecu_tel)
+
+
 def _check_files(out, r, t_end):
     res = read_csv(out / "results.csv")
     n = round(t_end / (5 * PLANT_PERIOD)) + 1
     assert len(res.time) == n and res.time[-1] == pytest.approx(t_end)
+    assert res.diagnostics["status"] == "complete"
     s = json.loads((out / "summary.json").read_text())
     assert s["fault"] == r["fault"] and s["telemetry"]["frames"] >= 0.9 * t_end / PLANT_PERIOD
+    # recording left the frame and lost nothing: written by a writer thread, none dropped
+    rec = s["telemetry"]["recording"]
+    assert rec["threaded"] == 1 and rec["chunks_dropped"] == 0
+    assert rec["samples_written"] == n
     frames = [m for _, m in read_log(out / "bus.asc")]
     assert len(frames) == r["bus_log_frames"] > 0
+    assert r["bus_log"]["dropped"] == 0 and r["bus_log"]["written"] == len(frames)
     assert (out / "telemetry.csv").stat().st_size > 0
     return res
 
@@ -76,6 +94,7 @@ def _cut_in_like_offline(r, ref):
 def test_cut_in_over_udp_multicast_meets_the_offline_acceptance(tmp_path, reference):
     assert all(acceptance(reference).values())
     r = run_hil(tmp_path, interface="udp_multicast", plot=False)
+    _log_run(r, tmp_path)
     _cut_in_like_offline(r, reference)
     _check_files(tmp_path, r, r["t_end"])
     assert r["ecu_exit"] == 0  # SIGTERM: the ECU's runner stops cleanly
@@ -86,6 +105,7 @@ def test_cut_in_over_udp_multicast_meets_the_offline_acceptance(tmp_path, refere
 def test_cut_in_over_slcan_ptys_meets_the_offline_acceptance(tmp_path, reference):
     pytest.importorskip("serial")
     r = run_hil(tmp_path, interface="slcan", plot=False)
+    _log_run(r, tmp_path)
     _cut_in_like_offline(r, reference)
     _check_files(tmp_path, r, r["t_end"])
 
@@ -95,6 +115,7 @@ def test_cut_in_over_slcan_ptys_meets_the_offline_acceptance(tmp_path, reference
 def test_a_degraded_bus_keeps_the_acceptance(tmp_path, reference, fault):
     """20 % of the commands lost, or all delayed 40 ms, for 4 s after the cut-in."""
     r = run_hil(tmp_path, fault=fault, plot=False)
+    _log_run(r, tmp_path)
     key = f"{fault}_rx"
     assert r["injected"].get(key, 0) > 0
     assert all(r["acceptance"].values()), r["acceptance"]
@@ -111,6 +132,7 @@ def _safe_after(res, t0, t1=math.inf):
 @needs_multicast
 def test_bus_off_goes_safe_and_recovers(tmp_path):
     r = run_hil(tmp_path, fault="bus_off", t_end=16.0, plot=False)
+    _log_run(r, tmp_path)
     res = _check_files(tmp_path, r, 16.0)
     on, off = 12.0, 12.5
     assert r["injected"].get("bus_off_tx", 0) + r["injected"].get("bus_off_rx", 0) >= 1
@@ -129,6 +151,7 @@ def test_bus_off_goes_safe_and_recovers(tmp_path):
 @needs_multicast
 def test_killed_ecu_leaves_the_plant_safe_and_the_run_complete(tmp_path):
     r = run_hil(tmp_path, fault="kill", t_end=12.0, kill_at=8.0, plot=False)
+    _log_run(r, tmp_path)
     res = _check_files(tmp_path, r, 12.0)
     assert r["ecu_exit"] == -9 and r["killed_at_s"] == pytest.approx(8.0, abs=0.01)
     a, z = r["command_stale_s"]
@@ -140,3 +163,43 @@ def test_killed_ecu_leaves_the_plant_safe_and_the_run_complete(tmp_path):
     dv = (np.interp(a + 2.0, t, v) - np.interp(a + 1.0, t, v))
     assert -2.5 < dv < -1.9
     assert r["telemetry"]["frames"] >= 0.9 * 12.0 / PLANT_PERIOD
+
+
+def _group(rnd):
+    return f"239.{rnd.randint(1, 254)}.{rnd.randint(1, 254)}.{rnd.randint(1, 254)}"
+
+
+@needs_multicast
+def test_two_rigs_on_one_machine_do_not_hear_each_other():
+    """Issue 22 item 5: python-can binds every udp_multicast bus to its port on all
+    addresses, so a bus on group A hears group B on the same port (the control below);
+    the example's buses use a port per group (``bus_options``) and stay apart."""
+    import random
+    import sys
+
+    import can
+
+    from examples.acc_ecu import bus_options
+
+    rnd = random.Random()
+    a, b = _group(rnd), _group(rnd)
+    while bus_options("udp_multicast", a)["port"] == bus_options("udp_multicast", b)["port"]:
+        b = _group(rnd)
+
+    def heard(listen_opts, send_opts):
+        rx = can.Bus(interface="udp_multicast", channel=a, **listen_opts)
+        tx = can.Bus(interface="udp_multicast", channel=b, **send_opts)
+        try:
+            for k in range(20):
+                tx.send(can.Message(arbitration_id=0x200, data=[k], is_extended_id=False))
+            got = 0
+            while rx.recv(0.2) is not None:
+                got += 1
+            return got
+        finally:
+            rx.shutdown()
+            tx.shutdown()
+
+    assert heard(bus_options("udp_multicast", a), bus_options("udp_multicast", b)) == 0
+    if sys.platform.startswith("linux"):  # the control: one port for both groups
+        assert heard({"hop_limit": 0}, {"hop_limit": 0}) >= 20  # (+ any other rig on it)
