@@ -135,7 +135,8 @@ class _Flattener:
                 if a[0] == "s" and b[0] == "s" and a[1] == b[1] == node.path:
                     raise r.fail(raw.el, f"connection {raw.label()}: a system connector wired "
                                          "straight to another of the same system is not "
-                                         "supported", file=raw.file)
+                                         "supported", "connect the source of the input to the "
+                                         "output's destination instead", file=raw.file)
                 src, dst = (a, b) if sa else (b, a)
                 self.kinds[a], self.kinds[b] = ka, kb
                 prev = self.feeds.get(dst)

@@ -215,7 +215,7 @@ def load_ssp(path: str | os.PathLike | SSPSystem, step_s: float | None = None, *
             if name not in consts:
                 value = given.get(name, system.inputs.get(name))
                 decl = system.connector(name)
-                consts[name] = value if decl is not None and decl.unit else check_value(
+                consts[name] = float(value) if decl is not None and decl.unit else check_value(
                     dvar, value, f"system input '{name}'")
                 units[name] = system.end_unit(c.start)
             tr = system.master_transform(c)

@@ -494,6 +494,10 @@ def export_master_ssp(dest: str | os.PathLike, master: MasterScheduler, *,
     ssp = getattr(master, "ssp", None)
     if isinstance(ssp, SSPSystem):
         kw.setdefault("step_s", master.H * 1e-9)
+        held = {k: v for s in master.subsystems if type(s).__name__ == "_Sources"
+                for k, v in s.values.items() if k in ssp.inputs or ssp.connector(k)}
+        if held:  # the inputs the master holds (load_ssp(inputs=...) included)
+            kw.setdefault("inputs", {**ssp.inputs, **held})
         if stop is not None:
             kw["stop"] = stop
         return ssp.export(dest, name=name or ssp.name, **kw)

@@ -195,9 +195,12 @@ def test_unconnected_and_system_inputs_hold_their_values(fmu_files, tmp_path):
     res = m.run(0.01)
     assert np.all(res["System.F_in"] == 3.0)
     assert np.all(res["System.lag.u"] == 0.0)  # unconnected: the FMU's start value
-    res = load_ssp(p, inputs={"F_in": -1.0}).run(0.01)
+    m = load_ssp(p, inputs={"F_in": -1.0})
+    res = m.run(0.01)
     assert np.all(res["System.F_in"] == -1.0)
     assert res["osc.a"][0] == pytest.approx((-1.0 - 40.0 * 0.1) / 1.0)  # a = (F - k x) / m
+    # the master exported: the input it holds, not the file's
+    assert read_ssp(export_master_ssp(tmp_path / "held.ssp", m)).inputs == {"F_in": -1.0}
 
 
 # ------------------------------------------------------------------ bad input
