@@ -224,3 +224,59 @@ def test_contexts_used_alternately(fmu_files):
     with pytest.raises(ContextError, match="left mid-run for another one, and FMU "
                                            "'Faulty.fmu' cannot save its state"):
         s1.advance_to(0.02)
+
+
+# ------------------------------------------------- initialization and start values
+def _init_sets(log: list, vr: int) -> list:
+    """Values given to value reference ``vr`` between enter and exit initialization."""
+    out, inside = [], False
+    for line in log:
+        if "EnterInitializationMode" in line:
+            inside = True
+        elif "ExitInitializationMode" in line:
+            inside = False
+        elif inside and "SetReal" in line and f"vr=[{vr}]" in line:
+            out.append(float(line.split("value=[")[1].split("]")[0]))
+    return out
+
+
+def test_initialization_gets_the_connected_inputs_values_not_zeros(fmu_files):
+    """F = 2.5 x fed back: the FMU is evaluated before the gain (x needs no input), so it
+    first initializes with F unknown, then again (an initial check) with F = 2.5 x0."""
+    from blocks.math import Gain
+    log: list = []
+    osc = load_fmu(fmu_files["Oscillator"], name="osc", call_log=log.append)
+    b = DiagramBuilder("loop")
+    b.add(osc)
+    g = b.add(Gain("g", 2.5, input_unit="m", output_unit="N"))
+    b.connect(osc.output("x"), g.u)
+    b.connect(g.y, osc.input("F"))
+    res = Simulator(b.build(), solver="rk4", dt=1e-3, record=["osc.a"]).run(0.01)
+    assert _init_sets(log, 4)[-1] == 0.25  # F = 2.5 * x0 (x0 = 0.1) at initialization
+    # a = (F - k x - c v) / m at t = 0 with that force
+    assert res["osc.a"][0] == pytest.approx(0.25 - 40 * 0.1)
+
+
+def test_an_unconnected_input_takes_its_start_value_or_the_start_option(fmu_files):
+    osc = load_fmu(fmu_files["Oscillator"], name="osc")
+    b = DiagramBuilder("free")
+    b.add(osc)
+    res = Simulator(b.build(), solver="rk4", dt=1e-3, record=["osc.a"]).run(0.01)
+    assert res["osc.a"][0] == pytest.approx(-4.0)  # F = 0 (its start value)
+    osc = load_fmu(fmu_files["Oscillator"], name="osc", start={"F": 1.5, "x": 0.2, "k": 10.0})
+    b = DiagramBuilder("free")
+    b.add(osc)
+    res = Simulator(b.build(), solver="rk4", dt=1e-3, record=["osc.a", "osc.x"]).run(0.01)
+    assert res["osc.x"][0] == 0.2 and res["osc.a"][0] == pytest.approx(1.5 - 10.0 * 0.2)
+
+
+def test_start_refuses_what_fmi_does_not_let_an_importer_set(fmu_files):
+    from fmus.errors import FMUConfigError
+    with pytest.raises(FMUConfigError, match="no variable 'xx'.*Did you mean"):
+        load_fmu(fmu_files["Oscillator"], name="osc", start={"xx": 1.0})
+    with pytest.raises(FMUConfigError, match="'a' is an output with initial='calculated'"):
+        load_fmu(fmu_files["Oscillator"], name="osc", start={"a": 1.0})
+    with pytest.raises(FMUConfigError, match="given different values"):
+        load_fmu(fmu_files["Oscillator"], name="osc", parameters={"k": 1.0}, start={"k": 2.0})
+    with pytest.raises(ParameterError, match="outside its range"):
+        load_fmu(fmu_files["Oscillator"], name="osc", start={"m": 0.0})

@@ -244,3 +244,17 @@ def test_out_of_process_cs_subsystem_matches_in_process(fmu_files):
         s.free()
     assert runs[0] == runs[1]
     assert any(line.startswith("fmi2DoStep(") for line in log)  # logged in the child
+
+
+def test_an_unconnected_input_keeps_its_start_value_in_a_master(fmu_files):
+    """F left unconnected: 0 (its start value), or the start= value; x0 from start=."""
+    from cosim import MasterScheduler
+    s = load_fmu(fmu_files["Oscillator"], name="osc", interface="cs")
+    assert s.optional_inputs == {"F"}
+    res = MasterScheduler([s], [], 1e-3).run(0.2)
+    np.testing.assert_allclose(res["osc.x"][-1], _exact_osc(0.2, 0.0)[0], atol=1e-9)
+    s = load_fmu(fmu_files["Oscillator"], name="osc", interface="cs",
+                 start={"F": 1.0, "x": 0.3})
+    res = MasterScheduler([s], [], 1e-3).run(0.2)
+    np.testing.assert_allclose(res["osc.x"][-1], _exact_osc(0.2, 1.0, x0=(0.3, 0.0))[0],
+                               atol=1e-9)
