@@ -124,7 +124,8 @@ def load_ssp(path: str | os.PathLike | SSPSystem, step_s: float | None = None, *
     path : path-like or SSPSystem
     step_s : float, optional
         Macro step (default: the annotation's, cosim's or OMSimulator's, else the
-        smallest FMU ``DefaultExperiment/@stepSize``).
+        smallest ``DefaultExperiment/@stepSize`` of the Co-Simulation FMUs, else, when all
+        components run through Model Exchange, the smallest step of their solvers).
     inputs : dict, optional
         ``{system input connector: constant value}`` overriding the bound values (an
         unbound system input gives each FMU input it feeds that input's start value).
@@ -266,8 +267,14 @@ def _macro_step(label: str, system: SSPSystem, step_s: float | None, master_kw: 
                  for c in system.components.values() if c.unit is None]
         steps = [s for s in steps if s]
         step_s = min(steps) if steps else None
+    if step_s is None and all(c.unit is not None for c in system.components.values()):
+        # only Model Exchange units (e.g. OMSimulator's strongly coupled top-level system):
+        # communicate at their smallest solver step
+        steps = [s.dt or s.max_step for s in system.solvers.values() if s.dt or s.max_step]
+        step_s = min(steps) if steps else None
     if step_s is None:
         raise SSPError(f"load_ssp('{label}'): no macro step: the SSP has no step annotation "
-                       "(cosim's or OMSimulator's) and no Co-Simulation FMU gives a "
-                       "DefaultExperiment stepSize; give step_s=")
+                       "(cosim's or OMSimulator's), no Co-Simulation FMU gives a "
+                       "DefaultExperiment stepSize and no Model Exchange solver a step; give "
+                       "step_s=")
     return step_s

@@ -140,6 +140,8 @@ def test_an_omsimulator_sc_system_integrates_its_components_through_model_exchan
         assert "cvode's minimumStepSize and initialStepSize are not used" in "\n".join(s.notes)
     res = load_ssp(s, step_s=1e-3).run(0.05)
     assert res["osc.x"][0] == 0.1 and res["osc.x"][-1] < 0.1
+    # no master annotation, every component ME: the master communicates at the solver step
+    assert load_ssp(s).H == round((dt or 0.01) * 1e9)
 
 
 def test_omsimulator3_named_solvers_and_their_errors(plain, tmp_path):
