@@ -19,6 +19,11 @@ Cases (all measured over many 1 ms communication steps; medians of repeats):
     The generated-C FMU stepped by :class:`fmus.FMUSubsystem` in out-of-process mode
     (:mod:`fmus.remote`, one round trip to the child per step) against in-process: the
     price of the watchdog.
+``conformance`` (a target, not timed)
+    The Modelica Reference FMUs built from the vendored sources (``tests/conformance``)
+    through every interface they offer, by the import API and by ``cosim fmu simulate``,
+    against upstream's results and exact or independent references: cases failed (goal 0);
+    the per-case errors are in the JSON under ``conformance``.
 ``me/rk4-step``
     The C test FMU ``Oscillator`` (tests/fmu_sources, FMI 2.0 ME) as an
     :class:`fmus.FMUBlock` in a diagram run by cosim's RK4 at 1 ms (constant input),
@@ -232,11 +237,34 @@ def run(options) -> dict:
         mm = measure(me_ours, repeats=reps, steps=n, blocks=1)
         mmr = measure(me_raw, repeats=reps, steps=n, blocks=1)
         cases.append(make_case("me/rk4-step", mm, {"fmpy-raw-rk4": mmr}))
-    return {"cases": cases, "targets": targets(cases)}
+        conformance = run_conformance(pathlib.Path(tmp))
+    return {"cases": cases, "targets": targets(cases, conformance),
+            "conformance": conformance}
 
 
-def targets(cases: list[dict]) -> list[dict]:
+def run_conformance(tmp: pathlib.Path) -> dict:
+    """The Modelica Reference FMUs, built from the vendored sources, through every
+    interface they offer, by the API and the CLI (``tests/conformance``): cases passed."""
+    from tests.conformance.build import MODELS, BuildUnavailable, build
+    from tests.conformance.cases import run_all
+    from tests.conformance.conftest import CACHE
+    fmus = {}
+    try:
+        for v in MODELS:
+            fmus.update({(v, m): p for m, p in build(v, CACHE / f"fmi{v}").items()})
+    except BuildUnavailable as exc:
+        return {"status": f"skipped: {exc}", "passed": None, "total": None, "cases": []}
+    outcomes = run_all(fmus, tmp / "conformance")
+    return {"status": "ok", "passed": sum(o.passed for o in outcomes), "total": len(outcomes),
+            "cases": [{"case": o.case.id, "via": o.via, "error": o.error, "tol": o.case.tol,
+                       "passed": o.passed, "detail": o.detail} for o in outcomes]}
+
+
+def targets(cases: list[dict], conformance: dict | None = None) -> list[dict]:
     by = {c["case"]: c for c in cases}
+    conf = conformance or {}
+    fails = conf["total"] - conf["passed"] if conf.get("total") is not None else None
+    failed = [f"{c['case']} ({c['via']})" for c in conf.get("cases", []) if not c["passed"]]
     ours = by.get("cs/generated-c/ours")
     over = None
     if ours and ours["ours"].get("us_per_block_step") is not None:
@@ -247,4 +275,9 @@ def targets(cases: list[dict]) -> list[dict]:
         make_target("our overhead per FMU step over fmpy's raw calls [us]", over, "<=", "8",
                     note="FMUSubsystem set_inputs/do_step/get_outputs vs setReal/doStep/"
                          "getReal, generated-C FMU; the pythonfmu FMU's cost is a case"),
+        make_target("conformance: Reference FMU cases failed", fails, "<=", "0",
+                    note=(f"{conf['passed']} of {conf['total']} passed (models x FMI 2/3 x "
+                          "every interface offered x API and CLI)" if fails is not None
+                          else conf.get("status", "not run"))
+                    + (": " + ", ".join(failed[:8]) if failed else "")),
     ]

@@ -361,3 +361,64 @@ def compare(case: Case, res: Any) -> tuple[float, list[str]]:
         if np.isnan(diff).any():
             err = math.inf
     return err, names
+
+
+# ------------------------------------------------------------ the table
+@dataclass
+class Outcome:
+    """One case run one way: the error against the reference, or why it failed."""
+
+    case: Case
+    via: str
+    error: float | None
+    passed: bool
+    detail: str = ""
+
+
+def run_case(case: Case, path: Path, via: str, out: Path) -> Outcome:
+    """Run and compare one case; a failure (an exception, an error over the tolerance)
+    is an outcome, never raised (for the bench and the docs table)."""
+    try:
+        res = run_api(case, path) if via == "api" else run_cli(case, path, out)
+        err, names = compare(case, res)
+    except Exception as exc:  # noqa: BLE001 - reported per case
+        return Outcome(case, via, None, False, f"{type(exc).__name__}: {exc}"[:300])
+    ok = bool(names) and err <= case.tol
+    return Outcome(case, via, err, ok, "" if names else "no output compared")
+
+
+def run_all(fmus: dict, out: Path, vias: tuple = ("api", "cli")) -> list[Outcome]:
+    """Every case of :func:`cases` on ``fmus`` (``{(version, model): path}``)."""
+    res = []
+    for case in cases():
+        for via in vias:
+            dest = out / f"{case.id}-{via}"
+            res.append(run_case(case, fmus[(case.version, case.model)], via, dest))
+    return res
+
+
+def markdown_table(outcomes: list[Outcome]) -> str:
+    """The conformance table of the docs: one row per case, API and CLI side by side."""
+    rows = {}
+    for o in outcomes:
+        rows.setdefault(o.case.id, {})[o.via] = o
+    lines = ["| model | FMI | interface | reference | tolerance | API error | CLI error |",
+             "|---|---|---|---|---|---|---|"]
+
+    def cell(o: Outcome | None) -> str:
+        if o is None:
+            return "-"
+        if o.error is None:
+            return f"FAIL ({o.detail[:60]})"
+        return f"{o.error:.2g}" + ("" if o.passed else " FAIL")
+
+    for by in rows.values():
+        c = next(iter(by.values())).case
+        ref = ("upstream's doStep re-implemented" if c.model == "Roberts" and c.interface == "CS"
+               else "feedthrough (exact)" if c.model == "Feedthrough"
+               else f"{c.model}_out.csv" if c.interface == "CS"
+               else "SciPy rtol 1e-12" if c.model in ("VanDerPol", "Roberts") else "exact")
+        lines.append(f"| {c.model} | {c.version}.0 | {c.interface} | {ref} | "
+                     f"{c.tol:g}{' rel' if c.measure == 'rel' else ''} | "
+                     f"{cell(by.get('api'))} | {cell(by.get('cli'))} |")
+    return "\n".join(lines)
