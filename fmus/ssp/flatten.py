@@ -232,7 +232,7 @@ class _Flattener:
             warnings.warn(f"SSP '{self.reader.label}': parameter binding names {names}"
                           f"{' ...' if len(ignored) > 10 else ''} match no component variable "
                           "or system connector and are ignored (SSP rule)", FMUWarning,
-                          stacklevel=4)
+                          stacklevel=5)
 
     # ----------------------------------------------------------------- build
     def build(self) -> None:
