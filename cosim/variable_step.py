@@ -102,6 +102,16 @@ def advance_variable(self: Any, end: int) -> None:
                 for o in self.observers:
                     o.on_sample(self)
             first_step = sol.step_size or first_step
+            if self._dyn_events and sol.status == "running":
+                # an event asked for by now (a step event seen by a monitor): stop here,
+                # handle it as a major time point and restart the solver after it
+                k = self._next_dynamic_tick()
+                tk = int(round(sol.t * TICKS_PER_SECOND))
+                if k is not None and k <= tk:
+                    ctx.xc = np.asarray(sol.y).copy()
+                    self._major(tk)
+                    event_stop = tk
+                    break
         self.stats["rhs_evals"] += sol.nfev
         if event_stop is not None:
             continue  # restart from the event with a fresh solver

@@ -322,3 +322,38 @@ def test_an_initial_check_repeats_the_start_until_the_inputs_are_known():
     b.connect(g.y, r.u)
     res = Simulator(b.build(), solver="euler", dt=0.1, record=["r.y"]).run(0.2)
     assert r.init_u == 1.5 and np.all(res["r.y"] == 15.0)
+
+
+class _StepEventBlock(Block):
+    """x' = 1; a monitor (after each accepted step) asks for an event "now" once x > 0.5,
+    as an FMU's completedIntegratorStep asks for event mode."""
+
+    def __init__(self, name):
+        super().__init__(name)
+        self.x = self.declare_continuous_state("x", [0.0])
+        self.declare_output("y", lambda ctx: float(ctx.state(self.x)[0]), depends_on=())
+        self.pending, self.handled, self.seen_at = math.inf, [], None
+        self.declare_monitor(self._check)
+        self.declare_dynamic_time_event(lambda ctx: self.pending, self._handle)
+
+    def derivatives(self, ctx):
+        return np.array([1.0])
+
+    def _check(self, ctx):
+        if self.seen_at is None and ctx.state(self.x)[0] > 0.5:
+            self.seen_at = ctx.time
+            self.pending = ctx.time
+
+    def _handle(self, ctx):
+        self.handled.append(ctx.time)
+        self.pending = math.inf
+
+
+@pytest.mark.parametrize("solver, kw", [("rk4", {"dt": 0.1}), ("rk45", {"max_step": 0.3}),
+                                        ("rk45", {"dt": 0.25})])
+def test_an_event_asked_for_after_a_step_is_handled_at_that_step(solver, kw):
+    b = DiagramBuilder("se")
+    blk = b.add(_StepEventBlock("b"))
+    Simulator(b.build(), solver=solver, **kw).run(3.0)
+    assert len(blk.handled) == 1
+    assert blk.handled[0] == pytest.approx(blk.seen_at, abs=1e-9) and blk.seen_at < 1.0
