@@ -89,10 +89,9 @@ Limitations (each refused with an :class:`SSPError` naming the element, file and
   and writes the flattened system (components ``"sc/c"``, no nested systems).
 * OMSimulator's cvode runs as cosim's ``bdf``; its variable-step master as cosim's step
   control (see :mod:`~fmus.ssp.annotations`).
-* Setting start values of non-parameters (e.g. a state's ``initial="exact"`` start)
-  goes through :attr:`FMUSubsystem.params <fmus.subsystem.FMUSubsystem>` (CS) or the
-  subsystem's context (the states of an ME block); other start values of ME components
-  need ``FMUBlock(start=...)``.
+* Bound values of non-parameters (a state's ``initial="exact"`` start, an input's, a
+  local's) go to ``start=`` of :class:`~fmus.subsystem.FMUSubsystem` and
+  :class:`~fmus.fmu_block.FMUBlock` (set before initialization).
 """
 
 from __future__ import annotations

@@ -12,11 +12,11 @@ Port names of the subsystem are ``<block>__<port>`` (``<block>`` the component's
 with ``/`` and other characters that names cannot hold replaced by ``_``); the results
 also show each output as ``"<component>.<port>"``, as for a Co-Simulation component.
 
-Start values: parameters go to the block's ``parameters``; a state's start value (e.g.
-``initial="exact"`` of a state) is set in the subsystem's context (the block pushes it
-into the FMU at initialization); inputs are held by the master's constant source; other
-start values are passed to ``FMUBlock(start=...)`` where the block has that option, and
-refused otherwise.
+Start values: parameters go to the block's ``parameters``, every other bound value (a
+state's, an input's, a local's with ``initial="exact"``) to its ``start`` (set before the
+FMU's initialization).  An FMUBlock without ``start=`` (older cosim) gets a state's start
+value through the subsystem's context instead (the block pushes it into the FMU after
+initialization) and refuses the others.
 """
 
 from __future__ import annotations
@@ -65,11 +65,15 @@ def build_unit(label: str, unit: str, comps: list, system: SSPSystem, block_opti
             var = info.by_name[k]
             if var.causality in ("parameter", "structuralParameter"):
                 params[k] = v
-            elif var.causality != "input":
+            elif var.causality != "input" or has_start:
                 others[var] = v
-        state_vals = {v: x for v, x in others.items() if v in info.states}
-        rest = {v.name: x for v, x in others.items() if v not in info.states}
         opts = dict(block_options.get(comp.name, {}))
+        if has_start:
+            state_vals = {}
+            rest = {v.name: x for v, x in others.items()}
+        else:
+            state_vals = {v: x for v, x in others.items() if v in info.states}
+            rest = {v.name: x for v, x in others.items() if v not in info.states}
         if rest:
             if not has_start:
                 raise SSPError(f"load_ssp('{label}'): component '{comp.name}' (Model Exchange) "
