@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import inspect
 import os
 from typing import Any
 
@@ -143,7 +142,6 @@ def load_ssp(path: str | os.PathLike | SSPSystem, step_s: float | None = None, *
     """
     system = path if isinstance(path, SSPSystem) else read_ssp(path, limits=limits)
     from ..subsystem import FMUSubsystem
-    has_start = "start" in inspect.signature(FMUSubsystem).parameters
     label = system.source.name if system.source else system.name
     _check_names(label, system, options, solvers, inputs)
     subs, by_name, ports, aliases = [], {}, {}, {}
@@ -160,12 +158,9 @@ def load_ssp(path: str | os.PathLike | SSPSystem, step_s: float | None = None, *
         if system.tolerance is not None:
             opts.setdefault("tolerance", system.tolerance)
         starts = {k: v for k, v in comp.parameters.items() if k not in params}
-        if starts and has_start:  # start values of inputs, states, ... before initialization
+        if starts:  # start values of inputs, states, ... set before initialization
             opts["start"] = {**starts, **opts.get("start", {})}
         sub = FMUSubsystem(comp.fmu, comp.name, parameters=params, **opts)
-        if not has_start:  # an older FMUSubsystem: its params are set before initialization
-            for k, v in starts.items():
-                sub.params[info.by_name[k]] = v
         subs.append(sub)
         by_name[comp.name] = sub
         for v in sub.in_vars + sub.out_vars:

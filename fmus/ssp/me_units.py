@@ -14,14 +14,11 @@ also show each output as ``"<component>.<port>"``, as for a Co-Simulation compon
 
 Start values: parameters go to the block's ``parameters``, every other bound value (a
 state's, an input's, a local's with ``initial="exact"``) to its ``start`` (set before the
-FMU's initialization).  An FMUBlock without ``start=`` (older cosim) gets a state's start
-value through the subsystem's context instead (the block pushes it into the FMU after
-initialization) and refuses the others.
+FMU's initialization).
 """
 
 from __future__ import annotations
 
-import inspect
 import re
 from typing import Any
 
@@ -56,36 +53,17 @@ def build_unit(label: str, unit: str, comps: list, system: SSPSystem, block_opti
     taken: set = set()
     b = DiagramBuilder(ident(unit, set()))
     blocks: dict = {}
-    starts: dict = {}
-    has_start = "start" in inspect.signature(FMUBlock).parameters
     for comp in comps:
         info = comp.fmu.info
-        params, others = {}, {}
-        for k, v in comp.parameters.items():
-            var = info.by_name[k]
-            if var.causality in ("parameter", "structuralParameter"):
-                params[k] = v
-            elif var.causality != "input" or has_start:
-                others[var] = v
+        params = {k: v for k, v in comp.parameters.items()
+                  if info.by_name[k].causality in ("parameter", "structuralParameter")}
         opts = dict(block_options.get(comp.name, {}))
-        if has_start:
-            state_vals = {}
-            rest = {v.name: x for v, x in others.items()}
-        else:
-            state_vals = {v: x for v, x in others.items() if v in info.states}
-            rest = {v.name: x for v, x in others.items() if v not in info.states}
-        if rest:
-            if not has_start:
-                raise SSPError(f"load_ssp('{label}'): component '{comp.name}' (Model Exchange) "
-                               f"binds start values of {', '.join(sorted(rest))}, which are "
-                               "neither parameters, inputs nor states; FMUBlock has no start= "
-                               "option to set them: run the component through Co-Simulation "
-                               "(implementation='CoSimulation') or remove the binding")
-            opts["start"] = {**rest, **opts.get("start", {})}
+        starts = {k: v for k, v in comp.parameters.items() if k not in params}
+        if starts:
+            opts["start"] = {**starts, **opts.get("start", {})}
         blk = FMUBlock(comp.fmu, ident(comp.name, taken), parameters=params, **opts)
         b.add(blk)
         blocks[comp.name] = blk
-        starts[comp.name] = state_vals
     fed = set()
     for k, c in enumerate(system.connections):
         if c.start[0] not in blocks or c.end[0] not in blocks:
@@ -120,11 +98,4 @@ def build_unit(label: str, unit: str, comps: list, system: SSPSystem, block_opti
     diagram = b.build()
     sub = DiagramSubsystem(diagram, name=diagram.name, **solver_options)
     sub.name = unit  # the SSP's name (DiagramSubsystem builds with an identifier)
-    for comp in comps:
-        blk = blocks[comp.name]
-        if starts[comp.name]:
-            x = list(blk.x0)
-            for var, value in starts[comp.name].items():
-                x[blk.info.states.index(var)] = float(value)
-            sub.ctx.set_state(blk.xh, x)
     return sub, ports
