@@ -1,41 +1,72 @@
-"""``cosim fmu info|validate|simulate|export``: FMUs from the command line.
+"""``cosim fmu info|validate|simulate|export``: FMUs from the command line, as FMPy users expect.
 
-``cosim fmu info FMU``
-    Metadata, interfaces with their capabilities, and the ports table.
-``cosim fmu validate FMU [--strict]``
-    The model description against the FMI schema and rules, the binary for this
-    platform for each interface, and (``--instantiate``) one instantiation.
-    Exit status 0: valid; 1: problems (errors, or warnings with ``--strict``).
-``cosim fmu simulate FMU [--interface me|cs] [--t-end T] ...``
-    Run the FMU alone through cosim's importer (not fmpy's ``simulate_fmu``):
-    Model Exchange on a cosim solver (default ``rk45``, results on the ``--dt``
-    grid), Co-Simulation on the master with communication step ``--step``.
-    Inputs are held at their start values, set with ``--set`` or played from a
-    CSV file (``--input``, a ``time`` column and one column per input, by FMU
-    name or port name, linearly interpolated).  Parameters with ``--set
-    name=value``.  Results stream to ``--out`` as CSV while the run goes.
+``cosim fmu info FMU [--all]``
+    Metadata, the default experiment, and the inputs, outputs and parameters with the
+    units the FMU writes (``1/m``, ``m/s2``), start values and ranges; ``--all`` adds the
+    interfaces' capabilities, every other variable (locals, calculated parameters,
+    clocks...), cosim's port names and the model description's problems.
+``cosim fmu validate FMU [--strict] [--instantiate]``
+    The model description against the FMI schema and rules, the binary for each
+    interface (read, not loaded: architecture and exported FMI functions) and
+    (``--instantiate``) one instantiation and initialization of each interface.  Every
+    failure is a reported problem, never a traceback.  Exit status 0: valid; 1:
+    problems (errors, or warnings with ``--strict``); 2: not a file or bad usage.
+``cosim fmu simulate FMU [--interface me|cs] [--t-end T] [--set NAME=VALUE] ...``
+    Run the FMU alone through cosim's importer (not fmpy's ``simulate_fmu``): Model
+    Exchange on a cosim solver (default ``rk45``, results on the ``--dt`` grid),
+    Co-Simulation on the master with communication step ``--step``.  ``--set`` sets any
+    variable FMI lets an importer set before initialization (parameters, inputs,
+    ``initial="exact"``/``"approx"`` variables), typed by its declared type (a String
+    stays text, ``"1"`` for a Float64 is 1.0, Int64/UInt64 exact, Binary in hex, an
+    Enumeration by number or item name).  Inputs not fed by ``--input`` keep their start
+    (or ``--set``) value.  ``--input`` plays a CSV file as FMPy does: the ``time`` column
+    (else the first column) and one column per input, by FMU name or port name;
+    continuous Real inputs are interpolated linearly, the others held (zero-order); a
+    time given twice is a step (the value changes at that instant).  Results stream to
+    ``--out`` (default ``out/<model>``) as CSV while the run goes; ``--plot`` adds a PNG
+    of the outputs beside them.
 ``cosim fmu export MODEL OUT.fmu [--via c|python] [--fmi 2|3] ...``
     ``MODEL`` is a model file (as for ``cosim run``) or ``package.module:function``.
     ``--via c`` (default): generated C (:func:`fmus.export.export_fmu`);
     ``--via python``: pythonfmu/pythonfmu3 (:func:`fmus.pyexport.export_python_fmu`),
     which needs an importable ``package.module:function``.
+
+Every failure ends in one ``cosim fmu <command>: error: ...`` line on stderr (details, if
+any, indented below it; ``--debug`` adds the traceback) and exit status 2 (1 for a
+failed ``validate``).
+
+Limitations: input files feed inputs only (FMPy also plays tunable parameters from
+them); String and Binary inputs take ``--set`` values, not file columns; a Model
+Exchange run starts at t = 0 (an FMU whose startTime is not 0 runs with
+``--interface cs``); Scheduled Execution FMUs are read (``info``, ``validate``) but not
+simulated.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import sys
 from typing import Any
 
 from cosim.errors import CosimError
+
+#: ranges of the FMI integer types (a --set value outside one is refused)
+INT_RANGES = {"Int8": (-2 ** 7, 2 ** 7 - 1), "UInt8": (0, 2 ** 8 - 1),
+              "Int16": (-2 ** 15, 2 ** 15 - 1), "UInt16": (0, 2 ** 16 - 1),
+              "Int32": (-2 ** 31, 2 ** 31 - 1), "UInt32": (0, 2 ** 32 - 1),
+              "Integer": (-2 ** 31, 2 ** 31 - 1), "Int64": (-2 ** 63, 2 ** 63 - 1),
+              "UInt64": (0, 2 ** 64 - 1), "Enumeration": (-2 ** 63, 2 ** 63 - 1)}
 
 
 def add_parser(sub: Any) -> None:
     """Add the ``fmu`` command and its subcommands to the ``cosim`` parser."""
     f = sub.add_parser("fmu", help="inspect, validate, simulate and export FMUs")
     fsub = f.add_subparsers(dest="fmu_command", required=True)
-    i = fsub.add_parser("info", help="metadata, interfaces and ports of an FMU")
+    i = fsub.add_parser("info", help="metadata, inputs, outputs and parameters of an FMU")
     i.add_argument("fmu")
+    i.add_argument("--all", action="store_true",
+                   help="also capabilities, every other variable and the problems found")
     v = fsub.add_parser("validate", help="check an FMU's model description and binaries")
     v.add_argument("fmu")
     v.add_argument("--strict", action="store_true", help="warnings count as failures")
@@ -44,6 +75,8 @@ def add_parser(sub: Any) -> None:
     s = fsub.add_parser("simulate", help="run an FMU alone through cosim's importer")
     s.add_argument("fmu")
     s.add_argument("--interface", default="auto", help="auto, me or cs")
+    s.add_argument("--t-start", type=float, help="start time [s] (default: the FMU's "
+                                                  "startTime, else 0)")
     s.add_argument("--t-end", type=float, help="end time [s] (default: the FMU's stopTime, "
                                                 "else 1)")
     s.add_argument("--step", type=float, help="co-simulation communication step [s]")
@@ -52,9 +85,12 @@ def add_parser(sub: Any) -> None:
     s.add_argument("--rtol", type=float, default=1e-6)
     s.add_argument("--atol", type=float, default=1e-9)
     s.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
-                   help="parameter or input value (repeatable)")
-    s.add_argument("--input", help="CSV file with a 'time' column and input columns")
+                   help="start value of a parameter, an input or an initial='exact'/'approx' "
+                        "variable, typed by the variable (repeatable)")
+    s.add_argument("--input", help="CSV file: a 'time' column (else the first column) and "
+                                   "input columns; a time given twice is a step")
     s.add_argument("--out", help="output folder (default out/<model>)")
+    s.add_argument("--plot", action="store_true", help="also write plot.png of the outputs")
     s.add_argument("--out-of-process", action="store_true",
                    help="run the FMU in a child process with a watchdog")
     s.add_argument("--timeout", type=float, default=10.0,
@@ -78,27 +114,185 @@ def add_parser(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    return {"info": cmd_info, "validate": cmd_validate, "simulate": cmd_simulate,
-            "export": cmd_export}[args.fmu_command](args)
+    """Run one ``fmu`` subcommand; every failure is one error line and exit status 2."""
+    cmd = {"info": cmd_info, "validate": cmd_validate, "simulate": cmd_simulate,
+           "export": cmd_export}[args.fmu_command]
+    try:
+        with _Notes():
+            return cmd(args)
+    except Exception as exc:  # noqa: BLE001 - a command line never shows a traceback
+        return _fail(args, exc)
+
+
+def _fail(args: argparse.Namespace, exc: BaseException) -> int:
+    if getattr(args, "debug", False):
+        import traceback
+        traceback.print_exc()
+    text = str(exc).strip() or type(exc).__name__
+    first, _, rest = text.partition("\n")
+    if not isinstance(exc, CosimError):
+        first = (f"{type(exc).__name__}: {first} (unexpected: rerun with --debug for the "
+                 "traceback and report it)")
+    print(f"cosim fmu {args.fmu_command}: error: {first}", file=sys.stderr)
+    if rest.strip():
+        print("\n".join("  " + ln.strip() for ln in rest.strip().splitlines()),
+              file=sys.stderr)
+    return 2
+
+
+class _Notes:
+    """Within it, cosim's warnings (FMU notes, packaging slips) print as ``note:`` lines
+    on stderr when they happen, each once, instead of Python's two-line warnings."""
+
+    def __enter__(self) -> _Notes:
+        import warnings
+
+        from cosim.errors import CosimWarning
+        self._ctx = warnings.catch_warnings()
+        self._ctx.__enter__()
+        warnings.simplefilter("default", CosimWarning)
+        old = warnings.showwarning
+
+        def show(message: Any, category: Any, *args: Any, **kw: Any) -> None:
+            if issubclass(category, CosimWarning):
+                print(f"note: {message}", file=sys.stderr)
+            else:
+                old(message, category, *args, **kw)
+        warnings.showwarning = show
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self._ctx.__exit__(*exc)
+
+
+# ------------------------------------------------------------------------ info
+def _unit(v: Any) -> str:
+    """The unit as the FMU writes it (its own unit name), else cosim's mapping."""
+    return v.fmi_unit or v.unit or ""
+
+
+def _range(v: Any) -> str:
+    from .description_rules import fmt
+    if v.min is None and v.max is None:
+        return ""
+    lo = fmt(v.min) if v.min is not None else "-inf"
+    hi = fmt(v.max) if v.max is not None else "inf"
+    return f"[{lo}, {hi}]"
+
+
+def _table(rows: list[tuple], indent: str = "    ") -> list[str]:
+    widths = [max(len(str(r[i])) for r in rows) for i in range(len(rows[0]))]
+    return [(indent + "  ".join(str(c).ljust(w) for c, w in zip(r, widths))).rstrip()
+            for r in rows]
+
+
+def describe(info: Any, everything: bool = False) -> str:
+    """The text of ``cosim fmu info`` (``everything``: ``--all``)."""
+    from .description_rules import fmt
+    lines = [f"FMU {info.path.name}: model '{info.model_name}', FMI {info.fmi_version}, "
+             + " + ".join(info.interfaces)]
+    for label, val in (("description", info.description), ("author", info.author),
+                       ("version", info.version), ("generated by", info.generation_tool),
+                       ("generated on", info.generation_date),
+                       ("copyright", info.copyright), ("license", info.license)):
+        if val and (everything or label in ("description", "generated by")):
+            lines.append(f"  {label + ':':<14}{val}")
+    de = info.default_experiment
+    if de:
+        parts = []
+        if "startTime" in de or "stopTime" in de:
+            parts.append(f"t = {de.get('startTime', 0.0):g} .. {de.get('stopTime', 1.0):g} s")
+        if "stepSize" in de:
+            parts.append(f"step {de['stepSize']:g} s")
+        if "tolerance" in de:
+            parts.append(f"tolerance {de['tolerance']:g}")
+        lines.append(f"  {'experiment:':<14}" + ", ".join(parts))
+    lines.append(f"  {'structure:':<14}{len(info.states)} continuous state"
+                 f"{'s' if len(info.states) != 1 else ''}, {info.n_event_indicators} event "
+                 f"indicator{'s' if info.n_event_indicators != 1 else ''}"
+                 + (f", {len(info.clocks)} clocks" if info.clocks else ""))
+    if everything:
+        from .description import _CAP_ALIASES
+        for itf, caps in info.interfaces.items():
+            caps = {k: val for k, val in caps.items()  # each capability once, as written
+                    if not any(a in caps and b == k for a, b in _CAP_ALIASES.items())}
+            on = sorted(k for k, val in caps.items() if val is True)
+            extra = [f"{k}={val}" for k, val in caps.items()
+                     if val not in (True, False, None) and k != "modelIdentifier"]
+            lines.append(f"  {itf} ({caps.get('modelIdentifier')}): "
+                         + (", ".join(on + extra) or "no optional capabilities"))
+
+    def row(v: Any) -> tuple:
+        name = v.name + (f" ({v.port})" if everything and v.port != v.name else "")
+        typ = v.type + (f"[{','.join(map(str, v.shape))}]" if v.shape else "")
+        variability = v.variability + (", structural" if v.structural else "")
+        if v.clock is not None:  # a clock: how it ticks
+            c = v.clock
+            variability = c.interval_variability + (
+                f" {c.interval:g} s" if c.interval is not None else "") + (
+                f" +{c.shift:g} s" if c.shift else "")
+        cells = (name, typ, _unit(v), fmt(v.start), _range(v), variability)
+        if clocked:
+            cells += (" ".join(v.clocks),)
+        return cells + (v.description[:60],)
+
+    clocked = everything and any(v.clocks for v in info.variables)
+    head = ("name", "type", "unit", "start", "range", "variability") + (
+        ("clocked by",) if clocked else ()) + ("description",)
+    sections = [("inputs", info.inputs), ("outputs", info.outputs),
+                ("parameters", info.parameters)]
+    if everything:
+        shown = {id(v) for _, vs in sections for v in vs}
+        rest: dict[str, list] = {}
+        for v in info.variables:
+            if id(v) not in shown:
+                rest.setdefault(_group(v), []).append(v)
+        sections += sorted(rest.items())
+    for title, vs in sections:
+        if not vs:
+            continue
+        lines.append(f"{title} ({len(vs)}):")
+        lines += _table([head] + [row(v) for v in vs])
+    settable = [v.name for v in info.variables if v.settable_before_init
+                and v.causality not in ("input", "parameter", "structuralParameter")]
+    if settable:
+        lines.append("also settable with --set (initial exact/approx): " + ", ".join(settable))
+    if everything:
+        for p in info.problems:
+            lines.append(f"{p.severity}: {p}")
+        for n in info.notes:
+            lines.append(f"note: {n}")
+    elif info.problems:
+        lines.append(f"({len(info.problems)} model description notes: --all shows them)")
+    return "\n".join(lines)
+
+
+def _group(v: Any) -> str:
+    if v.kind == "clock":
+        return "clocks"
+    return {"local": "locals", "calculatedParameter": "calculated parameters",
+            "independent": "independent variable"}.get(v.causality, v.causality)
 
 
 def cmd_info(args: argparse.Namespace) -> int:
     from .importer import fmu_info
-    print(fmu_info(args.fmu))
+    info = fmu_info(args.fmu)
+    print(describe(info, args.all))
     return 0
 
 
+# -------------------------------------------------------------------- validate
 def cmd_validate(args: argparse.Namespace) -> int:
-    import warnings
-
-    from .archive import extract_fmu, platform_binary
+    from .archive import check_binary, extract_fmu, platform_binary
     from .description import read_description
     from .errors import FMUError, ModelDescriptionError
     name = os.path.basename(args.fmu)
-    archive = extract_fmu(args.fmu)
+    if not os.path.exists(args.fmu):
+        raise CosimError(f"FMU '{args.fmu}': no such file")
     try:
+        archive = extract_fmu(args.fmu)
         info = read_description(archive.root, name, "warn")
-    except ModelDescriptionError as exc:
+    except (ModelDescriptionError, FMUError) as exc:
         print(exc)
         print(f"{name}: INVALID")
         return 1
@@ -109,27 +303,24 @@ def cmd_validate(args: argparse.Namespace) -> int:
     for n in info.notes:
         print(f"  note: {n}")
     for itf, caps in info.interfaces.items():
-        if itf == "ScheduledExecution":
-            print(f"  {itf}: not supported by cosim's importer")
-            continue
         try:
             lib = platform_binary(archive.root, info.fmi_major, caps["modelIdentifier"], name)
+            check_binary(lib, info.fmi_major, itf, info.token, name)
             print(f"  {itf}: binary {lib.relative_to(archive.root)}")
         except FMUError as exc:
             counts["error"] += 1
             print(f"  error: {itf}: {exc}")
             continue
+        if itf == "ScheduledExecution":
+            print(f"  {itf}: cosim cannot import Scheduled Execution yet (not instantiated)")
+            continue
         if args.instantiate:
-            from .importer import FMU
-            try:
-                with warnings.catch_warnings():
-                    warnings.simplefilter("ignore")
-                    fmu = FMU(args.fmu)
-                _instantiate(fmu, itf, info)
-                print(f"  {itf}: instantiated and initialized")
-            except (FMUError, CosimError) as exc:
+            problem = _instantiate(args.fmu, itf)
+            if problem:
                 counts["error"] += 1
-                print(f"  error: {itf}: {exc}")
+                print(f"  error: {itf}: {problem}")
+            else:
+                print(f"  {itf}: instantiated and initialized")
     bad = counts["error"] + (counts["warning"] if args.strict else 0)
     print(f"{name}: FMI {info.fmi_version}, {'+'.join(info.interfaces)}; "
           f"{counts['error']} errors, {counts['warning']} warnings, {counts['info']} notes: "
@@ -137,154 +328,321 @@ def cmd_validate(args: argparse.Namespace) -> int:
     return 1 if bad else 0
 
 
-def _instantiate(fmu: Any, itf: str, info: Any) -> None:
-    """Instantiate and initialize ``itf`` once (a Co-Simulation subsystem, or a Model
-    Exchange block in a one-step run with its inputs at their start values)."""
-    if itf == "CoSimulation":
-        s = fmu.subsystem("check")
-        try:
-            s.initialize(0)
-        finally:
-            s.free()
-        return
-    from cosim import DiagramBuilder, Simulator
-    b = DiagramBuilder("check")
-    blk = b.add(fmu.block("check"))
-    for v, src in _input_sources(info, {}, None):
-        b.add(src)
-        b.connect(src.y, blk.input(v.port))
+def _instantiate(path: str, itf: str, timeout_s: float = 30.0) -> str | None:
+    """Instantiate and initialize ``itf`` once, in a child process (a Co-Simulation
+    subsystem, or a Model Exchange block in a one-step run with its inputs at their start
+    values); the problem as one line, or None.  Nothing raised here escapes."""
+    import warnings
+    blk = None
     try:
-        Simulator(b.build(), solver="euler", dt=1e-9).run(0.0)
+        from .importer import FMU
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            fmu = FMU(path)
+            # in a child process: a crash of the FMU is a reported problem too
+            if itf == "CoSimulation":
+                blk = fmu.subsystem("check", out_of_process=True, timeout_s=timeout_s)
+                blk.initialize(0)
+                return None
+            from cosim import DiagramBuilder, Simulator
+            b = DiagramBuilder("check")
+            blk = b.add(fmu.block("check", out_of_process=True, timeout_s=timeout_s))
+            Simulator(b.build(), solver="euler", dt=1e-9).run(0.0)
+            return None
+    except Exception as exc:  # noqa: BLE001 - any failure is a reported problem
+        text = str(exc).strip().splitlines()
+        return (text[0] if text else type(exc).__name__) + (
+            "" if isinstance(exc, CosimError) else f" ({type(exc).__name__})")
     finally:
-        blk.free()
+        if blk is not None:
+            try:
+                blk.free()
+            except Exception:  # noqa: BLE001 - best effort
+                pass
 
 
-def _value(text: str) -> Any:
-    low = text.strip().lower()
-    if low in ("true", "false"):
-        return low == "true"
-    try:
-        return int(text)
-    except ValueError:
-        pass
-    try:
-        return float(text)
-    except ValueError:
+# -------------------------------------------------------------------- settings
+def typed_value(var: Any, text: str, info: Any = None) -> Any:
+    """``text`` as a value of ``var``'s declared type (see the module docstring); a
+    :class:`~cosim.errors.ParameterError` says what was expected."""
+    import numpy as np
+
+    from cosim.errors import ParameterError
+    kind, raw = var.kind, text.strip()
+
+    def bad(what: str) -> ParameterError:
+        article = "an" if var.type[0] in "AEIOU" else "a"
+        return ParameterError(f"--set {var.name}={text}: {var.name!r} is {article} "
+                              f"{var.type} variable; give {what}")
+
+    def one(tok: str) -> Any:
+        if kind == "real":
+            try:
+                return float(tok)
+            except ValueError:
+                raise bad("a number such as 1.5") from None
+        if kind == "int":
+            try:
+                val = int(tok)
+            except ValueError:
+                val = _enum_value(var, tok, info)
+                if val is None:
+                    items = _enum_items(var, info)
+                    raise bad("an integer" + (f" or one of {', '.join(items)}" if items
+                                              else "")) from None
+            lo, hi = INT_RANGES.get(var.type, (-2 ** 63, 2 ** 64 - 1))
+            if not lo <= val <= hi:
+                raise bad(f"an integer in [{lo}, {hi}]")
+            return val
+        if kind == "bool":
+            low = tok.lower()
+            if low not in ("true", "false", "1", "0"):
+                raise bad("true, false, 1 or 0")
+            return low in ("true", "1")
+        raise bad("a value of a supported type")
+
+    if kind == "string":
         return text
+    if kind == "binary":
+        h = raw[2:] if raw[:2].lower() == "0x" else raw
+        try:
+            return bytes.fromhex(h)
+        except ValueError:
+            raise bad("hexadecimal bytes such as 0x666f6f") from None
+    if var.shape:
+        toks = raw.strip("[]").replace(",", " ").split()
+        vals = [one(t) for t in toks]
+        if len(vals) not in (1, var.size):
+            raise bad(f"{var.size} values (shape {var.shape})")
+        return np.array(vals if len(vals) > 1 else vals * var.size).reshape(var.shape)
+    return one(raw)
 
 
-def _settings(info: Any, pairs: list[str]) -> tuple[dict, dict]:
-    """``--set`` pairs split into parameters and held inputs (by FMU variable)."""
-    params, inputs = {}, {}
+def _enum_items(var: Any, info: Any) -> list[str]:
+    if var.type != "Enumeration" or info is None or info.md is None:
+        return []
+    mv = next((m for m in info.md.modelVariables if m.name == var.name), None)
+    dt = getattr(mv, "declaredType", None)
+    return [f"{it.name!r} ({it.value})" for it in (getattr(dt, "items", None) or [])]
+
+
+def _enum_value(var: Any, tok: str, info: Any) -> int | None:
+    for item in _enum_items(var, info):
+        name, _, value = item.rpartition(" (")
+        if name[1:-1] == tok:
+            return int(value[:-1])
+    return None
+
+
+def settings(info: Any, pairs: list[str]) -> dict:
+    """``--set`` pairs as ``{variable name: typed value}``; any variable FMI lets an
+    importer set before initialization, else a clear error."""
+    from cosim.errors import ParameterError
+    out: dict = {}
     for pair in pairs:
         name, eq, text = pair.partition("=")
-        if not eq:
-            raise CosimError(f"--set {pair!r}: expected NAME=VALUE")
+        if not eq or not name.strip():
+            raise ParameterError(f"--set {pair!r}: expected NAME=VALUE")
         var = info.variable(name.strip())
-        if var.causality == "input":
-            inputs[var.name] = _value(text)
-        elif var.causality in ("parameter", "structuralParameter"):
-            params[var.name] = _value(text)
-        else:
-            raise CosimError(f"--set {name}: variable '{var.name}' is {var.causality}, not a "
-                             "parameter or input; only those can be set")
-    return params, inputs
-
-
-def _input_sources(info: Any, held: dict, csv_path: str | None) -> list:
-    """One source block per FMU input: a CSV column, a --set value or the start value."""
-    from blocks.sources import Constant
-    from blocks.tables import FromFile
-    header: list[str] = []
-    if csv_path:
-        from pathlib import Path
-
-        from blocks.tables import _read_csv
-        header, _ = _read_csv("--input", "input", Path(csv_path), ",")
-    out = []
-    for v in info.inputs:
-        col = next((c for c in (v.name, v.port) if c in header), None)
-        name = f"in_{v.port}"
-        if col is not None and col not in held:
-            out.append((v, FromFile(name, csv_path, columns=col, unit=v.unit or None)))
-        else:
-            value = held.get(v.name, v.start if v.start is not None else 0.0)
-            out.append((v, Constant(name, value, unit=v.unit or None)))
+        if not var.settable_before_init:
+            what = ("a clock" if var.kind == "clock" else "a constant"
+                    if var.variability == "constant" else
+                    f"{'an' if var.causality[0] in 'aeiou' else 'a'} {var.causality} with "
+                    f"initial={var.initial or 'calculated'!r} (computed by the FMU)")
+            choices = ", ".join(v.name for v in info.settable)
+            raise ParameterError(f"--set {name.strip()}: variable '{var.name}' is {what}; "
+                                 "--set takes parameters, inputs and variables with "
+                                 f"initial='exact' or 'approx': {choices or 'none'}")
+        out[var.name] = typed_value(var, text, info)
     return out
 
 
+# ----------------------------------------------------------------------- inputs
+def _input_file(path: str, info: Any) -> tuple[str, dict]:
+    """``(time column, {input variable name: column})`` of an FMPy-style input file."""
+    from pathlib import Path
+
+    from blocks.tables import _read_csv
+    header, _ = _read_csv("--input", "input", Path(path), ",")
+    time_col = "time" if "time" in header else header[0]
+    cols: dict = {}
+    for c in header:
+        if c == time_col:
+            continue
+        var = next((v for v in info.variables if c in (v.name, v.port)), None)
+        if var is None or var.causality != "input":
+            what = "matches no variable" if var is None else f"names a {var.causality}"
+            print(f"note: --input column {c!r} {what}; ignored (the file feeds inputs)",
+                  file=sys.stderr)
+            continue
+        if var.kind not in ("real", "int", "bool") or var.shape:
+            raise CosimError(f"--input column {c!r}: input '{var.name}' is a "
+                             f"{var.type}{list(var.shape) if var.shape else ''} variable; "
+                             "files feed scalar numeric and Boolean inputs (use --set)")
+        cols[var.name] = c
+    return time_col, cols
+
+
+def _sources(info: Any, csv_path: str | None) -> list:
+    """``[(input variable, source block)]`` for the inputs the file feeds (the others are
+    left unconnected: they keep their start or ``--set`` value)."""
+    if not csv_path:
+        return []
+    from blocks.tables import FromFile
+    time_col, cols = _input_file(csv_path, info)
+    out = []
+    for v in info.inputs:
+        if v.name not in cols:
+            continue
+        name = f"in_{v.port}"
+        continuous = v.kind == "real" and v.variability == "continuous"
+        src = FromFile(name + ("" if v.kind == "real" else "_file"), csv_path,
+                       time_column=time_col, columns=cols[v.name],
+                       interpolation="linear" if continuous else "previous",
+                       unit=v.unit if v.kind == "real" else None)
+        out.append((v, src if v.kind == "real" else _Typed(name, src, v)))
+    return out
+
+
+class _Typed:
+    """A float source and a conversion to an integer/Boolean input's type, added as one."""
+
+    def __init__(self, name: str, src: Any, var: Any) -> None:
+        import numpy as np
+
+        from cosim import FunctionBlock
+        dtype = np.bool_ if var.kind == "bool" else np.int64
+        conv = (lambda x: bool(x)) if var.kind == "bool" else (lambda x: int(round(x)))
+        self.src = src
+        self.conv = FunctionBlock(name, conv, inputs=("u",),
+                                  outputs=[{"name": "y", "dtype": dtype}])
+        self.y = self.conv.out_ports[0]
+
+
+def _add_sources(b: Any, pairs: list, block: Any) -> None:
+    for v, src in pairs:
+        if isinstance(src, _Typed):
+            b.add(src.src)
+            b.add(src.conv)
+            b.connect(src.src.y, src.conv.in_ports[0])
+        else:
+            b.add(src)
+        b.connect(src.y, block.input(v.port))
+
+
+# --------------------------------------------------------------------- simulate
 def cmd_simulate(args: argparse.Namespace) -> int:
     import time
-    import warnings
 
-    from .errors import FMUWarning
-    from .importer import FMU
-    with warnings.catch_warnings():
-        warnings.simplefilter("default", FMUWarning)
-        fmu = FMU(args.fmu)
+    from .importer import FMU, default_name
+    fmu = FMU(args.fmu)
     info = fmu.info
     itf = fmu.interface(args.interface)
-    params, held = _settings(info, args.set)
+    values = settings(info, args.set)
     exp = info.default_experiment
     t_end = args.t_end if args.t_end is not None else float(exp.get("stopTime") or 1.0)
-    t0 = float(exp.get("startTime") or 0.0)
-    out = args.out or os.path.join("out", info.model_name)
+    t0 = args.t_start if args.t_start is not None else float(exp.get("startTime") or 0.0)
+    if t_end <= t0:
+        raise CosimError(f"end time {t_end:g} s is not after the start time {t0:g} s; give "
+                         "--t-end (and --t-start)")
+    if itf == "CoSimulation" and args.t_end is None:
+        h = info.capability("CoSimulation", "fixedInternalStepSize", None)
+        if isinstance(h, (int, float)) and h > 0 and (t_end - t0) / h > 1e8:
+            raise CosimError(f"FMU '{info.model_name}' steps internally at {h:g} s: "
+                             f"{(t_end - t0) / h:.3g} steps to its stopTime {t_end:g} s; "
+                             "give a shorter --t-end")
+    model = default_name(fmu)
+    out = args.out or os.path.join("out", model)
     os.makedirs(out, exist_ok=True)
     path = os.path.join(out, "results.csv")
-    opts = {"parameters": params, "out_of_process": args.out_of_process,
-            "timeout_s": args.timeout}
-    sources = _input_sources(info, held, args.input)
+    opts = dict(start=values, out_of_process=args.out_of_process, timeout_s=args.timeout)
     name = "fmu"
     wall = time.perf_counter()
     if itf == "ModelExchange":
-        from cosim import DiagramBuilder, Simulator
-        from cosim.writers import CsvWriter
-        b = DiagramBuilder(info.model_name)
-        blk = b.add(fmu.block(name, **opts))
-        for v, src in sources:
-            b.add(src)
-            b.connect(src.y, blk.input(v.port))
-        dt = args.dt or exp.get("stepSize") or (t_end - t0) / 500
-        record = [f"{name}.{v.port}" for v in info.outputs] or "all"
-        writer = CsvWriter(path, record)
-        if t0 != 0.0:
-            raise CosimError(f"FMU '{info.model_name}': startTime {t0:g} s; cosim's Simulator "
-                             "starts Model Exchange runs at t = 0 (use --interface cs, or "
-                             "shift the FMU's time)")
-        res = Simulator(b.build(), solver=args.solver, dt=dt, rtol=args.rtol, atol=args.atol,
-                        record=record, observers=[writer], progress=not args.quiet).run(t_end)
-        how = f"Model Exchange on {args.solver}, dt {dt:g} s"
+        res, how = _run_me(args, fmu, model, name, opts, path, t_end, t0)
     else:
-        from cosim import DiagramBuilder, MasterScheduler
-        from cosim.subsystem import DiagramSubsystem
-        from cosim.writers import CsvWriter
-        step = args.step or exp.get("stepSize") or (t_end - t0) / 500
-        subs = [fmu.subsystem(name, **opts)]
-        conns = []
-        if sources:
-            b = DiagramBuilder("inputs")
-            for v, src in sources:
-                b.add(src)
-                b.export_output(src.y, v.port)
-                conns.append((f"inputs.{v.port}", f"{name}.{v.port}"))
-            subs.insert(0, DiagramSubsystem(b.build(), solver="euler", dt=step))
-        record = [f"{name}.{o}" for o in subs[-1].output_names]
-        res = MasterScheduler(subs, conns, step, extrapolation=0,
-                              writers=[CsvWriter(path, record)]).run(t_end, t0)
-        how = f"Co-Simulation, communication step {step:g} s"
+        res, how = _run_cs(args, fmu, name, opts, path, t_end, t0)
     wall = time.perf_counter() - wall
     print(f"FMU '{info.model_name}' ({os.path.basename(args.fmu)}): {how}, "
           f"t = {t0:g}..{t_end:g} s, wall {wall:.3f} s")
     if not args.quiet:
+        units = {v.port: _unit(v) for v in info.outputs}
         for k, v in list(res.signals.items())[:12]:
             if k.startswith(f"{name}.") and v.ndim == 1 and v.size:
-                unit = f" {res.units[k]}" if res.units.get(k) else ""
-                print(f"  {k[len(name) + 1:]:<28} final {v[-1]: .6g}{unit}   "
-                      f"min {v.min(): .4g}   max {v.max(): .4g}")
+                port = k[len(name) + 1:]
+                unit = f" {units.get(port) or res.units.get(k) or ''}".rstrip()
+                print(f"  {port:<28} final {_num(v[-1], 6)}{unit}   "
+                      f"min {_num(v.min(), 4)}   max {_num(v.max(), 4)}")
     print(f"results: {path}")
+    if args.plot:
+        from cosim.plotting import plot_results
+        signals = [k for k, v in res.signals.items() if k.startswith(f"{name}.")
+                   and v.ndim == 1]
+        if signals:
+            print("plot:", plot_results(res, os.path.join(out, "plot.png"), signals,
+                                        title=f"{info.model_name} ({itf})"))
+        else:
+            print("plot: none (the FMU has no scalar numeric outputs)")
     return 0
 
 
+def _num(x: Any, digits: int) -> str:
+    """A value for the summary: integers exactly, floats to ``digits`` digits."""
+    import numpy as np
+    if isinstance(x, (bool, np.bool_)):
+        return str(bool(x)).lower()
+    if isinstance(x, (int, np.integer)):
+        return str(int(x))
+    return f"{float(x): .{digits}g}"
+
+
+def _run_me(args: Any, fmu: Any, model: str, name: str, opts: dict, path: str,
+            t_end: float, t0: float) -> tuple:
+    from cosim import DiagramBuilder, Simulator
+    from cosim.writers import CsvWriter
+    info = fmu.info
+    if t0 != 0.0:
+        raise CosimError(f"FMU '{info.model_name}': start time {t0:g} s; cosim's Simulator "
+                         "starts Model Exchange runs at t = 0: give --t-start 0, or use "
+                         "--interface cs")
+    b = DiagramBuilder(model)
+    blk = b.add(fmu.block(name, **opts))
+    _add_sources(b, _sources(info, args.input), blk)
+    dt = args.dt or info.default_experiment.get("stepSize") or (t_end - t0) / 500
+    record = [f"{name}.{v.port}" for v in getattr(blk, "out_vars", info.outputs)] or "all"
+    res = Simulator(b.build(), solver=args.solver, dt=dt, rtol=args.rtol, atol=args.atol,
+                    record=record, observers=[CsvWriter(path, record)],
+                    progress=not args.quiet).run(t_end)
+    return res, f"Model Exchange on {args.solver}, dt {dt:g} s"
+
+
+def _run_cs(args: Any, fmu: Any, name: str, opts: dict, path: str, t_end: float,
+            t0: float) -> tuple:
+    from cosim import DiagramBuilder, MasterScheduler
+    from cosim.subsystem import DiagramSubsystem
+    from cosim.writers import CsvWriter
+    info = fmu.info
+    step = args.step or info.default_experiment.get("stepSize") or (t_end - t0) / 500
+    sub = fmu.subsystem(name, **opts)
+    subs, conns = [sub], []
+    sources = _sources(info, args.input)
+    if sources:
+        b = DiagramBuilder("inputs")
+        for v, src in sources:
+            for blk in ((src.src, src.conv) if isinstance(src, _Typed) else (src,)):
+                b.add(blk)
+            if isinstance(src, _Typed):
+                b.connect(src.src.y, src.conv.in_ports[0])
+            b.export_output(src.y, v.port)
+            conns.append((f"inputs.{v.port}", f"{name}.{v.port}"))
+        subs.insert(0, DiagramSubsystem(b.build(), solver="euler", dt=step))
+    record = [f"{name}.{o}" for o in sub.output_names]
+    res = MasterScheduler(subs, conns, step, extrapolation=0,
+                          writers=[CsvWriter(path, record)]).run(t_end, t0)
+    return res, f"Co-Simulation, communication step {step:g} s"
+
+
+# ----------------------------------------------------------------------- export
 def cmd_export(args: argparse.Namespace) -> int:
     model = args.model
     if args.via == "python":

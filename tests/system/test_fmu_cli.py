@@ -31,12 +31,25 @@ def build():
 '''
 
 
-def test_info_prints_metadata_and_ports(fmu_files, capsys):
+def test_info_is_compact_with_the_units_the_fmu_writes(fmu_files, capsys):
     assert main(["fmu", "info", str(fmu_files["Oscillator"])]) == 0
     out = capsys.readouterr().out
-    assert "model 'Oscillator', FMI 2.0" in out
-    assert "default experiment: startTime=0.0, stopTime=2.0, stepSize=0.001" in out
-    assert "parameter  k                  Real     N/m    40" in out
+    assert "model 'Oscillator', FMI 2.0, ModelExchange + CoSimulation" in out
+    assert "experiment:   t = 0 .. 2 s, step 0.001 s" in out
+    lines = out.splitlines()
+    sections = [ln for ln in lines if not ln.startswith(" ")][1:]
+    assert sections == ["inputs (1):", "outputs (6):", "parameters (5):",
+                        "also settable with --set (initial exact/approx): x, v"]
+    row = {ln.split()[0]: ln.split() for ln in lines if ln.startswith("    ")}
+    assert row["k"][:4] == ["k", "Real", "N/m", "40"]
+    assert row["c"][:3] == ["c", "Real", "N.s/m"]            # the FMU's unit names,
+    assert row["x_mm"][:3] == ["x_mm", "Real", "millimetre"]  # not cosim's mapping
+    assert row["m"][:5] == ["m", "Real", "kg", "1", "[1e-06,"]
+    assert "der(x)" not in out and "canGetAndSetFMUstate" not in out  # --all only
+    assert main(["fmu", "info", str(fmu_files["Oscillator"]), "--all"]) == 0
+    full = capsys.readouterr().out
+    assert "locals (2):" in full and "der(x) (der_x)" in full
+    assert "ModelExchange (Oscillator): canGetAndSetFMUstate" in full
 
 
 def test_validate_reports_valid_and_invalid(fmu_files, tmp_path, capsys):
@@ -95,18 +108,97 @@ def test_simulate_plays_inputs_from_csv(fmu_files, tmp_path):
 
 def test_simulate_errors_are_clear(fmu_files, tmp_path, capsys):
     p = str(fmu_files["Oscillator"])
-    assert main(["fmu", "simulate", p, "--set", "x=3", "--out", str(tmp_path)]) == 2
-    assert "variable 'x' is output, not a parameter or input" in capsys.readouterr().err
+    assert main(["fmu", "simulate", p, "--set", "a=3", "--out", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("cosim fmu simulate: error: --set a: variable 'a' is an output "
+                          "with initial='calculated' (computed by the FMU); --set takes "
+                          "parameters, inputs and variables with initial='exact' or "
+                          "'approx': x, v, F, m, k, c, t_step, F_step")
     assert main(["fmu", "simulate", p, "--set", "kk=3", "--out", str(tmp_path)]) == 2
     assert "has no variable 'kk'" in capsys.readouterr().err
+    assert main(["fmu", "simulate", p, "--set", "k=stiff", "--out", str(tmp_path)]) == 2
+    assert capsys.readouterr().err == ("cosim fmu simulate: error: --set k=stiff: 'k' is a "
+                                       "Real variable; give a number such as 1.5\n")
     # past the bouncing ball's accumulation point t* = 0.4515 (1 + 2 0.7 / 0.3) = 2.5586 s
     out = tmp_path / "ball"
     assert main(["fmu", "simulate", str(fmu_files["BouncingBall"]), "--t-end", "3",
                  "--out", str(out), "-q"]) == 2
-    assert "Zeno behaviour" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "Zeno behaviour" in err and "Traceback" not in err
+    assert err.startswith("cosim fmu simulate: error: ")
     res = read_csv(out / "results.csv")  # what ran before is on disk
     assert res.diagnostics["status"].startswith("error: ZenoError")
     assert res.time[-1] == pytest.approx(math.sqrt(2 / 9.81) * (1 + 2 * 0.7 / 0.3), abs=1e-4)
+
+
+@pytest.mark.parametrize("itf", ["me", "cs"])
+def test_set_takes_any_variable_settable_before_initialization(fmu_files, tmp_path, itf):
+    """x is an output with initial="exact": FMI lets the importer set it (the initial
+    position); it used to be refused as "not a parameter or input"."""
+    out = tmp_path / itf
+    assert main(["fmu", "simulate", str(fmu_files["Oscillator"]), "--interface", itf,
+                 "--set", "k=50", "--set", "F=1", "--set", "x=0.25", "--out", str(out),
+                 "-q", "--rtol", "1e-10", "--atol", "1e-12"]) == 0
+    res = read_csv(out / "results.csv")
+    assert res["fmu.x"][0] == 0.25
+    assert np.max(np.abs(res["fmu.x"] - _exact_x(res.time, x0=0.25))) < 1e-6
+
+
+@pytest.mark.parametrize("itf", ["me", "cs"])
+def test_an_input_file_with_a_repeated_time_is_a_step(fmu_files, tmp_path, itf):
+    """FMPy's input files: a time given twice changes the value at that instant.  The
+    FMU's own force step is switched off (F_step=0) and the file steps F from 1 to 3 at
+    0.5 s: the same motion as the FMU's own step (F = 1, F_step = 2 at t_step = 0.5)."""
+    csv = tmp_path / "force.csv"
+    csv.write_text("time,F\n0,1\n0.5,1\n0.5,3\n2,3\n")
+    out = tmp_path / itf
+    assert main(["fmu", "simulate", str(fmu_files["Oscillator"]), "--interface", itf,
+                 "--input", str(csv), "--set", "k=50", "--set", "F_step=0", "--out",
+                 str(out), "-q", "--rtol", "1e-10", "--atol", "1e-12"]) == 0
+    res = read_csv(out / "results.csv")
+    # measured ME 1.6e-12; CS 1.1e-13 (the step lands on a communication point)
+    assert np.max(np.abs(res["fmu.x"] - _exact_x(res.time))) < 1e-9
+
+
+def test_plot_writes_a_png_of_the_outputs_beside_the_results(fmu_files, tmp_path, capsys):
+    pytest.importorskip("matplotlib")
+    out = tmp_path / "o"
+    assert main(["fmu", "simulate", str(fmu_files["Oscillator"]), "--out", str(out), "-q",
+                 "--plot", "--t-end", "0.5"]) == 0
+    png = out / "plot.png"
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 5000
+    assert f"plot: {png}" in capsys.readouterr().out
+
+
+def test_any_model_name_makes_a_diagram_name(fmu_files, tmp_path, monkeypatch, capsys):
+    """"Van der Pol oscillator" crashed the diagram name; the output folder is derived
+    from it too (no spaces, no path separators)."""
+    from fmus import load_fmu
+    p = rewrite_fmu(fmu_files["Oscillator"], tmp_path / "Osc.fmu", replace={
+        "modelDescription.xml": ('modelName="Oscillator"', 'modelName="Mass-spring ../ '
+                                                          'damper (Übung 2)"')})
+    assert load_fmu(p).name == "Mass_spring_damper_Ubung_2"
+    monkeypatch.chdir(tmp_path)
+    for itf in ("me", "cs"):
+        assert main(["fmu", "simulate", str(p), "--interface", itf, "-q", "--t-end",
+                     "0.1"]) == 0
+        assert (tmp_path / "out" / "Mass_spring_damper_Ubung_2" / "results.csv").is_file()
+    assert "Traceback" not in capsys.readouterr().err
+
+
+def test_validate_instantiate_reports_every_failure_as_a_problem(fmu_files, tmp_path,
+                                                                 capsys):
+    good = "{2f1c6a52-4a8e-4d1b-9a7e-0c05c1a7ed01}"
+    bad = rewrite_fmu(fmu_files["Oscillator"], tmp_path / "Oscillator.fmu", replace={
+        "modelDescription.xml": (good, good.replace("ed01", "ed02"))})
+    assert main(["fmu", "validate", str(bad), "--instantiate"]) == 1
+    out = capsys.readouterr()
+    assert "Traceback" not in out.out + out.err
+    errors = [ln for ln in out.out.splitlines() if ln.startswith("  error: ")]
+    assert len(errors) == 2 and all("wrong guid" in ln for ln in errors)
+    assert out.out.rstrip().endswith("2 errors, 0 warnings, 0 notes: INVALID")
+    assert main(["fmu", "validate", str(tmp_path / "missing.fmu")]) == 2
+    assert capsys.readouterr().err.startswith("cosim fmu validate: error: FMU ")
 
 
 def test_export_a_model_file_then_validate_and_simulate(tmp_path, capsys, fmu_files):
@@ -125,3 +217,34 @@ def test_export_a_model_file_then_validate_and_simulate(tmp_path, capsys, fmu_fi
     capsys.readouterr()
     assert main(["fmu", "export", str(model), str(tmp_path / "x.fmu"), "--via", "python"]) == 2
     assert "needs an importable 'package.module:function'" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("typ, text, value", [
+    ("Float64", "1", 1.0), ("Real", "2.5e-3", 0.0025), ("Float32", "-0", -0.0),
+    ("Int64", "-9223372036854775808", -2 ** 63), ("UInt64", "18446744073709551615",
+                                                    2 ** 64 - 1),
+    ("Int8", "-128", -128), ("Integer", "7", 7), ("Boolean", "TRUE", True),
+    ("Boolean", "0", False), ("String", "Set me!", "Set me!"),
+    ("String", " padded ", " padded "), ("Binary", "0x666f6f", b"foo"),
+    ("Binary", "666F6F", b"foo"),
+])
+def test_set_values_are_typed_by_the_declared_type(typ, text, value):
+    from fmus.cli import typed_value
+    from fmus.description import Variable
+    got = typed_value(Variable("v", 1, typ, "parameter", "fixed"), text)
+    assert got == value and type(got) is type(value)  # Int64/UInt64 exact Python ints
+
+
+@pytest.mark.parametrize("typ, text, expected", [
+    ("Int8", "128", "Int8 variable; give an integer in [-128, 127]"),
+    ("UInt64", "-1", "give an integer in [0, 18446744073709551615]"),
+    ("Int32", "1.5", "give an integer"), ("Boolean", "yes", "give true, false, 1 or 0"),
+    ("Binary", "0xZZ", "give hexadecimal bytes"), ("Float64", "", "give a number"),
+])
+def test_set_values_of_the_wrong_type_say_what_is_expected(typ, text, expected):
+    from cosim.errors import ParameterError
+    from fmus.cli import typed_value
+    from fmus.description import Variable
+    with pytest.raises(ParameterError, match=f"^--set v={text}: 'v' is an? .*"
+                                             f"{expected.replace('[', '.').replace(']', '.')}"):
+        typed_value(Variable("v", 1, typ, "parameter", "fixed"), text)
