@@ -269,7 +269,7 @@ class FMUInfo:
                 continue
             rows.append((v.causality, v.port, v.name if v.name != v.port else "",
                          v.type + (str(list(v.shape)) if v.shape else ""),
-                         v.unit or (f"({v.fmi_unit})" if v.fmi_unit else "-"),
+                         v.fmi_unit or v.unit or "-",  # as the FMU writes it
                          fmt(v.start), fmt(v.min), fmt(v.max), v.variability,
                          v.description[:40]))
         widths = [max(len(str(r[i])) for r in rows) for i in range(len(rows[0]))]
