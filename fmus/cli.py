@@ -558,8 +558,8 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     opts = dict(start=values, out_of_process=args.out_of_process, timeout_s=args.timeout)
     name = "fmu"
     wall = time.perf_counter()
-    if itf == "ModelExchange":
-        res, how = _run_me(args, fmu, model, name, opts, path, t_end, t0)
+    if itf in ("ModelExchange", "ScheduledExecution"):  # a block in a diagram
+        res, how = _run_me(args, fmu, itf, model, name, opts, path, t_end, t0)
     else:
         res, how = _run_cs(args, fmu, name, opts, path, t_end, t0)
     wall = time.perf_counter() - wall
@@ -596,7 +596,7 @@ def _num(x: Any, digits: int) -> str:
     return f"{float(x): .{digits}g}"
 
 
-def _run_me(args: Any, fmu: Any, model: str, name: str, opts: dict, path: str,
+def _run_me(args: Any, fmu: Any, itf: str, model: str, name: str, opts: dict, path: str,
             t_end: float, t0: float) -> tuple:
     from cosim import DiagramBuilder, Simulator
     from cosim.writers import CsvWriter
@@ -606,14 +606,19 @@ def _run_me(args: Any, fmu: Any, model: str, name: str, opts: dict, path: str,
                          "starts Model Exchange runs at t = 0: give --t-start 0, or use "
                          "--interface cs")
     b = DiagramBuilder(model)
-    blk = b.add(fmu.block(name, **opts))
+    # Scheduled Execution: a block too, once the importer makes one (FMU.scheduled)
+    make = fmu.block if itf == "ModelExchange" else fmu.scheduled
+    blk = b.add(make(name, **opts))
     _add_sources(b, _sources(info, args.input), blk)
     dt = args.dt or info.default_experiment.get("stepSize") or (t_end - t0) / 500
-    record = [f"{name}.{v.port}" for v in getattr(blk, "out_vars", info.outputs)] or "all"
+    outs = getattr(blk, "out_vars", None) or [v for v in info.outputs
+                                             if v.kind in ("real", "int", "bool")]
+    record = [f"{name}.{v.port}" for v in outs] or "all"
     res = Simulator(b.build(), solver=args.solver, dt=dt, rtol=args.rtol, atol=args.atol,
                     record=record, observers=[CsvWriter(path, record)],
                     progress=not args.quiet).run(t_end)
-    return res, f"Model Exchange on {args.solver}, dt {dt:g} s"
+    what = "Model Exchange" if itf == "ModelExchange" else "Scheduled Execution"
+    return res, f"{what} on {args.solver}, dt {dt:g} s"
 
 
 def _run_cs(args: Any, fmu: Any, name: str, opts: dict, path: str, t_end: float,
