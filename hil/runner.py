@@ -35,7 +35,10 @@ Process settings, applied for the run and restored after it: ``priority`` (SCHED
 priority 1-99; needs root or CAP_SYS_NICE, refused with a clear error otherwise),
 ``cpus`` (affinity), ``gc_mode`` (``"normal"``, ``"disable"``: collector off during the
 loop, ``"freeze"``: ``gc.freeze()`` after set-up then off), ``timer_slack_ns`` (Linux
-``PR_SET_TIMERSLACK``; 1 ns halves the sleep lateness, anchors-hil-fmi.md A4).
+``PR_SET_TIMERSLACK``; 1 ns halves the sleep lateness, anchors-hil-fmi.md A4),
+``helper_priority`` (SCHED_FIFO for the process's other threads, below the frame's: the
+GIL makes the frame wait for any thread that holds it, and SCHED_FIFO on the frame alone
+does not stop the machine's load from preempting that thread; see the parameter).
 
 Measured on these shared 2-vCPU VMs (anchors-hil-fmi.md A4, 1 kHz): unprivileged
 absolute-deadline sleeping p50 81-95 us, p99 133-162 us lateness; with SCHED_FIFO
@@ -50,12 +53,12 @@ asks every observer of the simulator that has ``use_writer_thread()`` (the strea
 of :mod:`cosim.writers`) to hand its full chunks to a bounded queue drained by a writer
 thread, which formats, writes and fsyncs them; the frame only appends a chunk to the
 queue (a few microseconds; it never waits).  Those threads are started inside the process
-settings, so they inherit the frame's scheduling (SCHED_FIFO with ``priority=``; they
-block in write and fsync, and a busy machine cannot preempt them while they hold the
-GIL).  A chunk that finds the queue full is dropped and counted; the writers' counts are
-in ``telemetry.writers`` (summed in ``as_dict()["recording"]``) and in the summary.
-``writer_thread=False`` keeps the writers inline (each flush and fsync inside the frame
-that fills a chunk).
+settings, so they inherit the frame's scheduling (SCHED_FIFO with ``priority=``, or
+``helper_priority`` when given; they block in write and fsync, and a busy machine cannot
+preempt them while they hold the GIL).  A chunk that finds the queue full is dropped and
+counted; the writers' counts are in ``telemetry.writers`` (summed in
+``as_dict()["recording"]``) and in the summary.  ``writer_thread=False`` keeps the writers
+inline (each flush and fsync inside the frame that fills a chunk).
 
 Limitations: one frame thread (the simulator and the bridges' I/O run in the frame; reader
 threads of backends and writer threads feed or drain queues); no ``mlockall``; the clock
@@ -280,14 +283,49 @@ def fifo_permitted(priority: int = 10) -> bool:
     return True
 
 
+def _thread_is_ours(tid: int) -> bool:
+    return not sys.platform.startswith("linux") or os.path.exists(f"/proc/self/task/{tid}")
+
+
 class _ProcessSettings:
-    """Apply priority, affinity, gc mode and timer slack; restore them on exit."""
+    """Apply priority, affinity, gc mode and timer slack (and the helper threads'
+    priority: :meth:`raise_helpers`); restore them on exit."""
 
     def __init__(self, priority: int | None, cpus: Any, gc_mode: str,
-                 timer_slack_ns: int | None) -> None:
+                 timer_slack_ns: int | None, helper_priority: int | None = None) -> None:
         self.priority, self.cpus, self.gc_mode = priority, cpus, gc_mode
         self.timer_slack_ns = timer_slack_ns
+        self.helper_priority = helper_priority
+        self.helpers: list[str] = []  # the threads raised for the run, by name
         self._undo: list = []
+
+    def raise_helpers(self) -> None:
+        """Every other live thread of this process to SCHED_FIFO ``helper_priority``,
+        restored on exit (a thread that ended meanwhile is skipped)."""
+        self.helpers = []
+        if self.helper_priority is None:
+            return
+        me = threading.get_native_id()
+        param = os.sched_param(self.helper_priority)
+        for th in threading.enumerate():
+            tid = th.native_id
+            if tid is None or tid == me or not th.is_alive():
+                continue
+            try:
+                old = os.sched_getscheduler(tid), os.sched_getparam(tid)
+                os.sched_setscheduler(tid, os.SCHED_FIFO, param)
+            except ProcessLookupError:
+                continue  # it ended meanwhile
+
+            def undo(tid: int = tid, old: tuple = old) -> None:
+                if _thread_is_ours(tid):  # not a reused id of another process
+                    try:
+                        os.sched_setscheduler(tid, *old)
+                    except ProcessLookupError:
+                        pass
+
+            self._undo.append(undo)
+            self.helpers.append(th.name)
 
     def __enter__(self) -> _ProcessSettings:
         try:
@@ -347,6 +385,16 @@ class RealTimeRunner:
         it pays only with SCHED_FIFO (anchors-hil-fmi.md A4).
     priority, cpus, gc_mode, timer_slack_ns
         Process settings for the run (module docstring).
+    helper_priority : int, optional
+        With ``priority``: SCHED_FIFO priority (below ``priority``) for every other thread
+        of the process during the run: reader and writer threads, device emulators, a
+        software bus.  They share the GIL with the frame, and a thread preempted by the
+        machine's load while it holds the GIL makes the frame wait for it (priority
+        inversion: measured 6-25 ms of lateness at SCHED_FIFO with two busy processes,
+        and a 130 ms stall of an in-process device emulator).  Give it only when those
+        threads block most of the time: a busy thread at SCHED_FIFO takes a core from
+        every ordinary process.  Threads started during the run inherit the priority of
+        the thread that starts them (the frame's, for threads started in ``on_frame``).
     writer_thread : bool
         Move the simulator's stream writers to writer threads for the run (module
         docstring; default True).  Warns when the simulator has no observers to switch
@@ -361,7 +409,8 @@ class RealTimeRunner:
                  degrade_after: int = 3, recover_after: int = 100, max_degrade: int = 3,
                  spin_s: float = 0.0, priority: int | None = None, cpus: Any = None,
                  gc_mode: str = "normal", timer_slack_ns: int | None = None,
-                 writer_thread: bool = True, clock: Any = None,
+                 helper_priority: int | None = None, writer_thread: bool = True,
+                 clock: Any = None,
                  on_frame: Any = None) -> None:
         if overrun not in POLICIES:
             raise ParameterError(f"RealTimeRunner: overrun must be one of {POLICIES}, got "
@@ -372,6 +421,12 @@ class RealTimeRunner:
         if priority is not None and not 1 <= int(priority) <= 99:
             raise ParameterError(f"RealTimeRunner: SCHED_FIFO priority must be 1..99, got "
                                  f"{priority!r}")
+        if helper_priority is not None and (priority is None
+                                            or not 1 <= int(helper_priority) < int(priority)):
+            raise ParameterError(
+                f"RealTimeRunner: helper_priority={helper_priority!r} needs a SCHED_FIFO "
+                f"priority for the frame and must be 1..priority-1 (priority={priority!r}): "
+                "the frame must preempt its helpers")
         self.sim = sim
         self.period = to_ticks(period_s, "real-time period")
         if self.period <= 0:
@@ -386,7 +441,8 @@ class RealTimeRunner:
         self.degrade_after, self.recover_after = int(degrade_after), int(recover_after)
         self.max_degrade = int(max_degrade)
         self.spin_ns = int(round(spin_s * 1e9))
-        self.settings = _ProcessSettings(priority, cpus, gc_mode, timer_slack_ns)
+        self.settings = _ProcessSettings(priority, cpus, gc_mode, timer_slack_ns,
+                                         helper_priority)
         self.writer_thread = bool(writer_thread)
         if self.writer_thread and not hasattr(sim, "observers"):
             warnings.warn(f"RealTimeRunner: writer_thread=True cannot take effect: "
@@ -434,6 +490,7 @@ class RealTimeRunner:
                 if self.writer_thread:
                     for w in writers:  # started here: they inherit the frame's scheduling
                         w.use_writer_thread()
+                self.settings.raise_helpers()  # helper_priority: every other thread
                 self._loop(end, tel)
         except BaseException as exc:
             error = exc

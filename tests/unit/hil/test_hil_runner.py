@@ -275,3 +275,36 @@ def test_writer_threads_share_the_frames_scheduling(tmp_path):
                         on_frame=policy)
     rt.run(0.01)
     assert seen == [os.SCHED_FIFO] and os.sched_getscheduler(0) == os.SCHED_OTHER
+
+
+def test_helper_priority_needs_a_frame_priority_above_it():
+    with pytest.raises(ParameterError, match="helper_priority=5 needs a SCHED_FIFO"):
+        RealTimeRunner(_sim(), 1e-3, helper_priority=5)
+    with pytest.raises(ParameterError, match="must be 1..priority-1"):
+        RealTimeRunner(_sim(), 1e-3, priority=5, helper_priority=5)
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="SCHED_FIFO needs root or CAP_SYS_NICE")
+def test_helper_threads_run_below_the_frame_for_the_run_only():
+    """A helper (an emulator, a reader) that holds the GIL must not be preempted by the
+    machine's load: SCHED_FIFO at helper_priority during the run, restored after."""
+    import threading
+    stop = threading.Event()
+    helper = threading.Thread(target=stop.wait, name="emulator", daemon=True)
+    helper.start()
+    seen = []
+
+    def policy(runner, k):
+        if k == 0:
+            seen.append((os.sched_getscheduler(helper.native_id),
+                         os.sched_getparam(helper.native_id).sched_priority,
+                         os.sched_getparam(0).sched_priority))
+
+    rt = RealTimeRunner(_sim(), 1e-3, priority=10, helper_priority=9, clock=VirtualClock(),
+                        on_frame=policy)
+    try:
+        rt.run(0.005)
+        assert seen == [(os.SCHED_FIFO, 9, 10)] and "emulator" in rt.settings.helpers
+        assert os.sched_getscheduler(helper.native_id) == os.SCHED_OTHER
+    finally:
+        stop.set()
