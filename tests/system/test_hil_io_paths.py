@@ -236,12 +236,19 @@ RT_PRIORITY = 20
 
 
 def realtime_options() -> dict:
-    """The runner's real-time set-up: SCHED_FIFO where permitted, the collector frozen,
-    1 ns timer slack.  Without it two busy processes on a 2-core machine delay frames by
-    up to 25 ms at a 10 ms period (measured: 11-27 frames of 300 skipped per run)."""
+    """The runner's real-time set-up: SCHED_FIFO where permitted for the frame and, one
+    level below, for the process's other threads (the device emulator, the servers: they
+    share the GIL with the frame), the collector frozen, 1 ns timer slack.
+
+    Measured with two busy processes on the 2-core machine, serial test: without it
+    frames are up to 25 ms late at a 10 ms period (11-27 of 300 skipped per run); with
+    SCHED_FIFO on the frame only, still 6-25 ms when the emulator's threads, preempted by
+    the load while holding the GIL, make the frame wait, and once the emulator stalled for
+    130 ms (the receiver went stale before the unplug: a failed run); with the helpers at
+    SCHED_FIFO too, frames ran 1.2 ms at most."""
     opts = {"gc_mode": "freeze", "timer_slack_ns": 1}
     if fifo_permitted(RT_PRIORITY):
-        opts["priority"] = RT_PRIORITY
+        opts.update(priority=RT_PRIORITY, helper_priority=RT_PRIORITY - 1)
     return opts
 
 
@@ -255,6 +262,7 @@ def run_rt(sim, period, duration, schedule):
     wall = time.monotonic() - w0
     assert not schedule.errors, schedule.errors
     tel = rt.telemetry
+    log.warning("run: %s; %s", realtime_options(), tel.summary())  # also when a check fails
     # the run completed in real time: every frame ran or was skipped, up to the end (or
     # to the frame where the schedule stopped it)
     t_end = res.time[-1]
