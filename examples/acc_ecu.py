@@ -53,7 +53,8 @@ def realtime_options(priority: int | None = RT_PRIORITY) -> dict:
     """Runner settings for a loop that must keep its deadlines on a busy machine: the
     collector frozen after set-up and off in the loop, 1 ns timer slack, and SCHED_FIFO at
     ``priority`` when :func:`hil.runner.fifo_permitted` (else best-effort pacing; ``None``:
-    never).
+    never), the process's other threads one level below (``helper_priority``: a thread
+    that holds the GIL must not be preempted by the load while the frame waits for it).
 
     Without SCHED_FIFO two busy processes on a 2-core machine delay frames by up to
     100 ms (measured: lateness p99 14 ms, max 102 ms), longer than the command's
@@ -63,6 +64,8 @@ def realtime_options(priority: int | None = RT_PRIORITY) -> dict:
     opts: dict = {"gc_mode": "freeze", "timer_slack_ns": 1}
     if priority is not None and fifo_permitted(priority):
         opts["priority"] = int(priority)
+        if priority > 1:  # the bus log's writer, a software bus: they share the GIL
+            opts["helper_priority"] = int(priority) - 1
     return opts
 
 
