@@ -316,6 +316,11 @@ class _ProcessSettings:
                 os.sched_setscheduler(tid, os.SCHED_FIFO, param)
             except ProcessLookupError:
                 continue  # it ended meanwhile
+            except PermissionError:
+                raise HILError(
+                    f"real-time runner: SCHED_FIFO priority {self.helper_priority} for thread "
+                    f"'{th.name}' refused (needs root or CAP_SYS_NICE); pass "
+                    "helper_priority=None") from None
 
             def undo(tid: int = tid, old: tuple = old) -> None:
                 if _thread_is_ours(tid):  # not a reused id of another process
@@ -410,8 +415,7 @@ class RealTimeRunner:
                  spin_s: float = 0.0, priority: int | None = None, cpus: Any = None,
                  gc_mode: str = "normal", timer_slack_ns: int | None = None,
                  helper_priority: int | None = None, writer_thread: bool = True,
-                 clock: Any = None,
-                 on_frame: Any = None) -> None:
+                 clock: Any = None, on_frame: Any = None) -> None:
         if overrun not in POLICIES:
             raise ParameterError(f"RealTimeRunner: overrun must be one of {POLICIES}, got "
                                  f"{overrun!r}")
