@@ -1,10 +1,13 @@
-"""FMI import and export (FMI 2 and 3, Co-Simulation and Model Exchange).
+"""FMI import and export (FMI 2 and 3, Co-Simulation and Model Exchange; FMI 3 Scheduled
+Execution import).
 
 fmpy (the ``fmi`` extra) is imported lazily: importing this package needs nothing
 beyond the core.
 
 Import with fmpy's low-level API: :func:`load_fmu` (a Model Exchange FMU as a
-:class:`FMUBlock`, a Co-Simulation FMU as a master :class:`FMUSubsystem`),
+:class:`FMUBlock`, a Co-Simulation FMU as a master :class:`FMUSubsystem`, an FMI 3
+Scheduled Execution FMU as a :class:`FMUScheduledBlock` running each model partition at
+its clock's ticks),
 :func:`fmu_info` / :class:`FMUInfo` (metadata and ports), :class:`FMU` (one
 extracted, checked FMU making blocks and subsystems), the errors in
 :mod:`fmus.errors`.
@@ -26,6 +29,7 @@ _EXPORT = {"export_fmu": ("export", "export_fmu"),
 _IMPORT = {"load_fmu": ("importer", "load_fmu"), "fmu_info": ("importer", "fmu_info"),
            "FMU": ("importer", "FMU"), "FMUInfo": ("description", "FMUInfo"),
            "FMUBlock": ("fmu_block", "FMUBlock"), "FMUSubsystem": ("subsystem", "FMUSubsystem"),
+           "FMUScheduledBlock": ("scheduled", "FMUScheduledBlock"),
            "ArchiveLimits": ("archive", "ArchiveLimits"), "FMUError": ("errors", "FMUError"),
            "read_ssp": ("ssp", "read_ssp"), "load_ssp": ("ssp", "load_ssp"),
            "export_ssp": ("ssp", "export_ssp"), "export_master_ssp": ("ssp", "export_master_ssp"),

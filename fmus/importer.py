@@ -14,7 +14,10 @@ created (``import fmus`` does not import it).
 Interface choice (``interface="auto"``): an FMU with only one of Model Exchange
 and Co-Simulation gives that one; with both, Model Exchange (a
 :class:`~fmus.fmu_block.FMUBlock` integrated by cosim's solvers, events located
-by cosim) unless ``interface="CoSimulation"``.
+by cosim) unless ``interface="CoSimulation"``.  An FMI 3 FMU offering only Scheduled
+Execution, or asked for with ``interface="ScheduledExecution"`` (``"se"``), gives a
+:class:`~fmus.scheduled.FMUScheduledBlock` (each model partition runs at its clock's
+ticks).
 
 What is checked when (so that a broken FMU fails at load, not at the first step):
 
@@ -33,9 +36,6 @@ What is checked when (so that a broken FMU fails at load, not at the first step)
   skipped for ``canBeInstantiatedOnlyOncePerProcess`` FMUs in process.  An
   ``FMUBlock``/``FMUSubsystem`` made directly skips this check (a wrong token then
   shows at the first instantiation).
-
-Limitation: FMI 3 Scheduled Execution cannot be imported yet; an FMU that offers
-only it is refused with that message when an interface is chosen.
 """
 
 from __future__ import annotations
@@ -99,31 +99,27 @@ class FMU:
         return self.archive.root
 
     def interface(self, interface: str | None) -> str:
-        """Resolve ``"auto"``/``"me"``/``"cs"`` to the interface to use, or a clear error;
-        the binary for it is checked (without loading it) on first use."""
+        """Resolve ``"auto"``/``"me"``/``"cs"``/``"se"`` to the interface to use, or a clear
+        error; the binary for it is checked (without loading it) on first use."""
         info = self.info
-        have = [i for i in ("ModelExchange", "CoSimulation") if i in info.interfaces]
+        have = [i for i in ("ModelExchange", "CoSimulation", "ScheduledExecution")
+                if i in info.interfaces]
         key = None
         if interface not in (None, "auto"):
             key = INTERFACES.get(str(interface).lower().replace("_", "").replace("-", ""))
             if key is None:
-                raise FMUConfigError(f"interface must be 'auto', 'ModelExchange' or "
-                                     f"'CoSimulation', got {interface!r}")
-        if (key == "ScheduledExecution" or not have) and "ScheduledExecution" in info.interfaces:
-            raise FMUConfigError(
-                f"FMU '{self.path.name}' offers "
-                + ("only " if not have else "") + "Scheduled Execution (FMI 3), which cosim "
-                "cannot import yet" + (f"; use interface='{have[0]}'" if have else
-                                       "; ask for a Model Exchange or Co-Simulation build "
-                                       "of the model"))
+                raise FMUConfigError(f"interface must be 'auto', 'ModelExchange', "
+                                     f"'CoSimulation' or 'ScheduledExecution', got "
+                                     f"{interface!r}")
         if key is None:
             if not have:
-                raise FMUConfigError(f"FMU '{self.path.name}' implements neither Model "
-                                     "Exchange nor Co-Simulation")
+                raise FMUConfigError(f"FMU '{self.path.name}' implements none of Model "
+                                     "Exchange, Co-Simulation and Scheduled Execution")
             key = have[0]
         if key not in have:
             raise FMUConfigError(f"FMU '{self.path.name}' does not implement {key} (it has: "
-                                 f"{', '.join(have) or 'none'})")
+                                 f"{', '.join(have) or 'none'})"
+                                 + (f"; use interface='{have[0]}'" if have else ""))
         self.check_binary(key)
         return key
 
@@ -187,7 +183,8 @@ class FMU:
         n_ind = info.n_event_indicators if interface == "ModelExchange" else 0
         n_states = sum(v.size for v in info.states) if interface == "ModelExchange" else 0
         return DriverSpec(root=str(root), fmi_major=info.fmi_major,
-                          interface="ME" if interface == "ModelExchange" else "CS",
+                          interface={"ModelExchange": "ME", "CoSimulation": "CS"}.get(
+                              interface, "SE"),
                           model_identifier=mid, token=info.token,
                           instance_name=instance_name, label=self.path.name,
                           library=str(lib), logging_on=logging_on, early_return=early_return,
@@ -208,6 +205,14 @@ class FMU:
         from .subsystem import FMUSubsystem
         self._check_for(self.interface("CoSimulation"), check, options)
         return FMUSubsystem(self, name, **options)
+
+    def scheduled(self, name: str | None = None, *, check: bool = True,
+                  **options: Any) -> Any:
+        """An FMI 3 Scheduled Execution :class:`~fmus.scheduled.FMUScheduledBlock` (see its
+        options); ``check``: :meth:`check_instance` first."""
+        from .scheduled import FMUScheduledBlock
+        self._check_for(self.interface("ScheduledExecution"), check, options)
+        return FMUScheduledBlock(self, name, **options)
 
     def _check_for(self, interface: str, check: bool, options: dict) -> None:
         if check:
@@ -243,30 +248,34 @@ def load_fmu(path: FMU | str | os.PathLike, name: str | None = None, *,
              interface: str = "auto", validate: str = "warn",
              limits: ArchiveLimits | None = None, units: dict | None = None,
              port_names: dict | None = None, check: bool = True, **options: Any) -> Any:
-    """Import an FMU as a block (Model Exchange) or a co-simulation subsystem.
+    """Import an FMU as a block (Model Exchange, Scheduled Execution) or a co-simulation
+    subsystem.
 
     Parameters
     ----------
     path : path-like or FMU
     name : str, optional
         Block/subsystem name (default: the model name).
-    interface : ``"auto"``, ``"ModelExchange"`` (``"me"``) or ``"CoSimulation"`` (``"cs"``)
+    interface : ``"auto"``, ``"ModelExchange"`` (``"me"``), ``"CoSimulation"`` (``"cs"``)
+        or ``"ScheduledExecution"`` (``"se"``)
     validate, limits, units, port_names
         See :class:`FMU`.
     check : bool
         Check the instantiation token now (:meth:`FMU.check_instance`; the binary is
         checked in any case).
     **options
-        Passed to :class:`~fmus.fmu_block.FMUBlock` or
-        :class:`~fmus.subsystem.FMUSubsystem` (``parameters``, ``out_of_process``,
-        ``timeout_s``, ``call_log``, ...).
+        Passed to :class:`~fmus.fmu_block.FMUBlock`,
+        :class:`~fmus.subsystem.FMUSubsystem` or :class:`~fmus.scheduled.FMUScheduledBlock`
+        (``parameters``, ``out_of_process``, ``timeout_s``, ``call_log``, ...).
 
     Returns
     -------
-    FMUBlock or FMUSubsystem
+    FMUBlock, FMUSubsystem or FMUScheduledBlock
     """
     fmu = as_fmu(path, validate=validate, limits=limits, units=units, port_names=port_names)
     itf = fmu.interface(interface)
     if itf == "ModelExchange":
         return fmu.block(name, check=check, **options)
+    if itf == "ScheduledExecution":
+        return fmu.scheduled(name, check=check, **options)
     return fmu.subsystem(name, check=check, **options)

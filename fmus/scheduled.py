@@ -1,0 +1,559 @@
+r"""An FMI 3 Scheduled Execution FMU as a block: each model partition at its clock's ticks.
+
+A Scheduled Execution FMU (FMI 3.0 chapter 5) is a set of *model partitions*, one per
+input clock; the importer's scheduler runs a partition at each tick of its clock:
+set the partition's inputs, ``fmi3ActivateModelPartition(clock, t)``, get its outputs.
+:class:`FMUScheduledBlock` does this inside a cosim diagram:
+
+* **time-based input clocks** tick on their own: ``constant``/``fixed``/``tunable``
+  (periodic: interval and shift from the model description, exact on the 1 ns grid;
+  ``clock_intervals=`` sets a fixed/tunable clock's interval where the FMU lets the
+  importer, ``fmi3SetIntervalDecimal``; without an ``intervalDecimal`` the FMU is
+  asked, ``fmi3GetIntervalDecimal``/``fmi3GetShiftDecimal``), ``changing`` (the FMU gives
+  the next interval after each tick) and ``countdown`` (the FMU announces a tick through
+  its clockUpdate callback; an interval 0 runs the partition at the same instant, after
+  the one that announced it).  The block stops the simulator exactly there (one dynamic
+  time event, :meth:`~cosim.block.Block.declare_dynamic_time_event`);
+* **triggered input clocks** get an input port of their name: the clock ticks at each
+  major time point where that input *increases* (a Boolean or pulse going true, a tick
+  counter stepping up; the value before the start counts as 0).  Connect another SE
+  block's output clock port, a ``Pulse`` or a ``FromArrays`` step source;
+* **output clocks** are output ports of their name holding the number of ticks so far
+  (int64, +1 per tick: connect one to a triggered input clock of another SE block);
+  :attr:`FMUScheduledBlock.events` lists every activation and output clock tick as
+  ``(time, clock name)``;
+* partitions due at the same instant run in the order of their clocks' ``priority``
+  (lower value first, as FMI 3.0 section 5.1 asks of a scheduler);
+* before a partition runs, its inputs (the inputs clocked by its clock and the unclocked
+  ones, as section 5.2.1 allows) are set from the input ports, and tunable parameters
+  that changed; after it, its outputs (clocked by its clock, and the unclocked ones) are
+  read.  Outputs hold their value between activations; an output clocked by a clock
+  that has not ticked yet holds its start value (or 0);
+* parameters and ``start=`` values as in :class:`~fmus.fmu_block.FMUBlock` (FMI 3
+  structural parameters in Configuration Mode); the FMU is initialized at the start time
+  with the input ports' values (again, with the values its sources then give, if they had
+  not run yet).
+
+Data exchange at a tick (the block's outputs depend on no input at the same evaluation,
+so a loop through the FMU is never an algebraic loop)::
+
+    t:              t_k-                     t_k (the partition ran)
+    inputs u:       evaluated at t_k  --->   set, fmi3ActivateModelPartition(c, t_k)
+    outputs y:      y(t_k-) (held)           y(t_k), seen by the rest of the diagram
+                                             from t_k on (recorded at t_k)
+
+A partition reads its inputs at its own tick after every block upstream of it with an
+event at that instant (another SE block's partition, a Model Exchange FMU's time event)
+has handled it: chains of SE FMUs ticking together pass values without delay.  A value
+fed back from the FMU's own outputs (directly or through other blocks) is the one from
+before the instant.
+
+Ports
+-----
+=====  ===============================  ==============================================
+in     each FMU ``input``               FMU type (Float as float, integers exact,
+                                        Boolean); unconnected: start value
+in     each triggered input clock       float; the clock ticks where it increases;
+                                        unconnected: never ticks
+out    each FMU ``output``              held between the partitions that compute it
+out    each output clock                int64: its number of ticks so far
+=====  ===============================  ==============================================
+
+Limitations
+-----------
+* Partitions run one after another in simulated time (no preemption, no real-time
+  threads: ``lockPreemption``/``unlockPreemption`` are empty).  FMI's concurrency is not
+  exercised; the results are those of a synchronous scheduler, as upstream's
+  ``scs_synchronous`` importer example.
+* Ticks land on the 1 ns grid (the FMU is told the exact time); a block with clocks
+  disables the simulator's fixed-step fast path (every tick is a stop).
+* Triggers are read at major time points: an input that changes between two of them
+  (a continuous signal crossing a threshold) ticks its clock at the next one.  Use an
+  event-driven source (``Pulse``, ``Step``, ``FromArrays``, another SE block) for exact
+  instants.  Two increases at the same instant are one tick.
+* Interval and shift *fractions* (``fmi3GetIntervalFraction``) are not used at run
+  time (the decimal calls are); the XML's ``intervalCounter``/``resolution`` are.
+* A tunable clock's interval is set only at initialization (``clock_intervals=``);
+  a tunable parameter changed during a run is set before the next activation, and a
+  tunable clock whose interval the FMU computes is asked for it then.
+* Output-clock ticks are read in the clockUpdate callback only (FMI 3.0 section 5.2.2);
+  an FMU that ticks an output clock without calling it is not seen.
+* The FMU state (``canGetAndSetFMUState``) serves checkpoints and rollback; without it a
+  snapshot of a context holding the block is refused (an opaque state without hooks).
+* When the diagram records both sides of events (it holds a Model Exchange FMU), an
+  instant where a partition waits for an upstream block's event adds one intermediate
+  sample there; a run that an upstream block ends at an instant (``terminateSimulation``)
+  ends before a partition waiting at that instant runs.
+* String and Binary variables are not ports (``start=`` values).
+* ``out_of_process=True`` needs the out-of-process driver (:mod:`fmus.remote`) to forward
+  the Scheduled Execution calls (``_SE_CALLS``); until it does the option is refused with
+  that message.  Out of process every activation is one round trip to the child.
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+import weakref
+from typing import Any
+
+import numpy as np
+
+from cosim.block import Block, did_you_mean
+
+from .errors import FMUCallError, FMUConfigError, FMUError
+from .importer import FMU, as_fmu, default_name
+from .instance import (
+    FMUInstance,
+    check_parameters,
+    check_start,
+    check_value,
+    port_dtype,
+    set_before_init,
+)
+from .se_clocks import CHANGED, NOT_YET_KNOWN, ClockTimer, exact
+from .se_ticks import SETicks, _flat_inputs
+
+__all__ = ["FMUScheduledBlock", "check_no_clocks"]
+
+#: the driver calls a Scheduled Execution block makes (out of process: forwarded ones)
+_SE_CALLS = ("se_activate", "get_intervals", "get_shifts", "set_intervals")
+_PORT_KINDS = ("real", "int", "bool")
+
+
+def check_no_clocks(fmu: Any, interface: str) -> None:
+    """Refuse an FMI 3 Model Exchange or Co-Simulation FMU that declares input or output
+    clocks, with one message naming them.
+
+    cosim runs clocks only through Scheduled Execution (:class:`FMUScheduledBlock`); in
+    ME and CS the importer would have to activate input clocks in Event Mode
+    (``fmi3SetClock``) and read output clocks (``fmi3GetClock``), which
+    :class:`~fmus.fmu_block.FMUBlock` and :class:`~fmus.subsystem.FMUSubsystem` do not:
+    the clocked partitions would never run (silently wrong results).  Local clocks
+    (internal to the FMU) do not need the importer and pass.
+    """
+    info = fmu.info
+    if interface not in info.interfaces:
+        return  # FMU.interface() says what the FMU has
+    clocks = [v for v in info.clocks if v.causality in ("input", "output")]
+    if not clocks:
+        return
+    listed = "; ".join(
+        f"{v.name!r} ({v.causality}, {v.clock.interval_variability if v.clock else '?'})"
+        for v in clocks[:8]) + ("; ..." if len(clocks) > 8 else "")
+    clocked = [v.name for v in info.variables if v.kind != "clock"
+               and any(c in {k.name for k in clocks} for c in v.clocks)]
+    what = {"ModelExchange": "Model Exchange", "CoSimulation": "Co-Simulation"}.get(
+        interface, interface)
+    hint = ("load it with interface='ScheduledExecution' (load_fmu(path, interface='se')), "
+            "which it also offers" if "ScheduledExecution" in info.interfaces else
+            "ask for a build of the model without clocks, or with a Scheduled Execution "
+            "interface")
+    raise FMUConfigError(
+        f"FMU '{fmu.path.name}' declares {len(clocks)} FMI 3 clock"
+        f"{'s' if len(clocks) != 1 else ''} ({listed})"
+        + (f" clocking {len(clocked)} variable{'s' if len(clocked) != 1 else ''} "
+           f"({', '.join(clocked[:6])}{', ...' if len(clocked) > 6 else ''})" if clocked else "")
+        + f": cosim imports clocks only through Scheduled Execution; as {what} its clocked "
+        "partitions would never run (input clocks activated in Event Mode with fmi3SetClock "
+        f"and output clocks read with fmi3GetClock are not implemented); {hint}")
+
+
+def _typed(var: Any, vals: list) -> Any:
+    """One output value from its flat driver values."""
+    if var.shape:
+        return np.asarray(vals, dtype=port_dtype(var)).reshape(var.shape)
+    x = vals[0]
+    return float(x) if var.kind == "real" else (int(x) if var.kind == "int" else bool(x))
+
+
+def _zero(var: Any) -> Any:
+    if var.shape:
+        return np.zeros(var.shape, dtype=port_dtype(var))
+    return {"real": 0.0, "int": 0, "bool": False}[var.kind]
+
+
+class _Run:
+    """What one run of the block changes (copied into saved states)."""
+
+    def __init__(self, t0_ticks: int, timers: list, y: list, trig: dict) -> None:
+        self.t0 = t0_ticks
+        self.floor = t0_ticks          # the latest tick the block handled
+        self.timers = timers           # ClockTimer per input clock (same order)
+        self.y = y                     # output port values
+        self.trig = trig               # triggered clock name -> last input value seen
+        self.pushed: dict = {}         # tunable parameter values the FMU has
+        self.init_u: list = []         # input values given at initialization
+        self.n_events = 0
+
+
+class FMUScheduledBlock(SETicks, Block):
+    """A Scheduled Execution FMU as a :class:`~cosim.block.Block` (see the module
+    docstring).
+
+    Parameters
+    ----------
+    fmu : FMU or path
+    name : str, optional
+        Block name (default: the model name).
+    parameters, start : dict, optional
+        As for :class:`~fmus.fmu_block.FMUBlock`: parameter defaults, and start values of
+        any variable FMI lets an importer set before initialization.
+    clock_intervals : dict, optional
+        ``{clock: interval_s}`` for ``fixed`` and ``tunable`` input clocks whose
+        model description gives an ``intervalDecimal`` (the importer may choose the
+        interval, ``fmi3SetIntervalDecimal`` at initialization).
+    out_of_process, timeout_s, call_log, logging_on
+        As for :class:`~fmus.subsystem.FMUSubsystem`.
+
+    Attributes
+    ----------
+    events : list of (float, str)
+        Every partition activation (its input clock's name) and output clock tick (the
+        output clock's name), in order, with the exact time.
+    """
+
+    def __init__(self, fmu: FMU | str | os.PathLike, name: str | None = None, *,
+                 parameters: dict | None = None, start: dict | None = None,
+                 clock_intervals: dict | None = None, out_of_process: bool = False,
+                 timeout_s: float | None = 10.0, call_log: Any = None,
+                 logging_on: bool = False) -> None:
+        self.fmu = fmu = as_fmu(fmu)
+        info = self.info = fmu.info
+        fmu.interface("ScheduledExecution")
+        super().__init__(name or default_name(fmu))
+        owner = f"block '{self.name}'"
+        caps = info.interfaces["ScheduledExecution"]
+        self.can_save = bool(caps.get("canGetAndSetFMUstate"))
+        cl = call_log
+        if isinstance(cl, (str, os.PathLike)):
+            path = os.fspath(cl)
+
+            def cl(line: str, path: str = path) -> None:
+                with open(path, "a") as fh:
+                    fh.write(line + "\n")
+        if out_of_process:
+            from . import remote
+            missing = [m for m in _SE_CALLS if m not in getattr(remote, "_FORWARDED", ())]
+            if missing:
+                raise FMUConfigError(
+                    f"{owner}: out_of_process=True is not available for Scheduled Execution "
+                    f"yet: the out-of-process driver does not forward {', '.join(missing)} "
+                    "(fmus/remote.py); run the FMU in process")
+        self.inst = FMUInstance(fmu, "ScheduledExecution", self.name,
+                                out_of_process=out_of_process, timeout_s=timeout_s,
+                                call_log=cl, logging_on=logging_on)
+        # --- clocks
+        self.in_clocks = [v for v in info.clocks if v.causality == "input"]
+        self.out_clocks = [v for v in info.clocks if v.causality == "output"]
+        if not self.in_clocks:
+            raise FMUConfigError(f"{owner}: FMU '{fmu.path.name}' offers Scheduled Execution "
+                                 "but declares no input clock, so it has no model partition "
+                                 "to run; its model description is incomplete")
+        self._intervals = self._check_intervals(clock_intervals or {}, owner)
+        self._triggered = [v for v in self.in_clocks
+                           if v.clock.interval_variability == "triggered"]
+        bad = [v for v in self.in_clocks if v.clock.interval_variability not in (
+            "constant", "fixed", "tunable", "changing", "countdown", "triggered")]
+        if bad:
+            raise FMUConfigError(f"{owner}: input clock {bad[0].name!r} has "
+                                 f"intervalVariability={bad[0].clock.interval_variability!r}"
+                                 "; FMI 3 defines constant, fixed, tunable, changing, "
+                                 "countdown and triggered")
+        # --- parameters and start values (as FMUBlock)
+        given = check_parameters(fmu, parameters, owner)
+        starts = check_start(fmu, start, owner)
+        given.update({v: x for v, x in starts.items()
+                      if v.causality in ("parameter", "structuralParameter")})
+        self._params: list = []
+        for v in info.parameters:
+            if v.kind not in ("real", "int", "bool", "string") and v.type != "Binary":
+                continue
+            default = given.get(v, v.start)
+            if default is None:
+                continue
+            h = self.declare_parameter(v.port, default, unit=v.unit,
+                                       validate=lambda val, v=v: check_value(v, val, owner))
+            self._params.append((v, h))
+        self._tunable = [(v, h) for v, h in self._params if v.variability == "tunable"]
+        self._param_keys: dict = {}
+        self._start_values = {v: x for v, x in starts.items()
+                              if v.causality not in ("parameter", "structuralParameter",
+                                                     "input")}
+        # --- input ports (an unconnected one holds its start value)
+        self.in_vars = [v for v in info.inputs if v.kind in _PORT_KINDS]
+        self._in_ports = {}
+        for v in self.in_vars:
+            default = starts.get(v, v.start)
+            default = check_value(v, default, owner) if default is not None else _zero(v)
+            self._in_ports[v] = self.declare_input(
+                v.port, shape=v.shape, dtype=port_dtype(v), unit=v.unit,
+                description=v.description, default=default)
+        self._trig_ports = {v.name: self.declare_input(
+            v.port, dtype=float, default=0.0,
+            description=f"triggered input clock {v.name}: ticks where this input increases")
+            for v in self._triggered}
+        # --- output ports: data outputs, then output clocks (tick counts)
+        self.out_vars = [v for v in info.outputs if v.kind in _PORT_KINDS]
+        specs = [dict(name=v.port, shape=v.shape, dtype=port_dtype(v), unit=v.unit,
+                      description=v.description) for v in self.out_vars]
+        specs += [dict(name=v.port, dtype=np.int64,
+                       description=f"output clock {v.name}: number of ticks so far")
+                  for v in self.out_clocks]
+        self.declare_outputs(specs, self._outputs, depends_on=())
+        self._out_index = {v.name: i for i, v in enumerate(self.out_vars)}
+        self._oc_index = {v.vr: len(self.out_vars) + i for i, v in enumerate(self.out_clocks)}
+        self._oc_name = {v.vr: v.name for v in self.out_clocks}
+        # --- value-reference sets per partition (registered once, reused every run)
+        self._in_sets = {c.name: self._register_inputs(lambda v, c=c: c.name in v.clocks
+                                                       or not v.clocks)
+                         for c in self.in_clocks}
+        self._all_in = self._register_inputs(lambda v: True)
+        self._out_sets = {c.name: self._register_outputs(lambda v, c=c: c.name in v.clocks
+                                                         or not v.clocks)
+                          for c in self.in_clocks}
+        self._oc_sets = {c.vr: self._register_outputs(lambda v, c=c: c.name in v.clocks)
+                         for c in self.out_clocks}
+        initial = {u.variable.name for u in (getattr(info.md, "initialUnknowns", None) or [])
+                   if getattr(u, "variable", None) is not None}
+        self._init_outs = [v for v in self.out_vars if not v.clocks or v.name in initial]
+        self._init_set = self._register_outputs(lambda v: v in self._init_outs)
+        self._countdown_vrs = [v.vr for v in self.in_clocks
+                               if v.clock.interval_variability == "countdown"]
+        self._out_clock_vrs = [v.vr for v in self.out_clocks]
+        # --- scheduling and state
+        self.declare_dynamic_time_event(self._next_time, self._on_tick, name="clock_tick")
+        self.declare_initial_check(self._initial_inputs_check)
+        if self.can_save:
+            self.fmu_state = self.declare_opaque_state("fmu", self._save, self._restore)
+        else:
+            self.fmu_state = self.declare_opaque_state("fmu")
+        self._ctx: Any = None
+        self._run: _Run | None = None
+        self._y: tuple = ()
+        self._deferred = False
+        self._upstream_cache: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+        self._stash: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+        self._starts: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+        self.events: list[tuple[float, str]] = []
+
+    # ---------------------------------------------------------- set-up
+    def _check_intervals(self, given: dict, owner: str) -> dict:
+        """``clock_intervals=`` by clock name, where FMI lets the importer set them."""
+        out = {}
+        names = [v.name for v in self.in_clocks]
+        for key, value in given.items():
+            var = next((v for v in self.in_clocks if key in (v.name, v.port)), None)
+            if var is None:
+                raise FMUConfigError(f"{owner}: clock_intervals names {key!r}, which is not "
+                                     "an input clock of FMU "
+                                     f"'{self.fmu.path.name}'; {did_you_mean(key, names)}")
+            c = var.clock
+            if c.interval_variability not in ("fixed", "tunable") or (
+                    c.interval is None and c.interval_counter is None):
+                why = (f"a {c.interval_variability} clock" if c.interval_variability
+                       not in ("fixed", "tunable") else
+                       f"a {c.interval_variability} clock without intervalDecimal (the FMU "
+                       "computes its interval)")
+                raise FMUConfigError(f"{owner}: clock_intervals[{key!r}]: {var.name!r} is "
+                                     f"{why}; FMI lets the importer set the interval only of "
+                                     "fixed and tunable clocks that declare intervalDecimal")
+            iv = float(value)
+            if not iv > 0:
+                raise FMUConfigError(f"{owner}: clock_intervals[{key!r}] must be > 0 s, got "
+                                     f"{value!r}")
+            out[var.name] = iv
+        return out
+
+    def _register_inputs(self, keep: Any) -> list:
+        groups: dict[str, list] = {}
+        for v in self.in_vars:
+            if keep(v):
+                groups.setdefault(v.type, []).append(v)
+        return [(self.inst.register(t, [v.vr for v in vs], sum(v.size for v in vs)), vs,
+                 [self._in_ports[v] for v in vs]) for t, vs in groups.items()]
+
+    def _register_outputs(self, keep: Any) -> list:
+        groups: dict[str, list] = {}
+        for v in self.out_vars:
+            if keep(v):
+                groups.setdefault(v.type, []).append(v)
+        return [(self.inst.register(t, [v.vr for v in vs], sum(v.size for v in vs)), vs)
+                for t, vs in groups.items()]
+
+    # ------------------------------------------------------------ runs
+    def _sync(self, ctx: Any) -> _Run:
+        """The run of ``ctx``: the current one, a stashed or saved one, or a new run."""
+        if ctx is not self._ctx:
+            self._switch(ctx)
+        elif ctx.ticks < self._run.floor:  # time went back without a rollback: new run
+            self._start_run(ctx)
+        return self._run
+
+    def _switch(self, ctx: Any) -> None:
+        prev = self._ctx
+        if prev is not None and self.can_save and self.inst.initialized \
+                and not self.inst.broken:
+            self._stash[prev] = self._save()
+        self._ctx = None
+        token = self._stash.pop(ctx, None)
+        if token is None and ctx not in self._starts:  # a copy of a context: its snapshot
+            token = getattr(ctx, "_opaque", {}).get(self.fmu_state)
+        if token is not None and token.generation == self.inst.generation:
+            self._ctx = ctx
+            self._restore(token)
+            return
+        if ctx in self._starts and ctx.ticks > self._starts[ctx]:
+            from cosim.errors import ContextError
+            why = ("its saved state is gone (the instance was restarted after an error)"
+                   if self.can_save else f"FMU '{self.fmu.path.name}' cannot save its state "
+                   "to resume it (canGetAndSetFMUState is false)")
+            raise ContextError(
+                f"block '{self.path}': this context was left mid-run for another one, and "
+                f"{why}; finish one run before starting another, or use one block per context")
+        self._ctx = ctx
+        self._start_run(ctx)
+
+    def _start_run(self, ctx: Any) -> None:
+        """Initialize the FMU at the context's time with its current inputs."""
+        inst = self.inst
+        drv = inst.start()
+        self.events = []
+        t0 = ctx.time
+        self._starts[ctx] = ctx.ticks
+        timers = [ClockTimer.for_clock(v, i) for i, v in enumerate(self.in_clocks)]
+        y = [check_value(v, v.start, self.name) if v.start is not None else _zero(v)
+             for v in self.out_vars] + [0] * len(self.out_clocks)
+        run = _Run(ctx.ticks, timers, y, {v.name: 0.0 for v in self._triggered})
+        try:
+            params = {v: ctx.param(h) for v, h in self._params}
+            set_before_init(inst, self._param_keys, params, self._start_values)
+            run.pushed = {v: params[v] for v, _ in self._tunable}
+            drv.enter_initialization(t0, None, None)
+            if self._intervals:
+                vrs = [v.vr for v in self.in_clocks if v.name in self._intervals]
+                drv.set_intervals(vrs, [self._intervals[v.name] for v in self.in_clocks
+                                        if v.name in self._intervals])
+            for key, vs, ports in self._all_in:
+                vals = _flat_inputs(ctx, vs, ports)
+                drv.set(key, vals)
+                run.init_u.append(vals)
+            self._place_timers(drv, timers, t0)
+            for key, vs in self._init_set:
+                self._store(run, vs, drv.get(key))
+            drv.exit_initialization()
+            inst.initialized = True
+        except FMUError:
+            inst.broken = True
+            raise
+        self._run = run
+        self._y = tuple(run.y)
+
+    def _place_timers(self, drv: Any, timers: list, t0: float) -> None:
+        """Intervals and shifts of the time-based clocks, in Initialization Mode."""
+        for v, tm in zip(self.in_clocks, timers):
+            c = v.clock
+            iv = c.interval_variability
+            if tm.kind == "periodic":
+                if v.name in self._intervals:
+                    interval: Any = self._intervals[v.name]
+                elif c.interval_counter is not None and c.resolution:
+                    interval = exact(c.interval_counter) / c.resolution
+                elif c.interval is not None:
+                    interval = c.interval
+                else:  # fixed/tunable without intervalDecimal: the FMU computes it
+                    (val, q), = drv.get_intervals([v.vr])
+                    if q == NOT_YET_KNOWN:
+                        raise FMUCallError(
+                            f"FMU '{self.fmu.path.name}': fmi3GetIntervalDecimal of the "
+                            f"{iv} clock {v.name!r} says 'not yet known' in Initialization "
+                            "Mode (FMI 3 allows that for countdown clocks only)",
+                            "fmi3GetIntervalDecimal", "error", t0)
+                    interval = val
+                if c.shift_counter is not None and c.resolution:
+                    shift: Any = exact(c.shift_counter) / c.resolution
+                elif c.shift is not None:
+                    shift = c.shift
+                elif c.interval is None and c.interval_counter is None:
+                    shift = drv.get_shifts([v.vr])[0]
+                else:
+                    shift = 0
+                try:
+                    tm.start(t0, interval, shift)
+                except ValueError as exc:
+                    raise FMUConfigError(f"block '{self.name}': FMU '{self.fmu.path.name}': "
+                                         f"{exc}") from None
+            elif tm.kind in ("changing", "countdown"):
+                (val, q), = drv.get_intervals([v.vr])
+                if q == CHANGED or (q != NOT_YET_KNOWN and tm.kind == "changing"):
+                    self._schedule(tm, t0, val)
+
+    def _schedule(self, tm: ClockTimer, t_ref: float, interval: float) -> None:
+        try:
+            tm.schedule(t_ref, interval)
+        except ValueError as exc:
+            raise FMUCallError(f"FMU '{self.fmu.path.name}' instance '{self.name}': {exc}",
+                               "fmi3GetIntervalDecimal", "error", t_ref) from None
+
+    def _store(self, run: _Run, vs: list, flat: list) -> None:
+        i = 0
+        for v in vs:
+            n = v.size
+            run.y[self._out_index[v.name]] = _typed(v, flat[i:i + n])
+            i += n
+
+    def _initial_inputs_check(self, ctx: Any) -> bool:
+        """After the start outputs are evaluated: initialize again if the inputs given at
+        initialization were not yet their sources' values (the block ran first)."""
+        if ctx is not self._ctx or not self._all_in or self._run is None \
+                or self._run.n_events or self.events:
+            return False
+        now = [_flat_inputs(ctx, vs, ports) for _, vs, ports in self._all_in]
+        if now != self._run.init_u:
+            self._start_run(ctx)
+            return True
+        return False
+
+    # ----------------------------------------------------- state hooks
+    def _save(self) -> Any:
+        if not self.inst.initialized or self.inst.drv is None or self._run is None:
+            return None
+        return self.inst.save((copy.deepcopy(self._run), len(self.events)))
+
+    def _restore(self, token: Any) -> None:
+        if token is None:
+            self.inst.initialized = False
+            self._ctx = None
+            return
+        self.inst.restore(token)
+        run, n = token.extra
+        self._run = copy.deepcopy(run)
+        del self.events[n:]
+        self._y = tuple(self._run.y)
+
+    # ---------------------------------------------------------- outputs
+    def _outputs(self, ctx: Any) -> tuple:
+        self._sync(ctx)
+        return self._y
+
+    # ------------------------------------------------------------- misc
+    def free(self) -> None:
+        """Free the FMU instance now (the next evaluation starts a new one)."""
+        self.inst.free()
+        self._ctx = None
+
+    def describe_fmu(self) -> str:
+        """The FMU's metadata and ports (``print(block.describe_fmu())``)."""
+        return str(self.info)
+
+    def clock_ticks(self, clock: str) -> list[float]:
+        """The times at which ``clock`` (an input clock: its partition ran; an output
+        clock: it ticked) ticked in the current run."""
+        names = [v.name for v in self.in_clocks + self.out_clocks]
+        var = next((v for v in self.in_clocks + self.out_clocks
+                    if clock in (v.name, v.port)), None)
+        if var is None:
+            raise FMUConfigError(f"block '{self.name}': no clock {clock!r}; "
+                                 + did_you_mean(clock, names))
+        return [t for t, c in self.events if c == var.name]
+
