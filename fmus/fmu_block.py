@@ -108,6 +108,7 @@ from .instance import (
     set_before_init,
 )
 from .me_events import MEEvents, _differs
+from .scheduled import check_no_clocks
 
 __all__ = ["FMUBlock"]
 
@@ -167,6 +168,7 @@ class FMUBlock(MEEvents, Block):
         self.fmu = fmu = as_fmu(fmu)
         info = self.info = fmu.info
         fmu.interface("ModelExchange")
+        check_no_clocks(fmu, "ModelExchange")  # FMI 3 clocks: Scheduled Execution only
         super().__init__(name or default_name(fmu))
         caps = info.interfaces["ModelExchange"]
         self.caps = caps

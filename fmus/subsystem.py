@@ -104,6 +104,7 @@ from .instance import (
     set_before_init,
     set_variables,
 )
+from .scheduled import check_no_clocks
 
 __all__ = ["FMUSubsystem"]
 
@@ -193,6 +194,7 @@ class FMUSubsystem(Subsystem):
         self.fmu = fmu = as_fmu(fmu)
         info = self.info = fmu.info
         fmu.interface("CoSimulation")
+        check_no_clocks(fmu, "CoSimulation")  # FMI 3 clocks: Scheduled Execution only
         self.name = name or default_name(fmu)
         if int(rate) < 1:
             raise RateError(f"subsystem '{self.name}': rate must be an integer >= 1, got "
