@@ -33,7 +33,7 @@ def model(clocks: str, variables: str = "", structure: str = "", se_caps: str = 
           interfaces: str = "") -> str:
     return f'''<?xml version="1.0" encoding="UTF-8"?>
 <fmiModelDescription fmiVersion="3.0" modelName="Scripted" instantiationToken="{{S}}">
- <ScheduledExecution modelIdentifier="Scripted"{se_caps}/>{interfaces}
+{interfaces} <ScheduledExecution modelIdentifier="Scripted"{se_caps}/>
  <ModelVariables>
   <Float64 name="time" valueReference="0" causality="independent" variability="continuous"/>
 {clocks}
@@ -445,9 +445,9 @@ def _me_with(tmp_path, clocks: str, variables: str = "", structure: str = "",
     d = tmp_path / "me"
     d.mkdir(exist_ok=True)
     text = model(clocks, variables, structure,
-                 interfaces='\n <ModelExchange modelIdentifier="Scripted"/>')
+                 interfaces=' <ModelExchange modelIdentifier="Scripted"/>\n')
     if not se:
-        text = text.replace(' <ScheduledExecution modelIdentifier="Scripted"/>', "")
+        text = text.replace(' <ScheduledExecution modelIdentifier="Scripted"/>\n', "")
     (d / "modelDescription.xml").write_text(text)
     return FMU(d)
 
