@@ -42,7 +42,6 @@ from collections import deque
 from typing import Any
 
 import numpy as np
-from scipy.optimize import brentq
 
 from .errors import (
     NonFiniteError,
@@ -53,6 +52,7 @@ from .errors import (
     ZenoError,
 )
 from .evaluator import Evaluator
+from .event_location import first_root
 from .loops import LoopOptions
 from .observers import Observer, Recorder, Results
 from .progress import ProgressBar
@@ -83,7 +83,9 @@ class Simulator:
     rtol, atol, max_step : float
         Variable-step tolerances and maximum step [s] (default: ``dt`` when
         given).  A zero-crossing witness that changes sign twice within one
-        step is not seen: bound the step with ``max_step`` where that matters.
+        step is not seen: bound the step with ``max_step`` where that matters.  (A
+        witness a handler left exactly on zero, a ball reset onto the floor, is probed
+        inside the step for where it left the surface and came back.)
     record : ports, paths, ``"all"`` or ``False``
         What the built-in recorder keeps (default all leaf outputs).
     record_every : int
@@ -163,6 +165,8 @@ class Simulator:
         self._pending_term: SimulationTerminated | None = None
         self._dyn_events: list = []
         self._dyn_next: int | None = None
+        self._post_event = False
+        self._zero_after_event: set = set()
         self._check_rates()
 
     # ----------------------------------------------------------- set-up
@@ -310,7 +314,7 @@ class Simulator:
         if self._dyn_events:
             self._dynamic_events_now(tick, fn)
         if self._zero_crossings:
-            self._g_prev = [float(z.witness(ctx)) for z in self._zero_crossings]
+            self._set_g_prev([float(z.witness(ctx)) for z in self._zero_crossings])
         for o in self.observers:
             o.on_sample(self)
         if self._pending_term is not None:
@@ -678,7 +682,8 @@ class Simulator:
             linear = True
         best = None
         for i in crossed:
-            th = brentq(lambda th, i=i: g_at(i, th), 0.0, span, xtol=1e-13, rtol=1e-14)
+            th = first_root(lambda th, i=i: g_at(i, th), 0.0, span, self._g_prev[i], g_new[i])
+            th = 0.0 if th is None else th  # straight through from zero: at once
             if best is None or th < best[0]:
                 best = (th, i)
         th, i = best
@@ -692,12 +697,25 @@ class Simulator:
             self.stats["partial_steps"] += 1
         return t_ev
 
+    def _set_g_prev(self, g: list) -> None:
+        """The witnesses at the current point; those an event handler left exactly on zero
+        are remembered (see :meth:`_crossings`)."""
+        self._g_prev = g
+        self._zero_after_event = {i for i, v in enumerate(g) if v == 0.0} \
+            if self._post_event else set()
+        self._post_event = False
+
     def _crossings(self, g_old: list, g_new: list) -> list[int]:
+        """Witnesses that crossed zero in their direction over the step.  A witness an
+        event handler left exactly on zero (a ball reset onto the floor) counts when it
+        ends on the crossing side: it left the surface and came back within the step, or
+        went straight through it (:func:`first_root` tells which)."""
         out = []
+        zero = self._zero_after_event
         for i, (a, b) in enumerate(zip(g_old, g_new)):
             d = self._zero_crossings[i].direction
-            rising = a < 0.0 <= b
-            falling = a > 0.0 >= b
+            rising = a < 0.0 <= b or (a == 0.0 and b > 0.0 and i in zero)
+            falling = a > 0.0 >= b or (a == 0.0 and b < 0.0 and i in zero)
             if (d >= 0 and rising) or (d <= 0 and falling):
                 out.append(i)
         return out
@@ -715,6 +733,7 @@ class Simulator:
         """A located zero crossing at the current tick: observers get the values just
         before it (left limit), then its handler runs."""
         self.stats["events"] += 1
+        self._post_event = True
         recent = self._recent_events
         recent.append(self.ctx.ticks)
         if len(recent) == self.zeno_events:

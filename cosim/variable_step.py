@@ -14,9 +14,9 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from scipy.optimize import brentq
 
 from .errors import SolverError
+from .event_location import first_root
 from .solvers import STIFF, scipy_solver_class
 from .time import SECONDS_PER_TICK, TICKS_PER_SECOND
 
@@ -139,18 +139,21 @@ def locate_event(self: Any, dense: Any, t_prev: float, t_new: float) -> int | No
     g_new = [float(z.witness(ctx)) for z in self._zero_crossings]
     crossed = self._crossings(self._g_prev, g_new)
     if not crossed:
-        self._g_prev = g_new
+        self._set_g_prev(g_new)
         return None
     best = None
     for i in crossed:
         g_a = g_at(i, t_prev)
-        if g_a == 0.0 or np.sign(g_a) == np.sign(g_new[i]):
+        if g_a != 0.0 and np.sign(g_a) == np.sign(g_new[i]):
             continue  # the sign change happened at t_prev itself, not inside this step
-        te = brentq(lambda t, i=i: g_at(i, t), t_prev, t_new, xtol=1e-13, rtol=1e-14)
+        # g_a == 0: the step starts on the surface (a handler put it there, or the
+        # interpolant lost a tiny offset such as DBL_MIN): find where it left it
+        te = first_root(lambda t, i=i: g_at(i, t), t_prev, t_new, g_a, g_new[i])
+        te = t_prev if te is None else te  # straight through from zero: at once
         if best is None or te < best[0]:
             best = (te, i)
     if best is None:
-        self._g_prev = g_new
+        self._set_g_prev(g_new)
         return None
     te, i = best
     t_ev = max(self.ctx.ticks + 1, int(round(te * TICKS_PER_SECOND)))
@@ -175,7 +178,7 @@ def locate_event(self: Any, dense: Any, t_prev: float, t_new: float) -> int | No
     if self._dyn_events:  # time events the handler asked for at this instant
         self._dynamic_events_now(t_ev, self._eval_cont)
         self._dyn_next = self._next_dynamic_tick()
-    self._g_prev = [float(z.witness(ctx)) for z in self._zero_crossings]
+    self._set_g_prev([float(z.witness(ctx)) for z in self._zero_crossings])
     for o in self.observers:
         o.on_sample(self)
     self._check_pending_term()
