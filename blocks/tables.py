@@ -78,6 +78,26 @@ def _values(kind: str, name: str, what: str, v: Any, n: int, against: str) -> np
     return a
 
 
+def _exact_values(kind: str, name: str, v: Any, n: int, dt: np.dtype) -> np.ndarray:
+    """Integer or Boolean samples, checked against ``dt``'s range, never through float."""
+    rows = list(v)
+    if len(rows) != n:
+        raise ParameterError(f"{kind} '{name}': values must have {n} rows to match t")
+    out = []
+    for x in rows:
+        if dt.kind == "b":
+            out.append(bool(x))
+            continue
+        if isinstance(x, float) and not x.is_integer():
+            raise ParameterError(f"{kind} '{name}': value {x!r} is not an integer ({dt})")
+        x = int(x)
+        info = np.iinfo(dt)
+        if not info.min <= x <= info.max:
+            raise ParameterError(f"{kind} '{name}': value {x} is outside the range of {dt}")
+        out.append(x)
+    return np.array(out, dtype=dt)
+
+
 class Table1D(Block):
     r"""One-dimensional lookup table :math:`y = f(u)` through points :math:`(x_i, y_i)`.
 
@@ -225,15 +245,27 @@ class FromArrays(Block):
     a time event, and while integrating the interval that ends there the left limit
     is used (chosen by ``ctx.mode_time``).
 
+    ``dtype`` (default float) may be an integer type or ``bool`` with
+    ``interpolation="previous"``: the values are then played exactly (an Int64/UInt64
+    sample is a Python int, never a float64).
+
     Ports
     -----
     out  y   scalar for ``values`` of shape (n,), (k,) for (n, k) [unit]; time only
     """
 
     def __init__(self, name: str, t: Any, values: Any, interpolation: str = "linear",
-                 extrapolation: str = "hold", unit: str | None = None) -> None:
+                 extrapolation: str = "hold", unit: str | None = None,
+                 dtype: Any = float) -> None:
         super().__init__(name)
         kind = type(self).__name__
+        dt = np.dtype(dtype)
+        if dt.kind not in "fiub":
+            raise ParameterError(f"{kind} '{name}': dtype must be a float, integer or bool "
+                                 f"type, got {dtype!r}")
+        if dt.kind != "f" and interpolation != "previous":
+            raise ParameterError(f"{kind} '{name}': an {dt} signal cannot be interpolated "
+                                 "linearly; use interpolation='previous'")
         self.interpolation = _choice(kind, name, "interpolation", interpolation,
                                      ("linear", "previous"))
         self.extrapolation = _choice(kind, name, "extrapolation", extrapolation,
@@ -248,7 +280,10 @@ class FromArrays(Block):
             raise ParameterError(f"{kind} '{name}': t needs at least 2 different instants "
                                  "for interpolation='linear'")
         self.t = t
-        self.values = _values(kind, name, "values", values, t.size, "t")
+        if dt.kind == "f":
+            self.values = _values(kind, name, "values", values, t.size, "t")
+        else:
+            self.values = _exact_values(kind, name, values, t.size, dt)
         self._tl, self._ticks = t.tolist(), ticks.tolist()
         self._vl = self.values.tolist() if self.values.ndim == 1 else list(self.values)
         # steps: tick of a repeated instant -> (first row, last row) there
@@ -265,7 +300,8 @@ class FromArrays(Block):
                                             for i in jumps}))
         shape = () if self.values.ndim == 1 else (self.values.shape[1],)
         calc = self._previous if interpolation == "previous" else self._linear
-        self.y = self.declare_output("y", calc, shape=shape, unit=unit, depends_on=())
+        self.y = self.declare_output("y", calc, shape=shape, unit=unit, depends_on=(),
+                                     dtype=dt)
 
     def _out_of_range(self, tick: int) -> bool:
         return self.extrapolation == "error" and not self._ticks[0] <= tick <= self._ticks[-1]

@@ -363,14 +363,14 @@ class Simulator:
         """Run the dynamic time events due at ``tick`` (module docstring): observers get
         the values just before (left limit), handlers run, outputs are evaluated again."""
         ctx = self.ctx
-        for _ in range(100):
+        for rounds in range(100):
             due = [e for e in self._dyn_events
                    if (k := self._event_tick(e.next_time(ctx))) is not None and k <= tick]
             if not due:
                 return
-            if self._left:
+            if self._left and rounds == 0:
                 for o in self.observers:
-                    o.on_sample(self)  # the left value at the event
+                    o.on_sample(self)  # the left value at the event (once per instant)
             for e in due:
                 self.stats["events"] += 1
                 try:

@@ -11,9 +11,10 @@
     (``--instantiate``) one instantiation and initialization of each interface.  Every
     failure is a reported problem, never a traceback.  Exit status 0: valid; 1:
     problems (errors, or warnings with ``--strict``); 2: not a file or bad usage.
-``cosim fmu simulate FMU [--interface me|cs] [--t-end T] [--set NAME=VALUE] ...``
+``cosim fmu simulate FMU [--interface me|cs|se] [--t-end T] [--set NAME=VALUE] ...``
     Run the FMU alone through cosim's importer (not fmpy's ``simulate_fmu``): Model
-    Exchange on a cosim solver (default ``rk45``, results on the ``--dt`` grid),
+    Exchange on a cosim solver (default ``bdf``, a stiff variable-order method like FMPy's
+    CVode, so stiff models such as Robertson's do not crawl; results on the ``--dt`` grid),
     Co-Simulation on the master with communication step ``--step``.  ``--set`` sets any
     variable FMI lets an importer set before initialization (parameters, inputs,
     ``initial="exact"``/``"approx"`` variables), typed by its declared type (a String
@@ -36,10 +37,9 @@ any, indented below it; ``--debug`` adds the traceback) and exit status 2 (1 for
 failed ``validate``).
 
 Limitations: input files feed inputs only (FMPy also plays tunable parameters from
-them); String and Binary inputs take ``--set`` values, not file columns; a Model
-Exchange run starts at t = 0 (an FMU whose startTime is not 0 runs with
-``--interface cs``); Scheduled Execution FMUs are read (``info``, ``validate``) but not
-simulated.
+them); String and Binary inputs take ``--set`` values, not file columns.  A Scheduled
+Execution FMU runs as a block (``--interface se`` or auto); its triggered input clocks are
+fed by input-file columns named after them (a tick where the value increases).
 """
 
 from __future__ import annotations
@@ -74,13 +74,15 @@ def add_parser(sub: Any) -> None:
                    help="also load the binary and instantiate each interface once")
     s = fsub.add_parser("simulate", help="run an FMU alone through cosim's importer")
     s.add_argument("fmu")
-    s.add_argument("--interface", default="auto", help="auto, me or cs")
+    s.add_argument("--interface", default="auto", help="auto, me, cs or se")
     s.add_argument("--t-start", type=float, help="start time [s] (default: the FMU's "
                                                   "startTime, else 0)")
     s.add_argument("--t-end", type=float, help="end time [s] (default: the FMU's stopTime, "
                                                 "else 1)")
     s.add_argument("--step", type=float, help="co-simulation communication step [s]")
-    s.add_argument("--solver", default="rk45", help="Model Exchange solver (default rk45)")
+    s.add_argument("--solver", default="bdf",
+                   help="Model Exchange solver (default bdf: stiff-safe, as FMPy's CVode; "
+                        "rk45, dop853, radau, lsoda, or a fixed-step rk4/euler with --dt)")
     s.add_argument("--dt", type=float, help="Model Exchange output grid or fixed step [s]")
     s.add_argument("--rtol", type=float, default=1e-6)
     s.add_argument("--atol", type=float, default=1e-9)
@@ -311,9 +313,6 @@ def cmd_validate(args: argparse.Namespace) -> int:
             counts["error"] += 1
             print(f"  error: {itf}: {exc}")
             continue
-        if itf == "ScheduledExecution":
-            print(f"  {itf}: cosim cannot import Scheduled Execution yet (not instantiated)")
-            continue
         if args.instantiate:
             problem = _instantiate(args.fmu, itf)
             if problem:
@@ -346,7 +345,8 @@ def _instantiate(path: str, itf: str, timeout_s: float = 30.0) -> str | None:
                 return None
             from cosim import DiagramBuilder, Simulator
             b = DiagramBuilder("check")
-            blk = b.add(fmu.block("check", out_of_process=True, timeout_s=timeout_s))
+            make = fmu.block if itf == "ModelExchange" else fmu.scheduled
+            blk = b.add(make("check", out_of_process=True, timeout_s=timeout_s))
             Simulator(b.build(), solver="euler", dt=1e-9).run(0.0)
             return None
     except Exception as exc:  # noqa: BLE001 - any failure is a reported problem
@@ -475,7 +475,7 @@ def _input_file(path: str, info: Any) -> tuple[str, dict]:
             print(f"note: --input column {c!r} {what}; ignored (the file feeds inputs)",
                   file=sys.stderr)
             continue
-        if var.kind not in ("real", "int", "bool") or var.shape:
+        if var.kind not in ("real", "int", "bool", "clock") or var.shape:
             raise CosimError(f"--input column {c!r}: input '{var.name}' is a "
                              f"{var.type}{list(var.shape) if var.shape else ''} variable; "
                              "files feed scalar numeric and Boolean inputs (use --set)")
@@ -485,48 +485,72 @@ def _input_file(path: str, info: Any) -> tuple[str, dict]:
 
 def _sources(info: Any, csv_path: str | None) -> list:
     """``[(input variable, source block)]`` for the inputs the file feeds (the others are
-    left unconnected: they keep their start or ``--set`` value)."""
+    left unconnected: they keep their start or ``--set`` value).  Real inputs play the
+    column (linearly for continuous ones); Integer and Boolean inputs hold each value,
+    read exactly (an Int64/UInt64 column never passes through float64); a column named
+    after a triggered input clock of a Scheduled Execution FMU feeds its tick input."""
     if not csv_path:
         return []
-    from blocks.tables import FromFile
+    import numpy as np
+
+    from blocks.tables import FromArrays, FromFile
+
+    from .instance import port_dtype
     time_col, cols = _input_file(csv_path, info)
     out = []
     for v in info.inputs:
         if v.name not in cols:
             continue
         name = f"in_{v.port}"
-        continuous = v.kind == "real" and v.variability == "continuous"
-        src = FromFile(name + ("" if v.kind == "real" else "_file"), csv_path,
-                       time_column=time_col, columns=cols[v.name],
-                       interpolation="linear" if continuous else "previous",
-                       unit=v.unit if v.kind == "real" else None)
-        out.append((v, src if v.kind == "real" else _Typed(name, src, v)))
+        if v.kind == "real":
+            continuous = v.variability == "continuous"
+            out.append((v, FromFile(name, csv_path, time_column=time_col, columns=cols[v.name],
+                                    interpolation="linear" if continuous else "previous",
+                                    unit=v.unit)))
+            continue
+        t, raw = _exact_column(csv_path, time_col, cols[v.name])
+        dt = np.dtype(port_dtype(v)) if v.kind != "clock" else np.dtype(float)
+        try:
+            vals = [_exact_value(x, v) for x in raw]
+            src = FromArrays(name, t, vals, interpolation="previous", dtype=dt)
+        except (ValueError, CosimError) as exc:
+            raise CosimError(f"--input column {cols[v.name]!r} (input '{v.name}', {v.type}): "
+                             f"{exc}") from None
+        out.append((v, src))
     return out
 
 
-class _Typed:
-    """A float source and a conversion to an integer/Boolean input's type, added as one."""
+def _exact_column(path: str, time_col: str, col: str) -> tuple[list, list]:
+    """The time column (floats) and ``col`` as the text of each row."""
+    import csv
+    with open(path, newline="", encoding="utf-8") as f:
+        rows = [r for r in csv.reader(f) if r and not r[0].lstrip().startswith("#")]
+    header = [h.strip() for h in rows[0]]
+    i, j = header.index(time_col), header.index(col)
+    return [float(r[i]) for r in rows[1:]], [r[j].strip() for r in rows[1:]]
 
-    def __init__(self, name: str, src: Any, var: Any) -> None:
-        import numpy as np
 
-        from cosim import FunctionBlock
-        dtype = np.bool_ if var.kind == "bool" else np.int64
-        conv = (lambda x: bool(x)) if var.kind == "bool" else (lambda x: int(round(x)))
-        self.src = src
-        self.conv = FunctionBlock(name, conv, inputs=("u",),
-                                  outputs=[{"name": "y", "dtype": dtype}])
-        self.y = self.conv.out_ports[0]
+def _exact_value(text: str, var: Any) -> Any:
+    """An Integer/Boolean/clock cell of an input file, exactly."""
+    low = text.lower()
+    if var.kind == "bool":
+        if low in ("true", "false"):
+            return low == "true"
+        return bool(float(text))
+    if var.kind == "clock":  # a tick input: 0/1 or a counter
+        return float(1.0 if low == "true" else 0.0 if low == "false" else text)
+    try:
+        return int(text)
+    except ValueError:
+        x = float(text)
+        if not x.is_integer():
+            raise ValueError(f"{text!r} is not an integer") from None
+        return int(x)
 
 
 def _add_sources(b: Any, pairs: list, block: Any) -> None:
     for v, src in pairs:
-        if isinstance(src, _Typed):
-            b.add(src.src)
-            b.add(src.conv)
-            b.connect(src.src.y, src.conv.in_ports[0])
-        else:
-            b.add(src)
+        b.add(src)
         b.connect(src.y, block.input(v.port))
 
 
@@ -601,20 +625,17 @@ def _run_me(args: Any, fmu: Any, itf: str, model: str, name: str, opts: dict, pa
     from cosim import DiagramBuilder, Simulator
     from cosim.writers import CsvWriter
     info = fmu.info
-    if t0 != 0.0:
-        raise CosimError(f"FMU '{info.model_name}': start time {t0:g} s; cosim's Simulator "
-                         "starts Model Exchange runs at t = 0: give --t-start 0, or use "
-                         "--interface cs")
     b = DiagramBuilder(model)
-    # Scheduled Execution: a block too, once the importer makes one (FMU.scheduled)
+    # Scheduled Execution: a block too (fmus.scheduled.FMUScheduledBlock)
     make = fmu.block if itf == "ModelExchange" else fmu.scheduled
     blk = b.add(make(name, **opts))
     _add_sources(b, _sources(info, args.input), blk)
     dt = args.dt or info.default_experiment.get("stepSize") or (t_end - t0) / 500
-    outs = getattr(blk, "out_vars", None) or [v for v in info.outputs
-                                             if v.kind in ("real", "int", "bool")]
-    record = [f"{name}.{v.port}" for v in outs] or "all"
-    res = Simulator(b.build(), solver=args.solver, dt=dt, rtol=args.rtol, atol=args.atol,
+    record = [f"{name}.{p}" for p in blk.outputs] or "all"  # SE: output clock counts too
+    diagram = b.build()
+    ctx = diagram.create_context()
+    ctx.set_time(t0)  # the FMU is initialized at the context's time
+    res = Simulator(diagram, ctx, solver=args.solver, dt=dt, rtol=args.rtol, atol=args.atol,
                     record=record, observers=[CsvWriter(path, record)],
                     progress=not args.quiet).run(t_end)
     what = "Model Exchange" if itf == "ModelExchange" else "Scheduled Execution"
@@ -634,10 +655,7 @@ def _run_cs(args: Any, fmu: Any, name: str, opts: dict, path: str, t_end: float,
     if sources:
         b = DiagramBuilder("inputs")
         for v, src in sources:
-            for blk in ((src.src, src.conv) if isinstance(src, _Typed) else (src,)):
-                b.add(blk)
-            if isinstance(src, _Typed):
-                b.connect(src.src.y, src.conv.in_ports[0])
+            b.add(src)
             b.export_output(src.y, v.port)
             conns.append((f"inputs.{v.port}", f"{name}.{v.port}"))
         subs.insert(0, DiagramSubsystem(b.build(), solver="euler", dt=step))

@@ -273,4 +273,7 @@ _FORWARDED = frozenset({
     "set_input_derivatives", "set_intermediate", "request_early_return", "enter_step_mode",
     "set_states", "get_states", "get_nominals", "completed_step", "enter_event_mode",
     "update_discrete", "enter_continuous_mode", "event_iteration", "get_state", "set_state",
-    "serialize_state", "deserialize_state", "directional", "log_lines", "ping"})
+    "serialize_state", "deserialize_state", "directional", "log_lines", "ping",
+    "enter_configuration_mode", "exit_configuration_mode",
+    # Scheduled Execution (fmus.scheduled)
+    "se_activate", "get_intervals", "get_shifts", "set_intervals"})

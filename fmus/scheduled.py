@@ -85,9 +85,8 @@ Limitations
   sample there; a run that an upstream block ends at an instant (``terminateSimulation``)
   ends before a partition waiting at that instant runs.
 * String and Binary variables are not ports (``start=`` values).
-* ``out_of_process=True`` needs the out-of-process driver (:mod:`fmus.remote`) to forward
-  the Scheduled Execution calls (``_SE_CALLS``); until it does the option is refused with
-  that message.  Out of process every activation is one round trip to the child.
+* Out of process (``out_of_process=True``, :mod:`fmus.remote` forwards the Scheduled
+  Execution calls ``_SE_CALLS``) every activation is one round trip to the child.
 """
 
 from __future__ import annotations

@@ -308,7 +308,7 @@ def run_cli(case: Case, path: Path, out: Path) -> Any:
     from cosim.cli import main
     from cosim.writers import read_csv
     argv = ["fmu", "simulate", str(path), "--interface", case.interface.lower(),
-            "--t-end", repr(case.t_end), "--out", str(out), "--quiet"]
+            "--t-start", "0", "--t-end", repr(case.t_end), "--out", str(out), "--quiet"]
     if case.interface == "ME":
         argv += ["--dt", repr(case.step), "--solver", case.solver, "--rtol", "1e-10",
                  "--atol", "1e-12"]

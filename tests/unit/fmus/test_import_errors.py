@@ -146,19 +146,6 @@ def test_the_token_found_in_the_binary_needs_no_instantiation_at_load(fmu_files,
     assert not FMU(fmu_files["LimMass2"]).check_binary("CoSimulation").has_token  # pythonfmu
 
 
-def test_a_scheduled_execution_only_fmu_is_refused_with_one_message(tmp_path):
-    from tests.unit.fmus.test_import_description import CLOCKS_MD
-    (tmp_path / "modelDescription.xml").write_text(CLOCKS_MD)
-    fmu = FMU(tmp_path)  # reads without problems
-    assert "ScheduledExecution" in fmu.info.interfaces
-    for itf in ("auto", "se", "me"):
-        with pytest.raises(FMUConfigError) as exc:
-            load_fmu(tmp_path, interface=itf)
-        assert str(exc.value) == (f"FMU '{tmp_path.name}' offers only Scheduled Execution "
-                                  "(FMI 3), which cosim cannot import yet; ask for a Model "
-                                  "Exchange or Co-Simulation build of the model")
-
-
 def test_an_interface_the_fmu_does_not_have(fmu_files):
     with pytest.raises(FMUConfigError, match="does not implement ModelExchange \\(it has: "
                                              "CoSimulation\\)"):
