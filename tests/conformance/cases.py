@@ -161,7 +161,7 @@ class Case:
 
     model: str
     version: int
-    interface: str                 # "ME" or "CS"
+    interface: str                 # "ME", "CS" or "SE"
     t_end: float
     step: float                    # output grid (ME) or communication step (CS)
     tol: float                     # on the error measure (see ``measure``)
@@ -180,9 +180,12 @@ class Case:
         return bounce_times() if self.model == "BouncingBall" and self.interface == "ME" \
             else []
 
-    def reference(self, t: np.ndarray) -> dict:
-        """``{output: values at t}`` this case must reproduce."""
+    def reference(self, t: np.ndarray, path: Path | None = None) -> dict:
+        """``{output: values at t}`` this case must reproduce (``path``: the FMU, for the
+        references an upstream program computes from it)."""
         m = self.model
+        if m == "Clocks":
+            return clocks_reference(t, path)
         if m == "Feedthrough":
             return feedthrough_reference(self, t)
         if self.interface == "CS":
@@ -230,10 +233,36 @@ def feedthrough_reference(case: Case, t: np.ndarray) -> dict:
     return out
 
 
+#: where upstream's ``scs_synchronous`` example activates partition 2 of Clocks (its
+#: ``time % 8 == 0 || (time - 1) % 8 == 0`` for time = 0..9): the triggered ``inClock2``
+CLOCKS_TRIGGERS = [t for t in range(10) if t % 8 == 0 or (t - 1) % 8 == 0]
+CLOCKS_COLUMNS = ["inClock1Ticks", "inClock2Ticks", "inClock3Ticks", "totalInClockTicks"]
+
+
+def clocks_reference(t: np.ndarray, path: Path) -> dict:
+    """Upstream's own Scheduled Execution importer (``examples/scs_synchronous.c``, built
+    with the FMUs) run on this ``Clocks.fmu``: its CSV at the instants ``t`` (0..9 s)."""
+    import subprocess
+    import tempfile
+    import zipfile
+    exe = Path(path).parent.parent / "temp" / "scs_synchronous"
+    with tempfile.TemporaryDirectory() as d:
+        with zipfile.ZipFile(path) as z:  # the example loads Clocks/binaries/<platform>/
+            z.extractall(Path(d) / "Clocks")
+        p = subprocess.run([str(exe)], cwd=d, capture_output=True, text=True, timeout=60)
+        if p.returncode:
+            raise RuntimeError(f"upstream's scs_synchronous failed: {p.stdout}{p.stderr}")
+        with open(Path(d) / "scs_synchronous_out.csv") as fh:
+            rows = list(csv.DictReader(fh))
+    times = [float(r["time"]) for r in rows]
+    idx = [times.index(float(tk)) for tk in t]
+    return {c: [int(rows[i][c]) for i in idx] for c in CLOCKS_COLUMNS}
+
+
 def cases() -> list[Case]:
-    """Every case the vendored Reference FMUs offer (Clocks, Scheduled Execution only,
-    is not a case here: its tests are in ``test_scheduled_execution.py``)."""
-    out = []
+    """Every case the vendored Reference FMUs offer, Scheduled Execution included."""
+    out = [Case("Clocks", 3, "SE", 9.0, 1.0, 0.0,
+                note="against upstream's scs_synchronous example on the same FMU")]
     for v in (2, 3):
         ft = FEEDTHROUGH_FMI3 if v == 3 else FEEDTHROUGH_FMI2
         for itf in ("ME", "CS"):
@@ -284,6 +313,14 @@ def _run_api(case: Case, path: Path) -> Any:
     from cosim.subsystem import DiagramSubsystem
     from fmus import load_fmu
     fmu = load_fmu(path, name="fmu", interface=case.interface.lower())
+    if case.interface == "SE":  # the triggered clock steps up where upstream ticks it
+        from blocks.tables import FromArrays
+        b = DiagramBuilder("conformance")
+        b.add(fmu)
+        trig = b.add(FromArrays("trig", CLOCKS_TRIGGERS, list(range(1, 1 + len(CLOCKS_TRIGGERS))),
+                                interpolation="previous"))
+        b.connect(trig.y, fmu.input("inClock2"))
+        return Simulator(b.build(), record=[f"fmu.{o}" for o in fmu.outputs]).run(case.t_end)
     if case.interface == "ME":
         b = DiagramBuilder("conformance")
         b.add(fmu)
@@ -309,7 +346,12 @@ def run_cli(case: Case, path: Path, out: Path) -> Any:
     from cosim.writers import read_csv
     argv = ["fmu", "simulate", str(path), "--interface", case.interface.lower(),
             "--t-start", "0", "--t-end", repr(case.t_end), "--out", str(out), "--quiet"]
-    if case.interface == "ME":
+    if case.interface == "SE":  # the triggered clock from an input file, as FMPy users give
+        out.mkdir(parents=True, exist_ok=True)
+        rows = "".join(f"{t},{k}\n" for k, t in enumerate(CLOCKS_TRIGGERS, start=1))
+        (out / "ticks.csv").write_text("time,inClock2\n" + rows)
+        argv += ["--input", str(out / "ticks.csv")]
+    elif case.interface == "ME":
         argv += ["--dt", repr(case.step), "--solver", case.solver, "--rtol", "1e-10",
                  "--atol", "1e-12"]
     else:
@@ -330,14 +372,16 @@ def _right_limits(t: np.ndarray) -> np.ndarray:
     return np.append(t[1:] != t[:-1], True)
 
 
-def compare(case: Case, res: Any) -> tuple[float, list[str]]:
+def compare(case: Case, res: Any, path: Path | None = None) -> tuple[float, list[str]]:
     """``(error, checked outputs)``: the case's error measure over the recorded outputs
     the reference has (at the right limits of events), exact comparison for integers."""
     keep = _right_limits(res.time)
     for te in case.event_times():
         keep &= np.abs(np.asarray(res.time) - te) > 1e-6
+    if case.interface == "SE":  # upstream prints the whole seconds
+        keep &= np.asarray(res.time) == np.round(res.time)
     t = np.asarray(res.time)[keep]
-    ref = case.reference(t)
+    ref = case.reference(t, path)
     err, names = 0.0, []
     for name, want in ref.items():
         key = next((k for k in res.signals if k.rsplit(".", 1)[-1] == name), None)
@@ -380,7 +424,7 @@ def run_case(case: Case, path: Path, via: str, out: Path) -> Outcome:
     is an outcome, never raised (for the bench and the docs table)."""
     try:
         res = run_api(case, path) if via == "api" else run_cli(case, path, out)
-        err, names = compare(case, res)
+        err, names = compare(case, res, path)
     except Exception as exc:  # noqa: BLE001 - reported per case
         return Outcome(case, via, None, False, f"{type(exc).__name__}: {exc}"[:300])
     ok = bool(names) and err <= case.tol
@@ -414,7 +458,9 @@ def markdown_table(outcomes: list[Outcome]) -> str:
 
     for by in rows.values():
         c = next(iter(by.values())).case
-        ref = ("upstream's doStep re-implemented" if c.model == "Roberts" and c.interface == "CS"
+        ref = ("upstream's scs_synchronous" if c.model == "Clocks"
+               else "upstream's doStep re-implemented" if c.model == "Roberts"
+               and c.interface == "CS"
                else "feedthrough (exact)" if c.model == "Feedthrough"
                else f"{c.model}_out.csv" if c.interface == "CS"
                else "SciPy rtol 1e-12" if c.model in ("VanDerPol", "Roberts") else "exact")

@@ -19,7 +19,7 @@ CASES = cases()
 def test_reference_fmu(reference_fmus, case, via, tmp_path):
     path = reference_fmus[(case.version, case.model)]
     res = run_api(case, path) if via == "api" else run_cli(case, path, tmp_path)
-    err, names = compare(case, res)
+    err, names = compare(case, res, path)
     assert names, f"{case.id}: no output of the reference was recorded ({list(res.signals)})"
     assert err <= case.tol, f"{case.id} via {via}: error {err:.3g} > {case.tol:g} ({names})"
     if case.id == "Roberts-fmi3-cs" and via == "api":  # declares event mode, refuses it
