@@ -155,11 +155,16 @@ class FMUBlock(MEEvents, Block):
     out_of_process, timeout_s, call_log, logging_on
         As for :class:`~fmus.subsystem.FMUSubsystem` (every evaluation is then one
         round trip to the child process: slow, for robustness only).
+    check : bool
+        Check the FMU's instantiation token now (:meth:`fmus.importer.FMU.check_instance`:
+        free when the token occurs in the binary, else one instantiate-and-free), so a
+        wrong token is a build error, not a failure at the first step.
     """
 
     records_event_limits = True  # the simulator records both sides of every event
 
     def __init__(self, fmu: FMU | str | os.PathLike, name: str | None = None, *,
+                 check: bool = True,
                  parameters: dict | None = None, start: dict | None = None,
                  tolerance: float | None = None,
                  nudge_max_s: float = 1e-6, out_of_process: bool = False,
@@ -168,6 +173,9 @@ class FMUBlock(MEEvents, Block):
         self.fmu = fmu = as_fmu(fmu)
         info = self.info = fmu.info
         fmu.interface("ModelExchange")
+        if check:  # the instantiation token now, not at the first step
+            fmu.check_instance("ModelExchange", out_of_process=out_of_process,
+                               timeout_s=timeout_s)
         check_no_clocks(fmu, "ModelExchange")  # FMI 3 clocks: Scheduled Execution only
         super().__init__(name or default_name(fmu))
         caps = info.interfaces["ModelExchange"]

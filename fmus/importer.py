@@ -195,29 +195,21 @@ class FMU:
         """A Model Exchange :class:`~fmus.fmu_block.FMUBlock` (see its options);
         ``check``: :meth:`check_instance` first."""
         from .fmu_block import FMUBlock
-        self._check_for(self.interface("ModelExchange"), check, options)
-        return FMUBlock(self, name, **options)
+        return FMUBlock(self, name, check=check, **options)
 
     def subsystem(self, name: str | None = None, *, check: bool = True,
                   **options: Any) -> Any:
         """A Co-Simulation :class:`~fmus.subsystem.FMUSubsystem` (see its options);
         ``check``: :meth:`check_instance` first."""
         from .subsystem import FMUSubsystem
-        self._check_for(self.interface("CoSimulation"), check, options)
-        return FMUSubsystem(self, name, **options)
+        return FMUSubsystem(self, name, check=check, **options)
 
     def scheduled(self, name: str | None = None, *, check: bool = True,
                   **options: Any) -> Any:
         """An FMI 3 Scheduled Execution :class:`~fmus.scheduled.FMUScheduledBlock` (see its
         options); ``check``: :meth:`check_instance` first."""
         from .scheduled import FMUScheduledBlock
-        self._check_for(self.interface("ScheduledExecution"), check, options)
-        return FMUScheduledBlock(self, name, **options)
-
-    def _check_for(self, interface: str, check: bool, options: dict) -> None:
-        if check:
-            self.check_instance(interface, out_of_process=bool(options.get("out_of_process")),
-                                timeout_s=options.get("timeout_s", 10.0))
+        return FMUScheduledBlock(self, name, check=check, **options)
 
     def __repr__(self) -> str:
         return (f"<FMU {self.path.name}: {self.info.model_name}, FMI {self.info.fmi_version}, "

@@ -204,6 +204,10 @@ class FMUScheduledBlock(SETicks, Block):
         interval, ``fmi3SetIntervalDecimal`` at initialization).
     out_of_process, timeout_s, call_log, logging_on
         As for :class:`~fmus.subsystem.FMUSubsystem`.
+    check : bool
+        Check the FMU's instantiation token now (:meth:`fmus.importer.FMU.check_instance`:
+        free when the token occurs in the binary, else one instantiate-and-free), so a
+        wrong token is a build error, not a failure at the first step.
 
     Attributes
     ----------
@@ -213,6 +217,7 @@ class FMUScheduledBlock(SETicks, Block):
     """
 
     def __init__(self, fmu: FMU | str | os.PathLike, name: str | None = None, *,
+                 check: bool = True,
                  parameters: dict | None = None, start: dict | None = None,
                  clock_intervals: dict | None = None, out_of_process: bool = False,
                  timeout_s: float | None = 10.0, call_log: Any = None,
@@ -220,6 +225,9 @@ class FMUScheduledBlock(SETicks, Block):
         self.fmu = fmu = as_fmu(fmu)
         info = self.info = fmu.info
         fmu.interface("ScheduledExecution")
+        if check:  # the instantiation token now, not at the first step
+            fmu.check_instance("ScheduledExecution", out_of_process=out_of_process,
+                               timeout_s=timeout_s)
         super().__init__(name or default_name(fmu))
         owner = f"block '{self.name}'"
         caps = info.interfaces["ScheduledExecution"]

@@ -180,9 +180,14 @@ class FMUSubsystem(Subsystem):
         Receives every FMI call as a line (a path: appended to that file).
     logging_on : bool
         Ask the FMU for debug logging (its messages go into error messages).
+    check : bool
+        Check the FMU's instantiation token now (:meth:`fmus.importer.FMU.check_instance`:
+        free when the token occurs in the binary, else one instantiate-and-free), so a
+        wrong token is a build error, not a failure at the first step.
     """
 
     def __init__(self, fmu: FMU | str | os.PathLike, name: str | None = None, *,
+                 check: bool = True,
                  parameters: dict | None = None, start: dict | None = None,
                  rate: int = 1,
                  tolerance: float | None = None, stop_time: float | None = None,
@@ -194,6 +199,9 @@ class FMUSubsystem(Subsystem):
         self.fmu = fmu = as_fmu(fmu)
         info = self.info = fmu.info
         fmu.interface("CoSimulation")
+        if check:  # the instantiation token now, not at the first step
+            fmu.check_instance("CoSimulation", out_of_process=out_of_process,
+                               timeout_s=timeout_s)
         check_no_clocks(fmu, "CoSimulation")  # FMI 3 clocks: Scheduled Execution only
         self.name = name or default_name(fmu)
         if int(rate) < 1:

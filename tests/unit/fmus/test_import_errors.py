@@ -117,6 +117,11 @@ def test_a_wrong_instantiation_token_is_reported_at_load(fmu_files, tmp_path, mo
                                              "at load: the FMU was instantiated once"):
         load_fmu(p, interface=itf)
     load_fmu(p, interface=itf, check=False)  # opting out defers it to the first run
+    # a block or subsystem made directly checks it too
+    from fmus import FMUBlock, FMUSubsystem
+    cls = FMUBlock if itf == "me" else FMUSubsystem
+    with pytest.raises(FMUBinaryError, match="(wrong guid|wrong instantiation token)"):
+        cls(FMU(p), "direct")
 
 
 def test_a_wrong_token_is_checked_in_the_child_process_out_of_process(fmu_files, tmp_path,
