@@ -26,7 +26,8 @@ class ResultsRecorder:
 
     def _signals(self) -> list:
         return [_Signal(f"{sname}.{o}", self.by_name[sname].units[o] or "",
-                        tuple(self.by_name[sname].shapes[o]))
+                        tuple(self.by_name[sname].shapes[o]),
+                        np.dtype(getattr(self.by_name[sname], "dtypes", {}).get(o, float)))
                 for sname, o in self.histories]
 
     def _rows(self) -> list:
@@ -117,6 +118,7 @@ class _Signal:
     path: str
     unit_text: str
     shape: tuple
+    dtype: Any = np.dtype(float)
 
     @property
     def size(self) -> int:

@@ -465,16 +465,25 @@ def _decode(text: str) -> Any:
         return text
 
 
+def _is_int(port: Any) -> bool:
+    return np.dtype(getattr(port, "dtype", float)).kind in "iu"
+
+
 class CsvWriter(StreamWriter):
     """Write ``time [s]`` and one ``path [unit]`` column per signal element.
 
     Provenance is written first as ``# key: value`` comment lines (values that
     are not plain text as JSON), then the header line, then the rows with the
-    shortest exactly round-tripping float text.  Vector ports become columns
+    shortest exactly round-tripping float text; integer signals (an FMU's Int64 or
+    UInt64 included) are written as exact integers and named in an ``# integers:``
+    line, so :func:`read_csv` gives them back exactly.  Vector ports become columns
     ``path[0] [unit]``, ``path[1] [unit]``, ... .  Read back with :func:`read_csv`.
     """
 
     def _open(self, prov: dict) -> None:
+        self._ints = [_is_int(p) for p in self.ports]
+        if any(self._ints):
+            prov = {**prov, "integers": [p.path for p, i in zip(self.ports, self._ints) if i]}
         header = ["time [s]"]
         for p in self.ports:
             unit = f" [{p.unit_text}]" if p.unit_text else ""
@@ -495,8 +504,21 @@ class CsvWriter(StreamWriter):
 
     def _write_chunk(self, times: np.ndarray, rows: list[tuple]) -> None:
         k = len(times)
-        table = np.hstack([times[:, None]] + [c.reshape(k, -1) for c in self._columns(rows)])
-        self._put("".join(",".join(map(repr, r)) + "\n" for r in table.tolist()))
+        if not any(self._ints):
+            table = np.hstack([times[:, None]] + [c.reshape(k, -1)
+                                                  for c in self._columns(rows)])
+            self._put("".join(",".join(map(repr, r)) + "\n" for r in table.tolist()))
+            return
+        cols = [[repr(t) for t in times.tolist()]]  # text per column, integers exact
+        for j, (p, is_int) in enumerate(zip(self.ports, self._ints)):
+            if is_int:
+                vals = [np.ravel(np.asarray(r[j], dtype=object)) if p.shape else (r[j],)
+                        for r in rows]
+                cols.extend([str(int(v[e])) for v in vals] for e in range(p.size))
+            else:
+                c = np.asarray([r[j] for r in rows], dtype=float).reshape(k, -1)
+                cols.extend([repr(x) for x in c[:, e].tolist()] for e in range(c.shape[1]))
+        self._put("".join(",".join(r) + "\n" for r in zip(*cols)))
 
     def _close(self, status: str) -> None:
         try:
@@ -538,8 +560,17 @@ def read_csv(path: Any) -> Results:
         groups.setdefault(m["path"], []).append(j)
         units[m["path"]] = m["unit"] or ""
     signals = {}
+    exact = set(meta.get("integers") or ())
     for p, cols in groups.items():
         vector = _COLUMN.match(header[cols[0]])["idx"] is not None
+        if p in exact:  # integer signals, exactly (not through the float table)
+            rows = [next(csv.reader([line])) for line in data]
+            ints = [[int(r[c]) for c in cols] for r in rows]
+            dt = np.uint64 if any(x > np.iinfo(np.int64).max for r in ints for x in r) \
+                else np.int64
+            arr = np.array(ints, dtype=dt).reshape(len(rows), len(cols))
+            signals[p] = arr if vector else arr[:, 0]
+            continue
         signals[p] = table[:, cols] if vector else table[:, cols[0]]
     status = meta.pop("status", "running")
     return Results(table[:, 0].copy(), signals, units, meta, {"status": status, "file": str(path)})
