@@ -4,8 +4,11 @@
 module                     contents
 =========================  ==========================================================
 :mod:`hil.runner`          :class:`RealTimeRunner` (absolute deadlines, sleep/spin
-                           pacing, overrun policies, SCHED_FIFO/affinity/gc/timer
-                           slack, per-frame telemetry, live parameter changes, stop)
+                           pacing, overrun policies, live parameter changes, stop)
+:mod:`hil.verdict`         :class:`Budget`, :class:`Verdict`: every run's pass/fail
+:mod:`hil.telemetry`       constant-memory telemetry (histograms, ring, CSV stream)
+:mod:`hil.rtsetup`         SCHED_FIFO, mlockall, pinning, gc, timer slack (auto)
+:mod:`hil.master_rt`       a co-simulation master stepped by the runner
 :mod:`hil.backend`         the abstract :class:`Backend` (python-can style template
                            methods, reconnects, reader threads, taps),
                            :class:`ErrorSink` for background errors
@@ -48,6 +51,7 @@ from .errors import (
 )
 from .registry import available_backends, backend_class, create_backend, register_backend
 from .runner import DeadlineMissed, MonotonicClock, RealTimeRunner, Telemetry, VirtualClock
+from .verdict import Budget, Verdict
 
 __all__ = [
     "Backend", "BackendState", "Counters", "ErrorSink", "WorkerThread",
@@ -55,4 +59,5 @@ __all__ = [
     "Disconnected", "DriverMissing", "FrameError", "LayoutError",
     "available_backends", "backend_class", "create_backend", "register_backend",
     "DeadlineMissed", "MonotonicClock", "RealTimeRunner", "Telemetry", "VirtualClock",
+    "Budget", "Verdict",
 ]

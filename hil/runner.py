@@ -1,9 +1,10 @@
-r"""Real-time runner: the unchanged simulator paced against a monotonic clock.
+r"""Real-time runner: the unchanged simulator (or co-simulation master) paced against a
+monotonic clock, ending with a verdict.
 
 >>> sim = Simulator(diagram, solver="rk4", dt=1e-3)            # doctest: +SKIP
 >>> rt = RealTimeRunner(sim, period_s=1e-3, overrun="skip")      # doctest: +SKIP
 >>> res = rt.run(10.0)                                           # doctest: +SKIP
->>> print(rt.telemetry.summary())                                # doctest: +SKIP
+>>> print(rt.verdict.line())                                     # doctest: +SKIP
 
 Frame ``k`` has the absolute deadline :math:`D_k = T_0 + k P` on the monotonic clock
 (never "sleep for P": errors do not accumulate).  At each frame the runner waits until
@@ -18,77 +19,79 @@ that step) and records per frame
 Overrun policy (``overrun=``), chosen by the user:
 
 ``"raise"``     stop with :class:`DeadlineMissed` (telemetry up to the miss is kept);
-``"skip"``      drop the missed frames: the next frame is the first deadline still ahead
-                and the simulation jumps to it in one advance (time stays aligned with
-                the wall clock; the model integrates every step, I/O frames are skipped);
-``"catch_up"``  run up to ``max_catch_up`` missed frames back to back without waiting,
-                then skip the rest;
+``"skip"``      drop the missed frames: the model integrates through them in one advance
+                with the I/O of every bridge block suppressed (a skipped frame sends and
+                reads nothing: no burst of stale frames), then the clock is read again and
+                any deadline that passed meanwhile is dropped too, so simulated time stays
+                aligned with the wall clock;
+``"catch_up"``  run up to ``max_catch_up`` missed frames back to back without waiting
+                (with their I/O), then skip the rest;
 ``"degrade"``   double the frame period (up to ``max_degrade`` times) after
                 ``degrade_after`` consecutive overruns, halve it again after
                 ``recover_after`` frames without one.
 
 ``max_overruns`` (any policy) stops the run with :class:`DeadlineMissed` once exceeded.
 :meth:`RealTimeRunner.stop` (thread-safe, also from a signal handler) ends the run after
-the current frame, as a normal end (``telemetry.stopped_by`` says why).
+the current frame, as a normal end (``telemetry.stopped_by`` says why).  A model that ends
+the run itself (``sim.terminated``: an FMU's terminateSimulation, a terminal event) ends
+the loop after that frame; the verdict says so.
 
-Process settings, applied for the run and restored after it: ``priority`` (SCHED_FIFO
-priority 1-99; needs root or CAP_SYS_NICE, refused with a clear error otherwise),
-``cpus`` (affinity), ``gc_mode`` (``"normal"``, ``"disable"``: collector off during the
-loop, ``"freeze"``: ``gc.freeze()`` after set-up then off), ``timer_slack_ns`` (Linux
-``PR_SET_TIMERSLACK``; 1 ns halves the sleep lateness, anchors-hil-fmi.md A4),
-``helper_priority`` (SCHED_FIFO for the process's other threads, below the frame's: the
-GIL makes the frame wait for any thread that holds it, and SCHED_FIFO on the frame alone
-does not stop the machine's load from preempting that thread; see the parameter).
+Verdict (:mod:`hil.verdict`): after every run ``runner.verdict`` holds the checks of the
+telemetry (overruns, skipped frames, lateness p99 and max) and of the I/O (stale episodes,
+frames lost, link losses, bad frames, dropped recording, lock-step timeouts: summed from
+every block of the model and every object in ``watch`` that has ``io_figures()``, and the
+bridges' backends) against ``budget``; ``results.diagnostics["verdict"]`` has it as a dict.
+
+Process settings (:mod:`hil.rtsetup`), applied for the run and restored after it:
+``realtime="auto"`` (the default on the wall clock) applies gc freezing and 1 ns timer
+slack always, and SCHED_FIFO (frame :data:`~hil.rtsetup.AUTO_PRIORITY`, helper threads one
+below), memory locking and CPU pinning where the process may; what it could not apply is
+said in the verdict's notes.  Explicit ``priority``, ``cpus``, ``gc_mode``,
+``timer_slack_ns``, ``helper_priority`` and ``mlock`` win over auto; ``realtime="off"``
+applies only those.  On a :class:`VirtualClock` auto applies nothing.
 
 Measured on these shared 2-vCPU VMs (anchors-hil-fmi.md A4, 1 kHz): unprivileged
 absolute-deadline sleeping p50 81-95 us, p99 133-162 us lateness; with SCHED_FIFO
 p99 47-98 us; the worst case is never below 0.5 ms (hypervisor preemption): soft real
 time, not hard.  This runner, 2000 frames of 1 ms (a small RK4 diagram, ~50 us per frame):
-defaults p50 108 us, p99 188 us, p99.9 0.89 ms, max 2.0 ms, 2 overruns; with
-``priority=10, gc_mode="freeze", timer_slack_ns=1, spin_s=1e-4``: p50 0.0 us, p99 15 us,
+defaults without any set-up p50 108 us, p99 188 us, p99.9 0.89 ms, max 2.0 ms, 2 overruns;
+with ``priority=10, gc_mode="freeze", timer_slack_ns=1, spin_s=1e-4``: p50 0.0 us, p99 15 us,
 p99.9 181 us, max 0.47 ms, no overrun.
 
-Recording leaves the frame (``writer_thread=True``, the default): for the run, the runner
-asks every observer of the simulator that has ``use_writer_thread()`` (the stream writers
-of :mod:`cosim.writers`) to hand its full chunks to a bounded queue drained by a writer
-thread, which formats, writes and fsyncs them; the frame only appends a chunk to the
-queue (a few microseconds; it never waits).  Those threads are started inside the process
-settings, so they inherit the frame's scheduling (SCHED_FIFO with ``priority=``, or
-``helper_priority`` when given; they block in write and fsync, and a busy machine cannot
-preempt them while they hold the GIL).  A chunk that finds the queue full is dropped and
-counted; the writers' counts are in ``telemetry.writers`` (summed in
-``as_dict()["recording"]``) and in the summary.  ``writer_thread=False`` keeps the writers
-inline (each flush and fsync inside the frame that fills a chunk).
+Nothing slow in the frame: for the run, the runner asks every observer of the simulator
+that has ``use_writer_thread()`` (the stream writers of :mod:`cosim.writers`) to hand its
+full chunks to a bounded queue drained by a writer thread (``writer_thread=True``, the
+default); ``telemetry_csv=`` streams one row per frame the same way
+(:class:`~hil.telemetry.TelemetryStream`).  A chunk or a batch of rows that finds its queue
+full is dropped and counted (``recording_dropped`` in the verdict), never waited for.
+Those threads are started inside the process settings, so they inherit the frame's
+scheduling.  Telemetry is kept in constant memory (:mod:`hil.telemetry`: streaming
+histograms and a ring of the last frames).
 
 Limitations: one frame thread (the simulator and the bridges' I/O run in the frame; reader
-threads of backends and writer threads feed or drain queues); no ``mlockall``; the clock
-is ``time.monotonic_ns`` (CLOCK_MONOTONIC) in the process, no external synchronisation
-(PTP, a DAQ clock).
+threads of backends and writer threads feed or drain queues); the clock is
+``time.monotonic_ns`` (CLOCK_MONOTONIC) in the process, no external synchronisation
+(PTP, a DAQ clock); lateness quantiles are within 1.6 % (log-linear histogram).
 """
 
 from __future__ import annotations
 
-import ctypes
-import gc
-import math
-import os
 import queue
-import sys
 import threading
 import time
 import warnings
-from dataclasses import dataclass, field
 from typing import Any
-
-import numpy as np
 
 from cosim.errors import CosimWarning, ParameterError
 from cosim.time import TICKS_PER_SECOND, to_ticks
 
 from .errors import HILError
+from .rtsetup import ProcessSettings, fifo_permitted
+from .telemetry import Telemetry, TelemetryStream, recording_summary
+from .verdict import Budget, Verdict, io_figures, runner_verdict
 
-__all__ = ["DeadlineMissed", "MonotonicClock", "RealTimeRunner", "Telemetry", "VirtualClock",
-           "fifo_permitted"]
+__all__ = ["Budget", "DeadlineMissed", "MonotonicClock", "RealTimeRunner", "Telemetry",
+           "Verdict", "VirtualClock", "fifo_permitted", "recording_summary"]
 
 POLICIES = ("raise", "skip", "catch_up", "degrade")
 
@@ -139,245 +142,14 @@ class VirtualClock:
         self.frame += 1
 
 
-# ---------------------------------------------------------------- telemetry
-@dataclass
-class Telemetry:
-    """Per-frame record of a real-time run (times in ns) and its summary."""
-
-    period_ns: int
-    t_sim: list = field(default_factory=list)        # simulated time of the frame [s]
-    lateness_ns: list = field(default_factory=list)
-    exec_ns: list = field(default_factory=list)
-    end_ns: list = field(default_factory=list)       # clock time at the frame's end
-    overrun: list = field(default_factory=list)      # bool per frame
-    skipped: int = 0                                 # frames dropped (skip / catch_up)
-    degraded: int = 0                                # frames run at a degraded period
-    wall_s: float = 0.0
-    stopped_by: str = ""
-    #: the stream writers' ``stats()`` at the end of the run (:func:`recording_summary`)
-    writers: list = field(default_factory=list)
-
-    @property
-    def frames(self) -> int:
-        return len(self.lateness_ns)
-
-    @property
-    def overruns(self) -> int:
-        return int(sum(self.overrun))
-
-    def percentiles_us(self) -> dict:
-        lat = np.asarray(self.lateness_ns, dtype=float) / 1e3
-        if lat.size == 0:
-            return {"p50": math.nan, "p99": math.nan, "p99.9": math.nan, "max": math.nan}
-        p50, p99, p999 = np.percentile(lat, [50, 99, 99.9])
-        return {"p50": float(p50), "p99": float(p99), "p99.9": float(p999),
-                "max": float(lat.max())}
-
-    def histogram(self, edges_us: tuple = (10, 50, 100, 250, 500, 1000, 5000)) -> dict:
-        """Lateness counts per bin ``"<10us"``, ``"10-50us"``, ..., ``">=5000us"``."""
-        lat = np.asarray(self.lateness_ns, dtype=float) / 1e3
-        counts = np.histogram(lat, bins=[-np.inf, *edges_us, np.inf])[0]
-        labels = [f"<{edges_us[0]}us"] + [f"{a}-{b}us" for a, b in zip(edges_us, edges_us[1:])] \
-            + [f">={edges_us[-1]}us"]
-        return dict(zip(labels, (int(c) for c in counts)))
-
-    def real_time_factor(self, window: int | None = None) -> float:
-        """Simulated time over wall time between frame ends, over the whole run or the
-        last ``window`` frames (rolling): 1.0 when the run kept up."""
-        if self.frames < 2:
-            return math.nan
-        k = self.frames - 1 if window is None else min(window, self.frames - 1)
-        wall = (self.end_ns[-1] - self.end_ns[-1 - k]) * 1e-9
-        return (self.t_sim[-1] - self.t_sim[-1 - k]) / wall if wall > 0 else math.nan
-
-    def as_dict(self) -> dict:
-        ex = np.asarray(self.exec_ns, dtype=float) / 1e3
-        return {"period_us": self.period_ns / 1e3, "frames": self.frames,
-                "lateness_us": self.percentiles_us(), "histogram": self.histogram(),
-                "exec_us": {"p50": float(np.median(ex)) if ex.size else math.nan,
-                            "max": float(ex.max()) if ex.size else math.nan},
-                "overruns": self.overruns, "skipped_frames": self.skipped,
-                "degraded_frames": self.degraded, "real_time_factor": self.real_time_factor(),
-                "wall_s": self.wall_s, "stopped_by": self.stopped_by,
-                "recording": recording_summary(self.writers)}
-
-    def summary(self) -> str:
-        d = self.as_dict()
-        p = d["lateness_us"]
-        return (f"real time: {d['frames']} frames of {d['period_us']:g} us; lateness p50 "
-                f"{p['p50']:.1f} us, p99 {p['p99']:.1f} us, p99.9 {p['p99.9']:.1f} us, max "
-                f"{p['max']:.1f} us; execution p50 {d['exec_us']['p50']:.1f} us, max "
-                f"{d['exec_us']['max']:.1f} us; {d['overruns']} overruns, "
-                f"{d['skipped_frames']} frames skipped, {d['degraded_frames']} degraded; "
-                f"real-time factor {d['real_time_factor']:.3f}"
-                + _recording_text(d["recording"])
-                + (f"; stopped: {d['stopped_by']}" if d["stopped_by"] else ""))
-
-    def write_csv(self, path: Any) -> None:
-        """One row per frame: ``t_sim_s, lateness_us, exec_us, overrun``."""
-        with open(path, "w", encoding="utf-8") as f:
-            f.write("t_sim_s,lateness_us,exec_us,overrun\n")
-            for t, lat, ex, ov in zip(self.t_sim, self.lateness_ns, self.exec_ns,
-                                      self.overrun):
-                f.write(f"{t!r},{lat / 1e3!r},{ex / 1e3!r},{int(ov)}\n")
-
-
-def recording_summary(writers: list) -> dict:
-    """The writers' counts summed: chunks written and dropped (queue full), the deepest
-    queue, the most the frame spent handing over or writing one chunk, and each
-    writer's own ``stats()`` under ``"writers"``."""
-    if not writers:
-        return {"writers": []}
-    return {"chunks_written": sum(w["chunks_written"] for w in writers),
-            "samples_written": sum(w["samples_written"] for w in writers),
-            "chunks_dropped": sum(w["chunks_dropped"] for w in writers),
-            "samples_dropped": sum(w["samples_dropped"] for w in writers),
-            "max_queued": max(w["max_queued"] for w in writers),
-            "queue_chunks": min(w["queue_chunks"] for w in writers),
-            "in_frame_us_max": max(w["caller_us"]["max"] for w in writers),
-            "write_ms_max": max(w["write_ms"]["max"] for w in writers),
-            "threaded": sum(w["mode"] == "thread" for w in writers),
-            "errors": [w["error"] for w in writers if w["error"]],
-            "writers": writers}
-
-
-def _recording_text(r: dict) -> str:
-    if not r["writers"]:
-        return ""
-    n, th = len(r["writers"]), r["threaded"]
-    how = ("on writer threads" if th == n else "in the frame" if th == 0
-           else f"{th} of {n} writers on threads")
-    return (f"; recording {how}: {r['chunks_written']} chunks written, "
-            f"{r['chunks_dropped']} dropped (queue full), queue max {r['max_queued']} of "
-            f"{r['queue_chunks']}, per chunk {r['in_frame_us_max']:.0f} us max in the frame, "
-            f"write max {r['write_ms_max']:.1f} ms")
-
-
-# --------------------------------------------------------------- process setup
-def _set_timer_slack(ns: int) -> int | None:
-    """Set this thread's timer slack; returns the previous value (None off Linux)."""
-    if not sys.platform.startswith("linux"):
-        return None
-    libc = ctypes.CDLL(None, use_errno=True)
-    PR_SET_TIMERSLACK, PR_GET_TIMERSLACK = 29, 30  # noqa: N806 - <linux/prctl.h>
-    old = libc.prctl(PR_GET_TIMERSLACK, 0, 0, 0, 0)
-    if libc.prctl(PR_SET_TIMERSLACK, ctypes.c_ulong(ns), 0, 0, 0) != 0:
-        raise HILError(f"real-time runner: prctl(PR_SET_TIMERSLACK, {ns}) failed: "
-                       f"{os.strerror(ctypes.get_errno())}")
-    return old
-
-
-def fifo_permitted(priority: int = 10) -> bool:
-    """True when this process may run a thread under SCHED_FIFO at ``priority`` (root or
-    CAP_SYS_NICE, and a real-time budget in its cgroup): tried on the calling thread and
-    undone.  For callers that want ``priority=`` where it can take effect and best-effort
-    pacing elsewhere (the runner itself refuses a priority it cannot get)."""
-    if not hasattr(os, "sched_setscheduler"):
-        return False
-    policy, param = os.sched_getscheduler(0), os.sched_getparam(0)
-    try:
-        os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(priority))
-    except OSError:
-        return False
-    os.sched_setscheduler(0, policy, param)
-    return True
-
-
-def _thread_is_ours(tid: int) -> bool:
-    return not sys.platform.startswith("linux") or os.path.exists(f"/proc/self/task/{tid}")
-
-
-class _ProcessSettings:
-    """Apply priority, affinity, gc mode and timer slack (and the helper threads'
-    priority: :meth:`raise_helpers`); restore them on exit."""
-
-    def __init__(self, priority: int | None, cpus: Any, gc_mode: str,
-                 timer_slack_ns: int | None, helper_priority: int | None = None) -> None:
-        self.priority, self.cpus, self.gc_mode = priority, cpus, gc_mode
-        self.timer_slack_ns = timer_slack_ns
-        self.helper_priority = helper_priority
-        self.helpers: list[str] = []  # the threads raised for the run, by name
-        self._undo: list = []
-
-    def raise_helpers(self) -> None:
-        """Every other live thread of this process to SCHED_FIFO ``helper_priority``,
-        restored on exit (a thread that ended meanwhile is skipped)."""
-        self.helpers = []
-        if self.helper_priority is None:
-            return
-        me = threading.get_native_id()
-        param = os.sched_param(self.helper_priority)
-        for th in threading.enumerate():
-            tid = th.native_id
-            if tid is None or tid == me or not th.is_alive():
-                continue
-            try:
-                old = os.sched_getscheduler(tid), os.sched_getparam(tid)
-                os.sched_setscheduler(tid, os.SCHED_FIFO, param)
-            except ProcessLookupError:
-                continue  # it ended meanwhile
-            except PermissionError:
-                raise HILError(
-                    f"real-time runner: SCHED_FIFO priority {self.helper_priority} for thread "
-                    f"'{th.name}' refused (needs root or CAP_SYS_NICE); pass "
-                    "helper_priority=None") from None
-
-            def undo(tid: int = tid, old: tuple = old) -> None:
-                if _thread_is_ours(tid):  # not a reused id of another process
-                    try:
-                        os.sched_setscheduler(tid, *old)
-                    except ProcessLookupError:
-                        pass
-
-            self._undo.append(undo)
-            self.helpers.append(th.name)
-
-    def __enter__(self) -> _ProcessSettings:
-        try:
-            if self.cpus is not None:
-                old = os.sched_getaffinity(0)
-                os.sched_setaffinity(0, set(self.cpus))
-                self._undo.append(lambda: os.sched_setaffinity(0, old))
-            if self.priority is not None:
-                old_policy, old_param = os.sched_getscheduler(0), os.sched_getparam(0)
-                try:
-                    os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(self.priority))
-                except PermissionError:
-                    raise HILError(
-                        f"real-time runner: SCHED_FIFO priority {self.priority} refused "
-                        "(needs root or CAP_SYS_NICE): run privileged, grant the capability "
-                        "(setcap cap_sys_nice+ep on the interpreter) or pass priority=None "
-                        "for best-effort pacing") from None
-                self._undo.append(lambda: os.sched_setscheduler(0, old_policy, old_param))
-            if self.timer_slack_ns is not None:
-                old = _set_timer_slack(self.timer_slack_ns)
-                if old is not None:
-                    self._undo.append(lambda: _set_timer_slack(old))
-            if self.gc_mode != "normal":
-                was = gc.isenabled()
-                if self.gc_mode == "freeze":
-                    gc.collect()
-                    gc.freeze()
-                    self._undo.append(gc.unfreeze)
-                gc.disable()
-                self._undo.append(lambda: gc.enable() if was else None)
-        except BaseException:
-            self.__exit__()
-            raise
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        while self._undo:
-            self._undo.pop()()
-
-
 # ------------------------------------------------------------------- runner
 class RealTimeRunner:
-    """Run a :class:`~cosim.simulator.Simulator` in real time (module docstring).
+    """Run a :class:`~cosim.simulator.Simulator` (or a master through
+    :class:`hil.master_rt.RealTimeMaster`) in real time (module docstring).
 
     Parameters
     ----------
-    sim : Simulator
+    sim : Simulator or RealTimeMaster
         Built as for an offline run; fixed-step solvers give a constant cost per frame.
     period_s : float
         Frame period; a whole number of the simulator's ``dt`` (its sample times
@@ -388,8 +160,11 @@ class RealTimeRunner:
     spin_s : float
         Spin this long before each deadline (0: sleep only).  Spinning costs CPU;
         it pays only with SCHED_FIFO (anchors-hil-fmi.md A4).
-    priority, cpus, gc_mode, timer_slack_ns
-        Process settings for the run (module docstring).
+    realtime : {"auto", "off"}
+        Fill in the process settings left open where permitted (module docstring).
+    priority, cpus, gc_mode, timer_slack_ns, mlock
+        Process settings for the run (:mod:`hil.rtsetup`); ``None``: auto's choice, or
+        nothing with ``realtime="off"``.  ``cpus`` must be CPUs this process may use.
     helper_priority : int, optional
         With ``priority``: SCHED_FIFO priority (below ``priority``) for every other thread
         of the process during the run: reader and writer threads, device emulators, a
@@ -402,8 +177,15 @@ class RealTimeRunner:
         the thread that starts them (the frame's, for threads started in ``on_frame``).
     writer_thread : bool
         Move the simulator's stream writers to writer threads for the run (module
-        docstring; default True).  Warns when the simulator has no observers to switch
-        (a driven object that is not a :class:`~cosim.simulator.Simulator`).
+        docstring; default True).  Warns when the simulator has no observers to switch.
+    budget : hil.verdict.Budget, optional
+        What the run may show and still pass (default :class:`~hil.verdict.Budget()`).
+    watch : list, optional
+        More objects with ``io_figures()`` for the verdict (backends, bus logs, monitors).
+    telemetry_csv : str or path-like, optional
+        Stream one row per frame to this CSV file from a writer thread.
+    telemetry_ring : int
+        Frames kept in full in memory (the last ones).
     clock : MonotonicClock or VirtualClock
     on_frame : callable, optional
         ``on_frame(runner, k)`` after each frame (logging, a watchdog).
@@ -412,14 +194,20 @@ class RealTimeRunner:
     def __init__(self, sim: Any, period_s: float, *, overrun: str = "skip",
                  max_catch_up: int = 10, max_overruns: int | None = None,
                  degrade_after: int = 3, recover_after: int = 100, max_degrade: int = 3,
-                 spin_s: float = 0.0, priority: int | None = None, cpus: Any = None,
-                 gc_mode: str = "normal", timer_slack_ns: int | None = None,
-                 helper_priority: int | None = None, writer_thread: bool = True,
-                 clock: Any = None, on_frame: Any = None) -> None:
+                 spin_s: float = 0.0, realtime: str = "auto", priority: int | None = None,
+                 cpus: Any = None, gc_mode: str | None = None,
+                 timer_slack_ns: int | None = None, helper_priority: int | None = None,
+                 mlock: bool | None = None, writer_thread: bool = True,
+                 budget: Budget | None = None, watch: Any = (), telemetry_csv: Any = None,
+                 telemetry_ring: int = 10_000, clock: Any = None,
+                 on_frame: Any = None) -> None:
         if overrun not in POLICIES:
             raise ParameterError(f"RealTimeRunner: overrun must be one of {POLICIES}, got "
                                  f"{overrun!r}")
-        if gc_mode not in ("normal", "disable", "freeze"):
+        if realtime not in ("auto", "off"):
+            raise ParameterError(f"RealTimeRunner: realtime must be 'auto' or 'off', got "
+                                 f"{realtime!r}")
+        if gc_mode not in (None, "normal", "disable", "freeze"):
             raise ParameterError("RealTimeRunner: gc_mode must be 'normal', 'disable' or "
                                  f"'freeze', got {gc_mode!r}")
         if priority is not None and not 1 <= int(priority) <= 99:
@@ -431,6 +219,9 @@ class RealTimeRunner:
                 f"RealTimeRunner: helper_priority={helper_priority!r} needs a SCHED_FIFO "
                 f"priority for the frame and must be 1..priority-1 (priority={priority!r}): "
                 "the frame must preempt its helpers")
+        if budget is not None and not isinstance(budget, Budget):
+            raise ParameterError(f"RealTimeRunner: budget must be a hil.verdict.Budget, got "
+                                 f"{type(budget).__name__}")
         self.sim = sim
         self.period = to_ticks(period_s, "real-time period")
         if self.period <= 0:
@@ -445,19 +236,27 @@ class RealTimeRunner:
         self.degrade_after, self.recover_after = int(degrade_after), int(recover_after)
         self.max_degrade = int(max_degrade)
         self.spin_ns = int(round(spin_s * 1e9))
-        self.settings = _ProcessSettings(priority, cpus, gc_mode, timer_slack_ns,
-                                         helper_priority)
+        self.clock = clock or MonotonicClock()
+        self.realtime = realtime if isinstance(self.clock, MonotonicClock) else "off"
+        self.settings = ProcessSettings(priority, cpus, gc_mode, timer_slack_ns,
+                                        helper_priority, mlock=mlock,
+                                        auto=self.realtime == "auto")
         self.writer_thread = bool(writer_thread)
         if self.writer_thread and not hasattr(sim, "observers"):
             warnings.warn(f"RealTimeRunner: writer_thread=True cannot take effect: "
                           f"{type(sim).__name__} has no observers to move to writer threads; "
                           "its recording (if any) stays in the frame", CosimWarning, stacklevel=2)
-        self.clock = clock or MonotonicClock()
+        self.budget = budget or Budget()
+        self.watch = list(watch)
+        self.telemetry_csv = telemetry_csv
+        self.telemetry_ring = int(telemetry_ring)
         self.on_frame = on_frame
         self._changes: queue.SimpleQueue = queue.SimpleQueue()
         self._stop = threading.Event()
         self._stop_reason = ""
-        self.telemetry = Telemetry(self.period)
+        self.telemetry = Telemetry(self.period, self.telemetry_ring)
+        self.verdict: Verdict | None = None
+        self.setup: dict | None = None
 
     def stop(self, reason: str = "stop()") -> None:
         """End the run after the current frame (thread-safe; a signal handler may call
@@ -480,21 +279,47 @@ class RealTimeRunner:
                 return
             self.sim.ctx.set_param(path, value)
 
+    # -------------------------------------------------------------- I/O
+    def io_objects(self) -> list:
+        """Everything the verdict asks for ``io_figures()``: the model's blocks that have
+        it, their backends, and ``watch`` (each once)."""
+        blocks = getattr(self.sim, "io_blocks", None)
+        if blocks is None:
+            diagram = getattr(self.sim, "diagram", None)
+            blocks = diagram.leaf_blocks() if diagram is not None else []
+        out, seen = [], set()
+        for o in [*blocks, *self.watch]:
+            for x in (o, getattr(o, "backend", None)):
+                if x is not None and hasattr(x, "io_figures") and id(x) not in seen:
+                    seen.add(id(x))
+                    out.append(x)
+        return out
+
     # ---------------------------------------------------------------- run
     def run(self, duration_s: float) -> Any:
         """Run ``duration_s`` of simulated time in real time; returns the simulator's
-        results with ``diagnostics["realtime"]`` (the telemetry summary)."""
-        end = self.sim.ctx.ticks + to_ticks(duration_s, "duration")
-        tel = self.telemetry = Telemetry(self.period)
+        results with ``diagnostics["realtime"]`` (the telemetry summary) and
+        ``diagnostics["verdict"]``; :attr:`verdict` holds the :class:`Verdict`.  An error
+        is raised after the verdict was made (``exc.verdict``)."""
+        start = self.sim.ctx.ticks
+        end = start + to_ticks(duration_s, "duration")
+        tel = self.telemetry = Telemetry(self.period, self.telemetry_ring)
         error: BaseException | None = None
         writers = [o for o in getattr(self.sim, "observers", ()) if hasattr(o, "stats")
                    and hasattr(o, "use_writer_thread")]
+        io = self.io_objects()
+        self._suppress = [o for o in io if hasattr(o, "suppress_io")]
+        self.setup = None
         try:
             with self.settings:
+                self.setup = self.settings.report()
+                if self.telemetry_csv is not None:
+                    tel.stream = TelemetryStream(self.telemetry_csv)
                 if self.writer_thread:
                     for w in writers:  # started here: they inherit the frame's scheduling
                         w.use_writer_thread()
                 self.settings.raise_helpers()  # helper_priority: every other thread
+                self.setup = self.settings.report()
                 self._loop(end, tel)
         except BaseException as exc:
             error = exc
@@ -503,21 +328,55 @@ class RealTimeRunner:
             if self._stop.is_set():
                 tel.stopped_by = tel.stopped_by or self._stop_reason
                 self._stop.clear()
+            if tel.stream is not None:
+                tel.stream.close()
         try:
             res = self.sim.finish(error)  # the writers drain their queues and close
         except Exception as exc:  # a writer thread's error that surfaced at the end
             tel.stopped_by = tel.stopped_by or f"{type(exc).__name__}: {exc}"
             exc.telemetry = tel
-            raise
-        finally:
             tel.writers = [w.stats() for w in writers]
+            self._judge(exc, start, io)
+            exc.verdict = self.verdict
+            raise
+        tel.writers = [w.stats() for w in writers]
         res.diagnostics["realtime"] = tel.as_dict()
+        verdict = self._judge(error, start, io)
+        res.diagnostics["verdict"] = verdict.as_dict()
         if error is not None:
             if isinstance(error, Exception):
                 error.results = res
                 error.telemetry = tel
+                error.verdict = verdict
             raise error
         return res
+
+    def _judge(self, error: BaseException | None, start: int, io: list) -> Verdict:
+        tel = self.telemetry
+        figures = io_figures(io)
+        rec = tel.as_dict()["recording"]
+        figures["recording_dropped"] += int(rec.get("chunks_dropped", 0))
+        if tel.stream is not None:
+            figures["recording_dropped"] += tel.stream.rows_dropped
+        due = max(1, (self.sim.ctx.ticks - start) // self.period)
+        name = getattr(getattr(self.sim, "diagram", None), "name", None) or \
+            getattr(self.sim, "name", type(self.sim).__name__)
+        self.verdict = runner_verdict(name, tel, self.budget, figures, error=error,
+                                      terminated=getattr(self.sim, "terminated", None),
+                                      setup=self.setup, frames_due=int(due))
+        self.verdict.io = figures
+        return self.verdict
+
+    def _skip_advance(self, t_sim: int) -> None:
+        """Advance through skipped frames with every bridge's I/O suppressed."""
+        sup = self._suppress
+        for o in sup:
+            o.suppress_io(True)
+        try:
+            self.sim.advance_to_ticks(t_sim)
+        finally:
+            for o in sup:
+                o.suppress_io(False)
 
     def _loop(self, end: int, tel: Telemetry) -> None:
         sim, clock = self.sim, self.clock
@@ -531,6 +390,7 @@ class RealTimeRunner:
         late_streak = ok_streak = 0
         level = 0  # degrade: period * 2**level
         stop = self._stop
+        record = tel.record
         while t_sim < end and not stop.is_set():
             step = period << level
             deadline += step
@@ -541,16 +401,15 @@ class RealTimeRunner:
             if work is not None:
                 work()
             done = clock.now_ns()
-            tel.t_sim.append(t_sim / TICKS_PER_SECOND)
-            tel.lateness_ns.append(woke - deadline)
-            tel.exec_ns.append(done - woke)
-            tel.end_ns.append(done)
             over = done > deadline + step
-            tel.overrun.append(over)
+            record(t_sim / TICKS_PER_SECOND, woke - deadline, done - woke, done, over)
             if level:
                 tel.degraded += 1
             if self.on_frame is not None:
                 self.on_frame(self, tel.frames - 1)
+            if getattr(sim, "terminated", None):
+                tel.stopped_by = "terminated by the model"
+                break
             if not over:
                 late_streak, ok_streak = 0, ok_streak + 1
                 if level and ok_streak >= self.recover_after:
@@ -569,19 +428,21 @@ class RealTimeRunner:
                     f"{(done - deadline - step) / 1e3:.0f} us after the next deadline "
                     f"(execution {(done - woke) / 1e3:.0f} us, period {step / 1e3:.0f} us); "
                     "choose overrun='skip', 'catch_up' or 'degrade', or lengthen the period")
-            missed = (done - deadline) // step  # deadlines already in the past
-            if self.policy == "skip":
-                drop = missed
-            elif self.policy == "catch_up":
-                drop = max(0, missed - self.max_catch_up)
-            else:  # degrade
-                drop = missed
-                if late_streak >= self.degrade_after and level < self.max_degrade:
-                    level, late_streak = level + 1, 0
-            drop = min(drop, (end - t_sim) // step)  # never past the end of the run
-            if drop:
+            if self.policy == "degrade" and late_streak >= self.degrade_after \
+                    and level < self.max_degrade:
+                level, late_streak = level + 1, 0
+            allowed = self.max_catch_up if self.policy == "catch_up" else 0
+            while t_sim < end:
+                missed = (done - deadline) // step  # deadlines already in the past
+                drop = min(max(0, missed - allowed), (end - t_sim) // step)
+                if drop <= 0:
+                    break
+                allowed = 0  # a catch-up budget is spent once per overrun
                 tel.skipped += int(drop)
                 deadline += drop * step
                 t_sim = min(t_sim + drop * step, end)
-                sim.advance_to_ticks(t_sim)  # the model still integrates the skipped span
+                self._skip_advance(t_sim)  # the model integrates the span, no I/O
+                if getattr(sim, "terminated", None) or self.policy == "catch_up":
+                    break  # catch_up: the frames allowed run back to back from here
+                done = clock.now_ns()  # the span took time too: drop what passed meanwhile
         tel.wall_s = (clock.now_ns() - t0) * 1e-9

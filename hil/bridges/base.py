@@ -21,6 +21,13 @@ The device state is outside the context: bridges declare an opaque state without
 save/restore, so a scheduler that would roll back (step control with rollback) refuses
 with an error naming the block instead of replaying I/O.
 
+Skipped frames: while the real-time runner integrates through frames it skipped
+(``overrun="skip"``), it calls :meth:`Bridge.suppress_io`: a receiver keeps its values and
+reads at the next frame that runs, a sender sends nothing (no burst of late frames).
+
+Every bridge reports ``io_figures()`` for the run's verdict (:mod:`hil.verdict`): outages
+(link losses), and for receivers stale episodes, frames lost and bad frames.
+
 Error policy ``on_error`` (backend errors: disconnects, bus-off, timeouts):
 
 ``"raise"``  stop the run with the error, naming the block (the default);
@@ -101,7 +108,10 @@ class Bridge(Block):
         #: successful ``backend.recover()`` calls
         self.recoveries = 0
         self.last_error: BaseException | None = None
+        #: outages: the I/O failed after working (each counted once: a link loss)
+        self.outages = 0
         self._down = False
+        self._suppressed = False  # the runner skips frames: no I/O
         self._last_recover = -math.inf
         self._tick: int | None = None  # the last tick a receiver read
         # the device is state outside the context, and it cannot be rolled back
@@ -141,6 +151,7 @@ class Bridge(Block):
         self.errors += 1
         self.last_error = exc
         if not self._down:
+            self.outages += 1
             log.warning("%s: %s failed at t = %.6g s (%s); holding values", self.where, op, t,
                         exc)
             self._down = True
@@ -170,7 +181,7 @@ class Bridge(Block):
         """Everything that arrived since the last hit, once per tick (``None`` when this
         tick was already read): a reader thread's queue, else ``read_available``; errors
         go through the policy (then nothing was received)."""
-        if self._tick == ctx.ticks:
+        if self._tick == ctx.ticks or self._suppressed:
             return None
         first = self._tick is None
         self._tick = ctx.ticks
@@ -205,7 +216,20 @@ class Bridge(Block):
 
     def stats(self) -> dict:
         """Counters of this bridge (for summaries and tests)."""
-        return {"errors": self.errors, "recoveries": self.recoveries}
+        return {"errors": self.errors, "recoveries": self.recoveries, "outages": self.outages}
+
+    def suppress_io(self, on: bool) -> None:
+        """While on, the bridge neither reads nor sends (the real-time runner's skipped
+        frames: the model integrates through them, the I/O frames are dropped)."""
+        self._suppressed = bool(on)
+
+    def io_figures(self) -> dict:
+        """Counters for the run's verdict (:mod:`hil.verdict`)."""
+        fig = {"link_losses": self.outages}
+        fresh = getattr(self, "fresh", None)
+        if isinstance(fresh, Freshness):
+            fig["stale_episodes"] = sum(fresh.stale_events.values())
+        return fig
 
 
 STALE_POLICIES = ("hold", "safe", "raise")

@@ -1,0 +1,273 @@
+"""The verdict of a real-time run: what was checked, against which budget, the figure, pass
+or fail (DESIGN.md, "A result says whether it can be trusted").
+
+A HIL run whose loop fell apart must not end as "complete" with exit code 0.  Every run of
+:class:`~hil.runner.RealTimeRunner` ends with a :class:`Verdict` built from its telemetry and
+from the I/O it did (bridge blocks, backends, bus logs: everything with an
+``io_figures()`` method), checked against a :class:`Budget`:
+
+====================  ==========================================  =====================
+check                 figure                                      default budget
+====================  ==========================================  =====================
+``overruns``          frames that ended after the next deadline   1e-4 of the frames
+``skipped_frames``    frames dropped by the overrun policy        1e-4 of the frames
+``lateness_p99_us``   99th percentile of the wake-up lateness     25 % of the period
+``lateness_max_us``   the largest lateness                        one period
+``stale_episodes``    receivers whose input went stale            0
+``frames_lost``       gaps of E2E alive counters, reader queues   0
+                      that overflowed
+``link_losses``       disconnects, bus-off, held I/O errors       0
+``bad_frames``        CRC or counter errors, wrong DLC, values    0
+                      outside the DBC range
+``recording_dropped`` chunks of results or telemetry rows         0
+                      dropped because a writer queue was full
+``lockstep_timeouts`` lock-step frames whose reply did not come   0
+``run``               the run ended by an error                   none allowed
+====================  ==========================================  =====================
+
+A budget entry is a count (``int``), a fraction of the frames due (a ``float`` below 1, for
+``overruns`` and ``skipped_frames``), a number of microseconds (lateness), or ``None``:
+not checked (reported all the same).  The verdict prints in one line
+(:meth:`Verdict.line`), goes into ``summary.json`` (:meth:`Verdict.as_dict`) and maps to
+the exit code (:attr:`Verdict.exit_code`: 0 pass, 1 a check failed).  A run that the model
+itself ended (an FMU's terminateSimulation) or that ``stop()`` ended early passes if its
+checks pass; the verdict says how it ended.
+
+Limitations: lateness percentiles come from a log-linear histogram (within 1.6 %); frames
+lost are counted only where something can see them (E2E alive counters, queue overflows,
+a sender and a receiver in the same process): a frame lost on a wire without an alive
+counter is seen only as staleness.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import asdict, dataclass, field, fields
+from typing import Any
+
+from cosim.errors import ParameterError
+
+__all__ = ["Budget", "Check", "Verdict", "io_figures", "IO_KEYS"]
+
+#: The counters that I/O objects report through ``io_figures()``.
+IO_KEYS = ("stale_episodes", "frames_lost", "link_losses", "bad_frames",
+           "recording_dropped", "lockstep_timeouts")
+
+
+@dataclass(frozen=True)
+class Budget:
+    """What a real-time run may show and still pass (module docstring).
+
+    Parameters
+    ----------
+    overruns, skipped_frames : int or float or None
+        A count, or a fraction of the frames due (a float in [0, 1)).
+    lateness_p99_us, lateness_max_us : float or None
+        Microseconds; default 25 % of the period and one period.
+    stale_episodes, frames_lost, link_losses, bad_frames, recording_dropped,
+    lockstep_timeouts : int or None
+    """
+
+    overruns: int | float | None = 1e-4
+    skipped_frames: int | float | None = 1e-4
+    lateness_p99_us: float | None = -1.0  # -1: the default, from the period
+    lateness_max_us: float | None = -1.0
+    stale_episodes: int | None = 0
+    frames_lost: int | None = 0
+    link_losses: int | None = 0
+    bad_frames: int | None = 0
+    recording_dropped: int | None = 0
+    lockstep_timeouts: int | None = 0
+
+    def __post_init__(self) -> None:
+        for f in fields(self):
+            v = getattr(self, f.name)
+            if v is None:
+                continue
+            if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v):
+                raise ParameterError(f"Budget: {f.name} must be a number or None (not "
+                                     f"checked), got {v!r}")
+            if f.name.startswith("lateness"):
+                if v < 0 and v != -1.0:
+                    raise ParameterError(f"Budget: {f.name} must be >= 0 microseconds, got {v!r}")
+            elif isinstance(v, float) and f.name in ("overruns", "skipped_frames"):
+                if not 0.0 <= v < 1.0:
+                    raise ParameterError(
+                        f"Budget: {f.name}={v!r}: a float is a fraction of the frames due and "
+                        "must be in [0, 1); give an int for a count")
+            elif not isinstance(v, int) or v < 0:
+                raise ParameterError(f"Budget: {f.name} must be a count >= 0 (int) or None, "
+                                     f"got {v!r}")
+
+    @classmethod
+    def lenient(cls) -> Budget:
+        """Nothing checked but errors: for exploratory runs (the figures are reported)."""
+        return cls(**{f.name: None for f in fields(cls)})
+
+    def limit(self, name: str, frames_due: int, period_us: float) -> float | None:
+        """The budget of ``name`` as a number (fractions and defaults resolved)."""
+        v = getattr(self, name)
+        if v is None:
+            return None
+        if name == "lateness_p99_us" and v == -1.0:
+            return 0.25 * period_us
+        if name == "lateness_max_us" and v == -1.0:
+            return period_us
+        if isinstance(v, float) and name in ("overruns", "skipped_frames"):
+            return math.floor(v * frames_due)
+        return float(v)
+
+
+@dataclass
+class Check:
+    """One checked figure."""
+
+    name: str
+    figure: Any
+    limit: Any
+    ok: bool
+    text: str
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+@dataclass
+class Verdict:
+    """Pass or fail, with every check (module docstring)."""
+
+    subject: str
+    checks: list[Check] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def passed(self) -> bool:
+        return all(c.ok for c in self.checks)
+
+    @property
+    def failed(self) -> list[Check]:
+        return [c for c in self.checks if not c.ok]
+
+    @property
+    def exit_code(self) -> int:
+        return 0 if self.passed else 1
+
+    def add(self, name: str, figure: Any, limit: Any, ok: bool, text: str) -> Check:
+        c = Check(name, figure, limit, bool(ok), text)
+        self.checks.append(c)
+        return c
+
+    def line(self) -> str:
+        """One line: ``verdict PASS|FAIL <subject>: ...`` (the failed checks first)."""
+        if self.passed:
+            body = "; ".join(c.text for c in self.checks[:4])
+            more = f" (+{len(self.checks) - 4} more checks)" if len(self.checks) > 4 else ""
+            head = f"verdict PASS {self.subject}: {len(self.checks)} checks within budget"
+            return f"{head}: {body}{more}" + "".join(f"; {n}" for n in self.notes[:2])
+        bad = "; ".join(c.text for c in self.failed)
+        return (f"verdict FAIL {self.subject}: {len(self.failed)} of {len(self.checks)} checks "
+                f"failed: {bad}" + "".join(f"; {n}" for n in self.notes[:2]))
+
+    def as_dict(self) -> dict:
+        return {"subject": self.subject, "passed": self.passed,
+                "status": "pass" if self.passed else "fail", "exit_code": self.exit_code,
+                "line": self.line(), "checks": [c.as_dict() for c in self.checks],
+                "failed": [c.name for c in self.failed], "notes": list(self.notes)}
+
+    def write(self, path: Any) -> None:
+        """Write :meth:`as_dict` as JSON to ``path``."""
+        with open(path, "w", encoding="utf-8") as f:
+            json.dump(_jsonable(self.as_dict()), f, indent=1)
+
+    @classmethod
+    def combine(cls, subject: str, parts: list[Verdict], checks: list[Check] = ()) -> Verdict:
+        """One verdict of several (a plant and its ECU, a demo's phases): every check,
+        named ``part: check``."""
+        v = cls(subject)
+        for p in parts:
+            for c in p.checks:
+                v.checks.append(Check(f"{p.subject}: {c.name}", c.figure, c.limit, c.ok,
+                                      f"{p.subject}: {c.text}"))
+            v.notes.extend(f"{p.subject}: {n}" for n in p.notes)
+        v.checks.extend(checks)
+        return v
+
+
+def io_figures(objects: list) -> dict:
+    """The sum of ``io_figures()`` of ``objects`` (bridges, backends, bus logs), with
+    ``"by"``: each object's own figures by its name (for the summary)."""
+    total = dict.fromkeys(IO_KEYS, 0)
+    by: dict[str, dict] = {}
+    for o in objects:
+        fig = o.io_figures()
+        for k in IO_KEYS:
+            total[k] += int(fig.get(k, 0))
+        name = getattr(o, "path", None) or getattr(o, "where", None) or type(o).__name__
+        by[str(name)] = {k: v for k, v in fig.items() if v}
+    total["by"] = {k: v for k, v in by.items() if v}
+    return total
+
+
+def _fmt(x: float) -> str:
+    return f"{x:.4g}" if isinstance(x, float) else str(x)
+
+
+def runner_verdict(subject: str, tel: Any, budget: Budget, io: dict, *,
+                   error: BaseException | None, terminated: dict | None,
+                   setup: dict | None, frames_due: int) -> Verdict:
+    """The verdict of one run of the runner (used by :class:`~hil.runner.RealTimeRunner`)."""
+    v = Verdict(subject)
+    period_us = tel.period_ns / 1e3
+    p = tel.percentiles_us()
+
+    def count(name: str, figure: int, what: str) -> None:
+        lim = budget.limit(name, frames_due, period_us)
+        ok = lim is None or figure <= lim
+        budget_text = "not checked" if lim is None else f"budget {lim:g}"
+        v.add(name, figure, lim, ok, f"{figure} {what} ({budget_text})")
+
+    count("overruns", tel.overruns, f"overruns of {tel.frames} frames")
+    count("skipped_frames", tel.skipped, f"frames skipped of {frames_due} due")
+    for name, key, what in (("lateness_p99_us", "p99", "lateness p99"),
+                            ("lateness_max_us", "max", "lateness max")):
+        fig = p[key]
+        lim = budget.limit(name, frames_due, period_us)
+        if fig != fig:  # no frame ran
+            v.add(name, None, lim, error is None, f"{what}: no frame ran")
+            continue
+        ok = lim is None or fig <= lim
+        budget_text = "not checked" if lim is None else f"budget {_fmt(lim)} us"
+        v.add(name, round(fig, 3), lim, ok, f"{what} {_fmt(fig)} us ({budget_text})")
+    texts = {"stale_episodes": "stale episodes", "frames_lost": "frames lost",
+             "link_losses": "link losses", "bad_frames": "bad frames",
+             "recording_dropped": "recording chunks/rows dropped",
+             "lockstep_timeouts": "lock-step timeouts"}
+    for k in IO_KEYS:
+        count(k, int(io.get(k, 0)), texts[k])
+    if error is not None:
+        v.add("run", f"{type(error).__name__}: {error}", "no error", False,
+              f"ended by {type(error).__name__}: {' '.join(str(error).split())[:300]}")
+    else:
+        v.add("run", tel.stopped_by or "complete", "no error", True,
+              "ended " + (f"early: {tel.stopped_by}" if tel.stopped_by else "at its end time"))
+    if terminated:
+        v.notes.append(f"the model ended the run at t = {terminated.get('t', 0.0):.6g} s "
+                       f"({terminated.get('by', '?')}: {terminated.get('reason', '')})")
+    if setup is not None:
+        v.notes.append(setup.get("text", ""))
+    return v
+
+
+def _jsonable(v: Any) -> Any:
+    if isinstance(v, float) and not math.isfinite(v):
+        return None
+    if isinstance(v, dict):
+        return {str(k): _jsonable(x) for k, x in v.items()}
+    if isinstance(v, list | tuple | set):
+        return [_jsonable(x) for x in v]
+    if v is None or isinstance(v, bool | int | float | str):
+        return v
+    if hasattr(v, "item"):
+        return v.item()
+    return repr(v)
