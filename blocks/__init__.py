@@ -32,6 +32,7 @@ from .math import (
     UnitConversion,
 )
 from .pid import PID, DiscretePID
+from .sinks import Terminator
 from .sources import ClosedFormSource, Constant, Pulse, Ramp, Sine, Step, TimeSource
 from .tables import FromArrays, FromFile, Table1D, Table2D
 
@@ -40,6 +41,6 @@ __all__ = [
     "DiscretePID", "DiscreteStateSpace", "DiscreteTransferFunction", "FilteredDerivative",
     "FirstOrderLag", "FromArrays", "FromFile", "Gain", "Integrator", "MinMax", "Mux", "PID",
     "Product", "Pulse", "Ramp", "RateLimiter", "RateTransition", "Relay", "Saturation", "Sine",
-    "StateSpace", "Step", "Sum", "Switch", "Table1D", "Table2D", "TimeSource",
+    "StateSpace", "Step", "Sum", "Switch", "Table1D", "Table2D", "Terminator", "TimeSource",
     "TransferFunction", "UnitConversion", "UnitDelay", "ZeroOrderHold", "c2d",
 ]

@@ -29,11 +29,16 @@ from typing import Any
 
 import numpy as np
 
+from .errors import BuildError, LoopConvergenceError, RateError
+
 
 class Coupling:
     """Base class of coupling strategies."""
 
     name = "base"
+
+    def check(self, master: Any) -> None:
+        """Refuse, at ``MasterScheduler(...)``, a master this coupling cannot run."""
 
     def step(self, master: Any, k: int, t0: int, H: int) -> None:
         raise NotImplementedError
@@ -88,14 +93,28 @@ class GaussSeidel(Coupling):
     def __init__(self, order: list[str] | None = None) -> None:
         self.order = order
 
+    def check(self, master: Any) -> None:
+        if not self.order:
+            return
+        names = [s.name for s in master.subsystems]
+        unknown = [n for n in self.order if n not in names]
+        if unknown:
+            raise BuildError(f"GaussSeidel order {list(self.order)} names subsystem(s) "
+                             f"{', '.join(repr(n) for n in unknown)} that the master does not "
+                             f"have; its subsystems are {', '.join(names)}")
+        missing = [n for n in names if n not in self.order]
+        if missing:
+            raise BuildError(f"GaussSeidel order {list(self.order)} does not name subsystem(s) "
+                             f"{', '.join(repr(n) for n in missing)}; list every subsystem "
+                             f"once, in the order they should step ({', '.join(names)})")
+        if len(set(self.order)) != len(self.order):
+            raise BuildError(f"GaussSeidel order {list(self.order)} names a subsystem twice; "
+                             "list every subsystem once")
+
     def step(self, master: Any, k: int, t0: int, H: int) -> None:
         due = master.due(k)
         if self.order:
             rank = {n: i for i, n in enumerate(self.order)}
-            missing = [s.name for s in due if s.name not in rank]
-            if missing:
-                raise ValueError(f"GaussSeidel order {self.order} does not name subsystem(s) "
-                                 f"{missing}")
             due = sorted(due, key=lambda s: rank[s.name])
         for s in due:
             master.feed_inputs(s, t0)
@@ -104,22 +123,38 @@ class GaussSeidel(Coupling):
 
 
 class Iterative(Coupling):
-    """Iterate each macro step until the coupling signals at its end are consistent.
+    r"""Iterate each macro step until the coupling signals at its end are consistent.
 
     The unknowns are the coupling outputs ``z`` at ``t_{k+1}``.  One sweep rolls
     the subsystems back to ``t_k``, gives every input the polynomial through
     the history and the current guess at ``t_{k+1}`` (interpolation, order as
-    configured), steps all subsystems (Jacobi) and reads ``y(z)`` at
-    ``t_{k+1}``.  The step is accepted when ``|y(z) - z| <= tol (1 + |y|)``.
+    configured; a subsystem that holds its inputs gets the end value ``z``
+    itself), steps all subsystems (Jacobi) and reads ``y(z)`` at ``t_{k+1}``.
+    The step is accepted when ``|y(z) - z| <= tol (1 + |y|)``.
 
     Methods: ``"fixed_point"`` (z <- y), ``"aitken"`` (dynamic relaxation),
     ``"anderson"`` (Anderson acceleration over the last ``depth`` sweeps),
     ``"broyden"`` (quasi-Newton on ``g(z) = y(z) - z``, as Schiehlen & Scholz
-    do), ``"newton"`` (finite-difference interface Jacobian over whole sweeps,
-    one extra sweep per unknown).  Each sweep ends by solving the direct
-    feedthrough at ``t_{k+1}`` (the master's loop solver, with the subsystems'
-    output Jacobians), so ``y(z)`` depends on ``z`` only through the states:
-    that is the part these methods iterate on.
+    do), ``"newton"``.  Each sweep ends by solving the direct feedthrough at
+    ``t_{k+1}`` (the master's loop solver, with the subsystems' output
+    Jacobians), so ``y(z)`` depends on ``z`` only through the states: that is
+    the part these methods iterate on.
+
+    Newton's interface Jacobian is assembled, not swept:
+
+    .. math:: \frac{\partial y}{\partial z} = (I - D)^{-1} (S - D)
+
+    ``S``: each subsystem's sensitivity of its outputs at ``t_{k+1}`` to the end
+    value of its inputs (its ``step_jacobian()`` where it gives one, else one
+    extra step of that subsystem alone per source it reads, by finite
+    differences); ``D``: the feedthrough Jacobian at ``t_{k+1}`` chained from the
+    subsystems' ``output_jacobian()`` (FMU directional derivatives where given),
+    which the settling of feedthrough outputs adds.  Sources that only feed
+    inputs nothing reads (``unread_inputs()``) get no column.  The inverse of
+    ``J - I`` is kept across macro steps and improved by Broyden updates;
+    it is recomputed only when a sweep reduces the residual by less than
+    ``slow`` (or at the first step), so a linear coupling costs two sweeps
+    per step.  ``reuse_jacobian=False`` recomputes it at every step.
 
     The converged result is an implicit (interpolating) coupling: no
     extrapolation error, stable where explicit coupling is not.  Needs
@@ -132,39 +167,137 @@ class Iterative(Coupling):
     METHODS = ("fixed_point", "aitken", "anderson", "broyden", "newton")
 
     def __init__(self, method: str = "broyden", tol: float = 1e-10, max_iter: int = 30,
-                 fd_step: float = 1e-7, depth: int = 5) -> None:
+                 fd_step: float = 1e-7, depth: int = 5, reuse_jacobian: bool = True,
+                 slow: float = 0.1) -> None:
         if method not in self.METHODS:
             raise ValueError(f"Iterative: method must be one of {', '.join(self.METHODS)}, "
                              f"got {method!r}")
+        if not 0.0 < slow < 1.0:
+            raise ValueError(f"Iterative: slow must be between 0 and 1, got {slow!r}")
         self.method, self.tol, self.max_iter, self.fd_step = method, tol, max_iter, fd_step
         self.depth = int(depth)
+        self.reuse_jacobian = bool(reuse_jacobian)
+        self.slow = float(slow)
         self.name = f"iterative/{method}"
+        self.jacobians = 0  # interface Jacobians computed (Newton)
+        self.jacobian_steps = 0  # extra subsystem steps spent on them
+        self._M: np.ndarray | None = None  # (J - I)^-1, kept across steps
+        self._plan: dict | None = None
+        self._raw: dict = {}
 
+    def check(self, master: Any) -> None:
+        slow = [f"'{s.name}' (rate {s.rate})" for s in master.subsystems if s.rate != 1]
+        if slow:
+            raise RateError(f"iterative coupling redoes every macro step with all subsystems "
+                            f"together, so every subsystem must step at the macro step: "
+                            f"{', '.join(slow)}; give them rate=1 or use Jacobi/GaussSeidel")
+        self._M = None
+        self._plan = None
+
+    # ----------------------------------------------------------- sweeps
     def _sweep(self, master: Any, snap: dict, t0: int, H: int, z: np.ndarray,
                first: bool) -> np.ndarray:
         if not first:
             master.restore(snap)
-        keys = master.coupled_sources
-        for key, val in zip(keys, master.unpack(z)):
-            master.histories[key].push(t0 + H, val)
-        polys = {s.name: master.input_polys(s, t0) for s in master.subsystems}
-        for key in keys:
-            master.histories[key].truncate_after(t0)
+        polys = self._polys(master, t0, H, z, master.subsystems)
         master._fed.update(polys)
         for s in master.subsystems:
             s.set_inputs(t0 * 1e-9, polys[s.name])
         for s in master.subsystems:
             master.step_subsystem(s, t0, H)
+        self._raw = {}
         for s in master.subsystems:
-            master._publish(s, t0 + H, s.get_outputs())
+            outs = s.get_outputs()
+            self._raw[s.name] = outs
+            master._publish(s, t0 + H, outs)
         if master.feedthrough_subs:
             master._settle(t0 + H, master.feedthrough_subs, once=master._settle_once)
         return master.pack_last()
 
+    @staticmethod
+    def _polys(master: Any, t0: int, H: int, z: np.ndarray, subs: list) -> dict:
+        """The input polynomials through the history and ``z`` at ``t0 + H``."""
+        keys = master.coupled_sources
+        for key, val in zip(keys, master.unpack(z)):
+            master.histories[key].push(t0 + H, val)
+        polys = {s.name: master.input_polys(s, t0) for s in subs}
+        for key in keys:
+            master.histories[key].truncate_after(t0)
+        return polys
+
+    # --------------------------------------------------- Newton's Jacobian
+    def _layout(self, master: Any) -> dict:
+        """Per subsystem: the sources it reads (index ranges in z) and its output rows."""
+        if self._plan is not None:
+            return self._plan
+        offsets, i = {}, 0
+        for key in master.coupled_sources:
+            n = master.histories[key].last.size
+            offsets[key] = (i, n)
+            i += n
+        plan = {}
+        for s in master.subsystems:
+            unread = set(s.unread_inputs()) if hasattr(s, "unread_inputs") else set()
+            srcs = sorted({master.sources[(s.name, name)][0]
+                           for name, *_ in master._feeds[s.name] if name not in unread})
+            rows = [(o, offsets[(s.name, o)]) for o in s.output_names
+                    if (s.name, o) in offsets]
+            plan[s.name] = (srcs, rows)
+        self._plan = {"offsets": offsets, "n": i, "subs": plan}
+        return self._plan
+
+    def _jacobian(self, master: Any, snap: dict, t0: int, H: int, z: np.ndarray) -> np.ndarray:
+        """``dy/dz`` at the iterate ``z`` of the sweep just done (see class docstring)."""
+        lay = self._layout(master)
+        offsets, n = lay["offsets"], lay["n"]
+        D = None
+        if master.feedthrough_subs:
+            try:  # at the point the sweep reached, before the extra steps below
+                D = master.interface_jacobian()
+            except BuildError:  # a subsystem gives no output Jacobian: Broyden corrects
+                D = None
+        S = np.zeros((n, n))
+        for s in master.subsystems:
+            srcs, rows = lay["subs"][s.name]
+            if not srcs or not rows:
+                continue
+            given = s.step_jacobian() if hasattr(s, "step_jacobian") else None
+            if given is not None:
+                for o, (r0, rn) in rows:
+                    for name, *_rest in master._feeds[s.name]:
+                        block = given.get((o, name))
+                        if block is None:
+                            continue
+                        src, scale, _ = master.sources[(s.name, name)]
+                        c0, cn = offsets[src]
+                        S[r0:r0 + rn, c0:c0 + cn] += np.asarray(block, float).reshape(
+                            rn, cn) * scale
+                continue
+            base = self._raw[s.name]
+            y0 = {o: np.ravel(np.asarray(base[o], float)).copy() for o, _ in rows}
+            for src in srcs:
+                c0, cn = offsets[src]
+                for j in range(cn):
+                    dz = self.fd_step * max(1.0, abs(z[c0 + j]))
+                    zp = z.copy()
+                    zp[c0 + j] += dz
+                    s.restore_state(snap["subs"][s.name])
+                    polys = self._polys(master, t0, H, zp, [s])
+                    s.set_inputs(t0 * 1e-9, polys[s.name])
+                    master.step_subsystem(s, t0, H)
+                    self.jacobian_steps += 1
+                    outs = s.get_outputs()
+                    for o, (r0, rn) in rows:
+                        S[r0:r0 + rn, c0 + j] = (np.ravel(np.asarray(outs[o], float))
+                                                 - y0[o]) / dz
+        self.jacobians += 1
+        if D is None:
+            return S
+        eye = np.eye(n)
+        return np.linalg.solve(eye - D, S - D)
+
+    # ------------------------------------------------------------ a step
     def step(self, master: Any, k: int, t0: int, H: int) -> None:
-        from .errors import LoopConvergenceError
-        if any(s.rate != 1 for s in master.subsystems):
-            raise ValueError("Iterative coupling needs every subsystem at rate 1")
         snap = master.save()
         z = master.predict(t0, H)
         y = self._sweep(master, snap, t0, H, z, first=True)
@@ -173,7 +306,13 @@ class Iterative(Coupling):
         omega = 0.5
         r_prev = None
         g = y - z
-        Jinv = -np.eye(n)  # Broyden: inverse Jacobian of g(z) = y - z, initial g' = -I
+        newton = self.method == "newton"
+        if newton:
+            M = self._M if self.reuse_jacobian else None
+            fresh = False
+            res_prev = None
+        else:
+            M = -np.eye(n)  # Broyden: inverse Jacobian of g(z) = y - z, initial g' = -I
         hist_g: list = []  # Anderson: recent residuals and images
         hist_y: list = []
         while True:
@@ -209,26 +348,26 @@ class Iterative(Coupling):
                     gamma = np.linalg.lstsq(dF, g, rcond=None)[0]
                     z_new = y - dG @ gamma
             elif self.method == "broyden":
-                z_new = z - Jinv @ g
-            else:  # newton with a finite-difference interface Jacobian
-                J = np.empty((n, n))
-                for j in range(n):
-                    dz = self.fd_step * max(1.0, abs(z[j]))
-                    zp = z.copy()
-                    zp[j] += dz
-                    yp = self._sweep(master, snap, t0, H, zp, first=False)
-                    it += 1
-                    J[:, j] = ((yp - zp) - g) / dz
-                z_new = z - np.linalg.solve(J, g)
+                z_new = z - M @ g
+            else:  # newton: the kept inverse, recomputed when convergence slows
+                slow = res_prev is not None and res > self.slow * res_prev
+                if M is None or (slow and not fresh):
+                    J = self._jacobian(master, snap, t0, H, z)
+                    M = np.linalg.inv(J - np.eye(n))
+                    fresh = True
+                res_prev = res
+                z_new = z - M @ g
             y_new = self._sweep(master, snap, t0, H, z_new, first=False)
             it += 1
             g_new = y_new - z_new
-            if self.method == "broyden":
+            if self.method == "broyden" or newton:
                 dz, dg = z_new - z, g_new - g
-                denom = float(dz @ Jinv @ dg)
+                denom = float(dz @ M @ dg)
                 if denom != 0.0:
-                    Jinv = Jinv + np.outer(dz - Jinv @ dg, dz @ Jinv) / denom
+                    M = M + np.outer(dz - M @ dg, dz @ M) / denom
             z, y, g = z_new, y_new, g_new
+        if newton:
+            self._M = M if self.reuse_jacobian else None
         master.iterations.append(it)
         master.iteration_total += it
         master.last_residual = res

@@ -25,6 +25,7 @@ Example
 from __future__ import annotations
 
 import time as _time
+import warnings
 from typing import Any
 
 import numpy as np
@@ -32,12 +33,13 @@ import numpy as np
 from . import bonds
 from .block import did_you_mean
 from .coupling import Coupling, Jacobi
-from .errors import BuildError, ConnectError, PortError, UnitError
+from .errors import BuildError, ConnectError, CosimWarning, PortError, UnitError
 from .extrapolation import SignalHistory, evaluate
 from .master_results import ResultsRecorder
 from .master_settle import LoopSettler
 from .observers import Results
 from .step_control import run_controlled
+from .subsystem import max_input_order
 from .time import SECONDS_PER_TICK, format_time, to_ticks
 from .units import conversion
 
@@ -58,9 +60,15 @@ class MasterScheduler(ResultsRecorder, LoopSettler):
         Macro (communication) step ``H``.
     coupling : Coupling
         :class:`~cosim.coupling.Jacobi` (default) or :class:`~cosim.coupling.GaussSeidel`.
-    extrapolation : int or dict
+    extrapolation : int or dict, optional
         Polynomial order 0-3 of every coupling input, or ``{"dst.input": order}``
-        with a ``"*"`` default.
+        with a ``"*"`` default (not given: 1).  A subsystem follows at most the
+        degree its ``max_input_order`` says (a Co-Simulation FMU that cannot
+        interpolate inputs holds them: 0); its inputs get the polynomial of that
+        lower order (degree 0 is the newest sample: the value at the start of
+        the step when extrapolating, at its end when interpolating, as iterative
+        coupling and Gauss-Seidel's later subsystems do).  An order given here
+        that a subsystem cannot follow is lowered with a :class:`CosimWarning`.
     step_control : StepController, optional
         Communication-step control (:mod:`cosim.step_control`); ``step_s`` is
         then the initial step.
@@ -83,13 +91,16 @@ class MasterScheduler(ResultsRecorder, LoopSettler):
         streamed to disk in chunks while the run goes, so a crash or a kill loses at
         most the last chunk (the file's status says how the run ended).
     high_order_start : bool
-        For extrapolation orders 2-3, compute the first macro steps by waveform
-        relaxation (:meth:`_startup`) so the global order is ``p + 1`` from the
-        start; otherwise the first step's zero-order hold limits it to 2.
+        For extrapolation orders 2-3 (every coupling, iterative included),
+        compute the first macro steps by waveform relaxation (:meth:`_startup`)
+        so the global order is ``p + 1`` from the start; otherwise the first
+        step's zero-order hold (iterative coupling: linear interpolation) limits
+        it to 2 (iterative: 3).  Where it cannot run (a subsystem without
+        save/restore, or at a rate above 1) the master warns at construction.
     """
 
     def __init__(self, subsystems: list, connections: list, step_s: float, *,
-                 coupling: Coupling | None = None, extrapolation: Any = 1,
+                 coupling: Coupling | None = None, extrapolation: Any = None,
                  step_control: Any = None, power_bonds: list | None = None,
                  loop_solver: str = "newton", high_order_start: bool = True,
                  writers: Any = ()) -> None:
@@ -122,17 +133,21 @@ class MasterScheduler(ResultsRecorder, LoopSettler):
         if missing:
             raise PortError(f"MasterScheduler: unconnected subsystem input(s) {', '.join(missing)}"
                             "; connect each one to an output of another subsystem")
-        self.orders = self._orders(extrapolation)
+        self.orders = self._orders(1 if extrapolation is None else extrapolation)
+        #: the order each input gets: ``orders`` lowered to what its subsystem follows
+        self.input_orders = self._input_orders(warn=extrapolation is not None)
         self.coupled_sources = sorted({src for src, _, _ in self.sources.values()})
         for s in self.subsystems:
             check = getattr(s, "check_step", None)
             if check is not None:
                 check(s.rate * self.H)
+        self.coupling.check(self)
+        self._check_high_order_start()
         self.histories = {(s.name, o): SignalHistory(depth=5)
                           for s in self.subsystems for o in s.output_names}
         # per subsystem: (input, source history, order, scale, bias) and (output, history)
         self._feeds = {s.name: [(i, self.histories[self.sources[(s.name, i)][0]],
-                                 self.orders[(s.name, i)], *self.sources[(s.name, i)][1:])
+                                 self.input_orders[(s.name, i)], *self.sources[(s.name, i)][1:])
                                 for i in s.input_names if (s.name, i) in self.sources]
                        for s in self.subsystems}
         self._outs = {s.name: [(o, self.histories[(s.name, o)]) for o in s.output_names]
@@ -214,6 +229,50 @@ class MasterScheduler(ResultsRecorder, LoopSettler):
             if unknown:
                 raise PortError(f"extrapolation given for unknown input(s) {sorted(unknown)}")
         return out
+
+    def _input_orders(self, warn: bool) -> dict:
+        """``orders`` lowered to each subsystem's ``max_input_order`` (see ``extrapolation``)."""
+        out, lowered = {}, []
+        for (sname, inp), order in self.orders.items():
+            limit = max_input_order(self.by_name[sname], inp)
+            out[(sname, inp)] = min(order, limit)
+            if limit < order:
+                lowered.append(f"'{sname}.{inp}' ({order} -> {limit})")
+        if lowered and warn:
+            warnings.warn(
+                f"MasterScheduler: extrapolation order lowered for input(s) {', '.join(lowered)}"
+                ": those subsystems follow no higher polynomial degree within a step (a "
+                "Co-Simulation FMU without canInterpolateInputs or intermediate update holds "
+                "its inputs); they get the newest value (start of the step when "
+                "extrapolating, end of the step when interpolating).  Give these inputs that "
+                "order in extrapolation={...} to silence this", CosimWarning, stacklevel=3)
+        return out
+
+    def _check_high_order_start(self) -> None:
+        """Warn at construction when ``high_order_start`` is asked for but cannot run."""
+        p = max(self.input_orders.values(), default=0)
+        if not self.high_order_start or p < 2:
+            return
+        why = self._startup_obstacle()
+        if why:
+            capped = 3 if getattr(self.coupling, "needs_rollback", False) else 2
+            if capped >= p + 1:
+                return
+            warnings.warn(
+                f"MasterScheduler: high_order_start cannot run ({why}): the first macro step "
+                f"uses a lower-order input, so extrapolation order {p} gives global order "
+                f"{capped}, not {p + 1}; give the subsystems save/restore and rate 1, or pass "
+                "high_order_start=False to accept it", CosimWarning, stacklevel=3)
+
+    def _startup_obstacle(self) -> str:
+        """Why the high-order start cannot run ('' when it can)."""
+        slow = [s.name for s in self.subsystems if s.rate != 1]
+        if slow:
+            return f"subsystem(s) {', '.join(slow)} at a rate above 1"
+        bad = [s.name for s in self.subsystems if not getattr(s, "can_save_state", False)]
+        if bad:
+            return f"subsystem(s) {', '.join(bad)} cannot save and restore their state"
+        return ""
 
     # ------------------------------------------------ used by couplings
     def due(self, k: int) -> list:
@@ -427,11 +486,12 @@ class MasterScheduler(ResultsRecorder, LoopSettler):
         wall0 = _time.perf_counter()
         k = 0
         H = self.H
-        p = max(self.orders.values(), default=0)
-        if self.high_order_start and p >= 2 and end - self.t >= p * H \
-                and not getattr(self.coupling, "needs_rollback", False):
-            k = self._startup(p, times, rows)
+        p = max(self.input_orders.values(), default=0)
         self._check_terminated()  # already at initialization
+        if self.high_order_start and p >= 2 and end - self.t >= p * H \
+                and not self._startup_obstacle() and self.terminated is None:
+            k = self._startup(p, times, rows)
+            self._check_terminated()
         while self.t < end and self.terminated is None:
             self._macro(k, H)
             self._mark(H)

@@ -9,7 +9,14 @@ The co-simulation protocol (:class:`Subsystem`) is what the master knows:
 * ``get_outputs()``: the outputs at the current time,
 * ``save_state()`` / ``restore_state(token)`` for rollback (``can_save_state``),
 * ``feedthrough()``: which inputs each output reads directly,
-* optionally ``output_jacobian()``: d outputs / d inputs at the current point.
+* optionally ``output_jacobian()``: d outputs / d inputs at the current point,
+* optionally ``step_jacobian()``: d outputs at the end of the last step / d the
+  inputs' values there (the sensitivity iterative Newton coupling needs),
+* ``max_input_order``: the highest polynomial degree the subsystem follows
+  within a step (an int, or ``{input: degree}``; default 3).  The master gives
+  an input no higher order than this: a Co-Simulation FMU that holds its inputs
+  has 0 and gets the newest value, i.e. the end-of-step value when the master
+  interpolates (iterative coupling, Gauss-Seidel's later subsystems).
 
 :class:`DiagramSubsystem` implements all of it for a native diagram: the
 diagram's exported inputs are driven by :class:`CouplingInput` blocks that
@@ -101,6 +108,9 @@ class Subsystem(ABC):
     #: inputs that may be left unconnected in a master (they keep the subsystem's own
     #: value, e.g. an FMU input's start value)
     optional_inputs: frozenset = frozenset()
+    #: highest polynomial degree of an input the subsystem follows within a step (int, or
+    #: ``{input: degree}``): 3 for a native diagram, 0 for an FMU that holds its inputs
+    max_input_order: Any = 3
 
     @abstractmethod
     def initialize(self, t0_ticks: int) -> None:
@@ -137,6 +147,28 @@ class Subsystem(ABC):
         """d outputs / d inputs at the current point, where the subsystem provides it."""
         return None
 
+    def unread_inputs(self) -> set[str]:
+        """Inputs nothing inside the subsystem reads (default: none known)."""
+        return set()
+
+    def step_jacobian(self) -> dict | None:
+        """``{(output, input): d y(t + h) / d u(t + h)}`` of the step just taken, or None.
+
+        The sensitivity of the outputs at the end of the last step to the value
+        the input polynomial reached there (the other coefficients fixed).  A
+        subsystem that knows it (a linear model, an FMU with sensitivities)
+        returns it; iterative Newton coupling then needs no extra steps for it.
+        """
+        return None
+
+
+def max_input_order(sub: Any, name: str) -> int:
+    """The highest polynomial degree ``sub`` follows for input ``name`` (0-3)."""
+    limit = getattr(sub, "max_input_order", 3)
+    if isinstance(limit, dict):
+        limit = limit.get(name, 3)
+    return max(0, min(3, int(limit)))
+
 
 class DiagramSubsystem(Subsystem):
     """A native diagram as a co-simulation subsystem with its own solver and step.
@@ -154,16 +186,22 @@ class DiagramSubsystem(Subsystem):
         The subsystem steps every ``rate`` macro steps, over ``rate * H``
         (multi-rate by decimation).
     name : str, optional
+    hold_inputs : bool
+        Hold every input constant over a step, as a Co-Simulation FMU without
+        input interpolation does (``max_input_order = 0``): the same interface
+        values as such an FMU, e.g. to compare a diagram with its export.
     """
 
     def __init__(self, diagram: Any, *, solver: str = "rk4", dt: float | None = None,
-                 rate: int = 1, name: str | None = None, **simulator_options: Any) -> None:
+                 rate: int = 1, name: str | None = None, hold_inputs: bool = False,
+                 **simulator_options: Any) -> None:
         from .simulator import Simulator
         if int(rate) < 1:
             raise RateError(f"subsystem '{name or diagram.name}': rate must be an integer "
                             f">= 1, got {rate!r}")
         self.name = name or diagram.name
         self.rate = int(rate)
+        self.max_input_order = 0 if hold_inputs else 3
         self.diagram = diagram
         b = DiagramBuilder(f"{self.name}_cosim")
         b.add(diagram)
@@ -236,6 +274,19 @@ class DiagramSubsystem(Subsystem):
     def get_outputs(self) -> dict[str, Any]:
         sig = self.ctx.signals
         return {n: sig[i] for n, i in self._out_slots}
+
+    def unread_inputs(self) -> set[str]:
+        """Exported inputs whose every reader discards its input (a ``Terminator``)."""
+        plan = self.wrapper.compile()
+        readers: dict[int, list] = {}
+        for port, slot in plan.input_slot.items():
+            readers.setdefault(slot, []).append(port.block)
+        out = set()
+        for name, drv in self._drivers.items():
+            blocks = readers.get(plan.output_slot[drv.y], [])
+            if all(getattr(b, "discards_input", False) for b in blocks):
+                out.add(name)
+        return out
 
     def feedthrough(self) -> dict[str, set[str]]:
         plan = self.wrapper.compile()

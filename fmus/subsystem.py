@@ -19,9 +19,14 @@ an ordinary subsystem:
 * ``set_inputs(t0, polys)`` keeps the master's polynomials; the values at the
   start of the step are set before ``doStep``.  An FMI 2 FMU with
   ``canInterpolateInputs`` also gets the polynomial's time derivatives
-  (``fmi2SetRealInputDerivatives``, up to ``input_derivative_order``); an
-  FMI 3 FMU with ``providesIntermediateUpdate`` gets the polynomial's value at
-  each intermediate update for inputs flagged ``intermediateUpdate``;
+  (``fmi2SetRealInputDerivatives``, up to ``input_derivative_order`` and the
+  FMU's ``maxInputDerivativeOrder``); an FMI 3 FMU with
+  ``providesIntermediateUpdate`` gets the polynomial's value at each
+  intermediate update for inputs flagged ``intermediateUpdate``.  Every other
+  input is held over the step, so ``max_input_order`` is 0 for it and the
+  master gives it a constant: the newest value, i.e. the end-of-step iterate
+  under iterative coupling (and the source's new output for Gauss-Seidel's
+  later subsystems), the start value when it extrapolates;
 * ``do_step`` is one ``doStep`` (FMI 3: early returns are continued to the end
   of the communication step, with event mode handled in between when
   ``hasEventMode``; the event times are kept in :attr:`events`);
@@ -49,9 +54,12 @@ out     each FMU ``output`` (Real/Int/Bool)     feedthrough from ``ModelStructur
 
 Data-exchange timing (no interpolation, the FMU holds its inputs)::
 
-    master:  set u(t_k) ---- doStep(t_k, H) ----> get y(t_k + H)
-    FMU:     u held over [t_k, t_k + H] (with canInterpolateInputs: the
-             polynomial through the master's extrapolation instead)
+    master:  set u ---- doStep(t_k, H) ----> get y(t_k + H)
+    FMU:     u held over [t_k, t_k + H] (with canInterpolateInputs or intermediate
+             update: the master's polynomial instead)
+    u:       Jacobi / first of Gauss-Seidel: y(t_k) (extrapolation at t_k)
+             later Gauss-Seidel subsystems:  y(t_k + H) of the ones before
+             iterative coupling:             the iterate z at t_k + H
 
 Limitations
 -----------
@@ -245,11 +253,21 @@ class FMUSubsystem(Subsystem):
                               if v.causality not in ("parameter", "structuralParameter")}
         self._ft = self._feedthrough(feedthrough)
         interp_ok = caps.get("canInterpolateInputs") and not self.fmi3
+        max_deriv = caps.get("maxInputDerivativeOrder")
         self.deriv_order = int(input_derivative_order) if interp_ok else 0
+        if isinstance(max_deriv, int) and max_deriv >= 1:
+            self.deriv_order = min(self.deriv_order, max_deriv)
         inter_vars = [v for v in self.in_vars if v.intermediate_update and v.kind == "real"
                       and not v.shape]
         self.intermediate = bool(intermediate_update and self.fmi3 and inter_vars
                                  and caps.get("providesIntermediateUpdate"))
+        # the polynomial degree each input follows within a step (the master lowers the
+        # order it gives to this): input derivatives (FMI 2), the polynomial at each
+        # intermediate update (FMI 3), else held (0: the newest value)
+        inter_ports = {v.port for v in inter_vars} if self.intermediate else set()
+        self.max_input_order = {
+            v.port: (min(3, self.deriv_order) if v.kind == "real" else 0) if self.deriv_order
+            else (3 if v.port in inter_ports else 0) for v in self.in_vars}
         cl = call_log
         if isinstance(cl, (str, os.PathLike)):
             path = os.fspath(cl)

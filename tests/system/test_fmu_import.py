@@ -17,6 +17,7 @@
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -293,8 +294,14 @@ def test_fmi3_cs_intermediate_update_feeds_the_polynomial_inputs(fmu_files):
     for iu in (True, False):
         osc = load_fmu(fmu_files["Oscillator3"], name="osc", interface="cs",
                        intermediate_update=iu)
-        res = MasterScheduler([source(), osc], [("src.F", "osc.F")], 1e-3,
-                              extrapolation=1).run(1.0)
+        assert osc.max_input_order == {"F": 3 if iu else 0}
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            master = MasterScheduler([source(), osc], [("src.F", "osc.F")], 1e-3,
+                                     extrapolation=1)
+        # held: the order-1 extrapolation cannot reach the FMU, and the master says so
+        assert any("'osc.F' (1 -> 0)" in str(w.message) for w in caught) != iu
+        res = master.run(1.0)
         errs[iu] = np.max(np.abs(res["osc.x"] - ref["osc.x"]))
         assert osc.events == [0.5]  # the time event, through early return + event mode
     assert errs[True] < 1e-12, errs  # measured 6.8e-16
