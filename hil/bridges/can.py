@@ -37,6 +37,21 @@ in <signal>     DBC     each signal of the message (clipped into the DBC range
 in enable       1       only with ``enable_input=True``: send while >= 0.5
 ==============  ======  =====================================================
 
+Receive-side checks (each counted in ``stats()`` and, as bad frames, in the verdict):
+
+* a frame whose length differs from the DBC's message length is rejected (``wrong_dlc``);
+* a value outside the DBC's [min, max] (a raw 0x3FF gives throttle 1.023 against a max of
+  1.0) is counted in ``out_of_range`` and, per ``on_range``, clamped into the range
+  (``"clamp"``, the default), the frame rejected (``"reject"``) or kept (``"accept"``);
+* end-to-end protection (:mod:`hil.can.e2e`: alive counter and CRC, declared in the DBC by
+  signal names or given as ``e2e=``): a bad CRC or a repeated counter rejects the frame,
+  a counter jump counts the frames lost;
+* ``max_age_s``: a frame older than this when it is read (now minus the driver's receive
+  timestamp: a backlog in a socket, a pty or a reader queue) is rejected (``too_old``),
+  so staleness is measured by the message's age, not only by silence.
+
+:class:`CanTransmit` fills the alive counter and the CRC of a protected message itself.
+
 Limitations
 -----------
 * Ages are in simulated time at the receiving hit, not the driver's timestamps: under
@@ -48,6 +63,7 @@ Limitations
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -58,7 +74,31 @@ from ..can.dbc import CanDatabase
 from ..errors import HILError
 from .base import Bridge, BridgeError, Freshness
 
-__all__ = ["CanReceive", "CanTransmit"]
+__all__ = ["CanReceive", "CanTransmit", "RANGE_POLICIES"]
+
+RANGE_POLICIES = ("clamp", "reject", "accept")
+
+
+def _e2e_profiles(db: CanDatabase, messages: list[str], e2e: Any, owner: str) -> dict:
+    """``{message: bound E2EProfile}`` from ``e2e`` (``"dbc"``: by signal names; a dict
+    of profiles; ``None``: none)."""
+    from ..can.e2e import E2EProfile, bind, profile_from_dbc
+    if e2e is None:
+        return {}
+    if e2e == "dbc":
+        out = {m: profile_from_dbc(db.message(m)) for m in messages}
+        return {m: p for m, p in out.items() if p is not None}
+    if not isinstance(e2e, Mapping):
+        raise ParameterError(f"{owner}: e2e must be 'dbc', None or {{message: E2EProfile}}, "
+                             f"got {e2e!r}")
+    out = {}
+    for m, p in e2e.items():
+        if m not in messages:
+            raise ParameterError(f"{owner}: e2e names {m!r}, not one of {', '.join(messages)}")
+        if not isinstance(p, E2EProfile):
+            raise ParameterError(f"{owner}: e2e[{m!r}] must be an E2EProfile, got {p!r}")
+        out[m] = bind(p, db.message(m))
+    return out
 
 
 def _cycle_s(db: CanDatabase, message: str) -> float | None:
@@ -101,6 +141,13 @@ class CanReceive(Bridge):
         ``{signal: value}``; ``safe`` is required for every signal under ``"safe"``.
     startup_s : float
         Grace time after the start during which a never-received message is not stale.
+    on_range : {"clamp", "reject", "accept"}
+        A decoded value outside the DBC's [min, max] (module docstring).
+    e2e : "dbc", dict or None
+        End-to-end protection per message (:mod:`hil.can.e2e`; default: as the DBC
+        declares it).
+    max_age_s : float, optional
+        Reject frames older than this when read (module docstring).
     """
 
     kind = "CanReceive"
@@ -110,9 +157,18 @@ class CanReceive(Bridge):
                  on_stale: str = "hold", safe: Mapping[str, float] | None = None,
                  initial: Mapping[str, float] | None = None, startup_s: float = 0.0,
                  offset_s: float = 0.0, on_error: str = "raise",
-                 recover_every_s: float = 0.1) -> None:
+                 recover_every_s: float = 0.1, on_range: str = "clamp", e2e: Any = "dbc",
+                 max_age_s: float | None = None) -> None:
         super().__init__(name, backend, period_s, offset_s=offset_s, on_error=on_error,
                          recover_every_s=recover_every_s)
+        if on_range not in RANGE_POLICIES:
+            raise ParameterError(f"CanReceive '{name}': on_range must be one of "
+                                 f"{', '.join(RANGE_POLICIES)}, got {on_range!r}")
+        if max_age_s is not None and not (isinstance(max_age_s, int | float) and max_age_s > 0):
+            raise ParameterError(f"CanReceive '{name}': max_age_s must be a positive number "
+                                 f"of seconds or None, got {max_age_s!r}")
+        self.on_range = on_range
+        self.max_age_s = None if max_age_s is None else float(max_age_s)
         self.db = db
         self.messages = [messages] if isinstance(messages, str) else list(messages)
         if not self.messages:
@@ -144,6 +200,16 @@ class CanReceive(Bridge):
                 raise ParameterError(f"CanReceive '{name}': on_stale='safe' needs a safe value "
                                      f"for every signal; missing {', '.join(missing)}")
         self.safe = safe
+        self.e2e = _e2e_profiles(db, self.messages, e2e, f"CanReceive '{name}'")
+        from ..can.e2e import E2EState
+        self._e2e_state = {m: E2EState(p) for m, p in self.e2e.items()}
+        self._len = {m: int(self._cm[m].length) for m in self.messages}
+        # [min, max] per signal from the DBC (None: unbounded)
+        self._limits_dbc = {s: (i.minimum, i.maximum) for s, i in self.infos.items()
+                            if i.minimum is not None or i.maximum is not None}
+        self.wrong_dlc = 0
+        self.too_old = 0
+        self.out_of_range = {s: 0 for s in self._limits_dbc}
         self.initial = {s: float(initial.get(s, _initial(i))) for s, i in self.infos.items()}
         self.fresh = Freshness(self, self.messages, self._limits(stale_after_s), on_stale,
                                startup_s)
@@ -190,6 +256,7 @@ class CanReceive(Bridge):
         if frames is None:
             return None
         t = ctx.time
+        now = time.time() if self.max_age_s is not None and frames else 0.0
         for f in frames:
             if getattr(f, "is_error_frame", False):
                 continue
@@ -197,16 +264,52 @@ class CanReceive(Bridge):
             if m is None:
                 self.unknown += 1
                 continue
+            data = bytes(f.data)
+            if len(data) != self._len[m]:
+                self.wrong_dlc += 1
+                continue
+            if self.max_age_s is not None and f.timestamp and now - f.timestamp > self.max_age_s:
+                self.too_old += 1
+                continue
             try:
-                values = self._cm[m].decode(bytes(f.data), decode_choices=False, scaling=True)
+                values = self._cm[m].decode(data, decode_choices=False, scaling=True)
             except Exception as exc:  # noqa: BLE001 - a malformed frame (cantools' error)
                 self._failed(BridgeError(f"cannot decode {m} (id 0x{f.arbitration_id:X}, "
                                          f"{len(f.data)} bytes): {exc}"), f"decode {m}", t)
+                continue
+            st = self._e2e_state.get(m)
+            if st is not None and not st.check(data, values[st.p.counter_signal]):
+                continue
+            if self._limits_dbc and not self._in_range(values):
                 continue
             self.values.update(values)
             self.fresh.received(m, t)
         self.fresh.update(t)
         return None
+
+    def _in_range(self, values: dict) -> bool:
+        """Count values outside the DBC range; clamp them, or False to reject the frame."""
+        ok = True
+        for s, (lo, hi) in self._limits_dbc.items():
+            v = values.get(s)
+            if v is None:
+                continue
+            if (lo is not None and v < lo) or (hi is not None and v > hi):
+                self.out_of_range[s] += 1
+                if self.on_range == "reject":
+                    ok = False
+                elif self.on_range == "clamp":
+                    values[s] = min(max(v, lo if lo is not None else v),
+                                    hi if hi is not None else v)
+        return ok
+
+    def io_figures(self) -> dict:
+        fig = super().io_figures()
+        e2e = [st.stats() for st in self._e2e_state.values()]
+        fig["frames_lost"] = sum(x["lost"] for x in e2e)
+        fig["bad_frames"] = (self.wrong_dlc + self.too_old + sum(self.out_of_range.values())
+                             + sum(x["crc_errors"] + x["repeated"] for x in e2e))
+        return fig
 
     def _value(self, s: str) -> float:
         return self.fresh.value(self.infos[s].message, self.values[s], self.safe.get(s),
@@ -214,7 +317,10 @@ class CanReceive(Bridge):
 
     def stats(self) -> dict:
         return {**super().stats(), "received": dict(self.fresh.count),
-                "unknown": self.unknown, "stale_events": dict(self.fresh.stale_events)}
+                "unknown": self.unknown, "stale_events": dict(self.fresh.stale_events),
+                "wrong_dlc": self.wrong_dlc, "too_old": self.too_old,
+                "out_of_range": {k: v for k, v in self.out_of_range.items() if v},
+                "e2e": {m: st.stats() for m, st in self._e2e_state.items()}}
 
 
 class CanTransmit(Bridge):
@@ -229,6 +335,9 @@ class CanTransmit(Bridge):
         Default: the DBC's ``GenMsgCycleTime``.
     enable_input : bool
         Declare an ``enable`` input; nothing is sent while it is below 0.5.
+    e2e : "dbc", E2EProfile or None
+        End-to-end protection of the message (default: as the DBC declares it); its
+        counter and CRC signals are filled in here, not ports.
     """
 
     kind = "CanTransmit"
@@ -236,7 +345,7 @@ class CanTransmit(Bridge):
     def __init__(self, name: str, backend: Any, db: CanDatabase, message: str,
                  period_s: float | None = None, *, enable_input: bool = False,
                  offset_s: float = 0.0, on_error: str = "raise",
-                 recover_every_s: float = 0.1) -> None:
+                 recover_every_s: float = 0.1, e2e: Any = "dbc") -> None:
         if period_s is None:
             period_s = _cycle_s(db, message)
             if period_s is None:
@@ -247,8 +356,14 @@ class CanTransmit(Bridge):
         self.db = db
         self.message = message
         self.infos = db.signals(message)  # unknown message lists the choices
+        from ..can.e2e import E2EProfile
+        prof = _e2e_profiles(db, [message], {message: e2e} if isinstance(e2e, E2EProfile)
+                             else e2e, f"CanTransmit '{name}'")
+        self.e2e = prof.get(message)
+        self._counter = 0
+        hidden = () if self.e2e is None else (self.e2e.crc_signal, self.e2e.counter_signal)
         self.signal_ports = {s: self.declare_input(s, unit=_unit(i), description=f"{message}.{s}")
-                             for s, i in self.infos.items()}
+                             for s, i in self.infos.items() if s not in hidden}
         self.enable = self.declare_input("enable", unit="1") if enable_input else None
         self._range = {s: _physical_range(i) for s, i in self.infos.items()}
         # encoding fast path: values are clipped into the range that fits the bits here,
@@ -260,11 +375,15 @@ class CanTransmit(Bridge):
         self._Message = None
         self.sent = 0
         self.suppressed = 0  # hits with enable < 0.5
-        self.clipped = {s: 0 for s in self.infos}
+        self.skipped = 0  # hits in frames the runner skipped (nothing sent)
+        self.clipped = {s: 0 for s in self.signal_ports}
         self._started = False
         self.declare_periodic_update(self.period_s, self._send, self.offset_s)
 
     def _send(self, ctx: Any) -> None:
+        if self._suppressed:
+            self.skipped += 1
+            return
         if not self._started:
             self._started = True
             self._require_open()
@@ -288,14 +407,24 @@ class CanTransmit(Bridge):
             if self._Message is None:
                 from ..can.backend import import_can
                 self._Message = import_can().Message
+            e2e = self.e2e
+            if e2e is not None:
+                values[e2e.counter_signal] = self._counter
+                values[e2e.crc_signal] = 0
             data = self._cmsg.encode(values, scaling=True, strict=False)
+            if e2e is not None:
+                data = bytearray(data)
+                data[e2e.crc_byte] = e2e.crc(data)
             self.backend.write(self._Message(data=data, **self._fields), timeout=0.0)
         except HILError as exc:
             self._failed(exc, f"send {self.message}", ctx.time)
             return
         self._ok()
         self.sent += 1
+        if self.e2e is not None:
+            self._counter = (self._counter + 1) & 0xF
 
     def stats(self) -> dict:
         return {**super().stats(), "sent": self.sent, "suppressed": self.suppressed,
+                "skipped": self.skipped,
                 "clipped": {k: v for k, v in self.clipped.items() if v}}

@@ -21,6 +21,31 @@ Errors
   ``BusState.ERROR`` after an error frame, the bus is treated as bus-off, i.e.
   the link is lost.
 
+udp_multicast isolation
+-----------------------
+python-can's ``udp_multicast`` binds every bus to its port on all addresses, and Linux
+delivers to such a socket the datagrams of *every* group joined on the host: two rigs on
+different groups but the same port (python-can's default 43113 for all) heard each other
+(issue 22: a listener on group A received 100 of 100 frames sent to group B).  This
+backend therefore, for ``udp_multicast``,
+
+* uses a port of its own per group by default (:func:`multicast_port`: 20000-29999 from
+  a hash of the group; ``port=`` still wins),
+* sets ``IP_MULTICAST_ALL = 0`` (``IPV6_MULTICAST_ALL`` for IPv6) on the socket, so the
+  kernel delivers only the groups this socket joined, whatever the port,
+* sets hop limit 0 by default (nothing leaves the host; ``hop_limit=`` wins),
+* drops a datagram that is not a python-can message (garbage, another protocol on the
+  port): counted in ``bad_datagrams`` and ``counters.frame_errors``, never reported as a
+  lost bus.
+
+SLCAN receive
+-------------
+python-can's ``slcan`` returns ``None`` for every line that is no frame (the ``z``/``Z``
+acks of its own transmissions), and ``recv(0)`` then stops: a reader taking what has
+arrived would leave one frame behind per ack ever queued, a backlog that grows for ever
+(issue 22 item 6).  This backend keeps reading while the port has bytes waiting, so a
+read takes every complete frame that has arrived.
+
 Limitations
 -----------
 * ``fd=True`` is passed to python-can as ``fd=True`` (and, for ``virtual``, as
@@ -41,12 +66,25 @@ Limitations
 
 from __future__ import annotations
 
+import logging
+import socket
+import zlib
 from typing import Any
 
 from ..backend import Backend, BackendState
 from ..errors import BackendError, BackendTimeout, Disconnected, DriverMissing, HILError
 
-__all__ = ["CanBackend", "import_can"]
+__all__ = ["CanBackend", "import_can", "multicast_port"]
+
+_IP_MULTICAST_ALL = 49  # <linux/in.h>
+_IPV6_MULTICAST_ALL = 29  # <linux/in6.h>
+
+
+def multicast_port(group: str) -> int:
+    """The default UDP port of a ``udp_multicast`` group: 20000-29999 from a CRC of the
+    group's text (two groups share a port 1 time in 10 000; ``IP_MULTICAST_ALL = 0``
+    keeps them apart even then)."""
+    return 20000 + zlib.crc32(str(group).encode()) % 10000
 
 
 def import_can() -> Any:
@@ -115,6 +153,11 @@ class CanBackend(Backend):
         self._echo_filter = interface == "udp_multicast" and not self.receive_own_messages
         self._tx_ids: set[tuple[int, bool]] = set()
         self._bus: Any = None
+        #: udp_multicast datagrams that were no python-can message (dropped)
+        self.bad_datagrams = 0
+        #: SLCAN reads that went on past a non-frame line (an ack) to a waiting frame
+        self.slcan_lines_skipped = 0
+        self._serial: Any = None  # the SLCAN serial port (to see what is waiting)
 
     # ---------------------------------------------------------------- driver
     @property
@@ -139,6 +182,9 @@ class CanBackend(Backend):
             kw["bitrate"] = self.bitrate
         if self.fd:
             kw["fd"] = True
+        if self.interface == "udp_multicast":
+            kw["port"] = multicast_port(self.channel)
+            kw["hop_limit"] = 0
         kw.update(self.options)
         return kw
 
@@ -147,7 +193,27 @@ class CanBackend(Backend):
         kw = self.bus_kwargs()
         if self.interface == "virtual" and self.fd and "protocol" not in kw:
             kw["protocol"] = can.CanProtocol.CAN_FD
-        self._bus = can.Bus(**kw)
+        bus = can.Bus(**kw)
+        if self.interface == "udp_multicast":
+            self._isolate(bus)
+        self._serial = getattr(bus, "serialPortOrig", None) if self.interface == "slcan" \
+            else None
+        self._bus = bus
+
+    def _isolate(self, bus: Any) -> None:
+        """Only the joined group reaches this socket (module docstring)."""
+        sock = getattr(getattr(bus, "_multicast", None), "_socket", None)
+        if sock is None:
+            return
+        try:
+            if sock.family == socket.AF_INET6:
+                sock.setsockopt(socket.IPPROTO_IPV6, _IPV6_MULTICAST_ALL, 0)
+            else:
+                sock.setsockopt(socket.IPPROTO_IP, _IP_MULTICAST_ALL, 0)
+        except OSError as exc:  # not Linux: the port per group still separates rigs
+            logging.getLogger("hil.can").warning(
+                "%s: cannot set IP_MULTICAST_ALL=0 (%s): other groups on port %s may be "
+                "heard; give each rig its own port", self.where, exc, bus._multicast.port)
 
     def _close(self) -> None:
         bus, self._bus = self._bus, None
@@ -200,16 +266,47 @@ class CanBackend(Backend):
         return super()._translate(exc, op)
 
     # ---------------------------------------------------------------- frames
+    def _garbage(self, exc: BaseException) -> bool:
+        """A udp_multicast datagram that python-can could not unpack (not a lost bus)."""
+        return (self.interface == "udp_multicast"
+                and "could not unpack" in str(exc) and exc.__cause__ is not None)
+
+    def _recv(self, bus: Any, timeout: float | None) -> Any | None:
+        for _ in range(100):  # a flood of garbage cannot hold the caller for ever
+            try:
+                msg = bus.recv(timeout)
+            except Exception as exc:
+                if self._bus is not bus:  # closed/re-created by another thread meanwhile
+                    return None
+                if not self._garbage(exc):
+                    raise
+                self.bad_datagrams += 1
+                self._count("errors", "frame_errors")
+                if self.bad_datagrams <= 10:
+                    self.log.warning("%s: a datagram that is no CAN message was dropped "
+                                     "(%s: %s); is another program sending to this group and "
+                                     "port?", self.where, type(exc.__cause__).__name__,
+                                     exc.__cause__)
+                timeout = 0.0
+                continue
+            if msg is None and self._serial is not None:
+                # python-can's slcan returns None for an ack line: go on while bytes wait
+                try:
+                    while msg is None and self._serial.in_waiting:
+                        self.slcan_lines_skipped += 1
+                        msg = bus.recv(0.0)
+                except Exception:
+                    if self._bus is not bus:
+                        return None
+                    raise
+            return msg
+        return None
+
     def _read_internal(self, timeout: float | None) -> Any | None:
         bus = self._bus
         if bus is None:
             raise OSError("bus closed")
-        try:
-            msg = bus.recv(timeout)
-        except Exception:
-            if self._bus is not bus:  # closed/re-created by another thread meanwhile
-                return None
-            raise
+        msg = self._recv(bus, timeout)
         if msg is None:
             return None
         if self._echo_filter and (msg.arbitration_id, bool(msg.is_extended_id)) in self._tx_ids:
@@ -232,6 +329,13 @@ class CanBackend(Backend):
         if getattr(state, "name", "") == "ERROR":
             can = import_can()
             raise can.CanOperationError(f"bus-off (bus state {state.name} after an error frame)")
+
+    def io_figures(self) -> dict:
+        """Counters for the run's verdict: disconnects (link losses), frames dropped by a
+        full reader queue (lost), datagrams that were no CAN message (bad frames)."""
+        c = self.counters
+        return {"link_losses": c.disconnects, "frames_lost": c.dropped,
+                "bad_frames": self.bad_datagrams}
 
     def _encode_frame(self, frame: Any) -> Any:
         if not all(hasattr(frame, a) for a in ("arbitration_id", "data", "is_fd")):

@@ -10,6 +10,7 @@ name                width  poly    init    refl   xorout      check       bytes
 ==================  =====  ======  ======  =====  ==========  ==========  =====
 crc8 (CRC-8/SMBUS)  8      0x07    0x00    no     0x00        0xF4        --
 crc8-maxim          8      0x31    0x00    yes    0x00        0xA1        --
+crc8-sae-j1850      8      0x1D    0xFF    no     0xFF        0x4B        --
 crc16-ccitt-false   16     0x1021  0xFFFF  no     0x0000      0x29B1      big
 crc16-xmodem        16     0x1021  0x0000  no     0x0000      0x31C3      big
 crc16-kermit        16     0x1021  0x0000  yes    0x0000      0x2189      little
@@ -167,6 +168,7 @@ def _zlib_crc32(data: bytes | bytearray | memoryview) -> int:
 CATALOGUE: dict[str, Crc] = {c.name: c for c in (
     Crc("crc8", 8, 0x07, 0x00, False, False, 0x00, 0xF4),
     Crc("crc8-maxim", 8, 0x31, 0x00, True, True, 0x00, 0xA1),
+    Crc("crc8-sae-j1850", 8, 0x1D, 0xFF, False, False, 0xFF, 0x4B),  # AUTOSAR E2E P1/P11
     Crc("crc16-ccitt-false", 16, 0x1021, 0xFFFF, False, False, 0x0000, 0x29B1, "big"),
     Crc("crc16-xmodem", 16, 0x1021, 0x0000, False, False, 0x0000, 0x31C3, "big"),
     Crc("crc16-kermit", 16, 0x1021, 0x0000, True, True, 0x0000, 0x2189, "little"),
@@ -178,7 +180,8 @@ CATALOGUE: dict[str, Crc] = {c.name: c for c in (
 
 _ALIASES = {
     "crc8smbus": "crc8", "crc8atm": "crc8", "crc8maximdow": "crc8-maxim",
-    "crc8dallas": "crc8-maxim", "crc16ibm3740": "crc16-ccitt-false",
+    "crc8dallas": "crc8-maxim", "crc8saej1850": "crc8-sae-j1850",
+    "crc8autosar": "crc8-sae-j1850", "crc16ibm3740": "crc16-ccitt-false",
     "crc16autoccitt": "crc16-ccitt-false", "crc16ccitt": "crc16-ccitt-false",
     "crc16xmodem": "crc16-xmodem", "crc16kermit": "crc16-kermit", "crc16modbus": "crc16-modbus",
     "crc32isohdlc": "crc32", "crc32iso": "crc32", "crc32zlib": "crc32", "crc32castagnoli": "crc32c",
