@@ -90,6 +90,13 @@ class MasterScheduler(ResultsRecorder, LoopSettler):
         signal names (``"sub.output"``) or ``"all"``: every communication point is
         streamed to disk in chunks while the run goes, so a crash or a kill loses at
         most the last chunk (the file's status says how the run ended).
+    compiled : bool, optional
+        Run the macro steps in compiled code where every subsystem offers the same
+        ``compiled_loop`` (FMUs: :mod:`fmus.compiled_master`) and it accepts the
+        master (explicit coupling, rate 1, no step control or bonds).  ``None``
+        (default): where possible, the reason otherwise in
+        ``diagnostics["compiled"]``; ``True``: a reason is a :class:`BuildError`;
+        ``False``: always the Python loop.  Results equal to round-off.
     high_order_start : bool
         For extrapolation orders 2-3 (every coupling, iterative included),
         compute the first macro steps by waveform relaxation (:meth:`_startup`)
@@ -103,7 +110,7 @@ class MasterScheduler(ResultsRecorder, LoopSettler):
                  coupling: Coupling | None = None, extrapolation: Any = None,
                  step_control: Any = None, power_bonds: list | None = None,
                  loop_solver: str = "newton", high_order_start: bool = True,
-                 writers: Any = ()) -> None:
+                 writers: Any = (), compiled: bool | None = None) -> None:
         if loop_solver not in ("newton", "broyden", "fixed_point"):
             raise BuildError(f"MasterScheduler: loop_solver must be 'newton', 'broyden' or "
                              f"'fixed_point', got {loop_solver!r}")
@@ -143,6 +150,7 @@ class MasterScheduler(ResultsRecorder, LoopSettler):
                 check(s.rate * self.H)
         self.coupling.check(self)
         self._check_high_order_start()
+        self.compiled = compiled
         self.histories = {(s.name, o): SignalHistory(depth=5)
                           for s in self.subsystems for o in s.output_names}
         # per subsystem: (input, source history, order, scale, bias) and (output, history)
@@ -176,6 +184,8 @@ class MasterScheduler(ResultsRecorder, LoopSettler):
         self.t = 0
         #: ``{"t", "by", "reason"}`` when a subsystem ended the run, else None
         self.terminated: dict | None = None
+        self._bulk: list = []  # macro steps run by a compiled loop (master_results)
+        self._loop, self.compiled_reason = self._compiled_loop(compiled)
 
     # ----------------------------------------------------------- set-up
     def _split(self, ref: str, kind: str) -> tuple[str, str]:
@@ -247,6 +257,23 @@ class MasterScheduler(ResultsRecorder, LoopSettler):
                 "extrapolating, end of the step when interpolating).  Give these inputs that "
                 "order in extrapolation={...} to silence this", CosimWarning, stacklevel=3)
         return out
+
+    def _compiled_loop(self, want: bool | None) -> tuple:
+        """``(loop, '')`` when the macro steps can run compiled, else ``(None, why not)``."""
+        if want is False:
+            return None, "not asked for (compiled=False)"
+        loops = {id(getattr(s, "compiled_loop", None)): getattr(s, "compiled_loop", None)
+                 for s in self.subsystems}
+        loop = next(iter(loops.values())) if len(loops) == 1 else None
+        if loop is None:
+            why = "not every subsystem offers the same compiled loop (e.g. all FMUs)"
+        else:
+            why = loop.reason(self)
+        if why and want:
+            raise BuildError(f"MasterScheduler(compiled=True): the macro steps cannot run "
+                             f"compiled: {why}; pass compiled=None to fall back to the "
+                             "Python loop")
+        return (None, why) if why else (loop, "")
 
     def _check_high_order_start(self) -> None:
         """Warn at construction when ``high_order_start`` is asked for but cannot run."""
@@ -465,6 +492,8 @@ class MasterScheduler(ResultsRecorder, LoopSettler):
 
     def _run(self, t_end_s: float, t0_s: float) -> Results:
         self.terminated = None
+        self._bulk = []
+        self._marks = []
         if getattr(self.coupling, "needs_rollback", False):
             self.check_rollback(f"coupling '{self.coupling.name}'")
         self.initialize(t0_s)
@@ -492,6 +521,17 @@ class MasterScheduler(ResultsRecorder, LoopSettler):
                 and not self._startup_obstacle() and self.terminated is None:
             k = self._startup(p, times, rows)
             self._check_terminated()
+        array = None
+        if self._loop is not None and self.t < end and self.terminated is None:
+            why = self._loop.run_reason(self)
+            if why and self.compiled:
+                raise BuildError(f"MasterScheduler(compiled=True): the macro steps cannot run "
+                                 f"compiled: {why}; pass compiled=None to fall back to the "
+                                 "Python loop")
+            self.compiled_reason = why
+            if not why:
+                k, array = self._loop.run(self, k, end, times, rows)
+                self._check_terminated()
         while self.t < end and self.terminated is None:
             self._macro(k, H)
             self._mark(H)
@@ -501,7 +541,7 @@ class MasterScheduler(ResultsRecorder, LoopSettler):
             if self._check_terminated():
                 break
         wall = _time.perf_counter() - wall0
-        return self._results(times, rows, wall, k)
+        return self._results(times, rows, wall, k, array)
 
     def _check_terminated(self) -> bool:
         """A subsystem ended the run (an FMU's terminateSimulation): not an error; the run

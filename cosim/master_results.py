@@ -54,8 +54,24 @@ class ResultsRecorder:
                             self.last_residual, self.rejections, self.energy_total,
                             *self.wall.values()))
 
+    def _mark_bulk(self, t_start: int, H: int, n: int, wall: float) -> None:
+        """Marks of ``n`` macro steps of ``H`` from ``t_start`` run by a compiled loop
+        (``wall`` spread evenly: the loop does not time single steps)."""
+        if n:
+            self._bulk.append((len(self._marks), t_start, H, n, wall))
+            self._mark(H)  # the cumulative counters after the last of them
+
     def _macro_diagnostics(self) -> dict[str, np.ndarray]:
         m = np.array(self._marks, dtype=float).reshape(-1, 7 + len(self.wall))
+        for pos, t_start, H, n, _wall in reversed(self._bulk):
+            # rows of the steps before the last one, interpolated between the marks
+            prev, last = m[pos - 1], m[pos]
+            j = np.arange(1, n, dtype=float)[:, None]
+            rows = prev + (last - prev) * (j / n)
+            rows[:, 0] = (t_start + H * j[:, 0]) * 1.0
+            rows[:, 1] = H
+            rows[:, 3:] = prev[3:]
+            m = np.vstack([m[:pos], rows, m[pos:]])
         d = np.diff(m, axis=0)
         iters = d[:, 3]
         out = {"t": m[1:, 0] * _NS, "H": m[1:, 1] * _NS, "wall_s": d[:, 2],
@@ -70,7 +86,8 @@ class ResultsRecorder:
     def _snapshot_outputs(self) -> list:
         return [h.v[-1] for h in self._hist_list]  # values are never modified in place
 
-    def _results(self, times: list, rows: list, wall: float, n_steps: int) -> Results:
+    def _results(self, times: list, rows: list, wall: float, n_steps: int,
+                 array: np.ndarray | None = None) -> Results:
         t = np.asarray(times)
         signals, units = {}, {}
         for j, (sname, o) in enumerate(self.histories):
@@ -78,6 +95,8 @@ class ResultsRecorder:
             if np.dtype(dtype).kind not in "iub":
                 dtype = float
             arr = np.array([r[j] for r in rows], dtype=dtype)
+            if array is not None:  # rows of a compiled loop after the Python ones
+                arr = np.concatenate([arr, array[:, j].astype(dtype)])
             shape = self.by_name[sname].shapes[o]
             signals[f"{sname}.{o}"] = arr if shape == () else arr.reshape((len(t),) + shape)
             units[f"{sname}.{o}"] = self.by_name[sname].units[o] or ""
@@ -97,6 +116,7 @@ class ResultsRecorder:
             "unrecoverable_steps": getattr(self, "unrecoverable", 0),
             "steps_over_tol_at_h_min": getattr(self, "over_tol_at_min", 0),
             "energy_residual_total": self.energy_total if self.bonds else None,
+            "compiled": self.compiled_reason or True,
             "macro": self._macro_diagnostics(),
             "iterations_per_step_max": max(self.iterations, default=0),
             "iterations_per_step_mean": float(np.mean(self.iterations)) if self.iterations

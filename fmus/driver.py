@@ -782,3 +782,19 @@ class Driver:
 
     def log_lines(self) -> list:
         return list(self.messages)
+
+
+def c_entry_points(drv: Any, names: list[str]) -> tuple[int, dict[str, int]]:
+    """``(instance pointer, {function: address})`` of an in-process driver's FMU.
+
+    For a compiled caller (:mod:`fmus.compiled_master`) that calls the FMU's C
+    functions directly; raises :class:`FMUCallError` for an out-of-process driver
+    (nothing to call in this process).
+    """
+    fmu = getattr(drv, "fmu", None)
+    dll = getattr(fmu, "dll", None)
+    if dll is None or getattr(fmu, "component", None) is None:
+        raise FMUCallError(f"{getattr(drv, 'label', 'FMU')}: no in-process instance to call "
+                           "from compiled code (out of process, or not instantiated)")
+    comp = ctypes.cast(fmu.component, ctypes.c_void_p).value
+    return comp, {n: ctypes.cast(getattr(dll, n), ctypes.c_void_p).value for n in names}

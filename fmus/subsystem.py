@@ -101,6 +101,7 @@ from cosim.errors import ContextError, RateError, StepError
 from cosim.subsystem import Subsystem
 from cosim.time import format_time
 
+from .compiled_master import compiled_loop
 from .errors import FMUConfigError, FMUDiscardError, FMUError
 from .importer import FMU, as_fmu, default_name
 from .instance import (
@@ -150,6 +151,9 @@ def _poly_derivative(c: Any, tau: float, k: int) -> Any:
 class FMUSubsystem(Subsystem):
     """A Co-Simulation FMU for :class:`~cosim.master.MasterScheduler` (module docstring).
 
+    A master whose subsystems are all FMUs runs its macro steps in C where it can
+    (:mod:`fmus.compiled_master`, offered as :attr:`compiled_loop`).
+
     Parameters
     ----------
     fmu : FMU or path
@@ -193,6 +197,9 @@ class FMUSubsystem(Subsystem):
         free when the token occurs in the binary, else one instantiate-and-free), so a
         wrong token is a build error, not a failure at the first step.
     """
+
+    #: the compiled macro-step loop a master of FMUs may use (:mod:`fmus.compiled_master`)
+    compiled_loop = compiled_loop
 
     def __init__(self, fmu: FMU | str | os.PathLike, name: str | None = None, *,
                  check: bool = True,

@@ -1,0 +1,213 @@
+"""The C source of the compiled macro-step loop (:mod:`fmus.compiled_master`).
+
+One generic loop, compiled once per source text with gcc (the flags of the FMU
+export, :mod:`fmus.cgen.build`) and cached; what differs between masters (the
+FMUs' function addresses, value references, connections, orders) is data in a
+:class:`Plan` structure.  Per macro step ``[t_k, t_k + H]``:
+
+* Jacobi: every FMU's inputs from the histories at ``t_k`` (``fmi2SetReal``, and
+  ``fmi2SetRealInputDerivatives`` up to its derivative order), then every
+  ``fmi2DoStep``, then every ``fmi2GetReal`` pushed to the histories at ``t_k + H``;
+  Gauss-Seidel: set, step and get one FMU after the other;
+* feedthrough outputs at ``t_k + H``: the FMUs with feedthrough, in dependency order,
+  get their inputs as the newest values and their outputs are read again (the
+  Python master's one ordered sweep: no algebraic loop);
+* the newest value of every signal goes into the row buffer.
+
+The polynomial through the last ``order + 1`` samples (times in integer ticks,
+offsets in seconds) is the one :class:`cosim.extrapolation.SignalHistory` gives:
+the same closed form for order 1, Newton's divided differences expanded to powers
+of ``tau = t - t_k`` for orders 2-3 (equal to the Python weights to round-off).
+"""
+
+SOURCE = r"""
+#include <stdint.h>
+#include <stddef.h>
+#include <string.h>
+
+typedef int (*set_real_t)(void *, const unsigned int *, size_t, const double *);
+typedef int (*get_real_t)(void *, const unsigned int *, size_t, double *);
+typedef int (*do_step_t)(void *, double, double, int);
+typedef int (*set_der_t)(void *, const unsigned int *, size_t, const int *, const double *);
+
+#define DEPTH 4
+
+typedef struct {
+    int n_subs, n_sig, gauss_seidel, n_settle;
+    void **comp;
+    void **set_real, **get_real, **do_step, **set_der;
+    const int *order;        /* stepping order (subsystem indices) */
+    const int *no_set_prior; /* per subsystem: noSetFMUStatePriorToCurrentPoint */
+    const int *in_start;     /* n_subs + 1 */
+    const unsigned int *in_vr;
+    const int *in_sig, *in_order;
+    const double *in_scale, *in_bias;
+    const int *deriv_order;  /* per subsystem: input derivative orders it takes (0: none) */
+    const int *out_start;    /* n_subs + 1 */
+    const unsigned int *out_vr;
+    const int *out_sig, *out_ft;
+    const int *settle;       /* subsystems with feedthrough, in dependency order */
+    int64_t *hist_t;         /* n_sig x DEPTH, oldest first */
+    double *hist_v;
+    int *hist_n;
+    double *in_buf, *der_buf, *out_buf;
+    int *ord_buf;
+} Plan;
+
+static void push(Plan *p, int s, int64_t t, double v) {
+    int64_t *ts = p->hist_t + (size_t)s * DEPTH;
+    double *vs = p->hist_v + (size_t)s * DEPTH;
+    int n = p->hist_n[s];
+    while (n > 0 && ts[n - 1] >= t) n--;  /* a redone instant replaces later samples */
+    if (n == DEPTH) {
+        memmove(ts, ts + 1, (DEPTH - 1) * sizeof *ts);
+        memmove(vs, vs + 1, (DEPTH - 1) * sizeof *vs);
+        n--;
+    }
+    ts[n] = t;
+    vs[n] = v;
+    p->hist_n[s] = n + 1;
+}
+
+/* coefficients c[0..3] (powers of tau = t - t0 in s) through the last order+1 samples */
+static int poly(const Plan *p, int s, int order, int64_t t0, double *c) {
+    const int64_t *ts = p->hist_t + (size_t)s * DEPTH;
+    const double *vs = p->hist_v + (size_t)s * DEPTH;
+    int m = p->hist_n[s];
+    int n = order + 1 < m ? order + 1 : m;
+    c[0] = c[1] = c[2] = c[3] = 0.0;
+    if (n <= 1) {
+        c[0] = vs[m - 1];
+        return 1;
+    }
+    if (n == 2) { /* SignalHistory's closed form, anchored at the newest sample */
+        int64_t ta = ts[m - 2], tb = ts[m - 1];
+        double va = vs[m - 2], vb = vs[m - 1];
+        double slope = (vb - va) / ((double)(tb - ta) * 1e-9);
+        c[0] = vb - slope * ((double)(tb - t0) * 1e-9);
+        c[1] = slope;
+        return 2;
+    }
+    double x[4], d[4];
+    for (int i = 0; i < n; i++) {
+        x[i] = (double)(ts[m - n + i] - t0) * 1e-9;
+        d[i] = vs[m - n + i];
+    }
+    for (int j = 1; j < n; j++)
+        for (int i = n - 1; i >= j; i--) d[i] = (d[i] - d[i - 1]) / (x[i] - x[i - j]);
+    /* Horner on the Newton form: P = d0 + (tau - x0)(d1 + (tau - x1)(d2 + ...)) */
+    double a[4] = {0.0, 0.0, 0.0, 0.0};
+    a[0] = d[n - 1];
+    int deg = 0;
+    for (int i = n - 2; i >= 0; i--) { /* a <- a * (tau - x_i) + d_i */
+        for (int k = deg + 1; k >= 1; k--) a[k] = a[k - 1] - x[i] * a[k];
+        a[0] = -x[i] * a[0] + d[i];
+        deg++;
+    }
+    for (int k = 0; k < n; k++) c[k] = a[k];
+    return n;
+}
+
+static int set_inputs(Plan *p, int i, int64_t t, int constant) {
+    int a = p->in_start[i], b = p->in_start[i + 1];
+    int n = b - a;
+    if (n == 0) return 0;
+    int dord = constant ? 0 : p->deriv_order[i];
+    for (int j = a; j < b; j++) {
+        double c[4];
+        int s = p->in_sig[j];
+        if (constant) {
+            c[0] = p->hist_v[(size_t)s * DEPTH + p->hist_n[s] - 1];
+            c[1] = c[2] = c[3] = 0.0;
+        } else {
+            poly(p, s, p->in_order[j], t, c);
+        }
+        double sc = p->in_scale[j], bi = p->in_bias[j];
+        p->in_buf[j - a] = (sc != 1.0 || bi != 0.0) ? c[0] * sc + bi : c[0];
+        if (dord > 0) {
+            double f = 1.0;
+            for (int k = 1; k <= dord; k++) {
+                f *= k;
+                p->der_buf[(size_t)(k - 1) * n + (j - a)] = c[k] * f * sc;
+            }
+        }
+    }
+    int st = ((set_real_t)p->set_real[i])(p->comp[i], p->in_vr + a, (size_t)n, p->in_buf);
+    if (st > 1) return st;
+    for (int k = 1; k <= dord; k++) {
+        for (int j = 0; j < n; j++) p->ord_buf[j] = k;
+        st = ((set_der_t)p->set_der[i])(p->comp[i], p->in_vr + a, (size_t)n, p->ord_buf,
+                                        p->der_buf + (size_t)(k - 1) * n);
+        if (st > 1) return st;
+    }
+    return 0;
+}
+
+static int get_outputs(Plan *p, int i, int64_t t, int ft_only) {
+    int a = p->out_start[i], b = p->out_start[i + 1];
+    int st = ((get_real_t)p->get_real[i])(p->comp[i], p->out_vr + a, (size_t)(b - a),
+                                          p->out_buf);
+    if (st > 1) return st;
+    for (int j = a; j < b; j++)
+        if (!ft_only || p->out_ft[j]) push(p, p->out_sig[j], t, p->out_buf[j - a]);
+    return 0;
+}
+
+/* Run n_steps macro steps of H ticks from t0 ticks; rows[k * n_sig + s] is signal s at
+ * t0 + (k + 1) H.  Returns the macro steps completed; *status: 0 ok, 2 a doStep
+ * discarded (the step was completed with that FMU's last outputs: *sub says which),
+ * 3+ an FMI error (*sub, *where: 0 set, 1 doStep, 2 get, 3 settle). */
+int cosim_master_run(Plan *p, int64_t t0, int64_t H, int n_steps, double *rows,
+                     int *status, int *sub, int *where) {
+    double h = (double)H * 1e-9;
+    *status = 0;
+    for (int k = 0; k < n_steps; k++) {
+        int64_t t = t0 + (int64_t)k * H, te = t + H;
+        double tt = (double)t * 1e-9;
+        int discarded = -1, st;
+        if (p->gauss_seidel) {
+            for (int q = 0; q < p->n_subs; q++) {
+                int i = p->order[q];
+                if ((st = set_inputs(p, i, t, 0)) > 1) {
+                    *status = st; *sub = i; *where = 0; return k;
+                }
+                st = ((do_step_t)p->do_step[i])(p->comp[i], tt, h, p->no_set_prior[i]);
+                if (st == 2) discarded = i;
+                else if (st > 1) { *status = st; *sub = i; *where = 1; return k; }
+                st = get_outputs(p, i, te, 0);
+                if (st > 1 && discarded != i) { *status = st; *sub = i; *where = 2; return k; }
+            }
+        } else {
+            for (int q = 0; q < p->n_subs; q++) {
+                int i = p->order[q];
+                if ((st = set_inputs(p, i, t, 0)) > 1) {
+                    *status = st; *sub = i; *where = 0; return k;
+                }
+            }
+            for (int q = 0; q < p->n_subs; q++) {
+                int i = p->order[q];
+                st = ((do_step_t)p->do_step[i])(p->comp[i], tt, h, p->no_set_prior[i]);
+                if (st == 2) discarded = i;
+                else if (st > 1) { *status = st; *sub = i; *where = 1; return k; }
+            }
+            for (int q = 0; q < p->n_subs; q++) {
+                int i = p->order[q];
+                st = get_outputs(p, i, te, 0);
+                if (st > 1 && discarded != i) { *status = st; *sub = i; *where = 2; return k; }
+            }
+        }
+        for (int q = 0; q < p->n_settle; q++) {
+            int i = p->settle[q];
+            if ((st = set_inputs(p, i, te, 1)) > 1 || (st = get_outputs(p, i, te, 1)) > 1) {
+                if (discarded == i) continue;
+                *status = st; *sub = i; *where = 3; return k;
+            }
+        }
+        double *row = rows + (size_t)k * p->n_sig;
+        for (int s = 0; s < p->n_sig; s++)
+            row[s] = p->hist_v[(size_t)s * DEPTH + p->hist_n[s] - 1];
+        if (discarded >= 0) { *status = 2; *sub = discarded; *where = 1; return k + 1; }
+    }
+    return n_steps;
+}
+"""
