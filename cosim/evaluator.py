@@ -336,6 +336,15 @@ class Evaluator:
         """For each op, whether the derivatives need it: the inputs of the blocks with
         states and of fused groups, and what they read, transitively (sampled outputs are
         held, not evaluated)."""
+        return self._derivative_needs()[0]
+
+    def derivative_reads(self) -> set[int]:
+        """Every slot the derivatives read, directly or through the outputs they need,
+        held outputs of sampled blocks included (a change of one of those at a sample hit
+        changes the right-hand side there)."""
+        return self._derivative_needs()[1]
+
+    def _derivative_needs(self) -> tuple[list[bool], set[int]]:
         plan = self.plan
         need: set[int] = set()
         for b in self.nonfused_state_blocks:
@@ -355,7 +364,7 @@ class Evaluator:
                 if any(k in need for n in nodes for k in n.slots):
                     keep[i] = True
                     need.update(self.groups[gi].v_slots)
-        return keep
+        return keep, need
 
     def derivative_evaluator(self) -> Any:
         """``evaluate(ctx, s)`` for the solver stages: only the outputs the derivatives

@@ -102,6 +102,16 @@ class Simulator:
     loop_options : LoopOptions
     fuse_linear : bool
         Fuse connected linear blocks into one state-space update (default).
+    multistep_restart : {"modes", "hits", "events"}
+        When a multistep solver (``ab3``) forgets its history and restarts with its
+        one-step starter, besides events, time events and breakpoints (always):
+        ``"modes"`` (default) also at a sample hit where a held output of integer or
+        Boolean type (a gear, a switch position: a mode) that the derivatives read
+        changes value; ``"hits"`` at a hit where any held output the derivatives read
+        changes (exact across every jump of a zero-order hold, at up to 4 evaluations
+        per step); ``"events"`` only at events (the behaviour before: the steps after a
+        jump extrapolate derivatives from before it, an error of about h/2 times the
+        jump of the derivative, per jump).
     progress : bool
         Print a progress bar on stderr for runs longer than ~1 s.
     """
@@ -111,7 +121,8 @@ class Simulator:
                  max_step: float | None = None, record: Any = "all", record_every: int = 1,
                  observers: Any = (), manipulators: Any = (),
                  loop_options: LoopOptions | None = None, fuse_linear: bool = True,
-                 progress: bool = False, event_samples: str = "auto") -> None:
+                 progress: bool = False, event_samples: str = "auto",
+                 multistep_restart: str = "modes") -> None:
         self.diagram = diagram
         self.plan = diagram.compile()
         if context is None:
@@ -146,6 +157,10 @@ class Simulator:
                                           for b in self.plan.blocks) else "after"
         self.event_samples = event_samples
         self._left = event_samples == "both"
+        if multistep_restart not in ("modes", "hits", "events"):
+            raise ParameterError(f"multistep_restart must be 'modes', 'hits' or 'events', "
+                                 f"got {multistep_restart!r}")
+        self.multistep_restart = multistep_restart
         self.loop_options = loop_options or LoopOptions()
         self.fuse_linear = fuse_linear
         self.progress = progress
@@ -156,7 +171,8 @@ class Simulator:
             self.observers.insert(0, self.recorder)
         self.manipulators = list(manipulators)
         self.stats = {"steps": 0, "partial_steps": 0, "events": 0, "rhs_evals": 0,
-                      "loop_iterations": 0, "rebuilds": 0}
+                      "loop_iterations": 0, "rebuilds": 0, "reused_evaluations": 0,
+                      "multistep_restarts": 0}
         self._recent_events: deque = deque(maxlen=self.zeno_events)
         self._initialized = False
         #: ``{"t", "by", "reason"}`` when a block ended the run (an FMU's
@@ -167,6 +183,10 @@ class Simulator:
         self._dyn_next: int | None = None
         self._post_event = False
         self._zero_after_event: set = set()
+        #: ``(x, t)`` at which the last full evaluation left every output the derivatives
+        #: read up to date (see :meth:`_major`); the next ``_rhs`` there reuses it
+        self._fresh: tuple | None = None
+        self._hit_plans: dict = {}
         self._check_rates()
 
     # ----------------------------------------------------------- set-up
@@ -185,7 +205,7 @@ class Simulator:
     def solver_settings(self) -> dict:
         return {"solver": self.solver_name, "dt": self.dt, "rtol": self.rtol,
                 "atol": self.atol, "max_step": self.max_step,
-                "fuse_linear": self.fuse_linear}
+                "fuse_linear": self.fuse_linear, "multistep_restart": self.multistep_restart}
 
     def _build_program(self) -> None:
         for obs in self.observers:
@@ -216,12 +236,25 @@ class Simulator:
         self._fixed_solver = make_fixed(self.solver_name, self._rhs) if self.fixed else None
         self._eval_cont = self.ev.evaluator_for(frozenset())
         self._eval_deriv = self.ev.derivative_evaluator()
+        self._hit_plans = {}
+        self._fresh = None
+        self._restart_reads = None
+        if (self._fixed_solver is not None and self._fixed_solver.multistep
+                and self.multistep_restart != "events"):
+            self._restart_reads = self.ev.derivative_reads()
 
     def _rhs(self, t: float, x: np.ndarray) -> np.ndarray:
         ctx = self.ctx
         ctx.time = t
         ctx.xc = x
-        self._eval_deriv(ctx, ctx.signals)
+        fresh = self._fresh
+        if fresh is not None and fresh[0] is x and fresh[1] == t:
+            # the first stage at a major point: the outputs the derivatives read were
+            # evaluated there, at this (t, x), and nothing has changed them since
+            self._fresh = None
+            self.stats["reused_evaluations"] += 1
+        else:
+            self._eval_deriv(ctx, ctx.signals)
         dx = np.empty(x.size)
         self._derivs(ctx, ctx.signals, dx)
         return dx
@@ -270,6 +303,7 @@ class Simulator:
         """
         if not self._initialized:
             self.initialize()
+        self._fresh = None
         self.ctx.time = self.ctx.mode_time = self.ctx.ticks * _NS
         self._call_eval(self._eval_cont)
 
@@ -286,9 +320,57 @@ class Simulator:
         """The rate groups with a sample hit at ``tick``."""
         return [g for g in self._groups if g.due(tick)] if self._groups else []
 
+    def _hit_plan(self, tick: int, first: bool = False) -> tuple:
+        """What a major point at ``tick`` does, computed once per pattern of due rate
+        groups: ``(evaluate, updates, reuse, watch)`` with ``updates`` the ``(block,
+        handler)`` pairs of the due groups in order, ``reuse`` whether the evaluation
+        stays valid for the first solver stage after the updates (no monitors, and no due
+        handler belongs to a block whose unheld outputs may read the discrete states it
+        writes) and ``watch`` the held output slots whose change restarts a multistep
+        solver (``multistep_restart``)."""
+        groups = self._groups
+        key = tuple(i for i, g in enumerate(groups) if tick >= g.offset
+                    and (tick - g.offset) % g.period == 0) if groups else ()
+        if first:
+            key = ("first",) + key
+        plan = self._hit_plans.get(key)
+        if plan is not None:
+            return plan
+        due_groups = [groups[i] for i in key if i != "first"]
+        if first and groups:
+            # every sampled output gets a value from its initial state at the start,
+            # also for blocks whose first hit is later (offset > 0)
+            fn = self.ev.evaluator_for(frozenset(b for g in groups for b in g.blocks))
+        else:
+            due = frozenset(b for g in due_groups for b in g.blocks)
+            fn = self.ev.evaluator_for(due) if due else self._eval_cont
+        updates = []
+        reuse = not self._monitors
+        for g in due_groups:
+            for b in g.blocks:
+                for u in b.periodic_updates:
+                    if u.handler is None or u.period != g.period or u.offset != g.offset:
+                        continue
+                    updates.append((b, u.handler))
+                    if not b.is_sampled:
+                        reuse = False  # a hybrid block: its continuous outputs may change
+        watch: list[int] = []
+        if self._restart_reads and not first:
+            kinds = "iub" if self.multistep_restart == "modes" else "iubfc"
+            slots = self.plan.output_slot
+            for g in due_groups:
+                for b in g.blocks:
+                    if b.is_sampled:
+                        watch.extend(slots[p] for p in b.outputs.values()
+                                     if slots[p] in self._restart_reads
+                                     and np.dtype(p.dtype).kind in kinds)
+        plan = self._hit_plans[key] = (fn, updates, reuse, watch)
+        return plan
+
     def _major(self, tick: int, first: bool = False) -> None:
         """Steps 1-4 of the module docstring at ``tick``."""
         ctx = self.ctx
+        self._fresh = None
         ctx.ticks = tick
         ctx.time = tick * _NS
         if self._breakpoints:
@@ -297,16 +379,18 @@ class Simulator:
             self._dirty = False
             self.stats["rebuilds"] += 1
             self._build_program()
-        due_groups = self._due(tick)
-        due = frozenset(b for g in due_groups for b in g.blocks)
-        if first and self._groups:
-            # every sampled output gets a value from its initial state at the start,
-            # also for blocks whose first hit is later (offset > 0)
-            fn = self.ev.evaluator_for(frozenset(b for g in self._groups for b in g.blocks))
-        else:
-            fn = self.ev.evaluator_for(due) if due else self._eval_cont
+        fn, updates, reuse, watch = self._hit_plan(tick, first)
         ctx.time = ctx.mode_time = tick * _NS
-        self._call_eval(fn)
+        if watch:
+            sig = ctx.signals
+            before = [sig[k] for k in watch]
+            self._call_eval(fn)
+            if any(_changed(a, sig[k]) for a, k in zip(before, watch)):
+                # the right-hand side jumps here: multistep history from before is void
+                self._fixed_solver.reset()
+                self.stats["multistep_restarts"] += 1
+        else:
+            self._call_eval(fn)
         if first and self._init_checks:
             self._initial_checks(fn)
         for m in self._monitors:
@@ -319,18 +403,16 @@ class Simulator:
             o.on_sample(self)
         if self._pending_term is not None:
             raise _Terminate(self._pending_term)
-        for g in due_groups:
-            for b in g.blocks:
-                for u in b.periodic_updates:
-                    if u.handler is None or u.period != g.period or u.offset != g.offset:
-                        continue
-                    try:
-                        u.handler(ctx)
-                    except Exception as exc:
-                        raise StepError(f"discrete update of block '{b.path}' failed at "
-                                        f"t = {ctx.time:.9g} s: {exc!r}") from exc
+        for b, handler in updates:
+            try:
+                handler(ctx)
+            except Exception as exc:
+                raise StepError(f"discrete update of block '{b.path}' failed at "
+                                f"t = {ctx.time:.9g} s: {exc!r}") from exc
         if self._dyn_events:
             self._dyn_next = self._next_dynamic_tick()
+        if reuse and not self._dirty:
+            self._fresh = (ctx.xc, ctx.time)
 
     # ------------------------------------------------------ run-time events
     def _initial_checks(self, fn: Any) -> None:
@@ -419,6 +501,8 @@ class Simulator:
         """Advance the simulation to ``end`` (integer ticks)."""
         if not self._initialized:
             self.initialize()
+        # the caller may have changed inputs, states or parameters since the last point
+        self._fresh = None
         if self.terminated is not None:
             return  # a block ended the run: nothing more to simulate
         if end < self.ctx.ticks:
@@ -780,6 +864,13 @@ class Simulator:
                 + (f", dt = {self.dt} s" if self.dt else "") + "); results up to the previous "
                 "step were kept; check parameters and initial conditions, reduce the step, "
                 "or use a stiff solver ('radau', 'bdf')")
+
+def _changed(a: Any, b: Any) -> bool:
+    """Whether a held output changed (arrays element-wise)."""
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        return not np.array_equal(a, b)
+    return a != b
+
 
 class _Terminate(Exception):
     def __init__(self, z):

@@ -40,6 +40,9 @@ class FixedStepSolver:
     order = 0
     name = "base"
     tableau: tuple | None = None  # (a, b, c) for explicit Runge-Kutta methods
+    #: a multistep method: keeps history that :meth:`reset` forgets (the simulator
+    #: restarts it where the right-hand side jumps)
+    multistep = False
 
     def __init__(self, fun: Callable[[float, np.ndarray], np.ndarray], t0: float = 0.0,
                  y0: np.ndarray | None = None, h: float | None = None,
@@ -141,12 +144,16 @@ class RK4(ExplicitRungeKutta):
     tableau = (((0, 0, 0, 0), (0.5, 0, 0, 0), (0, 0.5, 0, 0), (0, 0, 1.0, 0)),
                (1 / 6, 1 / 3, 1 / 3, 1 / 6), (0.0, 0.5, 0.5, 1.0))
 
-    def _step_impl(self, t, y, h):
+    def _step_impl(self, t, y, h, k1=None):
+        """One step; ``k1``: :math:`f(t, y)` when the caller has it (AB3's starter)."""
         f = self.fun_raw  # the hot path: one frame less than self.fun, counted here
-        self.nfev += 4
-        hh = 0.5 * h
         asarray = np.asarray
-        k1 = asarray(f(t, y))
+        if k1 is None:
+            self.nfev += 4
+            k1 = asarray(f(t, y))
+        else:
+            self.nfev += 3
+        hh = 0.5 * h
         k2 = asarray(f(t + hh, y + hh * k1))
         k3 = asarray(f(t + hh, y + hh * k2))
         k4 = asarray(f(t + h, y + h * k3))
@@ -159,10 +166,12 @@ class AB3(FixedStepSolver):
     .. math:: y_{n+1} = y_n + \\frac{h}{12}(23 f_n - 16 f_{n-1} + 5 f_{n-2})
 
     The first two steps (and any step after :meth:`reset`, or whose size
-    differs from the history's) are taken with RK4, so the order is kept.
+    differs from the history's) are taken with RK4, so the order is kept; the
+    starter reuses :math:`f_n` as its first stage (3 more evaluations).
     """
 
     order, name = 3, "ab3"
+    multistep = True
 
     def __init__(self, fun, *args, **kwargs):
         super().__init__(fun, *args, **kwargs)
@@ -181,7 +190,7 @@ class AB3(FixedStepSolver):
         hist = self._hist
         if len(hist) < 2:
             hist.append(fn)
-            y_new = self._starter._step_impl(t, y, h)
+            y_new = self._starter._step_impl(t, y, h, fn)
             self.nfev += self._starter.nfev
             self._starter.nfev = 0
             return y_new

@@ -63,8 +63,10 @@ def test_ab3_restarts_after_reset_and_counts_evaluations():
     y = np.array([1.0])
     for k in range(5):
         y = s.advance(k * 0.1, y, 0.1)
-    # 2 RK4 starter steps (1 + 4 evaluations each) + 3 AB3 steps (1 each)
-    assert s.nfev == 2 * 5 + 3
+    # 2 RK4 starter steps (f_n, reused as the starter's first stage, + 3 more each)
+    # + 3 AB3 steps (1 each); counted as called
+    assert s.nfev == len(calls) == 2 * 4 + 3
+    assert calls[:4] == [0.0, 0.05, 0.05, 0.1]  # no second evaluation at t = 0
     assert y[0] == pytest.approx(math.exp(-0.5), rel=2e-4)  # AB3 error ~ h^3
 
 
