@@ -98,6 +98,61 @@ def _exact_values(kind: str, name: str, v: Any, n: int, dt: np.dtype) -> np.ndar
     return np.array(out, dtype=dt)
 
 
+def _linear_clip_1d(xl: list, yl: list):
+    """``lookup(u)`` of a scalar linear table clipped to its ends: the arithmetic of
+    :meth:`Table1D.lookup` (``y_i + (u - x_i)/(x_{i+1} - x_i) * (y_{i+1} - y_i)``) over
+    lists and segment widths computed once (a NaN input gives NaN, as there)."""
+    dx = [b - a for a, b in zip(xl, xl[1:])]
+    dy = [b - a for a, b in zip(yl, yl[1:])]
+    last = len(xl) - 2
+    x0, xn, y0 = xl[0], xl[-1], yl[0]
+    y_end = yl[last] + dy[last]  # what the general path computes at the last breakpoint
+
+    def lookup(u: float, xl=xl, yl=yl, dx=dx, dy=dy, br=bisect_right) -> float:
+        if u <= x0:
+            return y0
+        if u >= xn:
+            return y_end
+        i = br(xl, u) - 1
+        if i > last:  # NaN
+            i = last
+        return yl[i] + (u - xl[i]) / dx[i] * dy[i]
+    return lookup
+
+
+def _bilinear_clip(xl: list, yl: list, zl: list):
+    """``lookup(u0, u1)`` of a bilinear table with both inputs clipped: the arithmetic of
+    :meth:`Table2D.lookup` over lists and cell widths computed once."""
+    dx = [b - a for a, b in zip(xl, xl[1:])]
+    dy = [b - a for a, b in zip(yl, yl[1:])]
+    nx, ny = len(xl) - 2, len(yl) - 2
+    x0, xn, y0, yn = xl[0], xl[-1], yl[0], yl[-1]
+
+    def lookup(u0: float, u1: float, xl=xl, yl=yl, zl=zl, br=bisect_right) -> float:
+        if u0 <= x0:
+            i, a = 0, 0.0
+        elif u0 >= xn:
+            i, a = nx, 1.0
+        else:
+            i = br(xl, u0) - 1
+            if i > nx:  # NaN
+                i = nx
+            a = (u0 - xl[i]) / dx[i]
+        if u1 <= y0:
+            j, b = 0, 0.0
+        elif u1 >= yn:
+            j, b = ny, 1.0
+        else:
+            j = br(yl, u1) - 1
+            if j > ny:  # NaN
+                j = ny
+            b = (u1 - yl[j]) / dy[j]
+        z0, z1 = zl[i], zl[i + 1]
+        return ((1 - a) * ((1 - b) * z0[j] + b * z0[j + 1])
+                + a * ((1 - b) * z1[j] + b * z1[j + 1]))
+    return lookup
+
+
 class Table1D(Block):
     r"""One-dimensional lookup table :math:`y = f(u)` through points :math:`(x_i, y_i)`.
 
@@ -133,10 +188,18 @@ class Table1D(Block):
         self._yl = self.y.tolist() if self.y.ndim == 1 else list(self.y)
         self.u = self.declare_input("u", unit=unit_in)
         shape = () if self.y.ndim == 1 else (self.y.shape[1],)
+        if self.y.ndim == 1 and self.interpolation == "linear" and extrapolation == "clip":
+            self.lookup = _linear_clip_1d(self._xl, self._yl)  # compiled once
         self.y_port = self.declare_output("y", self._calc, shape=shape, unit=unit_out)
 
     def lookup(self, u: float) -> Any:
-        """The table value at ``u`` (used by the output; handy in tests)."""
+        """The table value at ``u`` (used by the output; handy in tests).
+
+        For a scalar linear table with ``"clip"`` extrapolation (the common case) the
+        constructor replaces this method on the instance by a closure compiled once over
+        the breakpoint lists and the segment widths (:func:`_linear_clip_1d`): the same
+        arithmetic, no per-call attribute lookups or mode branches.
+        """
         xl, yl = self._xl, self._yl
         n = len(xl)
         if not xl[0] <= u <= xl[-1]:
@@ -201,6 +264,8 @@ class Table2D(Block):
         self._xl, self._yl, self._zl = self.x.tolist(), self.y.tolist(), z.tolist()
         self.u0 = self.declare_input("u0", unit=unit_in0)
         self.u1 = self.declare_input("u1", unit=unit_in1)
+        if extrapolation == "clip":
+            self.lookup = _bilinear_clip(self._xl, self._yl, self._zl)  # compiled once
         self.y_port = self.declare_output("y", self._calc, unit=unit_out)
 
     def _axis(self, grid: list, u: float, which: str) -> tuple[int, float]:
@@ -215,7 +280,8 @@ class Table2D(Block):
         return i, (u - grid[i]) / (grid[i + 1] - grid[i])
 
     def lookup(self, u0: float, u1: float) -> float:
-        """The table value at ``(u0, u1)``."""
+        """The table value at ``(u0, u1)`` (with ``"clip"`` replaced on the instance by the
+        closure :func:`_bilinear_clip`, compiled once: the same arithmetic)."""
         i, a = self._axis(self._xl, u0, "u0")
         j, b = self._axis(self._yl, u1, "u1")
         z0, z1 = self._zl[i], self._zl[i + 1]

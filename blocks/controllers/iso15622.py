@@ -38,6 +38,10 @@ MAX_JERK_LOW_M_S3, MAX_JERK_HIGH_M_S3 = 5.0, 2.5
 
 
 def _between(v, low: float, high: float):
+    if isinstance(v, float):  # one speed (a controller hit): no NumPy call overhead
+        w = (v - LOW_SPEED_M_S) / (HIGH_SPEED_M_S - LOW_SPEED_M_S)
+        w = 0.0 if w < 0.0 else (1.0 if w > 1.0 else w)
+        return low + (high - low) * w
     w = np.clip((np.asarray(v, dtype=float) - LOW_SPEED_M_S) / (HIGH_SPEED_M_S - LOW_SPEED_M_S),
                 0.0, 1.0)
     out = low + (high - low) * w

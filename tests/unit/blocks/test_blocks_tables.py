@@ -64,6 +64,32 @@ def test_table1d_in_simulation_is_evaluated_at_each_step():
     np.testing.assert_allclose(res["t.y"], np.interp(res["s.y"], X, Y), atol=1e-14)
 
 
+def test_compiled_lookups_equal_the_general_path_bit_for_bit():
+    """Linear/clip tables get a closure compiled once (blocks.tables._linear_clip_1d,
+    _bilinear_clip); it must give exactly what the general method gives, NaN included."""
+    rng = np.random.default_rng(3)
+    x = np.sort(rng.uniform(-3.0, 5.0, 12))
+    y = rng.normal(size=12)
+    fast = Table1D("t", x, y)
+    assert "lookup" in vars(fast)  # the compiled closure is in use
+    us = np.concatenate([rng.uniform(-5.0, 7.0, 2000), x, [np.nan, np.inf, -np.inf]])
+    for u in us.tolist():
+        a, b = fast.lookup(u), Table1D.lookup(fast, u)
+        assert a == b or (np.isnan(a) and np.isnan(b)), (u, a, b)
+    xs, ys = np.sort(rng.uniform(0, 1, 7)), np.sort(rng.uniform(0, 9, 9))
+    z = rng.normal(size=(7, 9))
+    fast2 = Table2D("z", xs, ys, z)
+    assert "lookup" in vars(fast2)
+    u0 = np.concatenate([rng.uniform(-1.0, 2.0, 3000), xs, [0.5, np.nan]])
+    u1 = np.concatenate([rng.uniform(-1.0, 10.0, 3000), ys[:7], [np.nan, 0.5]])
+    for a0, a1 in zip(u0.tolist(), u1.tolist()):
+        a, b = fast2.lookup(a0, a1), Table2D.lookup(fast2, a0, a1)
+        assert a == b or (np.isnan(a) and np.isnan(b)), (a0, a1, a, b)
+    # the other modes keep the general method
+    assert "lookup" not in vars(Table1D("n", x, y, interpolation="nearest"))
+    assert "lookup" not in vars(Table2D("e", xs, ys, z, extrapolation="linear"))
+
+
 @pytest.mark.parametrize(("make", "message"), [
     (lambda: Table1D("bad", [0, 1, 1, 2], [0, 1, 2, 3]), r"strictly increasing.*x\[1\]"),
     (lambda: Table1D("bad", [0, 2, 1], [0, 1, 2]), "strictly increasing"),
