@@ -17,6 +17,16 @@ target notes):
     2 ms, Gauss-Seidel, cubic) against one RK4 over the monolithic model at
     41 us (the largest step meeting the accuracy), 1 s; the "peer" is the
     single-rate run, so the ratio is the multi-rate gain.
+``fmu/dual_mass/H=<H>``
+    bench/master_fmu.py: the LIM two-mass oscillator as two generated-C FMI 2 CS FMUs,
+    Jacobi, zero-order hold, 10 s; ours with the compiled loop against the Ecos C++
+    master (ecospy, skipped with a reason where it cannot be loaded) and against our
+    Python loop on the same FMUs.
+``fmu/python_loop_overhead``
+    the Python loop on those FMUs (H = 1 ms): the master's own time per FMU step.
+``iterative/newton_vs_jacobi``
+    LIM case 1, H = 1 ms, RK4 at 0.1 ms, 1 s, order 3: Newton iterative coupling
+    against Jacobi, time per macro step.
 ``quarter_car/<method>``
     bench/quarter_car.py, 0.3 s: step-controlled exchange (Richardson, and
     the extrapolation defect) against exchanging at every 1e-5 s micro step
@@ -31,7 +41,7 @@ import numpy as np
 
 from .harness import make_case, make_target, measure
 
-PACKAGES = ()
+PACKAGES = ("ecospy", "tbb")
 
 
 def _lim(coupling: str, order: int, H: float, dt: float, t_end: float):
@@ -39,7 +49,8 @@ def _lim(coupling: str, order: int, H: float, dt: float, t_end: float):
 
     from .lim import CONNECTIONS, exact, m1_diagram, m2_diagram
     couplings = {"jacobi": Jacobi, "gauss_seidel": lambda: GaussSeidel(["m2", "m1"]),
-                 "iterative": lambda: Iterative("broyden")}
+                 "iterative": lambda: Iterative("broyden"),
+                 "iterative_newton": lambda: Iterative("newton")}
     t0 = time.perf_counter()
     subs = [DiagramSubsystem(m1_diagram(), solver="rk4", dt=dt),
             DiagramSubsystem(m2_diagram(), solver="rk4", dt=dt)]
@@ -55,7 +66,8 @@ def _lim(coupling: str, order: int, H: float, dt: float, t_end: float):
     return t1 - t0, t2 - t1, {"abs_err": err, "accuracy_metric": "max |x - exact|",
                               "master_us_per_subsystem_step":
                                   d["master_overhead_us_per_subsystem_step"],
-                              "macro_steps": d["macro_steps"]}
+                              "macro_steps": d["macro_steps"],
+                              "sweeps_per_step": d["iterations_per_step_mean"]}
 
 
 def _stiff_multi():
@@ -107,9 +119,35 @@ def _quarter_car(method: str | None):
                               "communications": res.diagnostics["communications"]}
 
 
+def _fmu_cases(options) -> list[dict]:
+    from . import master_fmu as mf
+    cases = []
+    reps = max(3, options.repeats)
+    for H in (1e-3, 1e-4):
+        steps = int(round(mf.T_END / H))
+        m = measure(lambda h=H: mf.ours(h, True), repeats=reps, steps=steps, blocks=2,
+                    budget_s=options.budget_s)
+        peers = {"ecos": measure(lambda h=H: mf.ecos(h), repeats=reps, steps=steps, blocks=2,
+                                 budget_s=options.budget_s),
+                 "ours-python-loop": measure(lambda h=H: mf.ours(h, False), repeats=1,
+                                             steps=steps, blocks=2,
+                                             budget_s=options.budget_s)}
+        cases.append(make_case(f"fmu/dual_mass/H={H:g}", m, peers))
+    return cases
+
+
+def _newton_vs_jacobi(options) -> dict:
+    m = measure(lambda: _lim("iterative_newton", 3, 1e-3, 1e-4, 1.0), repeats=options.repeats,
+                steps=1000, blocks=2, budget_s=options.budget_s)
+    jac = measure(lambda: _lim("jacobi", 3, 1e-3, 1e-4, 1.0), repeats=options.repeats,
+                  steps=1000, blocks=2, budget_s=options.budget_s)
+    return make_case("iterative/newton_vs_jacobi/order3/H=1e-3/1s", m, {"jacobi": jac})
+
+
 def run(options) -> dict:
     quick = options.quick
-    cases = []
+    cases = _fmu_cases(options)
+    cases.append(_newton_vs_jacobi(options))
     t_over = 5.0 if quick else 10.0
     for coupling in ("jacobi", "gauss_seidel"):
         m = measure(lambda c=coupling: _lim(c, 1, 1e-3, 1e-3, t_over),
@@ -155,7 +193,26 @@ def targets(cases: list[dict], t_lim: float) -> list[dict]:
         ours = c["ours"].get("extra", {}).get("communications")
         return fixed / ours if fixed and ours else None
     rich = qc.get("quarter_car/richardson", {}).get("ours", {})
+
+    def vs_ecos(H):
+        c = next((c for c in cases if c["case"] == f"fmu/dual_mass/H={H:g}"), None)
+        r = c["ratios"].get("ecos") if c else None
+        return 1.0 / r if r else None
+    py = next((c for c in cases if c["case"] == "fmu/dual_mass/H=0.001"), None)
+    py_over = (py["peers"]["ours-python-loop"].get("extra", {}).get("master_us_per_fmu_step")
+               if py else None)
+    nj = next((c for c in cases if c["case"].startswith("iterative/newton_vs_jacobi")), None)
+    nj_ratio = 1.0 / nj["ratios"]["jacobi"] if nj and nj["ratios"].get("jacobi") else None
     return [
+        make_target("FMU dual mass H=1e-3: compiled loop time / Ecos time (ratio)",
+                    vs_ecos(1e-3), "<=", "1.0",
+                    note="Ecos C++ master (ecospy) on the same generated-C FMUs, same run"),
+        make_target("FMU dual mass H=1e-4: compiled loop time / Ecos time (ratio)",
+                    vs_ecos(1e-4), "<=", "1.0"),
+        make_target("FMU Python loop: master overhead per FMU step [us]", py_over, "<=", "5",
+                    note="wall minus time inside the FMU subsystems' do_step"),
+        make_target("iterative Newton / Jacobi time per macro step (ratio)", nj_ratio, "<=",
+                    "3", note="LIM, H = 1 ms, cubic, 1 s"),
         make_target("master overhead per native subsystem macro step [us]",
                     max(over) if over else None, "<=", "10",
                     note="FMPy-driven FMUs cost 5.6-9 us per step, Ecos/libcosim 0.6-11 us"),
