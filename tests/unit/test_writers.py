@@ -100,16 +100,55 @@ def test_round_trip_equals_recorder(tmp_path, fmt, record):
 
 
 def test_csv_layout(tmp_path):
+    """Plain CSV (header, rows) that pandas opens as it is; the provenance and the status
+    in the sidecar results.csv.json."""
+    import json
+
+    import pandas as pd
     w = CsvWriter(tmp_path / "r.csv", ports=["i.y", "v.y"], chunk=10)
-    cosim.Simulator(make_model(), solver="rk4", dt=0.1, observers=[w]).run(0.3)
+    res = cosim.Simulator(make_model(), solver="rk4", dt=0.1, observers=[w]).run(0.3)
     lines = w.path.read_text().splitlines()
-    assert lines[0] == "# cosim results"
-    assert lines[1] == "# model: model"
-    assert any(ln.startswith("# model_hash: ") for ln in lines)
-    assert any(ln.startswith('# solver: {"solver": "rk4"') for ln in lines)
-    assert "time [s],i.y [m],v.y[0] [m],v.y[1] [m]" in lines
-    assert lines[-1] == "# status: complete"
-    assert lines[-5].startswith("0.0,0.0,1.0,2.0")
+    assert lines[0] == "time [s],i.y [m],v.y[0] [m],v.y[1] [m]"
+    assert lines[1].startswith("0.0,0.0,1.0,2.0") and len(lines) == 5
+    assert not any(ln.startswith("#") for ln in lines)
+    df = pd.read_csv(w.path)
+    assert list(df.columns) == ["time [s]", "i.y [m]", "v.y[0] [m]", "v.y[1] [m]"]
+    np.testing.assert_array_equal(df["i.y [m]"].to_numpy(), res["i.y"])
+    side = json.loads((tmp_path / "r.csv.json").read_text())
+    assert side["format"] == "cosim results 2" and side["status"] == "complete"
+    assert side["provenance"]["model"] == "model" and side["provenance"]["model_hash"]
+    assert side["provenance"]["solver"]["solver"] == "rk4"
+
+
+def test_csv_of_the_earlier_format_is_still_read(tmp_path):
+    p = tmp_path / "old.csv"
+    p.write_text("# cosim results\n# model: m\ntime [s],a.y [m]\n0.0,1.0\n0.5,2.0\n"
+                 "# status: complete\n")
+    res = read_csv(p)
+    assert res.time.tolist() == [0.0, 0.5] and res["a.y"].tolist() == [1.0, 2.0]
+    assert res.provenance == {"model": "m"} and res.diagnostics["status"] == "complete"
+
+
+def test_a_bad_cell_is_named_by_line_and_column(tmp_path):
+    p = tmp_path / "r.csv"
+    p.write_text("time [s],a.y [m],b.y\n0.0,1.0,2.0\n0.5,x1,3.0\n")
+    with pytest.raises(OutputError, match="line 3 \\(sample 2\\), column 'a.y \\[m\\]': 'x1' "
+                                          "is not a number"):
+        read_csv(p)
+    p.write_text("time [s],a.y [m],b.y\n0.0,1.0,2.0\n0.5,3.0\n")
+    with pytest.raises(OutputError, match="line 3: 2 cells, the header has 3 columns"):
+        read_csv(p)
+
+
+def test_a_truncated_hdf5_file_is_a_clear_error_not_a_hang(tmp_path):
+    pytest.importorskip("h5py")
+    w = Hdf5Writer(tmp_path / "r.h5", chunk=10)
+    cosim.Simulator(make_model(), solver="rk4", dt=0.01, observers=[w]).run(0.5)
+    size = w.path.stat().st_size
+    with open(w.path, "r+b") as f:
+        f.truncate(size // 2)
+    with pytest.raises(OutputError, match="the file is truncated"):
+        read_hdf5(w.path)  # was: SWMR retries for minutes
 
 
 def test_hdf5_layout(tmp_path):
@@ -281,10 +320,12 @@ def test_killed_hdf5_needs_swmr_to_open(tmp_path):
 
 
 def test_torn_csv_line_is_ignored(tmp_path):
+    import json
     w = CsvWriter(tmp_path / "r.csv", chunk=10)
     res = cosim.Simulator(make_model(), solver="rk4", dt=0.01, observers=[w]).run(0.2)
-    text = w.path.read_text().rsplit("# status", 1)[0]
-    w.path.write_text(text + "0.21,0.1,0.")  # a kill in the middle of a write
+    w.path.write_text(w.path.read_text() + "0.21,0.1,0.")  # a kill in the middle of a write
+    side = tmp_path / "r.csv.json"  # and its status, as the writer left it while running
+    side.write_text(json.dumps({**json.loads(side.read_text()), "status": "running"}))
     got = read_csv(w.path)
     assert_same(got, res)
     assert got.diagnostics["status"] == "running"
