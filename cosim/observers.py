@@ -211,9 +211,17 @@ class Results:
         df.attrs["provenance"] = self.provenance
         return df
 
+    def plot(self, signals: list[str] | None = None, title: str | None = None) -> Any:
+        """A matplotlib Figure, one panel per physical dimension (signals whose units
+        differ only by scale, rpm and rad/s, share one, converted to its unit); every
+        axis labelled with its unit.  In a notebook it shows inline."""
+        from .plotting import figure
+        return figure(self, signals, title)
+
     def __repr__(self) -> str:
-        return (f"<Results {len(self.time)} samples, t = {self.time[:1]}..{self.time[-1:]} s, "
-                f"{len(self.signals)} signals>")
+        span = (f"t = {self.time[0]:g} .. {self.time[-1]:g} s" if len(self.time)
+                else "no samples")
+        return f"<Results {len(self.time)} samples, {span}, {len(self.signals)} signals>"
 
 
 def model_hash(diagram: Any) -> str:
