@@ -314,6 +314,10 @@ class MasterScheduler(ResultsRecorder, LoopSettler):
         """
         polys = {}
         for name, hist, order, scale, bias in self._feeds[s.name]:
+            if (constant or order == 0) and hist.scalar:  # the common held input: no call
+                v = hist.v[-1]
+                polys[name] = (v * scale + bias,) if (scale != 1.0 or bias != 0.0) else (v,)
+                continue
             c = hist.constant() if constant else hist.polynomial(order, t0)
             if scale != 1.0 or bias != 0.0:
                 if isinstance(c, tuple):

@@ -200,6 +200,11 @@ class LoopSettler:
                     self.step_subsystem(s, tk, H)
                 for s in self.subsystems:
                     self._publish(s, tk + H, s.get_outputs())  # drops later samples
+                if any(getattr(s, "terminated", None) for s in self.subsystems):
+                    # a subsystem ends the run inside the window: no high-order start; the
+                    # ordinary steps take the run to that communication point
+                    self.restore(snap)
+                    return 0
                 if self.feedthrough_subs:
                     self._settle(tk + H, self.feedthrough_subs, once=self._settle_once)
                 window.append([np.array(self.histories[key].v[-1], dtype=float) for key in keys])
