@@ -13,6 +13,9 @@ item                    what                                                need
 gc freeze               ``gc.collect(); gc.freeze()`` after set-up, the     nothing
                         collector off during the loop
 timer slack             1 ns (Linux ``PR_SET_TIMERSLACK``)                  Linux
+GIL switch interval     100 us (``sys.setswitchinterval``; Python's 5 ms    nothing
+                        default lets a helper thread hold the GIL for 5 ms
+                        while the frame waits for it)
 SCHED_FIFO              the frame at :data:`AUTO_PRIORITY`, every other     root or
                         thread of the process one level below (a thread     CAP_SYS_NICE
                         holding the GIL must not be preempted by the load)
@@ -170,6 +173,7 @@ class ProcessSettings:
         self.timer_slack_ns = timer_slack_ns
         self.helper_priority = helper_priority
         self.mlock = bool(mlock)
+        self.switch_interval_s: float | None = None
         self.helpers: list[str] = []  # the threads raised for the run, by name
         self.refused: list[str] = []  # what auto could not apply, and why
         self.applied: dict[str, Any] = {}
@@ -180,6 +184,7 @@ class ProcessSettings:
     def _resolve_auto(self) -> None:
         """Fill in the items the caller left open (``None``), where permitted."""
         g = self.given
+        self.switch_interval_s = 1e-4
         if g["gc_mode"] is None:
             self.gc_mode = "freeze"
         if g["timer_slack_ns"] is None and sys.platform.startswith("linux"):
@@ -299,6 +304,11 @@ class ProcessSettings:
                 if old is not None:
                     self._undo.append(lambda old=old: set_timer_slack(old))
                     self.applied["timer_slack_ns"] = self.timer_slack_ns
+            if self.switch_interval_s is not None:
+                old_si = sys.getswitchinterval()
+                sys.setswitchinterval(self.switch_interval_s)
+                self._undo.append(lambda old=old_si: sys.setswitchinterval(old))
+                self.applied["switch_interval_us"] = self.switch_interval_s * 1e6
             if self.gc_mode != "normal":
                 was = gc.isenabled()
                 if self.gc_mode == "freeze":
@@ -317,6 +327,7 @@ class ProcessSettings:
         while self._undo:
             self._undo.pop()()
         self._claim.close()
+        self.switch_interval_s = None
         if self.auto:  # the next run resolves again
             self.priority, self.cpus = self.given["priority"], check_cpus(self.given["cpus"])
             self.helper_priority = self.given["helper_priority"]
@@ -337,6 +348,8 @@ class ProcessSettings:
             parts.append(f"gc {a['gc']}")
         if "timer_slack_ns" in a:
             parts.append(f"timer slack {a['timer_slack_ns']} ns")
+        if "switch_interval_us" in a:
+            parts.append(f"GIL switch interval {a['switch_interval_us']:.0f} us")
         text = ("real-time set-up" + (" (auto)" if self.auto else "") + ": "
                 + (", ".join(parts) or "none"))
         if self.refused:

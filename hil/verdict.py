@@ -9,10 +9,10 @@ from the I/O it did (bridge blocks, backends, bus logs: everything with an
 ====================  ==========================================  =====================
 check                 figure                                      default budget
 ====================  ==========================================  =====================
-``overruns``          frames that ended after the next deadline   1e-4 of the frames
-``skipped_frames``    frames dropped by the overrun policy        1e-4 of the frames
+``overruns``          frames that ended after the next deadline   1e-3 of the frames
+``skipped_frames``    frames dropped by the overrun policy        1e-3 of the frames
 ``lateness_p99_us``   99th percentile of the wake-up lateness     25 % of the period
-``lateness_max_us``   the largest lateness                        one period
+``lateness_max_us``   the largest lateness                        reported, not checked
 ``stale_episodes``    receivers whose input went stale            0
 ``frames_lost``       gaps of E2E alive counters, reader queues   0
                       that overflowed
@@ -24,6 +24,14 @@ check                 figure                                      default budget
 ``lockstep_timeouts`` lock-step frames whose reply did not come   0
 ``run``               the run ended by an error                   none allowed
 ====================  ==========================================  =====================
+
+Why these defaults: a loop that misses one frame in a thousand still gives a result a test
+can use, and whatever a miss breaks downstream (a command going stale) is checked on its
+own.  The worst case is not checked by default because on a shared machine it is the
+hypervisor's, not the model's: measured with SCHED_FIFO at 1 kHz on these 2-vCPU VMs, a
+wake-up 9-20 ms late a few times a minute, whatever the process did.  On a dedicated
+target set ``lateness_max_us`` (and ``overruns=0``, as Simulink Real-Time's default stop on
+the first overrun).
 
 A budget entry is a count (``int``), a fraction of the frames due (a ``float`` below 1, for
 ``overruns`` and ``skipped_frames``), a number of microseconds (lateness), or ``None``:
@@ -64,15 +72,16 @@ class Budget:
     overruns, skipped_frames : int or float or None
         A count, or a fraction of the frames due (a float in [0, 1)).
     lateness_p99_us, lateness_max_us : float or None
-        Microseconds; default 25 % of the period and one period.
+        Microseconds; default 25 % of the period, and the maximum not checked (``-1``:
+        one period).
     stale_episodes, frames_lost, link_losses, bad_frames, recording_dropped,
     lockstep_timeouts : int or None
     """
 
-    overruns: int | float | None = 1e-4
-    skipped_frames: int | float | None = 1e-4
+    overruns: int | float | None = 1e-3
+    skipped_frames: int | float | None = 1e-3
     lateness_p99_us: float | None = -1.0  # -1: the default, from the period
-    lateness_max_us: float | None = -1.0
+    lateness_max_us: float | None = None
     stale_episodes: int | None = 0
     frames_lost: int | None = 0
     link_losses: int | None = 0

@@ -112,6 +112,7 @@ class Bridge(Block):
         self.outages = 0
         self._down = False
         self._suppressed = False  # the runner skips frames: no I/O
+        self._accept: set | None = None  # ids a receiver decodes (a backend may pre-filter)
         self._last_recover = -math.inf
         self._tick: int | None = None  # the last tick a receiver read
         # the device is state outside the context, and it cannot be rolled back
@@ -194,6 +195,8 @@ class Bridge(Block):
             reader = getattr(b, "_reader", None)
             if reader is not None and reader.is_alive():
                 frames = b.drain()
+            elif self._accept is not None and hasattr(b, "filtered"):
+                frames = b.read_available(MAX_FRAMES_PER_HIT, accept=self._accept)
             elif hasattr(b, "read_available"):
                 frames = b.read_available(MAX_FRAMES_PER_HIT)
             else:

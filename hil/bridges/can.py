@@ -56,7 +56,9 @@ Limitations
 -----------
 * Ages are in simulated time at the receiving hit, not the driver's timestamps: under
   the real-time runner they equal wall time to within the frame lateness.
-* A frame id that is not in the database is counted (``unknown``) and ignored.
+* A frame id that is not in the chosen messages is ignored: a :class:`~hil.can.CanBackend`
+  drops it before decoding (counted in its ``filtered``), another backend's frames are
+  counted here (``unknown``).
 * Multiplexed signals and signals whose names clash across the chosen messages are
   not supported (name the messages separately in two bridges).
 """
@@ -200,6 +202,7 @@ class CanReceive(Bridge):
                 raise ParameterError(f"CanReceive '{name}': on_stale='safe' needs a safe value "
                                      f"for every signal; missing {', '.join(missing)}")
         self.safe = safe
+        self._accept = set(self._ids)  # a CanBackend drops other ids before decoding
         self.e2e = _e2e_profiles(db, self.messages, e2e, f"CanReceive '{name}'")
         from ..can.e2e import E2EState
         self._e2e_state = {m: E2EState(p) for m, p in self.e2e.items()}

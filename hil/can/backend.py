@@ -38,6 +38,13 @@ backend therefore, for ``udp_multicast``,
   port): counted in ``bad_datagrams`` and ``counters.frame_errors``, never reported as a
   lost bus.
 
+Fast receive on udp_multicast: :meth:`CanBackend.read_available` reads the socket
+directly (``recvmsg`` without waiting, msgpack unpacked once, the kernel's receive time as
+the timestamp) instead of python-can's ``recv`` (a ``select`` and a full message check
+per datagram): 3-4 times less per frame, which matters under a flood of 5000 frames/s
+(issue 22).  With ``accept=`` (the ids a bridge decodes), other frames are counted in
+``filtered`` and dropped before a ``can.Message`` is built; they then reach no tap.
+
 SLCAN receive
 -------------
 python-can's ``slcan`` returns ``None`` for every line that is no frame (the ``z``/``Z``
@@ -66,12 +73,15 @@ Limitations
 
 from __future__ import annotations
 
+import errno
 import logging
 import socket
+import struct
+import time
 import zlib
 from typing import Any
 
-from ..backend import Backend, BackendState
+from ..backend import Backend, BackendState, _chain
 from ..errors import BackendError, BackendTimeout, Disconnected, DriverMissing, HILError
 
 __all__ = ["CanBackend", "import_can", "multicast_port"]
@@ -158,6 +168,9 @@ class CanBackend(Backend):
         #: SLCAN reads that went on past a non-frame line (an ack) to a waiting frame
         self.slcan_lines_skipped = 0
         self._serial: Any = None  # the SLCAN serial port (to see what is waiting)
+        self._sock: Any = None  # udp_multicast: the socket read directly
+        #: frames dropped by ``read_available(accept=...)`` before decoding
+        self.filtered = 0
 
     # ---------------------------------------------------------------- driver
     @property
@@ -196,9 +209,94 @@ class CanBackend(Backend):
         bus = can.Bus(**kw)
         if self.interface == "udp_multicast":
             self._isolate(bus)
+            self._sock = self._fast_socket(bus)
         self._serial = getattr(bus, "serialPortOrig", None) if self.interface == "slcan" \
             else None
         self._bus = bus
+
+    @staticmethod
+    def _fast_socket(bus: Any) -> Any:
+        mc = getattr(bus, "_multicast", None)
+        if mc is None or not getattr(mc, "timestamp_nanosecond", False):
+            return None
+        try:
+            import msgpack  # noqa: F401 - python-can's udp_multicast needs it too
+        except ImportError:
+            return None
+        return mc._socket, mc.max_buffer, mc.received_ancillary_buffer_size
+
+    def read_available(self, limit: int = 10_000, accept: Any = None) -> list[Any]:
+        """Every frame that has arrived (module docstring: the udp_multicast fast path;
+        ``accept``, a set of ``(id, is_extended)``, drops the others undecoded)."""
+        fast = self._sock
+        if fast is None or self._state is not BackendState.OPEN or self._rx_taps and accept:
+            frames = super().read_available(limit)
+            if accept is None:
+                return frames
+            keep = [f for f in frames if (f.arbitration_id, bool(f.is_extended_id)) in accept]
+            self.filtered += len(frames) - len(keep)
+            return keep
+        import msgpack
+        can = import_can()
+        sock, size, anc = fast
+        out: list[Any] = []
+        gen = self._generation
+        echo = self._tx_ids if self._echo_filter else ()
+        n_bytes = 0
+        try:
+            while len(out) < limit:
+                try:
+                    data, ancdata, _, _ = sock.recvmsg(size, anc, socket.MSG_DONTWAIT)
+                except BlockingIOError:
+                    break
+                try:
+                    d = msgpack.unpackb(data, raw=False)
+                    key = (d["arbitration_id"], bool(d["is_extended_id"]))
+                except Exception as exc:  # noqa: BLE001 - not a python-can datagram
+                    self.bad_datagrams += 1
+                    self._count("errors", "frame_errors")
+                    if self.bad_datagrams <= 10:
+                        self.log.warning("%s: a datagram that is no CAN message was dropped "
+                                         "(%s: %s)", self.where, type(exc).__name__, exc)
+                    continue
+                if key in echo:
+                    self.own_echoes += 1
+                    continue
+                if accept is not None and key not in accept:
+                    self.filtered += 1
+                    continue
+                if ancdata:
+                    sec, ns = struct.unpack("@ll", ancdata[0][2])
+                    d["timestamp"] = sec + ns * 1e-9
+                else:
+                    d["timestamp"] = time.time()
+                try:
+                    msg = can.Message(check=True, **d)
+                except Exception as exc:  # noqa: BLE001
+                    self.bad_datagrams += 1
+                    self._count("errors", "frame_errors")
+                    self.log.debug("%s: bad message fields dropped: %s", self.where, exc)
+                    continue
+                if msg.is_error_frame:
+                    self.error_frames += 1
+                    self._count("errors")
+                    if not self.keep_error_frames:
+                        continue
+                n_bytes += len(msg.data)
+                out.append(msg)
+        except OSError as exc:
+            if exc.errno in (errno.EAGAIN, errno.EWOULDBLOCK):
+                pass
+            else:
+                err = _chain(self._translate(exc, "read"), exc)
+                self._handle_error(err, gen)
+        if out:
+            self._count("frames_in", n=len(out))
+            self._count("bytes_in", n=n_bytes)
+            for tap in self._rx_taps:
+                for frame in out:
+                    tap(frame)
+        return out
 
     def _isolate(self, bus: Any) -> None:
         """Only the joined group reaches this socket (module docstring)."""

@@ -166,6 +166,10 @@ class MessageLog:
                 "error": None if self._error is None
                 else f"{type(self._error).__name__}: {self._error}"}
 
+    def io_figures(self) -> dict:
+        """For the run's verdict: messages dropped because the queue was full."""
+        return {"recording_dropped": self.dropped}
+
     def stop(self) -> None:
         """Write everything queued (waits), close the file; raise the writer thread's
         error if no call of the log has raised it yet."""

@@ -63,7 +63,7 @@ def test_a_run_that_skipped_most_frames_fails():
     assert not v.passed and v.exit_code == 1
     assert {"overruns", "skipped_frames"} <= set(c.name for c in v.failed)
     assert v.line().startswith("verdict FAIL ramp")
-    assert "900 frames skipped of 1000 due (budget 0)" in v.line()
+    assert "900 frames skipped of 1000 due (budget 1)" in v.line()
 
 
 def test_budget_is_the_users():
