@@ -184,6 +184,7 @@ class Iterative(Coupling):
         self._M: np.ndarray | None = None  # (J - I)^-1, kept across steps
         self._plan: dict | None = None
         self._raw: dict = {}
+        self.predictor_gap: tuple | None = None
 
     def check(self, master: Any) -> None:
         slow = [f"'{s.name}' (rate {s.rate})" for s in master.subsystems if s.rate != 1]
@@ -299,7 +300,7 @@ class Iterative(Coupling):
     # ------------------------------------------------------------ a step
     def step(self, master: Any, k: int, t0: int, H: int) -> None:
         snap = master.save()
-        z = master.predict(t0, H)
+        z = z_pred = master.predict(t0, H)
         y = self._sweep(master, snap, t0, H, z, first=True)
         n = z.size
         it = 1
@@ -368,6 +369,8 @@ class Iterative(Coupling):
             z, y, g = z_new, y_new, g_new
         if newton:
             self._M = M if self.reuse_jacobian else None
+        #: the predictor and the converged outputs (step control's error estimate)
+        self.predictor_gap = (z_pred, y)
         master.iterations.append(it)
         master.iteration_total += it
         master.last_residual = res

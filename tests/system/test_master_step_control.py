@@ -20,7 +20,7 @@ from bench.lim import (
     m2_diagram,
 )
 from cosim import GaussSeidel, Iterative, Jacobi, MasterScheduler, StepController
-from cosim.errors import BuildError, PortError
+from cosim.errors import PortError
 from cosim.subsystem import DiagramSubsystem
 
 
@@ -130,14 +130,25 @@ def test_defect_control_can_accept_steps_at_the_minimum_and_counts_them():
     assert min(d["step_sizes_s"]) == pytest.approx(2e-4)
 
 
-def test_defect_control_refuses_iterative_coupling():
-    subs = [DiagramSubsystem(m1_diagram(), solver="rk4", dt=1e-4),
-            DiagramSubsystem(m2_diagram(), solver="rk4", dt=1e-4)]
-    ctl = StepController(method="extrapolation", h_min_s=2e-4, grid_s=1e-4)
-    master = MasterScheduler(subs, CONNECTIONS, 1e-3, coupling=Iterative(),
-                             step_control=ctl)
-    with pytest.raises(BuildError, match="method='richardson'"):
-        master.run(0.01)
+def test_two_order_control_of_iterative_coupling_uses_predictor_and_corrector():
+    """Iterative coupling has no extrapolated input; the error estimate is the predictor
+    (extrapolation, order p) against the converged outputs (was: refused)."""
+    from bench.lim import exact
+
+    def run(rtol):
+        subs = [DiagramSubsystem(m1_diagram(), solver="rk4", dt=1e-4),
+                DiagramSubsystem(m2_diagram(), solver="rk4", dt=1e-4)]
+        # atol: signals of 1-1000 (m, m/s, N) cross zero; 100 rtol keeps tol there sensible
+        ctl = StepController(method="extrapolation", rtol=rtol, atol=100 * rtol, h_min_s=2e-4,
+                             h_max_s=1e-2, grid_s=1e-4)
+        res = MasterScheduler(subs, CONNECTIONS, 1e-3, coupling=Iterative("newton"),
+                              extrapolation=2, step_control=ctl).run(0.5)
+        err = np.max(np.abs(res["m2.x2"] - exact(res.time)[:, 1]))
+        return err, len(res.diagnostics["step_sizes_s"]), res
+    err_loose, n_loose, loose = run(1e-4)
+    err_tight, n_tight, _ = run(1e-5)
+    assert n_tight > n_loose and err_tight < err_loose
+    assert max(loose.diagnostics["step_sizes_s"]) > 2 * min(loose.diagnostics["step_sizes_s"])
 
 
 def test_gauss_seidel_interpolated_inputs_have_no_defect():
