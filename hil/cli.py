@@ -17,15 +17,18 @@ The model file follows the convention of ``cosim run``, plus the hardware::
         return builder.build()     # a Diagram, or Simulator(diagram, solver="rk4", dt=1e-3)
 
 * ``build`` (or ``--function NAME``, else ``diagram``/``make_diagram``) takes the
-  :class:`Interfaces` or no argument at all (a model without hardware).
+  :class:`Interfaces` or no argument at all (a model without hardware): it gets them as
+  its parameter named ``io``, else as its one parameter without a default; a function
+  whose parameters all have defaults is called without arguments (its defaults stand).
 * ``io.open(role, **defaults)`` creates a backend with
   :func:`hil.registry.create_backend` (kind ``defaults["backend"]``, else the role
   itself: ``io.open("can", ...)`` is a ``"can"`` backend), named after the role, opens
   it and returns it.  Every backend is closed at the end, also on errors and Ctrl-C.
 * ``HIL`` keys: ``period_s``, ``duration_s``, ``overrun``, ``max_overruns``,
   ``max_catch_up``, ``degrade_after``, ``recover_after``, ``max_degrade``, ``spin_s``,
-  ``priority``, ``cpus``, ``gc_mode``, ``timer_slack_ns`` (the options of
-  :class:`~hil.runner.RealTimeRunner`); the command line wins over the file.
+  ``priority``, ``cpus``, ``gc_mode``, ``timer_slack_ns``, ``realtime`` (the options of
+  :class:`~hil.runner.RealTimeRunner`), ``budget`` (a dict of
+  :class:`~hil.verdict.Budget` fields); the command line wins over the file.
 * A returned Diagram is run by a ``Simulator`` with ``SIMULATION["solver"]`` (default
   rk4) and step ``SIMULATION["dt"]`` (default: the frame period), recording nothing in
   memory: results go to the disk as they come (long runs are fine).  A returned
@@ -51,15 +54,24 @@ Other options: ``--duration``, ``--period``, ``--overrun {raise,skip,catch_up,de
 ``--max-overruns``, ``--priority N`` (SCHED_FIFO), ``--cpus 0,1``, ``--gc
 {normal,disable,freeze}``, ``--spin``, ``--timer-slack``, ``--no-realtime`` (the same loop
 on a :class:`~hil.runner.VirtualClock`: as fast as possible and deterministic, for CI),
-``--out DIR`` (default ``out/<diagram>``: ``results.csv`` streamed while running,
-``telemetry.csv`` one row per frame, ``summary.json`` with the telemetry summary and
-every backend's options and counters), ``--format csv|hdf5|csv,hdf5``, ``--set
-block.param=value`` (initial parameter values), ``--traceback``.
+``--budget NAME=VALUE`` (repeatable: the run's :class:`~hil.verdict.Budget`, e.g.
+``--budget overruns=0 --budget lateness_p99_us=100``; ``NAME=none``: not checked),
+``--no-auto-setup`` (no automatic real-time set-up: ``realtime="off"``), ``--out DIR``
+(default ``out/<diagram>``: ``results.csv`` streamed while running, ``telemetry.csv``
+one row per frame streamed by a writer thread, ``summary.json`` with the verdict, the
+telemetry summary and every backend's options and counters), ``--format
+csv|hdf5|csv,hdf5``, ``--set block.param=value`` (initial parameter values),
+``--traceback``.
+
+Every run ends with its verdict (:mod:`hil.verdict`), printed in one line and written to
+``summary.json``.  Exit status: 0 the run passed its verdict, 1 a check failed or the run
+failed, 2 bad input (the model file, an option, an interface; nothing is run and no
+output is written when the options are wrong), 130/143 stopped by SIGINT/SIGTERM.
 
 SIGINT (Ctrl-C) and SIGTERM end the run at the end of the current frame: results,
 telemetry and summary are written, backends closed, exit status 130 or 143.  A second
 signal interrupts at once (results are still flushed).  Errors print one line (what,
-where, what to do) and exit with status 1 (tracebacks with ``--traceback``).
+where, what to do; tracebacks with ``--traceback``).
 
 Limitations
 -----------
@@ -96,12 +108,33 @@ __all__ = ["Interfaces", "add_parser", "run"]
 DEFAULT_FUNCTIONS = ("build", "diagram", "make_diagram")
 HIL_KEYS = ("period_s", "duration_s", "overrun", "max_overruns", "max_catch_up",
             "degrade_after", "recover_after", "max_degrade", "spin_s", "priority", "cpus",
-            "gc_mode", "timer_slack_ns")
+            "gc_mode", "timer_slack_ns", "realtime", "budget")
 POLICIES = ("raise", "skip", "catch_up", "degrade")
 
 
 class ModelError(CosimError):
     """The model file cannot be loaded or its build function failed."""
+
+
+class UsageError(CosimError):
+    """Bad input before the run: exit status 2."""
+
+
+def _call_build(fn: Any, io: Any, path: str, name: str) -> Any:
+    """Call the build function with the interfaces where it takes them (module docstring)."""
+    params = list(inspect.signature(fn).parameters.values())
+    positional = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    if any(p.name == "io" for p in params):
+        io_p = next(p for p in params if p.name == "io")
+        return fn(io) if io_p.kind in positional and params[0] is io_p else fn(io=io)
+    required = [p for p in params if p.default is p.empty and p.kind in positional]
+    if not required:
+        return fn()
+    if len(required) == 1 and params[0] is required[0]:
+        return fn(io)
+    raise ModelError(f"{path}: {name}() has {len(required)} parameters without defaults "
+                     f"({', '.join(p.name for p in required)}); a build function takes the "
+                     "interfaces as 'io' (or nothing): def build(io): ...")
 
 
 class _Interrupted(KeyboardInterrupt):
@@ -313,7 +346,9 @@ def _build(path: str, function: str | None, io: Interfaces) -> tuple[Any, dict, 
                          f"{', '.join(HIL_KEYS)}")
     fn = funcs[function]
     try:
-        built = fn(io) if inspect.signature(fn).parameters else fn()
+        built = _call_build(fn, io, path, function)
+    except ModelError:
+        raise
     except CosimError as exc:
         raise ModelError(f"{_frame_in(exc, path)}: {function}(): {exc}") from exc
     except Exception as exc:
@@ -373,8 +408,24 @@ def _settings(args: argparse.Namespace, hil: dict, sim_defaults: dict, sim: Any)
     cli = {"period_s": args.period, "duration_s": args.duration, "overrun": args.overrun,
            "max_overruns": args.max_overruns, "priority": args.priority,
            "gc_mode": args.gc, "spin_s": args.spin, "timer_slack_ns": args.timer_slack,
-           "cpus": _cpus(args.cpus) if args.cpus else None}
+           "cpus": _cpus(args.cpus) if args.cpus else None,
+           "realtime": "off" if args.no_auto_setup else None}
     cfg.update({k: v for k, v in cli.items() if v is not None})
+    budget = dict(cfg.get("budget") or {})
+    budget.update(_parse_budget(args.budget))
+    from .verdict import Budget
+    try:
+        cfg["budget"] = Budget(**budget)
+    except TypeError as exc:
+        from dataclasses import fields
+        raise UsageError(f"--budget / HIL['budget']: {exc}; budget names: "
+                         f"{', '.join(f.name for f in fields(Budget))}") from None
+    if cfg.get("cpus") is not None:
+        from .rtsetup import check_cpus
+        try:
+            cfg["cpus"] = check_cpus(cfg["cpus"])
+        except CosimError as exc:
+            raise UsageError(f"--cpus: {exc}") from None
     sim_dt = getattr(sim, "dt", None) if sim is not None else sim_defaults.get("dt")
     if "period_s" not in cfg:
         cfg["period_s"] = sim_dt if isinstance(sim_dt, int | float) and sim_dt > 0 else 1e-3
@@ -386,6 +437,17 @@ def _settings(args: argparse.Namespace, hil: dict, sim_defaults: dict, sim: Any)
             raise CosimError(f"{k.replace('_s', '')} must be a positive number of seconds, "
                              f"got {cfg[k]!r}")
     return cfg
+
+
+def _parse_budget(items: list[str]) -> dict:
+    out = {}
+    for item in items:
+        name, eq, value = item.partition("=")
+        if not eq or not name.strip():
+            raise UsageError(f"--budget {item!r}: expected NAME=VALUE, e.g. --budget overruns=0 "
+                             "or --budget lateness_p99_us=100 (NAME=none: not checked)")
+        out[name.strip()] = _literal(value)
+    return out
 
 
 def _make_simulator(built: Any, sim_defaults: dict, period: float, writers: list) -> Any:
@@ -447,6 +509,7 @@ def cmd_hil_run(args: argparse.Namespace) -> int:
     error: BaseException | None = None
     out = args.out
     written: list[str] = []
+    started = False  # errors before the run are bad input (exit 2)
     with sig:
         try:
             io.overrides = _parse_overrides(args.interface)
@@ -464,7 +527,10 @@ def cmd_hil_run(args: argparse.Namespace) -> int:
                                                                           "duration_s")}
             runner = RealTimeRunner(sim, cfg["period_s"], **kw,
                                     clock=VirtualClock() if args.no_realtime else None,
-                                    on_frame=io.check if io.backends else None)
+                                    on_frame=io.check if io.backends else None,
+                                    watch=list(io.backends.values()),
+                                    telemetry_csv=os.path.join(out, "telemetry.csv"))
+            started = True
             mode = "virtual clock (--no-realtime)" if args.no_realtime else "real time"
             print(f"model '{diagram.name}' ({args.file}): {len(diagram.leaf_blocks())} blocks, "
                   f"solver {sim.solver_name}; {mode}, period {cfg['period_s'] * 1e3:g} ms, "
@@ -480,13 +546,16 @@ def cmd_hil_run(args: argparse.Namespace) -> int:
                 sig.runner = None
                 wall = time.perf_counter() - wall
             tel = runner.telemetry
-            tel.write_csv(os.path.join(out, "telemetry.csv"))
             written = [str(w.path) for w in writers] + [os.path.join(out, "telemetry.csv")]
+            verdict = runner.verdict
             summary = {"model": os.path.abspath(args.file), "diagram": diagram.name,
                        "mode": "virtual" if args.no_realtime else "realtime",
-                       "settings": _jsonable(cfg), "set": _jsonable(sets),
+                       "settings": _jsonable({**cfg, "budget": cfg["budget"].__dict__}),
+                       "set": _jsonable(sets),
                        "status": _status(error, sig.signum), "t_end_s": sim.ctx.time,
                        "wall_s": wall,
+                       "verdict": _jsonable(verdict.as_dict()) if verdict else None,
+                       "setup": _jsonable(runner.setup),
                        "telemetry": _jsonable(tel.as_dict()), "interfaces": io.describe(),
                        "results": {str(w.path): w.samples_written for w in writers}}
             path = os.path.join(out, "summary.json")
@@ -502,6 +571,8 @@ def cmd_hil_run(args: argparse.Namespace) -> int:
             for w in writers:
                 print(f"results: {w.path} ({w.samples_written} samples)")
             print(f"telemetry: {written[-2]}\nsummary: {path}")
+            if verdict is not None:
+                print(verdict.line(), flush=True)
             if error is not None:
                 raise error
         except BaseException as exc:
@@ -513,7 +584,7 @@ def cmd_hil_run(args: argparse.Namespace) -> int:
             print(f"cosim hil run: stopped by {signal.Signals(sig.signum).name} at "
                   f"t = {sim.ctx.time:.6g} s", file=sys.stderr)
             return 128 + sig.signum
-        return 0
+        return runner.verdict.exit_code if runner.verdict is not None else 0
     if isinstance(error, KeyboardInterrupt):
         signum = getattr(error, "signum", sig.signum or signal.SIGINT)
         print(f"cosim hil run: interrupted by {signal.Signals(signum).name}"
@@ -521,7 +592,7 @@ def cmd_hil_run(args: argparse.Namespace) -> int:
         return 128 + signum
     if isinstance(error, Exception):
         _report("cosim hil run", error, args.debug)
-        return 1
+        return 1 if started else 2
     raise error
 
 
@@ -562,7 +633,8 @@ interface overrides (repeatable):
   --interface can.channel=239.74.163.2 any option (Python literal, else text)
 
 outputs: DIR/results.csv (streamed), DIR/telemetry.csv, DIR/summary.json.
-exit status: 0 done, 1 error, 130 SIGINT, 143 SIGTERM (results written)."""
+exit status: 0 the verdict passed, 1 a check failed or the run failed, 2 bad input
+(nothing run), 130 SIGINT, 143 SIGTERM (results written)."""
 
 
 def add_parser(sub: Any) -> None:
@@ -590,6 +662,12 @@ def add_parser(sub: Any) -> None:
     r.add_argument("--timer-slack", type=int, help="timer slack [ns] (Linux)")
     r.add_argument("--no-realtime", action="store_true",
                    help="virtual clock: as fast as possible, deterministic (CI)")
+    r.add_argument("--no-auto-setup", action="store_true",
+                   help="no automatic real-time set-up (SCHED_FIFO, mlockall, pinning, gc "
+                        "freeze where permitted)")
+    r.add_argument("--budget", action="append", default=[], metavar="NAME=VALUE",
+                   help="verdict budget (repeatable), e.g. overruns=0, lateness_p99_us=100, "
+                        "stale_episodes=none")
     r.add_argument("--interface", action="append", default=[],
                    metavar="ROLE[.OPTION]=VALUE", help="override an interface the file "
                    "opens (repeatable; see below)")

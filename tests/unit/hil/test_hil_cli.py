@@ -108,9 +108,10 @@ def test_no_realtime_run_writes_results_telemetry_and_summary(model, tmp_path, c
 def test_short_real_time_run(model, tmp_path):
     path, _ = model
     out = tmp_path / "rt"
-    assert main(["hil", "run", str(path), "--out", str(out), "--duration", "0.2"]) == 0
+    rc = main(["hil", "run", str(path), "--out", str(out), "--duration", "0.2"])
     rows = (out / "telemetry.csv").read_text().splitlines()[1:]
     s = _summary(out)
+    assert rc == s["verdict"]["exit_code"]  # a loaded machine may fail the lateness budget
     tel = s["telemetry"]
     assert tel["frames"] + tel["skipped_frames"] == 200 and 150 <= len(rows) == tel["frames"]
     assert s["mode"] == "realtime" and 0.15 < s["wall_s"] < 2.0
@@ -197,7 +198,7 @@ def test_override_of_an_unknown_role_lists_the_opened_ones(model, tmp_path, caps
     rc = main(["hil", "run", str(path), "--no-realtime", "--out", str(tmp_path / "o"),
                "--interface", "radar=udp_multicast"])
     err = capsys.readouterr().err
-    assert rc == 1
+    assert rc == 2
     assert "--interface radar: the model opens no interface 'radar'; it opened: can" in err
     assert "Traceback" not in err
 
@@ -206,21 +207,70 @@ def test_failing_build_is_one_clear_line(tmp_path, capsys):
     p = tmp_path / "broken.py"
     p.write_text("def build(io):\n    io.open('can', interface='virtual', channel='x1')\n"
                  "    raise ValueError('no plant here')\n")
-    assert main(["hil", "run", str(p), "--no-realtime", "--out", str(tmp_path / "o")]) == 1
+    assert main(["hil", "run", str(p), "--no-realtime", "--out", str(tmp_path / "o")]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "Traceback" not in err[0]
     assert f"{p}:3: build() failed: ValueError: no plant here" in err[0]
-    assert main(["hil", "run", str(p), "--no-realtime", "--traceback"]) == 1
+    assert main(["hil", "run", str(p), "--no-realtime", "--traceback"]) == 2
     assert "Traceback" in capsys.readouterr().err
 
 
 def test_bad_set_and_bad_interface_syntax(model, tmp_path, capsys):
     path, _ = model
     o = ["--no-realtime", "--out", str(tmp_path / "o")]
-    assert main(["hil", "run", str(path), *o, "--set", "c.valu=2"]) == 1
+    assert main(["hil", "run", str(path), *o, "--set", "c.valu=2"]) == 2
     assert "--set c.valu=2: parameter 'valu' not found on block 'c'" in capsys.readouterr().err
-    assert main(["hil", "run", str(path), *o, "--interface", "can"]) == 1
+    assert main(["hil", "run", str(path), *o, "--interface", "can"]) == 2
     assert "expected ROLE=VALUE" in capsys.readouterr().err
+
+
+def test_the_verdict_is_printed_written_and_the_exit_status(model, tmp_path, capsys):
+    """Issue 22 item 1: every run ends with a verdict; a failed check is exit status 1."""
+    path, _ = model
+    out = tmp_path / "v"
+    assert main(["hil", "run", str(path), "--no-realtime", "--out", str(out)]) == 0
+    s = _summary(out)
+    assert s["verdict"]["passed"] and s["verdict"]["failed"] == []
+    assert "verdict PASS hilmodel: 11 checks within budget" in capsys.readouterr().out
+    # on the wall clock every frame wakes a little late: a budget of 0 us fails
+    assert main(["hil", "run", str(path), "--out", str(out), "--duration", "0.05",
+                 "--budget", "lateness_p99_us=0"]) == 1
+    s = _summary(out)
+    assert s["verdict"]["failed"] == ["lateness_p99_us"] and s["status"] == "complete"
+    assert "verdict FAIL hilmodel: 1 of 11 checks failed: lateness p99" in \
+        capsys.readouterr().out
+    assert main(["hil", "run", str(path), "--no-realtime", "--out", str(out),
+                 "--budget", "overrun=1"]) == 2
+    assert "budget names: overruns, skipped_frames" in capsys.readouterr().err
+
+
+def test_a_cpu_that_does_not_exist_is_bad_input_and_writes_nothing(model, tmp_path, capsys):
+    """Issue 22 item 10: --cpus 7 gave 'OSError: [Errno 22]' and still wrote output."""
+    import os
+    path, _ = model
+    out = tmp_path / "never"
+    assert main(["hil", "run", str(path), "--cpus", "999", "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    avail = ", ".join(map(str, sorted(os.sched_getaffinity(0))))
+    assert f"--cpus: real-time runner: CPU 999 is not available to this process (cpus=[999]); " \
+           f"available: {avail}" in err
+    assert not out.exists()
+
+
+def test_the_interfaces_go_only_where_the_build_function_takes_them(tmp_path):
+    """Issue 22 item 10: the I/O object was passed as a model file's first parameter."""
+    p = tmp_path / "noio.py"
+    p.write_text("from blocks.sources import Constant\nfrom cosim import DiagramBuilder\n"
+                 "SEEN = []\n"
+                 "def build(gain=2.0):\n    SEEN.append(gain)\n    b = DiagramBuilder('noio')\n"
+                 "    b.add(Constant('c', gain))\n    return b.build()\n")
+    out = tmp_path / "o"
+    assert main(["hil", "run", str(p), "--no-realtime", "--duration", "0.01",
+                 "--out", str(out)]) == 0
+    mod = sys.modules["cosim_hil_model_noio"]
+    assert mod.SEEN == [2.0]
+    p.write_text("def build(a, b):\n    pass\n")
+    assert main(["hil", "run", str(p), "--no-realtime", "--out", str(out)]) == 2
 
 
 def test_subprocess_entry_point(model, tmp_path):
