@@ -40,11 +40,14 @@ of linear extrapolation at H = 1 ms; the LIM study in the README gives 1.65e-6 m
 its own co-simulation at the same H), the spool command within 5e-5.  Tolerances:
 5e-6 m and 5e-4.
 
-Phase 2, real time (``hil.RealTimeRunner``, ``examples/flagship_hil.py``): the monolithic
-plant (RK4 1 ms, one step per 1 ms frame) with two CAN bridges; the controller is the
-same FMU on an ECU node (its own diagram, bus and bridges, stepped in each frame after
-the plant), exchanging ``POS`` (s, s', p_s, pump speed) and ``CMD`` (spool, set-point)
-frames over python-can's ``virtual`` bus through a DBC written next to the results.
+Phase 2, real time (``hil.RealTimeRunner``, ``examples/flagship_hil.py``): the
+co-simulated plant of phase 1 -- the same master with mech, hyd and drive at their own
+steps and rates -- stepped one macro step per 1 ms frame (``hil.master_rt.RealTimeMaster``),
+with an ``io`` subsystem of two CAN bridges in place of the controller; the controller is
+the same FMU on an ECU node (its own diagram, bus and bridges, stepped in each frame after
+the plant), exchanging ``POS`` (s, s', p_s, pump speed) and ``CMD`` (spool, set-point,
+alive counter and CRC) frames over python-can's ``virtual`` bus through a DBC written
+next to the results.
 The plant logs every frame (``bus.asc``).  Reported: the runner's telemetry (lateness
 p50/p99, execution time, overruns, skipped frames), frames sent/read/lost, and the
 tracking against the offline run.  The loop in real time has one more frame of delay
@@ -63,11 +66,17 @@ Outputs (``--out``, default ``out/flagship``): ``position_controller.fmu``,
 Run ``python examples/flagship.py [--quick] [--out DIR]``; ``main(argv)`` returns the
 figures as a dict.
 
+Verdict: the run ends with one line ``verdict PASS|FAIL flagship: ...`` combining the
+real-time runner's verdict (overruns, skipped frames, lateness, stale episodes, frames
+lost, link losses, bad frames: :mod:`hil.verdict`) with the two checks above; it is in
+``summary.json`` (``"verdict"``) and is the exit code of the script (0 pass, 1 fail), so
+``make demo`` fails when the demo's result cannot be trusted.
+
 Limitations: the ECU runs in the plant's process and frame (python-can's ``virtual``
 bus is in-process; ``examples/acc_hil.py`` shows a separate ECU process over
-``udp_multicast``); the real-time plant is the monolithic model (the runner paces a
-Simulator, not a master); soft real time (no SCHED_FIFO by default: on a loaded machine
-frames overrun and are skipped, which the telemetry reports); the pump supplies a
+``udp_multicast``); soft real time (SCHED_FIFO, memory locking and pinning are applied
+where the process may, see the verdict's notes; elsewhere frames may overrun on a loaded
+machine, which the verdict reports); the pump supplies a
 constant flow through a relief valve, so the drive sees the valve's demand only through
 the supply pressure (a few per cent of its torque).
 """
@@ -76,6 +85,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -99,7 +109,8 @@ MONO_DT = 5e-4
 TOL_COSIM_S_M = 5e-6
 TOL_COSIM_U = 5e-4
 TOL_RT_S_M = 2e-3
-RUNNER_OPTIONS = {"gc_mode": "freeze", "timer_slack_ns": 1}
+#: Runner settings beyond the defaults (the automatic real-time set-up applies the rest).
+RUNNER_OPTIONS: dict = {}
 
 
 def export_controller(out: Path, quick: bool, eq: dict) -> tuple[Path, dict]:
@@ -184,11 +195,11 @@ def _plot(path: Path, co: Any, mono: Any, rt: Any, tel: Any, quick: bool) -> boo
         ax[0].plot(tp, sp, "k:", label="set-point")
         ax[0].plot(t, co["mech.s"], label="co-simulation (FMU controller)")
         ax[0].plot(mono.time, mono["actuator.s"], "--", label="monolithic reference")
-        ax[0].plot(rtt, rt["actuator.s"], label="real time over CAN")
+        ax[0].plot(rtt, rt["mech.s"], label="real time over CAN")
         ax[0].set_ylabel("actuator length s [m]")
         ax[0].legend(loc="best", fontsize=8)
         ax[1].plot(t, 1e3 * (co["mech.s"] - np.interp(t, tp, sp)), label="offline")
-        ax[1].plot(rtt, 1e3 * (rt["actuator.s"] - np.interp(rtt, tp, sp)), label="real time")
+        ax[1].plot(rtt, 1e3 * (rt["mech.s"] - np.interp(rtt, tp, sp)), label="real time")
         ax[1].set_ylabel("tracking error [mm]")
         ax[1].legend(loc="best", fontsize=8)
         ax[2].plot(t, co["hyd.p_s"] / 1e6, label="supply p_s")
@@ -235,15 +246,25 @@ def run(out: Path, quick: bool = False, plot: bool = True,
     rres = rt.pop("results")
     rt.pop("ecu_results")
     tel = rt.pop("telemetry_obj")
+    rt_verdict = rt.pop("verdict")
     tel.write_csv(out / "telemetry.csv")
     rtt = rres.time
-    d_rt = np.abs(rres["actuator.s"] - _on(t, co["mech.s"], rtt))
+    d_rt = np.abs(rres["mech.s"] - _on(t, co["mech.s"], rtt))
     track_off = tracking(t, co["mech.s"], quick)
-    track_rt = tracking(rtt, rres["actuator.s"], quick)
+    track_rt = tracking(rtt, rres["mech.s"], quick)
     lost = sum(f["lost"] for f in rt["frames"].values())
     rt_check = {"max_ds_vs_offline_m": float(d_rt.max()), "tol_m": TOL_RT_S_M,
                 "lost_frames": int(lost),
                 "ok": bool(d_rt.max() <= TOL_RT_S_M and lost == 0)}
+    from hil.verdict import Check, Verdict
+    verdict = Verdict.combine("flagship", [rt_verdict], [
+        Check("cosim_vs_monolithic_ds_m", check["max_ds_m"], TOL_COSIM_S_M, check["ok"],
+              f"co-simulation vs monolithic: max |ds| {check['max_ds_m']:.2e} m, |du| "
+              f"{check['max_du']:.2e} (tol {TOL_COSIM_S_M:.0e} m, {TOL_COSIM_U:.0e})"),
+        Check("realtime_vs_offline_ds_m", rt_check["max_ds_vs_offline_m"], TOL_RT_S_M,
+              rt_check["ok"], f"real time vs offline: max |ds| "
+              f"{1e3 * rt_check['max_ds_vs_offline_m']:.3f} mm (tol {1e3 * TOL_RT_S_M:g} mm), "
+              f"{lost} frames lost")])
 
     # files
     grid = np.arange(0, len(t), 10)
@@ -253,7 +274,8 @@ def run(out: Path, quick: bool = False, plot: bool = True,
            ("mech.s", "mech.sd", "hyd.f_h", "hyd.p_s", "hyd.p1", "hyd.p2", "hyd.q_relief",
             "hyd.torque", "drive.speed", "drive.current", "drive.voltage", "ctrl.u")},
         "mono.s": _on(mono.time, mono["actuator.s"], t[grid])})
-    _write_csv(out / "realtime.csv", {"t": rtt, **{n: rres[n] for n in rres.signals}})
+    _write_csv(out / "realtime.csv", {"t": rtt, **{n: rres[n] for n in rres.signals
+                                                   if np.ndim(rres[n]) == 1}})
     plotted = plot and _plot(out / "flagship.png", co, mono, rres, tel, quick)
 
     summary = {
@@ -270,6 +292,7 @@ def run(out: Path, quick: bool = False, plot: bool = True,
         "cosim_vs_monolithic": check,
         "tracking_offline": track_off, "tracking_realtime": track_rt,
         "realtime": {k: v for k, v in rt.items()}, "realtime_vs_offline": rt_check,
+        "verdict": verdict.as_dict(),
         "files": sorted(p.name for p in out.iterdir()) + ["summary.json"],
         "plot": plotted, "wall_s": time.perf_counter() - w_all,
     }
@@ -277,6 +300,7 @@ def run(out: Path, quick: bool = False, plot: bool = True,
     with open(out / "summary.json", "w") as f:
         json.dump(summary, f, indent=1, default=_json)
     summary["telemetry_obj"] = tel
+    summary["verdict_obj"] = verdict
     summary["cosim_results"], summary["realtime_results"] = co, rres
     return summary
 
@@ -315,7 +339,7 @@ def report(s: dict, out: Path) -> None:
           f" real time max {tr['max_mm']:.3f} mm, rms {tr['rms_mm']:.3f} mm")
     r = s["realtime"]
     print(f"  real time: {r['t_end_s']:g} s in {r['wall_s']:.2f} s wall over virtual CAN "
-          f"({r['channel']})")
+          f"({r['channel']}); plant: the master ({r['plant']['master']})")
     print("    " + s["telemetry_obj"].summary().replace("\n", "\n    "))
     e = r["ecu_exec_us"]
     print(f"    ECU task (FMU step + bridges): p50 {e['p50']:.0f} us, p99 {e['p99']:.0f} us, "
@@ -330,6 +354,7 @@ def report(s: dict, out: Path) -> None:
           f"{'ok' if k['ok'] else 'FAIL'}")
     print(f"  files in {out}/: {', '.join(s['files'])}")
     print(f"  total {s['wall_s']:.1f} s wall")
+    print(s["verdict_obj"].line())
 
 
 def main(argv: list[str] | None = None) -> dict:
@@ -345,4 +370,4 @@ def main(argv: list[str] | None = None) -> dict:
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main()["verdict_obj"].exit_code)

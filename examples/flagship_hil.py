@@ -1,15 +1,25 @@
-"""The flagship's real-time phase: the plant in the real-time runner, the controller FMU
-on an ECU node, the two talking only over a python-can ``virtual`` bus.
+"""The flagship's real-time phase: the co-simulated plant (the master with its multi-rate
+subsystems) in the real-time runner, the controller FMU on an ECU node, the two talking
+only over a python-can ``virtual`` bus.
 
 ::
 
-    one RealTimeRunner frame (1 ms): plant first (RK4 1 ms), then the ECU task
-    boom + hydraulics + drive --tx_pos (POS)--> bus --> rx_pos --> FMU (CS) --+
-    valve.u <---------------- rx_cmd (CMD) <-- bus <-- tx_cmd <---------------+
+    one RealTimeRunner frame (1 ms): one macro step of the plant's master, then the ECU task
+    master: mech (RK4 1 ms) + hyd (RK4 0.25 ms) + drive (RK4 1 ms, every 2nd step) + io
+    io: --tx_pos (POS)--> bus --> rx_pos --> FMU (CS) --> tx_cmd (CMD) --> bus --> rx_cmd
+    hyd.u <-- io.u <--------------------------------------------------------------+
+
+The plant is the offline co-simulation of phase 1 (:func:`plant_master`: the same three
+subsystems, solvers and couplings) with the controller FMU replaced by an ``io`` subsystem
+holding the two CAN bridges; :class:`hil.master_rt.RealTimeMaster` lets the runner step the
+master, and :class:`PlantAndEcu` runs the ECU's step after each macro step, two of each per
+2 ms frame (:data:`FRAME_PERIOD`).  ``CMD`` carries an alive counter and a CRC (end-to-end
+protection, :mod:`hil.can.e2e`, declared in the DBC), so a lost or corrupted command is
+counted, not guessed.
 
 python-can's ``virtual`` interface connects buses of one process only, so the ECU is a
-second Simulator in this process, advanced in each real-time frame right after the plant
-(the runner's ``on_frame`` hook), with its own diagram, its own
+second Simulator in this process, advanced right after each macro step of the plant
+(:class:`PlantAndEcu`), with its own diagram, its own
 :class:`hil.can.CanBackend` and no other link to the plant (two Python threads would
 only take turns on the GIL: measured, that doubled the overruns).  Its application is
 the same Co-Simulation FMU as offline (:class:`FmuController`, a sampled block stepping
@@ -56,20 +66,34 @@ BO_ 256 POS: 8 PLANT
  SG_ p_s : 32|16@1+ (1000,0) [0|65535000] "Pa" CTRL
  SG_ speed : 48|16@1+ (0.01,0) [0|655.35] "rad/s" CTRL
 
-BO_ 128 CMD: 4 CTRL
+BO_ 128 CMD: 6 CTRL
  SG_ u : 0|16@1- (5e-05,0) [-1.6384|1.63835] "" PLANT
  SG_ s_ref : 16|16@1+ (1e-05,0) [0|0.65535] "m" PLANT
+ SG_ CMD_Counter : 32|4@1+ (1,0) [0|15] "" PLANT
+ SG_ CMD_CRC : 40|8@1+ (1,0) [0|255] "" PLANT
 
 CM_ BO_ 256 "Actuator length, speed, supply pressure and pump speed from the plant, 1 ms.";
-CM_ BO_ 128 "Spool command and position set-point from the controller, 1 ms.";
+CM_ BO_ 128 "Spool command and position set-point from the controller, 1 ms; E2E protected.";
 """
 
 #: Plant period (one RK4 step of 1 ms per frame) and the ECU's.
 PLANT_PERIOD = 1e-3
 PLANT_DT = 1e-3
-#: What the real-time plant records (every 10 ms).
-RT_RECORD = ["actuator.s", "actuator.sd", "supply.p", "motor.speed", "motor.current",
-             "rx_cmd.u", "rx_cmd.s_ref", "rx_cmd.ok"]
+#: The plant's macro step, the subsystems' steps (as offline, phase 1) and the drive's rate.
+MACRO_STEP, HYD_DT, MECH_DT, DRIVE_DT, DRIVE_RATE = 1e-3, 2.5e-4, 1e-3, 1e-3, 2
+#: Plant couplings: phase 1's, the controller replaced by the io subsystem.
+RT_CONNECTIONS = [("hyd.f_h", "mech.f_h"), ("mech.s", "hyd.s"), ("mech.sd", "hyd.sd"),
+                  ("drive.speed", "hyd.speed"), ("hyd.torque", "drive.torque"),
+                  ("mech.s", "io.s"), ("mech.sd", "io.sd"), ("hyd.p_s", "io.p_s"),
+                  ("drive.speed", "io.speed"), ("io.u", "hyd.u")]
+#: Continuous signals linearly extrapolated; what goes on or comes off the bus held.
+RT_EXTRAPOLATION = {"*": 1, "hyd.u": 0, "io.s": 0, "io.sd": 0, "io.p_s": 0, "io.speed": 0}
+#: Keep the plant's outputs every 10 macro steps (10 ms).
+RT_RECORD_EVERY = 10
+#: The real-time frame: two macro steps of the plant, each followed by the ECU's step
+#: (a macro step of the four subsystems costs ~0.45 ms in Python, the ECU ~0.16 ms: two
+#: of each fit a 2 ms frame with room for a loaded machine, one of each barely fits 1 ms).
+FRAME_PERIOD = 2e-3
 
 
 class FmuController(Block):
@@ -116,7 +140,8 @@ class FmuController(Block):
 
 
 def plant_diagram(can: Any, db: Any, eq: dict) -> Any:
-    """The monolithic plant with the controller replaced by two CAN bridges."""
+    """The monolithic plant with the controller replaced by two CAN bridges (one diagram:
+    for comparisons; the real-time phase runs :func:`plant_master`)."""
     from hil.bridges import CanReceive, CanTransmit
     b, p = plant_builder(eq, "flagship_plant")
     tx = b.add(CanTransmit("tx_pos", can, db, "POS", PLANT_PERIOD, on_error="hold"))
@@ -129,6 +154,86 @@ def plant_diagram(can: Any, db: Any, eq: dict) -> Any:
     b.connect(p["motor"].speed, tx.input("speed"))
     b.connect(rx.output("u"), p["valve"].u)
     return b.build()
+
+
+def io_diagram(can: Any, db: Any, eq: dict) -> Any:
+    """The plant's CAN node as a subsystem: measurements in, ``POS`` out; ``CMD`` in, the
+    spool command out (with the set-point and the command's freshness)."""
+    from hil.bridges import CanReceive, CanTransmit
+    b = DiagramBuilder("io")
+    tx = b.add(CanTransmit("tx_pos", can, db, "POS", PLANT_PERIOD, on_error="hold"))
+    rx = b.add(CanReceive("rx_cmd", can, db, "CMD", PLANT_PERIOD, stale_after_s=5e-3,
+                          on_stale="hold", initial={"u": eq["u"], "s_ref": S0},
+                          startup_s=0.2, on_error="hold"))
+    for sig in ("s", "sd", "p_s", "speed"):
+        b.export_input(tx.input(sig), sig)
+    b.export_output(rx.output("u"), "u")
+    b.export_output(rx.output("s_ref"), "s_ref")
+    b.export_output(rx.ok, "ok")
+    return b.build()
+
+
+class PlantAndEcu:
+    """The plant's master and the ECU's simulator as the runner's one model: each macro
+    step of the plant is followed by the ECU's step at the same instant (the loop is closed
+    at every 1 ms, whatever the frame), the two linked only by the bus.
+
+    The runner sees the master's time, the bridges of both nodes (verdict, skipped frames)
+    and the master's writers; the ECU's task time per step is kept in a histogram.
+    """
+
+    def __init__(self, plant: Any, ecu: Any) -> None:
+        from hil.telemetry import LogHistogram
+        self.plant, self.ecu = plant, ecu
+        self.ctx, self.dt_ticks, self.name = plant.ctx, plant.dt_ticks, "flagship plant+ECU"
+        self.diagram = None
+        self.observers = plant.observers
+        self.io_blocks = plant.io_blocks + ecu.diagram.leaf_blocks()
+        self._ecu_ns = LogHistogram()
+
+    @property
+    def _initialized(self) -> bool:
+        return self.plant._initialized
+
+    @property
+    def terminated(self) -> Any:
+        return self.plant.terminated or self.ecu.terminated
+
+    def initialize(self) -> None:
+        self.plant.initialize()
+
+    def advance_to_ticks(self, end: int) -> None:
+        H = self.dt_ticks
+        while self.ctx.ticks < end and not self.terminated:
+            self.plant.advance_to_ticks(self.ctx.ticks + H)
+            w = time.perf_counter_ns()
+            self.ecu.advance_to_ticks(self.ctx.ticks)
+            self._ecu_ns.add(time.perf_counter_ns() - w)
+
+    def finish(self, error: BaseException | None = None) -> Any:
+        return self.plant.finish(error)
+
+    def ecu_exec_us(self) -> dict:
+        h = self._ecu_ns
+        return {"p50": h.quantile(0.5) / 1e3, "p99": h.quantile(0.99) / 1e3,
+                "max": h.max / 1e3}
+
+
+def plant_master(can: Any, db: Any, eq: dict) -> Any:
+    """Phase 1's co-simulated plant (mech, hyd, drive at their own steps and rates) with
+    the ``io`` subsystem in place of the controller FMU."""
+    from cosim import DiagramSubsystem, Jacobi, MasterScheduler
+    try:
+        from examples import flagship_model as fm
+    except ModuleNotFoundError:  # run from examples/
+        import flagship_model as fm
+    subs = [DiagramSubsystem(fm.mechanics_diagram(), solver="rk4", dt=MECH_DT),
+            DiagramSubsystem(fm.hydraulics_diagram(eq), solver="rk4", dt=HYD_DT),
+            DiagramSubsystem(fm.drive_diagram(eq), solver="rk4", dt=DRIVE_DT,
+                             rate=DRIVE_RATE),
+            DiagramSubsystem(io_diagram(can, db, eq), solver="rk4", dt=PLANT_PERIOD)]
+    return MasterScheduler(subs, RT_CONNECTIONS, MACRO_STEP, coupling=Jacobi(),
+                           extrapolation=RT_EXTRAPOLATION)
 
 
 def ecu_diagram(can: Any, db: Any, fmu: Any) -> Any:
@@ -156,10 +261,11 @@ def ecu_diagram(can: Any, db: Any, fmu: Any) -> Any:
 def run_realtime(out: Path, fmu: Any, eq: dict, t_end: float, *,
                  channel: str | None = None, log_name: str = "bus.asc",
                  runner_options: dict | None = None) -> dict:
-    """Run plant and ECU in real time for ``t_end`` s; returns the figures (and the
-    plant's results under ``"results"``)."""
+    """Run plant (the master) and ECU in real time for ``t_end`` s; returns the figures
+    (the plant's results under ``"results"``, the runner's verdict under ``"verdict"``)."""
     from hil import RealTimeRunner
     from hil.can import CanBackend, CanDatabase, MessageLog
+    from hil.master_rt import RealTimeMaster
     out.mkdir(parents=True, exist_ok=True)
     dbc_path = out / "flagship.dbc"
     dbc_path.write_text(DBC)
@@ -170,25 +276,17 @@ def run_realtime(out: Path, fmu: Any, eq: dict, t_end: float, *,
     log = MessageLog(out / log_name)
     plant_can.add_tap(rx=log, tx=log.sent)
     try:
-        plant = plant_diagram(plant_can, db, eq)
+        master = plant_master(plant_can, db, eq)
+        io = master.by_name["io"].diagram
         ecu = ecu_diagram(ecu_can, db, fmu)
-        psim = Simulator(plant, solver="rk4", dt=PLANT_DT, record=RT_RECORD, record_every=10)
         esim = Simulator(ecu, solver="rk4", dt=CTRL_PERIOD,
                          record=["rx_pos.s", "ctrl.u", "s_ref.y"], record_every=10)
         esim.initialize()
-        ecu_exec: list[int] = []
-
-        def ecu_frame(rt: Any, k: int) -> None:
-            """The ECU's task, in the same frame after the plant: it reads the bus, steps
-            the FMU and sends its command (nothing else links it to the plant)."""
-            w = time.perf_counter_ns()
-            esim.advance_to_ticks(psim.ctx.ticks)
-            ecu_exec.append(time.perf_counter_ns() - w)
-
-        # catch_up: frames missed under load run back to back (each with the ECU's task),
-        # so the loop stays closed at every 1 ms; beyond 250 missed frames they are skipped
-        opts = {"overrun": "catch_up", "max_catch_up": 250, **(runner_options or {})}
-        prt = RealTimeRunner(psim, period_s=PLANT_PERIOD, on_frame=ecu_frame, **opts)
+        psim = PlantAndEcu(RealTimeMaster(master, record_every=RT_RECORD_EVERY), esim)
+        # catch_up: frames missed under load run back to back, so the loop stays closed at
+        # every 1 ms; beyond 100 missed frames they are skipped
+        opts = {"overrun": "catch_up", "max_catch_up": 100, **(runner_options or {})}
+        prt = RealTimeRunner(psim, period_s=FRAME_PERIOD, watch=[log], **opts)
         wall = time.perf_counter()
         pres = prt.run(t_end)
         wall = time.perf_counter() - wall
@@ -200,8 +298,8 @@ def run_realtime(out: Path, fmu: Any, eq: dict, t_end: float, *,
         log.stop()
         plant_can.close()
         ecu_can.close()
-    ecu_us = np.array(ecu_exec, dtype=float) / 1e3
-    tx_pos, rx_cmd = plant.blocks["tx_pos"], plant.blocks["rx_cmd"]
+    ecu_us = psim.ecu_exec_us()
+    tx_pos, rx_cmd = io.blocks["tx_pos"], io.blocks["rx_cmd"]
     tx_cmd, rx_pos = ecu.blocks["tx_cmd"], ecu.blocks["rx_pos"]
     pos_sent, cmd_sent = tx_pos.sent, tx_cmd.sent
     pos_read = rx_pos.stats()["received"]["POS"]
@@ -215,8 +313,7 @@ def run_realtime(out: Path, fmu: Any, eq: dict, t_end: float, *,
     return {
         "t_end_s": t_end, "wall_s": wall, "channel": channel,
         "telemetry": prt.telemetry.as_dict(), "telemetry_obj": prt.telemetry,
-        "ecu_exec_us": {"p50": float(np.percentile(ecu_us, 50)),
-                        "p99": float(np.percentile(ecu_us, 99)), "max": float(ecu_us.max())},
+        "ecu_exec_us": ecu_us, "frame_period_s": FRAME_PERIOD,
         "frames": frames,
         "stale_events": {"CMD": rx_cmd.stats()["stale_events"]["CMD"],
                          "POS": rx_pos.stats()["stale_events"]["POS"]},
@@ -224,6 +321,12 @@ def run_realtime(out: Path, fmu: Any, eq: dict, t_end: float, *,
                           (("tx_pos", tx_pos), ("rx_cmd", rx_cmd), ("tx_cmd", tx_cmd),
                            ("rx_pos", rx_pos))},
         "fmu_steps": ecu.blocks["ctrl"].steps,
+        "e2e_cmd": rx_cmd.stats()["e2e"].get("CMD"),
+        "plant": {"master": "Jacobi, H = 1 ms: mech RK4 1 ms, hyd RK4 0.25 ms, drive RK4 "
+                            "1 ms every 2nd step, io (CAN bridges)",
+                  "macro_steps": pres.diagnostics.get("macro_steps"),
+                  "subsystem_steps": pres.diagnostics.get("subsystem_steps")},
+        "verdict": prt.verdict, "setup": prt.setup,
         "bus_log": str(out / log_name), "bus_log_frames": log.count, "dbc": str(dbc_path),
         "results": pres, "ecu_results": eres,
     }

@@ -1,0 +1,184 @@
+"""A co-simulation master stepped by the real-time runner: multi-rate subsystems and FMUs on
+the wall clock.
+
+:class:`RealTimeMaster` wraps a :class:`~cosim.master.MasterScheduler` so that
+:class:`~hil.runner.RealTimeRunner` can drive it as it drives a
+:class:`~cosim.simulator.Simulator`: the runner calls ``advance_to_ticks(t_k)`` once per
+frame and the adapter runs the macro steps up to ``t_k`` through the master's own methods,
+composed as ``MasterScheduler._run`` composes them (``initialize``, then per macro step
+``_macro(k, H)``, ``_mark(H)``, ``_snapshot_outputs()``, ``_check_terminated()``; at the end
+``_results``)::
+
+    master = MasterScheduler([plant_mech, plant_hyd, io], connections, 1e-3)
+    rt = RealTimeRunner(RealTimeMaster(master, record_every=10), period_s=1e-3)
+    res = rt.run(10.0)
+
+The frame period must be a whole number of macro steps ``H``.  Bridge blocks inside a
+:class:`~cosim.subsystem.DiagramSubsystem` do their I/O in the frame that steps their
+subsystem, and the runner's verdict sees them (:attr:`RealTimeMaster.io_blocks`); under
+``overrun="skip"`` their I/O is suppressed in the skipped span as in a Simulator.  A
+subsystem that ends the run (an FMU's terminateSimulation) ends the real-time loop.
+
+Memory stays flat: the outputs are kept every ``record_every`` macro steps (``None``: not
+at all) and the master's per-step marks only at those points, so the per-macro-step
+diagnostics of the results are per recorded interval; the master's stream writers
+(``writers=`` of the master) get every kept row and are moved to writer threads by the
+runner (they are its ``observers``).
+
+Limitations: no step-size control and no iterative coupling that rolls back (a frame must
+not redo I/O: bridges refuse rollback anyway); no waveform-relaxation start for
+extrapolation orders 2-3 (``high_order_start``: the first macro steps use the zero-order
+start, as with ``high_order_start=False``; a warning says so); the compiled macro-step loop
+of the master is not used (one macro step at a time from Python); live parameter changes
+``"subsystem.block.param"`` reach :class:`~cosim.subsystem.DiagramSubsystem` contexts only.
+"""
+
+from __future__ import annotations
+
+import time
+import warnings
+from typing import Any
+
+from cosim.errors import CosimWarning, ParameterError
+from cosim.time import SECONDS_PER_TICK
+
+__all__ = ["RealTimeMaster"]
+
+
+class _Clock:
+    """The adapter's ``ctx``: the master's time, and parameter changes by path."""
+
+    def __init__(self, owner: RealTimeMaster) -> None:
+        self._owner = owner
+
+    @property
+    def ticks(self) -> int:
+        return self._owner.master.t
+
+    @property
+    def time(self) -> float:
+        return self._owner.master.t * SECONDS_PER_TICK
+
+    def set_param(self, path: str, value: Any) -> None:
+        sub, _, rest = path.partition(".")
+        m = self._owner.master
+        s = m.by_name.get(sub)
+        ctx = getattr(getattr(s, "sim", None), "ctx", None)
+        if s is None or ctx is None or not rest:
+            raise ParameterError(f"RealTimeMaster: cannot set {path!r}: give "
+                                 f"'subsystem.block.param' of a DiagramSubsystem; "
+                                 f"subsystems: {', '.join(m.by_name)}")
+        ctx.set_param(rest, value)
+
+
+class RealTimeMaster:
+    """A :class:`~cosim.master.MasterScheduler` as the runner's simulator (module docstring).
+
+    Parameters
+    ----------
+    master : MasterScheduler
+    record_every : int or None
+        Keep the outputs every this many macro steps (``None``: keep none).
+    t0_s : float
+        Start time.
+    """
+
+    def __init__(self, master: Any, *, record_every: int | None = 1, t0_s: float = 0.0) -> None:
+        if getattr(master, "step_control", None) is not None:
+            raise ParameterError("RealTimeMaster: a master with step control cannot run in "
+                                 "real time (a frame has a fixed length); give a fixed macro "
+                                 "step")
+        if getattr(master.coupling, "needs_rollback", False):
+            raise ParameterError(f"RealTimeMaster: coupling '{master.coupling.name}' redoes "
+                                 "macro steps; a frame's I/O cannot be redone: use Jacobi or "
+                                 "GaussSeidel")
+        if record_every is not None and int(record_every) < 1:
+            raise ParameterError(f"RealTimeMaster: record_every must be >= 1 or None, got "
+                                 f"{record_every!r}")
+        self.master = master
+        self.record_every = None if record_every is None else int(record_every)
+        self.t0_s = float(t0_s)
+        self.dt_ticks = master.H
+        self.ctx = _Clock(self)
+        self.diagram = None
+        self.name = "master(" + "+".join(s.name for s in master.subsystems) + ")"
+        self._initialized = False
+        self._k = 0
+        self._times: list = []
+        self._rows: Any = []
+        self._wall0 = 0.0
+
+    # ------------------------------------------------------------ the runner's view
+    @property
+    def observers(self) -> list:
+        """The master's stream writers (the runner moves them to writer threads)."""
+        return list(getattr(self.master, "writers", ()))
+
+    @property
+    def terminated(self) -> dict | None:
+        return self.master.terminated
+
+    @property
+    def io_blocks(self) -> list:
+        """Every leaf block of every diagram subsystem (the runner asks them for
+        ``io_figures()`` and ``suppress_io()``), plus subsystems that have either."""
+        out = []
+        for s in self.master.subsystems:
+            d = getattr(getattr(s, "sim", None), "diagram", None) or getattr(s, "diagram", None)
+            if d is not None:
+                out.extend(d.leaf_blocks())
+            if hasattr(s, "io_figures") or hasattr(s, "suppress_io"):
+                out.append(s)
+        return out
+
+    def initialize(self) -> None:
+        m = self.master
+        m.terminated = None
+        m._bulk = []
+        m._marks = []
+        p = max(getattr(m, "input_orders", getattr(m, "orders", {})).values(), default=0)
+        if getattr(m, "high_order_start", False) and p >= 2:
+            warnings.warn("RealTimeMaster: extrapolation order >= 2 starts with a zero-order "
+                          "hold in real time (no waveform-relaxation start); the first macro "
+                          "steps have a larger coupling error", CosimWarning, stacklevel=3)
+        m.initialize(self.t0_s)
+        m._mark(0)
+        self._times = [m.t * SECONDS_PER_TICK]
+        self._rows = m._rows()
+        self._rows.append(m._snapshot_outputs())
+        self._k = 0
+        self._wall0 = time.perf_counter()
+        m._check_terminated()
+        self._initialized = True
+
+    def advance_to_ticks(self, end: int) -> None:
+        """Macro steps up to ``end`` (a whole number of them from the current time)."""
+        if not self._initialized:
+            self.initialize()
+        m = self.master
+        H = m.H
+        if (end - m.t) % H:
+            raise ParameterError(f"RealTimeMaster: cannot advance from t = {m.t * 1e-9:g} s to "
+                                 f"{end * 1e-9:g} s in macro steps of {H * 1e-9:g} s; make the "
+                                 "frame period a whole number of macro steps")
+        every = self.record_every
+        while m.t < end and m.terminated is None:
+            m._macro(self._k, H)
+            self._k += 1
+            if every is not None and self._k % every == 0:
+                m._mark(H * every)
+                self._times.append(m.t * SECONDS_PER_TICK)
+                self._rows.append(m._snapshot_outputs())
+            if m._check_terminated():
+                break
+
+    def finish(self, error: BaseException | None = None) -> Any:
+        """The results (the kept rows); the master's writers are closed with ``error``."""
+        m = self.master
+        if not self._initialized:
+            self.initialize()
+        res = m._results(self._times, self._rows, time.perf_counter() - self._wall0, self._k)
+        for w in getattr(m, "writers", ()):
+            if getattr(w, "_state", None) == "open":
+                w.on_finish(m, error)
+        return res
