@@ -1,0 +1,80 @@
+"""The co-simulation master in the real-time runner (issue 22, "the master in real time"):
+the same macro steps as offline, multi-rate, bridges seen by the verdict, termination."""
+
+import numpy as np
+import pytest
+
+from blocks.continuous import Integrator
+from blocks.math import Gain
+from cosim import Block, DiagramBuilder, DiagramSubsystem, Jacobi, MasterScheduler
+from cosim.errors import ParameterError, SimulationTerminated
+from hil.master_rt import RealTimeMaster
+from hil.runner import RealTimeRunner, VirtualClock
+
+
+class _Done(Block):
+    """Ends the run at ``t`` (an FMU's terminateSimulation, say)."""
+
+    def __init__(self, t):
+        super().__init__("done")
+        self.declare_dynamic_time_event(lambda ctx: t, self._end)
+
+    def _end(self, ctx):
+        raise SimulationTerminated("task complete")
+
+
+def _master(rate_b=2, stop_at=None):
+    """x' = -y (a), y' = x (b): a harmonic oscillator split in two, b at rate 2."""
+    ba = DiagramBuilder("a_d")
+    if stop_at is not None:
+        ba.add(_Done(stop_at))
+    ia = ba.add(Integrator("x", 1.0))
+    ga = ba.add(Gain("g", -1.0))
+    ba.connect(ga.y, ia.u)
+    ba.export_input(ga.u, "y")
+    ba.export_output(ia.y, "x")
+    bb = DiagramBuilder("b_d")
+    ib = bb.add(Integrator("y", 0.0))
+    bb.export_input(ib.u, "x")
+    bb.export_output(ib.y, "y")
+    subs = [DiagramSubsystem(ba.build(), solver="rk4", dt=1e-3, name="a"),
+            DiagramSubsystem(bb.build(), solver="rk4", dt=1e-3, name="b", rate=rate_b)]
+    return MasterScheduler(subs, [("a.x", "b.x"), ("b.y", "a.y")], 1e-3, coupling=Jacobi(),
+                           extrapolation=1)
+
+
+def test_the_master_in_real_time_gives_the_offline_result():
+    offline = _master().run(0.2)
+    rt = RealTimeRunner(RealTimeMaster(_master(), record_every=1), 2e-3, clock=VirtualClock())
+    res = rt.run(0.2)
+    np.testing.assert_array_equal(res.time, offline.time)
+    np.testing.assert_array_equal(res["a.x"], offline["a.x"])  # bit for bit
+    np.testing.assert_array_equal(res["b.y"], offline["b.y"])
+    assert res.diagnostics["subsystem_steps"] == {"a": 200, "b": 100}  # b at rate 2
+    assert rt.telemetry.frames == 100 and rt.verdict.passed
+
+
+def test_outputs_are_kept_every_n_steps_only():
+    rt = RealTimeRunner(RealTimeMaster(_master(), record_every=10), 1e-3,
+                        clock=VirtualClock())
+    res = rt.run(0.1)
+    assert len(res.time) == 11 and res.time[-1] == pytest.approx(0.1)
+    assert len(rt.sim.master._marks) == 11  # marks only where rows are kept
+
+
+def test_frames_must_be_whole_macro_steps_and_no_rollback():
+    from cosim.coupling import GaussSeidel
+    with pytest.raises(ParameterError, match="not a whole number of the simulator's step"):
+        RealTimeRunner(RealTimeMaster(_master()), 1.5e-3, clock=VirtualClock())
+    m = _master()
+    m.coupling = type("Iter", (GaussSeidel,), {"needs_rollback": True, "name": "iterative"})()
+    with pytest.raises(ParameterError, match="redoes macro steps"):
+        RealTimeMaster(m)
+
+
+def test_a_subsystem_that_terminates_ends_the_real_time_run():
+    rt = RealTimeRunner(RealTimeMaster(_master(stop_at=0.05)), 1e-3, clock=VirtualClock())
+    res = rt.run(1.0)
+    assert rt.telemetry.frames == 50 and rt.telemetry.stopped_by == "terminated by the model"
+    assert res.diagnostics["terminated"]["by"] == "a" and rt.verdict.passed
+    assert "the model ended the run at t = 0.05 s" in rt.verdict.line()
