@@ -42,6 +42,27 @@ when :math:`F_\mathrm{des} < F_0 - m_\mathrm{eff}\Delta a` and ends when
 Brake mode: closed throttle, :math:`T_b = \mathrm{clip}\big((F_0 - F_\mathrm{des}) R,\ 0,\
 T_{b,\max}\big)` (Eq. 7, at the wheels).
 
+Inner acceleration loop (``ACCController(accel_input=True)``, as production ACC): the
+jerk-limited request :math:`a_k` is tracked against the measured acceleration
+:math:`a_m` by a PI loop, and the result goes through the inversion above:
+
+.. math::
+
+    e_k &= a_k - a_m, \qquad
+    I_k = \mathrm{clip}\big(I_{k-1} + k_i T e_k,\ \pm I_\max\big), \qquad
+    u_k = a_k + k_p e_k + I_k + \tau\,(a_k - a_{k-1})/T
+
+with :math:`F_\mathrm{des} = m_\mathrm{eff} u_k + \ldots` instead of :math:`m_\mathrm{eff}
+a_k`; :math:`\tau` the model's ``drive_lag_s`` or ``brake_lag_s`` (the feed-forward leads
+the request by the actuator's lag).  Anti-windup: the integral is held while the
+actuator is at its limit in the error's direction (full throttle, full brake) and while
+the gear ratio moves (a shift: :math:`|i_g - i_{g,k-1}| > r_s T i_g`), and forgotten at
+rest.  With the model's converter curves and a measured engine speed the inversion uses
+the converter's torque ratio :math:`r_{tq}(\nu)`, :math:`\nu = vN/(R\omega_e)`, the brake
+balances the force the converter transmits now (:meth:`DrivelineModel.converter_wheel_force`:
+the idle creep at low speed), and below the idle speed the closed-throttle force
+:math:`F_0` is that creep.
+
 Standstill hold (stop-and-go): below :math:`v_\mathrm{ss}` the controller enters a hold
 when the law brakes, or when it is within :math:`d_0 + w` of a stopped target; it then
 stops at ``stop_decel_m_s2`` and, once at rest (:math:`v < 0.1 v_\mathrm{ss}`), holds the
@@ -66,10 +87,15 @@ Limitations
 * The engine speed is :math:`vN/R` (locked converter or clutch, clipped to the map) unless
   an ``engine_speed`` input is requested; the converter torque ratio is a constant
   parameter; there is no gear-shift logic (the gear ratio is an input).
-* The inversion uses the nominal model: no grade (no inclinometer), no integral action, so
-  a model mismatch leaves an offset (a car 20 % heavier with 20-25 % more drag and
-  rolling resistance than the model follows 0.18 m behind the policy at 25 m/s; the
-  cut-in still recovers in 9.2 s).
+* Without ``accel_input`` the inversion uses the nominal model open loop: no grade (no
+  inclinometer), no integral action, so a model mismatch leaves an offset (a car 20 %
+  heavier with 20-25 % more drag and rolling resistance than the model follows 0.18 m
+  behind the policy at 25 m/s; the cut-in still recovers in 9.2 s).
+* The inner loop takes the measured acceleration as given (an ideal accelerometer: no
+  noise, no grade component, no filter); during a gear shift its integral is held and
+  the engine's inertia torque shows as an acceleration error for about the shift time
+  (up to 0.4 m/s^2 on the full car, ``examples/acc_full_vehicle.py``); the drive's lag
+  ``drive_lag_s`` is one number for every gear and speed.
 * Outputs are computed at the hits from the inputs of the same instant (feedthrough, held
   between hits); a CAN link adds its own delay.
 * The spacing law has no distance-dependent approach: a target that appears far ahead
@@ -165,8 +191,26 @@ class EngineMap:
         return fp[i] + (x - xp[i]) * (fp[i + 1] - fp[i]) / (xp[i + 1] - xp[i])
 
     def torque(self, throttle: float, speed_rad_s: float) -> float:
-        """:math:`T_e(\\alpha, \\omega)` [N*m]."""
-        return self._interp(throttle, self._a, self._column(speed_rad_s))
+        """:math:`T_e(\\alpha, \\omega)` [N*m] (bilinear, inputs clipped to the grid)."""
+        al, wl = self._a, self._w
+        if throttle <= al[0]:
+            i, fa = 0, 0.0
+        elif throttle >= al[-1]:
+            i, fa = len(al) - 2, 1.0
+        else:
+            i = bisect_right(al, throttle) - 1
+            fa = (throttle - al[i]) / (al[i + 1] - al[i])
+        if speed_rad_s <= wl[0]:
+            j, fw = 0, 0.0
+        elif speed_rad_s >= wl[-1]:
+            j, fw = len(wl) - 2, 1.0
+        else:
+            j = bisect_right(wl, speed_rad_s) - 1
+            fw = (speed_rad_s - wl[j]) / self._dw[j]
+        c0, c1 = self._cols[j], self._cols[j + 1]
+        lo = c0[i] + fw * (c1[i] - c0[i])
+        hi = c0[i + 1] + fw * (c1[i + 1] - c0[i + 1])
+        return lo + fa * (hi - lo)
 
     def throttle_for(self, torque_nm: float, speed_rad_s: float) -> float:
         """:math:`T_e^{-1}(\\omega, T)`: the throttle giving ``torque_nm``, clipped to the map."""
@@ -182,7 +226,15 @@ class DrivelineModel:
     """The controller's nominal vehicle model for the torque inversion (all SI).
 
     ``wheel_inertia_kg_m2`` is the sum over the wheels, ``drag_area_m2`` is
-    :math:`C_d A`, ``max_brake_torque_nm`` the total at the wheels.
+    :math:`C_d A`, ``max_brake_torque_nm`` the total at the wheels.  Optional:
+    ``converter_speed_ratio``/``converter_torque_ratio``, the torque converter's
+    multiplication :math:`r_{tq}(\\nu)` over the speed ratio (used with a measured engine
+    speed; else the constant ``torque_ratio``), ``converter_capacity`` its capacity factor
+    :math:`K(\\nu)` [rad/s per sqrt(N*m)] (the brake then balances the force the
+    converter transmits at the measured speeds, e.g. the idle creep), ``idle_speed_rad_s``
+    (below it a closed throttle leaves the converter's creep), and
+    ``drive_lag_s``/``brake_lag_s``, the time constants of the wheel torque's response to
+    a throttle or brake request (the feed-forward leads the request by them).
     """
 
     engine: EngineMap
@@ -198,11 +250,39 @@ class DrivelineModel:
     rolling_resistance: float = 0.0
     gravity_m_s2: float = 9.81
     max_brake_torque_nm: float = 6000.0
+    converter_speed_ratio: tuple = ()
+    converter_torque_ratio: tuple = ()
+    converter_capacity: tuple = ()
+    idle_speed_rad_s: float = 0.0
+    drive_lag_s: float = 0.0
+    brake_lag_s: float = 0.0
 
     def __post_init__(self) -> None:
         k = "DrivelineModel"
         if not isinstance(self.engine, EngineMap):
             raise ParameterError(f"{k}: engine must be an EngineMap, got {self.engine!r}")
+        sr = np.asarray(self.converter_speed_ratio, dtype=float).ravel()
+        tr = np.asarray(self.converter_torque_ratio, dtype=float).ravel()
+        if sr.size or tr.size:
+            if sr.size < 2 or sr.shape != tr.shape or not np.all(np.isfinite(sr)) \
+                    or not np.all(np.isfinite(tr)) or np.any(np.diff(sr) <= 0) \
+                    or np.any(tr <= 0):
+                raise ParameterError(f"{k}: converter_speed_ratio and converter_torque_ratio "
+                                     "must be two curves of one length >= 2, the speed ratio "
+                                     "strictly increasing, the torque ratio > 0; got "
+                                     f"{self.converter_speed_ratio!r} and "
+                                     f"{self.converter_torque_ratio!r}")
+        object.__setattr__(self, "_converter", (sr.tolist(), tr.tolist()) if sr.size else None)
+        cap = np.asarray(self.converter_capacity, dtype=float).ravel()
+        if cap.size and (cap.shape != sr.shape or np.any(np.isnan(cap)) or np.any(cap <= 0)):
+            raise ParameterError(f"{k}: converter_capacity must be a curve K > 0 [rad/s per "
+                                 "sqrt(N*m)] over converter_speed_ratio (inf allowed at the "
+                                 f"coupling point), got {self.converter_capacity!r}")
+        with np.errstate(divide="ignore"):
+            c = np.where(np.isinf(cap), 0.0, 1.0 / cap ** 2) if cap.size else cap
+        object.__setattr__(self, "_capacity", (sr.tolist(), c.tolist()) if cap.size else None)
+        for f in ("drive_lag_s", "brake_lag_s", "idle_speed_rad_s"):
+            _num(k, f, getattr(self, f), nonnegative=True)
         for f in ("mass_kg", "wheel_radius_m", "final_drive", "torque_ratio", "gravity_m_s2",
                   "max_brake_torque_nm"):
             _num(k, f, getattr(self, f), positive=True)
@@ -218,6 +298,32 @@ class DrivelineModel:
         return self.mass_kg + (self.wheel_inertia_kg_m2
                                + self.engine_inertia_kg_m2 * ratio * ratio) / (r * r)
 
+    def converter_ratio(self, speed_ratio: float) -> float:
+        """Torque ratio of the converter at ``speed_ratio`` = turbine/pump speed (the curve
+        clipped at its ends), or the constant ``torque_ratio`` without a curve."""
+        if self._converter is None:
+            return self.torque_ratio
+        return EngineMap._interp(speed_ratio, *self._converter)
+
+    def converter_wheel_force(self, pump_speed: float, turbine_speed: float,
+                              ratio: float) -> float | None:
+        r"""The wheel force the converter transmits now [N] (``None`` without a capacity
+        curve): :math:`F = \eta N\, r_{tq}(\nu) (\omega_p/K(\nu))^2 / R`, the converter
+        driven backwards as a fluid coupling in overrun (as the plant's
+        :class:`~blocks.vehicle.TorqueConverter`).  With the throttle closed this is the
+        idle creep (or the engine brake) that the brakes must balance."""
+        if self._capacity is None:
+            return None
+        sr, c = self._capacity
+        k = self.efficiency * ratio / self.wheel_radius_m
+        w_p = max(pump_speed, 0.0)
+        if turbine_speed <= w_p:
+            if w_p == 0.0:
+                return 0.0
+            nu = max(turbine_speed, 0.0) / w_p
+            return k * self.converter_ratio(nu) * EngineMap._interp(nu, sr, c) * w_p * w_p
+        return -k * EngineMap._interp(w_p / turbine_speed, sr, c) * turbine_speed ** 2
+
     def resistance(self, speed: float) -> float:
         """Aerodynamic drag plus rolling resistance [N] at ``speed`` >= 0."""
         return (0.5 * self.air_density_kg_m3 * self.drag_area_m2 * speed * speed
@@ -229,7 +335,10 @@ class ACCSettings:
     """Control-law settings (the seed gives none of these numbers; chosen here).
 
     ``jerk_limit``: ``"iso"`` (speed-dependent ISO 15622 limit), a number [m/s^3], or
-    ``None`` (no limit: the seed's law).  ``iso15622=True`` rejects settings outside the
+    ``None`` (no limit: the seed's law).  ``accel_kp``, ``accel_ki_1_s``,
+    ``accel_integral_limit_m_s2`` and ``shift_ratio_rate_1_s`` tune the inner
+    acceleration loop (only with ``ACCController(accel_input=True)``).
+    ``iso15622=True`` rejects settings outside the
     standard's limits (time gap 0.8-2.2 s, acceleration <= 2 m/s^2, deceleration <= 3.5
     m/s^2, a numeric jerk limit <= 2.5 m/s^3).
     """
@@ -249,6 +358,10 @@ class ACCSettings:
     restart_speed_m_s: float = 0.5
     standstill_brake_torque_nm: float = 1500.0
     iso15622: bool = True
+    accel_kp: float = 1.0
+    accel_ki_1_s: float = 5.0
+    accel_integral_limit_m_s2: float = 1.5
+    shift_ratio_rate_1_s: float = 0.05
 
     def __post_init__(self) -> None:
         k = "ACCSettings"
@@ -258,7 +371,9 @@ class ACCSettings:
         for f in ("reaching_speed_m_s", "boundary_layer_m", "cruise_gain_1_s",
                   "standstill_speed_m_s", "restart_speed_m_s", "stop_decel_m_s2"):
             _num(k, f, getattr(self, f), positive=True)
-        for f in ("hysteresis_m_s2", "standstill_brake_torque_nm", "standstill_window_m"):
+        for f in ("hysteresis_m_s2", "standstill_brake_torque_nm", "standstill_window_m",
+                  "accel_kp", "accel_ki_1_s", "accel_integral_limit_m_s2",
+                  "shift_ratio_rate_1_s"):
             _num(k, f, getattr(self, f), nonnegative=True)
         lo = _num(k, "min_accel_m_s2", self.min_accel_m_s2)
         hi = _num(k, "max_accel_m_s2", self.max_accel_m_s2)
@@ -312,6 +427,11 @@ class ACCController(Block):
         Declare an ``enable`` input (the ACC main switch, or "inputs valid" from a bus
         bridge): below 0.5 the controller requests nothing (closed throttle, no brake)
         and its states are reset, so it starts from a clean state when enabled.
+    accel_input : bool
+        Declare an ``accel`` input (the measured acceleration) and run the inner
+        acceleration loop (module docstring); adds the ``accel_command`` output and the
+        states ``accel_integral`` and ``ratio_prev``.  Off by default: the interface and
+        the law are then as before.
 
     The time gap is the parameter ``time_gap_s`` (driver-selectable:
     ``ctx.set_param("acc.time_gap_s", 1.8)``, validated like the settings).
@@ -326,17 +446,20 @@ class ACCController(Block):
     in   gear_ratio       [1]      current transmission ratio i_g (engine/output speed)
     in   engine_speed     [rad/s]  only with ``engine_speed_input=True``
     in   enable           [1]      only with ``enable_input=True``: active at >= 0.5
+    in   accel            [m/s^2]  only with ``accel_input=True``: measured acceleration
     out  throttle         [1]      throttle request 0..1; sampled, feedthrough
     out  brake_torque     [N*m]    brake torque request at the wheels, >= 0
     out  accel_request    [m/s^2]  a_k, after limits
     out  engine_torque_request [N*m]  T_des
     out  mode             [1]      1.0 following (spacing law chosen), 0.0 cruise
     out  braking          [1]      1.0 in brake mode
+    out  accel_command    [m/s^2]  only with ``accel_input=True``: u_k, what is inverted
     """
 
     def __init__(self, name: str, period_s: float, model: DrivelineModel,
                  settings: ACCSettings | None = None, *, offset_s: float = 0.0,
-                 engine_speed_input: bool = False, enable_input: bool = False) -> None:
+                 engine_speed_input: bool = False, enable_input: bool = False,
+                 accel_input: bool = False) -> None:
         super().__init__(name)
         kind = f"ACCController '{name}'"
         self.T, self.offset_s = check_period("ACCController", name, period_s, offset_s)
@@ -364,14 +487,27 @@ class ACCController(Block):
         self.engine_speed = (self.declare_input("engine_speed", unit="rad/s")
                              if engine_speed_input else None)
         self.enable = self.declare_input("enable", unit="1") if enable_input else None
+        self.accel = self.declare_input("accel", unit="m/s^2") if accel_input else None
         self.a_prev = self.declare_discrete_state("a_prev", 0.0)
         self.brake_mode = self.declare_discrete_state("braking", 0.0)
         self.hold_state = self.declare_discrete_state("hold", 0.0)
+        specs = [("throttle", "1"), ("brake_torque", "N*m"), ("accel_request", "m/s^2"),
+                 ("engine_torque_request", "N*m"), ("mode", "1"), ("braking", "1")]
+        if accel_input:
+            self.integral = self.declare_discrete_state("accel_integral", 0.0)
+            self.ratio_prev = self.declare_discrete_state("ratio_prev", math.nan)
+            specs.append(("accel_command", "m/s^2"))
+            n_out = 7
+        else:
+            self.integral = self.ratio_prev = None
+            n_out = 6
+        ports = self.declare_outputs(specs, lambda ctx: self._outputs(ctx)[:n_out])
         (self.throttle, self.brake_torque, self.accel_request, self.engine_torque_request,
-         self.mode, self.braking) = self.declare_outputs(
-            [("throttle", "1"), ("brake_torque", "N*m"), ("accel_request", "m/s^2"),
-             ("engine_torque_request", "N*m"), ("mode", "1"), ("braking", "1")],
-            lambda ctx: self._step(ctx)[:6])
+         self.mode, self.braking) = ports[:6]
+        self.accel_command = ports[6] if accel_input else None
+        self._n_out = n_out
+        self._inputs = [p for p in self.inputs.values()]
+        self._memo: tuple = (None, None)
         self.declare_periodic_update(self.T, self._update, self.offset_s)
         self._v_stopped = 0.1 * st.standstill_speed_m_s  # "at rest" for the wheel-speed signal
         if st.jerk_limit is None:
@@ -416,43 +552,85 @@ class ACCController(Block):
         return a <= 0.0 or (near and v_target < st.standstill_speed_m_s)
 
     def _step(self, ctx: Any) -> tuple:
-        """Outputs and the new states ``(..., a_k, braking, hold)`` at a hit."""
+        """Outputs and the new states at a hit: ``(throttle, brake_torque, accel_request,
+        engine_torque_request, mode, braking[, accel_command], a_k, braking, hold[,
+        integral, ratio])`` (the bracketed entries with ``accel_input``)."""
         st, md = self.settings, self.model
+        inner = self.accel is not None
         if self.enable is not None and not ctx.input(self.enable) >= 0.5:
             # off: closed throttle, no brake, states reset
-            return float(md.engine.throttle[0]), 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0
+            off = (float(md.engine.throttle[0]), 0.0, 0.0, 0.0, 0.0, 0.0)
+            if inner:
+                return off + (0.0, 0.0, 0.0, 0.0, 0.0, math.nan)
+            return off + (0.0, 0.0, 0.0)
         v = max(ctx.input(self.speed), 0.0)
         a, mode = self.desired_acceleration(ctx)
         hold = self._hold(ctx, v, a)
         stopped = hold and v < self._v_stopped
         if hold:  # stop at a comfortable deceleration; at rest request nothing
             a = 0.0 if stopped else min(a, -st.stop_decel_m_s2)
+        a_prev = ctx.discrete(self.a_prev)
         if self._jerk is not None:
             da = self._jerk(v) * self.T
-            a_prev = ctx.discrete(self.a_prev)
             a = min(max(a, a_prev - da), a_prev + da)
-        ratio = max(ctx.input(self.gear_ratio), 0.0) * md.final_drive
+        i_g = max(ctx.input(self.gear_ratio), 0.0)
+        ratio = i_g * md.final_drive
         m_eff = md.effective_mass(ratio)
-        f_des = m_eff * a + md.resistance(v)
         r = md.wheel_radius_m
-        gain = md.efficiency * md.torque_ratio * ratio / r  # wheel force per engine torque
         if self.engine_speed is not None:
             w_e = ctx.input(self.engine_speed)
         else:
             w_e = v * ratio / r
+        was = ctx.discrete(self.brake_mode) >= 0.5
+        # the inner loop: feedback on the measured acceleration (PI, conditional
+        # integration), then the feed-forward leads the request by the actuator's lag
+        u = a
+        if inner:
+            integral = ctx.discrete(self.integral)
+            r_prev = ctx.discrete(self.ratio_prev)
+            moving = v >= self._v_stopped
+            if moving:
+                e = a - ctx.input(self.accel)
+                shifting = (r_prev == r_prev and abs(i_g - r_prev)
+                            > st.shift_ratio_rate_1_s * self.T * max(i_g, r_prev))
+                lim = st.accel_integral_limit_m_s2
+                new_i = integral if shifting else \
+                    min(max(integral + st.accel_ki_1_s * self.T * e, -lim), lim)
+                u = a + st.accel_kp * e + new_i
+            else:  # at rest: the loop is open, its integral forgotten
+                e, new_i = 0.0, 0.0
+        lag = md.brake_lag_s if was else md.drive_lag_s
+        if lag:
+            u += lag * (a - a_prev) / self.T
+        f_des = m_eff * u + md.resistance(v)
         eng = md.engine
+        r_tq = md.torque_ratio
+        if md._converter is not None and self.engine_speed is not None and w_e > 0.0:
+            r_tq = md.converter_ratio(v * ratio / r / w_e)
+        gain = md.efficiency * r_tq * ratio / r  # wheel force per engine torque
         if gain > 0.0:
             t_des = f_des / gain
             f0 = gain * eng.closed_throttle_torque(w_e)
+            w_t = v * ratio / r
+            if md.idle_speed_rad_s > w_t and md._capacity is not None:
+                # below idle the closed throttle leaves the converter's creep, not a brake
+                f0 = max(f0, md.converter_wheel_force(md.idle_speed_rad_s, w_t, ratio))
         else:  # neutral: no drive, brake only
             t_des, f0 = 0.0, 0.0
         band = m_eff * st.hysteresis_m_s2
-        was = ctx.discrete(self.brake_mode) >= 0.5
         braking = f_des < f0 + band if was else f_des < f0 - band
-        alpha0 = float(eng.throttle[0])
+        alpha0 = eng._a[0]
+        saturated = False
         if braking or hold or gain <= 0.0:
             throttle = alpha0
-            tb = min(max((f0 - f_des) * r, 0.0), md.max_brake_torque_nm)
+            f_now = None
+            if self.engine_speed is not None and gain > 0.0:
+                f_now = md.converter_wheel_force(w_e, v * ratio / r, ratio)
+            tb = ((f0 if f_now is None else f_now) - f_des) * r
+            if tb >= md.max_brake_torque_nm:
+                tb, saturated = md.max_brake_torque_nm, True
+            elif tb < 0.0:
+                tb = 0.0
             if hold:  # ramp to the hold torque as the car slows: the model knows no
                 # converter creep, which a closed throttle leaves at idle
                 ramp = 1.0 if stopped else 1.0 - v / st.standstill_speed_m_s
@@ -460,11 +638,37 @@ class ACCController(Block):
             braking = braking or hold or tb > 0.0
         else:
             throttle, tb = eng.throttle_for(t_des, w_e), 0.0
+            saturated = throttle >= eng._a[-1]
         b = 1.0 if braking else 0.0
-        return throttle, tb, a, t_des, mode, b, a, b, 1.0 if hold else 0.0
+        out = (throttle, tb, a, t_des, mode, b)
+        if not inner:
+            return out + (a, b, 1.0 if hold else 0.0)
+        if saturated and (e > 0.0) == (tb == 0.0):
+            new_i = integral if moving else 0.0  # anti-windup: no integration into a limit
+        return out + (u, a, b, 1.0 if hold else 0.0, new_i, i_g)
+
+    def _memo_key(self, ctx: Any) -> tuple:
+        inp = ctx.input
+        return (id(ctx), ctx.time, ctx.param(self.time_gap),
+                *[inp(p) for p in self._inputs],
+                *[ctx.discrete(h) for h in self.discrete_states])
+
+    def _outputs(self, ctx: Any) -> tuple:
+        """:meth:`_step`, remembered for the update of the same hit (a pure function of
+        the inputs, states, parameter and time: the key holds them all)."""
+        key = self._memo_key(ctx)
+        out = self._step(ctx)
+        self._memo = (key, out)
+        return out
 
     def _update(self, ctx: Any) -> None:
-        out = self._step(ctx)
-        ctx.set_discrete(self.a_prev, out[6])
-        ctx.set_discrete(self.brake_mode, out[7])
-        ctx.set_discrete(self.hold_state, out[8])
+        key, out = self._memo
+        if key is None or key != self._memo_key(ctx):
+            out = self._step(ctx)
+        k = self._n_out
+        ctx.set_discrete(self.a_prev, out[k])
+        ctx.set_discrete(self.brake_mode, out[k + 1])
+        ctx.set_discrete(self.hold_state, out[k + 2])
+        if self.integral is not None:
+            ctx.set_discrete(self.integral, out[k + 3])
+            ctx.set_discrete(self.ratio_prev, out[k + 4])

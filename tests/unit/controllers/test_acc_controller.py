@@ -360,3 +360,103 @@ def test_disabled_controller_requests_nothing_and_starts_clean():
     always_on = harness(st, range=0.0, target_valid=0.0, speed=0.0, set_speed=0.0)
     always_on.update()
     assert always_on.state("hold") == 1.0
+
+
+# ------------------------------------------------------ inner acceleration loop
+
+INNER = ACCSettings(jerk_limit=None, accel_kp=0.5, accel_ki_1_s=2.0,
+                    accel_integral_limit_m_s2=0.3)
+
+
+def inner_harness(settings=INNER, model=MODEL, **inputs):
+    h = BlockHarness(ACCController("acc", T, model, settings, accel_input=True))
+    base = dict(range=33.0, range_rate=1.5, target_valid=1.0, speed=20.0, set_speed=30.0,
+                gear_ratio=1.0, accel=0.0)  # the law asks a = 0
+    base.update(inputs)
+    h.set_inputs(**base)
+    return h
+
+
+def test_inner_loop_ports_and_the_interface_without_it_unchanged():
+    plain = ACCController("acc", T, MODEL)
+    assert "accel" not in plain.inputs and "accel_command" not in plain.outputs
+    assert [h.name for h in plain.discrete_states] == ["a_prev", "braking", "hold"]
+    blk = ACCController("acc", T, MODEL, accel_input=True)
+    assert blk.accel.unit_text == "m/s^2" and blk.accel_command.unit_text == "m/s^2"
+    assert [h.name for h in blk.discrete_states][-2:] == ["accel_integral", "ratio_prev"]
+
+
+def test_pi_feedback_on_the_measured_acceleration():
+    h = inner_harness(accel=-0.2)  # the car decelerates while the request is 0
+    e = 0.2
+    i_new = INNER.accel_ki_1_s * T * e
+    assert h.output("accel_request") == pytest.approx(0.0, abs=1e-15)
+    assert h.output("accel_command") == pytest.approx(INNER.accel_kp * e + i_new, rel=1e-12)
+    f, _ = wheel_force(INNER.accel_kp * e + i_new, 20.0)
+    assert h.output("engine_torque_request") == pytest.approx(f * 0.3 / (0.9 * 4.0),
+                                                              rel=1e-12)
+    h.update()
+    assert h.state("accel_integral") == pytest.approx(i_new, rel=1e-12)
+    for _ in range(100):  # a constant error: the integral stops at its limit
+        h.update()
+    assert h.state("accel_integral") == pytest.approx(INNER.accel_integral_limit_m_s2)
+
+
+def test_the_integral_is_held_during_a_shift_and_reset_at_rest():
+    h = inner_harness(accel=-0.2)
+    h.update()
+    i1 = h.state("accel_integral")
+    h.set_input("gear_ratio", 1.3)  # the ratio moves: a shift
+    h.update()
+    assert h.state("accel_integral") == i1
+    h.update()  # the ratio is steady again: integrating
+    assert h.state("accel_integral") > i1
+    h.set_inputs(speed=0.0, range=5.5, range_rate=0.0)  # at rest behind a stopped car
+    h.update()
+    assert h.state("accel_integral") == 0.0
+
+
+def test_anti_windup_at_full_throttle():
+    # far below the set speed, no target: cruise at +1 m/s^2 that a weak car cannot give
+    h = inner_harness(target_valid=0.0, speed=5.0, set_speed=30.0, accel=0.0)
+    assert h.output("throttle") == 1.0  # saturated
+    h.update()
+    assert h.state("accel_integral") == 0.0  # no integration into the limit
+
+
+def test_converter_ratio_and_creep_in_the_model():
+    conv = dict(converter_speed_ratio=(0.0, 0.5, 1.0), converter_torque_ratio=(2.0, 1.5, 1.0),
+                converter_capacity=(15.0, 16.0, math.inf), idle_speed_rad_s=70.0)
+    md = dataclasses.replace(MODEL, **conv)
+    assert md.converter_ratio(0.25) == pytest.approx(1.75)
+    assert md.converter_ratio(2.0) == 1.0 and MODEL.converter_ratio(0.3) == 1.0
+    # T_p = (w_p / K)^2 with 1/K^2 interpolated; wheel force = eta N TR T_p / R
+    w_p, w_t, n = 100.0, 25.0, 4.0  # speed ratio 0.25
+    c = 0.5 * (1 / 15.0 ** 2 + 1 / 16.0 ** 2)
+    assert md.converter_wheel_force(w_p, w_t, n) == pytest.approx(
+        0.9 * n * 1.75 * c * w_p ** 2 / 0.3, rel=1e-12)
+    assert md.converter_wheel_force(50.0, 100.0, n) < 0.0  # overrun: the engine brakes
+    assert MODEL.converter_wheel_force(100.0, 50.0, n) is None
+    # with a measured engine speed the inversion divides by the converter's ratio
+    h = BlockHarness(ACCController("acc", T, md, SEED_LAW, engine_speed_input=True))
+    h.set_inputs(range=8.0, range_rate=0.0, target_valid=1.0, speed=2.0, set_speed=30.0,
+                 gear_ratio=1.0, engine_speed=2.0 * 4.0 / 0.3 / 0.25)  # a = 0, nu = 0.25
+    f, _ = wheel_force(0.0, 2.0)
+    assert h.output("engine_torque_request") == pytest.approx(
+        f * 0.3 / (0.9 * 1.75 * 4.0), rel=1e-12)
+    with pytest.raises(ParameterError, match="converter_speed_ratio"):
+        dataclasses.replace(MODEL, converter_speed_ratio=(0.0, 1.0),
+                            converter_torque_ratio=(2.0,))
+    with pytest.raises(ParameterError, match="converter_capacity"):
+        dataclasses.replace(MODEL, **{**conv, "converter_capacity": (1.0, -1.0, 2.0)})
+
+
+def test_the_update_reuses_the_hits_outputs_only_for_the_same_inputs():
+    h = inner_harness(accel=-0.2)
+    ctx = h.ctx
+    blk = h.block
+    blk.output("accel_request").calc(ctx)  # remembered
+    h.set_input("accel", 0.5)  # changed before the update: the memo must not be used
+    h.update()
+    assert h.state("accel_integral") == pytest.approx(INNER.accel_ki_1_s * T * -0.5,
+                                                      rel=1e-12)
