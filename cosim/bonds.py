@@ -61,6 +61,36 @@ class PowerBond:
         return total
 
 
+    def correction(self, order: int, t0: int, h: float, last_energy: float) -> float:
+        r"""Effort offset (source units) that returns ``last_energy`` over the next step.
+
+        .. math:: \delta = -\frac{\Delta E_{k-1}}{\int_0^H \tilde f(\tau)\, d\tau}
+
+        with ``~f`` the flow extrapolated over the coming step (order ``order``): the
+        receiving side gets ``e + delta`` and so absorbs the energy the coupling created
+        in the step before (after Benedikt et al.'s nearly energy-preserving coupling
+        element).  0 where the flow's integral is too small to carry it (|mean flow|
+        below 1e-6 of the flow's size); the master clips the offset to 1 % of the effort
+        (at flow reversals the full offset kicks the system: measured divergence).
+
+        Measured on the LIM power-bond variant (2 s, H = 1 ms, max |energy drift|):
+        Jacobi ZOH 1422 -> 942 J, linear 2.33 -> 1.65 J, quadratic 1.11 -> 0.56 J;
+        Gauss-Seidel linear 1.81 -> 1.45 J, quadratic 0.48 -> 0.24 J, but ZOH 48 -> 76 J
+        (worse).  A reduction, not an energy-preserving coupling.
+        """
+        if last_energy == 0.0 or not self.flow.t:
+            return 0.0
+        c = self.flow.polynomial(order, t0)
+        rows = [np.asarray(x, float).reshape(-1) for x in c]
+        integral = sum(r * h ** (j + 1) / (j + 1) for j, r in enumerate(rows))
+        if integral.size != 1:
+            return 0.0  # vector bonds: no scalar offset
+        size = max(abs(float(self.flow.last[0])), float(np.max(np.abs(rows[0]))))
+        if abs(float(integral[0])) <= 1e-6 * h * max(size, 1e-300):
+            return 0.0
+        return -last_energy / float(integral[0])
+
+
 def resolve(master: Any, effort: str, flow: str) -> PowerBond:
     """The bond ``(effort, flow)`` of ``master``'s connections, or a PortError saying why not."""
     e = master._split(effort, "output")

@@ -90,6 +90,11 @@ class MasterScheduler(ResultsRecorder, LoopSettler):
         signal names (``"sub.output"``) or ``"all"``: every communication point is
         streamed to disk in chunks while the run goes, so a crash or a kill loses at
         most the last chunk (the file's status says how the run ended).
+    energy_correction : bool
+        With ``power_bonds``: give each bond's effort input an offset over the next
+        step that returns the energy the coupling created in the step before
+        (:meth:`cosim.bonds.PowerBond.correction`); the energy residual is still
+        recorded as created, so ``energy_residual_total`` stays the uncorrected sum.
     compiled : bool, optional
         Run the macro steps in compiled code where every subsystem offers the same
         ``compiled_loop`` (FMUs: :mod:`fmus.compiled_master`) and it accepts the
@@ -110,7 +115,8 @@ class MasterScheduler(ResultsRecorder, LoopSettler):
                  coupling: Coupling | None = None, extrapolation: Any = None,
                  step_control: Any = None, power_bonds: list | None = None,
                  loop_solver: str = "newton", high_order_start: bool = True,
-                 writers: Any = (), compiled: bool | None = None) -> None:
+                 writers: Any = (), compiled: bool | None = None,
+                 energy_correction: bool = False) -> None:
         if loop_solver not in ("newton", "broyden", "fixed_point"):
             raise BuildError(f"MasterScheduler: loop_solver must be 'newton', 'broyden' or "
                              f"'fixed_point', got {loop_solver!r}")
@@ -164,6 +170,10 @@ class MasterScheduler(ResultsRecorder, LoopSettler):
         self._hist_list = list(self.histories.values())
         self._fed: dict[str, dict] = {}  # the input polynomials of the last step, per subsystem
         self.bonds = [bonds.resolve(self, e, f) for e, f in (power_bonds or [])]
+        if energy_correction and not self.bonds:
+            raise BuildError("MasterScheduler: energy_correction=True needs power_bonds=[...] "
+                             "(the effort/flow pairs whose energy to correct)")
+        self.energy_correction = bool(energy_correction)
         self.energy_total = 0.0
         self._last_energy = 0.0
         self.pending: dict[str, tuple[int, dict]] = {}
@@ -335,8 +345,29 @@ class MasterScheduler(ResultsRecorder, LoopSettler):
         source already stepped to the end of this macro step is interpolated.
         """
         polys = self.input_polys(s, t0)
+        if self.energy_correction:
+            self._correct_energy(s, t0, polys)
         self._fed[s.name] = polys
         s.set_inputs(t0 * _NS, polys)
+
+    def _correct_energy(self, s: Any, t0: int, polys: dict) -> None:
+        """Add each bond's energy-returning offset to ``s``'s effort inputs (in place)."""
+        for b in self.bonds:
+            sub, inp = b.effort_input
+            if sub != s.name or inp not in polys:
+                continue
+            order = self.input_orders[b.flow_input]
+            delta = b.correction(order, t0, self.H * _NS, self._last_energy) * b.effort_scale
+            c = polys[inp]
+            e0 = abs(float(np.ravel(c[0])[0]))
+            delta = max(-0.01 * e0, min(0.01 * e0, delta))  # a small nudge, never a kick
+            if delta:
+                if isinstance(c, tuple):
+                    polys[inp] = (c[0] + delta,) + c[1:]
+                else:
+                    c = c.copy()
+                    c[0] = c[0] + delta
+                    polys[inp] = c
 
     def step_subsystem(self, s: Any, t0: int, h: int) -> None:
         w = _time.perf_counter()

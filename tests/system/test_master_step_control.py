@@ -20,7 +20,7 @@ from bench.lim import (
     m2_diagram,
 )
 from cosim import GaussSeidel, Iterative, Jacobi, MasterScheduler, StepController
-from cosim.errors import PortError
+from cosim.errors import BuildError, PortError
 from cosim.subsystem import DiagramSubsystem
 
 
@@ -48,6 +48,22 @@ def test_energy_residual_vanishes_for_converged_iterative_coupling():
     jac = _power(Jacobi(), 1, t_end=0.5)
     assert abs(res.diagnostics["energy_residual_total"]) < 1e-3
     assert abs(jac.diagnostics["energy_residual_total"]) > 0.1
+
+
+@pytest.mark.parametrize("order", [0, 1, 2])
+def test_energy_correction_reduces_the_energy_drift_of_jacobi(order):
+    drift = {}
+    for corr in (False, True):
+        E = energy_power(_power(Jacobi(), order, energy_correction=corr))
+        drift[corr] = np.max(np.abs(E - E[0]))
+    # measured 1422 -> 942 J, 2.33 -> 1.65 J, 1.11 -> 0.56 J
+    assert drift[True] < 0.75 * drift[False], drift
+
+
+def test_energy_correction_needs_power_bonds():
+    subs = [DiagramSubsystem(m1_diagram(), dt=1e-4), DiagramSubsystem(m2_diagram(), dt=1e-4)]
+    with pytest.raises(BuildError, match="energy_correction=True needs power_bonds"):
+        MasterScheduler(subs, CONNECTIONS, 1e-3, energy_correction=True)
 
 
 def test_energy_tolerance_bounds_the_energy_created_per_step():
