@@ -246,3 +246,23 @@ def test_terminate_simulation_ends_every_path_after_that_point(files, compiled, 
     assert term["by"] == "m2" and "terminateSimulation" in term["reason"]
     assert res.time[-1] == pytest.approx(0.251) and len(res.time) == 252
     assert master.terminated == term
+
+
+def test_newton_uses_a_jacobian_the_subsystem_gives():
+    """A subsystem's step_jacobian() replaces its finite-difference steps (here a rough
+    one, zero: Newton's Broyden updates still converge to the same interface values)."""
+    class Given(DiagramSubsystem):
+        calls = 0
+
+        def step_jacobian(self):
+            Given.calls += 1
+            return {("x2", "fc"): np.zeros((1, 1)), ("v2", "fc"): np.zeros((1, 1))}
+
+    subs = [DiagramSubsystem(m1_diagram(), solver="rk4", dt=1e-4),
+            Given(m2_diagram(), solver="rk4", dt=1e-4)]
+    coupling = Iterative("newton")
+    res = MasterScheduler(subs, CONNECTIONS, H, coupling=coupling, extrapolation=1).run(0.05)
+    _, ref, _ = _run("native", None, Iterative("newton"), 1, t_end=0.05)
+    assert Given.calls >= 1
+    assert coupling.jacobian_steps == 2 * coupling.jacobians  # only m1's sources x2, v2
+    assert np.max(np.abs(res["m2.x2"] - ref["m2.x2"])) < 1e-9
