@@ -77,6 +77,7 @@ SUITES: dict[str, str] = {
     "hil": "bench.hil",
     "fluid": "bench.fluid",
     "sweep": "bench.sweep",
+    "vehicle": "bench.vehicle",
 }
 
 #: Set by run_suite: timed() then gc.freeze()s what survives its gc.collect() (makes later
