@@ -45,6 +45,14 @@ def load_model(path: str, function: str | None = None) -> tuple[Any, dict]:
     sys.path.insert(0, os.path.dirname(os.path.abspath(path)))
     try:
         spec.loader.exec_module(mod)
+    except SyntaxError as exc:
+        sys.modules.pop(spec.name, None)
+        raise CosimError(f"{path}, line {exc.lineno}: syntax error: {exc.msg}"
+                         + (f": {exc.text.strip()}" if exc.text else "")) from None
+    except Exception as exc:
+        sys.modules.pop(spec.name, None)
+        raise CosimError(f"{path}: importing the model file failed{_where(exc, path)}: "
+                         f"{type(exc).__name__}: {exc}") from exc
     except BaseException:
         sys.modules.pop(spec.name, None)
         raise
@@ -66,25 +74,55 @@ def load_model(path: str, function: str | None = None) -> tuple[Any, dict]:
         raise CosimError(f"{path}: {function}() needs arguments ({', '.join(required)}); "
                          "cosim run/info call it without any: give them defaults, or pass "
                          "--function with a diagram function that needs none")
-    d = funcs[function]()
+    try:
+        d = funcs[function]()
+    except CosimError as exc:  # a build error of ours already says what and where
+        raise CosimError(f"{path}: {function}() failed: {exc}") from exc
+    except Exception as exc:
+        raise CosimError(f"{path}: {function}() failed{_where(exc, path)}: "
+                         f"{type(exc).__name__}: {exc}") from exc
     if not isinstance(d, Diagram):
         raise CosimError(f"{path}: {function}() returned {type(d).__name__}, not a Diagram "
                          "(call builder.build())")
     return d, dict(getattr(mod, "SIMULATION", {}))
 
 
+def _where(exc: BaseException, path: str) -> str:
+    """`` (line N)`` of the innermost frame of ``exc`` in the model file ``path``."""
+    tb, line = exc.__traceback__, None
+    target = os.path.abspath(path)
+    while tb is not None:
+        if os.path.abspath(tb.tb_frame.f_code.co_filename) == target:
+            line = tb.tb_lineno
+        tb = tb.tb_next
+    return f" (line {line})" if line else ""
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+    try:
+        return version("cosim")
+    except PackageNotFoundError:  # run from a source tree without installing
+        return "unknown (not installed)"
+
+
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="cosim", description="Block-diagram co-simulation.")
+    p.add_argument("--version", action="version", version=f"cosim {_version()}")
     sub = p.add_subparsers(dest="command", required=True)
     r = sub.add_parser("run", help="simulate a model file")
-    r.add_argument("file")
+    r.add_argument("file", help="model file: a Python file with a diagram function "
+                                "(build()) and an optional SIMULATION dict of defaults")
     r.add_argument("--function", help="diagram function in the file (default: build)")
-    r.add_argument("--t-end", type=float, help="end time [s]")
+    r.add_argument("--t-end", type=float,
+                   help="end time [s] (default: the file's SIMULATION t_end, else 1)")
     r.add_argument("--solver", help="euler, heun, midpoint, rk4, ab3, rk45, rk23, dop853, "
-                                    "radau, bdf, lsoda")
+                                    "radau, bdf, lsoda (default: the file's, else rk4)")
     r.add_argument("--dt", type=float, help="fixed step, or output grid for variable step [s]")
-    r.add_argument("--rtol", type=float, default=1e-6)
-    r.add_argument("--atol", type=float, default=1e-9)
+    r.add_argument("--rtol", type=float, default=1e-6,
+                   help="relative tolerance of variable-step solvers (default 1e-6)")
+    r.add_argument("--atol", type=float, default=1e-9,
+                   help="absolute tolerance of variable-step solvers (default 1e-9)")
     r.add_argument("--out", help="output folder (default out/<model>)")
     r.add_argument("--format", default="csv", help="csv, hdf5 or csv,hdf5")
     r.add_argument("--record", nargs="*", help="output ports to record (default all)")
@@ -95,11 +133,11 @@ def _parser() -> argparse.ArgumentParser:
     from .studies import cli as sweep_cli
     sweep_cli.add_parser(sub)
     i = sub.add_parser("info", help="describe a model file")
-    i.add_argument("file")
-    i.add_argument("--function")
+    i.add_argument("file", help="model file (as for cosim run)")
+    i.add_argument("--function", help="diagram function in the file (default: build)")
     i.add_argument("--dot", metavar="PATH", help="also write the diagram as Graphviz DOT")
     i.add_argument("--svg", metavar="PATH", help="also write the diagram as SVG (needs dot)")
-    i.add_argument("--debug", action="store_true")
+    i.add_argument("--debug", action="store_true", help="show tracebacks")
     for mod in _plugins().values():
         mod.add_parser(sub)
     return p
@@ -195,3 +233,6 @@ def main(argv: list[str] | None = None) -> int:
             traceback.print_exc()
         print(f"cosim: error: {exc}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        print("cosim: interrupted", file=sys.stderr)
+        return 130

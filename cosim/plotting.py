@@ -56,7 +56,8 @@ def figure(results: Any, signals: list[str] | None = None, title: str | None = N
     try:
         import matplotlib.pyplot as plt
     except ImportError as exc:  # pragma: no cover - depends on the environment
-        raise OutputError("plotting needs matplotlib: pip install 'cosim[plot]'") from exc
+        raise OutputError("plotting needs matplotlib, a dependency of cosim that is "
+                          "missing here: reinstall cosim (pip install cosim)") from exc
     groups = panels(results, signals)
     n_axes = max(1, len(groups))
     fig, axes = plt.subplots(n_axes, 1, sharex=True, figsize=(8, 2.2 * n_axes + 0.8),
@@ -77,7 +78,8 @@ def plot_results(results: Any, path: str, signals: list[str] | None = None,
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError as exc:  # pragma: no cover - depends on the environment
-        raise OutputError("plotting needs matplotlib: pip install 'cosim[plot]'") from exc
+        raise OutputError("plotting needs matplotlib, a dependency of cosim that is "
+                          "missing here: reinstall cosim (pip install cosim)") from exc
     fig = figure(results, signals, title)
     try:
         fig.savefig(path, dpi=110)

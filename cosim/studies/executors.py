@@ -45,8 +45,29 @@ class SerialExecutor:
         self.close()
 
 
+def _die_with_parent() -> None:
+    """Worker initializer (Linux): the worker gets SIGTERM when the sweep process dies,
+    even by SIGKILL, so no worker outlives it."""
+    import ctypes
+    import signal
+    import sys
+    # a forked worker inherits the sweep's handlers (SIGTERM raising KeyboardInterrupt,
+    # which the pool's worker loop would catch and live on): back to the defaults; Ctrl-C
+    # reaches the whole process group, the sweep then ends the workers itself
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if sys.platform.startswith("linux"):
+        PR_SET_PDEATHSIG = 1  # noqa: N806 - <linux/prctl.h>
+        ctypes.CDLL(None).prctl(PR_SET_PDEATHSIG, int(signal.SIGTERM), 0, 0, 0)
+
+
 class LocalExecutor(SerialExecutor):
-    """A pool of ``workers`` local processes (``start_method``: fork, spawn, forkserver)."""
+    """A pool of ``workers`` local processes (``start_method``: fork, spawn, forkserver).
+
+    The workers end with the process that made them: when it is interrupted (Ctrl-C,
+    SIGTERM under ``cosim sweep``) the pool is closed and running workers are
+    terminated; when it is killed, Linux sends them SIGTERM (``PR_SET_PDEATHSIG``).
+    """
 
     name = "local"
 
@@ -55,7 +76,8 @@ class LocalExecutor(SerialExecutor):
         if self.workers < 1:
             raise CosimError(f"LocalExecutor: workers must be >= 1, got {workers!r}")
         ctx = multiprocessing.get_context(start_method) if start_method else None
-        self._pool = ProcessPoolExecutor(max_workers=self.workers, mp_context=ctx)
+        self._pool = ProcessPoolExecutor(max_workers=self.workers, mp_context=ctx,
+                                         initializer=_die_with_parent)
 
     def map_unordered(self, fn: Callable, tasks: Iterable[tuple]) -> Iterator[Any]:
         tasks = iter(tasks)
@@ -76,8 +98,17 @@ class LocalExecutor(SerialExecutor):
             for f in pending:
                 f.cancel()
 
-    def close(self) -> None:
+    def close(self, kill: bool = False) -> None:
+        """Shut the pool down; ``kill``: terminate the running workers at once (an
+        interruption) instead of waiting for their runs."""
+        if kill:
+            for proc in list(getattr(self._pool, "_processes", {}).values()):
+                proc.terminate()
         self._pool.shutdown(wait=True, cancel_futures=True)
+
+    def __exit__(self, exc_type, *exc):
+        self.close(kill=exc_type is not None and issubclass(exc_type, BaseException)
+                   and not issubclass(exc_type, Exception))
 
 
 class DaskExecutor(SerialExecutor):

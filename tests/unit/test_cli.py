@@ -123,3 +123,31 @@ def test_info_on_a_diagram_function_that_needs_arguments(tmp_path, capsys):
     f.write_text("def build(port):\n    raise AssertionError('not called')\n")
     assert main(["info", str(f)]) != 0
     assert "build() needs arguments (port)" in capsys.readouterr().err
+
+
+def test_version_and_help_for_every_option(capsys):
+    from cosim.cli import _parser
+    with pytest.raises(SystemExit) as exc:
+        main(["--version"])
+    assert exc.value.code == 0 and capsys.readouterr().out.startswith("cosim ")
+    parser = _parser()
+    subs = next(a for a in parser._actions if a.dest == "command").choices
+    for name in ("run", "info", "sweep"):
+        for action in subs[name]._actions:
+            if action.dest != "help":
+                assert action.help, f"cosim {name} {action.option_strings or action.dest}"
+
+
+@pytest.mark.parametrize("text, line", [
+    ("def build(:\n    pass\n", "line 1: syntax error: invalid syntax"),
+    ("import no_such_module_xyz\n", "importing the model file failed (line 1): "
+     "ModuleNotFoundError"),
+    ("from cosim import DiagramBuilder\n\ndef build():\n    x = 1 / 0\n",
+     "build() failed (line 4): ZeroDivisionError: division by zero"),
+])
+def test_a_model_file_that_fails_gives_one_clean_line(tmp_path, capsys, text, line):
+    p = tmp_path / "m.py"
+    p.write_text(text)
+    assert main(["run", str(p), "--out", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith(f"cosim: error: {p}") and line in err[0]

@@ -101,8 +101,8 @@ class FlatSystem:
         try:
             from control import flatsys
         except ImportError as exc:  # pragma: no cover - depends on the environment
-            raise ImportError("python-control is needed for to_flatsys(): "
-                              "pip install 'cosim[control]'") from exc
+            raise ImportError("to_flatsys() needs python-control, a dependency of cosim that "
+                              "is missing here: reinstall cosim (pip install cosim)") from exc
         me = self
         return flatsys.flatsys(
             lambda x, u, params=None: me.forward(x, u),

@@ -168,3 +168,71 @@ def test_progress_line():
     bar.update({"status": "ok"})
     bar.update({"status": "failed"})
     assert "runs 5/10: 1 ok, 1 failed (3 from before), 5 to go" in bar.line()
+
+
+def _workers(journal):
+    return {int(json.loads(x)["worker"].rsplit(":", 1)[1])
+            for x in journal.read_text().splitlines() if x.endswith("}")}
+
+
+def _alive(pid):
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().split(")")[-1].split()[0] != "Z"  # a zombie has ended
+    except FileNotFoundError:
+        return False
+
+
+@pytest.mark.parametrize("sig", ["SIGTERM", "SIGINT", "SIGKILL"])
+def test_killing_the_sweep_ends_its_workers(tmp_path, sig):
+    """A test that killed `cosim sweep` left two workers alive; SIGTERM/SIGINT now close the
+    pool (exit 130, one line), and even SIGKILL ends them (the workers' parent-death
+    signal)."""
+    import signal
+    out = tmp_path / "study"
+    cmd = [sys.executable, "-m", "cosim", "sweep", MODEL, "--param", "pid.kp=20:200:40",
+           "--backend", "local", "--workers", "2", "--out", str(out), "--t-end", "3",
+           "--quiet"]
+    p = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         text=True)
+    j = out / "journal.jsonl"
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and not (j.exists() and len(_workers(j)) >= 2):
+        time.sleep(0.05)
+    workers = _workers(j)
+    assert len(workers) == 2 and all(_alive(w) for w in workers)
+    p.send_signal(getattr(signal, sig))
+    _, err = p.communicate(timeout=60)
+    if sig != "SIGKILL":
+        assert p.returncode == 130 and err.strip().splitlines()[-1] == "cosim: interrupted"
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline and any(_alive(w) for w in workers):
+        time.sleep(0.1)
+    assert not any(_alive(w) for w in workers)
+
+
+def test_a_sweep_with_failed_runs_exits_non_zero(tmp_path):
+    """kd = -1e6 makes the loop diverge (a NonFiniteError in that run): the run is recorded
+    as failed and the command says FAIL and exits 1."""
+    out = tmp_path / "study"
+    r = subprocess.run([sys.executable, "-m", "cosim", "sweep", MODEL, "--param",
+                        "pid.kp=50,-1e9", "--backend", "serial", "--out", str(out),
+                        "--t-end", "1", "--quiet"], cwd=ROOT, capture_output=True, text=True,
+                       timeout=120)
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert "FAIL: 1 of 2 runs failed" in r.stdout
+
+
+@pytest.mark.parametrize("args, reason", [
+    (["--param", "k=abc,1"], "'abc' is not a number (the other values are)"),
+    (["--param", "k=0:10:5:log"], "a log range needs LO > 0 and HI > 0"),
+    (["--param", "k=0:10:x"], "N must be a whole number, got 'x'"),
+    (["--param", "k=0:10:0"], "N must be at least 1, got 0"),
+    (["--param", "k=0:10", "--design", "lhs", "--n", "-5"], "--n must be at least 1, got -5"),
+    (["--param", "k=1,2", "--n", "5"], "--n applies to random, lhs and sobol designs"),
+])
+def test_bad_sweep_specs_get_one_line_reasons(args, reason, capsys):
+    from cosim.cli import main
+    assert main(["sweep", MODEL, *args, "--backend", "serial"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("cosim: error: ") and reason in err[0]
