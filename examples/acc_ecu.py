@@ -21,6 +21,12 @@ Run it under the real-time runner, against any python-can interface::
     cosim hil run examples/acc_ecu.py --interface can=udp_multicast   # the same, by the CLI
 
 ``examples/acc_hil.py`` starts it as a child process and waits for its ``READY`` line.
+
+``--lockstep``: the ECU is paced by the plant instead of its own clock
+(:mod:`hil.can.lockstep`): each frame starts when the plant's SYNC for it arrives, and
+ends with an ACK after the command went out, so the loop over the bus is deterministic.
+
+Every run ends with its verdict (:mod:`hil.verdict`), written with ``--summary``.
 """
 
 from __future__ import annotations
@@ -30,7 +36,6 @@ import json
 import os
 import signal
 import sys
-import zlib
 from typing import Any
 
 from blocks.controllers import ACCController, ACCSettings
@@ -97,23 +102,9 @@ def build(io: Any):
                              "rx.ok"])
 
 
-def multicast_port(group: str) -> int:
-    """The UDP port of a multicast rig: 20000-29999, a function of the group.
-
-    python-can's ``udp_multicast`` binds every bus to its port on all addresses, and Linux
-    delivers to such a socket the datagrams of every group joined on the host: two rigs on
-    different groups but the same port (python-can's default 43113 for all) hear each
-    other (issue 22 item 5: an ECU used another rig's frames).  A port per group keeps
-    concurrent rigs apart; two groups that map to the same port (1 in 10000) would not be.
-    """
-    return 20000 + zlib.crc32(group.encode()) % 10000
-
-
 def bus_options(interface: str, channel: str) -> dict:
-    """python-can options per interface: multicast stays on this host (hop limit 0), on the
-    group's own port (:func:`multicast_port`)."""
-    if interface == "udp_multicast":
-        return {"hop_limit": 0, "port": multicast_port(channel)}
+    """python-can options per interface (``udp_multicast``: :class:`hil.can.CanBackend`
+    isolates each group itself: its own port, ``IP_MULTICAST_ALL=0``, hop limit 0)."""
     if interface == "slcan":
         return {"bitrate": 500000, "sleep_after_open": 0.05}
     return {}
@@ -130,6 +121,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--priority", type=int, default=RT_PRIORITY,
                     help="SCHED_FIFO priority 1-99 where permitted (root or CAP_SYS_NICE), "
                          f"0: none (default {RT_PRIORITY})")
+    ap.add_argument("--lockstep", action="store_true",
+                    help="paced by the plant's SYNC messages (hil.can.lockstep)")
     a = ap.parse_args(argv)
     if not 0 <= a.priority <= 99:
         ap.error(f"--priority {a.priority}: give 1..99 (SCHED_FIFO) or 0 (none)")
@@ -139,27 +132,50 @@ def main(argv: list[str] | None = None) -> int:
               "CAP_SYS_NICE): best-effort pacing, deadlines may slip on a busy machine",
               file=sys.stderr, flush=True)
 
-    can = CanBackend(a.interface, a.channel, name="ecu", timeout=0.0,
-                     **bus_options(a.interface, a.channel)).open()
+    wire = CanBackend(a.interface, a.channel, name="ecu", timeout=0.0,
+                      **bus_options(a.interface, a.channel)).open()
+    can, clock, follower = wire, None, None
+    if a.lockstep:
+        from hil.can.lockstep import LockstepBus, LockstepFollower, SyncClock
+        can = LockstepBus(wire).open()
+        clock = SyncClock(can)
+        follower = LockstepFollower(can, clock)
     diagram = ecu_diagram(can, CanDatabase(ACC_DBC))
-    sim = Simulator(diagram, solver="rk4", record=["acc.throttle", "rx.ok"])
-    rt = RealTimeRunner(sim, period_s=CONTROL_PERIOD, overrun="skip", **opts)
-    signal.signal(signal.SIGTERM, lambda signum, frame: rt.stop("SIGTERM"))
+    sim = Simulator(diagram, solver="rk4", record=False)
+    # the ECU runs until the plant stops it: its end is a SIGTERM, not its duration
+    rt = RealTimeRunner(sim, period_s=CONTROL_PERIOD, overrun="skip", clock=clock,
+                        on_frame=follower, **opts)
+
+    def on_term(signum: int, frame: Any) -> None:
+        rt.stop("SIGTERM")
+        if clock is not None:
+            clock.cancel.set()
+
+    signal.signal(signal.SIGTERM, on_term)
+    sim.initialize()  # the hit at t = 0, before the plant can send anything (deterministic)
     print("READY", flush=True)
     code = 0
     try:
         rt.run(a.duration)
     except KeyboardInterrupt:
         code = 130
+    except Exception as exc:  # noqa: BLE001 - written to the summary, exit status 1
+        print(f"acc_ecu: {type(exc).__name__}: {exc}", file=sys.stderr, flush=True)
+        code = 1
     finally:
-        can.close()
+        wire.close()
         if a.summary:
             rx, tx = diagram.blocks["rx"], diagram.blocks["tx"]
+            v = rt.verdict
             out = {"telemetry": rt.telemetry.as_dict() if rt.telemetry else None,
                    "rx": rx.stats(), "tx": tx.stats(), "exit": code, "pid": os.getpid(),
-                   "runner_options": opts}
+                   "runner_options": opts, "setup": rt.setup,
+                   "verdict": v.as_dict() if v is not None else None,
+                   "lockstep_frames": follower.frames if follower else None}
             with open(a.summary, "w") as f:
                 json.dump(out, f, indent=1, default=str)
+    if code == 0 and rt.verdict is not None:
+        code = rt.verdict.exit_code
     return code
 
 

@@ -98,6 +98,9 @@ CMD_STALE_S = 3 * CONTROL_PERIOD + DT
 #: Deceleration of the safe state [m/s^2].
 SAFE_DECEL_M_S2 = 2.0
 FAULTS = ("none", "drop", "delay", "bus_off", "kill")
+#: Lock-step HIL against :func:`offline_lockstep` (same code, same order: equal but for
+#: the floating point of two processes, which is the same).
+LOCKSTEP_TOL = 1e-9
 #: What the plant records (every 40 ms, as offline).
 RECORD = ["car.x", "car.v", "car.a", "radar.range", "radar.range_rate", "radar.valid",
           "rx_cmd.throttle", "rx_cmd.brake_torque", "rx_cmd.ok"]
@@ -193,6 +196,37 @@ def acceptance(s: dict) -> dict[str, bool]:
             "no_pedal_overlap": s["overlap_samples"] == 0}
 
 
+def offline_lockstep(cut_in_s: float = CUT_IN_S, t_end: float = T_END) -> Any:
+    """The lock-step loop offline: the plant's and the ECU's diagrams (the same code as in
+    the loop) in one process, on a python-can ``virtual`` bus, stepped as lock-step steps
+    them: the ECU's hit at 0 first, then per plant frame the plant, and at each ECU hit the
+    ECU (its command acts from the plant's next frame on).  The reference of the lock-step
+    HIL run, which must equal it (:data:`LOCKSTEP_TOL`)."""
+    import time as _time
+
+    from hil.can import ACC_DBC, CanBackend, CanDatabase
+    try:
+        from examples.acc_ecu import ecu_diagram
+    except ModuleNotFoundError:
+        from acc_ecu import ecu_diagram
+    db = CanDatabase(ACC_DBC)
+    ch = f"acc-lockstep-{os.getpid()}-{_time.monotonic_ns()}"
+    with CanBackend("virtual", ch, timeout=0.0) as pc, CanBackend("virtual", ch,
+                                                                  timeout=0.0) as ec:
+        esim = Simulator(ecu_diagram(ec, db), solver="rk4", record=False)
+        psim = Simulator(plant_diagram(pc, db, scenario(cut_in_s, t_end)), solver="ab3",
+                         dt=DT, record=RECORD, record_every=5)
+        esim.initialize()
+        psim.initialize()
+        k, per = 0, round(CONTROL_PERIOD / DT)
+        n = round(t_end / DT)
+        for k in range(1, n + 1):
+            psim.advance_to(k * DT)
+            if k % per == 0:
+                esim.advance_to(k * DT)
+        return psim.finish()
+
+
 def offline(cut_in_s: float = CUT_IN_S, t_end: float = T_END) -> Any:
     """The same scenario with the controller in the diagram (no bus): the reference."""
     d = build_loop(scenario(cut_in_s, t_end))
@@ -206,9 +240,11 @@ class EcuProcess:
     ``priority``: its SCHED_FIFO priority where permitted (``None``: none)."""
 
     def __init__(self, interface: str, channel: str, summary: Path | None = None,
-                 priority: int | None = None) -> None:
+                 priority: int | None = None, lockstep: bool = False) -> None:
         cmd = [sys.executable, str(HERE / "acc_ecu.py"), "--interface", interface,
                "--channel", channel, "--priority", str(priority or 0)]
+        if lockstep:
+            cmd.append("--lockstep")
         if summary is not None:
             cmd += ["--summary", str(summary)]
         env = {**os.environ, "PYTHONPATH": os.pathsep.join(
@@ -262,13 +298,16 @@ def faults_for(kind: str, on_at: float = 12.0, length: float = 4.0) -> list:
 def run_hil(out: Path, *, interface: str = "udp_multicast", channel: str | None = None,
             fault: str = "none", cut_in_s: float = CUT_IN_S, t_end: float = T_END,
             kill_at: float = 8.0, plot: bool = True, runner_options: dict | None = None,
-            priority: int | None = RT_PRIORITY, hub: Any = None) -> dict:
+            priority: int | None = RT_PRIORITY, hub: Any = None,
+            lockstep: bool = False) -> dict:
     """Start the ECU, run the plant in real time, stop the ECU; returns the summary
-    (also written to ``out/summary.json``).
+    (also written to ``out/summary.json``) with the run's verdict (plant, ECU, acceptance).
 
     Both loops run with :func:`~examples.acc_ecu.realtime_options` (SCHED_FIFO at
-    ``priority`` where permitted, ``None``: never); ``runner_options`` override the
-    plant's settings."""
+    ``priority`` where permitted, ``None``: never; the runner's automatic set-up adds the
+    rest); ``runner_options`` override the plant's settings.  ``lockstep``: the plant's
+    frames trigger the ECU (:mod:`hil.can.lockstep`); the result then equals
+    :func:`offline_lockstep` (``"lockstep_vs_offline"`` in the summary)."""
     from hil import RealTimeRunner
     from hil.can import ACC_DBC, CanBackend, CanDatabase, MessageLog
     from hil.faults import FaultyBackend
@@ -290,8 +329,8 @@ def run_hil(out: Path, *, interface: str = "udp_multicast", channel: str | None 
                          f"{interface!r}")
     db = CanDatabase(ACC_DBC)
     opts = {**realtime_options(priority), **(runner_options or {})}
-    ecu = EcuProcess(interface, ecu_ch, out / "ecu_summary.json", priority)
-    wire = log = None
+    ecu = EcuProcess(interface, ecu_ch, out / "ecu_summary.json", priority, lockstep)
+    wire = log = leader = None
     try:
         ecu.wait_ready()
         wire = CanBackend(interface, plant_ch, name="plant", timeout=0.0,
@@ -299,8 +338,13 @@ def run_hil(out: Path, *, interface: str = "udp_multicast", channel: str | None 
         log = MessageLog(out / "bus.asc")
         wire.add_tap(rx=log, tx=log.sent)
         sim_box: list = []  # fault windows on the simulation's clock (= wall, paced)
-        can = (FaultyBackend(wire, faults_for(fault), clock=lambda: sim_box[0].ctx.time)
-               .open() if fault != "none" else wire)
+        node = wire
+        if lockstep:
+            from hil.can.lockstep import LockstepBus, LockstepLeader
+            node = LockstepBus(wire).open()
+            leader = LockstepLeader(node, CONTROL_PERIOD)
+        can = (FaultyBackend(node, faults_for(fault), clock=lambda: sim_box[0].ctx.time)
+               .open() if fault != "none" else node)
         diagram = plant_diagram(can, db, scenario(cut_in_s, t_end))
         writer = CsvWriter(out / "results.csv", RECORD, every=5, chunk=25)
         sim = Simulator(diagram, solver="ab3", dt=DT, record=RECORD, record_every=5,
@@ -314,8 +358,11 @@ def run_hil(out: Path, *, interface: str = "udp_multicast", channel: str | None 
                 ecu.kill()
                 killed_at = sim.ctx.time
 
-        rt = RealTimeRunner(sim, period_s=PLANT_PERIOD, overrun="skip", on_frame=on_frame,
-                            **opts)
+        if leader is not None:
+            leader.chain = on_frame
+        rt = RealTimeRunner(sim, period_s=PLANT_PERIOD, overrun="skip",
+                            on_frame=leader or on_frame, watch=[log] + ([leader] if leader
+                                                                       else []), **opts)
         wall = time.perf_counter()
         res = rt.run(t_end)
         wall = time.perf_counter() - wall
@@ -329,6 +376,40 @@ def run_hil(out: Path, *, interface: str = "udp_multicast", channel: str | None 
             hub_owned.stop()
     rt.telemetry.write_csv(out / "telemetry.csv")
     s = summary(res, cut_in_s)
+    ecu_summary = {}
+    try:
+        ecu_summary = json.loads((out / "ecu_summary.json").read_text())
+    except (OSError, ValueError):
+        pass
+    acc = acceptance(s)
+    from hil.verdict import Check, Verdict
+    checks = [Check(f"acceptance: {k}", v, True, v, f"cut-in acceptance {k}: "
+                    f"{'ok' if v else 'FAIL'}") for k, v in acc.items()]
+    parts = [rt.verdict]
+    ev = ecu_summary.get("verdict")
+    if ev is not None:
+        from hil.verdict import Check as _C
+        ecu_v = Verdict("ecu", [_C(**c) for c in ev["checks"]], ev["notes"])
+        parts.append(ecu_v)
+    elif fault != "kill":
+        checks.append(Check("ecu", None, "a verdict", False, "the ECU wrote no verdict "
+                            f"(exit {ecu_code})"))
+    lockstep_cmp = None
+    if lockstep:
+        ref = offline_lockstep(cut_in_s, t_end)
+        n = min(len(ref.time), len(res.time))
+        err = max(float(np.max(np.abs(np.asarray(res[k][:n]) - np.asarray(ref[k][:n]))))
+                  for k in ("car.x", "car.v", "rx_cmd.throttle", "rx_cmd.brake_torque"))
+        lockstep_cmp = {"max_abs_error": err, "samples": n, "tol": LOCKSTEP_TOL,
+                        "leader": leader.stats()}
+        checks.append(Check("lockstep_vs_offline", err, LOCKSTEP_TOL, err <= LOCKSTEP_TOL
+                            and n == len(ref.time),
+                            f"lock-step HIL vs offline: max error {err:.3g} over {n} samples "
+                            f"(tol {LOCKSTEP_TOL:g})"))
+    verdict = Verdict.combine(f"acc_hil ({interface}, fault {fault})", parts, checks)
+    if fault != "none":
+        verdict.notes.append(f"fault '{fault}' injected: stale episodes and link losses are "
+                             "what it is meant to cause")
     blocks = diagram.blocks
     cmd_ok = res["rx_cmd.ok"]
     first = int(np.argmax(cmd_ok >= 0.5))  # before the ECU's first command: start-up
@@ -345,7 +426,8 @@ def run_hil(out: Path, *, interface: str = "udp_multicast", channel: str | None 
         "command_stale_s": [float(res.time[lost[0]]), float(res.time[lost[-1]])]
         if lost.size else None,
         "summary": {k: (v.__dict__ if hasattr(v, "__dict__") else v) for k, v in s.items()},
-        "acceptance": acceptance(s),
+        "acceptance": acc, "lockstep": lockstep_cmp,
+        "verdict": verdict.as_dict(),
     }
     with open(out / "summary.json", "w") as f:
         json.dump(result, f, indent=1, default=str)
@@ -353,6 +435,7 @@ def run_hil(out: Path, *, interface: str = "udp_multicast", channel: str | None 
         _plot(res, out / "acc_hil.png", cut_in_s)
     result["results"] = res
     result["telemetry_obj"] = rt.telemetry
+    result["verdict_obj"] = verdict
     return result
 
 
@@ -401,6 +484,12 @@ def report(r: dict) -> None:
           f"{s['accel_range'][1]:.2f}] m/s^2")
     acc = r["acceptance"]
     print("  acceptance: " + ", ".join(f"{k} {'ok' if v else 'FAIL'}" for k, v in acc.items()))
+    if r.get("lockstep"):
+        ls = r["lockstep"]
+        print(f"  lock-step: max error against offline {ls['max_abs_error']:.3g} over "
+              f"{ls['samples']} samples; ACK wait max {ls['leader']['ack_wait_max_us']:.0f} "
+              f"us, {ls['leader']['timeouts']} timeouts")
+    print(r["verdict_obj"].line())
 
 
 def main(argv: list[str] | None = None) -> dict:
@@ -413,6 +502,9 @@ def main(argv: list[str] | None = None) -> dict:
     ap.add_argument("--priority", type=int, default=RT_PRIORITY,
                     help="SCHED_FIFO priority 1-99 of both loops where permitted (root or "
                          f"CAP_SYS_NICE), 0: none (default {RT_PRIORITY})")
+    ap.add_argument("--lockstep", action="store_true",
+                    help="the plant's frames trigger the ECU: deterministic, compared with "
+                         "the offline lock-step run")
     a = ap.parse_args(argv)
     if not 0 <= a.priority <= 99:
         ap.error(f"--priority {a.priority}: give 1..99 (SCHED_FIFO) or 0 (none)")
@@ -421,13 +513,12 @@ def main(argv: list[str] | None = None) -> dict:
                  f"cut-in is at {CUT_IN_S:g} s and the recovery needs a few seconds after it; "
                  f"use --t-end {CUT_IN_S + 5:g} or more (default {T_END:g})")
     r = run_hil(Path(a.out), interface=a.interface, fault=a.fault, t_end=a.t_end,
-                priority=a.priority or None)
-    report(r)
+                priority=a.priority or None, lockstep=a.lockstep)
     print(f"results, telemetry, bus log, summary and plot in {a.out}/")
+    report(r)
     return r
 
 
 if __name__ == "__main__":
-    main()
-    sys.exit(0)
+    sys.exit(main()["verdict_obj"].exit_code)
 

@@ -48,7 +48,9 @@ slack always, and SCHED_FIFO (frame :data:`~hil.rtsetup.AUTO_PRIORITY`, helper t
 below), memory locking and CPU pinning where the process may; what it could not apply is
 said in the verdict's notes.  Explicit ``priority``, ``cpus``, ``gc_mode``,
 ``timer_slack_ns``, ``helper_priority`` and ``mlock`` win over auto; ``realtime="off"``
-applies only those.  On a :class:`VirtualClock` auto applies nothing.
+applies only those.  On a :class:`VirtualClock` auto applies nothing.  A clock paced by
+something else (:class:`hil.can.lockstep.SyncClock`: a leader's sync messages) gets the
+set-up as the wall clock does.
 
 Measured on these shared 2-vCPU VMs (anchors-hil-fmi.md A4, 1 kHz): unprivileged
 absolute-deadline sleeping p50 81-95 us, p99 133-162 us lateness; with SCHED_FIFO
@@ -237,7 +239,7 @@ class RealTimeRunner:
         self.max_degrade = int(max_degrade)
         self.spin_ns = int(round(spin_s * 1e9))
         self.clock = clock or MonotonicClock()
-        self.realtime = realtime if isinstance(self.clock, MonotonicClock) else "off"
+        self.realtime = "off" if isinstance(self.clock, VirtualClock) else realtime
         self.settings = ProcessSettings(priority, cpus, gc_mode, timer_slack_ns,
                                         helper_priority, mlock=mlock,
                                         auto=self.realtime == "auto")

@@ -1,8 +1,11 @@
 """The ACC controller in the loop (examples/acc_hil.py): the ECU is a separate process that
-speaks only CAN, the car runs in the real-time runner; then the same with faults.
+speaks only CAN, the car runs in the real-time runner; then the same with faults, and in
+lock-step.
 
 Each run takes its simulated time in wall time (30 s for the cut-in, 16 s for the fault
-cases): these are the slow tests of the suite, on purpose (a real-time loop)."""
+cases): these are the slow tests of the suite, on purpose (a real-time loop).  Every test
+runs against two busy processes (started and stopped by the test, :mod:`tests.unit.hil.busy`)
+and asserts what the run reports: its verdict, its counts, the acceptance."""
 
 import json
 import logging
@@ -25,8 +28,16 @@ from examples.acc_hil import (  # noqa: E402
     summary,
 )
 from hil.can import read_log  # noqa: E402
+from tests.unit.hil.busy import busy  # noqa: E402
 
 pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(autouse=True)
+def loaded_machine():
+    """Two busy processes during every test of this module."""
+    with busy() as procs:
+        yield procs
 
 log = logging.getLogger("test_acc_hil")
 
@@ -86,8 +97,13 @@ def _cut_in_like_offline(r, ref):
     assert abs(s["min_gap_m"] - ref["min_gap_m"]) < 0.5
     assert abs(s["min_speed_m_s"] - ref["min_speed_m_s"]) < 0.5
     assert r["command_stale_s"] is None  # no stale episode after the first command
+    v = r["verdict"]
+    checks = {c["name"]: c for c in v["checks"]}
     tel = r["telemetry"]
-    assert tel["overruns"] <= 0.01 * tel["frames"]
+    assert checks["acc_hil_plant: overruns"]["figure"] == tel["overruns"]
+    assert checks["acc_hil_plant: stale_episodes"]["figure"] == 0
+    assert all(checks[f"acceptance: {k}"]["ok"] for k in r["acceptance"])
+    assert v["passed"] == all(c["ok"] for c in v["checks"])
 
 
 @needs_multicast
@@ -97,9 +113,27 @@ def test_cut_in_over_udp_multicast_meets_the_offline_acceptance(tmp_path, refere
     _log_run(r, tmp_path)
     _cut_in_like_offline(r, reference)
     _check_files(tmp_path, r, r["t_end"])
-    assert r["ecu_exit"] == 0  # SIGTERM: the ECU's runner stops cleanly
     ecu = json.loads((tmp_path / "ecu_summary.json").read_text())
+    # SIGTERM: the ECU's runner stops cleanly; its exit status is its verdict's
+    assert r["ecu_exit"] == ecu["verdict"]["exit_code"] and ecu["exit"] == 0
     assert ecu["tx"]["sent"] >= 0.9 * r["t_end"] / 0.016
+
+
+@needs_multicast
+def test_lockstep_hil_equals_the_offline_lockstep_run(tmp_path):
+    """Issue 22, "a deterministic loop": the plant's frame triggers the ECU; the delay is
+    one plant frame, always, and the run equals the offline one to 1e-9 (the free-running
+    loop's delay wanders between 2 and 12 frames)."""
+    r = run_hil(tmp_path, interface="udp_multicast", plot=False, lockstep=True)
+    _log_run(r, tmp_path)
+    ls = r["lockstep"]
+    assert ls["max_abs_error"] <= 1e-9 and ls["samples"] == round(30.0 / 0.04) + 1
+    assert ls["leader"]["timeouts"] == 0 and ls["leader"]["syncs"] == round(30.0 / 0.016)
+    checks = {c["name"]: c for c in r["verdict"]["checks"]}
+    assert checks["lockstep_vs_offline"]["ok"]
+    assert checks["acc_hil_plant: lockstep_timeouts"]["figure"] == 0
+    ecu = json.loads((tmp_path / "ecu_summary.json").read_text())
+    assert ecu["lockstep_frames"] == ls["leader"]["syncs"]
 
 
 def test_cut_in_over_slcan_ptys_meets_the_offline_acceptance(tmp_path, reference):
@@ -156,6 +190,10 @@ def test_killed_ecu_leaves_the_plant_safe_and_the_run_complete(tmp_path):
     assert r["ecu_exit"] == -9 and r["killed_at_s"] == pytest.approx(8.0, abs=0.01)
     a, z = r["command_stale_s"]
     assert 8.0 < a <= 8.0 + CMD_STALE_S + PLANT_PERIOD + 0.04 + 1e-9 and z == 12.0
+    # issue 22 item 1: a run whose controller died is not "complete, exit 0"
+    v = r["verdict"]
+    assert not v["passed"] and "acc_hil_plant: stale_episodes" in v["failed"]
+    assert v["exit_code"] == 1
     assert _safe_after(res, a - 1e-9)
     # the safe state decelerates the car at about 2 m/s^2 (brake lag 0.1 s, resistances)
     v = res["car.v"]
@@ -173,33 +211,36 @@ def _group(rnd):
 def test_two_rigs_on_one_machine_do_not_hear_each_other():
     """Issue 22 item 5: python-can binds every udp_multicast bus to its port on all
     addresses, so a bus on group A hears group B on the same port (the control below);
-    the example's buses use a port per group (``bus_options``) and stay apart."""
+    CanBackend sets IP_MULTICAST_ALL=0, so even on one port the rigs stay apart."""
     import random
     import sys
 
     import can
 
-    from examples.acc_ecu import bus_options
+    from hil.can import CanBackend
 
     rnd = random.Random()
     a, b = _group(rnd), _group(rnd)
-    while bus_options("udp_multicast", a)["port"] == bus_options("udp_multicast", b)["port"]:
-        b = _group(rnd)
+    port = rnd.randint(30000, 39999)
 
-    def heard(listen_opts, send_opts):
-        rx = can.Bus(interface="udp_multicast", channel=a, **listen_opts)
-        tx = can.Bus(interface="udp_multicast", channel=b, **send_opts)
+    def heard(listener):
+        tx = can.Bus(interface="udp_multicast", channel=b, port=port, hop_limit=0)
         try:
             for k in range(20):
                 tx.send(can.Message(arbitration_id=0x200, data=[k], is_extended_id=False))
+            recv = listener.read if isinstance(listener, CanBackend) else listener.recv
             got = 0
-            while rx.recv(0.2) is not None:
+            while recv(0.2) is not None:
                 got += 1
             return got
         finally:
-            rx.shutdown()
             tx.shutdown()
 
-    assert heard(bus_options("udp_multicast", a), bus_options("udp_multicast", b)) == 0
-    if sys.platform.startswith("linux"):  # the control: one port for both groups
-        assert heard({"hop_limit": 0}, {"hop_limit": 0}) >= 20  # (+ any other rig on it)
+    with CanBackend("udp_multicast", a, port=port, timeout=0.2) as rig:
+        assert heard(rig) == 0
+    if sys.platform.startswith("linux"):  # the control: python-can alone on that port
+        raw = can.Bus(interface="udp_multicast", channel=a, port=port, hop_limit=0)
+        try:
+            assert heard(raw) >= 20
+        finally:
+            raw.shutdown()
