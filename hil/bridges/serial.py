@@ -179,8 +179,10 @@ class SerialTransmit(Bridge):
                 # link down: one reconnect attempt when the backoff allows, never a wait
                 # of the backend's timeout inside the frame (as CanTransmit writes)
                 self.backend.write(frame, timeout=0.0)
-            else:
-                self.backend.write(frame)
+            else:  # bounded: half a period at most (a stalled reader is a link fault)
+                self.backend.write(frame, timeout=min(0.5 * self.period_s,
+                                                      getattr(self.backend, "write_timeout",
+                                                              1.0) or 1.0))
         except HILError as exc:
             self._failed(exc, "send", t)
             return

@@ -18,6 +18,15 @@ the stream resynchronises at the next delimiter.  With ``"raise"`` the
 :class:`~hil.errors.CRCError` / :class:`~hil.errors.FrameError` is raised from
 ``read`` (the following frames stay buffered for the next ``read``).
 
+Writing
+-------
+Every write is bounded (issue 22 item 7: a write to a stalled reader never returned and
+burned CPU whatever ``write_timeout``): ``write()`` waits at most ``timeout`` (default
+``write_timeout``; ``None`` means ``write_timeout`` too), on a file descriptor with
+non-blocking writes and ``select`` (no spinning).  A reader that takes no bytes in that
+time is a stalled link: :class:`~hil.errors.BackendTimeout` saying how much of the frame
+went out (a cut frame shows up as a framing error at the reader), counted in ``stalls``.
+
 Disconnects
 -----------
 A ``SerialException``/``OSError`` while reading or writing (a USB adapter
@@ -45,12 +54,15 @@ Limitations
 
 from __future__ import annotations
 
+import os
+import select
 import sys
+import time
 from collections import deque
 from collections.abc import Mapping
 from typing import Any
 
-from ..backend import Backend
+from ..backend import DEFAULT, Backend
 from ..errors import BackendTimeout, DriverMissing, FrameError, HILError
 from .crc import Crc, get_crc
 from .framing import Framing, Layout, LineFraming, make_framing
@@ -141,6 +153,12 @@ class SerialBackend(Backend):
         self.write_timeout = write_timeout
         self.on_frame_error = on_frame_error
         self.serial_options = serial_options
+        if write_timeout is None or not write_timeout >= 0:
+            raise ValueError(f"serial {port!r}: write_timeout must be a number of seconds >= 0 "
+                             f"(every write is bounded: a stalled reader must not hang the "
+                             f"frame), got {write_timeout!r}")
+        #: writes that hit write_timeout (a stalled reader)
+        self.stalls = 0
         self._port: Any = None
         self._port_timeout: Any = object()  # forces the first assignment
         self._port_write_timeout: Any = object()
@@ -271,15 +289,56 @@ class SerialBackend(Backend):
             frame = self.crc.append(frame)
         return self.framing.encode(frame)
 
+    def write(self, frame: Any, timeout: float | None = DEFAULT) -> None:
+        """Send one frame within ``timeout`` (default ``write_timeout``; ``None`` is
+        ``write_timeout`` too: every write is bounded).  A reader that does not take the
+        bytes in time is a stalled link: :class:`~hil.errors.BackendTimeout` saying how much
+        of the frame went out (module docstring)."""
+        if timeout is DEFAULT or timeout is None:
+            timeout = self.write_timeout
+        super().write(frame, timeout)
+
     def _write(self, wire: bytes, timeout: float | None) -> None:
         port = self._port
         if port is None:
             raise OSError("port closed")
-        if timeout != self._port_write_timeout:
-            port.write_timeout = timeout
-            self._port_write_timeout = timeout
-        port.write(wire)
-        self._count("bytes_out", n=len(wire))
+        fd = getattr(port, "fd", None)
+        if not isinstance(fd, int):  # loop://, socket://: pyserial's own bounded write
+            if timeout != self._port_write_timeout:
+                port.write_timeout = timeout
+                self._port_write_timeout = timeout
+            port.write(wire)
+            self._count("bytes_out", n=len(wire))
+            return
+        self._write_fd(fd, wire, self.write_timeout if timeout is None else timeout)
+
+    def _write_fd(self, fd: int, wire: bytes, timeout: float) -> None:
+        """Non-blocking writes, waiting with ``select`` (never spinning) until ``timeout``."""
+        view = memoryview(wire)
+        sent = 0
+        end = time.monotonic() + max(0.0, timeout)
+        while sent < len(view):
+            try:
+                sent += os.write(fd, view[sent:])
+                continue
+            except BlockingIOError:
+                pass
+            left = end - time.monotonic()
+            if left <= 0:
+                self.stalls += 1
+                self._count("bytes_out", n=sent)
+                cut = (f"{sent} of {len(view)} bytes of this frame went out: the frame is cut, "
+                       "the reader will see a framing error" if sent else "nothing went out")
+                raise BackendTimeout(
+                    f"{self.where}: write stalled: the reader took no bytes for {timeout:.3g} s "
+                    f"(the output buffer is full; {cut}); the device stopped reading, flow "
+                    f"control holds it (rtscts={self.serial_options.get('rtscts', False)}), or "
+                    "the baud rate is too low for the traffic")
+            # a pty may report writable while full: wait at least a little, never spin
+            _, w, _ = select.select([], [fd], [], min(left, 0.005))
+            if w:
+                time.sleep(min(left, 0.0005))
+        self._count("bytes_out", n=sent)
 
     def write_raw(self, data: bytes) -> None:
         """Send bytes as they are (no framing, no CRC), e.g. to inject faults."""

@@ -312,3 +312,31 @@ def test_baud_rate_model_host_to_device_and_queueing():
             dt_back = time.perf_counter() - t
     assert dt >= 0.9 * 0.1, f"{dt * 1e3:.1f} ms"  # measured 100.3-100.7 ms
     assert dt_back >= 0.9 * 0.15, f"{dt_back * 1e3:.1f} ms"  # measured 150.8-150.9 ms
+
+
+def test_a_write_to_a_stalled_reader_is_bounded_and_says_so():
+    """Issue 22 item 7: a write to a reader that stopped reading never returned (and burned
+    CPU whatever write_timeout); now it gives up after write_timeout, without spinning."""
+    import os
+    import tty
+
+    from hil.errors import BackendTimeout
+    from hil.serial.backend import SerialBackend
+    master, slave = os.openpty()
+    tty.setraw(slave)
+    b = SerialBackend(os.ttyname(slave), framing="cobs", write_timeout=0.2,
+                      reconnect=False).open()
+    try:
+        with pytest.raises(BackendTimeout, match=r"write stalled: the reader took no bytes for "
+                                                 r"0\.2 s .* the frame is cut"):
+            for _ in range(10_000):  # the pty's buffer fills: nobody reads the master
+                b.write(b"x" * 200)
+        assert b.stalls == 1
+        with pytest.raises(BackendTimeout):  # None is bounded too
+            b.write(b"x" * 200, timeout=None)
+        with pytest.raises(ValueError, match="every write is bounded"):
+            SerialBackend(os.ttyname(slave), write_timeout=None)
+    finally:
+        b.close()
+        os.close(master)
+        os.close(slave)
