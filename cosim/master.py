@@ -385,7 +385,8 @@ class MasterScheduler(ResultsRecorder, LoopSettler):
         """Publish ``s``'s outputs now if its step ends within this macro step, else later."""
         outs = s.get_outputs()
         if t_end <= self.t + self.H:
-            self._publish(s, t_end, outs)
+            for o, hist in self._outs[s.name]:
+                hist.push(t_end, outs[o])
         else:
             self.pending[s.name] = (t_end, outs)
 

@@ -333,6 +333,8 @@ class FMUSubsystem(Subsystem):
         self._out_fast = [(tuple(v.port for v in vs),
                            all(v.kind == "real" and not v.shape for v in vs))
                           for _, vs in self._out_groups]
+        self._out_single = (self._out_fast[0][0] if len(self._out_fast) == 1
+                            and self._out_fast[0][1] else None)
 
     def _feedthrough(self, override: dict | None) -> dict[str, set[str]]:
         ins = {v.name: v.port for v in self.in_vars}
@@ -584,8 +586,8 @@ class FMUSubsystem(Subsystem):
     def get_outputs(self) -> dict[str, Any]:
         d = self._out_dict
         if d is None:
-            if len(self._out_fast) == 1 and self._out_fast[0][1]:
-                d = self._out_dict = dict(zip(self._out_fast[0][0], self._outs[0]))
+            if self._out_single is not None:  # one group of scalar Reals: the common case
+                d = self._out_dict = dict(zip(self._out_single, self._outs[0]))
                 return d
             d = {}
             for (_, vs), (ports, fast), vals in zip(self._out_groups, self._out_fast,
