@@ -16,6 +16,11 @@ Timing (what subsystem B sees of A's output over the macro step
                    back and redone until y(t_{k+1}) = z: each sees the other's
                    converged value at t_{k+1} (no delay, no extrapolation).
 
+A subsystem that holds its inputs over a step (``max_input_order`` 0, e.g. a
+Co-Simulation FMU without input interpolation) gets the newest value: A's output
+at t_k under Jacobi, y_A(t_{k+1}) as Gauss-Seidel's later subsystem, the iterate
+z under iterative coupling.
+
 A subsystem with ``rate = r`` steps every ``r`` macro steps over ``r H`` and
 publishes its outputs only when the master reaches the end of its step (a slow
 subsystem never shows a future value early: results do not depend on which
