@@ -64,9 +64,11 @@ Data-exchange timing (no interpolation, the FMU holds its inputs)::
 Limitations
 -----------
 * A CS FMU without ``canInterpolateInputs`` (FMI 2) or intermediate update (FMI 3)
-  holds each input constant over the communication step, as FMI prescribes: the
-  master's extrapolation order then changes only what the *other* subsystems see
-  (the LIM test measures the effect).
+  holds each input constant over the communication step, as FMI prescribes
+  (``max_input_order`` 0): the master lowers the order of its inputs to 0 (warning
+  when an order was given explicitly), so its side of the coupling is of order 1
+  whatever the extrapolation (iterative coupling included: an implicit order-1
+  coupling, tests/system/test_master_fmu_coupling.py).
 * String and Binary inputs/outputs and FMI 3 clocks are not ports (String and
   Binary variables take ``start=`` values); Scheduled Execution is not supported; output
   derivatives (``maxOutputDerivativeOrder``) are not used; arrays of inputs have
