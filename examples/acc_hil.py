@@ -34,6 +34,9 @@ Run ``python examples/acc_hil.py`` (``--interface slcan``, ``--fault kill``, ``-
 it prints the real-time telemetry, the CAN counters and the cut-in acceptance, and writes
 ``results.csv`` (streamed while running), ``telemetry.csv``, ``bus.asc`` (every frame on
 the plant's side of the wire), ``summary.json`` and ``acc_hil.png`` under ``--out``.
+Before the run the plant checks that the ECU uses the same DBC (:mod:`hil.can.handshake`);
+a bus monitor (:mod:`hil.can.monitor`) reports the bus load and each message's cycle time
+and jitter; the run ends with a verdict (plant, ECU, acceptance) that is the exit status.
 ``make demo`` runs it on the defaults.
 """
 
@@ -310,6 +313,7 @@ def run_hil(out: Path, *, interface: str = "udp_multicast", channel: str | None 
     :func:`offline_lockstep` (``"lockstep_vs_offline"`` in the summary)."""
     from hil import RealTimeRunner
     from hil.can import ACC_DBC, CanBackend, CanDatabase, MessageLog
+    from hil.can.monitor import BusMonitor
     from hil.faults import FaultyBackend
     if fault not in FAULTS:
         raise ValueError(f"fault must be one of {', '.join(FAULTS)}, got {fault!r}")
@@ -330,13 +334,24 @@ def run_hil(out: Path, *, interface: str = "udp_multicast", channel: str | None 
     db = CanDatabase(ACC_DBC)
     opts = {**realtime_options(priority), **(runner_options or {})}
     ecu = EcuProcess(interface, ecu_ch, out / "ecu_summary.json", priority, lockstep)
-    wire = log = leader = None
+    wire = log = leader = monitor = None
     try:
         ecu.wait_ready()
         wire = CanBackend(interface, plant_ch, name="plant", timeout=0.0,
                           **bus_options(interface, plant_ch)).open()
+        # the ECU answers the DBC check with its database's fingerprint (a lock-step ECU
+        # answers at its first frame, its receiver checks the request then)
+        from hil.can.handshake import check_peer, dbc_frame
+        if lockstep:
+            wire.write(dbc_frame(db, request=True), timeout=0.0)
+        else:
+            check_peer(wire, db, timeout=2.0)
         log = MessageLog(out / "bus.asc")
+        monitor = BusMonitor(db, cycle_s={m: CONTROL_PERIOD for m in ("RADAR", "EGO",
+                                                                      "ACC_CMD")},
+                             bitrate=500_000)
         wire.add_tap(rx=log, tx=log.sent)
+        wire.add_tap(rx=monitor, tx=monitor.sent)
         sim_box: list = []  # fault windows on the simulation's clock (= wall, paced)
         node = wire
         if lockstep:
@@ -423,6 +438,7 @@ def run_hil(out: Path, *, interface: str = "udp_multicast", channel: str | None 
         "injected": getattr(can, "injected", {}),
         "bus_log_frames": log.count,
         "bus_log": log.stats(),
+        "bus_monitor": monitor.report(),
         "command_stale_s": [float(res.time[lost[0]]), float(res.time[lost[-1]])]
         if lost.size else None,
         "summary": {k: (v.__dict__ if hasattr(v, "__dict__") else v) for k, v in s.items()},
@@ -436,6 +452,7 @@ def run_hil(out: Path, *, interface: str = "udp_multicast", channel: str | None 
     result["results"] = res
     result["telemetry_obj"] = rt.telemetry
     result["verdict_obj"] = verdict
+    result["bus_monitor_text"] = monitor.summary()
     return result
 
 
@@ -475,6 +492,7 @@ def report(r: dict) -> None:
           f"sent {b['tx_radar']['sent']}; bus log {r['bus_log_frames']} frames")
     if r["injected"]:
         print(f"  injected: {r['injected']}")
+    print(f"  bus monitor: {r['bus_monitor_text']}")
     if r["command_stale_s"]:
         a, z = r["command_stale_s"]
         print(f"  commands stale (safe state) between {a:.2f} s and {z:.2f} s")

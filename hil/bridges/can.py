@@ -43,6 +43,8 @@ Receive-side checks (each counted in ``stats()`` and, as bad frames, in the verd
 * a value outside the DBC's [min, max] (a raw 0x3FF gives throttle 1.023 against a max of
   1.0) is counted in ``out_of_range`` and, per ``on_range``, clamped into the range
   (``"clamp"``, the default), the frame rejected (``"reject"``) or kept (``"accept"``);
+* a peer's DBC check (:mod:`hil.can.handshake`) with another database's fingerprint
+  stops the run with :class:`~hil.can.handshake.DbcMismatch`; a request is answered;
 * end-to-end protection (:mod:`hil.can.e2e`: alive counter and CRC, declared in the DBC by
   signal names or given as ``e2e=``): a bad CRC or a repeated counter rejects the frame,
   a counter jump counts the frames lost;
@@ -202,7 +204,9 @@ class CanReceive(Bridge):
                 raise ParameterError(f"CanReceive '{name}': on_stale='safe' needs a safe value "
                                      f"for every signal; missing {', '.join(missing)}")
         self.safe = safe
-        self._accept = set(self._ids)  # a CanBackend drops other ids before decoding
+        from ..can.handshake import DBC_ANSWER_ID, DBC_ID
+        self._dbc_ids = (DBC_ID, DBC_ANSWER_ID)
+        self._accept = set(self._ids) | {(i, False) for i in self._dbc_ids}  # others dropped
         self.e2e = _e2e_profiles(db, self.messages, e2e, f"CanReceive '{name}'")
         from ..can.e2e import E2EState
         self._e2e_state = {m: E2EState(p) for m, p in self.e2e.items()}
@@ -212,6 +216,7 @@ class CanReceive(Bridge):
                             if i.minimum is not None or i.maximum is not None}
         self.wrong_dlc = 0
         self.too_old = 0
+        self.dbc_checks = 0  # peers' DBC checks answered (hil.can.handshake)
         self.out_of_range = {s: 0 for s in self._limits_dbc}
         self.initial = {s: float(initial.get(s, _initial(i))) for s, i in self.infos.items()}
         self.fresh = Freshness(self, self.messages, self._limits(stale_after_s), on_stale,
@@ -265,6 +270,9 @@ class CanReceive(Bridge):
                 continue
             m = self._ids.get((f.arbitration_id, bool(f.is_extended_id)))
             if m is None:
+                if f.arbitration_id in self._dbc_ids and not f.is_extended_id:
+                    self._dbc_check(f)
+                    continue
                 self.unknown += 1
                 continue
             data = bytes(f.data)
@@ -289,6 +297,21 @@ class CanReceive(Bridge):
             self.fresh.received(m, t)
         self.fresh.update(t)
         return None
+
+    def _dbc_check(self, f: Any) -> None:
+        """A peer's DBC check (:mod:`hil.can.handshake`): compare, answer a request."""
+        from ..can.handshake import DbcMismatch, dbc_frame, mismatch_text, parse_dbc_frame
+        if len(f.data) < 8:
+            return
+        fp, _, request = parse_dbc_frame(f)
+        if fp != self.db.fingerprint:
+            raise DbcMismatch(mismatch_text(self.db, fp, self.where))
+        self.dbc_checks += 1
+        if request:
+            try:
+                self.backend.write(dbc_frame(self.db, request=False), timeout=0.0)
+            except HILError as exc:
+                self._failed(exc, "answer the DBC check", 0.0)
 
     def _in_range(self, values: dict) -> bool:
         """Count values outside the DBC range; clamp them, or False to reject the frame."""

@@ -149,6 +149,26 @@ class CanDatabase:
     def __repr__(self) -> str:
         return f"<CanDatabase {self.source} messages={list(self._messages)}>"
 
+    @property
+    def version(self) -> str:
+        """The DBC's ``VERSION`` string (may be empty)."""
+        return str(getattr(self.db, "version", "") or "")
+
+    @property
+    def fingerprint(self) -> int:
+        """A CRC-32 of what two nodes must agree on: every message's id, length and every
+        signal's layout, scaling and range (not comments, not node names), and the
+        version.  Two nodes with the same fingerprint encode and decode alike."""
+        import zlib
+        parts = [self.version]
+        for m in sorted(self.db.messages, key=lambda m: (m.frame_id, m.name)):
+            parts.append(f"{m.name}:{m.frame_id}:{int(m.is_extended_frame)}:{m.length}")
+            for sg in m.signals:
+                parts.append(f"{sg.name}:{sg.start}:{sg.length}:{sg.byte_order}:"
+                             f"{int(sg.is_signed)}:{sg.scale!r}:{sg.offset!r}:"
+                             f"{sg.minimum!r}:{sg.maximum!r}")
+        return zlib.crc32("|".join(parts).encode()) & 0xFFFFFFFF
+
     # ------------------------------------------------------------- look-ups
     @property
     def message_names(self) -> list[str]:

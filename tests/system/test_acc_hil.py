@@ -82,8 +82,14 @@ def _check_files(out, r, t_end):
     rec = s["telemetry"]["recording"]
     assert rec["threaded"] == 1 and rec["chunks_dropped"] == 0
     assert rec["samples_written"] == n
-    frames = [m for _, m in read_log(out / "bus.asc")]
+    logged = list(read_log(out / "bus.asc"))
+    frames = [m for _, m in logged]
     assert len(frames) == r["bus_log_frames"] > 0
+    times = [t for t, _ in logged]
+    assert times == sorted(times)  # issue 22 item 11: the bus log is in time order
+    mon = r["bus_monitor"]["messages"]
+    assert mon["EGO"]["count"] == r["bridges"]["tx_ego"]["sent"] and 0 < r["bus_monitor"][
+        "bus_load"] < 0.2
     assert r["bus_log"]["dropped"] == 0 and r["bus_log"]["written"] == len(frames)
     assert (out / "telemetry.csv").stat().st_size > 0
     return res

@@ -234,3 +234,54 @@ def test_slcan_reads_past_ack_lines_to_every_waiting_frame():
         finally:
             a.close()
             b.close()
+
+
+# ------------------------------------------------------------------ DBC check
+def test_nodes_with_different_databases_are_found_at_the_start():
+    """Issue 22 item 8: a DBC mismatch between nodes (version, scaling) is detected."""
+    import warnings
+
+    from hil.can.handshake import DbcMismatch, check_peer, dbc_frame, parse_dbc_frame
+    other = CanDatabase(ACC_DBC.read_text().replace("(0.001,0) [0|1]", "(0.002,0) [0|2]"))
+    assert other.fingerprint != DB.fingerprint == CanDatabase(ACC_DBC).fingerprint
+    ch = _chan("dbc")
+    with CanBackend("virtual", ch, timeout=0.0) as a, CanBackend("virtual", ch,
+                                                                 timeout=0.0) as b:
+        rx, sim = _rx_sim(b, DB, "ACC_CMD")  # node B: answers requests from its receiver
+        sim.initialize()
+        a.write(dbc_frame(DB, request=True))
+        sim.advance_to(0.01)
+        answer = a.read(1.0)
+        assert parse_dbc_frame(answer)[0] == DB.fingerprint and rx.dbc_checks == 1
+        a.write(dbc_frame(other, request=True))  # a node with another DBC asks
+        with pytest.raises(Exception, match="the peer's CAN database differs .* load the same "
+                                            "DBC file on both nodes"):
+            sim.advance_to(0.02)
+        b.write(dbc_frame(other, request=False))
+        with pytest.raises(DbcMismatch, match="fingerprint"):
+            check_peer(a, DB, timeout=0.5)
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            assert check_peer(a, DB, timeout=0.1) is False
+        assert "no node answered the CAN database check" in str(w[-1].message)
+
+
+# ------------------------------------------------------------------ bus monitor
+def test_the_bus_monitor_reports_load_cycle_times_and_jitter():
+    from hil.can.monitor import BusMonitor
+    mon = BusMonitor(DB, cycle_s={"ACC_CMD": 0.016}, bitrate=500_000)
+    t0 = 1000.0
+    for k in range(101):  # one frame 2 ms late, one 10 ms late
+        late = {50: 0.002, 80: 0.010}.get(k, 0.0)
+        mon(can.Message(timestamp=t0 + 0.016 * k + late, arbitration_id=0x200, data=bytes(4),
+                        is_extended_id=False))
+    r = mon.report()
+    m = r["messages"]["ACC_CMD"]
+    assert m["count"] == 101 and m["cycle_ms"] == 16.0
+    assert m["jitter_ms"] == pytest.approx(10.0) and m["off_cycle"] == 2
+    assert m["mean_ms"] == pytest.approx(16.0) and m["max_ms"] == pytest.approx(26.0)
+    # a standard frame with 4 data bytes is 76-84 bits with stuffing, 3 of interframe
+    bits_per_frame = mon.bits / 101
+    assert 70 < bits_per_frame < 95
+    assert r["bus_load"] == pytest.approx(mon.bits / (1.6 * 500_000))
+    assert "ACC_CMD 16.00 ms (cycle 16, jitter 10.00 ms, 2 off-cycle)" in mon.summary()
