@@ -1,0 +1,85 @@
+r"""The bouncing ball: a state event with a state reset, against its analytic impacts.
+
+A point mass dropped from rest at height :math:`h_0` onto a rigid floor with restitution
+:math:`e`.  The :math:`k`-th impact (:math:`k = 0, 1, \dots`) happens at
+
+.. math::
+
+    t_0 = \sqrt{2 h_0 / g}, \qquad t_k = t_{k-1} + 2 e^k \sqrt{2 h_0 / g}
+
+(the ball leaves each impact at :math:`e^k` times the first impact speed
+:math:`\sqrt{2 g h_0}` and flies twice its rise time).  :class:`BouncingBall` locates the
+impacts as zero crossings of :math:`h` and records their instants in a discrete state.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from cosim import Block, DiagramBuilder
+
+
+def _unit_interval(e: float) -> None:
+    if not 0.0 <= e <= 1.0:
+        raise ValueError("restitution must lie in [0, 1]")
+
+
+class BouncingBall(Block):
+    """Point mass falling under gravity onto a rigid floor with restitution ``e``.
+
+    .. math::
+
+        \\dot h = v, \\qquad \\dot v = -g; \\qquad
+        h = 0,\\ v < 0 \\;\\Rightarrow\\; v \\leftarrow -e\\,v
+
+    ``restitution`` is a parameter (tunable per context); the impact instants are the
+    discrete state ``impacts`` (a tuple of times in s).
+
+    Ports
+    -----
+    out  height    scalar  m     state only
+    out  velocity  scalar  m/s   state only
+    """
+
+    def __init__(self, name: str, height0_m: float = 10.0, restitution: float = 0.8,
+                 gravity_m_s2: float = 9.81) -> None:
+        super().__init__(name)
+        self.e = self.declare_parameter("restitution", restitution, validate=_unit_interval)
+        self.g = gravity_m_s2
+        self.x = self.declare_continuous_state("x", [height0_m, 0.0])
+        # impact instants: a discrete state (any value), so it lives in the context too
+        self.impacts = self.declare_discrete_state("impacts", ())
+        self.height = self.declare_output("height", lambda ctx: float(ctx.state(self.x)[0]),
+                                          unit="m", depends_on=())
+        self.velocity = self.declare_output("velocity", lambda ctx: float(ctx.state(self.x)[1]),
+                                            unit="m/s", depends_on=())
+        # witness h(t): falling through zero triggers the impact handler
+        self.declare_zero_crossing(lambda ctx: ctx.state(self.x)[0], self._impact,
+                                   direction=-1, name="impact")
+
+    def derivatives(self, ctx):
+        return np.array([ctx.state(self.x)[1], -self.g])
+
+    def _impact(self, ctx):
+        _, v = ctx.state(self.x)
+        ctx.set_state(self.x, [0.0, -ctx.param(self.e) * v])
+        ctx.set_discrete(self.impacts, ctx.discrete(self.impacts) + (ctx.time,))
+
+
+def build(height0_m: float = 10.0, restitution: float = 0.8, gravity_m_s2: float = 9.81):
+    """A diagram ``bouncing_ball`` holding one :class:`BouncingBall` named ``ball``."""
+    b = DiagramBuilder("bouncing_ball")
+    b.add(BouncingBall("ball", height0_m, restitution, gravity_m_s2))
+    return b.build()
+
+
+def analytic_impacts(h0: float = 10.0, e: float = 0.8, g: float = 9.81,
+                     n: int = 4) -> list[float]:
+    """The first ``n`` impact instants [s] (module docstring)."""
+    t = math.sqrt(2 * h0 / g)
+    out = [t]
+    for k in range(1, n):
+        out.append(out[-1] + 2 * e ** k * g * math.sqrt(2 * h0 / g) / g)
+    return out
