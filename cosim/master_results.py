@@ -72,20 +72,21 @@ class ResultsRecorder:
 
     def _macro_diagnostics(self) -> dict[str, np.ndarray]:
         m = np.array(self._marks, dtype=float).reshape(-1, 7 + len(self.wall))
-        for pos, t_start, H, n, _wall in reversed(self._bulk):
-            # rows of the steps before the last one, interpolated between the marks
-            prev, last = m[pos - 1], m[pos]
-            j = np.arange(1, n, dtype=float)[:, None]
-            rows = prev + (last - prev) * (j / n)
-            rows[:, 0] = (t_start + H * j[:, 0]) * 1.0
-            rows[:, 1] = H
-            rows[:, 3:] = prev[3:]
-            m = np.vstack([m[:pos], rows, m[pos:]])
         d = np.diff(m, axis=0)
+        t, Hs, res = m[1:, 0], m[1:, 1], m[1:, 4]
+        for pos, t_start, H, n, _wall in reversed(self._bulk):
+            # the one difference row of a compiled run's n steps, spread over them
+            i = pos - 1
+            rows = np.repeat(d[i:i + 1] / n, n, axis=0)
+            d = np.concatenate([d[:i], rows, d[i + 1:]])
+            ts = t_start + H * np.arange(1, n + 1, dtype=float)
+            t = np.concatenate([t[:i], ts, t[i + 1:]])
+            Hs = np.concatenate([Hs[:i], np.full(n, float(H)), Hs[i + 1:]])
+            res = np.concatenate([res[:i], np.full(n, res[i]), res[i + 1:]])
         iters = d[:, 3]
-        out = {"t": m[1:, 0] * _NS, "H": m[1:, 1] * _NS, "wall_s": d[:, 2],
+        out = {"t": t * _NS, "H": Hs * _NS, "wall_s": d[:, 2],
                "iterations": np.where(iters > 0, iters, 1.0).astype(int),
-               "residual": m[1:, 4], "rejections": d[:, 5].astype(int)}
+               "residual": res, "rejections": d[:, 5].astype(int)}
         if self.bonds:
             out["energy_residual"] = d[:, 6]
         for j, name in enumerate(self.wall):
