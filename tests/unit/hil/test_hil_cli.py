@@ -106,9 +106,11 @@ def test_no_realtime_run_writes_results_telemetry_and_summary(model, tmp_path, c
 
 
 def test_short_real_time_run(model, tmp_path):
+    from tests.unit.hil.busy import busy
     path, _ = model
     out = tmp_path / "rt"
-    rc = main(["hil", "run", str(path), "--out", str(out), "--duration", "0.2"])
+    with busy():
+        rc = main(["hil", "run", str(path), "--out", str(out), "--duration", "0.2"])
     rows = (out / "telemetry.csv").read_text().splitlines()[1:]
     s = _summary(out)
     assert rc == s["verdict"]["exit_code"]  # a loaded machine may fail the lateness budget
@@ -234,7 +236,8 @@ def test_the_verdict_is_printed_written_and_the_exit_status(model, tmp_path, cap
     assert "verdict PASS hilmodel: 11 checks within budget" in capsys.readouterr().out
     # on the wall clock every frame wakes a little late: a budget of 0 us fails
     assert main(["hil", "run", str(path), "--out", str(out), "--duration", "0.05",
-                 "--budget", "lateness_p99_us=0"]) == 1
+                 "--budget", "lateness_p99_us=0", "--budget", "overruns=none",
+                 "--budget", "skipped_frames=none"]) == 1
     s = _summary(out)
     assert s["verdict"]["failed"] == ["lateness_p99_us"] and s["status"] == "complete"
     assert "verdict FAIL hilmodel: 1 of 11 checks failed: lateness p99" in \
