@@ -33,8 +33,10 @@ pytestmark = pytest.mark.slow
 
 @pytest.fixture(scope="module")
 def demo(tmp_path_factory):
+    from tests.unit.hil.busy import busy
     out = tmp_path_factory.mktemp("flagship")
-    return out, main(["--quick", "--out", str(out)])
+    with busy():  # the real-time phase against two busy processes
+        return out, main(["--quick", "--out", str(out)])
 
 
 def test_fmu_exported_and_used(demo):
@@ -99,9 +101,12 @@ def test_make_demo_exit_status_is_the_verdict(tmp_path):
     """`make demo` runs the script: its exit status is the verdict's."""
     import subprocess
     import sys
-    r = subprocess.run([sys.executable, "examples/flagship.py", "--quick", "--no-plot",
-                        "--out", str(tmp_path)], capture_output=True, text=True,
-                       cwd=str(__import__("pathlib").Path(__file__).resolve().parents[2]))
+
+    from tests.unit.hil.busy import busy
+    with busy():
+        r = subprocess.run([sys.executable, "examples/flagship.py", "--quick", "--no-plot",
+                            "--out", str(tmp_path)], capture_output=True, text=True,
+                           cwd=str(__import__("pathlib").Path(__file__).resolve().parents[2]))
     summary = json.loads((tmp_path / "summary.json").read_text())
     assert r.returncode == summary["verdict"]["exit_code"], r.stderr[-2000:]
     assert r.stdout.strip().splitlines()[-1] == summary["verdict"]["line"]
