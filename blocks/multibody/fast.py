@@ -17,12 +17,8 @@ from __future__ import annotations
 
 import numpy as np
 
-try:  # optional
-    import numba
-    HAVE_NUMBA = True
-except ImportError:  # pragma: no cover - exercised where numba is absent
-    numba = None
-    HAVE_NUMBA = False
+from ._numba import HAVE_NUMBA, _inline, _njit  # noqa: F401 (HAVE_NUMBA: public)
+from .sparse import Banding, jmul, lagrange_band, penalty_band, rank_measure, schur_correction
 
 # primitive type codes
 POINTS, DOT1, DOT2, DISTANCE, ANGLE, NOSLIP, PATH = range(7)
@@ -37,10 +33,6 @@ class NotSupported(Exception):
 # body kind codes
 GROUND, PARTICLE, PLANAR, SPATIAL = range(4)
 _KINDS = {"ground": GROUND, "particle": PARTICLE, "planar": PLANAR, "spatial": SPATIAL}
-
-
-def _njit(f):
-    return numba.njit(cache=True)(f) if HAVE_NUMBA else f
 
 
 @_njit
@@ -149,7 +141,7 @@ def _vector(b, a, A, w):
     return g, d, acc, J
 
 
-@_njit
+@_inline
 def _point_into(b, s, r, A, rd, w, P, V, acc, J):
     """In-place version of :func:`_point` (no allocation)."""
     s0, s1, s2 = s[0], s[1], s[2]
@@ -170,20 +162,25 @@ def _point_into(b, s, r, A, rd, w, P, V, acc, J):
         J[i, 5] = -s1 * a0 + s0 * a1
 
 
-@_njit
-def _scatter_row(Jout, row, sign, Jrow6, b, ncol, sel, iv):
-    """Add sign * Jrow6 (length 6) into the body's generalized columns."""
+@_inline
+def _scatter_row(Jc, row, slot, sign, Jrow6, b, ncol, sel):
+    """Add sign * Jrow6 (length 6) into the compact row: body slot 0 (i) or 1 (j)."""
     for k in range(ncol[b]):
-        Jout[row, iv[b] + k] += sign * Jrow6[sel[b, k]]
+        Jc[row, 6 * slot + k] += sign * Jrow6[sel[b, k]]
 
 
 @_njit
 def constraints_kernel(q, v, kind, iq, iv, ncol, sel, typ, bi, bj, si, sj, ai, aj, cst,
                        drv, row, nrows, fval, fdot, fddot, cval, cdot, cddot, m, nv):
-    """Phi, J, Phi_t, gamma of all primitives (see module docstring)."""
+    """Phi, J, Phi_t, gamma of all primitives (see module docstring).
+
+    ``J`` is compact, ``(m, 12)``: row r's entries for the generalized velocities of its
+    primitive's body i (columns 0-5) and body j (6-11); :func:`dense_jacobian` and the
+    column map ``Tables.jcol`` give the full matrix.
+    """
     r, A, rd, w, th = _body_states(kind, iq, q, v, iv)
     phi = np.zeros(m)
-    J = np.zeros((m, nv))
+    J = np.zeros((m, 12))
     phit = np.zeros(m)
     gam = np.zeros(m)
     # work arrays of the point evaluations (no allocation per primitive)
@@ -191,17 +188,19 @@ def constraints_kernel(q, v, kind, iq, iv, ncol, sel, typ, bi, bj, si, sj, ai, a
     Pj, Vj, aj_ = np.empty(3), np.empty(3), np.empty(3)
     Ji, Jj = np.empty((3, 6)), np.empty((3, 6))
     row6, row6b = np.empty(6), np.empty(6)
+    s_i, extra, Acd = np.empty(3), np.zeros(3), np.zeros(3)
     for p in range(typ.shape[0]):
         t = typ[p]
         i, j, r0 = bi[p], bj[p], row[p]
         if t == 0 or t == 6:  # points / path point
-            s_i = si[p].copy()
-            extra = np.zeros(3)
             if t == 6:
                 k = drv[p]
-                s_i = cval[k].copy()
-                Acd = _mv(A[i], cdot[k])
-                extra = 2.0 * _mv(A[i], _cross(w[i], cdot[k])) + _mv(A[i], cddot[k])
+                s_i[:] = cval[k]
+                Acd[:] = _mv(A[i], cdot[k])
+                extra[:] = 2.0 * _mv(A[i], _cross(w[i], cdot[k])) + _mv(A[i], cddot[k])
+            else:
+                s_i[:] = si[p]
+                extra[:] = 0.0
             _point_into(i, s_i, r, A, rd, w, Pi, Vi, ai_, Ji)
             _point_into(j, sj[p], r, A, rd, w, Pj, Vj, aj_, Jj)
             for d in range(nrows[p]):
@@ -209,15 +208,15 @@ def constraints_kernel(q, v, kind, iq, iv, ncol, sel, typ, bi, bj, si, sj, ai, a
                 gam[r0 + d] = -(aj_[d] - ai_[d] - extra[d])
                 if t == 6:
                     phit[r0 + d] = -Acd[d]
-                _scatter_row(J, r0 + d, -1.0, Ji[d], i, ncol, sel, iv)
-                _scatter_row(J, r0 + d, 1.0, Jj[d], j, ncol, sel, iv)
+                _scatter_row(J, r0 + d, 0, -1.0, Ji[d], i, ncol, sel)
+                _scatter_row(J, r0 + d, 1, 1.0, Jj[d], j, ncol, sel)
         elif t == 1:  # dot1
             a, ad, aa, Ja = _vector(i, ai[p], A, w)
             b_, bd, ba, Jb = _vector(j, aj[p], A, w)
             phi[r0] = a @ b_ - cst[p]
             gam[r0] = -(aa @ b_ + a @ ba + 2.0 * (ad @ bd))
-            _scatter_row(J, r0, 1.0, b_ @ Ja, i, ncol, sel, iv)
-            _scatter_row(J, r0, 1.0, a @ Jb, j, ncol, sel, iv)
+            _scatter_row(J, r0, 0, 1.0, b_ @ Ja, i, ncol, sel)
+            _scatter_row(J, r0, 1, 1.0, a @ Jb, j, ncol, sel)
         elif t == 2:  # dot2 (with an optional driver)
             a, ad, aa, Ja = _vector(i, ai[p], A, w)
             Pi, Vi, pai, Jpi = _point(i, si[p], r, A, rd, w)
@@ -229,9 +228,9 @@ def constraints_kernel(q, v, kind, iq, iv, ncol, sel, typ, bi, bj, si, sj, ai, a
             phi[r0] = a @ dv - f
             phit[r0] = -fd
             gam[r0] = -(aa @ dv + a @ dav + 2.0 * (ad @ ddv)) + fdd
-            _scatter_row(J, r0, -1.0, a @ Jpi, i, ncol, sel, iv)
-            _scatter_row(J, r0, 1.0, dv @ Ja, i, ncol, sel, iv)
-            _scatter_row(J, r0, 1.0, a @ Jpj, j, ncol, sel, iv)
+            _scatter_row(J, r0, 0, -1.0, a @ Jpi, i, ncol, sel)
+            _scatter_row(J, r0, 0, 1.0, dv @ Ja, i, ncol, sel)
+            _scatter_row(J, r0, 1, 1.0, a @ Jpj, j, ncol, sel)
         elif t == 3:  # distance
             _point_into(i, si[p], r, A, rd, w, Pi, Vi, ai_, Ji)
             _point_into(j, sj[p], r, A, rd, w, Pj, Vj, aj_, Jj)
@@ -257,8 +256,8 @@ def constraints_kernel(q, v, kind, iq, iv, ncol, sel, typ, bi, bj, si, sj, ai, a
                     gj += dv * Jj[d, k]
                 row6[k] = gi
                 row6b[k] = gj
-            _scatter_row(J, r0, -2.0, row6, i, ncol, sel, iv)
-            _scatter_row(J, r0, 2.0, row6b, j, ncol, sel, iv)
+            _scatter_row(J, r0, 0, -2.0, row6, i, ncol, sel)
+            _scatter_row(J, r0, 1, 2.0, row6b, j, ncol, sel)
         elif t == 4:  # planar angle (+ driver)
             f, fd, fdd = 0.0, 0.0, 0.0
             if drv[p] >= 0:
@@ -267,14 +266,14 @@ def constraints_kernel(q, v, kind, iq, iv, ncol, sel, typ, bi, bj, si, sj, ai, a
             phit[r0] = -fd
             gam[r0] = fdd
             if kind[i] == 2:
-                J[r0, iv[i] + 2] -= 1.0
+                J[r0, 2] -= 1.0
             if kind[j] == 2:
-                J[r0, iv[j] + 2] += 1.0
+                J[r0, 8] += 1.0
         elif t == 5:  # no side slip (velocity level)
             n, nd, na, Jn = _vector(j, aj[p], A, w)
             Pj, Vj, paj, Jpj = _point(j, sj[p], r, A, rd, w)
             gam[r0] = -(nd @ Vj + n @ paj)
-            _scatter_row(J, r0, 1.0, n @ Jpj, j, ncol, sel, iv)
+            _scatter_row(J, r0, 1, 1.0, n @ Jpj, j, ncol, sel)
     return phi, J, phit, gam
 
 
@@ -374,7 +373,50 @@ class Tables:
                 self.drv[k] = len(self.path_fns)
                 self.path_fns.append(p.fn)
         self.m, self.nv = r0, mech.nv
+        self._compact_maps()
         self._driver_arrays()
+
+    def _compact_maps(self) -> None:
+        """Column map of the compact Jacobian and the banded orderings (:mod:`.sparse`)."""
+        m = self.m
+        self.jcol = np.zeros((m, 25), dtype=np.int64)
+        self.jmask = np.zeros((m, 12), dtype=bool)
+        self.rbody = np.zeros((m, 2), dtype=np.int64)
+        for p in range(self.typ.shape[0]):
+            for d in range(self.nrows[p]):
+                r = self.row[p] + d
+                for slot, b in ((0, self.bi[p]), (1, self.bj[p])):
+                    self.rbody[r, slot] = b
+                    for k in range(self.ncol[b]):
+                        self.jcol[r, 6 * slot + k] = self.iv[b] + k
+                        self.jmask[r, 6 * slot + k] = True
+                used = np.flatnonzero(self.jmask[r])
+                self.jcol[r, 12] = used.size
+                self.jcol[r, 13:13 + used.size] = used
+        self.band = Banding(self.kind, self.iv, self.ncol, self.rbody, self.jcol, self.jmask)
+        self.eye = np.eye(self.nv)
+
+    def ctab(self) -> tuple:
+        """The constraint kernel's tables as one tuple (for the fused kernels)."""
+        return (self.kind, self.iq, self.iv, self.ncol, self.sel, self.typ, self.bi, self.bj,
+                self.si, self.sj, self.ai, self.aj, self.cst, self.drv, self.row, self.nrows)
+
+    def btab(self) -> tuple:
+        """The banded solver's tables as one tuple."""
+        bd = self.band
+        return (self.jcol, self.rbody, bd.brow_ptr, bd.brow_idx, bd.brow_slot, bd.rperm,
+                bd.kd_r, bd.vperm, bd.kd_v)
+
+    def jmul(self, Jc: np.ndarray, x: np.ndarray) -> np.ndarray:
+        """``J x`` for a compact ``Jc``."""
+        return jmul(Jc, self.jcol, np.ascontiguousarray(x, float))
+
+    def dense(self, Jc: np.ndarray) -> np.ndarray:
+        """The full ``(m, nv)`` Jacobian of a compact one."""
+        J = np.zeros((self.m, self.nv))
+        rows = np.repeat(np.arange(self.m), 12).reshape(self.m, 12)
+        np.add.at(J, (rows[self.jmask], self.jcol[:, :12][self.jmask]), Jc[self.jmask])
+        return J
 
     def _driver_arrays(self) -> None:
         """Constant drivers are filled once; only time-varying ones are called."""
@@ -398,7 +440,8 @@ class Tables:
                 c[d, k, :len(x)] = x
         return f, c
 
-    def constraints(self, q: np.ndarray, v: np.ndarray, t: float) -> tuple:
+    def constraints_compact(self, q: np.ndarray, v: np.ndarray, t: float) -> tuple:
+        """``(Phi, Jc, Phi_t, gamma)`` with the compact Jacobian (:mod:`.sparse`)."""
         f, c = self._drivers_at(t)
         return constraints_kernel(np.ascontiguousarray(q, float), np.ascontiguousarray(v, float),
                                   self.kind, self.iq, self.iv, self.ncol, self.sel, self.typ,
@@ -406,19 +449,57 @@ class Tables:
                                   self.cst, self.drv, self.row, self.nrows, f[0], f[1], f[2],
                                   c[0], c[1], c[2], self.m, self.nv)
 
+    def constraints(self, q: np.ndarray, v: np.ndarray, t: float) -> tuple:
+        """``(Phi, J, Phi_t, gamma)`` with the full Jacobian."""
+        phi, Jc, phit, gam = self.constraints_compact(q, v, t)
+        return phi, self.dense(Jc), phit, gam
+
+    def lagrange(self, Minv: np.ndarray, Q: np.ndarray, Jc: np.ndarray,
+                 rhs: np.ndarray) -> tuple:
+        """``(v̇, λ, ok, rho)`` by the banded Schur complement (:func:`.sparse.lagrange_band`)."""
+        bd = self.band
+        return lagrange_band(Minv, Q, Jc, self.jcol, rhs, self.iv, self.ncol, self.rbody,
+                             bd.brow_ptr, bd.brow_idx, bd.brow_slot, bd.rperm, bd.kd_r)
+
+    def correction(self, Minv: np.ndarray, Jc: np.ndarray, rhs: np.ndarray) -> tuple:
+        """``(M^-1 J' μ, ok)`` with ``J M^-1 J' μ = rhs`` (:func:`.sparse.schur_correction`)."""
+        bd = self.band
+        return schur_correction(Minv, Jc, self.jcol, self.iv, self.ncol, self.rbody,
+                                bd.brow_ptr, bd.brow_idx, bd.brow_slot, bd.rperm, bd.kd_r,
+                                np.ascontiguousarray(rhs, float))
+
+    def penalty(self, M: np.ndarray, Q: np.ndarray, Jc: np.ndarray, a: float,
+                bvec: np.ndarray, iterations: int) -> tuple:
+        """``(v̇, λ, ok)`` of the penalty / augmented Lagrangian (:func:`.sparse.penalty_band`)."""
+        bd = self.band
+        return penalty_band(M, Q, Jc, self.jcol, float(a), bvec, int(iterations), bd.vperm,
+                            bd.kd_v, self.iv, self.ncol)
+
+    def rank_measure(self, q: np.ndarray, t: float, eps: float = 1e-10) -> tuple:
+        """``(rho, dependent, Phi)`` of ``J J'`` at ``q`` (:func:`.sparse.rank_measure`)."""
+        phi, Jc, _, _ = self.constraints_compact(q, self._no_load, t)
+        bd = self.band
+        rho, dep = rank_measure(Jc, self.iv, self.ncol, self.rbody, bd.brow_ptr, bd.brow_idx,
+                                bd.brow_slot, bd.rperm, bd.kd_r, self.m, self.eye, eps)
+        return rho, dep, phi
+
     def derivative(self, q: np.ndarray, v: np.ndarray, t: float, Minv: np.ndarray,
                    alpha: float, beta: float,
-                   Qext: np.ndarray | None = None) -> tuple[np.ndarray, bool]:
-        """``[q', v̇]`` in one compiled call; ``Qext``: generalized forces of the loads and
-        force elements (see :meth:`Mechanism.external_forces`)."""
+                   Qext: np.ndarray | None = None) -> tuple[np.ndarray, bool, float]:
+        """``[q', v̇]`` in one compiled call, ``ok`` and ``rho`` (the Schur complement's rank
+        measure); ``Qext``: generalized forces of the loads and force elements (see
+        :meth:`Mechanism.external_forces`)."""
         f, c = self._drivers_at(t)
+        bd = self.band
         return derivative_kernel(np.ascontiguousarray(q, float), np.ascontiguousarray(v, float),
                                  self.kind, self.iq, self.iv, self.ncol, self.sel, self.typ,
                                  self.bi, self.bj, self.si, self.sj, self.ai, self.aj,
                                  self.cst, self.drv, self.row, self.nrows, f[0], f[1], f[2],
                                  c[0], c[1], c[2], self.m, self.nv, self.mass, self.inertia,
                                  self.gravity, Minv, float(alpha), float(beta),
-                                 self._no_load if Qext is None else Qext)
+                                 self._no_load if Qext is None else Qext, self.jcol,
+                                 self.rbody, bd.brow_ptr, bd.brow_idx, bd.brow_slot, bd.rperm,
+                                 bd.kd_r)
 
     def qdot(self, q: np.ndarray, v: np.ndarray) -> np.ndarray:
         return qdot_kernel(np.ascontiguousarray(q, float), np.ascontiguousarray(v, float),
@@ -453,66 +534,13 @@ def qdot_kernel(q, v, kind, iq, iv, ncol):
 
 
 @_njit
-def lagrange_kernel(Minv, Q, J, rhs, iv, ncol):
-    """Schur complement: (J M^-1 J') lam = J M^-1 Q - rhs, v̇ = M^-1 (Q - J' lam).
-
-    ``M^-1`` is block diagonal (one block per body, ``iv``/``ncol``).  Returns
-    (v̇, lam, ok); ``ok`` is False when J M^-1 J' is (nearly) singular.
-    """
-    nv, m = J.shape[1], J.shape[0]
-    Y = np.zeros((nv, m))
-    MQ = np.zeros(nv)
-    for b in range(iv.shape[0]):
-        n = ncol[b]
-        o = iv[b]
-        for i in range(n):
-            acc = 0.0
-            for k in range(n):
-                mik = Minv[o + i, o + k]
-                if mik != 0.0:
-                    acc += mik * Q[o + k]
-                    for r in range(m):
-                        Y[o + i, r] += mik * J[r, o + k]
-            MQ[o + i] = acc
-    S = J @ Y
-    L = np.zeros((m, m))
-    dmax = 0.0
-    for i in range(m):
-        dmax = max(dmax, S[i, i])
-    for j in range(m):
-        s = S[j, j]
-        for k in range(j):
-            s -= L[j, k] * L[j, k]
-        if s <= 1e-12 * dmax:
-            return np.zeros(nv), np.zeros(m), False
-        L[j, j] = np.sqrt(s)
-        for i in range(j + 1, m):
-            s2 = S[i, j]
-            for k in range(j):
-                s2 -= L[i, k] * L[j, k]
-            L[i, j] = s2 / L[j, j]
-    bvec = J @ MQ - rhs
-    y = np.empty(m)
-    for i in range(m):
-        s = bvec[i]
-        for k in range(i):
-            s -= L[i, k] * y[k]
-        y[i] = s / L[i, i]
-    lam = np.empty(m)
-    for i in range(m - 1, -1, -1):
-        s = y[i]
-        for k in range(i + 1, m):
-            s -= L[k, i] * lam[k]
-        lam[i] = s / L[i, i]
-    return MQ - Y @ lam, lam, True
-
-
-@_njit
 def derivative_kernel(q, v, kind, iq, iv, ncol, sel, typ, bi, bj, si, sj, ai, aj, cst,
                       drv, row, nrows, fval, fdot, fddot, cval, cdot, cddot, m, nv,
-                      mass, inertia, gravity, Minv, alpha, beta, Qext):
-    """``[q', v̇]`` (Lagrange + Baumgarte); ``Qext``: generalized forces of the loads and
-    force elements, computed in Python (zeros without them)."""
+                      mass, inertia, gravity, Minv, alpha, beta, Qext, jcol, rbody, brow_ptr,
+                      brow_idx, brow_slot, rperm, kd):
+    """``[q', v̇]`` (Lagrange + Baumgarte, banded Schur complement), ``ok`` and ``rho``;
+    ``Qext``: generalized forces of the loads and force elements, computed in Python
+    (zeros without them)."""
     phi, J, phit, gam = constraints_kernel(q, v, kind, iq, iv, ncol, sel, typ, bi, bj, si,
                                            sj, ai, aj, cst, drv, row, nrows, fval, fdot,
                                            fddot, cval, cdot, cddot, m, nv)
@@ -521,12 +549,13 @@ def derivative_kernel(q, v, kind, iq, iv, ncol, sel, typ, bi, bj, si, sj, ai, aj
         Q[i] += Qext[i]
     rhs = gam.copy()
     if alpha != 0.0 or beta != 0.0:
-        phid = J @ v + phit
+        phid = jmul(J, jcol, v) + phit
         for i in range(m):
             rhs[i] = gam[i] - 2.0 * alpha * phid[i] - beta * beta * phi[i]
-    vd, lam, ok = lagrange_kernel(Minv, Q, J, rhs, iv, ncol)
+    vd, lam, ok, rho = lagrange_band(Minv, Q, J, jcol, rhs, iv, ncol, rbody, brow_ptr,
+                                     brow_idx, brow_slot, rperm, kd)
     qd = qdot_kernel(q, v, kind, iq, iv, ncol)
     out = np.empty(q.shape[0] + nv)
     out[:q.shape[0]] = qd
     out[q.shape[0]:] = vd
-    return out, ok
+    return out, ok, rho

@@ -85,7 +85,7 @@ class Mechanism:
         self.ground = BodyHandle(self, g)
 
     _LAYOUT = ("nq", "nv", "m", "M", "Minv", "q0", "v0", "prims", "row_labels", "joint_rows",
-               "holonomic", "moving", "load_names")
+               "holonomic", "moving", "load_names", "length_scale", "row_scale")
 
     def __getattr__(self, name: str) -> Any:
         """Layout attributes (``nq``, ``nv``, ``M``, ...) finalize the mechanism on first use."""
@@ -287,6 +287,7 @@ class Mechanism:
         self.q0 = np.concatenate([b.q0 for b in self.moving]) if self.moving else np.zeros(0)
         self.v0 = np.concatenate([b.v0 for b in self.moving]) if self.moving else np.zeros(0)
         self.load_names = list(self.loads)
+        self.length_scale, self.row_scale = self._scales()
         from . import fast
         if self.compiled is True and not fast.HAVE_NUMBA:
             raise BuildError("compiled=True needs Numba: pip install 'cosim[fast]'")
@@ -299,6 +300,56 @@ class Mechanism:
                                      "leave compiled unset to use the Python path") from None
                 self._tables = None
         self._final = True
+
+    def _scales(self) -> tuple[float, np.ndarray]:
+        """The mechanism's length scale ``L`` (largest marker offset on a moving body or
+        distance-joint length, 1 m if none) and per constraint row the size of a unit
+        violation: ``L`` for point and plane rows, 1 for angle rows, ``2 l L`` for a
+        distance row ``|d|^2 - l^2`` (so ``Phi / scale`` is a length error over ``L`` or
+        an angle)."""
+        L = 0.0
+        for (bname, _), mk in self.markers.items():
+            if self.bodies[bname].kind != "ground":
+                L = max(L, float(np.linalg.norm(mk.s)))
+        for j in self.joints.values():
+            L = max(L, float(getattr(j, "length", 0.0)))
+        L = L if L > 0 else 1.0
+        scale = []
+        for p in self.prims:
+            name = type(p).__name__
+            if name in ("Dot1", "Angle"):
+                scale += [1.0] * p.rows
+            elif name == "Distance":
+                scale += [2.0 * max(abs(float(p.fn(0.0)[0])), 1e-12) * L] * p.rows
+            else:
+                scale += [L] * p.rows
+        return L, np.array(scale)
+
+    def layout(self) -> dict[str, dict]:
+        """Where each body's coordinates are in ``q`` and ``v``: ``{body: {"kind", "q",
+        "v", "q_names", "v_names"}}`` (slices and the names of their entries; see
+        :mod:`.bodies` for the conventions)."""
+        self.finalize()
+        names = {"particle": (("x", "y", "z")[:self.dim], ("vx", "vy", "vz")[:self.dim]),
+                 "planar": (("x", "y", "theta"), ("vx", "vy", "w")),
+                 "spatial": (("x", "y", "z", "e0", "e1", "e2", "e3"),
+                             ("vx", "vy", "vz", "wx'", "wy'", "wz'"))}
+        return {b.name: {"kind": b.kind, "q": slice(b.iq, b.iq + b.nq),
+                         "v": slice(b.iv, b.iv + b.nv), "q_names": names[b.kind][0],
+                         "v_names": names[b.kind][1]} for b in self.moving}
+
+    def rank_measure(self, q: np.ndarray, t: float, eps: float = 1e-10) -> tuple:
+        """``(rho, dependent, Phi)`` at ``q``: ``rho`` in (0, 1] the squared sine of the
+        smallest angle between a constraint row and the earlier ones (1: orthogonal rows,
+        -> 0 at a singular configuration), ``dependent`` the rows within ``eps`` of
+        dependence (redundant, or exactly singular); :func:`.sparse.rank_measure`."""
+        self.finalize()
+        if self._tables is not None:
+            return self._tables.rank_measure(q, t, eps)
+        from .sparse import rank_measure_dense
+        phi, J, _, _ = self.constraints(q, np.zeros(self.nv), t)
+        rho, dep = rank_measure_dense(J, eps)
+        return rho, dep, phi
 
     @property
     def dof(self) -> int:
@@ -405,22 +456,32 @@ class Mechanism:
     def accelerations(self, q: np.ndarray, v: np.ndarray, t: float, form: Formulation,
                       loads: dict | None = None,
                       memory: dict | None = None) -> tuple[np.ndarray, np.ndarray]:
-        """``(v̇, λ)`` at ``(q, v, t)``."""
-        kins = None if self._tables is not None else self.kins(q, v)
-        phi, J, phit, gamma = self.constraints(q, v, t, kins)
-        Q = self.forces(q, v, t, loads, kins, memory)
-        if self._tables is not None and form.kind in ("lagrange", "projection",
-                                                      "partitioning") and self.m:
-            rhs = gamma
-            if form.kind == "lagrange" and (form.alpha or form.beta):
-                rhs = gamma - 2.0 * form.alpha * (J @ v + phit) - form.beta ** 2 * phi
-            from .fast import lagrange_kernel
-            t_ = self._tables
-            vd, lam, ok = lagrange_kernel(self.Minv, Q, J, rhs, t_.iv, t_.ncol)
+        """``(v̇, λ)`` at ``(q, v, t)`` (compiled banded solve when available)."""
+        t_ = self._tables
+        if t_ is not None and self.m:
+            phi, Jc, phit, gamma = t_.constraints_compact(q, v, t)
+            Q = self.forces(q, v, t, loads, None, memory)
+            phid = t_.jmul(Jc, v) + phit
+            if form.kind in ("lagrange", "projection", "partitioning"):
+                rhs = gamma
+                if form.kind == "lagrange" and (form.alpha or form.beta):
+                    rhs = gamma - 2.0 * form.alpha * phid - form.beta ** 2 * phi
+                vd, lam, ok, _ = t_.lagrange(self.Minv, Q, Jc, rhs)
+            else:
+                a = form.penalty * float(np.max(np.diag(self.M)))
+                b = -gamma + 2.0 * form.mu * form.omega * phid + form.omega ** 2 * phi
+                vd, lam, ok = t_.penalty(self.M, Q, Jc, a, b, form.iterations
+                                         if form.kind == "augmented_lagrangian" else 0)
             if ok:
                 return vd, lam
+            J = t_.dense(Jc)  # the general path reports the singular configuration
+        else:
+            kins = None if t_ is not None else self.kins(q, v)
+            phi, J, phit, gamma = self.constraints(q, v, t, kins)
+            Q = self.forces(q, v, t, loads, kins, memory)
+            phid = J @ v + phit
         try:
-            return solve(form, self.M, Q, J, gamma, phi, J @ v + phit,
+            return solve(form, self.M, Q, J, gamma, phi, phid,
                          f"mechanism '{self.name}' at t = {t:.9g} s")
         except StepError as exc:
             rank, dep = self.rank(q, t, tol=1e-6)
@@ -439,18 +500,47 @@ class Mechanism:
         r = int(np.sum(d > tol * max(1.0, d[0])))
         return r, [self.row_labels[i] for i in sorted(piv[r:])]
 
+    def weak_rows(self, q: np.ndarray, t: float, rho: float) -> list[str]:
+        """Constraint rows (unit length) within ``sqrt(rho)`` of the span of the others:
+        the last pivots of a QR with column pivoting of ``J'`` (the rows a singular
+        configuration makes dependent)."""
+        _, J, _, _ = self.constraints(q, np.zeros(self.nv), t)
+        if J.shape[0] == 0:
+            return []
+        n = np.linalg.norm(J, axis=1)
+        _, R, piv = sla.qr((J / np.where(n > 0, n, 1.0)[:, None]).T, pivoting=True,
+                           mode="economic")
+        d = np.abs(np.diag(R))
+        return [self.row_labels[piv[k]] for k in range(len(d)) if d[k] <= np.sqrt(rho)]
+
     def project_positions(self, q: np.ndarray, t: float, tol: float = 1e-12,
                           max_iter: int = 30) -> tuple[np.ndarray, int]:
-        """Newton projection onto ``Phi = 0``, least mass-weighted change; ``(q, iterations)``."""
-        Minv = np.linalg.inv(self.M) if self.nv else self.M
+        """Newton projection onto ``Phi = 0``, least mass-weighted change; ``(q, iterations)``.
+
+        Compiled banded Schur complement (:mod:`.sparse`) when available and every row is
+        holonomic; least squares (``lstsq``, also near singular configurations) otherwise
+        and whenever the banded factorization finds ``J M^-1 J'`` singular.
+        """
+        Minv = self.Minv
         hol = self.holonomic
+        t_ = self._tables
+        banded = t_ is not None and bool(hol.all())
         for it in range(max_iter + 1):
-            phi, J, _, _ = self.constraints(q, np.zeros(self.nv), t)
-            phi, J = phi[hol], J[hol]
+            if banded:
+                phi, Jc, _, _ = t_.constraints_compact(q, np.zeros(self.nv), t)
+            else:
+                phi, J, _, _ = self.constraints(q, np.zeros(self.nv), t)
+                phi, J = phi[hol], J[hol]
             if phi.size == 0 or np.max(np.abs(phi)) <= tol:
                 return q, it
             if it == max_iter:
                 break
+            if banded:
+                dx, ok = t_.correction(Minv, Jc, phi)
+                if ok:
+                    q = self.displace(q, -dx)
+                    continue
+                J = t_.dense(Jc)
             JMJ = J @ Minv @ J.T
             mu = np.linalg.lstsq(JMJ, phi, rcond=1e-12)[0]
             q = self.displace(q, -Minv @ J.T @ mu)
@@ -463,10 +553,18 @@ class Mechanism:
 
     def project_velocities(self, q: np.ndarray, v: np.ndarray, t: float) -> np.ndarray:
         """``v`` corrected to ``J v + Phi_t = 0`` with the least mass-weighted change."""
-        _, J, phit, _ = self.constraints(q, v, t)
-        if J.shape[0] == 0:
+        if not self.m:
             return v
-        Minv = np.linalg.inv(self.M)
+        Minv = self.Minv
+        t_ = self._tables
+        if t_ is not None:
+            _, Jc, phit, _ = t_.constraints_compact(q, v, t)
+            dx, ok = t_.correction(Minv, Jc, t_.jmul(Jc, v) + phit)
+            if ok:
+                return v - dx
+            J = t_.dense(Jc)
+        else:
+            _, J, phit, _ = self.constraints(q, v, t)
         res = J @ v + phit
         mu = np.linalg.lstsq(J @ Minv @ J.T, res, rcond=1e-12)[0]
         return v - Minv @ J.T @ mu
