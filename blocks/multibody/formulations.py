@@ -89,9 +89,12 @@ def solve(form: Formulation, M: np.ndarray, Q: np.ndarray, J: np.ndarray, gamma:
         lu, _, x, info = _gesv(K, np.concatenate([Q, rhs_c]))
         d = np.abs(np.diagonal(lu))
         if info != 0 or d.min() < 1e-12 * d.max():
-            raise StepError(f"{where}: the constraint Jacobian lost rank (singular "
-                            "configuration or redundant constraints); use the penalty or "
-                            "augmented_lagrangian formulation, or remove redundant joints")
+            raise StepError(f"{where}: the constraint Jacobian lost rank: a singular "
+                            "configuration, which the index-1 formulations cannot pass "
+                            "reliably (simulate the mechanism with "
+                            "blocks.multibody.Index3Stepper), or redundant constraints "
+                            "(remove them, or use formulation='penalty' or "
+                            "'augmented_lagrangian', which accept them)")
         return x[:n], x[n:]
     a = form.penalty * float(np.max(np.abs(np.diag(M))))
     b = -gamma + 2.0 * form.mu * form.omega * phid + form.omega ** 2 * phi

@@ -95,7 +95,7 @@ def test_a01_second_order_and_the_step_needed():
 def _residuals(mech, h, t_end, **kw):
     blk = Index3Stepper("s", mech, h, **kw)
     q, v = mech.q_init.copy(), mech.v_init.copy()
-    a, lam = blk._initial_accelerations(q, v)
+    a, lam = blk.initial_accelerations(q, v)
     out = []
     for n in range(int(round(t_end / h))):
         q, v, a, lam, _ = blk.step(q, v, a, lam, n * h)
