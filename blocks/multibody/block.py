@@ -14,8 +14,31 @@ out  <joint>_reaction        what the joint applies to body j, per constraint ro
                              their equation), feedthrough from the loads
 
 State: ``x = [q, v]`` with ``q' = T(q) v`` and ``v̇`` from the formulation
-(:mod:`.formulations`).  Initial state: the mechanism's assembled (consistent)
+(:mod:`.formulations`); the layout of ``q`` and ``v`` per body is
+``Mechanism.layout()``.  Initial state: the mechanism's assembled (consistent)
 configuration, see ``Mechanism.assemble``; its report is ``block.assembly``.
+
+Monitors (after every accepted solver step; a failure stops the run with a
+:class:`~cosim.errors.StepError` saying what and what to do):
+
+* *singular positions*: the rank measure ``rho`` of the constraint Jacobian
+  (``Mechanism.rank_measure``: the squared sine of the smallest angle between a row and
+  the others) below ``singular_tol``, or more dependent rows than at assembly.  None of
+  these formulations passes a singular position reliably (measured on the IFToMM A02
+  chain of four-bars: the result depends on where the time grid falls relative to the
+  singular instant, ``tests/system/test_multibody_chain.py``), so the run stops there
+  instead of continuing on a possibly wrong branch; ``Index3Stepper`` passes them.
+  ``singular=True`` says at build time that the mechanism passes singular positions:
+  refused here, with that advice.
+* *drift*: ``max |Phi_r| / scale_r`` (``Mechanism.row_scale``: a length error over the
+  mechanism's length scale, or an angle) above ``drift_tol``: the solution left its
+  constraint manifold.
+
+Limitation: the rank measure is computed at the accepted states only; a variable-step
+solver that steps over a singular position without landing near it is caught by the
+drift monitor or not at all (the fixed-step grid of RK4 at 1 ms lands within
+``rho < 1e-4`` of every singular passage of the A02 chain, whose cranks turn at up to
+5 rad/s).
 """
 
 from __future__ import annotations
@@ -26,7 +49,7 @@ import numpy as np
 
 from cosim import Block
 from cosim.block import did_you_mean
-from cosim.errors import BuildError
+from cosim.errors import BuildError, StepError
 
 from .bodies import Kin
 from .formulations import Formulation
@@ -86,11 +109,18 @@ class MultibodyBlock(Block):
     breakpoints_s : list of float, optional
         Times where driving functions or forces are not smooth (gait phase
         switches, impacts): the integrator stops exactly there.
+    singular : bool
+        The mechanism passes singular positions: refused (see module docstring).
+    singular_tol : float
+        Rank measure below which the run stops (0 disables the check).
+    drift_tol : float or None
+        Constraint drift (relative) above which the run stops (None disables it).
     """
 
     def __init__(self, name: str, mechanism: Any, formulation: Any = "lagrange", *,
                  markers: tuple = (), reactions: tuple = (), project_every_s: float | None = None,
-                 strict: bool = False, breakpoints_s: Any = None,
+                 strict: bool = False, breakpoints_s: Any = None, singular: bool = False,
+                 singular_tol: float = 1e-3, drift_tol: float | None = 1e-3,
                  **formulation_options: Any) -> None:
         super().__init__(name)
         mech = mechanism
@@ -98,6 +128,17 @@ class MultibodyBlock(Block):
         self.mech = mech
         self.form = formulation if isinstance(formulation, Formulation) else \
             Formulation(formulation, **formulation_options)
+        if singular:
+            raise BuildError(
+                f"block '{name}': mechanism '{mech.name}' passes singular positions "
+                f"(singular=True), and the {self.form.kind} formulation of MultibodyBlock "
+                "cannot pass them reliably (its result depends on where the time steps fall "
+                "relative to the singular instant: measured on the IFToMM A02 chain); "
+                "simulate it with blocks.multibody.Index3Stepper (index-3 augmented "
+                "Lagrangian with projections)")
+        if not singular_tol >= 0:
+            raise BuildError(f"block '{name}': singular_tol must be >= 0, got {singular_tol!r}")
+        self.singular_tol, self.drift_tol = float(singular_tol), drift_tol
         self.assembly = mech.assemble(strict=strict)
         if self.assembly["redundant"] and self.form.kind in ("lagrange", "projection",
                                                              "partitioning"):
@@ -141,6 +182,9 @@ class MultibodyBlock(Block):
         lag = self.form.kind == "lagrange"
         self._alpha = self.form.alpha if lag else 0.0
         self._beta = self.form.beta if lag else 0.0
+        self._redundant = len(self.assembly["redundant"])
+        if mech.m and (self.singular_tol > 0 or drift_tol is not None):
+            self.declare_monitor(self._check_constraints, name="constraints")
         if self._fused:  # compile (or load from the cache) at build time, not in the run
             mech._tables.derivative(mech.q_init, mech.v_init, 0.0, mech.Minv, self._alpha,
                                     self._beta)
@@ -187,13 +231,39 @@ class MultibodyBlock(Block):
         if self._fused:
             qe = self.mech.external_forces(q, v, ctx.time, self._loads_of(ctx),
                                            self._memory(ctx)) if self._external else None
-            x, ok = self.mech._tables.derivative(q, v, ctx.time, self.mech.Minv,
+            x, ok, _ = self.mech._tables.derivative(q, v, ctx.time, self.mech.Minv,
                                                  self._alpha, self._beta, qe)
             if ok:
                 return x  # else: the general path below reports the singular configuration
         vd, _ = self.mech.accelerations(q, v, ctx.time, self.form, self._loads_of(ctx),
                                         self._memory(ctx))
         return np.concatenate([self.mech.qdot(q, v), vd])
+
+    def _check_constraints(self, ctx: Any) -> None:
+        """The singular-position and drift monitors (module docstring)."""
+        mech = self.mech
+        q, _ = self._split(ctx)
+        rho, dep, phi = mech.rank_measure(q, ctx.time)
+        if self.singular_tol > 0 and (dep > self._redundant or rho < self.singular_tol):
+            rows = mech.weak_rows(q, ctx.time, max(self.singular_tol, rho))
+            raise StepError(
+                f"mechanism '{mech.name}' at t = {ctx.time:.9g} s: the constraint Jacobian "
+                f"lost rank (rank measure {rho:.3g} < singular_tol = {self.singular_tol:g}, "
+                f"{dep} rows exactly dependent, {self._redundant} at assembly; nearly "
+                f"dependent rows: {', '.join(rows) or '?'}): a singular configuration, which "
+                f"block '{self.path}' ({self.form.kind}) cannot pass reliably; simulate "
+                "the mechanism with blocks.multibody.Index3Stepper, or set singular_tol=0 "
+                "to go on at your own risk (the result may depend on the step)")
+        if self.drift_tol is not None and mech.holonomic.any():
+            rel = np.abs(phi[mech.holonomic]) / mech.row_scale[mech.holonomic]
+            k = int(np.argmax(rel))
+            if rel[k] > self.drift_tol:
+                raise StepError(
+                    f"mechanism '{mech.name}' at t = {ctx.time:.9g} s: the solution left "
+                    f"its constraint manifold (relative violation {rel[k]:.3g} > drift_tol "
+                    f"= {self.drift_tol:g} in '{np.array(mech.row_labels)[mech.holonomic][k]}'"
+                    f"); use constraint stabilization (lagrange with alpha/beta, projection, "
+                    "partitioning), a smaller step, or Index3Stepper")
 
     def _project(self, ctx: Any) -> None:
         q, v = self._split(ctx)
