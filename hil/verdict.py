@@ -179,10 +179,14 @@ class Verdict:
                 f"failed: {bad}" + "".join(f"; {n}" for n in self.notes[:2]))
 
     def as_dict(self) -> dict:
-        return {"subject": self.subject, "passed": self.passed,
-                "status": "pass" if self.passed else "fail", "exit_code": self.exit_code,
-                "line": self.line(), "checks": [c.as_dict() for c in self.checks],
-                "failed": [c.name for c in self.failed], "notes": list(self.notes)}
+        d = {"subject": self.subject, "passed": self.passed,
+             "status": "pass" if self.passed else "fail", "exit_code": self.exit_code,
+             "line": self.line(), "checks": [c.as_dict() for c in self.checks],
+             "failed": [c.name for c in self.failed], "notes": list(self.notes)}
+        io = getattr(self, "io", None)
+        if io is not None:  # the I/O figures and who reported them (bridges, backends)
+            d["io"] = io
+        return d
 
     def write(self, path: Any) -> None:
         """Write :meth:`as_dict` as JSON to ``path``."""

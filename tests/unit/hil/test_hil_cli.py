@@ -233,6 +233,9 @@ def test_the_verdict_is_printed_written_and_the_exit_status(model, tmp_path, cap
     assert main(["hil", "run", str(path), "--no-realtime", "--out", str(out)]) == 0
     s = _summary(out)
     assert s["verdict"]["passed"] and s["verdict"]["failed"] == []
+    # summary.json has the I/O figures the verdict checked (issue 22 item 1)
+    io = s["verdict"]["io"]
+    assert io["link_losses"] == io["frames_lost"] == io["stale_episodes"] == 0
     assert "verdict PASS hilmodel: 11 checks within budget" in capsys.readouterr().out
     # on the wall clock every frame wakes a little late: a budget of 0 us fails
     assert main(["hil", "run", str(path), "--out", str(out), "--duration", "0.05",
