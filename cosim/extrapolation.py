@@ -63,10 +63,15 @@ class SignalHistory:
     def push(self, tk: int, value) -> None:
         """Add the sample ``value`` at ``tk`` ticks (replacing samples at or after ``tk``)."""
         t = self.t
-        while t and t[-1] >= tk:
-            # a redone step (rollback) or an update at the same instant: replace
-            t.pop()
-            self.v.pop()
+        if t and t[-1] >= tk:
+            while t and t[-1] >= tk:
+                # a redone step (rollback) or an update at the same instant: replace
+                t.pop()
+                self.v.pop()
+        if self.scalar and type(value) is float:  # the common case first
+            t.append(tk)
+            self.v.append(value)
+            return
         if self.scalar is None:
             self.scalar = np.ndim(value) == 0
             self.exact = self.scalar and isinstance(value, (bool, int, np.integer, np.bool_))

@@ -386,7 +386,13 @@ class MasterScheduler(ResultsRecorder, LoopSettler):
         outs = s.get_outputs()
         if t_end <= self.t + self.H:
             for o, hist in self._outs[s.name]:
-                hist.push(t_end, outs[o])
+                v = outs[o]
+                ts = hist.t
+                if hist.scalar and type(v) is float and ts and ts[-1] < t_end:
+                    ts.append(t_end)  # SignalHistory.push's common case, inline
+                    hist.v.append(v)
+                else:
+                    hist.push(t_end, v)
         else:
             self.pending[s.name] = (t_end, outs)
 
