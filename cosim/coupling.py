@@ -225,7 +225,8 @@ class Iterative(Coupling):
         """The input polynomials through the history and ``z`` at ``t0 + H``."""
         keys = master.coupled_sources
         for key, val in zip(keys, master.unpack(z)):
-            master.histories[key].push(t0 + H, val)
+            hist = master.histories[key]
+            hist.push(t0 + H, float(val[0]) if hist.scalar else val)
         polys = {s.name: master.input_polys(s, t0) for s in subs}
         for key in keys:
             master.histories[key].truncate_after(t0)

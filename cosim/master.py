@@ -195,6 +195,7 @@ class MasterScheduler(ResultsRecorder, LoopSettler):
         #: ``{"t", "by", "reason"}`` when a subsystem ended the run, else None
         self.terminated: dict | None = None
         self._bulk: list = []  # macro steps run by a compiled loop (master_results)
+        self._predict_orders: list | None = None
         self._loop, self.compiled_reason = self._compiled_loop(compiled)
 
     # ----------------------------------------------------------- set-up
@@ -446,12 +447,23 @@ class MasterScheduler(ResultsRecorder, LoopSettler):
 
     def predict(self, t0: int, H: int) -> np.ndarray:
         """Extrapolated coupled outputs at ``t0 + H`` (the predictor of iterative coupling)."""
+        orders = self._predict_orders
+        if orders is None:  # the highest order any consumer of each source asks for
+            orders = self._predict_orders = [
+                max(o for (dst, o) in self.orders.items() if self.sources[dst][0] == k)
+                for k in self.coupled_sources]
+        tau = H * _NS
         vals = []
-        for k in self.coupled_sources:
-            order = max(o for (dst, o) in self.orders.items()
-                        if self.sources[dst][0] == k)
-            vals.append(evaluate(self.histories[k].polynomial(order, t0), H * _NS))
-        return np.concatenate(vals)
+        for k, order in zip(self.coupled_sources, orders):
+            c = self.histories[k].polynomial(order, t0)
+            if isinstance(c, tuple):  # scalar: Horner in plain floats
+                acc = c[-1]
+                for x in c[-2::-1]:
+                    acc = acc * tau + x
+                vals.append(float(acc))
+            else:
+                vals.extend(evaluate(c, tau).tolist())
+        return np.array(vals)
 
     # --------------------------------------------------------- rollback
     def check_rollback(self, why: str) -> None:
