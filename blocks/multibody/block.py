@@ -250,7 +250,9 @@ class MultibodyBlock(Block):
                 f"mechanism '{mech.name}' at t = {ctx.time:.9g} s: the constraint Jacobian "
                 f"lost rank (rank measure {rho:.3g} < singular_tol = {self.singular_tol:g}, "
                 f"{dep} rows exactly dependent, {self._redundant} at assembly; nearly "
-                f"dependent rows: {', '.join(rows) or '?'}): a singular configuration, which "
+                f"dependent rows: {', '.join(rows[:12]) or '?'}"
+                f"{f' and {len(rows) - 12} more' if len(rows) > 12 else ''}): a singular "
+                "configuration, which "
                 f"block '{self.path}' ({self.form.kind}) cannot pass reliably; simulate "
                 "the mechanism with blocks.multibody.Index3Stepper, or set singular_tol=0 "
                 "to go on at your own risk (the result may depend on the step)")

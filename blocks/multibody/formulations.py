@@ -31,7 +31,9 @@ Newton, and the dependent velocities from ``J_d v_d = -(J_i v_i + Phi_t)``
 (Korkealaakso's eqs. 35-44; ``Mechanism.correct_partitioned``).
 
 Constraint forces on the bodies are ``-J' λ`` (``λ`` per constraint row; for
-penalty and augmented Lagrangian ``λ = a (Phi'' + 2 mu w Phi' + w^2 Phi)``).
+penalty ``λ = a (Phi'' + 2 mu w Phi' + w^2 Phi)``, for the augmented Lagrangian the sum of
+these terms over the iterations, ``λ_i = λ_{i-1} + a (J v̇_i + b)``, so that
+``M v̇_i = Q - J' λ_i`` holds at every iteration).
 """
 
 from __future__ import annotations
@@ -105,8 +107,9 @@ def solve(form: Formulation, M: np.ndarray, Q: np.ndarray, J: np.ndarray, gamma:
                         "or inertia in a direction no constraint fixes)")
     Jtab = a * (J.T @ b)
     vd = _potrs(c, Q - Jtab, lower=1)[0]
-    if k == "augmented_lagrangian":
-        for _ in range(form.iterations):
-            vd = _potrs(c, M @ vd - Jtab, lower=1)[0]
     lam = a * (J @ vd + b)
+    if k == "augmented_lagrangian":
+        for _ in range(form.iterations):  # λ accumulates: M v̇_i = Q - J' λ_i
+            vd = _potrs(c, M @ vd - Jtab, lower=1)[0]
+            lam = lam + a * (J @ vd + b)
     return vd, lam

@@ -501,17 +501,18 @@ class Mechanism:
         return r, [self.row_labels[i] for i in sorted(piv[r:])]
 
     def weak_rows(self, q: np.ndarray, t: float, rho: float) -> list[str]:
-        """Constraint rows (unit length) within ``sqrt(rho)`` of the span of the others:
-        the last pivots of a QR with column pivoting of ``J'`` (the rows a singular
-        configuration makes dependent)."""
+        """The constraint rows (scaled to unit length) taking part in a near dependence:
+        those with a weight above 0.1 in a left singular vector of ``J`` whose singular
+        value is at most ``sqrt(rho)`` (at least the smallest one)."""
         _, J, _, _ = self.constraints(q, np.zeros(self.nv), t)
         if J.shape[0] == 0:
             return []
         n = np.linalg.norm(J, axis=1)
-        _, R, piv = sla.qr((J / np.where(n > 0, n, 1.0)[:, None]).T, pivoting=True,
-                           mode="economic")
-        d = np.abs(np.diag(R))
-        return [self.row_labels[piv[k]] for k in range(len(d)) if d[k] <= np.sqrt(rho)]
+        U, sv, _ = np.linalg.svd(J / np.where(n > 0, n, 1.0)[:, None], full_matrices=True)
+        sv = np.concatenate([sv, np.zeros(J.shape[0] - sv.size)])
+        weak = [k for k in range(sv.size) if sv[k] <= np.sqrt(rho)] or [int(np.argmin(sv))]
+        rows = sorted({r for k in weak for r in np.flatnonzero(np.abs(U[:, k]) > 0.1)})
+        return [self.row_labels[r] for r in rows]
 
     def project_positions(self, q: np.ndarray, t: float, tol: float = 1e-12,
                           max_iter: int = 30) -> tuple[np.ndarray, int]:

@@ -401,7 +401,8 @@ def rank_measure_dense(J: np.ndarray, eps: float = 1e-10) -> tuple[float, int]:
 def penalty_band(M, Q, Jc, jcol, a, bvec, iterations, vperm, kd, iv, ncol):
     """Penalty / index-1 augmented Lagrangian (:mod:`.formulations`):
     ``(M + J' a J) v̇ = Q - J' a b``, then ``iterations`` times
-    ``(M + J' a J) v̇ <- M v̇ - J' a b``.  Returns ``(v̇, λ = a (J v̇ + b), ok)``."""
+    ``(M + J' a J) v̇ <- M v̇ - J' a b``.  Returns ``(v̇, λ, ok)``, ``λ`` the sum of
+    ``a (J v̇_i + b)`` over the iterations (so that ``M v̇ = Q - J' λ``)."""
     nv, m = Q.shape[0], Jc.shape[0]
     w = np.full(m, a)
     ab = assemble_jtwj(M, Jc, jcol, w, vperm, kd, iv, ncol)
@@ -410,7 +411,8 @@ def penalty_band(M, Q, Jc, jcol, a, bvec, iterations, vperm, kd, iv, ncol):
         return np.zeros(nv), np.zeros(m), False
     Jtab = jtmul(Jc, jcol, a * bvec, nv)
     vd = spd_solve(ab, kd, vperm, Q - Jtab)
-    for _ in range(iterations):
-        vd = spd_solve(ab, kd, vperm, blockdiag_mul(M, vd, iv, ncol) - Jtab)
     lam = a * (jmul(Jc, jcol, vd) + bvec)
+    for _ in range(iterations):  # λ accumulates: M v̇_i = Q - J' λ_i
+        vd = spd_solve(ab, kd, vperm, blockdiag_mul(M, vd, iv, ncol) - Jtab)
+        lam += a * (jmul(Jc, jcol, vd) + bvec)
     return vd, lam, True

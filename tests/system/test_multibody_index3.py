@@ -215,3 +215,100 @@ def test_force_jacobians_change_iterations_not_the_solution():
         assert np.max(np.abs(run["q"][-1] - ref["q"][-1])) < 5e-5  # h^2 error, measured 1.5e-5
     np.testing.assert_allclose(runs["fd"]["q"], runs["neglect"]["q"], atol=1e-9)
     assert runs["fd"]["it"][1:].mean() < runs["neglect"]["it"][1:].mean()
+
+
+# ------------------------------------------ loads (issue 24, item 3): start-up and order
+def _rod():
+    from blocks.multibody import Mechanism
+    m = Mechanism("rod", dim=2, gravity=(0.0, -9.81))
+    b = m.add_body("rod", 1.0, 1.0 / 12.0, (0.5, 0.0), 0.0)
+    b.marker("P", (-0.5, 0.0))
+    m.add_joint("revolute", "O", m.ground.marker("O"), b.marker("P"))
+    m.add_load("tau", b.marker("cm"), "torque")
+    return m
+
+
+def _rod_reference(tau, t):
+    """The rod's angle about its pivot: (m L^2/3) th'' = tau(t) - m g L/2 cos th."""
+    from scipy.integrate import solve_ivp
+    sol = solve_ivp(lambda tt, y: [y[1], 3.0 * (tau(tt) - 9.81 * 0.5 * np.cos(y[0]))],
+                    (0.0, t[-1]), [0.0, 0.0], method="DOP853", rtol=1e-13, atol=1e-13,
+                    dense_output=True)
+    return sol.sol(t)[0]
+
+
+def _rod_errors(source, tau, extrapolation):
+    from blocks.sources import Constant, Sine
+    errs = []
+    for h in (4e-3, 2e-3, 1e-3):
+        b = DiagramBuilder("d")
+        blk = b.add(Index3Stepper("p", _rod(), h, load_extrapolation=extrapolation))
+        src = b.add(Constant("tau", 2.0) if source == "constant" else
+                    Sine("tau", amplitude=2.0, frequency_hz=1.0))
+        b.connect(src.output("y"), blk.input("tau"))
+        b.export_output(blk.output("q"), "q")
+        res = Simulator(b.build(), solver="rk4", dt=h).run(1.0)
+        errs.append(float(np.max(np.abs(res["d.q"][:, 2] - _rod_reference(tau, res.time)))))
+    return errs
+
+
+def test_constant_drive_torque_as_load_is_second_order():
+    """Before: v̇_0 was computed without the loads, the start-up error persisted and the
+    error only halved per step halving (2.7e-4 relative where a force element had 6.2e-7)."""
+    errs = _rod_errors("constant", lambda t: 2.0, "linear")
+    ratios = [errs[0] / errs[1], errs[1] / errs[2]]
+    print(f"\nconstant torque load: errors {errs}, ratios {ratios}")
+    assert all(3.8 < r < 4.2 for r in ratios)  # measured 4.002, 4.001
+    assert errs[2] < 1e-5  # 4.1e-6 rad at h = 1 ms over 1 s (about 1.6 rad travelled)
+
+
+@pytest.mark.parametrize("extrapolation, order", [("linear", 2), ("hold", 1)])
+def test_varying_load_order_with_extrapolation(extrapolation, order):
+    errs = _rod_errors("sine", lambda t: 2.0 * np.sin(2 * np.pi * t), extrapolation)
+    ratios = [errs[0] / errs[1], errs[1] / errs[2]]
+    print(f"\nsine torque load, {extrapolation}: errors {errs}, ratios {ratios}")
+    assert all(0.9 * 2 ** order < r < 1.1 * 2 ** order for r in ratios)
+
+
+# ------------------------------------- penalty scale and monitors (issue 24, item 4)
+@pytest.mark.parametrize("h", [2e-6, 1e-2])
+def test_default_penalty_works_at_any_step(h):
+    """Before: the penalty was alpha / max diag M, so the value needed grew as 1/h^2
+    (1e9 by default; 1e14 needed at h = 2e-6)."""
+    run = _run(pendulum(), h, 400 * h, markers=("bob.cm",))
+    assert run["it"][1:].max() <= 4
+    assert np.max(np.abs(np.linalg.norm(run["P"], axis=1) - 1.0)) < 1e-10
+
+
+def test_newton_failure_says_the_tolerance_in_metres_and_the_penalty():
+    from blocks.multibody.index3 import Index3Stepper as S
+    mech = mm.four_bar()
+    blk = S("s", mech, 1e-2, max_iter=1)
+    q, v = mech.q_init.copy(), mech.v_init.copy()
+    a, lam = blk.initial_accelerations(q, v)
+    with pytest.raises(Exception, match=r"Newton did not converge.*tolerance [\d.e-]+ \(tol x "
+                                        r"length scale 0.175 m.*penalty reached"):
+        blk.step(q, v, a, lam, 0.0)
+
+
+def test_branch_monitor_reports_a_jump_of_the_motion():
+    """A slide driver whose velocity reverses at t = 0.05 s: the velocity projection has to
+    remove the motion (a jump no smooth solution has), and the block says so."""
+    from blocks.multibody import Mechanism, driver
+    m = Mechanism("kink", dim=2)
+    bob = m.add_particle("bob", 1.0, (0.05, 0.0), velocity=(-1.0, 0.0))
+    m.add_joint("slide_driver", "x", "ground.O", bob.marker("cm"),
+                fn=driver(lambda t: abs(t - 0.05), lambda t: np.sign(t - 0.05),
+                          lambda t: 0.0))
+    m.add_joint("slide_driver", "y", m.ground.marker("Y", (0.0, 0.0), np.pi / 2),
+                bob.marker("cm"), fn=driver(0.0))
+    b = DiagramBuilder("d")
+    blk = b.add(Index3Stepper("s", m, 1e-3))
+    with pytest.raises(Exception, match=r"velocity projection removed [\d.e+]+ of the kinetic "
+                                        r"energy in one step"):
+        Simulator(b.build(), solver="rk4", dt=1e-3).run(0.1)
+    b2 = DiagramBuilder("d")
+    blk = b2.add(Index3Stepper("s", m, 1e-3, branch_tol=None))
+    b2.export_output(blk.output("projection_loss"), "loss")
+    res = Simulator(b2.build(), solver="rk4", dt=1e-3).run(0.1)
+    assert res["d.loss"][-1] > 0.5 and res["d.loss"][40] < 1e-9  # before the kink: none

@@ -1,0 +1,141 @@
+"""Banded linear algebra of the compiled path (``blocks.multibody.sparse``) against dense.
+
+The orderings give a bandwidth independent of the chain's length; the banded Cholesky,
+the Lagrange, penalty and augmented-Lagrangian accelerations, the mass-weighted
+projections and the index-3 step equal their dense (Python-path) counterparts; the rank
+measure sees redundant rows and singular configurations.
+"""
+
+import numpy as np
+import pytest
+
+from bench import multibody_models as mm
+from bench.multibody import ladder
+from bench.multibody_chain import four_bar_chain
+from blocks.multibody import Formulation, Index3Stepper
+from blocks.multibody import sparse as S
+
+
+@pytest.mark.parametrize("N", [2, 10, 40])
+def test_chain_bandwidth_does_not_grow_with_its_length(N):
+    mech = four_bar_chain(N)
+    mech.finalize()
+    bd = mech._tables.band
+    assert (bd.kd_v, bd.kd_r) == (5, 5)  # two planar bodies' worth of variables
+    assert sorted(bd.vperm) == list(range(mech.nv))
+    assert sorted(bd.rperm) == list(range(mech.m))
+
+
+def test_band_cholesky_and_solve_equal_dense():
+    rng = np.random.default_rng(1)
+    n, kd = 30, 4
+    A = np.zeros((n, n))
+    for k in range(kd + 1):
+        d = rng.normal(size=n - k)
+        A += np.diag(d, -k) + (np.diag(d, k) if k else 0)
+    A = A @ A.T  # banded (2 kd) and positive definite
+    kd2 = 2 * kd
+    ab = np.zeros((kd2 + 1, n))
+    for k in range(kd2 + 1):
+        ab[k, :n - k] = np.diagonal(A, -k)
+    ok, rho = S.band_cholesky(ab, kd2)
+    assert ok
+    b = rng.normal(size=n)
+    np.testing.assert_allclose(S.band_solve(ab, kd2, b), np.linalg.solve(A, b), rtol=1e-10)
+    L = np.linalg.cholesky(A)
+    assert rho == pytest.approx(np.min(np.diag(L) ** 2 / np.diag(A)), rel=1e-12)
+
+
+def _python_twin(build):
+    """The same mechanism with the compiled kernel and with the Python path."""
+    a, b = build(), build()
+    a.compiled, b.compiled = True, False
+    a.assemble()
+    b.assemble()
+    assert a._tables is not None and b._tables is None
+    return a, b
+
+
+@pytest.mark.parametrize("build", [lambda: four_bar_chain(10), ladder, mm.spatial_loop],
+                         ids=["chain10", "ladder", "seed003"])
+@pytest.mark.parametrize("form", [Formulation("lagrange", alpha=5.0, beta=5.0),
+                                  Formulation("penalty", penalty=1e6),
+                                  Formulation("augmented_lagrangian", penalty=1e5)],
+                         ids=["lagrange", "penalty", "al"])
+def test_banded_accelerations_equal_the_python_path(build, form):
+    a, b = _python_twin(build)
+    rng = np.random.default_rng(0)
+    q = a.q_init
+    v = a.project_velocities(q, a.v_init + 0.1 * rng.normal(size=a.nv), 0.0)
+    vd_a, lam_a = a.accelerations(q, v, 0.0, form)
+    vd_b, lam_b = b.accelerations(q, v, 0.0, form)
+    scale = np.max(np.abs(vd_b))
+    np.testing.assert_allclose(vd_a, vd_b, atol=1e-9 * scale)
+    np.testing.assert_allclose(lam_a, lam_b, atol=1e-9 * np.max(np.abs(lam_b)))
+
+
+@pytest.mark.parametrize("build", [lambda: four_bar_chain(10), ladder],
+                         ids=["chain10", "ladder"])
+def test_banded_projections_equal_the_python_path(build):
+    a, b = _python_twin(build)
+    rng = np.random.default_rng(2)
+    q = a.q_init.copy()
+    for body in a.moving:  # disturb the positions (planar: x, y, theta; spatial: r)
+        q[body.iq:body.iq + 3] += 1e-3 * rng.normal(size=3)
+    qa, ia = a.project_positions(q, 0.0)
+    qb, ib = b.project_positions(q, 0.0)
+    assert ia == ib
+    np.testing.assert_allclose(qa, qb, atol=1e-12)
+    v = rng.normal(size=a.nv)
+    np.testing.assert_allclose(a.project_velocities(qa, v, 0.0),
+                               b.project_velocities(qb, v, 0.0), atol=1e-11)
+
+
+def test_rank_measure_counts_redundant_rows_and_sees_singular_configurations():
+    from blocks.multibody import Mechanism
+    for compiled in (True, False):
+        m = Mechanism("m", dim=2, compiled=compiled)
+        bob = m.add_particle("bob", 1.0, (0.0, 1.0))
+        m.add_joint("distance", "a", "ground.O", bob.marker("cm"), length=1.0)
+        m.add_joint("distance", "b", m.ground.marker("B", (0.0, 2.0)), bob.marker("cm"),
+                    length=1.0)  # the same line: dependent at this position
+        m.finalize()
+        rho, dep, _ = m.rank_measure(m.q0, 0.0)
+        assert dep == 1
+        q = m.q0 + np.array([1e-3, 0.0])  # 1 mm aside: the rods 2 mrad from collinear
+        rho, dep, _ = m.rank_measure(q, 0.0)
+        assert dep == 0 and rho == pytest.approx(np.sin(2e-3) ** 2, rel=1e-5)
+
+
+def test_index3_compiled_step_equals_the_dense_step_on_a_spatial_loop():
+    mech = mm.spatial_loop()
+    comp = Index3Stepper("c", mech, 1e-3, compiled=True)
+    dense = Index3Stepper("d", mech, 1e-3, compiled=False)
+    assert comp.solver.compiled and not dense.solver.compiled
+    q, v = mech.q_init.copy(), mech.v_init.copy()
+    a, lam = comp.initial_accelerations(q, v)
+    sc, sd = (q, v, a, lam), (q, v, a, lam)
+    for n in range(50):
+        sc = comp.step(*sc, n * 1e-3)[:4]
+        sd = dense.step(*sd, n * 1e-3)[:4]
+    # both converge Newton to 1e-10 x L (the compiled Newton matrix uses the symmetric
+    # part of the gyroscopic damping: a different iteration, the same solution)
+    np.testing.assert_allclose(sc[0], sd[0], atol=1e-9)
+    np.testing.assert_allclose(sc[1], sd[1], atol=1e-7)
+
+
+@pytest.mark.parametrize("compiled", [True, False])
+def test_augmented_lagrangian_multipliers_are_the_constraint_forces(compiled):
+    """λ of the augmented Lagrangian accumulates over its iterations (before: only the last
+    increment, about 0, was returned, so its reaction outputs read zero)."""
+    mech = ladder()
+    mech.compiled = compiled
+    mech.assemble()
+    q, v = mech.q_init, mech.v_init
+    vd_l, lam_l = mech.accelerations(q, v, 0.0, Formulation("lagrange"))
+    form = Formulation("augmented_lagrangian", penalty=1e5, omega=0.0, mu=0.0, iterations=10)
+    vd_a, lam_a = mech.accelerations(q, v, 0.0, form)
+    np.testing.assert_allclose(lam_a, lam_l, atol=1e-8 * np.max(np.abs(lam_l)))
+    Q = mech.forces(q, v, 0.0)
+    _, J, _, _ = mech.constraints(q, v, 0.0)
+    np.testing.assert_allclose(mech.M @ vd_a, Q - J.T @ lam_a, atol=1e-9 * np.max(np.abs(Q)))
