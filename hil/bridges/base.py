@@ -231,7 +231,11 @@ class Bridge(Block):
         fig = {"link_losses": self.outages}
         fresh = getattr(self, "fresh", None)
         if isinstance(fresh, Freshness):
-            fig["stale_episodes"] = sum(fresh.stale_events.values())
+            # a message never received in a whole run (past the start-up grace) is a stale
+            # episode too: a controller that never started is not a passing run
+            never = sum(1 for k in fresh.keys if fresh.count[k] == 0
+                        and fresh.t0 is not None and fresh.t - fresh.t0 > fresh.startup_s)
+            fig["stale_episodes"] = sum(fresh.stale_events.values()) + never
         return fig
 
 

@@ -111,6 +111,20 @@ def test_a_silent_sender_is_a_stale_episode_and_fails_the_run():
     assert v.io["stale_episodes"] == 1 and "rx" in v.io["by"]
 
 
+def test_a_message_never_received_is_a_stale_episode():
+    """A controller that never started is not a passing run either."""
+    ch = f"verdict-never-{os.getpid()}"
+    with CanBackend("virtual", ch, timeout=0.0) as b:
+        bld = DiagramBuilder("never")
+        bld.add(CanReceive("rx", b, DB, "ACC_CMD", 0.01, startup_s=0.05))
+        sim = Simulator(bld.build(), solver="rk4", dt=0.01, record=False)
+        rt = RealTimeRunner(sim, 0.01, clock=VirtualClock())
+        rt.run(0.03)  # within the start-up grace: not (yet) stale
+        assert rt.verdict.passed
+        rt.run(0.1)
+    assert [c.name for c in rt.verdict.failed] == ["stale_episodes"]
+
+
 def test_an_error_fails_the_verdict_and_is_raised_with_it():
     class Boom(Block):
         def __init__(self):
