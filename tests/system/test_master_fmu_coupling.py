@@ -266,3 +266,15 @@ def test_newton_uses_a_jacobian_the_subsystem_gives():
     assert Given.calls >= 1
     assert coupling.jacobian_steps == 2 * coupling.jacobians  # only m1's sources x2, v2
     assert np.max(np.abs(res["m2.x2"] - ref["m2.x2"])) < 1e-9
+
+
+def test_high_order_start_given_with_step_control_warns_that_it_does_not_apply():
+    from cosim import StepController
+    subs = [DiagramSubsystem(m1_diagram(), dt=1e-4), DiagramSubsystem(m2_diagram(), dt=1e-4)]
+    ctl = StepController(h_min_s=2e-4, grid_s=1e-4)
+    with pytest.warns(CosimWarning, match="high_order_start does not apply with step control"):
+        MasterScheduler(subs, CONNECTIONS, H, extrapolation=2, step_control=ctl,
+                        high_order_start=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the default: the controller's own start, no word
+        MasterScheduler(subs, CONNECTIONS, H, extrapolation=2, step_control=ctl)
