@@ -243,7 +243,14 @@ class MultibodyBlock(Block):
         """The singular-position and drift monitors (module docstring)."""
         mech = self.mech
         q, _ = self._split(ctx)
-        rho, dep, phi = mech.rank_measure(q, ctx.time)
+        if mech._tables is not None:
+            rho, dep, drift, worst = mech._tables.monitor(q, ctx.time, mech.holonomic,
+                                                         mech.row_scale)
+        else:
+            rho, dep, phi = mech.rank_measure(q, ctx.time)
+            rel = np.where(mech.holonomic, np.abs(phi) / mech.row_scale, 0.0)
+            worst = int(np.argmax(rel))
+            drift = float(rel[worst])
         if self.singular_tol > 0 and (dep > self._redundant or rho < self.singular_tol):
             rows = mech.weak_rows(q, ctx.time, max(self.singular_tol, rho))
             raise StepError(
@@ -256,16 +263,13 @@ class MultibodyBlock(Block):
                 f"block '{self.path}' ({self.form.kind}) cannot pass reliably; simulate "
                 "the mechanism with blocks.multibody.Index3Stepper, or set singular_tol=0 "
                 "to go on at your own risk (the result may depend on the step)")
-        if self.drift_tol is not None and mech.holonomic.any():
-            rel = np.abs(phi[mech.holonomic]) / mech.row_scale[mech.holonomic]
-            k = int(np.argmax(rel))
-            if rel[k] > self.drift_tol:
-                raise StepError(
-                    f"mechanism '{mech.name}' at t = {ctx.time:.9g} s: the solution left "
-                    f"its constraint manifold (relative violation {rel[k]:.3g} > drift_tol "
-                    f"= {self.drift_tol:g} in '{np.array(mech.row_labels)[mech.holonomic][k]}'"
-                    f"); use constraint stabilization (lagrange with alpha/beta, projection, "
-                    "partitioning), a smaller step, or Index3Stepper")
+        if self.drift_tol is not None and drift > self.drift_tol:
+            raise StepError(
+                f"mechanism '{mech.name}' at t = {ctx.time:.9g} s: the solution left its "
+                f"constraint manifold (relative violation {drift:.3g} > drift_tol = "
+                f"{self.drift_tol:g} in '{mech.row_labels[worst]}'); use constraint "
+                "stabilization (lagrange with alpha/beta, projection, partitioning), a "
+                "smaller step, or Index3Stepper")
 
     def _project(self, ctx: Any) -> None:
         q, v = self._split(ctx)

@@ -475,6 +475,19 @@ class Tables:
         return penalty_band(M, Q, Jc, self.jcol, float(a), bvec, int(iterations), bd.vperm,
                             bd.kd_v, self.iv, self.ncol)
 
+    def monitor(self, q: np.ndarray, t: float, holonomic: np.ndarray, row_scale: np.ndarray,
+                eps: float = 1e-10) -> tuple:
+        """``(rho, dependent, drift, worst row)`` in one compiled call: the rank measure of
+        :meth:`rank_measure` and ``max |Phi_r| / row_scale_r`` over the holonomic rows."""
+        f, c = self._drivers_at(t)
+        bd = self.band
+        return monitor_kernel(np.ascontiguousarray(q, float), self.kind, self.iq, self.iv,
+                              self.ncol, self.sel, self.typ, self.bi, self.bj, self.si,
+                              self.sj, self.ai, self.aj, self.cst, self.drv, self.row,
+                              self.nrows, f[0], f[1], f[2], c[0], c[1], c[2], self.m, self.nv,
+                              self.rbody, bd.brow_ptr, bd.brow_idx, bd.brow_slot, bd.rperm,
+                              bd.kd_r, self.eye, eps, holonomic, row_scale)
+
     def rank_measure(self, q: np.ndarray, t: float, eps: float = 1e-10) -> tuple:
         """``(rho, dependent, Phi)`` of ``J J'`` at ``q`` (:func:`.sparse.rank_measure`)."""
         phi, Jc, _, _ = self.constraints_compact(q, self._no_load, t)
@@ -559,3 +572,24 @@ def derivative_kernel(q, v, kind, iq, iv, ncol, sel, typ, bi, bj, si, sj, ai, aj
     out[:q.shape[0]] = qd
     out[q.shape[0]:] = vd
     return out, ok, rho
+
+
+@_njit
+def monitor_kernel(q, kind, iq, iv, ncol, sel, typ, bi, bj, si, sj, ai, aj, cst, drv, row,
+                   nrows, fval, fdot, fddot, cval, cdot, cddot, m, nv, rbody, brow_ptr,
+                   brow_idx, brow_slot, rperm, kd, eye, eps, holonomic, row_scale):
+    """:meth:`Tables.monitor` (the block's singular-position and drift monitors)."""
+    phi, J, _, _ = constraints_kernel(q, np.zeros(nv), kind, iq, iv, ncol, sel, typ, bi, bj,
+                                      si, sj, ai, aj, cst, drv, row, nrows, fval, fdot, fddot,
+                                      cval, cdot, cddot, m, nv)
+    rho, dep = rank_measure(J, iv, ncol, rbody, brow_ptr, brow_idx, brow_slot, rperm, kd, m,
+                            eye, eps)
+    drift = 0.0
+    worst = -1
+    for r in range(m):
+        if holonomic[r]:
+            d = abs(phi[r]) / row_scale[r]
+            if d > drift:
+                drift = d
+                worst = r
+    return rho, dep, drift, worst
