@@ -14,17 +14,23 @@ from cosim.linear import LinearModel
 class Integrator(Block):
     """Integrator.
 
-    .. math:: \\dot x = u, \\qquad y = x
+    .. math:: \\dot x = u, \\qquad y = x, \\qquad x(0) = x_0
 
     Ports
     -----
-    in   u   shape as given
-    out  y   shape as given (state only)
+    in   u   shape of ``x0`` (or ``shape``) [input_unit]
+    out  y   same shape [unit]; state only
 
     Parameters
     ----------
     x0 : float or array
-        Initial value.
+        Initial value :math:`x_0`; an array sets the shape.
+    shape : tuple
+        Shape of ``u`` and ``y`` for a scalar ``x0`` (default scalar).
+    unit : str, optional
+        Unit of ``y`` (and of the state).
+    input_unit : str, optional
+        Unit of ``u`` (``unit`` per second).
     """
 
     def __init__(self, name: str, x0: Any = 0.0, shape: Any = (), unit: str | None = None,
@@ -54,12 +60,19 @@ class Integrator(Block):
 class FilteredDerivative(Block):
     """Derivative with a first-order filter ``s / (s/N + 1)``.
 
-    .. math:: \\dot z = N (u - z), \\qquad y = N (u - z)
+    .. math:: \\dot z = N (u - z), \\qquad y = N (u - z), \\qquad z(0) = 0
 
     Ports
     -----
-    in   u   scalar
-    out  y   scalar (feedthrough from u)
+    in   u   scalar [no unit]
+    out  y   scalar [unit]; feedthrough from u
+
+    Parameters
+    ----------
+    bandwidth_rad_s : float
+        :math:`N` [rad/s], > 0: the filter's corner frequency.
+    unit : str, optional
+        Unit of ``y`` (the unit of ``u`` per second).
     """
 
     def __init__(self, name: str, bandwidth_rad_s: float, unit: str | None = None) -> None:

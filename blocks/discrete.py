@@ -95,6 +95,10 @@ class ZeroOrderHold(Block):
         Sample period T [s].
     offset_s : float
         Time of the first hit [s], in ``[0, period_s)``.
+    shape : tuple
+        Shape of ``u`` and ``y`` (default scalar).
+    unit : str, optional
+        Unit of ``u`` and ``y``.
     """
 
     def __init__(self, name: str, period_s: float, offset_s: float = 0.0, shape: Any = (),
@@ -140,6 +144,13 @@ class RateTransition(ZeroOrderHold):
     -----
     in   u   shape ``shape`` [unit]
     out  y   shape ``shape`` [unit]; sampled at ``period_s``, feedthrough from u
+
+    Parameters
+    ----------
+    period_s : float
+        The output rate :math:`T_\mathrm{out}` [s].
+    offset_s, shape, unit
+        As :class:`ZeroOrderHold`.
     """
 
 
@@ -155,6 +166,19 @@ class UnitDelay(Block):
     -----
     in   u   shape of ``initial`` (or ``shape``) [unit]
     out  y   same shape [unit]; sampled, state only (no feedthrough)
+
+    Parameters
+    ----------
+    period_s : float
+        Sample period [s].
+    initial : float or array_like
+        :math:`x_0`, the output until the first update; an array sets the shape.
+    offset_s : float
+        Time of the first hit [s], in ``[0, period_s)``.
+    shape : tuple
+        Shape for a scalar ``initial`` (default scalar).
+    unit : str, optional
+        Unit of ``u`` and ``y``.
     """
 
     def __init__(self, name: str, period_s: float, initial: Any = 0.0, offset_s: float = 0.0,
@@ -203,6 +227,25 @@ class DiscreteIntegrator(Block):
     -----
     in   u   shape ``shape`` [input_unit]
     out  y   shape ``shape`` [unit]; sampled; feedthrough unless ``method="forward"``
+
+    Parameters
+    ----------
+    period_s : float
+        :math:`T` [s].
+    gain : float
+        :math:`K`.
+    method : str
+        ``"forward"`` (default), ``"backward"`` or ``"trapezoidal"``.
+    initial : float or array_like
+        :math:`y_{-1}` (an array sets the shape); within the limits.
+    lower, upper : float, optional
+        Limits of the state (``None``: unlimited).
+    offset_s : float
+        Time of the first hit [s], in ``[0, period_s)``.
+    shape : tuple
+        Shape for a scalar ``initial`` (default scalar).
+    unit, input_unit : str, optional
+        Units of ``y`` and ``u``.
     """
 
     def __init__(self, name: str, period_s: float, gain: float = 1.0, method: str = "forward",
@@ -332,6 +375,22 @@ class DiscreteStateSpace(Block):
     in   u   (m,), or scalar when m = 1 and ``scalar=True`` [input_unit]
     out  y   (p,), or scalar when p = 1 and ``scalar=True`` [output_unit];
              sampled; depends on u only if D != 0
+
+    Parameters
+    ----------
+    A, B, C, D : array_like
+        The matrices, (n, n), (n, m), (p, n), (p, m) (``D`` default zero); or a
+        python-control discrete system as ``A``.
+    period_s : float
+        Sample period [s] (given by the python-control system's ``dt``).
+    x0 : array_like, optional
+        :math:`x_0` (default zero).
+    offset_s : float
+        Time of the first hit [s], in ``[0, period_s)``.
+    scalar : bool
+        Scalar ports for a single input or output (default).
+    input_unit, output_unit : str, optional
+        Units of ``u`` and ``y``.
     """
 
     def __init__(self, name: str, A: Any, B: Any = None, C: Any = None, D: Any = None,
@@ -393,6 +452,18 @@ class DiscreteTransferFunction(DiscreteStateSpace):
     -----
     in   u   scalar [input_unit]
     out  y   scalar [output_unit]; sampled; feedthrough only if biproper
+
+    Parameters
+    ----------
+    num, den : array_like
+        Coefficients :math:`b_i` and :math:`a_i`, highest power of :math:`z` first (or a
+        python-control discrete ``TransferFunction`` as ``num``).
+    period_s : float
+        Sample period [s].
+    offset_s : float
+        Time of the first hit [s], in ``[0, period_s)``.
+    input_unit, output_unit : str, optional
+        Units of ``u`` and ``y``.
     """
 
     def __init__(self, name: str, num: Any, den: Any = None, period_s: float | None = None, *,

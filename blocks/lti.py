@@ -82,16 +82,20 @@ class StateSpace(Block):
 
     Ports
     -----
-    in   u   (m,) or scalar when m = 1 and ``scalar=True``
-    out  y   (p,) or scalar; depends on u only if D != 0
+    in   u   (m,), or scalar when m = 1 and ``scalar=True`` [input_unit]
+    out  y   (p,), or scalar when p = 1 and ``scalar=True`` [output_unit]; depends on u
+             only if D != 0
 
     Parameters
     ----------
     A, B, C, D : array_like, or a python-control system as ``A``
+        The matrices, (n, n), (n, m), (p, n), (p, m) (``D`` default zero).
     x0 : array_like, optional
-        Initial state.
+        Initial state (default zero).
     scalar : bool
         Scalar ports for single-input single-output systems (default).
+    input_unit, output_unit : str, optional
+        Units of ``u`` and ``y``.
     """
 
     def __init__(self, name: str, A: Any, B: Any = None, C: Any = None, D: Any = None, *,
@@ -147,8 +151,16 @@ class TransferFunction(StateSpace):
 
     Ports
     -----
-    in   u   scalar
-    out  y   scalar; depends on u only if the transfer function is biproper
+    in   u   scalar [input_unit]
+    out  y   scalar [output_unit]; depends on u only if the transfer function is biproper
+
+    Parameters
+    ----------
+    num, den : array_like
+        Coefficients :math:`b_i` and :math:`a_i`, highest power of :math:`s` first (or a
+        python-control ``TransferFunction`` as ``num``).
+    **kw
+        ``x0``, ``scalar``, ``input_unit``, ``output_unit``, as :class:`StateSpace`.
     """
 
     def __init__(self, name: str, num: Any, den: Any = None, **kw: Any) -> None:
@@ -172,12 +184,23 @@ class TransferFunction(StateSpace):
 class FirstOrderLag(StateSpace):
     """First-order lag ``K / (tau s + 1)``.
 
-    .. math:: \\tau \\dot y = K u - y
+    .. math:: \\tau \\dot y = K u - y, \\qquad y(0) = y_0
 
     Ports
     -----
-    in   u   scalar
-    out  y   scalar (state only)
+    in   u   scalar [unit]
+    out  y   scalar [unit]; state only
+
+    Parameters
+    ----------
+    tau_s : float
+        :math:`\\tau` [s], > 0.
+    gain : float
+        :math:`K`.
+    y0 : float
+        :math:`y_0`.
+    unit : str, optional
+        Unit of ``u`` and ``y``.
     """
 
     def __init__(self, name: str, tau_s: float, gain: float = 1.0, y0: float = 0.0,

@@ -21,12 +21,23 @@ from .discrete import check_period
 
 
 class Gain(Block):
-    """Gain: :math:`y = K u` (scalar or matrix ``K``).
+    """Gain: :math:`y = K u` (scalar, element-wise vector or matrix ``K``).
 
     Ports
     -----
-    in   u   scalar, or (n,) for a matrix gain (n = K columns)
-    out  y   scalar, or (m,) (m = K rows); feedthrough from u
+    in   u   scalar, (n,) for a vector gain, (n,) for a matrix gain (n = K columns)
+             [input_unit]
+    out  y   scalar, (n,), or (m,) for a matrix gain (m = K rows) [output_unit, else
+             input_unit]; feedthrough from u
+
+    Parameters
+    ----------
+    k : float or array_like
+        :math:`K`: a scalar, a vector (element-wise) or a matrix.
+    input_unit, output_unit : str, optional
+        Units of ``u`` and ``y``.
+    shape : tuple
+        Shape of ``u`` and ``y`` for a scalar ``k`` (default scalar).
     """
 
     def __init__(self, name: str, k: Any, input_unit: str | None = None,
@@ -74,8 +85,17 @@ class Sum(Block):
 
     Ports
     -----
-    in   u0 .. u(n-1)   shape as given, all in ``unit``
-    out  y              feedthrough from all inputs
+    in   u0 .. u(n-1)   shape ``shape`` [unit], one per sign
+    out  y              shape ``shape`` [unit]; feedthrough from all inputs
+
+    Parameters
+    ----------
+    signs : str
+        One ``+`` or ``-`` per input: :math:`s_i = \\pm 1`.
+    shape : tuple
+        Shape of the inputs and of ``y`` (default scalar).
+    unit : str, optional
+        Unit of every input and of ``y``.
     """
 
     def __init__(self, name: str, signs: str = "++", shape: Any = (),
@@ -116,10 +136,21 @@ class Sum(Block):
 class Product(Block):
     """Product (or quotient) of inputs: ``ops="**/"`` gives ``y = u0*u1/u2``.
 
+    .. math:: y = \\prod_i u_i^{s_i}, \\qquad s_i = +1 \\text{ for * and } -1 \\text{ for /}
+
+    (element-wise for array inputs).
+
     Ports
     -----
-    in   u0 .. u(n-1)
-    out  y   feedthrough
+    in   u0 .. u(n-1)   shape ``shape`` [no unit], one per character of ``ops``
+    out  y              shape ``shape`` [no unit]; feedthrough from all inputs
+
+    Parameters
+    ----------
+    ops : str
+        One ``*`` (multiply) or ``/`` (divide) per input.
+    shape : tuple
+        Shape of the inputs and of ``y`` (default scalar).
     """
 
     def __init__(self, name: str, ops: str = "**", shape: Any = ()) -> None:
@@ -139,12 +170,21 @@ class Product(Block):
 
 
 class Saturation(Block):
-    """Saturation: :math:`y = \\min(\\max(u, lo), hi)`.
+    """Saturation: :math:`y = \\min(\\max(u, lo), hi)` (element-wise).
 
     Ports
     -----
-    in   u
-    out  y   feedthrough
+    in   u   shape ``shape`` [unit]
+    out  y   shape ``shape`` [unit]; feedthrough from u
+
+    Parameters
+    ----------
+    lower, upper : float
+        :math:`lo \\le hi`, in the unit of ``u``.
+    unit : str, optional
+        Unit of ``u`` and ``y``.
+    shape : tuple
+        Shape of ``u`` and ``y`` (default scalar).
     """
 
     def __init__(self, name: str, lower: float, upper: float, unit: str | None = None,
@@ -170,8 +210,15 @@ class DeadZone(Block):
 
     Ports
     -----
-    in   u
-    out  y   feedthrough
+    in   u   scalar [unit]
+    out  y   scalar [unit]; feedthrough from u
+
+    Parameters
+    ----------
+    lower, upper : float
+        :math:`lo \\le hi`, in the unit of ``u``.
+    unit : str, optional
+        Unit of ``u`` and ``y``.
     """
 
     def __init__(self, name: str, lower: float, upper: float, unit: str | None = None) -> None:
@@ -190,10 +237,21 @@ class DeadZone(Block):
 class Switch(Block):
     """Switch: ``y = u_true if control >= threshold else u_false``.
 
+    .. math:: y = u_\\mathrm{true} \\;(c \\ge \\theta), \\qquad u_\\mathrm{false} \\;(c < \\theta)
+
     Ports
     -----
-    in   u_true, control, u_false
-    out  y   feedthrough
+    in   u_true    scalar [unit]
+    in   control   scalar [no unit], :math:`c`
+    in   u_false   scalar [unit]
+    out  y         scalar [unit]; feedthrough from all inputs
+
+    Parameters
+    ----------
+    threshold : float
+        :math:`\\theta`.
+    unit : str, optional
+        Unit of ``u_true``, ``u_false`` and ``y``.
     """
 
     def __init__(self, name: str, threshold: float = 0.5, unit: str | None = None) -> None:
@@ -208,14 +266,23 @@ class Switch(Block):
 
 
 class UnitConversion(Block):
-    """Explicit unit conversion, e.g. ``UnitConversion("c", "rpm", "rad/s")``.
+    """Explicit unit conversion, as ``UnitConversion("c", "rpm", "rad/s")``.
 
-    .. math:: y = s u + b   (from :func:`cosim.units.conversion`)
+    .. math:: y = s u + b
+
+    with scale :math:`s` and offset :math:`b` from :func:`cosim.units.conversion`.
 
     Ports
     -----
-    in   u   [from_unit]
-    out  y   [to_unit], feedthrough
+    in   u   shape ``shape`` [from_unit]
+    out  y   shape ``shape`` [to_unit]; feedthrough from u
+
+    Parameters
+    ----------
+    from_unit, to_unit : str
+        Compatible units (the same dimension).
+    shape : tuple
+        Shape of ``u`` and ``y`` (default scalar).
     """
 
     def __init__(self, name: str, from_unit: str, to_unit: str, shape: Any = ()) -> None:
@@ -237,10 +304,19 @@ class UnitConversion(Block):
 class Mux(Block):
     """Stack scalar inputs ``u0..u(n-1)`` into a vector ``y`` of shape (n,).
 
+    .. math:: y = (u_0, u_1, \\dots, u_{n-1})
+
     Ports
     -----
-    in   u0 .. u(n-1)   scalars
-    out  y              (n,), feedthrough
+    in   u0 .. u(n-1)   scalars [unit]
+    out  y              (n,) [unit]; feedthrough from all inputs
+
+    Parameters
+    ----------
+    n : int
+        Number of inputs.
+    unit : str, optional
+        Unit of every input and of ``y``.
     """
 
     def __init__(self, name: str, n: int, unit: str | None = None) -> None:
@@ -259,10 +335,19 @@ class Mux(Block):
 class Demux(Block):
     """Split a vector ``u`` of shape (n,) into scalars ``y0..y(n-1)``.
 
+    .. math:: y_i = u_i, \\qquad i = 0, \\dots, n-1
+
     Ports
     -----
-    in   u              (n,)
-    out  y0 .. y(n-1)   scalars, feedthrough
+    in   u              (n,) [unit]
+    out  y0 .. y(n-1)   scalars [unit]; feedthrough from u
+
+    Parameters
+    ----------
+    n : int
+        Length of ``u``: the number of outputs.
+    unit : str, optional
+        Unit of ``u`` and of every output.
     """
 
     def __init__(self, name: str, n: int, unit: str | None = None) -> None:
@@ -303,6 +388,19 @@ class RateLimiter(Block):
     -----
     in   u   scalar [unit]
     out  y   scalar [unit]; sampled, feedthrough from u
+
+    Parameters
+    ----------
+    rising_per_s, falling_per_s : float
+        :math:`r_r`, :math:`r_f` [unit/s], >= 0.
+    period_s : float
+        :math:`T` [s].
+    initial : float
+        :math:`y_{-1}` [unit].
+    offset_s : float
+        Time of the first hit [s], in ``[0, period_s)``.
+    unit : str, optional
+        Unit of ``u`` and ``y``.
     """
 
     def __init__(self, name: str, rising_per_s: float, falling_per_s: float, period_s: float,
@@ -353,6 +451,21 @@ class Relay(Block):
     -----
     in   u   scalar [unit]
     out  y   scalar [output_unit]; sampled, feedthrough from u
+
+    Parameters
+    ----------
+    on_threshold, off_threshold : float
+        :math:`u_\mathrm{on} \ge u_\mathrm{off}` [unit].
+    on_value, off_value : float
+        The output in each state [output_unit].
+    period_s : float
+        Sample period [s] (keyword-only).
+    initial_on : bool
+        :math:`s_{-1}`.
+    offset_s : float
+        Time of the first hit [s], in ``[0, period_s)``.
+    unit, output_unit : str, optional
+        Units of ``u`` and ``y``.
     """
 
     def __init__(self, name: str, on_threshold: float, off_threshold: float,
@@ -395,7 +508,14 @@ class Abs(Block):
     Ports
     -----
     in   u   shape ``shape`` [unit]
-    out  y   shape ``shape`` [unit]; feedthrough
+    out  y   shape ``shape`` [unit]; feedthrough from u
+
+    Parameters
+    ----------
+    shape : tuple
+        Shape of ``u`` and ``y`` (default scalar).
+    unit : str, optional
+        Unit of ``u`` and ``y``.
     """
 
     def __init__(self, name: str, shape: Any = (), unit: str | None = None) -> None:
@@ -416,6 +536,17 @@ class MinMax(Block):
     -----
     in   u0 .. u(n-1)   shape ``shape`` [unit]
     out  y              shape ``shape`` [unit]; feedthrough from all inputs
+
+    Parameters
+    ----------
+    function : str
+        ``"min"`` or ``"max"``.
+    n : int
+        Number of inputs, >= 1.
+    shape : tuple
+        Shape of the inputs and of ``y`` (default scalar).
+    unit : str, optional
+        Unit of every input and of ``y``.
     """
 
     def __init__(self, name: str, function: str = "max", n: int = 2, shape: Any = (),

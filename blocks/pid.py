@@ -160,6 +160,23 @@ class PID(_PIDBase):
     -----
     in   e   scalar [unit_in], the control error
     out  u   scalar [unit_out]; feedthrough from e unless kp = kd = 0
+
+    Parameters
+    ----------
+    kp, ki, kd : float
+        :math:`k_p` [unit_out/unit_in], :math:`k_i` [per s], :math:`k_d` [times s].
+    derivative_filter_rad_s : float, optional
+        :math:`N` [rad/s]; required when ``kd != 0``.
+    lower, upper : float, optional
+        Output limits (``None``: unlimited).
+    anti_windup : str or None
+        ``"back_calculation"`` (default), ``"clamping"`` or ``None`` (module docstring).
+    tracking_gain : float, optional
+        :math:`K_t` [1/s] of back-calculation (default from the gains).
+    unit_in, unit_out : str, optional
+        Units of ``e`` and ``u``.
+    initial : float
+        :math:`I(0)`.
     """
 
     def __init__(self, name: str, kp: float, ki: float = 0.0, kd: float = 0.0,
@@ -244,6 +261,29 @@ class DiscretePID(_PIDBase):
     in   e   scalar [unit_in], the control error
     out  u   scalar [unit_out]; sampled; feedthrough from e unless kp = kd = 0
              (and ki = 0 for Tustin)
+
+    Parameters
+    ----------
+    period_s : float
+        :math:`T` [s].
+    kp, ki, kd : float
+        :math:`k_p` [unit_out/unit_in], :math:`k_i` [per s], :math:`k_d` [times s].
+    derivative_filter_rad_s : float, optional
+        :math:`N` [rad/s] (``None``: the backward difference).
+    lower, upper : float, optional
+        Output limits (``None``: unlimited).
+    anti_windup : str or None
+        ``"back_calculation"`` (default), ``"clamping"`` or ``None`` (module docstring).
+    tracking_gain : float, optional
+        :math:`K_t` [1/s] of back-calculation (default from the gains).
+    method : str
+        ``"forward"`` (default) or ``"tustin"``.
+    offset_s : float
+        Time of the first hit [s], in ``[0, period_s)``.
+    unit_in, unit_out : str, optional
+        Units of ``e`` and ``u``.
+    initial : float
+        :math:`I_0` (forward) or :math:`I_{-1}^{+}` (Tustin).
     """
 
     def __init__(self, name: str, period_s: float, kp: float, ki: float = 0.0, kd: float = 0.0,

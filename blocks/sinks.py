@@ -29,7 +29,7 @@ class Terminator(Block):
 
     Ports
     -----
-    in   u   any shape and unit (as declared); read by nothing, no outputs, no state
+    in   u   shape ``shape`` [unit]; read by nothing, no outputs, no state
     """
 
     #: the input is accepted and discarded: no output, state or update depends on it

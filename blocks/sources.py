@@ -15,7 +15,8 @@ from cosim.errors import ParameterError
 
 
 class Constant(Block):
-    """Constant output; the value is a parameter ``value`` (tunable per context).
+    """Constant output :math:`y = c`; :math:`c` is the parameter ``value`` (tunable per
+    context: ``ctx.set_param("<name>.value", c)``).
 
     ``dtype`` (default float) may be an integer type (``int``, ``np.int64``,
     ``np.uint64``, ...) or ``bool``: the output then carries exact Python ints/bools (an
@@ -23,7 +24,16 @@ class Constant(Block):
 
     Ports
     -----
-    out  y   shape of ``value``, type ``dtype``
+    out  y   shape of ``value``, type ``dtype`` [unit]; no inputs
+
+    Parameters
+    ----------
+    value : float, int, bool or array_like
+        The output; a new value set on a context is checked against the shape and dtype.
+    unit : str, optional
+        Unit of ``y``.
+    dtype : type
+        ``float`` (default), an integer type or ``bool``.
     """
 
     def __init__(self, name: str, value: Any = 0.0, unit: str | None = None,
@@ -66,9 +76,22 @@ class Step(Block):
 
     .. math:: y(t) = y_0 \\; (t < t_s), \\qquad y_1 \\; (t \\ge t_s)
 
+    The step is a time event: the integrators stop exactly at :math:`t_s`.
+
     Ports
     -----
-    out  y   scalar
+    out  y   scalar [unit]; time only
+
+    Parameters
+    ----------
+    time_s : float
+        Step instant :math:`t_s` [s].
+    final : float
+        Value :math:`y_1` from ``time_s`` on.
+    initial : float
+        Value :math:`y_0` before ``time_s``.
+    unit : str, optional
+        Unit of ``y``.
     """
 
     def __init__(self, name: str, time_s: float = 0.0, final: float = 1.0,
@@ -92,7 +115,18 @@ class Ramp(Block):
 
     Ports
     -----
-    out  y   scalar
+    out  y   scalar [unit]; time only
+
+    Parameters
+    ----------
+    slope : float
+        :math:`s` [unit/s].
+    start_s : float
+        Start :math:`t_0` [s] (a time event).
+    initial : float
+        :math:`y_0`, the value up to ``start_s``.
+    unit : str, optional
+        Unit of ``y``.
     """
 
     def __init__(self, name: str, slope: float = 1.0, start_s: float = 0.0,
@@ -112,7 +146,20 @@ class Sine(Block):
 
     Ports
     -----
-    out  y   scalar
+    out  y   scalar [unit]; time only
+
+    Parameters
+    ----------
+    amplitude : float
+        :math:`A` [unit].
+    frequency_hz : float
+        :math:`f` [Hz].
+    phase_rad : float
+        :math:`\\varphi` [rad].
+    bias : float
+        :math:`b` [unit].
+    unit : str, optional
+        Unit of ``y``.
     """
 
     def __init__(self, name: str, amplitude: float = 1.0, frequency_hz: float = 1.0,
@@ -138,7 +185,22 @@ class Pulse(Block):
 
     Ports
     -----
-    out  y   scalar
+    out  y   scalar [unit]; time only
+
+    Parameters
+    ----------
+    period_s : float
+        :math:`T` [s], > 0.
+    duty : float
+        Fraction of the period at ``amplitude``, in (0, 1).
+    amplitude : float
+        :math:`A` [unit].
+    delay_s : float
+        :math:`d`, the first rising edge [s].
+    stop_s : float, optional
+        :math:`t_\\mathrm{stop}`, the end of the pulse train [s] (default: none).
+    unit : str, optional
+        Unit of ``y``.
     """
 
     def __init__(self, name: str, period_s: float, duty: float = 0.5, amplitude: float = 1.0,
@@ -172,11 +234,20 @@ class Pulse(Block):
 
 
 class ClosedFormSource(Block):
-    """Output ``fn(t)``: any closed-form signal of time.
+    """Any closed-form signal of time: :math:`y = f(t)`.
 
     Ports
     -----
-    out  y   shape as given
+    out  y   shape ``shape`` [unit]; time only
+
+    Parameters
+    ----------
+    fn : callable
+        :math:`f`: the time [s] to the value (a float, or an array of ``shape``).
+    shape : tuple
+        Shape of ``y`` (default scalar).
+    unit : str, optional
+        Unit of ``y``.
     """
 
     def __init__(self, name: str, fn: Any, shape: Any = (), unit: str | None = None) -> None:
@@ -186,7 +257,12 @@ class ClosedFormSource(Block):
 
 
 class TimeSource(Block):
-    """The simulation time in seconds. Ports: out ``t`` [s]."""
+    """The simulation time: :math:`y = t`.
+
+    Ports
+    -----
+    out  t   scalar [s]; time only
+    """
 
     def __init__(self, name: str) -> None:
         super().__init__(name)

@@ -169,7 +169,20 @@ class Table1D(Block):
     Ports
     -----
     in   u   scalar [unit_in]
-    out  y   scalar, or (k,) when ``y`` has shape (n, k) [unit_out]; feedthrough
+    out  y   scalar, or (k,) when ``y`` has shape (n, k) [unit_out]; feedthrough from u
+
+    Parameters
+    ----------
+    x : array_like
+        Breakpoints :math:`x_i`, strictly increasing, at least 2.
+    y : array_like
+        Values :math:`y_i`, shape (n,) or (n, k) for n breakpoints.
+    interpolation : str
+        ``"linear"`` (default), ``"nearest"`` or ``"previous"``.
+    extrapolation : str
+        ``"clip"`` (default), ``"linear"`` or ``"error"``.
+    unit_in, unit_out : str, optional
+        Units of ``u`` and ``y``.
     """
 
     def __init__(self, name: str, x: Any, y: Any, interpolation: str = "linear",
@@ -241,6 +254,17 @@ class Table2D(Block):
     in   u0  scalar [unit_in0]
     in   u1  scalar [unit_in1]
     out  y   scalar [unit_out]; feedthrough from both
+
+    Parameters
+    ----------
+    x, y : array_like
+        Breakpoints along :math:`u_0` and :math:`u_1`, strictly increasing, at least 2.
+    z : array_like
+        Values, shape (len(x), len(y)).
+    extrapolation : str
+        ``"clip"`` (default), ``"linear"`` or ``"error"``.
+    unit_in0, unit_in1, unit_out : str, optional
+        Units of ``u0``, ``u1`` and ``y``.
     """
 
     def __init__(self, name: str, x: Any, y: Any, z: Any, extrapolation: str = "clip",
@@ -318,6 +342,21 @@ class FromArrays(Block):
     Ports
     -----
     out  y   scalar for ``values`` of shape (n,), (k,) for (n, k) [unit]; time only
+
+    Parameters
+    ----------
+    t : array_like
+        Instants :math:`t_i` [s], nondecreasing (a repeated instant is a step).
+    values : array_like
+        Samples :math:`v_i`, shape (n,) or (n, k).
+    interpolation : str
+        ``"linear"`` (default) or ``"previous"``.
+    extrapolation : str
+        ``"hold"`` (default) or ``"error"``.
+    unit : str, optional
+        Unit of ``y``.
+    dtype : type
+        ``float`` (default), an integer type or ``bool`` (with ``"previous"``).
     """
 
     def __init__(self, name: str, t: Any, values: Any, interpolation: str = "linear",
@@ -438,11 +477,28 @@ class FromFile(FromArrays):
     ``columns`` picks the played columns: a name gives a scalar output, a list
     of names a vector in that order, ``None`` every column except
     ``time_column`` (a scalar if there is only one).  Interpolation and
-    extrapolation as in :class:`FromArrays`.
+    extrapolation as in :class:`FromArrays`: with the rows :math:`(t_i, v_i)`,
+    :math:`y(t) = v_i + \frac{t - t_i}{t_{i+1} - t_i}(v_{i+1} - v_i)` (``"linear"``)
+    or :math:`y(t) = v_i` (``"previous"``) for :math:`t_i \le t < t_{i+1}`.
 
     Ports
     -----
     out  y   scalar or (k,) [unit]; time only
+
+    Parameters
+    ----------
+    path : str or Path
+        The CSV file (``#`` starts a comment).
+    time_column : str
+        Name of the time column [s] (default ``"time"``).
+    columns : str, list of str or None
+        The played columns (above).
+    interpolation, extrapolation : str
+        As :class:`FromArrays`.
+    unit : str, optional
+        Unit of ``y``.
+    delimiter : str
+        Column separator (default ``","``).
     """
 
     def __init__(self, name: str, path: str | Path, time_column: str = "time",
