@@ -181,4 +181,189 @@ def test_mkdocs_build_strict(tmp_path):
     for page in PAGES:
         html = out / (page[:-3] + "/index.html" if page != "index.md" else "index.html")
         assert html.exists(), f"{page} was not built"
+    for mod in core_blocks():  # the generated block reference: no raw LaTeX or RST left
+        html = (out / "reference" / mod / "index.html").read_text()
+        assert "<h2 id=" in html and "Ports" in html, mod
+        assert not re.search(r":math:|``|\\(frac|dot|math|le)\b", html), mod
+    pid = (out / "reference" / "pid" / "index.html").read_text()
+    assert 'id="discretepid"' in pid and "tunable" in pid \
+        and "I\u0307 = k\u1d62 e" in pid  # İ = kᵢ e
+    assert not (out / "hooks").exists()  # the hook modules are not published
     shutil.rmtree(out)
+
+
+# ------------------------------------------------------------------ block reference
+def _hooks():
+    """The docs hook modules (``docs/hooks``): block_reference, numpydoc_md, latex_text."""
+    sys.path.insert(0, str(DOCS / "hooks"))
+    try:
+        import block_reference
+        import latex_text
+        import numpydoc_md
+    finally:
+        sys.path.remove(str(DOCS / "hooks"))
+    return block_reference, numpydoc_md, latex_text
+
+
+def core_blocks() -> dict[str, list[type]]:
+    """Public Block subclasses of every module ``blocks/<name>.py`` (not subpackages),
+    found here independently of the hook."""
+    import pkgutil
+
+    import blocks
+    from cosim import Block
+    out = {}
+    for m in pkgutil.iter_modules(blocks.__path__):
+        if m.ispkg or m.name.startswith("_"):
+            continue
+        mod = importlib.import_module(f"blocks.{m.name}")
+        found = [c for n, c in vars(mod).items()
+                 if isinstance(c, type) and issubclass(c, Block)
+                 and c.__module__ == mod.__name__ and not n.startswith("_")]
+        if found:
+            out[m.name] = found
+    return out
+
+
+def test_core_library_modules_are_found():
+    mods = core_blocks()
+    assert {"sources", "math", "continuous", "discrete", "pid", "tables", "lti"} <= set(mods)
+    assert {c.__name__ for c in mods["pid"]} == {"PID", "DiscretePID"}
+
+
+def test_every_block_docstring_has_ports_with_units_an_equation_and_its_arguments():
+    """What the reference needs from a docstring: a Ports table whose rows give units
+    and name every port the class declares by name, an equation, and every constructor
+    argument in its Parameters section."""
+    import inspect
+    br, nd, _ = _hooks()
+    problems = []
+    for mod, classes in core_blocks().items():
+        for cls in classes:
+            where = f"blocks.{mod}.{cls.__name__}"
+            doc = nd.parse(cls.__doc__)
+            try:
+                rows = nd.ports(doc.sections.get("Ports", ""))
+            except ValueError as exc:
+                problems.append(f"{where}: Ports: {exc}")
+                continue
+            if not rows:
+                problems.append(f"{where}: no Ports section")
+            problems += [f"{where}: port {r.names!r} has no [unit]" for r in rows
+                         if not re.search(r"\[[^\]]+\]", r.description)]
+            listed = {n for r in rows for n in r.literal_names()}
+            ranged = [r.names for r in rows if ".." in r.names]
+            problems += [f"{where}: port {n!r} is declared but not in its Ports table"
+                         for n in sorted(br.declared_port_names(cls) - listed)
+                         if not any(n.rstrip("0123456789") == g.split()[0].rstrip("0123456789")
+                                    for g in ranged)]
+            if ":math:" not in (cls.__doc__ or "") and ".. math::" not in (cls.__doc__ or ""):
+                problems.append(f"{where}: no equation (.. math:: or :math:)")
+            documented = {n.lstrip("*") for n in nd.parameters(doc.sections.get("Parameters",
+                                                                               ""))}
+            args = [p for p in inspect.signature(cls).parameters if p != "name"]
+            problems += [f"{where}: argument {a!r} not in its Parameters section"
+                         for a in args if a not in documented]
+    assert not problems, "\n".join(problems)
+
+
+def test_reference_has_a_section_for_every_block_and_is_in_the_nav():
+    br, _, _ = _hooks()
+    pages = br.Reference().pages()
+    nav = (ROOT / "mkdocs.yml").read_text()
+    assert "reference/index.md" in pages and "reference/index.md" in nav
+    for mod, classes in core_blocks().items():
+        page = f"reference/{mod}.md"
+        assert page in pages, f"blocks.{mod} has no reference page"
+        assert page in nav, f"{page} is not in mkdocs.yml nav"
+        for cls in classes:
+            section = pages[page].split(f"\n## {cls.__name__}\n", 1)
+            assert len(section) == 2, f"{cls.__name__} missing from {page}"
+            body = section[1].split("\n## ", 1)[0]
+            assert "**Ports**" in body and ("| in |" in body or "| out |" in body), cls
+            assert f"[`{cls.__name__}`]({mod}.md#{cls.__name__.lower()})" in \
+                pages["reference/index.md"]
+
+
+#: Constructor arguments that build each block (to compare the parameters the reference
+#: finds in the source with those a built block declares); a new block needs a line here.
+BUILD_ARGS = {
+    "Constant": (2.0,), "Step": (), "Ramp": (), "Sine": (), "Pulse": (0.1,),
+    "ClosedFormSource": (lambda t: t,), "TimeSource": (),
+    "Gain": (2.0,), "Sum": (), "Product": (), "Saturation": (-1.0, 1.0),
+    "DeadZone": (-1.0, 1.0), "Switch": (), "UnitConversion": ("rpm", "rad/s"), "Mux": (2,),
+    "Demux": (2,), "RateLimiter": (1.0, 1.0, 0.1), "Relay": (1.0, 0.0, 1.0, 0.0, 0.1),
+    "Abs": (), "MinMax": (),
+    "Integrator": (), "FilteredDerivative": (10.0,),
+    "ZeroOrderHold": (0.1,), "RateTransition": (0.1,), "UnitDelay": (0.1,),
+    "DiscreteIntegrator": (0.1,), "DiscreteStateSpace": ([[0.5]], [[1.0]], [[1.0]], [[0.0]], 0.1),
+    "DiscreteTransferFunction": ([1.0], [1.0, -0.5], 0.1),
+    "PID": (1.0, 1.0, 0.1, 100.0), "DiscretePID": (0.01, 1.0, 1.0, 0.1),
+    "Table1D": ([0.0, 1.0], [0.0, 2.0]), "Table2D": ([0.0, 1.0], [0.0, 1.0], [[0, 1], [1, 2]]),
+    "FromArrays": ([0.0, 1.0], [0.0, 1.0]), "FromFile": (None,),
+    "StateSpace": ([[-1.0]], [[1.0]], [[1.0]]), "TransferFunction": ([1.0], [1.0, 1.0]),
+    "FirstOrderLag": (0.5,), "Terminator": (),
+}
+
+
+def test_reference_tunable_parameters_are_those_the_blocks_declare(tmp_path):
+    br, _, _ = _hooks()
+    csv = tmp_path / "data.csv"
+    csv.write_text("time,v\n0,0\n1,1\n")
+    for classes in core_blocks().values():
+        for cls in classes:
+            assert cls.__name__ in BUILD_ARGS, f"add constructor arguments of {cls.__name__}"
+            args = [csv if a is None else a for a in BUILD_ARGS[cls.__name__]]
+            if cls.__name__ == "Relay":
+                block = cls("b", *args[:4], period_s=args[4])
+            else:
+                block = cls("b", *args)
+            found = {t.name for t in br.tunable_parameters(cls)}
+            assert found == set(block.parameters), (cls.__name__, found, set(block.parameters))
+
+
+def test_tunable_parameters_read_from_literals_and_loops():
+    br, _, _ = _hooks()
+    from blocks.pid import PID
+    from blocks.sources import Constant, Step
+    assert [(t.name, t.unit) for t in br.tunable_parameters(PID)] == [
+        ("kp", None), ("ki", None), ("kd", None), ("tracking_gain", "1/s")]
+    assert [(t.name, t.unit) for t in br.tunable_parameters(Constant)] == [
+        ("value", "from argument unit")]
+    assert br.tunable_parameters(Step) == []
+
+
+def test_latex_as_text():
+    _, _, lt = _hooks()
+    assert lt.inline(r"\dot x = A x + B u") == "x\u0307 = A x + B u"
+    assert lt.inline(r"x_{k+1} = \frac{T}{2}(u_k + u_{k-1})") == "xₖ₊₁ = T/2 (uₖ + uₖ₋₁)"
+    assert lt.inline(r"t_\mathrm{off} \le \tau, \; e^{A T}") == "t_off ≤ τ, e^(A T)"
+    assert lt.inline(r"\sqrt{k_d/k_i}") == "√(k_d/kᵢ)"
+    assert lt.inline(r"s = \begin{cases} 1 & u > 0 \\ 0 & \text{otherwise} \end{cases}") \
+        == "s = { 1 if u > 0; 0 otherwise }"
+    assert lt.display(r"a &= b + c \\ dd &= e") == [" a = b + c", "dd = e"]
+
+
+def test_numpydoc_as_markdown():
+    _, nd, _ = _hooks()
+    doc = nd.parse('''Summary with :math:`y = K u`.
+
+    .. math:: \\dot x = u
+
+    See :class:`~blocks.pid.PID` and ``code``.
+
+    Ports
+    -----
+    in   u   scalar [m]
+    out  y   scalar [m/s];
+             feedthrough from u
+    ''')
+    md = nd.markdown(doc.body, link=lambda name: "pid.md#pid" if name == "PID" else None)
+    assert md.splitlines() == ["Summary with `y = K u`.", "", "```text", "x\u0307 = u", "```",
+                               "", "See [`PID`](pid.md#pid) and `code`."]
+    rows = nd.ports(doc.sections["Ports"])
+    assert [(r.direction, r.names, r.description) for r in rows] == [
+        ("in", "u", "scalar [m]"), ("out", "y", "scalar [m/s]; feedthrough from u")]
+    assert nd.cell("a | b :math:`|u|`") == "a \\| b `|u|`"
+    with pytest.raises(ValueError, match="not a Ports row"):
+        nd.ports("inputs: u")
