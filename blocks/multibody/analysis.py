@@ -9,17 +9,36 @@
   (the convention of the block's reaction outputs): the actuator effort of a
   driver (torque of an angle driver, force of a slide driver, ``-2 L F`` of a
   distance driver since ``Phi = |d|^2 - L^2``).
-* :func:`linearize` — ``x' = A x + B u`` about ``(q0, v0)`` in minimal
-  coordinates: orthonormal bases ``Nq`` of the null space of the holonomic
-  rows of ``J`` and ``N`` of all rows (nonholonomic constraints restrict
-  velocities, not positions), positions ``q(xi) = project(displace(q0, Nq
-  xi))``, velocities ``v = project(v0 + N eta)``, ``x = (xi, eta)``; central
-  differences of the constrained dynamics, with ``eta' = N' (v' - C xi')``
-  where ``C = dv/dxi`` is the velocity correction that keeps a perturbed
-  state consistent (non-zero for moving operating points).  Eigenvalues of
-  ``A`` are the mechanism's modes (plus zeros for cyclic coordinates).
-  Limitation: spatial bodies must not rotate at the operating point
-  (refused with an error; planar bodies and translating motions are fine).
+* :func:`linearize` — ``x' = A x`` about an equilibrium or a *steady motion*
+  ``(q0, v0)`` in minimal coordinates, in the *global chart*: a perturbation is
+  a displacement ``d`` (translations, and rotations of spatial bodies as global
+  rotation vectors, ``A = exp(~d_rot) A0``) and a velocity change ``w`` (linear
+  and angular velocities in global components).  Orthonormal bases ``Nq`` of
+  the null space of the holonomic rows of ``J G`` and ``N`` of all rows
+  (``G`` maps global-chart increments to the velocity variables: ``A0'`` on the
+  rotation block of a spatial body; nonholonomic rows restrict velocities, not
+  positions); positions ``q(xi) = project(displace(q0, G Nq xi))``, velocities
+  ``v = project(G(q) (w0 + N eta))``, ``x = (xi, eta)``.  With
+  ``A = exp(~d) A0(t)`` and ``A' = A ~w_b``: ``d' = A0 (w_b - w_b0) = dw - d x w0``
+  to first order (``dw`` the change of the global angular velocity: a motion turned
+  as a whole by a fixed ``d`` has ``dw = d x w0`` and ``d' = 0``), and
+  ``d(A w_b)/dt = A w_b'̇``, so::
+
+      xi'  = Nq' (dw + W0 Nq xi),        eta' = N' (w' - C xi')
+
+  with ``W0`` the skew matrices of the spatial bodies' global angular velocities
+  (the transport term of the chart) and ``C = dw/dxi`` the velocity correction that
+  keeps a perturbed state consistent; the rest by central differences of the
+  constrained dynamics.  A
+  steady motion is one whose global velocities are constant (``w0' = 0``): a
+  wheel or disk rolling straight, a bicycle at speed, a top spinning upright;
+  the coordinates that change along it (distance travelled, spin angles) are
+  cyclic for axisymmetric spinning bodies, so ``A`` does not depend on the
+  instant, and they show as zero eigenvalues.  Checked against the rolling
+  disk's closed form (stable above ``v^2 = g R / 3``).  Limitations: the
+  operating point must be a steady motion in this sense (a steady turn, whose
+  velocities rotate, needs a rotating frame: not built); a body spinning about
+  an axis that is not a symmetry axis makes ``A`` depend on the instant.
 """
 
 from __future__ import annotations
@@ -32,6 +51,7 @@ from scipy.linalg import null_space
 from cosim.errors import BuildError
 
 from .formulations import Formulation
+from .geometry import tilde
 
 
 def _require_driven(mech: Any, t: float) -> None:
@@ -74,11 +94,37 @@ def inverse_dynamics(mech: Any, times: Any, loads: Any = None) -> dict[str, Any]
     return kin
 
 
+def _rotations(mech: Any, q: np.ndarray) -> list:
+    """``(iv of the angular velocity, A)`` of every spatial body at ``q``."""
+    from .geometry import quat_matrix
+    return [(b.iv + 3, quat_matrix(q[b.iq + 3:b.iq + 7])) for b in mech.moving
+            if b.kind == "spatial"]
+
+
+def _to_global(mech: Any, q: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """Body-frame angular velocities (and their rates) of spatial bodies to global."""
+    out = np.array(v, float)
+    for i, A in _rotations(mech, q):
+        out[i:i + 3] = A @ v[i:i + 3]
+    return out
+
+
+def _to_body(mech: Any, q: np.ndarray, w: np.ndarray) -> np.ndarray:
+    out = np.array(w, float)
+    for i, A in _rotations(mech, q):
+        out[i:i + 3] = A.T @ w[i:i + 3]
+    return out
+
+
 def linearize(mech: Any, q0: Any = None, v0: Any = None, t: float = 0.0,
               form: Any = None, loads: dict | None = None, eps: float = 1e-6) -> dict:
-    """``A`` (and the basis ``N``) of the constrained dynamics about ``(q0, v0)``.
+    """``A`` (and the bases ``Nq``, ``N``) of the constrained dynamics about ``(q0, v0)``,
+    an equilibrium or a steady motion (module docstring).
 
     Defaults: the mechanism's initial positions and velocities (made consistent).
+    Returns ``A``, ``eigenvalues``, ``Nq``, ``N`` (global chart), ``q0``, ``v0`` and
+    ``steady``: ``max |w0'|`` at the operating point (0 for a steady motion; a value of
+    the order of the accelerations says the operating point is not one).
     """
     mech.finalize()
     form = form or Formulation("lagrange")
@@ -86,40 +132,43 @@ def linearize(mech: Any, q0: Any = None, v0: Any = None, t: float = 0.0,
     v0 = mech.v0.copy() if v0 is None else np.asarray(v0, float)
     q0, _ = mech.project_positions(q0, t)
     v0 = mech.project_velocities(q0, v0, t)
-    for b in mech.moving:
-        if b.kind == "spatial":
-            w = v0[b.iv + 3:b.iv + 6]
-            if np.max(np.abs(w)) > 1e-12:
-                raise BuildError(
-                    f"linearize: spatial body '{b.name}' rotates at the operating point "
-                    f"(|w| = {np.linalg.norm(w):.3g} rad/s); linearizing about rotating spatial "
-                    "bodies is not supported (the body-frame chart misses the rotation of the "
-                    "perturbation): linearize about an equilibrium, or simulate small "
-                    "perturbations instead")
+    w0 = _to_global(mech, q0, v0)
+    G0 = _to_body(mech, q0, np.eye(mech.nv))  # global-chart increments -> velocity variables
     _, J, _, _ = mech.constraints(q0, v0, t)
-    Nq = null_space(J[mech.holonomic]) if mech.holonomic.any() else np.eye(mech.nv)
-    Nv = null_space(J) if J.shape[0] else np.eye(mech.nv)
+    Jg = J @ G0
+    Nq = null_space(Jg[mech.holonomic]) if mech.holonomic.any() else np.eye(mech.nv)
+    Nv = null_space(Jg) if J.shape[0] else np.eye(mech.nv)
     fq, fv = Nq.shape[1], Nv.shape[1]
 
     def state(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        q, _ = mech.project_positions(mech.displace(q0, Nq @ x[:fq]), t)
-        return q, mech.project_velocities(q, v0 + Nv @ x[fq:], t)
+        q, _ = mech.project_positions(mech.displace(q0, G0 @ (Nq @ x[:fq])), t)
+        v = mech.project_velocities(q, _to_body(mech, q, w0 + Nv @ x[fq:]), t)
+        return q, v
 
     def rhs(x: np.ndarray) -> np.ndarray:
         q, v = state(x)
         vd, _ = mech.accelerations(q, v, t, form, loads)
-        return np.concatenate([Nq.T @ v, vd])
+        return np.concatenate([Nq.T @ _to_global(mech, q, v), _to_global(mech, q, vd)])
 
     n = fq + fv
     D = np.empty((fq + mech.nv, n))
-    C = np.empty((mech.nv, fq))  # dv/dxi: the velocity correction that keeps v consistent
+    C = np.empty((mech.nv, fq))  # dw/dxi: the velocity correction that keeps w consistent
     for k in range(n):
         e = np.zeros(n)
         e[k] = eps
         D[:, k] = (rhs(e) - rhs(-e)) / (2 * eps)
         if k < fq:
-            C[:, k] = (state(e)[1] - state(-e)[1]) / (2 * eps)
-    # eta' = N' (v' - C xi'): the part of the acceleration not due to the correction
-    A = np.vstack([D[:fq], Nv.T @ (D[fq:] - C @ D[:fq])])
+            qp, vp = state(e)
+            qm, vm = state(-e)
+            C[:, k] = (_to_global(mech, qp, vp) - _to_global(mech, qm, vm)) / (2 * eps)
+    # xi' gains the chart's transport term W0 d (d = Nq xi): dw - d x w0 = dw + w0 x d
+    W0 = np.zeros((mech.nv, mech.nv))
+    for i, _ in _rotations(mech, q0):
+        W0[i:i + 3, i:i + 3] = tilde(w0[i:i + 3])
+    Dq = D[:fq].copy()
+    Dq[:, :fq] += Nq.T @ W0 @ Nq
+    # eta' = N' (w' - C xi'): the part of the acceleration not due to the correction
+    A = np.vstack([Dq, Nv.T @ (D[fq:] - C @ Dq)])
+    steady = float(np.max(np.abs(rhs(np.zeros(n))[fq:]), initial=0.0))
     return {"A": A, "N": Nv, "Nq": Nq, "eigenvalues": np.linalg.eigvals(A), "q0": q0,
-            "v0": v0}
+            "v0": v0, "steady": steady}

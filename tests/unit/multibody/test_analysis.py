@@ -59,3 +59,32 @@ def test_linearized_pendulum_frequency():
     np.testing.assert_allclose(sorted(ev.imag), [-w, w], rtol=1e-6)
     np.testing.assert_allclose(ev.real, 0.0, atol=1e-6)
     assert lin["N"].shape == (3, 1)
+
+
+def _sorted(z):
+    """Complex numbers by imaginary, then real part (robust to rounding signs)."""
+    return np.array(sorted(z, key=lambda x: (round(x.imag, 6), round(x.real, 6))))
+
+
+@pytest.mark.parametrize("ratio", [0.5, 0.9, 1.1, 2.0])
+def test_linearized_sleeping_top_is_rouths(ratio):
+    """A symmetric top spinning upright at n on a spherical pivot (a steady motion: its
+    spin angle is cyclic).  Routh: the two circular modes of the tilt have
+    w = (C n +- sqrt(C^2 n^2 - 4 I1 m g l)) / (2 I1), I1 = B + m l^2, so the top sleeps
+    (all eigenvalues imaginary) exactly for C^2 n^2 > 4 I1 m g l."""
+    m, l, B, C = 1.0, 0.1, 0.004, 0.006
+    I1 = B + m * l * l
+    n = ratio * math.sqrt(4 * I1 * m * G * l) / C
+    mech = Mechanism("top", dim=3, gravity=(0.0, 0.0, -G))
+    top = mech.add_body("top", m, (B, B, C), (0.0, 0.0, l), np.eye(3),
+                        angular_velocity=(0.0, 0.0, n))
+    top.marker("tip", (0.0, 0.0, -l))
+    mech.add_joint("spherical", "pivot", "ground.O", "top.tip")
+    lin = linearize(mech)
+    disc = np.sqrt(complex(C * C * n * n - 4 * I1 * m * G * l))
+    w = np.array([(C * n + disc) / (2 * I1), (C * n - disc) / (2 * I1)])
+    expected = _sorted(np.concatenate([1j * w, -1j * w]))
+    ev = lin["eigenvalues"]
+    big = _sorted(ev[np.abs(ev) > 1e-3])
+    np.testing.assert_allclose(big, expected, rtol=1e-6)
+    assert (np.max(np.abs(big.real)) < 1e-6) == (ratio > 1)  # sleeps above the limit

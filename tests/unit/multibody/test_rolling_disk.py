@@ -200,12 +200,24 @@ def test_a_disk_at_rest_falls_over_as_the_linearization_says():
     np.testing.assert_allclose(lin["eigenvalues"].imag, 0.0, atol=1e-6)
 
 
-def test_linearize_refuses_a_spinning_disk():
-    """linearize's body-frame chart misses the rotation of the perturbation about a spinning
-    body (at 2 v_c it gave real eigenvalues +-3.72 for a stable motion): refused, with why."""
-    from cosim.errors import BuildError
-    with pytest.raises(BuildError, match="spatial body 'disk' rotates at the operating point"):
-        linearize(_upright(2.0 * V_CRIT))
+@pytest.mark.parametrize("ratio", [0.5, 0.9, 1.1, 2.0])
+def test_linearization_about_steady_rolling_gives_the_lean_mode(ratio):
+    """Linearized about upright rolling at v (the disk spins at v / R): the lean mode
+    lambda^2 = 4 (g - 3 v^2 / R) / (5 R) of the closed form, real below the critical
+    speed and imaginary above it; every other eigenvalue is a cyclic coordinate's zero
+    (position, heading, spin).  Before issue 24 linearize refused rotating spatial
+    bodies (its body-frame chart missed the chart's transport term: at 2 v_c it gave
+    real eigenvalues +-3.72 for a stable motion)."""
+    lin = linearize(_upright(ratio * V_CRIT))
+    ev = lin["eigenvalues"]
+    assert lin["steady"] < 1e-12  # a steady motion: constant global velocities
+    lam = np.sqrt(complex(_lambda2(ratio * V_CRIT)))
+    big = ev[np.abs(ev) > 1e-3]
+    key = sorted(big, key=lambda z: (round(z.imag, 6), round(z.real, 6)))
+    np.testing.assert_allclose(key, sorted([lam, -lam], key=lambda z: (z.imag, z.real)),
+                               rtol=1e-6)
+    assert np.max(np.abs(ev[np.abs(ev) <= 1e-3])) < 1e-4  # 6 zeros (finite differences)
+    assert len(big) == 2
 
 
 @pytest.mark.parametrize("ratio", [0.5, 0.9, 1.1, 2.0])
