@@ -78,6 +78,7 @@ threads of backends and writer threads feed or drain queues); the clock is
 
 from __future__ import annotations
 
+import os
 import queue
 import threading
 import time
@@ -142,6 +143,16 @@ class VirtualClock:
         """Called by the runner after each frame's advance: spend its cost."""
         self.t += int(self.cost(self.frame))
         self.frame += 1
+
+
+def _cpu_jiffies() -> tuple[int, int] | None:
+    """(steal, total) jiffies of all CPUs from ``/proc/stat`` (None off Linux)."""
+    try:
+        with open("/proc/stat", encoding="ascii") as f:
+            v = [int(x) for x in f.readline().split()[1:]]
+    except (OSError, ValueError):
+        return None
+    return (v[7] if len(v) > 7 else 0), sum(v)
 
 
 # ------------------------------------------------------------------- runner
@@ -312,6 +323,7 @@ class RealTimeRunner:
         io = self.io_objects()
         self._suppress = [o for o in io if hasattr(o, "suppress_io")]
         self.setup = None
+        jiffies0 = _cpu_jiffies()
         try:
             with self.settings:
                 self.setup = self.settings.report()
@@ -332,6 +344,12 @@ class RealTimeRunner:
                 self._stop.clear()
             if tel.stream is not None:
                 tel.stream.close()
+            jiffies1 = _cpu_jiffies()
+            if jiffies0 and jiffies1 and jiffies1[1] > jiffies0[1]:
+                hz = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+                steal = jiffies1[0] - jiffies0[0]
+                tel.steal = {"ms": 1e3 * steal / hz,
+                             "fraction": steal / (jiffies1[1] - jiffies0[1])}
         try:
             res = self.sim.finish(error)  # the writers drain their queues and close
         except Exception as exc:  # a writer thread's error that surfaced at the end

@@ -216,6 +216,8 @@ class Telemetry:
         #: the stream writers' ``stats()`` at the end of the run (:func:`recording_summary`)
         self.writers: list = []
         self.stream: TelemetryStream | None = None
+        #: CPU time the hypervisor took from this VM during the run (``/proc/stat`` steal)
+        self.steal: dict | None = None
         self._t = [0.0] * self.ring
         self._lat = [0] * self.ring
         self._ex = [0] * self.ring
@@ -311,6 +313,8 @@ class Telemetry:
              "recording": recording_summary(self.writers)}
         if self.stream is not None:
             d["telemetry_csv"] = self.stream.stats()
+        if self.steal is not None:
+            d["steal"] = dict(self.steal)
         return d
 
     def summary(self) -> str:

@@ -269,6 +269,11 @@ def runner_verdict(subject: str, tel: Any, budget: Budget, io: dict, *,
                        f"({terminated.get('by', '?')}: {terminated.get('reason', '')})")
     if setup is not None:
         v.notes.append(setup.get("text", ""))
+    steal = getattr(tel, "steal", None)
+    if steal and steal.get("ms", 0) > 0:
+        v.notes.append(f"the hypervisor took {steal['ms']:.0f} ms of CPU time from this VM "
+                       f"during the run ({100 * steal['fraction']:.2f} % of the CPUs' time, "
+                       "/proc/stat steal): frames due meanwhile could not run")
     return v
 
 
