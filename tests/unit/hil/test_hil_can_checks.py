@@ -285,3 +285,20 @@ def test_the_bus_monitor_reports_load_cycle_times_and_jitter():
     assert 70 < bits_per_frame < 95
     assert r["bus_load"] == pytest.approx(mon.bits / (1.6 * 500_000))
     assert "ACC_CMD 16.00 ms (cycle 16, jitter 10.00 ms, 2 off-cycle)" in mon.summary()
+
+
+def test_the_fast_udp_path_filters_before_decoding_and_keeps_kernel_timestamps():
+    """Under a flood of other ids, a receiver's backend drops them undecoded (counted)."""
+    g = _group()
+    with CanBackend("udp_multicast", g, timeout=0.0) as rx, \
+            CanBackend("udp_multicast", g, timeout=0.0) as tx:
+        t0 = time.time()
+        for _ in range(50):
+            tx.write(can.Message(arbitration_id=0x7E0, data=bytes(8), is_extended_id=False))
+        tx.write(DB.encode("ACC_CMD", {"throttle": 0.5, "brake_torque": 10.0}))
+        got, deadline = [], time.monotonic() + 2.0
+        while not got and time.monotonic() < deadline:
+            got = rx.read_available(accept={(0x200, False)})
+        assert [m.arbitration_id for m in got] == [0x200] and rx.filtered == 50
+        assert t0 - 1.0 < got[0].timestamp <= time.time()  # the kernel's receive time
+        assert rx.counters.frames_in == 1
