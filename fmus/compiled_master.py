@@ -278,10 +278,13 @@ class CompiledLoop:
                                        ctypes.byref(sub), ctypes.byref(where))
             done += got
             master.t += got * H
-            if streamed:
+            if streamed:  # each row streams with its own time (the writers read master.t)
+                t_chunk_end = master.t
                 for j in range(got):
-                    times.append((master.t - (got - 1 - j) * H) * _NS)
+                    master.t = t_chunk_end - (got - 1 - j) * H
+                    times.append(master.t * _NS)
                     rows.append(list(view[j]))
+                master.t = t_chunk_end
             if status.value:
                 break
         wall = _time.perf_counter() - wall0

@@ -375,6 +375,16 @@ def _right_limits(t: np.ndarray) -> np.ndarray:
 def compare(case: Case, res: Any, path: Path | None = None) -> tuple[float, list[str]]:
     """``(error, checked outputs)``: the case's error measure over the recorded outputs
     the reference has (at the right limits of events), exact comparison for integers."""
+    times = np.asarray(res.time, dtype=float)
+    if times.size > 1 and np.any(np.diff(times) < 0):
+        raise AssertionError(f"{case.id}: the time column goes back (at sample "
+                             f"{int(np.argmax(np.diff(times) < 0)) + 1})")
+    grid = np.arange(0.0, case.t_end + case.step / 2, case.step)
+    if case.model != "Stair":  # Stair ends the run at 9 s (terminateSimulation)
+        missing = [g for g in grid if not np.any(np.isclose(times, g, rtol=0, atol=1e-9))]
+        if missing:
+            raise AssertionError(f"{case.id}: no sample at t = {missing[0]:g} s of the "
+                                 f"{case.step:g} s grid ({len(missing)} grid points missing)")
     keep = _right_limits(res.time)
     for te in case.event_times():
         keep &= np.abs(np.asarray(res.time) - te) > 1e-6
