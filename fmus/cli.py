@@ -108,7 +108,8 @@ def add_parser(sub: Any) -> None:
                    help="generated C: interfaces to export")
     e.add_argument("--integrator", default="rk4",
                    help="generated C co-simulation integrator (rk4, heun, midpoint, euler, zoh)")
-    e.add_argument("--step", type=float, help="internal fixed step [s]")
+    e.add_argument("--step", type=float,
+                   help="internal fixed step [s] (default: the model file's SIMULATION dt)")
     e.add_argument("--solver", default="rk4", help="--via python: internal solver")
     e.add_argument("--model-name")
     for p in (f, i, v, s, e):
@@ -679,18 +680,21 @@ def cmd_export(args: argparse.Namespace) -> int:
         path = export_python_fmu(model, args.out, **kw)
     else:
         from .export import export_fmu
+        defaults: dict = {}
         if ":" in model and not os.path.isfile(model):
             from .pyslave import load_factory
             diagram = load_factory(model)
         else:
             from cosim.cli import load_model
-            diagram, _ = load_model(model, args.function)
+            diagram, defaults = load_model(model, args.function)
         out = args.out
         if not out.endswith(".fmu"):
             os.makedirs(out, exist_ok=True)
             out = os.path.join(out, f"{args.model_name or diagram.name}.fmu")
+        # the model file's SIMULATION step is the FMU's internal step unless --step says
+        step = args.step if args.step is not None else defaults.get("dt")
         path = export_fmu(diagram, out, f"{args.fmi}.0", args.kind,
                           model_name=args.model_name, integrator=args.integrator,
-                          step=args.step)
+                          step=step)
     print(f"wrote {path}")
     return 0
