@@ -24,8 +24,8 @@ Example
 
 from __future__ import annotations
 
-import time as _time
 import warnings
+from time import perf_counter as _perf
 from typing import Any
 
 import numpy as np
@@ -381,16 +381,16 @@ class MasterScheduler(ResultsRecorder, LoopSettler):
                     polys[inp] = c
 
     def step_subsystem(self, s: Any, t0: int, h: int) -> None:
-        w = _time.perf_counter()
+        w = _perf()
         s.do_step(t0, h)
-        self.wall[s.name] += _time.perf_counter() - w
+        self.wall[s.name] += _perf() - w
         self.steps[s.name] += 1
 
     def refresh_subsystem(self, s: Any) -> None:
         """Recompute ``s``'s outputs for new inputs (timed as the subsystem's work)."""
-        w = _time.perf_counter()
+        w = _perf()
         s.refresh_outputs()
-        self.wall[s.name] += _time.perf_counter() - w
+        self.wall[s.name] += _perf() - w
 
     def collect(self, s: Any, t_end: int) -> None:
         """Publish ``s``'s outputs now if its step ends within this macro step, else later."""
@@ -567,16 +567,16 @@ class MasterScheduler(ResultsRecorder, LoopSettler):
             times = [self.t * _NS]
             rows = self._rows()
             rows.append(self._snapshot_outputs())
-            wall0 = _time.perf_counter()
+            wall0 = _perf()
             k = run_controlled(self, end, times, rows)
-            return self._results(times, rows, _time.perf_counter() - wall0, k)
+            return self._results(times, rows, _perf() - wall0, k)
         if (end - self.t) % (self.H * max(s.rate for s in self.subsystems)):
             raise BuildError(f"end time {t_end_s} s is not a whole number of macro steps "
                              f"H = {format_time(self.H)} (times the largest rate)")
         times = [self.t * _NS]
         rows = self._rows()
         rows.append(self._snapshot_outputs())
-        wall0 = _time.perf_counter()
+        wall0 = _perf()
         k = 0
         H = self.H
         p = max(self.input_orders.values(), default=0)
@@ -604,7 +604,7 @@ class MasterScheduler(ResultsRecorder, LoopSettler):
             rows.append(self._snapshot_outputs())
             if self._check_terminated():
                 break
-        wall = _time.perf_counter() - wall0
+        wall = _perf() - wall0
         return self._results(times, rows, wall, k, array)
 
     def _check_terminated(self) -> bool:

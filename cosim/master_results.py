@@ -9,8 +9,8 @@ step, and packs signals, per-macro-step diagnostics and provenance into a
 
 from __future__ import annotations
 
-import time as _time
 from dataclasses import dataclass
+from time import perf_counter as _perf
 from typing import Any
 
 import numpy as np
@@ -59,7 +59,7 @@ class ResultsRecorder:
         Differences of consecutive marks are the per-macro-step diagnostics (a
         step's rejected attempts count towards the accepted one).
         """
-        self._marks.append((self.t, H, _time.perf_counter(), self.iteration_total,
+        self._marks.append((self.t, H, _perf(), self.iteration_total,
                             self.last_residual, self.rejections, self.energy_total,
                             *self.wall.values()))
 
