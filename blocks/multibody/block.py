@@ -163,6 +163,10 @@ class MultibodyBlock(Block):
                 raise BuildError(f"block '{name}': the {self.form.kind} formulation needs "
                                  "project_every_s (the solver step)")
             self.declare_periodic_update(project_every_s, self._project)
+        if self.form.kind == "partitioning":  # kept while well conditioned (a state)
+            _, J0, _, _ = mech.constraints(mech.q_init, mech.v_init, 0.0)
+            self._part = self.declare_discrete_state(
+                "partition", mech.partition(J0[mech.holonomic]).astype(float))
         # contacts that need the approach speed: recorded when the contact starts
         self._impact = {}
         for e in mech.elements.values():
@@ -274,7 +278,10 @@ class MultibodyBlock(Block):
     def _project(self, ctx: Any) -> None:
         q, v = self._split(ctx)
         if self.form.kind == "partitioning":
-            q, v = self.mech.correct_partitioned(q.copy(), v.copy(), ctx.time)
+            q, v, dep = self.mech.correct_partitioned(
+                q.copy(), v.copy(), ctx.time, dep=np.asarray(ctx.discrete(self._part), int),
+                with_partition=True)
+            ctx.set_discrete(self._part, np.asarray(dep, float))
         else:
             q = self.mech.project_positions(q.copy(), ctx.time)[0]
             v = self.mech.project_velocities(q, v.copy(), ctx.time)

@@ -575,40 +575,86 @@ class Mechanism:
         column pivoting), one per independent row."""
         if J.shape[0] == 0:
             return np.zeros(0, dtype=int)
-        _, R, piv = sla.qr(J, pivoting=True, mode="economic")
+        R, piv = sla.qr(J, pivoting=True, mode="r")
         d = np.abs(np.diag(R))
         r = int(np.sum(d > 1e-9 * max(1.0, d[0])))
         return np.sort(piv[:r])
 
+    def _sparse_jacobian(self, q: np.ndarray, v: np.ndarray, t: float) -> tuple:
+        """``(Phi, J as a CSC matrix, Phi_t)`` (from the compact Jacobian when compiled)."""
+        from scipy.sparse import csc_matrix
+        t_ = self._tables
+        if t_ is not None:
+            phi, Jc, phit, _ = t_.constraints_compact(q, v, t)
+            rows = np.broadcast_to(np.arange(self.m)[:, None], (self.m, 12))[t_.jmask]
+            return phi, csc_matrix((Jc[t_.jmask], (rows, t_.jcol[:, :12][t_.jmask])),
+                                   shape=(self.m, self.nv)), phit
+        phi, J, phit, _ = self.constraints(q, v, t)
+        return phi, csc_matrix(J), phit
+
+    def _square_solver(self, Jd: Any, keep_tol: float = 1e-3):
+        """A solver for the square sparse block ``Jd`` (SuperLU) and whether its pivots
+        stay within ``keep_tol`` of each other (else None: choose a new partition)."""
+        from scipy.sparse.linalg import splu
+        if Jd.shape[0] != Jd.shape[1] or Jd.shape[0] == 0:
+            return None
+        try:
+            lu = splu(Jd.tocsc())
+        except RuntimeError:  # exactly singular
+            return None
+        d = np.abs(lu.U.diagonal())
+        return lu if d.min() >= keep_tol * d.max() else None
+
     def correct_partitioned(self, q: np.ndarray, v: np.ndarray, t: float, tol: float = 1e-12,
-                            max_iter: int = 30) -> tuple[np.ndarray, np.ndarray]:
+                            max_iter: int = 30, dep: Any = None,
+                            with_partition: bool = False) -> tuple:
         """Coordinate partitioning: with the independent coordinates held, Newton on the
         dependent ones for ``Phi = 0``, then ``J_d v_d = -(J_i v_i + Phi_t)``.
 
-        The partition is chosen afresh at every call (QR with pivoting), so it changes
-        before a pivot of ``J_d`` approaches zero, as the seed asks.
+        ``dep``: the dependent variables of the previous correction, kept while the LU
+        pivots of their square block ``J_d`` stay within 1e-3 of each other; otherwise (and
+        without ``dep``) they are chosen afresh by QR with column pivoting, so the
+        partition changes before a pivot of ``J_d`` approaches zero, as the seed asks.
+        ``J_d`` is factorized once (sparse LU, SuperLU) and reused by the Newton
+        iterations (a modified Newton).  Returns ``(q, v)``, or ``(q, v, dep)`` with
+        ``with_partition``.
         """
         hol = self.holonomic
-        _, J, _, _ = self.constraints(q, v, t)
-        dep = self.partition(J[hol])
+        allhol = bool(hol.all())
+        _, Js, _ = self._sparse_jacobian(q, v, t)
+        Jh = Js[np.flatnonzero(hol)] if not allhol else Js
+        lu = None
+        if dep is not None and len(dep) == Jh.shape[0]:
+            dep = np.asarray(dep, dtype=int)
+            lu = self._square_solver(Jh[:, dep])
+        if lu is None:
+            dep = self.partition(Jh.toarray())
+            lu = self._square_solver(Jh[:, dep], keep_tol=0.0)
+        Jd_dense = None if lu is not None else Jh[:, dep].toarray()
         for _ in range(max_iter):
-            phi, J, _, _ = self.constraints(q, np.zeros(self.nv), t)
-            phi, Jh = phi[hol], J[hol]
+            phi, Js, _ = self._sparse_jacobian(q, np.zeros(self.nv), t)
+            phi = phi[hol]
             if phi.size == 0 or np.max(np.abs(phi)) <= tol:
                 break
             step = np.zeros(self.nv)
-            step[dep] = -np.linalg.lstsq(Jh[:, dep], phi, rcond=None)[0]
+            step[dep] = -(lu.solve(phi) if lu is not None else
+                          np.linalg.lstsq(Jd_dense, phi, rcond=None)[0])
             q = self.displace(q, step)
         else:
             raise BuildError(f"mechanism '{self.name}': coordinate partitioning did not close "
                              f"the constraints at t = {t:.9g} s (residual "
                              f"{np.max(np.abs(phi)):.3g}); reduce the step")
-        _, J, phit, _ = self.constraints(q, v, t)
-        depv = self.partition(J)
+        _, Js, phit = self._sparse_jacobian(q, v, t)
+        depv = dep
+        lu_v = self._square_solver(Js[:, depv], keep_tol=0.0) if allhol else None
+        if lu_v is None:
+            depv = self.partition(Js.toarray())
         ind = np.setdiff1d(np.arange(self.nv), depv)
         v = v.copy()
-        v[depv] = -np.linalg.lstsq(J[:, depv], J[:, ind] @ v[ind] + phit, rcond=None)[0]
-        return q, v
+        rhs = Js[:, ind] @ v[ind] + phit
+        v[depv] = -(lu_v.solve(rhs) if lu_v is not None else
+                    np.linalg.lstsq(Js[:, depv].toarray(), rhs, rcond=None)[0])
+        return (q, v, dep) if with_partition else (q, v)
 
     def assemble(self, t: float = 0.0, strict: bool = False, tol: float = 1e-9) -> dict:
         """Consistent initial positions and velocities; returns the report.
