@@ -102,22 +102,22 @@ class MasterScheduler(ResultsRecorder, LoopSettler):
         (default): where possible, the reason otherwise in
         ``diagnostics["compiled"]``; ``True``: a reason is a :class:`BuildError`;
         ``False``: always the Python loop.  Results equal to round-off.
-    high_order_start : bool, optional
+    high_order_start : bool
         For extrapolation orders 2-3 (every coupling, iterative included),
         compute the first macro steps by waveform relaxation (:meth:`_startup`)
         so the global order is ``p + 1`` from the start; otherwise the first
         step's zero-order hold (iterative coupling: linear interpolation) limits
-        it to 2 (iterative: 3).  ``None`` (default) and ``True``: where it can
-        run; where it cannot (a subsystem without save/restore, or at a rate
-        above 1) the master warns at construction.  With step control it does
-        not apply (the controller takes the first steps at ``h_min_s``): given
-        as ``True`` there, it warns.  ``False``: a hold start, no warning.
+        it to 2 (iterative: 3).  Where it cannot run (a subsystem without
+        save/restore, or at a rate above 1) the master warns at construction;
+        ``False`` accepts the hold start without a word.  With step control it
+        does not apply: the controller sizes the first steps, whose short
+        history allows only lower orders (down to ``h_min_s``, accepted there).
     """
 
     def __init__(self, subsystems: list, connections: list, step_s: float, *,
                  coupling: Coupling | None = None, extrapolation: Any = None,
                  step_control: Any = None, power_bonds: list | None = None,
-                 loop_solver: str = "newton", high_order_start: bool | None = None,
+                 loop_solver: str = "newton", high_order_start: bool = True,
                  writers: Any = (), compiled: bool | None = None,
                  energy_correction: bool = False) -> None:
         if loop_solver not in ("newton", "broyden", "fixed_point"):
@@ -292,15 +292,10 @@ class MasterScheduler(ResultsRecorder, LoopSettler):
     def _check_high_order_start(self) -> None:
         """Warn at construction when ``high_order_start`` is asked for but cannot run."""
         p = max(self.input_orders.values(), default=0)
-        if self.high_order_start is False or p < 2:
+        if not self.high_order_start or p < 2:
             return
         if self.step_control is not None:
-            if self.high_order_start is True:  # given explicitly: say it does not apply
-                warnings.warn(
-                    "MasterScheduler: high_order_start does not apply with step control: the "
-                    "controller takes the first steps (short history, lower order) at "
-                    "h_min_s instead; drop the option", CosimWarning, stacklevel=3)
-            return
+            return  # the controller sizes the first steps itself (docstring)
         why = self._startup_obstacle()
         if why:
             capped = 3 if getattr(self.coupling, "needs_rollback", False) else 2
@@ -581,7 +576,7 @@ class MasterScheduler(ResultsRecorder, LoopSettler):
         H = self.H
         p = max(self.input_orders.values(), default=0)
         self._check_terminated()  # already at initialization
-        if self.high_order_start is not False and p >= 2 and end - self.t >= p * H \
+        if self.high_order_start and p >= 2 and end - self.t >= p * H \
                 and not self._startup_obstacle() and self.terminated is None:
             k = self._startup(p, times, rows)
             self._check_terminated()

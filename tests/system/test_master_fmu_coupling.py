@@ -268,13 +268,13 @@ def test_newton_uses_a_jacobian_the_subsystem_gives():
     assert np.max(np.abs(res["m2.x2"] - ref["m2.x2"])) < 1e-9
 
 
-def test_high_order_start_given_with_step_control_warns_that_it_does_not_apply():
+def test_step_control_takes_its_own_start_without_a_warning():
+    """With step control the controller sizes the first steps (short history, lower order,
+    down to h_min_s if needed): the high-order start does not apply, as documented."""
     from cosim import StepController
     subs = [DiagramSubsystem(m1_diagram(), dt=1e-4), DiagramSubsystem(m2_diagram(), dt=1e-4)]
     ctl = StepController(h_min_s=2e-4, grid_s=1e-4)
-    with pytest.warns(CosimWarning, match="high_order_start does not apply with step control"):
-        MasterScheduler(subs, CONNECTIONS, H, extrapolation=2, step_control=ctl,
-                        high_order_start=True)
     with warnings.catch_warnings():
-        warnings.simplefilter("error")  # the default: the controller's own start, no word
-        MasterScheduler(subs, CONNECTIONS, H, extrapolation=2, step_control=ctl)
+        warnings.simplefilter("error")
+        res = MasterScheduler(subs, CONNECTIONS, H, extrapolation=2, step_control=ctl).run(0.01)
+    assert res.diagnostics["startup_sweeps"] == 0 and res.diagnostics["step_sizes_s"]
