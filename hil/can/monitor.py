@@ -6,13 +6,17 @@ costs a dict look-up and a few arithmetic operations in the caller's thread (the
 and memory stays constant (streaming mean and variance, min and max per message).  Times
 are the messages' timestamps (the driver's receive time, the time of sending).
 
-Bus load is the frames' bits on the wire (counted exactly, stuff bits and CRC included,
-by :func:`hil.can.slcan_frame.frame_bits`) over the observed time, divided by the
-bitrate.  :meth:`BusMonitor.report` gives, per message: count, expected cycle, mean,
-standard deviation, min and max of the intervals, the jitter (largest deviation from the
-expected cycle) and how many intervals were outside ``tolerance`` of it.
+Bus load is the frames' bits on the wire (stuff bits and CRC included, counted by
+:func:`hil.can.slcan_frame.frame_bits` on the first frame of each id and length and reused
+for the next ones: the count costs ~50 us, too much for every frame in the frame) over the
+observed time, divided by the bitrate.  :meth:`BusMonitor.report` gives, per message:
+count, expected cycle, mean, standard deviation, min and max of the intervals, the jitter
+(largest deviation from the expected cycle) and how many intervals were outside
+``tolerance`` of it.
 
-Limitations: a message seen by both taps (a node that receives its own frames) counts
+Limitations: stuff bits vary with the payload by a few bits per frame: the load is exact
+for the first frame of each id and length and approximate (within ~5 %) for the others; a
+message seen by both taps (a node that receives its own frames) counts
 twice; the load is that of the frames this node sees; intervals of a message sent at
 irregular times (on change) are reported but have no expected cycle.
 """
@@ -117,13 +121,13 @@ class BusMonitor:
         self(msg)
 
     def _bits(self, msg: Any) -> int:
-        data = bytes(msg.data)
-        key = (msg.arbitration_id, bool(msg.is_extended_id), bool(msg.is_remote_frame), data,
-               bool(getattr(msg, "is_fd", False)))
+        key = (msg.arbitration_id, bool(msg.is_extended_id), bool(msg.is_remote_frame),
+               len(msg.data), bool(getattr(msg, "is_fd", False)))
         n = self._bits_cache.get(key)
         if n is None:
             if len(self._bits_cache) > 4096:
                 self._bits_cache.clear()
+            data = bytes(msg.data)
             fd = key[4]
             kind = ("D" if key[1] else "d") if fd else \
                 (("R" if key[1] else "r") if key[2] else ("T" if key[1] else "t"))
