@@ -1,8 +1,7 @@
 """Suite ``master``: the co-simulation master on the LIM two-mass oscillator.
 
-Cases (ours only for now: the FMPy-driven FMU master and the C++ masters need
-FMUs, which the FMI issue brings; their published costs are quoted in the
-target notes):
+Cases (the Ecos C++ master runs beside ours on identical FMUs in the ``fmu/`` cases;
+the other peers' published costs are quoted in the target notes):
 
 ``overhead/jacobi`` and ``overhead/gauss_seidel``
     LIM oscillator, H = 1 ms, each subsystem one RK4 micro step per macro step,
