@@ -13,7 +13,10 @@ bodies and markers, non-positive mass or inertia, redundant constraints
 (rank-revealing QR of ``J``, named), inconsistent initial conditions (made
 consistent by Newton projection and reported, or refused when
 ``strict=True``), singular configurations (reported with the joint rows that
-lost rank).
+lost rank).  Rank, projections, partitioning and assembly are the mixin
+:class:`~.corrections.Corrections`.  ``q`` and ``v`` hold the bodies' coordinates in the
+order the bodies were added; :meth:`Mechanism.layout` gives each body's slices and the
+names of their entries (:mod:`.bodies` for the conventions).
 """
 
 from __future__ import annotations
@@ -21,13 +24,13 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-import scipy.linalg as sla
 
 from cosim.block import did_you_mean
 from cosim.errors import BuildError, StepError
 
 from . import forces as _forces
 from .bodies import Body, Kin, Marker
+from .corrections import Corrections
 from .formulations import Formulation, solve
 from .geometry import cross, quat_axis_angle, quat_from_matrix, quat_matrix, quat_rate, rot2
 from .joints import JOINTS
@@ -61,7 +64,7 @@ class BodyHandle:
         return self.mech.marker(self.body.name, name, position, orientation)
 
 
-class Mechanism:
+class Mechanism(Corrections):
     """See the module docstring.  ``dim`` is 2 (planar) or 3 (spatial)."""
 
     def __init__(self, name: str, dim: int = 2, gravity: Any = None,
@@ -338,19 +341,6 @@ class Mechanism:
                          "v": slice(b.iv, b.iv + b.nv), "q_names": names[b.kind][0],
                          "v_names": names[b.kind][1]} for b in self.moving}
 
-    def rank_measure(self, q: np.ndarray, t: float, eps: float = 1e-10) -> tuple:
-        """``(rho, dependent, Phi)`` at ``q``: ``rho`` in (0, 1] the squared sine of the
-        smallest angle between a constraint row and the earlier ones (1: orthogonal rows,
-        -> 0 at a singular configuration), ``dependent`` the rows within ``eps`` of
-        dependence (redundant, or exactly singular); :func:`.sparse.rank_measure`."""
-        self.finalize()
-        if self._tables is not None:
-            return self._tables.rank_measure(q, t, eps)
-        from .sparse import rank_measure_dense
-        phi, J, _, _ = self.constraints(q, np.zeros(self.nv), t)
-        rho, dep = rank_measure_dense(J, eps)
-        return rho, dep, phi
-
     @property
     def dof(self) -> int:
         """Degrees of freedom (velocity variables minus independent constraint rows)."""
@@ -488,203 +478,6 @@ class Mechanism:
             raise StepError(f"{exc} [rank {rank} of {self.m}; dependent rows: "
                             f"{', '.join(dep) or 'none found at 1e-6'}]") from None
 
-    # ------------------------------------------------- rank and assembly
-    def rank(self, q: np.ndarray, t: float, tol: float = 1e-9) -> tuple[int, list[str]]:
-        """Rank of ``J`` and the rows that depend on earlier ones (QR with pivoting)."""
-        self.finalize()
-        _, J, _, _ = self.constraints(q, np.zeros(self.nv), t)
-        if J.shape[0] == 0:
-            return 0, []
-        _, R, piv = sla.qr(J.T, pivoting=True, mode="economic")
-        d = np.abs(np.diag(R))
-        r = int(np.sum(d > tol * max(1.0, d[0])))
-        return r, [self.row_labels[i] for i in sorted(piv[r:])]
-
-    def weak_rows(self, q: np.ndarray, t: float, rho: float) -> list[str]:
-        """The constraint rows (scaled to unit length) taking part in a near dependence:
-        those with a weight above 0.1 in a left singular vector of ``J`` whose singular
-        value is at most ``sqrt(rho)`` (at least the smallest one)."""
-        _, J, _, _ = self.constraints(q, np.zeros(self.nv), t)
-        if J.shape[0] == 0:
-            return []
-        n = np.linalg.norm(J, axis=1)
-        U, sv, _ = np.linalg.svd(J / np.where(n > 0, n, 1.0)[:, None], full_matrices=True)
-        sv = np.concatenate([sv, np.zeros(J.shape[0] - sv.size)])
-        weak = [k for k in range(sv.size) if sv[k] <= np.sqrt(rho)] or [int(np.argmin(sv))]
-        rows = sorted({r for k in weak for r in np.flatnonzero(np.abs(U[:, k]) > 0.1)})
-        return [self.row_labels[r] for r in rows]
-
-    def project_positions(self, q: np.ndarray, t: float, tol: float = 1e-12,
-                          max_iter: int = 30) -> tuple[np.ndarray, int]:
-        """Newton projection onto ``Phi = 0``, least mass-weighted change; ``(q, iterations)``.
-
-        Compiled banded Schur complement (:mod:`.sparse`) when available and every row is
-        holonomic; least squares (``lstsq``, also near singular configurations) otherwise
-        and whenever the banded factorization finds ``J M^-1 J'`` singular.
-        """
-        Minv = self.Minv
-        hol = self.holonomic
-        t_ = self._tables
-        banded = t_ is not None and bool(hol.all())
-        for it in range(max_iter + 1):
-            if banded:
-                phi, Jc, _, _ = t_.constraints_compact(q, np.zeros(self.nv), t)
-            else:
-                phi, J, _, _ = self.constraints(q, np.zeros(self.nv), t)
-                phi, J = phi[hol], J[hol]
-            if phi.size == 0 or np.max(np.abs(phi)) <= tol:
-                return q, it
-            if it == max_iter:
-                break
-            if banded:
-                dx, ok = t_.correction(Minv, Jc, phi)
-                if ok:
-                    q = self.displace(q, -dx)
-                    continue
-                J = t_.dense(Jc)
-            JMJ = J @ Minv @ J.T
-            mu = np.linalg.lstsq(JMJ, phi, rcond=1e-12)[0]
-            q = self.displace(q, -Minv @ J.T @ mu)
-        raise BuildError(f"mechanism '{self.name}': the constraints cannot be satisfied near the "
-                         f"given positions at t = {t:.9g} s (residual "
-                         f"{np.max(np.abs(phi)):.3g} after {max_iter} Newton iterations; largest "
-                         f"in {np.array(self.row_labels)[hol][int(np.argmax(np.abs(phi)))]}): "
-                         "conflicting "
-                         "constraints or initial positions far from an assembled configuration")
-
-    def project_velocities(self, q: np.ndarray, v: np.ndarray, t: float) -> np.ndarray:
-        """``v`` corrected to ``J v + Phi_t = 0`` with the least mass-weighted change."""
-        if not self.m:
-            return v
-        Minv = self.Minv
-        t_ = self._tables
-        if t_ is not None:
-            _, Jc, phit, _ = t_.constraints_compact(q, v, t)
-            dx, ok = t_.correction(Minv, Jc, t_.jmul(Jc, v) + phit)
-            if ok:
-                return v - dx
-            J = t_.dense(Jc)
-        else:
-            _, J, phit, _ = self.constraints(q, v, t)
-        res = J @ v + phit
-        mu = np.linalg.lstsq(J @ Minv @ J.T, res, rcond=1e-12)[0]
-        return v - Minv @ J.T @ mu
-
-    def partition(self, J: np.ndarray) -> np.ndarray:
-        """Dependent velocity variables for ``J``: the best-conditioned square block (QR with
-        column pivoting), one per independent row."""
-        if J.shape[0] == 0:
-            return np.zeros(0, dtype=int)
-        R, piv = sla.qr(J, pivoting=True, mode="r")
-        d = np.abs(np.diag(R))
-        r = int(np.sum(d > 1e-9 * max(1.0, d[0])))
-        return np.sort(piv[:r])
-
-    def _sparse_jacobian(self, q: np.ndarray, v: np.ndarray, t: float) -> tuple:
-        """``(Phi, J as a CSC matrix, Phi_t)`` (from the compact Jacobian when compiled)."""
-        from scipy.sparse import csc_matrix
-        t_ = self._tables
-        if t_ is not None:
-            phi, Jc, phit, _ = t_.constraints_compact(q, v, t)
-            rows = np.broadcast_to(np.arange(self.m)[:, None], (self.m, 12))[t_.jmask]
-            return phi, csc_matrix((Jc[t_.jmask], (rows, t_.jcol[:, :12][t_.jmask])),
-                                   shape=(self.m, self.nv)), phit
-        phi, J, phit, _ = self.constraints(q, v, t)
-        return phi, csc_matrix(J), phit
-
-    def _square_solver(self, Jd: Any, keep_tol: float = 1e-3):
-        """A solver for the square sparse block ``Jd`` (SuperLU) and whether its pivots
-        stay within ``keep_tol`` of each other (else None: choose a new partition)."""
-        from scipy.sparse.linalg import splu
-        if Jd.shape[0] != Jd.shape[1] or Jd.shape[0] == 0:
-            return None
-        try:
-            lu = splu(Jd.tocsc())
-        except RuntimeError:  # exactly singular
-            return None
-        d = np.abs(lu.U.diagonal())
-        return lu if d.min() >= keep_tol * d.max() else None
-
-    def correct_partitioned(self, q: np.ndarray, v: np.ndarray, t: float, tol: float = 1e-12,
-                            max_iter: int = 30, dep: Any = None,
-                            with_partition: bool = False) -> tuple:
-        """Coordinate partitioning: with the independent coordinates held, Newton on the
-        dependent ones for ``Phi = 0``, then ``J_d v_d = -(J_i v_i + Phi_t)``.
-
-        ``dep``: the dependent variables of the previous correction, kept while the LU
-        pivots of their square block ``J_d`` stay within 1e-3 of each other; otherwise (and
-        without ``dep``) they are chosen afresh by QR with column pivoting, so the
-        partition changes before a pivot of ``J_d`` approaches zero, as the seed asks.
-        ``J_d`` is factorized once (sparse LU, SuperLU) and reused by the Newton
-        iterations (a modified Newton).  Returns ``(q, v)``, or ``(q, v, dep)`` with
-        ``with_partition``.
-        """
-        hol = self.holonomic
-        allhol = bool(hol.all())
-        _, Js, _ = self._sparse_jacobian(q, v, t)
-        Jh = Js[np.flatnonzero(hol)] if not allhol else Js
-        lu = None
-        if dep is not None and len(dep) == Jh.shape[0]:
-            dep = np.asarray(dep, dtype=int)
-            lu = self._square_solver(Jh[:, dep])
-        if lu is None:
-            dep = self.partition(Jh.toarray())
-            lu = self._square_solver(Jh[:, dep], keep_tol=0.0)
-        Jd_dense = None if lu is not None else Jh[:, dep].toarray()
-        for _ in range(max_iter):
-            phi, Js, _ = self._sparse_jacobian(q, np.zeros(self.nv), t)
-            phi = phi[hol]
-            if phi.size == 0 or np.max(np.abs(phi)) <= tol:
-                break
-            step = np.zeros(self.nv)
-            step[dep] = -(lu.solve(phi) if lu is not None else
-                          np.linalg.lstsq(Jd_dense, phi, rcond=None)[0])
-            q = self.displace(q, step)
-        else:
-            raise BuildError(f"mechanism '{self.name}': coordinate partitioning did not close "
-                             f"the constraints at t = {t:.9g} s (residual "
-                             f"{np.max(np.abs(phi)):.3g}); reduce the step")
-        _, Js, phit = self._sparse_jacobian(q, v, t)
-        depv = dep
-        lu_v = self._square_solver(Js[:, depv], keep_tol=0.0) if allhol else None
-        if lu_v is None:
-            depv = self.partition(Js.toarray())
-        ind = np.setdiff1d(np.arange(self.nv), depv)
-        v = v.copy()
-        rhs = Js[:, ind] @ v[ind] + phit
-        v[depv] = -(lu_v.solve(rhs) if lu_v is not None else
-                    np.linalg.lstsq(Js[:, depv].toarray(), rhs, rcond=None)[0])
-        return (q, v, dep) if with_partition else (q, v)
-
-    def assemble(self, t: float = 0.0, strict: bool = False, tol: float = 1e-9) -> dict:
-        """Consistent initial positions and velocities; returns the report.
-
-        With ``strict`` an initial state that violates the constraints by more
-        than ``tol`` is refused (naming the worst constraint) instead of corrected.
-        """
-        self.finalize()
-        q0, v0 = self.q0.copy(), self.v0.copy()
-        phi, J, phit, _ = self.constraints(q0, v0, t)
-        pos_res = float(np.max(np.abs(phi), initial=0.0))
-        vel_res = float(np.max(np.abs(J @ v0 + phit), initial=0.0))
-        if strict and max(pos_res, vel_res) > tol:
-            worst = self.row_labels[int(np.argmax(np.abs(phi)))] if pos_res > tol else \
-                self.row_labels[int(np.argmax(np.abs(J @ v0 + phit)))]
-            raise BuildError(f"mechanism '{self.name}': inconsistent initial conditions "
-                             f"(position residual {pos_res:.3g}, velocity residual "
-                             f"{vel_res:.3g}, worst '{worst}'); fix the positions/velocities "
-                             "or let assemble() correct them (strict=False)")
-        q, iters = self.project_positions(q0, t)
-        v = self.project_velocities(q, v0, t)
-        rank, redundant = self.rank(q, t)
-        self.q_init, self.v_init = q, v
-        report = {"position_residual": pos_res, "velocity_residual": vel_res,
-                  "position_change": float(np.max(np.abs(q - q0), initial=0.0)),
-                  "velocity_change": float(np.max(np.abs(v - v0), initial=0.0)),
-                  "newton_iterations": iters, "constraints": self.m, "rank": rank,
-                  "redundant": redundant, "dof": self.nv - rank}
-        self.assembly = report
-        return report
 
 
 def _orientation(o: Any) -> np.ndarray:
