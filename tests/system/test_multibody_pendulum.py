@@ -79,3 +79,16 @@ def test_link_tension_is_the_centripetal_plus_gravity_force():
     i = int(np.argmin(P[:, 1]))  # lowest point: v^2 = 2 g L
     # Phi = |d|^2 - L^2: the force on the bob is -J' lambda = -2 d lambda, |.| = 2 L lambda
     assert 2.0 * abs(lam[i]) == pytest.approx(3 * 9.81, rel=1e-4)
+
+
+def test_drift_monitor_stops_plain_lagrange_when_it_leaves_the_manifold():
+    """Plain index-1 Lagrange (no stabilization) drifts quadratically; before issue 24 it
+    drifted without a word until it diverged (t = 990 s at RK4 10 ms); the drift monitor
+    stops it where the rod length is off by drift_tol (1e-3 of the length by default)."""
+    from cosim.errors import StepError
+    with pytest.raises(StepError, match=r"left its constraint manifold \(relative violation "
+                                        r"0.001\d* > drift_tol = 0.001 in 'link.distance'\)"):
+        _run("lagrange", t_end=200.0, dt=1e-2)
+    res = _run("lagrange", t_end=200.0, dt=1e-2, drift_tol=None)  # off: it goes on
+    drift = np.max(np.abs(np.linalg.norm(res["A01.P"], axis=1) - 1.0))
+    assert drift > 1e-3  # and drifts beyond the tolerance the monitor enforces
