@@ -5,8 +5,12 @@ Bayo & Ledesma 1996; Cuadrado, Cardenal & Bayo 1997; Cuadrado, Cardenal, Morer &
 :class:`~.index3.Index3Stepper`.  Two implementations of the same equations: a dense
 NumPy/LAPACK one (the reference, and the path for ``force_jacobians="fd"`` and
 mechanisms the compiled kernel does not cover) and a compiled one (Numba; the constraint
-kernel of :mod:`.fast` and the banded Cholesky of :mod:`.sparse`: one kernel call per
-Newton iteration and one for the projections), equal to rounding (tested).
+kernel of :mod:`.fast` and the banded Cholesky of :mod:`.sparse`: the whole step in one
+call, or one call per Newton iteration when Python force elements or loads must be
+evaluated in between), equal to the Newton tolerance (tested; the compiled Newton matrix
+uses the symmetric part of the gyroscopic damping, ``h/4 (~w J - J ~w)``, because the
+band factorization is symmetric: another iteration, the same solution).  The velocity
+and acceleration projections share one factorization.
 
 Equations
 ---------
@@ -37,8 +41,12 @@ multiplier iteration contracts only by ``1/(1 + penalty σ²)`` per iteration th
 previous one, ``β`` is multiplied by 10 for the following iterations of this step (up to
 ``penalty_max · max diag M``); each iteration refactorizes anyway, so this costs nothing,
 and ``λ*`` stays exact (the augmented Lagrangian converges to the same solution for any
-penalty).  Converged when ``max |c| <= tol L`` and ``max |δΔ| <= tol L`` (``L`` the
-mechanism's length scale, ``Mechanism.length_scale``).
+penalty).  Converged when ``max |c| <= tol L`` and ``max |δΔ| <= max(tol L, 16 eps |q|
+sqrt(β / max diag M))`` (``L`` the mechanism's length scale, ``Mechanism.length_scale``;
+the second term is the rounding floor: ``Phi`` is evaluated to about ``eps |q|``, and
+``α`` times that moves a direction of singular value ``σ`` by up to ``eps |q| sqrt(β /
+m) / 2``; measured 1e-10 to 3e-10 m on the 40 m long A02 chain, where the fixed 1e-10
+made Newton fail at the second singular position).
 
 Projections at ``q_{n+1}`` with ``P = M + β₀ J'J`` (``β₀`` the step's initial penalty;
 Cholesky, positive definite also for redundant and singular ``J``)::
@@ -139,6 +147,10 @@ class ALI3P:
                 break
             if it == self.max_iter:
                 self._newton_failed(t1, cnorm, worst, dnorm, dtol, beta)
+            if not np.all(np.isfinite(dD)):
+                raise StepError(f"block '{self.name}' at t = {t1:.9g} s: the Newton matrix "
+                                "M + h/2 C + β J'J is not positive definite (a body without "
+                                "mass or inertia in a direction no constraint fixes)")
             D = D + dD
             dn = float(np.abs(dD).max())
             if it >= 1 and dn > SLOW * dnorm and beta < bmax:
