@@ -129,10 +129,15 @@ class Corrections:
         r = int(np.sum(d > 1e-9 * max(1.0, d[0])))
         return np.sort(piv[:r])
 
-    def _sparse_jacobian(self, q: np.ndarray, v: np.ndarray, t: float) -> tuple:
-        """``(Phi, J as a CSC matrix, Phi_t)`` (from the compact Jacobian when compiled)."""
-        from scipy.sparse import csc_matrix
+    def _partition_jacobian(self, q: np.ndarray, v: np.ndarray, t: float) -> tuple:
+        """``(Phi, J, Phi_t)`` for partitioning: ``J`` a CSC matrix (from the compact
+        Jacobian when compiled) above 60 velocity variables, a dense array below (where
+        the sparse machinery costs more than it saves)."""
         t_ = self._tables
+        if self.nv <= 60:
+            phi, J, phit, _ = self.constraints(q, v, t)
+            return phi, J, phit
+        from scipy.sparse import csc_matrix
         if t_ is not None:
             phi, Jc, phit, _ = t_.constraints_compact(q, v, t)
             rows = np.broadcast_to(np.arange(self.m)[:, None], (self.m, 12))[t_.jmask]
@@ -141,12 +146,20 @@ class Corrections:
         phi, J, phit, _ = self.constraints(q, v, t)
         return phi, csc_matrix(J), phit
 
-    def _square_solver(self, Jd: Any, keep_tol: float = 1e-3):
-        """A solver for the square sparse block ``Jd`` (SuperLU) and whether its pivots
-        stay within ``keep_tol`` of each other (else None: choose a new partition)."""
-        from scipy.sparse.linalg import splu
+    @staticmethod
+    def _square_solver(Jd: Any, keep_tol: float = 1e-3):
+        """A solver (``.solve(b)``) for the square block ``Jd`` (sparse: SuperLU; dense:
+        LAPACK LU), or None when it is not square, singular, or its LU pivots are not
+        within ``keep_tol`` of each other (then a new partition is chosen)."""
         if Jd.shape[0] != Jd.shape[1] or Jd.shape[0] == 0:
             return None
+        if isinstance(Jd, np.ndarray):
+            lu, piv = sla.lu_factor(Jd, check_finite=False)
+            d = np.abs(np.diag(lu))
+            if not d.min() > max(keep_tol, 1e-14) * d.max():
+                return None
+            return _DenseLU(lu, piv)
+        from scipy.sparse.linalg import splu
         try:
             lu = splu(Jd.tocsc())
         except RuntimeError:  # exactly singular
@@ -164,24 +177,24 @@ class Corrections:
         pivots of their square block ``J_d`` stay within 1e-3 of each other; otherwise (and
         without ``dep``) they are chosen afresh by QR with column pivoting, so the
         partition changes before a pivot of ``J_d`` approaches zero, as the seed asks.
-        ``J_d`` is factorized once (sparse LU, SuperLU) and reused by the Newton
-        iterations (a modified Newton).  Returns ``(q, v)``, or ``(q, v, dep)`` with
-        ``with_partition``.
+        ``J_d`` is factorized once (LU: SuperLU above 60 variables, LAPACK below) and
+        reused by the Newton iterations (a modified Newton).  Returns ``(q, v)``, or
+        ``(q, v, dep)`` with ``with_partition``.
         """
         hol = self.holonomic
         allhol = bool(hol.all())
-        _, Js, _ = self._sparse_jacobian(q, v, t)
+        _, Js, _ = self._partition_jacobian(q, v, t)
         Jh = Js[np.flatnonzero(hol)] if not allhol else Js
         lu = None
         if dep is not None and len(dep) == Jh.shape[0]:
             dep = np.asarray(dep, dtype=int)
             lu = self._square_solver(Jh[:, dep])
         if lu is None:
-            dep = self.partition(Jh.toarray())
+            dep = self.partition(_dense(Jh))
             lu = self._square_solver(Jh[:, dep], keep_tol=0.0)
-        Jd_dense = None if lu is not None else Jh[:, dep].toarray()
+        Jd_dense = None if lu is not None else _dense(Jh[:, dep])
         for _ in range(max_iter):
-            phi, Js, _ = self._sparse_jacobian(q, np.zeros(self.nv), t)
+            phi, Js, _ = self._partition_jacobian(q, np.zeros(self.nv), t)
             phi = phi[hol]
             if phi.size == 0 or np.max(np.abs(phi)) <= tol:
                 break
@@ -193,16 +206,16 @@ class Corrections:
             raise BuildError(f"mechanism '{self.name}': coordinate partitioning did not close "
                              f"the constraints at t = {t:.9g} s (residual "
                              f"{np.max(np.abs(phi)):.3g}); reduce the step")
-        _, Js, phit = self._sparse_jacobian(q, v, t)
+        _, Js, phit = self._partition_jacobian(q, v, t)
         depv = dep
         lu_v = self._square_solver(Js[:, depv], keep_tol=0.0) if allhol else None
         if lu_v is None:
-            depv = self.partition(Js.toarray())
+            depv = self.partition(_dense(Js))
         ind = np.setdiff1d(np.arange(self.nv), depv)
         v = v.copy()
         rhs = Js[:, ind] @ v[ind] + phit
         v[depv] = -(lu_v.solve(rhs) if lu_v is not None else
-                    np.linalg.lstsq(Js[:, depv].toarray(), rhs, rcond=None)[0])
+                    np.linalg.lstsq(_dense(Js[:, depv]), rhs, rcond=None)[0])
         return (q, v, dep) if with_partition else (q, v)
 
     def assemble(self, t: float = 0.0, strict: bool = False, tol: float = 1e-9) -> dict:
@@ -234,3 +247,15 @@ class Corrections:
                   "redundant": redundant, "dof": self.nv - rank}
         self.assembly = report
         return report
+
+
+class _DenseLU:
+    def __init__(self, lu: np.ndarray, piv: np.ndarray) -> None:
+        self.lu, self.piv = lu, piv
+
+    def solve(self, b: np.ndarray) -> np.ndarray:
+        return sla.lu_solve((self.lu, self.piv), b, check_finite=False)
+
+
+def _dense(J: Any) -> np.ndarray:
+    return J if isinstance(J, np.ndarray) else J.toarray()
