@@ -192,9 +192,9 @@ def _pi(b: DiagramBuilder, name: str, kp: float, ki: float, unit_in: str, unit_o
 
     Returns (output port, integrator output port).
     """
-    gi = b.add(Gain(f"{name}_ki", ki, input_unit=unit_in, output_unit=f"{unit_out}/s"))
+    gi = b.add(Gain(f"{name}_ki", ki, input_unit=unit_in, unit=f"{unit_out}/s"))
     integ = b.add(Integrator(f"{name}_I", unit=unit_out, input_unit=f"{unit_out}/s"))
-    gp = b.add(Gain(f"{name}_kp", kp, input_unit=unit_in, output_unit=unit_out))
+    gp = b.add(Gain(f"{name}_kp", kp, input_unit=unit_in, unit=unit_out))
     out = b.add(Sum(f"{name}_out", "++", unit=unit_out))
     b.connect(err_port, gi.u)
     b.connect(err_port, gp.u)
@@ -215,7 +215,7 @@ def drive_diagram() -> Any:
     e_w = b.add(Sum("e_w", "+-", unit="rad/s"))
     b.connect(ref.y, e_w.ins[0])
     t_ref, i_w = _pi(b, "speed_pi", P["Kpw"], P["Kiw"], "rad/s", "N*m", e_w.y)
-    i_ref = b.add(Gain("i_ref", 1.0 / P["k"], input_unit="N*m", output_unit="A"))
+    i_ref = b.add(Gain("i_ref", 1.0 / P["k"], input_unit="N*m", unit="A"))
     b.connect(t_ref, i_ref.u)
     e_i = b.add(Sum("e_i", "+-", unit="A"))
     b.connect(i_ref.y, e_i.ins[0])
@@ -264,7 +264,7 @@ def load_diagram() -> Any:
     b = DiagramBuilder("load")
     # motor rotor: J_m w_m' = T_m - T_s - T_fm
     sum_m = b.add(Sum("sum_m", "+--", unit="N*m"))
-    acc_m = b.add(Gain("inv_Jm", 1.0 / P["Jm"], input_unit="N*m", output_unit="rad/s^2"))
+    acc_m = b.add(Gain("inv_Jm", 1.0 / P["Jm"], input_unit="N*m", unit="rad/s^2"))
     w_m = b.add(Integrator("w_m", unit="rad/s", input_unit="rad/s^2"))
     # coupling twist and torque
     dw = b.add(Sum("dw", "+-", unit="rad/s"))
@@ -276,19 +276,19 @@ def load_diagram() -> Any:
     # load: J_L w_L' = T_s - T_fL - T_p
     fric_l = b.add(FunctionBlock("friction_L", _load_friction, inputs=[("w", "rad/s")],
                                  outputs=[("T", "N*m")]))
-    eta = b.add(Table2D("eta", ETA_SPEED, ETA_PRESSURE, ETA, unit_in0="rad/s", unit_in1="Pa"))
+    eta = b.add(Table2D("eta", ETA_SPEED, ETA_PRESSURE, ETA, input_units=("rad/s", "Pa")))
     pump = b.add(FunctionBlock("pump", _pump_torque, inputs=[("p", "Pa"), "eta"],
                                outputs=[("T", "N*m")]))
     sum_l = b.add(Sum("sum_L", "+--", unit="N*m"))
-    acc_l = b.add(Gain("inv_JL", 1.0 / P["JL"], input_unit="N*m", output_unit="rad/s^2"))
+    acc_l = b.add(Gain("inv_JL", 1.0 / P["JL"], input_unit="N*m", unit="rad/s^2"))
     w_l = b.add(Integrator("w_L", unit="rad/s", input_unit="rad/s^2"))
     # line: C_h p' = D w_L - K_l p - q_valve(p)
-    q_pump = b.add(Gain("displacement", P["D"], input_unit="rad/s", output_unit="m^3/s"))
-    leak = b.add(Gain("leakage", P["Kl"], input_unit="Pa", output_unit="m^3/s"))
+    q_pump = b.add(Gain("displacement", P["D"], input_unit="rad/s", unit="m^3/s"))
+    leak = b.add(Gain("leakage", P["Kl"], input_unit="Pa", unit="m^3/s"))
     valve = b.add(FunctionBlock("valve", _valve, inputs=[("p", "Pa")],
                                 outputs=[("q", "m^3/s")]))
     sum_q = b.add(Sum("sum_q", "+--", unit="m^3/s"))
-    dp = b.add(Gain("inv_Ch", 1.0 / P["Ch"], input_unit="m^3/s", output_unit="Pa/s"))
+    dp = b.add(Gain("inv_Ch", 1.0 / P["Ch"], input_unit="m^3/s", unit="Pa/s"))
     p = b.add(Integrator("p", unit="Pa", input_unit="Pa/s"))
     b.connect(shaft.output("T"), sum_m.ins[1])
     b.connect(fric_m.output("T"), sum_m.ins[2])

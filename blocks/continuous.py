@@ -10,6 +10,8 @@ from cosim.block import Block
 from cosim.errors import ParameterError
 from cosim.linear import LinearModel
 
+from ._units import derivative, integral
+
 
 class Integrator(Block):
     """Integrator.
@@ -30,12 +32,13 @@ class Integrator(Block):
     unit : str, optional
         Unit of ``y`` (and of the state).
     input_unit : str, optional
-        Unit of ``u`` (``unit`` per second).
+        Unit of ``u``; given one of the two, the other follows (``m`` from ``m/s``).
     """
 
     def __init__(self, name: str, x0: Any = 0.0, shape: Any = (), unit: str | None = None,
                  input_unit: str | None = None) -> None:
         super().__init__(name)
+        unit, input_unit = integral(unit, input_unit)
         shape = np.shape(x0) if np.ndim(x0) else shape
         x0 = np.broadcast_to(np.asarray(x0, float), shape) if shape else float(x0)
         self.u = self.declare_input("u", shape=shape, unit=input_unit)
@@ -64,7 +67,7 @@ class FilteredDerivative(Block):
 
     Ports
     -----
-    in   u   scalar [no unit]
+    in   u   scalar [input_unit]
     out  y   scalar [unit]; feedthrough from u
 
     Parameters
@@ -72,15 +75,19 @@ class FilteredDerivative(Block):
     bandwidth_rad_s : float
         :math:`N` [rad/s], > 0: the filter's corner frequency.
     unit : str, optional
-        Unit of ``y`` (the unit of ``u`` per second).
+        Unit of ``y``: the unit of ``u`` per second.
+    input_unit : str, optional
+        Unit of ``u``; given one of the two, the other follows (``m/s`` from ``m``).
     """
 
-    def __init__(self, name: str, bandwidth_rad_s: float, unit: str | None = None) -> None:
+    def __init__(self, name: str, bandwidth_rad_s: float, unit: str | None = None,
+                 input_unit: str | None = None) -> None:
         super().__init__(name)
+        unit, input_unit = derivative(unit, input_unit)
         if not bandwidth_rad_s > 0:
             raise ParameterError(f"FilteredDerivative '{name}': bandwidth must be > 0")
         self.N = float(bandwidth_rad_s)
-        self.u = self.declare_input("u")
+        self.u = self.declare_input("u", unit=input_unit)
         self.z = self.declare_continuous_state("z", 0.0)
         self.y = self.declare_output("y", self._y, unit=unit, depends_on=("u",))
 

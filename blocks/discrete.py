@@ -27,6 +27,7 @@ from cosim.block import Block
 from cosim.errors import ParameterError
 from cosim.ports import normalize_shape
 
+from ._units import integral, refuse_renamed
 from .lti import tf_to_ss
 
 # ------------------------------------------------------------------ helpers
@@ -245,7 +246,8 @@ class DiscreteIntegrator(Block):
     shape : tuple
         Shape for a scalar ``initial`` (default scalar).
     unit, input_unit : str, optional
-        Units of ``y`` and ``u``.
+        Units of ``y`` and ``u``; given one of the two, the other follows (``m`` from
+        ``m/s``: a dimensionless gain).
     """
 
     def __init__(self, name: str, period_s: float, gain: float = 1.0, method: str = "forward",
@@ -254,6 +256,7 @@ class DiscreteIntegrator(Block):
                  input_unit: str | None = None) -> None:
         super().__init__(name)
         kind = "DiscreteIntegrator"
+        unit, input_unit = integral(unit, input_unit)
         self.period_s, self.offset_s = check_period(kind, name, period_s, offset_s)
         if method not in _METHODS:
             raise ParameterError(f"{kind} '{name}': method must be one of "
@@ -373,7 +376,7 @@ class DiscreteStateSpace(Block):
     Ports
     -----
     in   u   (m,), or scalar when m = 1 and ``scalar=True`` [input_unit]
-    out  y   (p,), or scalar when p = 1 and ``scalar=True`` [output_unit];
+    out  y   (p,), or scalar when p = 1 and ``scalar=True`` [unit];
              sampled; depends on u only if D != 0
 
     Parameters
@@ -389,16 +392,18 @@ class DiscreteStateSpace(Block):
         Time of the first hit [s], in ``[0, period_s)``.
     scalar : bool
         Scalar ports for a single input or output (default).
-    input_unit, output_unit : str, optional
+    input_unit, unit : str, optional
         Units of ``u`` and ``y``.
     """
 
     def __init__(self, name: str, A: Any, B: Any = None, C: Any = None, D: Any = None,
                  period_s: float | None = None, x0: Any = None, *, offset_s: float = 0.0,
                  scalar: bool = True, input_unit: str | None = None,
-                 output_unit: str | None = None) -> None:
+                 unit: str | None = None, **old: Any) -> None:
         super().__init__(name)
         kind = type(self).__name__
+        refuse_renamed(kind, name, old)
+        output_unit = unit
         if B is None and (_is_control_ss(A) or _is_control_tf(A)):
             sys = A
             period_s = _period_from_dt(kind, name, sys.dt, period_s)
@@ -451,7 +456,7 @@ class DiscreteTransferFunction(DiscreteStateSpace):
     Ports
     -----
     in   u   scalar [input_unit]
-    out  y   scalar [output_unit]; sampled; feedthrough only if biproper
+    out  y   scalar [unit]; sampled; feedthrough only if biproper
 
     Parameters
     ----------
@@ -462,14 +467,15 @@ class DiscreteTransferFunction(DiscreteStateSpace):
         Sample period [s].
     offset_s : float
         Time of the first hit [s], in ``[0, period_s)``.
-    input_unit, output_unit : str, optional
+    input_unit, unit : str, optional
         Units of ``u`` and ``y``.
     """
 
     def __init__(self, name: str, num: Any, den: Any = None, period_s: float | None = None, *,
                  offset_s: float = 0.0, input_unit: str | None = None,
-                 output_unit: str | None = None) -> None:
+                 unit: str | None = None, **old: Any) -> None:
         kind = "DiscreteTransferFunction"
+        refuse_renamed(kind, name, old)
         if den is None and _is_control_tf(num):
             sys = num
             if sys.ninputs != 1 or sys.noutputs != 1:
@@ -487,7 +493,7 @@ class DiscreteTransferFunction(DiscreteStateSpace):
         if period_s is None:
             raise ParameterError(f"{kind} '{name}': give period_s (the sample period in s)")
         super().__init__(name, A, B, C, D, period_s=period_s, offset_s=offset_s,
-                         input_unit=input_unit, output_unit=output_unit)
+                         input_unit=input_unit, unit=unit)
 
 
 # ---------------------------------------------------------------------- c2d

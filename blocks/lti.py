@@ -17,6 +17,8 @@ from cosim.block import Block
 from cosim.errors import ParameterError
 from cosim.linear import LinearModel
 
+from ._units import refuse_renamed
+
 
 def _as_ss(sys_or_A: Any, B=None, C=None, D=None):
     """(A, B, C, D, dt) from matrices or a python-control system."""
@@ -83,7 +85,7 @@ class StateSpace(Block):
     Ports
     -----
     in   u   (m,), or scalar when m = 1 and ``scalar=True`` [input_unit]
-    out  y   (p,), or scalar when p = 1 and ``scalar=True`` [output_unit]; depends on u
+    out  y   (p,), or scalar when p = 1 and ``scalar=True`` [unit]; depends on u
              only if D != 0
 
     Parameters
@@ -94,14 +96,16 @@ class StateSpace(Block):
         Initial state (default zero).
     scalar : bool
         Scalar ports for single-input single-output systems (default).
-    input_unit, output_unit : str, optional
+    input_unit, unit : str, optional
         Units of ``u`` and ``y``.
     """
 
     def __init__(self, name: str, A: Any, B: Any = None, C: Any = None, D: Any = None, *,
                  x0: Any = None, scalar: bool = True, input_unit: str | None = None,
-                 output_unit: str | None = None) -> None:
+                 unit: str | None = None, **old: Any) -> None:
         super().__init__(name)
+        refuse_renamed(type(self).__name__, name, old)
+        output_unit = unit
         what = f"{type(self).__name__} '{name}'"
         try:
             A, B, C, D, dt = _as_ss(A, B, C, D)
@@ -152,7 +156,7 @@ class TransferFunction(StateSpace):
     Ports
     -----
     in   u   scalar [input_unit]
-    out  y   scalar [output_unit]; depends on u only if the transfer function is biproper
+    out  y   scalar [unit]; depends on u only if the transfer function is biproper
 
     Parameters
     ----------
@@ -160,7 +164,7 @@ class TransferFunction(StateSpace):
         Coefficients :math:`b_i` and :math:`a_i`, highest power of :math:`s` first (or a
         python-control ``TransferFunction`` as ``num``).
     **kw
-        ``x0``, ``scalar``, ``input_unit``, ``output_unit``, as :class:`StateSpace`.
+        ``x0``, ``scalar``, ``input_unit``, ``unit``, as :class:`StateSpace`.
     """
 
     def __init__(self, name: str, num: Any, den: Any = None, **kw: Any) -> None:
@@ -208,4 +212,4 @@ class FirstOrderLag(StateSpace):
         if not tau_s > 0:
             raise ParameterError(f"FirstOrderLag '{name}': tau_s must be > 0, got {tau_s!r}")
         super().__init__(name, [[-1.0 / tau_s]], [[gain / tau_s]], [[1.0]], [[0.0]],
-                         x0=[y0], input_unit=unit, output_unit=unit)
+                         x0=[y0], input_unit=unit, unit=unit)

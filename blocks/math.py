@@ -14,9 +14,10 @@ import numpy as np
 from cosim.block import Block
 from cosim.errors import ParameterError
 from cosim.linear import LinearModel
-from cosim.ports import normalize_shape
+from cosim.ports import PortList, normalize_shape
 from cosim.units import conversion
 
+from ._units import refuse_renamed, same
 from .discrete import check_period
 
 
@@ -26,54 +27,65 @@ class Gain(Block):
     Ports
     -----
     in   u   scalar, (n,) for a vector gain, (n,) for a matrix gain (n = K columns)
-             [input_unit]
-    out  y   scalar, (n,), or (m,) for a matrix gain (m = K rows) [output_unit, else
+             [input_unit, else unit]
+    out  y   scalar, (n,), or (m,) for a matrix gain (m = K rows) [unit, else
              input_unit]; feedthrough from u
 
     Parameters
     ----------
     k : float or array_like
         :math:`K`: a scalar, a vector (element-wise) or a matrix.
-    input_unit, output_unit : str, optional
-        Units of ``u`` and ``y``.
+    input_unit, unit : str, optional
+        Units of ``u`` and ``y``; given one, the other is the same (a dimensionless
+        :math:`K`).
     shape : tuple
         Shape of ``u`` and ``y`` for a scalar ``k`` (default scalar).
     """
 
     def __init__(self, name: str, k: Any, input_unit: str | None = None,
-                 output_unit: str | None = None, shape: Any = ()) -> None:
+                 unit: str | None = None, shape: Any = (), **old: Any) -> None:
+        refuse_renamed("Gain", name, old)
+        output_unit, input_unit = same(unit, input_unit)
         super().__init__(name)
         K = np.asarray(k, dtype=float)
-        self.K = K
+        self.K = K  # the default of the context parameter ``k``
         if K.ndim == 2:
             in_shape, out_shape = (K.shape[1],), (K.shape[0],)
         elif K.ndim == 1:
             in_shape = out_shape = K.shape
         else:
             in_shape = out_shape = normalize_shape(shape)
+
+        def as_k(v: Any) -> Any:
+            a = np.asarray(v, dtype=float)
+            if a.shape != K.shape:
+                raise ValueError(f"k must have shape {K.shape}, got {a.shape}")
+            return float(a) if a.ndim == 0 else a
+        gain_unit = None if not (input_unit and output_unit) or input_unit == output_unit \
+            else f"({output_unit})/({input_unit})"
+        self.k = kh = self.declare_parameter("k", as_k(K), gain_unit, validate=as_k)
         self.u = self.declare_input("u", shape=in_shape, unit=input_unit)
         if K.ndim == 0:
-            kk = float(K)
-
             def calc(ctx):
-                return kk * ctx.input(self.u)
+                return ctx.param(kh) * ctx.input(self.u)
         elif K.ndim == 1:
             def calc(ctx):
-                return self.K * ctx.input(self.u)
+                return ctx.param(kh) * ctx.input(self.u)
         else:
             def calc(ctx):
-                return self.K @ ctx.input(self.u)
+                return ctx.param(kh) @ ctx.input(self.u)
         self.y = self.declare_output("y", calc, shape=out_shape,
                                      unit=output_unit if output_unit else input_unit)
 
     def linear_model(self, ctx):
         n_in = self.u.size
-        if self.K.ndim == 2:
-            D = self.K
-        elif self.K.ndim == 1:
-            D = np.diag(self.K)
+        K = np.asarray(ctx.param(self.k), dtype=float)
+        if K.ndim == 2:
+            D = K
+        elif K.ndim == 1:
+            D = np.diag(K)
         else:
-            D = float(self.K) * np.eye(n_in)
+            D = float(K) * np.eye(n_in)
         return LinearModel(np.zeros((0, 0)), np.zeros((0, n_in)), np.zeros((D.shape[0], 0)),
                            D, [self.u], [self.y], [])
 
@@ -105,8 +117,9 @@ class Sum(Block):
             raise ParameterError(f"Sum '{name}': signs must be a string of '+' and '-', "
                                  f"got {signs!r}")
         self.signs = [1.0 if c == "+" else -1.0 for c in signs]
-        self.ins = [self.declare_input(f"u{i}", shape=shape, unit=unit)
-                    for i in range(len(signs))]
+        self.ins = PortList([self.declare_input(f"u{i}", shape=shape, unit=unit)
+                             for i in range(len(signs))], self,
+                            f"give one sign per input (signs={signs + '+'!r} for one more)")
         ins, sg = self.ins, self.signs
         if len(ins) == 2 and sg == [1.0, -1.0]:
             a, b = ins
@@ -158,7 +171,8 @@ class Product(Block):
         if not ops or set(ops) - {"*", "/"}:
             raise ParameterError(f"Product '{name}': ops must be '*' and '/' characters")
         self.ops = ops
-        self.ins = [self.declare_input(f"u{i}", shape=shape) for i in range(len(ops))]
+        self.ins = PortList([self.declare_input(f"u{i}", shape=shape) for i in range(len(ops))],
+                            self, f"give one operator per input (ops={ops + '*'!r} for one more)")
 
         def calc(ctx):
             acc = 1.0
@@ -167,6 +181,32 @@ class Product(Block):
                 acc = acc * v if o == "*" else acc / v
             return acc
         self.y = self.declare_output("y", calc, shape=shape)
+
+
+def _finite(name: str, v: Any) -> float:
+    x = float(v)
+    if x != x:
+        raise ValueError(f"block '{name}': NaN is not a limit or threshold")
+    return x
+
+
+def _limits(kind: str, name: str, lower: Any, upper: Any) -> tuple[float, float]:
+    """``lower`` and ``upper`` checked (``lower <= upper`` is checked again at every use,
+    since a context may change one of them)."""
+    try:
+        lo, hi = _finite(name, lower), _finite(name, upper)
+    except (TypeError, ValueError) as exc:
+        raise ParameterError(f"{kind} '{name}': {exc}") from None
+    if not lo <= hi:
+        raise ParameterError(f"{kind} '{name}': lower {lower} > upper {upper}")
+    return lo, hi
+
+
+def _ordered(block: Block, lo: float, hi: float) -> tuple[float, float]:
+    if lo > hi:
+        raise ValueError(f"{type(block).__name__} '{block.path}': lower {lo} > upper {hi} "
+                         "(set in the context); give lower <= upper")
+    return lo, hi
 
 
 class Saturation(Block):
@@ -180,7 +220,8 @@ class Saturation(Block):
     Parameters
     ----------
     lower, upper : float
-        :math:`lo \\le hi`, in the unit of ``u``.
+        :math:`lo \\le hi`, in the unit of ``u``; context parameters (tunable per context,
+        as in the exported FMU).
     unit : str, optional
         Unit of ``u`` and ``y``.
     shape : tuple
@@ -190,15 +231,20 @@ class Saturation(Block):
     def __init__(self, name: str, lower: float, upper: float, unit: str | None = None,
                  shape: Any = ()) -> None:
         super().__init__(name)
-        if not lower <= upper:
-            raise ParameterError(f"Saturation '{name}': lower {lower} > upper {upper}")
-        lo, hi = float(lower), float(upper)
+        lo, hi = _limits("Saturation", name, lower, upper)
+        self.lower = self.declare_parameter("lower", lo, unit,
+                                            validate=lambda v: _finite(name, v))
+        self.upper = self.declare_parameter("upper", hi, unit,
+                                            validate=lambda v: _finite(name, v))
         self.u = self.declare_input("u", shape=shape, unit=unit)
+        lo_h, hi_h = self.lower, self.upper
         if shape == ():
             def calc(ctx):
+                lo, hi = _ordered(self, ctx.param(lo_h), ctx.param(hi_h))
                 return min(max(ctx.input(self.u), lo), hi)
         else:
             def calc(ctx):
+                lo, hi = _ordered(self, ctx.param(lo_h), ctx.param(hi_h))
                 return np.clip(ctx.input(self.u), lo, hi)
         self.y = self.declare_output("y", calc, shape=shape, unit=unit)
 
@@ -216,19 +262,24 @@ class DeadZone(Block):
     Parameters
     ----------
     lower, upper : float
-        :math:`lo \\le hi`, in the unit of ``u``.
+        :math:`lo \\le hi`, in the unit of ``u``; context parameters (tunable per context,
+        as in the exported FMU).
     unit : str, optional
         Unit of ``u`` and ``y``.
     """
 
     def __init__(self, name: str, lower: float, upper: float, unit: str | None = None) -> None:
         super().__init__(name)
-        if not lower <= upper:
-            raise ParameterError(f"DeadZone '{name}': lower {lower} > upper {upper}")
-        lo, hi = float(lower), float(upper)
+        lo, hi = _limits("DeadZone", name, lower, upper)
+        self.lower = self.declare_parameter("lower", lo, unit,
+                                            validate=lambda v: _finite(name, v))
+        self.upper = self.declare_parameter("upper", hi, unit,
+                                            validate=lambda v: _finite(name, v))
         self.u = self.declare_input("u", unit=unit)
+        lo_h, hi_h = self.lower, self.upper
 
         def calc(ctx):
+            lo, hi = _ordered(self, ctx.param(lo_h), ctx.param(hi_h))
             u = ctx.input(self.u)
             return u - hi if u > hi else (u - lo if u < lo else 0.0)
         self.y = self.declare_output("y", calc, unit=unit)
@@ -249,19 +300,20 @@ class Switch(Block):
     Parameters
     ----------
     threshold : float
-        :math:`\\theta`.
+        :math:`\\theta`; a context parameter (tunable per context, as in the exported FMU).
     unit : str, optional
         Unit of ``u_true``, ``u_false`` and ``y``.
     """
 
     def __init__(self, name: str, threshold: float = 0.5, unit: str | None = None) -> None:
         super().__init__(name)
-        th = float(threshold)
+        self.threshold = th = self.declare_parameter("threshold", _finite(name, threshold),
+                                                     validate=lambda v: _finite(name, v))
         self.u_true = self.declare_input("u_true", unit=unit)
         self.control = self.declare_input("control")
         self.u_false = self.declare_input("u_false", unit=unit)
         self.y = self.declare_output(
-            "y", lambda ctx: ctx.input(self.u_true) if ctx.input(self.control) >= th
+            "y", lambda ctx: ctx.input(self.u_true) if ctx.input(self.control) >= ctx.param(th)
             else ctx.input(self.u_false), unit=unit)
 
 
@@ -321,7 +373,8 @@ class Mux(Block):
 
     def __init__(self, name: str, n: int, unit: str | None = None) -> None:
         super().__init__(name)
-        self.ins = [self.declare_input(f"u{i}", unit=unit) for i in range(int(n))]
+        self.ins = PortList([self.declare_input(f"u{i}", unit=unit) for i in range(int(n))],
+                            self, "give n for more inputs")
         self.y = self.declare_output(
             "y", lambda ctx: np.array([ctx.input(p) for p in self.ins]), shape=(int(n),),
             unit=unit)
@@ -353,9 +406,9 @@ class Demux(Block):
     def __init__(self, name: str, n: int, unit: str | None = None) -> None:
         super().__init__(name)
         self.u = self.declare_input("u", shape=(int(n),), unit=unit)
-        self.outs = [self.declare_output(f"y{i}", (lambda i: lambda ctx:
+        self.outs = PortList([self.declare_output(f"y{i}", (lambda i: lambda ctx:
                                                    float(ctx.input(self.u)[i]))(i), unit=unit)  # noqa: B023
-                     for i in range(int(n))]
+                              for i in range(int(n))], self, "give n for more outputs")
 
     def linear_model(self, ctx):
         n = len(self.outs)
@@ -417,8 +470,18 @@ class RateLimiter(Block):
                 raise ParameterError(f"RateLimiter '{name}': {label} must be a rate >= 0 (a "
                                      f"magnitude, math.inf for no limit), got {r!r}")
             rates.append(float(r))
-        self.rising, self.falling = rates
-        self.up, self.down = self.rising * self.T, self.falling * self.T
+        self.rising, self.falling = rates  # the defaults of the context parameters
+        rate_unit = f"({unit})/s" if unit else None
+
+        def as_rate(v: Any) -> float:
+            x = float(v)
+            if not x >= 0:
+                raise ValueError("a rate limit must be >= 0 (math.inf: no limit)")
+            return x
+        self.rising_per_s = self.declare_parameter("rising_per_s", rates[0], rate_unit,
+                                                   validate=as_rate)
+        self.falling_per_s = self.declare_parameter("falling_per_s", rates[1], rate_unit,
+                                                    validate=as_rate)
         self.u = self.declare_input("u", unit=unit)
         self.x = self.declare_discrete_state("y_prev", float(initial))
         self.y = self.declare_output("y", self._y, unit=unit, depends_on=("u",))
@@ -426,7 +489,8 @@ class RateLimiter(Block):
 
     def _y(self, ctx: Any) -> float:
         prev = ctx.discrete(self.x)
-        return prev + min(max(ctx.input(self.u) - prev, -self.down), self.up)
+        up, down = ctx.param(self.rising_per_s) * self.T, ctx.param(self.falling_per_s) * self.T
+        return prev + min(max(ctx.input(self.u) - prev, -down), up)
 
     def _update(self, ctx: Any) -> None:
         ctx.set_discrete(self.x, self._y(ctx))
@@ -449,39 +513,41 @@ class Relay(Block):
 
     Ports
     -----
-    in   u   scalar [unit]
-    out  y   scalar [output_unit]; sampled, feedthrough from u
+    in   u   scalar [input_unit]
+    out  y   scalar [unit]; sampled, feedthrough from u
 
     Parameters
     ----------
     on_threshold, off_threshold : float
-        :math:`u_\mathrm{on} \ge u_\mathrm{off}` [unit].
+        :math:`u_\mathrm{on} \ge u_\mathrm{off}` [input_unit].
     on_value, off_value : float
-        The output in each state [output_unit].
+        The output in each state [unit].
     period_s : float
         Sample period [s] (keyword-only).
     initial_on : bool
         :math:`s_{-1}`.
     offset_s : float
         Time of the first hit [s], in ``[0, period_s)``.
-    unit, output_unit : str, optional
+    input_unit, unit : str, optional
         Units of ``u`` and ``y``.
     """
 
     def __init__(self, name: str, on_threshold: float, off_threshold: float,
                  on_value: float = 1.0, off_value: float = 0.0, *, period_s: float,
-                 initial_on: bool = False, offset_s: float = 0.0, unit: str | None = None,
-                 output_unit: str | None = None) -> None:
+                 initial_on: bool = False, offset_s: float = 0.0,
+                 input_unit: str | None = None, unit: str | None = None,
+                 **old: Any) -> None:
         super().__init__(name)
+        refuse_renamed("Relay", name, old)
         self.T, self.offset_s = check_period("Relay", name, period_s, offset_s)
         self.on_th, self.off_th = float(on_threshold), float(off_threshold)
         if not self.off_th <= self.on_th:
             raise ParameterError(f"Relay '{name}': off_threshold {off_threshold!r} must not "
                                  f"exceed on_threshold {on_threshold!r}")
         self.on_value, self.off_value = float(on_value), float(off_value)
-        self.u = self.declare_input("u", unit=unit)
+        self.u = self.declare_input("u", unit=input_unit)
         self.on = self.declare_discrete_state("on", bool(initial_on))
-        self.y = self.declare_output("y", self._y, unit=output_unit, depends_on=("u",))
+        self.y = self.declare_output("y", self._y, unit=unit, depends_on=("u",))
         self.declare_periodic_update(self.T, self._update, self.offset_s)
 
     def _state(self, ctx: Any) -> bool:
@@ -559,7 +625,8 @@ class MinMax(Block):
             raise ParameterError(f"MinMax '{name}': n must be an integer >= 1, got {n!r}")
         self.function = function
         shape = normalize_shape(shape)
-        self.ins = [self.declare_input(f"u{i}", shape=shape, unit=unit) for i in range(int(n))]
+        self.ins = PortList([self.declare_input(f"u{i}", shape=shape, unit=unit)
+                             for i in range(int(n))], self, "give n for more inputs")
         self._scalar = shape == ()
         self._op = (min if function == "min" else max) if self._scalar else \
             (np.minimum if function == "min" else np.maximum).reduce

@@ -32,6 +32,7 @@ from cosim.block import Block
 from cosim.errors import ParameterError
 from cosim.linear import LinearModel
 
+from ._units import refuse_renamed
 from .discrete import check_limits, check_period
 
 _ANTI_WINDUP = ("back_calculation", "clamping", None)
@@ -158,13 +159,13 @@ class PID(_PIDBase):
 
     Ports
     -----
-    in   e   scalar [unit_in], the control error
-    out  u   scalar [unit_out]; feedthrough from e unless kp = kd = 0
+    in   e   scalar [input_unit], the control error
+    out  u   scalar [unit]; feedthrough from e unless kp = kd = 0
 
     Parameters
     ----------
     kp, ki, kd : float
-        :math:`k_p` [unit_out/unit_in], :math:`k_i` [per s], :math:`k_d` [times s].
+        :math:`k_p` [unit/input_unit], :math:`k_i` [per s], :math:`k_d` [times s].
     derivative_filter_rad_s : float, optional
         :math:`N` [rad/s]; required when ``kd != 0``.
     lower, upper : float, optional
@@ -173,7 +174,7 @@ class PID(_PIDBase):
         ``"back_calculation"`` (default), ``"clamping"`` or ``None`` (module docstring).
     tracking_gain : float, optional
         :math:`K_t` [1/s] of back-calculation (default from the gains).
-    unit_in, unit_out : str, optional
+    input_unit, unit : str, optional
         Units of ``e`` and ``u``.
     initial : float
         :math:`I(0)`.
@@ -182,15 +183,16 @@ class PID(_PIDBase):
     def __init__(self, name: str, kp: float, ki: float = 0.0, kd: float = 0.0,
                  derivative_filter_rad_s: float | None = None, lower: float | None = None,
                  upper: float | None = None, anti_windup: str | None = "back_calculation",
-                 tracking_gain: float | None = None, unit_in: str | None = None,
-                 unit_out: str | None = None, initial: float = 0.0) -> None:
+                 tracking_gain: float | None = None, input_unit: str | None = None,
+                 unit: str | None = None, initial: float = 0.0, **old: Any) -> None:
+        refuse_renamed("PID", name, old)
         super().__init__(name)
         self._setup("PID", name, kp, ki, kd, derivative_filter_rad_s, lower, upper,
                     anti_windup, tracking_gain, ("kp", "kd"), kd_needs_filter=True)
-        self.e = self.declare_input("e", unit=unit_in)
+        self.e = self.declare_input("e", unit=input_unit)
         self.i = self.declare_continuous_state("i", _gain("PID", name, "initial", initial))
         self.z = self.declare_continuous_state("z", 0.0) if self.N is not None else None
-        self.u = self.declare_output("u", self._u, unit=unit_out,
+        self.u = self.declare_output("u", self._u, unit=unit,
                                      depends_on=("e",) if self.feedthrough else ())
 
     def _v(self, ctx: Any, e: float) -> float:
@@ -258,8 +260,8 @@ class DiscretePID(_PIDBase):
 
     Ports
     -----
-    in   e   scalar [unit_in], the control error
-    out  u   scalar [unit_out]; sampled; feedthrough from e unless kp = kd = 0
+    in   e   scalar [input_unit], the control error
+    out  u   scalar [unit]; sampled; feedthrough from e unless kp = kd = 0
              (and ki = 0 for Tustin)
 
     Parameters
@@ -267,7 +269,7 @@ class DiscretePID(_PIDBase):
     period_s : float
         :math:`T` [s].
     kp, ki, kd : float
-        :math:`k_p` [unit_out/unit_in], :math:`k_i` [per s], :math:`k_d` [times s].
+        :math:`k_p` [unit/input_unit], :math:`k_i` [per s], :math:`k_d` [times s].
     derivative_filter_rad_s : float, optional
         :math:`N` [rad/s] (``None``: the backward difference).
     lower, upper : float, optional
@@ -280,7 +282,7 @@ class DiscretePID(_PIDBase):
         ``"forward"`` (default) or ``"tustin"``.
     offset_s : float
         Time of the first hit [s], in ``[0, period_s)``.
-    unit_in, unit_out : str, optional
+    input_unit, unit : str, optional
         Units of ``e`` and ``u``.
     initial : float
         :math:`I_0` (forward) or :math:`I_{-1}^{+}` (Tustin).
@@ -290,8 +292,9 @@ class DiscretePID(_PIDBase):
                  derivative_filter_rad_s: float | None = None, lower: float | None = None,
                  upper: float | None = None, anti_windup: str | None = "back_calculation",
                  tracking_gain: float | None = None, method: str = "forward",
-                 offset_s: float = 0.0, unit_in: str | None = None, unit_out: str | None = None,
-                 initial: float = 0.0) -> None:
+                 offset_s: float = 0.0, input_unit: str | None = None, unit: str | None = None,
+                 initial: float = 0.0, **old: Any) -> None:
+        refuse_renamed("DiscretePID", name, old)
         super().__init__(name)
         kind = "DiscretePID"
         self.T, self.offset_s = check_period(kind, name, period_s, offset_s)
@@ -306,11 +309,11 @@ class DiscretePID(_PIDBase):
             raise ParameterError(f"{kind} '{name}': the forward-Euler derivative filter is "
                                  f"unstable for N*T >= 2 (N*T = {self.N * self.T:g}); use "
                                  "method='tustin' or a lower derivative_filter_rad_s")
-        self.e = self.declare_input("e", unit=unit_in)
+        self.e = self.declare_input("e", unit=input_unit)
         self.i = self.declare_discrete_state("i", _gain(kind, name, "initial", initial))
         self.d = self.declare_discrete_state("d", 0.0)  # z_k (forward) or D_{k-1} (tustin)
         self.e_prev = self.declare_discrete_state("e_prev", 0.0)
-        self.u = self.declare_output("u", self._u, unit=unit_out,
+        self.u = self.declare_output("u", self._u, unit=unit,
                                      depends_on=("e",) if self.feedthrough else ())
         self.declare_periodic_update(self.T, self._update, self.offset_s)
 

@@ -27,6 +27,8 @@ from cosim.block import Block
 from cosim.errors import ParameterError
 from cosim.time import TICKS_PER_SECOND
 
+from ._units import refuse_renamed
+
 _INTERP_1D = ("linear", "nearest", "previous")
 _EXTRAP_TABLE = ("clip", "linear", "error")
 
@@ -168,8 +170,8 @@ class Table1D(Block):
 
     Ports
     -----
-    in   u   scalar [unit_in]
-    out  y   scalar, or (k,) when ``y`` has shape (n, k) [unit_out]; feedthrough from u
+    in   u   scalar [input_unit]
+    out  y   scalar, or (k,) when ``y`` has shape (n, k) [unit]; feedthrough from u
 
     Parameters
     ----------
@@ -181,13 +183,14 @@ class Table1D(Block):
         ``"linear"`` (default), ``"nearest"`` or ``"previous"``.
     extrapolation : str
         ``"clip"`` (default), ``"linear"`` or ``"error"``.
-    unit_in, unit_out : str, optional
+    input_unit, unit : str, optional
         Units of ``u`` and ``y``.
     """
 
     def __init__(self, name: str, x: Any, y: Any, interpolation: str = "linear",
-                 extrapolation: str = "clip", unit_in: str | None = None,
-                 unit_out: str | None = None) -> None:
+                 extrapolation: str = "clip", input_unit: str | None = None,
+                 unit: str | None = None, **old: Any) -> None:
+        refuse_renamed("Table1D", name, old)
         super().__init__(name)
         kind = "Table1D"
         self.interpolation = _choice(kind, name, "interpolation", interpolation, _INTERP_1D)
@@ -199,11 +202,11 @@ class Table1D(Block):
         self.y = _values(kind, name, "y", y, self.x.size, "x")
         self._xl = self.x.tolist()
         self._yl = self.y.tolist() if self.y.ndim == 1 else list(self.y)
-        self.u = self.declare_input("u", unit=unit_in)
+        self.u = self.declare_input("u", unit=input_unit)
         shape = () if self.y.ndim == 1 else (self.y.shape[1],)
         if self.y.ndim == 1 and self.interpolation == "linear" and extrapolation == "clip":
             self.lookup = _linear_clip_1d(self._xl, self._yl)  # compiled once
-        self.y_port = self.declare_output("y", self._calc, shape=shape, unit=unit_out)
+        self.y_port = self.declare_output("y", self._calc, shape=shape, unit=unit)
 
     def lookup(self, u: float) -> Any:
         """The table value at ``u`` (used by the output; handy in tests).
@@ -251,9 +254,9 @@ class Table2D(Block):
 
     Ports
     -----
-    in   u0  scalar [unit_in0]
-    in   u1  scalar [unit_in1]
-    out  y   scalar [unit_out]; feedthrough from both
+    in   u0  scalar [input_units[0]]
+    in   u1  scalar [input_units[1]]
+    out  y   scalar [unit]; feedthrough from both
 
     Parameters
     ----------
@@ -263,13 +266,17 @@ class Table2D(Block):
         Values, shape (len(x), len(y)).
     extrapolation : str
         ``"clip"`` (default), ``"linear"`` or ``"error"``.
-    unit_in0, unit_in1, unit_out : str, optional
-        Units of ``u0``, ``u1`` and ``y``.
+    input_units : (str, str), optional
+        Units of ``u0`` and ``u1``.
+    unit : str, optional
+        Unit of ``y``.
     """
 
     def __init__(self, name: str, x: Any, y: Any, z: Any, extrapolation: str = "clip",
-                 unit_in0: str | None = None, unit_in1: str | None = None,
-                 unit_out: str | None = None) -> None:
+                 input_units: tuple = (None, None), unit: str | None = None,
+                 **old: Any) -> None:
+        refuse_renamed("Table2D", name, old)
+        unit_in0, unit_in1 = input_units
         super().__init__(name)
         kind = "Table2D"
         self.extrapolation = _choice(kind, name, "extrapolation", extrapolation, _EXTRAP_TABLE)
@@ -290,7 +297,7 @@ class Table2D(Block):
         self.u1 = self.declare_input("u1", unit=unit_in1)
         if extrapolation == "clip":
             self.lookup = _bilinear_clip(self._xl, self._yl, self._zl)  # compiled once
-        self.y_port = self.declare_output("y", self._calc, unit=unit_out)
+        self.y_port = self.declare_output("y", self._calc, unit=unit)
 
     def _axis(self, grid: list, u: float, which: str) -> tuple[int, float]:
         if not grid[0] <= u <= grid[-1]:

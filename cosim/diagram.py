@@ -131,6 +131,14 @@ class DiagramBuilder:
                 raise PortError(f"connect(): input '{d.path}' is exported; it cannot also "
                                 "be connected")
         scale, bias = check_compatible(s, d)
+        if s.unit is not None and d.unit is None and not s.unit.is_dimensionless:
+            import warnings
+
+            from .errors import CosimWarning
+            warnings.warn(f"connect(): output '{s.path}' [{s.unit_text}] feeds input "
+                          f"'{d.path}', which declares no unit, so a wrong connection there "
+                          "goes unnoticed; declare the input's unit (input_unit=... on the "
+                          "core blocks)", CosimWarning, stacklevel=2)
         c = Connection(s, d, scale, bias)
         self._connections.append(c)
         self._fed[d] = c

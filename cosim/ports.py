@@ -119,3 +119,24 @@ class OutputGroup:
 
     calc: Any
     ports: list = field(default_factory=list)
+
+
+class PortList(list):
+    """The numbered ports of a block (``Sum.ins``, ``Mux.ins``, ``Demux.outs``): a list
+    whose out-of-range index is a :class:`~cosim.errors.PortError` saying how many ports
+    there are and how to have more, not a bare ``IndexError``."""
+
+    def __init__(self, ports: Any, block: Any, hint: str = "") -> None:
+        super().__init__(ports)
+        self._block, self._hint = block, hint
+
+    def __getitem__(self, index: Any) -> Any:
+        try:
+            return super().__getitem__(index)
+        except IndexError:
+            from .errors import PortError
+            names = ", ".join(p.name for p in self)
+            raise PortError(f"block '{self._block.name}' ({type(self._block).__name__}) has "
+                            f"{len(self)} of these ports ({names}), so index {index!r} does "
+                            f"not exist" + (f"; {self._hint}" if self._hint else "")) from None
+

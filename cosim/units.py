@@ -316,3 +316,29 @@ def conversion(src: str | Unit | None, dst: str | Unit | None) -> tuple[float, f
         raise UnitError(f"incompatible units {str(us)!r} [{us.dimension_string()}] and "
                         f"{str(ud)!r} [{ud.dimension_string()}]")
     return (us.factor / ud.factor, (us.offset - ud.offset) / ud.factor)
+
+
+# ------------------------------------------------------------ related units
+def per_second(unit: str | None) -> str | None:
+    """The unit of the time derivative of a signal in ``unit`` (``m`` -> ``m/s``,
+    ``m/s`` -> ``m/s2``); None for None."""
+    if not unit:
+        return None
+    m = re.fullmatch(r"(.*)/s(\d*)", unit)
+    if m and "/" not in m.group(1) and "(" not in unit:
+        return f"{m.group(1)}/s{int(m.group(2) or 1) + 1}"
+    return f"{unit}/s" if re.fullmatch(r"[\w.*^]+", unit) else f"({unit})/s"
+
+
+def times_second(unit: str | None) -> str | None:
+    """The unit of the time integral of a signal in ``unit`` (``m/s`` -> ``m``,
+    ``m/s2`` -> ``m/s``, ``N`` -> ``N.s``); None for None."""
+    if not unit:
+        return None
+    m = re.fullmatch(r"(.*)/s(\d*)", unit)
+    if m and "/" not in m.group(1) and "(" not in unit:
+        n = int(m.group(2) or 1) - 1
+        return m.group(1) if n == 0 else f"{m.group(1)}/s{n if n > 1 else ''}"
+    if unit == "1/s":
+        return "1"
+    return f"{unit}.s" if re.fullmatch(r"[\w.*^]+", unit) else f"({unit}).s"

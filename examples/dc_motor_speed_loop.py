@@ -36,7 +36,7 @@ def build():
     load = b.add(Step("load", time_s=0.35, final=LOAD_NM, unit="N*m"))
     err = b.add(Sum("error", "+-", unit="rad/s"))
     pi = b.add(DiscretePID("pi", period_s=1e-3, kp=0.25, ki=5.0, lower=-24.0, upper=24.0,
-                           anti_windup="back_calculation", unit_in="rad/s", unit_out="V"))
+                           anti_windup="back_calculation", input_unit="rad/s", unit="V"))
     motor = b.add(DCMotor("motor", **MOTOR))
     b.connect(ref.y, err.ins[0])            # rpm -> rad/s converted here
     b.connect(motor.speed, err.ins[1])

@@ -173,7 +173,7 @@ def add_drive(b: DiagramBuilder, eq: dict) -> dict:
     ref = b.add(Constant("speed_ref", SPEED_REF, unit="rad/s"))
     err = b.add(Sum("speed_err", "+-", unit="rad/s"))
     pi = b.add(DiscretePID("speed_pi", SPEED_PERIOD, kp=SPEED_KP, ki=SPEED_KI, lower=0.0,
-                           upper=U_MAX, unit_in="rad/s", unit_out="V", initial=eq["v"]))
+                           upper=U_MAX, input_unit="rad/s", unit="V", initial=eq["v"]))
     motor = b.add(DCMotor("motor", **MOTOR, current0_a=eq["i"], speed0_rad_s=SPEED_REF))
     b.connect(ref.y, err.ins[0])
     b.connect(motor.speed, "speed_err.u1")
@@ -222,12 +222,12 @@ def add_controller(b: DiagramBuilder, quick: bool, eq: dict) -> dict:
     ``err.u1`` (measured extension s - s0), outputs ``u.y`` (spool) and ``ds_ref.y``."""
     t, s_ref, v_ref, _ = profile(quick)
     clock = b.add(TimeSource("clock"))
-    sref = b.add(Table1D("ds_ref", t, s_ref - S0, unit_in="s", unit_out="m"))
-    ff = b.add(Table1D("ff", t, v_ref / KV_NOMINAL, unit_in="s", unit_out="1"))
+    sref = b.add(Table1D("ds_ref", t, s_ref - S0, input_unit="s", unit="m"))
+    ff = b.add(Table1D("ff", t, v_ref / KV_NOMINAL, input_unit="s", unit="1"))
     ff_hold = b.add(ZeroOrderHold("ff_hold", CTRL_PERIOD, unit="1"))
     err = b.add(Sum("err", "+-", unit="m"))
     pi = b.add(DiscretePID("pi", CTRL_PERIOD, kp=POS_KP, ki=POS_KI, lower=-1.0, upper=1.0,
-                           unit_in="m", unit_out="1", initial=eq["u"]))
+                           input_unit="m", unit="1", initial=eq["u"]))
     u = b.add(Sum("u", "++", unit="1"))
     b.connect(clock.t, sref.u)
     b.connect(clock.t, ff.u)

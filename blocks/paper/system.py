@@ -429,7 +429,7 @@ def reel_diagram(name: str, params: ReelParameters | None = None, *,
         err = b.add(Sum(f"err_{side}", "+-", unit="N"))
         lim = p.valve_rated_command_v
         pi = b.add(PID(f"pi_{side}", kp=p.kp_v_per_n, ki=p.ki_v_per_n_s, lower=-lim,
-                       upper=lim, unit_in="N", unit_out="V", initial=st.command_v))
+                       upper=lim, input_unit="N", unit="V", initial=st.command_v))
         b.connect(supply.p, valve.p_P)
         b.connect(tank.p, valve.p_T)
         b.connect(cyl.p_1, valve.p_A)

@@ -78,8 +78,8 @@ class EngineMap:
         self.speeds = np.asarray(d.speed_rpm, dtype=float) * RPM
         self.throttles = np.asarray(d.throttle, dtype=float)
         self.table = Table2D("engine_map", d.throttle, self.speeds, d.torque_nm,
-                             extrapolation="clip", unit_in0="1", unit_in1="rad/s",
-                             unit_out="N*m")
+                             extrapolation="clip", input_units=("1", "rad/s"),
+                             unit="N*m")
         self._thr = list(d.throttle)
 
     def torque(self, throttle: float, speed: float) -> float:

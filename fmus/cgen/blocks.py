@@ -63,10 +63,11 @@ def _sat(v: str, lo: str, hi: str, out: str) -> str:
 def gain(b: Any, cg: CContext) -> CModel:
     u, y = _els(cg.u, b.u), _els(cg.y, b.y)
     unit = _ratio(b.y.unit_text, b.u.unit_text) if b.y.unit != b.u.unit else None
-    k = cg.param("k", b.K, unit=unit, description=f"gain of '{b.path}'")
-    if b.K.ndim == 0:
+    K = np.asarray(cg.value(b.k), dtype=float)
+    k = cg.param("k", K, unit=unit, description=f"gain of '{b.path}'")
+    if K.ndim == 0:
         code = [f"{yi} = {k} * {ui};" for yi, ui in zip(y, u, strict=True)]
-    elif b.K.ndim == 1:
+    elif K.ndim == 1:
         code = [f"{y[i]} = {k[i]} * {u[i]};" for i in range(len(y))]
     else:
         code = [f"{y[i]} = {_mv(k, i, u)};" for i in range(len(y))]
@@ -90,7 +91,7 @@ def sum_(b: Any, cg: CContext) -> CModel:
 
 
 def saturation(b: Any, cg: CContext) -> CModel:
-    lo_v, hi_v = _limits_of(b)
+    lo_v, hi_v = _limits_of(b, cg)
     lo = cg.param("lower", lo_v)
     hi = cg.param("upper", hi_v)
     code = []
@@ -116,13 +117,12 @@ def _closure(b: Any, port: Any, names: tuple[str, ...]) -> list[float]:
             "method") from None
 
 
-def _limits_of(b: Any) -> tuple[float, float]:
-    lo, hi = _closure(b, b.y, ("lo", "hi"))
-    return lo, hi
+def _limits_of(b: Any, cg: CContext) -> tuple[float, float]:
+    return float(cg.value(b.lower)), float(cg.value(b.upper))
 
 
 def dead_zone(b: Any, cg: CContext) -> CModel:
-    lo_v, hi_v = _limits_of(b)
+    lo_v, hi_v = _limits_of(b, cg)
     lo, hi = cg.param("lower", lo_v), cg.param("upper", hi_v)
     u, y = cg.u(b.u), cg.y(b.y)
     return CModel(outputs={"y": f"{y} = ({u} > {hi}) ? {u} - {hi} : "
@@ -130,7 +130,7 @@ def dead_zone(b: Any, cg: CContext) -> CModel:
 
 
 def switch(b: Any, cg: CContext) -> CModel:
-    th = cg.param("threshold", _closure(b, b.y, ("th",))[0])
+    th = cg.param("threshold", float(cg.value(b.threshold)))
     return CModel(outputs={"y": f"{cg.y(b.y)} = ({cg.u(b.control)} >= {th}) ? "
                                 f"{cg.u(b.u_true)} : {cg.u(b.u_false)};"})
 
@@ -182,8 +182,8 @@ def min_max(b: Any, cg: CContext) -> CModel:
 
 
 def rate_limiter(b: Any, cg: CContext) -> CModel:
-    r = cg.param("rising_per_s", b.rising, unit=_per_s(b.u))
-    f = cg.param("falling_per_s", b.falling, unit=_per_s(b.u))
+    r = cg.param("rising_per_s", float(cg.value(b.rising_per_s)), unit=_per_s(b.u))
+    f = cg.param("falling_per_s", float(cg.value(b.falling_per_s)), unit=_per_s(b.u))
     T = c_float(b.T)
     prev, u = cg.xd(b.x), cg.u(b.u)
     calc = (f"double up = {r} * {T}, dn = {f} * {T};\n"

@@ -13,7 +13,7 @@ def servo():
     """
     b = DiagramBuilder("servo")
     err = b.add(Sum("err", "+-", unit="m"))
-    pi = b.add(PID("pi", kp=4.0, ki=2.0, unit_in="m", unit_out="m/s"))
+    pi = b.add(PID("pi", kp=4.0, ki=2.0, input_unit="m", unit="m/s"))
     plant = b.add(Integrator("plant", unit="m", input_unit="m/s"))
     b.connect(err.y, pi.e)
     b.connect(pi.u, plant.u)

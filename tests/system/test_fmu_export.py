@@ -71,11 +71,11 @@ def pid_loop(upper: float = 2.5):
     b = DiagramBuilder("pidloop")
     b.add(Sum("err", "+-", unit="m"))
     b.add(PID("pid", kp=4.0, ki=2.0, kd=0.3, derivative_filter_rad_s=50.0, lower=-3,
-              upper=3, unit_in="m", unit_out="N"))
+              upper=3, input_unit="m", unit="N"))
     b.add(Saturation("sat", -2.5, upper, unit="N"))
     b.add(StateSpace("plant", [[0, 1], [-4, -0.8]], [[0], [1]], [[1, 0]], input_unit="N",
-                     output_unit="m"))
-    b.add(Table1D("tab", [-1, 0, 0.5, 2], [0, 1, 3, 4], unit_in="m", unit_out="V"))
+                     unit="m"))
+    b.add(Table1D("tab", [-1, 0, 0.5, 2], [0, 1, 3, 4], input_unit="m", unit="V"))
     b.connect("err.y", "pid.e")
     b.connect("pid.u", "sat.u")
     b.connect("sat.y", "plant.u")

@@ -261,7 +261,9 @@ def test_every_block_docstring_has_ports_with_units_an_equation_and_its_argument
                 problems.append(f"{where}: no equation (.. math:: or :math:)")
             documented = {n.lstrip("*") for n in nd.parameters(doc.sections.get("Parameters",
                                                                                ""))}
-            args = [p for p in inspect.signature(cls).parameters if p != "name"]
+            # **old: the unit keywords used before, refused by name (blocks/_units.py)
+            args = [n for n, p in inspect.signature(cls).parameters.items()
+                    if n != "name" and p.kind is not p.VAR_KEYWORD]
             problems += [f"{where}: argument {a!r} not in its Parameters section"
                          for a in args if a not in documented]
     assert not problems, "\n".join(problems)

@@ -103,7 +103,7 @@ def test_html_special_characters_are_escaped():
 
 def _nested():
     inner = DiagramBuilder("inner")
-    g = inner.add(Gain("g", 2.0, input_unit="rad/s", output_unit="rad/s"))
+    g = inner.add(Gain("g", 2.0, input_unit="rad/s", unit="rad/s"))
     inner.export_input(g.u, "w")
     inner.export_output(g.y, "w2")
     sub = inner.build()

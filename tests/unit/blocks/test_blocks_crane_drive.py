@@ -73,7 +73,7 @@ def _loop(speed_ref, t_end, dt=1e-4):
     b = DiagramBuilder("loop")
     d = b.add(_drive())
     ref = b.add(Step("ref", 0.0, speed_ref, unit="rad/s"))
-    g = b.add(Gain("inv_j", 1.0 / J, input_unit="N*m", output_unit="rad/s^2"))
+    g = b.add(Gain("inv_j", 1.0 / J, input_unit="N*m", unit="rad/s^2"))
     w = b.add(Integrator("w", input_unit="rad/s^2", unit="rad/s"))
     b.connect(ref.y, d.speed_ref)
     b.connect(d.torque, g.u)

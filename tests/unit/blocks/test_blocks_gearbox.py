@@ -82,7 +82,7 @@ def test_energy_balance_over_motoring_then_braking():
     b = DiagramBuilder("d")
     src = b.add(Step("src", 1.0, -2.0, initial=2.0, unit="N*m"))
     g = b.add(Gearbox("g", ratio=I, efficiency=ETA))
-    acc = b.add(Gain("acc", 1.0 / J, input_unit="N*m", output_unit="rad/s^2"))
+    acc = b.add(Gain("acc", 1.0 / J, input_unit="N*m", unit="rad/s^2"))
     w = b.add(Integrator("w", input_unit="rad/s^2", unit="rad/s"))
     b.add(FunctionBlock("p_in", lambda t, wi: t * wi, inputs=[("t", "N*m"), ("wi", "rad/s")],
                         outputs=[("p", "W")]))

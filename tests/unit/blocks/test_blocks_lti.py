@@ -50,7 +50,7 @@ def poly_resp(num, den, w):
 # --------------------------------------------------------------- StateSpace
 def test_siso_state_space_without_feedthrough(linear_check):
     ss = StateSpace("ss", [[-2.0, 1.0], [0.0, -3.0]], [[0.0], [1.0]], [[1.0, 0.0]], [[0.0]],
-                    x0=[0.5, -1.0], input_unit="V", output_unit="m")
+                    x0=[0.5, -1.0], input_unit="V", unit="m")
     assert ss.u.shape == () and ss.y.shape == () and ss.n == 2
     assert ss.y.depends_on == frozenset()  # D = 0: no direct feedthrough, no false loops
     assert ss.u.unit_text == "V" and ss.y.unit_text == "m"
@@ -204,7 +204,7 @@ def test_tf_to_ss_rejects_bad_transfer_functions(num, den, match):
 
 # ----------------------------------------------------------- TransferFunction
 def test_strictly_proper_transfer_function(linear_check):
-    tf = TransferFunction("tf", [2.0, 3.0], [1.0, 4.0, 5.0], input_unit="V", output_unit="A")
+    tf = TransferFunction("tf", [2.0, 3.0], [1.0, 4.0, 5.0], input_unit="V", unit="A")
     assert tf.y.depends_on == frozenset() and tf.n == 2
     assert tf.u.unit_text == "V" and tf.y.unit_text == "A"
     np.testing.assert_allclose(freq_resp(tf.A, tf.B, tf.C, tf.D, W),

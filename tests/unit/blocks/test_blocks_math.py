@@ -50,7 +50,7 @@ def test_scalar_gain(linear_check):
 
 def test_gain_keeps_the_input_unit_unless_output_unit_is_given():
     assert Gain("g", 2.0, input_unit="rpm").y.unit_text == "rpm"
-    g = Gain("g2", 0.5, input_unit="A", output_unit="N*m")
+    g = Gain("g2", 0.5, input_unit="A", unit="N*m")
     assert g.u.unit_text == "A" and g.y.unit_text == "N*m"
     assert Gain("g3", 1.0).y.unit is None
 

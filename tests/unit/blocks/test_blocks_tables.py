@@ -284,7 +284,7 @@ def test_from_file_errors_name_file_and_columns(tmp_path):
 def test_constant_input_table_in_diagram_units():
     b = DiagramBuilder("u")
     c = b.add(Constant("c", 1000.0, unit="rpm"))
-    t = b.add(Table1D("t", [0.0, 100.0, 200.0], [0.0, 1.0, 4.0], unit_in="rad/s"))
+    t = b.add(Table1D("t", [0.0, 100.0, 200.0], [0.0, 1.0, 4.0], input_unit="rad/s"))
     b.connect(c.y, t.u)  # converted on the wire: 1000 rpm = 104.72 rad/s
     res = Simulator(b.build(), dt=0.1).run(0.1)
     assert res["t.y"][0] == pytest.approx(1.0 + 3.0 * (1000 * 2 * np.pi / 60 - 100) / 100)

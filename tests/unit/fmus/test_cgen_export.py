@@ -110,7 +110,7 @@ def many_blocks():
     b.add(Demux("dm", 2))
     b.add(Gain("kv", [2.0, -1.0]))
     b.add(Integrator("integ", x0=[0.1, 0.2]))
-    b.add(TransferFunction("tf", [1, 2], [1, 3, 2], output_unit="rpm"))
+    b.add(TransferFunction("tf", [1, 2], [1, 3, 2], unit="rpm"))
     b.add(FilteredDerivative("fd", 20.0))
     b.add(PID("pid", kp=1.0, ki=0.4, kd=0.05, derivative_filter_rad_s=30))
     b.add(UnitConversion("uc", "rad/s", "deg/s"))
@@ -243,9 +243,9 @@ def test_zoh_refuses_what_it_cannot_step_exactly(tmp_path):
 # ------------------------------------------------------ model descriptions
 def unit_diagram():
     b = DiagramBuilder("motor")
-    b.add(Gain("k", 3.0, input_unit="V", output_unit="rpm"))
+    b.add(Gain("k", 3.0, input_unit="V", unit="rpm"))
     b.add(FirstOrderLag("lag", 0.2, unit="rad/s"))
-    b.add(PID("pid", kp=2.0, ki=1.0, unit_in="rad/s", unit_out="V", lower=-10, upper=10))
+    b.add(PID("pid", kp=2.0, ki=1.0, input_unit="rad/s", unit="V", lower=-10, upper=10))
     b.add(Sum("e", "+-", unit="rad/s"))
     b.add(Constant("temp", 20.0, unit="degC"))
     b.connect("e.y", "pid.e")

@@ -248,7 +248,7 @@ def test_initialization_gets_the_connected_inputs_values_not_zeros(fmu_files):
     osc = load_fmu(fmu_files["Oscillator"], name="osc", call_log=log.append)
     b = DiagramBuilder("loop")
     b.add(osc)
-    g = b.add(Gain("g", 2.5, input_unit="m", output_unit="N"))
+    g = b.add(Gain("g", 2.5, input_unit="m", unit="N"))
     b.connect(osc.output("x"), g.u)
     b.connect(g.y, osc.input("F"))
     res = Simulator(b.build(), solver="rk4", dt=1e-3, record=["osc.a"]).run(0.01)

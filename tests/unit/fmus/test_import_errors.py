@@ -213,14 +213,14 @@ def test_mismatched_units_at_connect_in_a_diagram(fmu_files):
     osc = load_fmu(fmu_files["Oscillator"], name="osc")
     bad = DiagramBuilder("bad")
     bad.add(osc)
-    g = bad.add(Gain("g", 2.0, input_unit="N", output_unit="N"))
+    g = bad.add(Gain("g", 2.0, input_unit="N", unit="N"))
     with pytest.raises(UnitError, match="unit mismatch: output 'osc.x' \\[m\\] -> input "
                                         "'g.u' \\[N\\]"):
         bad.connect(osc.output("x"), g.u)
     osc = load_fmu(fmu_files["Oscillator"], name="osc")
     b = DiagramBuilder("d")
     b.add(osc)
-    mm = b.add(Gain("mm", 1.0, input_unit="m", output_unit="m"))
+    mm = b.add(Gain("mm", 1.0, input_unit="m", unit="m"))
     b.connect(osc.output("x_mm"), mm.u)  # mm -> m converts
     c = b.add(Constant("c", 0.0, unit="N"))
     b.connect(c.y, osc.input("F"))

@@ -86,7 +86,7 @@ def _closed_cylinder_with_mass(load_n, mass_kg=100.0):
     zero2 = b.add(Constant("q2", 0.0, unit="m^3/s"))
     load = b.add(Constant("load", load_n, unit="N"))
     net = b.add(Sum("net", "+-", unit="N"))
-    acc = b.add(Gain("acc", 1.0 / mass_kg, input_unit="N", output_unit="m/s^2"))
+    acc = b.add(Gain("acc", 1.0 / mass_kg, input_unit="N", unit="m/s^2"))
     vel = b.add(Integrator("vel", 0.0, unit="m/s", input_unit="m/s^2"))
     pos = b.add(Integrator("pos", 0.25, unit="m", input_unit="m/s"))
     b.connect(zero1.y, cyl.q_1)
