@@ -214,6 +214,10 @@ class Block:
         Name of the block, unique within its diagram.
     """
 
+    #: True for a :class:`~cosim.diagram.Diagram` (lets lower layers, the compiler, tell a
+    #: diagram from a leaf block without importing the diagram module)
+    is_diagram = False
+
     def __init__(self, name: str) -> None:
         self.name = check_name(name, "block")
         self.parent = None  # the Diagram this block belongs to (set by build())

@@ -25,7 +25,6 @@ from typing import Any
 import numpy as np
 
 from .block import Block
-from .diagram import Diagram
 from .errors import AlgebraicLoopError, ConnectError, PortError
 from .function_block import FunctionBlock
 from .graph import find_cycle, is_loop, order_with_loops
@@ -76,7 +75,7 @@ class RateGroup:
 class Plan:
     """The flat, structural execution plan of a diagram (see module docstring)."""
 
-    def __init__(self, diagram: Diagram) -> None:
+    def __init__(self, diagram: Any) -> None:
         self.diagram = diagram
         self.blocks: list[Block] = diagram.leaf_blocks()
         self.slot_ports: list[Any] = []  # port (or InputPort for root inputs) per slot
@@ -163,29 +162,29 @@ class Plan:
 
 
 # ------------------------------------------------------------------ flatten
-def _flatten(diagram: Diagram, plan: Plan) -> None:
+def _flatten(diagram: Any, plan: Plan) -> None:
     """Resolve every leaf input to its leaf source through the hierarchy."""
 
     def leaf_source(port: OutputPort) -> OutputPort:
-        while isinstance(port.block, Diagram):
+        while port.block.is_diagram:
             port = port.block.output_map[port]
         return port
 
     def leaf_targets(port: InputPort, scale: float, bias: float):
-        if not isinstance(port.block, Diagram):
+        if not port.block.is_diagram:
             yield port, scale, bias
             return
         for inner in port.block.input_map[port]:
             s2, b2 = conversion(port.unit, inner.unit)
             yield from leaf_targets(inner, s2 * scale, s2 * bias + b2)
 
-    def walk(d: Diagram) -> None:
+    def walk(d: Any) -> None:
         for c in d.connections:
             src = leaf_source(c.src)
             for dst, s, b in leaf_targets(c.dst, c.scale, c.bias):
                 plan.feed[dst] = (src, s, b)
         for b in d.blocks.values():
-            if isinstance(b, Diagram):
+            if b.is_diagram:
                 walk(b)
 
     walk(diagram)
@@ -201,7 +200,7 @@ def _is_linear_candidate(b: Block) -> bool:
             and not b.zero_crossings and not b.time_events and not b.dynamic_time_events)
 
 
-def compile_diagram(diagram: Diagram) -> Plan:
+def compile_diagram(diagram: Any) -> Plan:
     """Build the :class:`Plan` of a diagram; raises on ill-formed graphs."""
     plan = Plan(diagram)
     _flatten(diagram, plan)
@@ -237,10 +236,10 @@ def compile_diagram(diagram: Diagram) -> Plan:
         d = stack.pop()
         for rout, src in d.output_map.items():
             leaf = src
-            while isinstance(leaf.block, Diagram):
+            while leaf.block.is_diagram:
                 leaf = leaf.block.output_map[leaf]
             plan.output_slot[rout] = plan.output_slot[leaf]
-        stack.extend(b for b in d.blocks.values() if isinstance(b, Diagram))
+        stack.extend(b for b in d.blocks.values() if b.is_diagram)
 
     # input slots, with one conversion node per distinct (source, scale, bias)
     conv_nodes: dict[tuple, Node] = {}

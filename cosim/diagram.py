@@ -225,6 +225,8 @@ class DiagramBuilder:
 class Diagram(Block):
     """A frozen diagram of blocks; itself a block with the exported ports."""
 
+    is_diagram = True
+
     def __init__(self, builder: DiagramBuilder, loops: str) -> None:
         super().__init__(builder.name)
         self.loops = loops
@@ -281,11 +283,6 @@ class Diagram(Block):
             return node.inputs[port]
         raise PortError(f"port {port!r} not found on block '{node.path}'; "
                         + did_you_mean(port, list(node.inputs) + list(node.outputs)))
-
-    def to_dot(self, **kw: Any) -> str:
-        """Graphviz DOT text of the diagram (see :func:`cosim.graphviz.to_dot`)."""
-        from .graphviz import to_dot
-        return to_dot(self, **kw)
 
     def describe(self) -> str:
         """Blocks, ports with units and rates, and the connections, as text."""

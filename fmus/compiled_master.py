@@ -149,7 +149,6 @@ class CompiledLoop:
 
     def reason(self, master: Any) -> str:
         """Why ``master`` cannot use the compiled loop ('' when it can)."""
-        from .subsystem import FMUSubsystem
         if type(master.coupling) not in (Jacobi, GaussSeidel):
             return (f"coupling '{master.coupling.name}' (the compiled loop runs Jacobi and "
                     "Gauss-Seidel)")
@@ -158,7 +157,7 @@ class CompiledLoop:
         if master.bonds:
             return "power bonds (energy residuals)"
         for s in master.subsystems:
-            if not isinstance(s, FMUSubsystem):
+            if getattr(type(s), "compiled_loop", None) is None:  # an FMUSubsystem has it
                 return f"subsystem '{s.name}' is not an FMU"
             if s.rate != 1:
                 return f"subsystem '{s.name}' at rate {s.rate}"

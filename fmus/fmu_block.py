@@ -98,7 +98,8 @@ import numpy as np
 from cosim.block import Block
 
 from .errors import FMUConfigError, FMUError
-from .importer import FMU, as_fmu, default_name
+from .fmu_file import FMUFile as FMU
+from .fmu_file import as_fmu, default_name
 from .instance import (
     FMUInstance,
     check_parameters,
@@ -108,7 +109,7 @@ from .instance import (
     set_before_init,
 )
 from .me_events import MEEvents, _differs
-from .scheduled import check_no_clocks
+from .se_clocks import check_no_clocks
 
 __all__ = ["FMUBlock"]
 
@@ -156,7 +157,7 @@ class FMUBlock(MEEvents, Block):
         As for :class:`~fmus.subsystem.FMUSubsystem` (every evaluation is then one
         round trip to the child process: slow, for robustness only).
     check : bool
-        Check the FMU's instantiation token now (:meth:`fmus.importer.FMU.check_instance`:
+        Check the FMU's instantiation token now (:meth:`fmus.fmu_file.FMUFile.check_instance`:
         free when the token occurs in the binary, else one instantiate-and-free), so a
         wrong token is a build error, not a failure at the first step.
     """

@@ -101,7 +101,8 @@ import numpy as np
 from cosim.block import Block, did_you_mean
 
 from .errors import FMUCallError, FMUConfigError, FMUError
-from .importer import FMU, as_fmu, default_name
+from .fmu_file import FMUFile as FMU
+from .fmu_file import as_fmu, default_name
 from .instance import (
     FMUInstance,
     check_parameters,
@@ -110,7 +111,13 @@ from .instance import (
     port_dtype,
     set_before_init,
 )
-from .se_clocks import CHANGED, NOT_YET_KNOWN, ClockTimer, exact
+from .se_clocks import (
+    CHANGED,
+    NOT_YET_KNOWN,
+    ClockTimer,
+    check_no_clocks,  # noqa: F401 - the ME/CS refusal
+    exact,
+)
 from .se_ticks import SETicks, _flat_inputs
 
 __all__ = ["FMUScheduledBlock", "check_no_clocks"]
@@ -118,44 +125,6 @@ __all__ = ["FMUScheduledBlock", "check_no_clocks"]
 #: the driver calls a Scheduled Execution block makes (out of process: forwarded ones)
 _SE_CALLS = ("se_activate", "get_intervals", "get_shifts", "set_intervals")
 _PORT_KINDS = ("real", "int", "bool")
-
-
-def check_no_clocks(fmu: Any, interface: str) -> None:
-    """Refuse an FMI 3 Model Exchange or Co-Simulation FMU that declares input or output
-    clocks, with one message naming them.
-
-    cosim runs clocks only through Scheduled Execution (:class:`FMUScheduledBlock`); in
-    ME and CS the importer would have to activate input clocks in Event Mode
-    (``fmi3SetClock``) and read output clocks (``fmi3GetClock``), which
-    :class:`~fmus.fmu_block.FMUBlock` and :class:`~fmus.subsystem.FMUSubsystem` do not:
-    the clocked partitions would never run (silently wrong results).  Local clocks
-    (internal to the FMU) do not need the importer and pass.
-    """
-    info = fmu.info
-    if interface not in info.interfaces:
-        return  # FMU.interface() says what the FMU has
-    clocks = [v for v in info.clocks if v.causality in ("input", "output")]
-    if not clocks:
-        return
-    listed = "; ".join(
-        f"{v.name!r} ({v.causality}, {v.clock.interval_variability if v.clock else '?'})"
-        for v in clocks[:8]) + ("; ..." if len(clocks) > 8 else "")
-    clocked = [v.name for v in info.variables if v.kind != "clock"
-               and any(c in {k.name for k in clocks} for c in v.clocks)]
-    what = {"ModelExchange": "Model Exchange", "CoSimulation": "Co-Simulation"}.get(
-        interface, interface)
-    hint = ("load it with interface='ScheduledExecution' (load_fmu(path, interface='se')), "
-            "which it also offers" if "ScheduledExecution" in info.interfaces else
-            "ask for a build of the model without clocks, or with a Scheduled Execution "
-            "interface")
-    raise FMUConfigError(
-        f"FMU '{fmu.path.name}' declares {len(clocks)} FMI 3 clock"
-        f"{'s' if len(clocks) != 1 else ''} ({listed})"
-        + (f" clocking {len(clocked)} variable{'s' if len(clocked) != 1 else ''} "
-           f"({', '.join(clocked[:6])}{', ...' if len(clocked) > 6 else ''})" if clocked else "")
-        + f": cosim imports clocks only through Scheduled Execution; as {what} its clocked "
-        "partitions would never run (input clocks activated in Event Mode with fmi3SetClock "
-        f"and output clocks read with fmi3GetClock are not implemented); {hint}")
 
 
 def _typed(var: Any, vals: list) -> Any:
@@ -205,7 +174,7 @@ class FMUScheduledBlock(SETicks, Block):
     out_of_process, timeout_s, call_log, logging_on
         As for :class:`~fmus.subsystem.FMUSubsystem`.
     check : bool
-        Check the FMU's instantiation token now (:meth:`fmus.importer.FMU.check_instance`:
+        Check the FMU's instantiation token now (:meth:`fmus.fmu_file.FMUFile.check_instance`:
         free when the token occurs in the binary, else one instantiate-and-free), so a
         wrong token is a build error, not a failure at the first step.
 

@@ -30,6 +30,8 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
+from .errors import FMUConfigError
+
 __all__ = ["ClockTimer", "exact", "grid_tick"]
 
 TICKS_PER_SECOND = 10**9
@@ -141,3 +143,41 @@ class ClockTimer:
             self.k += 1
         else:
             self.next_time = None
+
+
+def check_no_clocks(fmu: Any, interface: str) -> None:
+    """Refuse an FMI 3 Model Exchange or Co-Simulation FMU that declares input or output
+    clocks, with one message naming them.
+
+    cosim runs clocks only through Scheduled Execution (:class:`FMUScheduledBlock`); in
+    ME and CS the importer would have to activate input clocks in Event Mode
+    (``fmi3SetClock``) and read output clocks (``fmi3GetClock``), which
+    :class:`~fmus.fmu_block.FMUBlock` and :class:`~fmus.subsystem.FMUSubsystem` do not:
+    the clocked partitions would never run (silently wrong results).  Local clocks
+    (internal to the FMU) do not need the importer and pass.
+    """
+    info = fmu.info
+    if interface not in info.interfaces:
+        return  # FMU.interface() says what the FMU has
+    clocks = [v for v in info.clocks if v.causality in ("input", "output")]
+    if not clocks:
+        return
+    listed = "; ".join(
+        f"{v.name!r} ({v.causality}, {v.clock.interval_variability if v.clock else '?'})"
+        for v in clocks[:8]) + ("; ..." if len(clocks) > 8 else "")
+    clocked = [v.name for v in info.variables if v.kind != "clock"
+               and any(c in {k.name for k in clocks} for c in v.clocks)]
+    what = {"ModelExchange": "Model Exchange", "CoSimulation": "Co-Simulation"}.get(
+        interface, interface)
+    hint = ("load it with interface='ScheduledExecution' (load_fmu(path, interface='se')), "
+            "which it also offers" if "ScheduledExecution" in info.interfaces else
+            "ask for a build of the model without clocks, or with a Scheduled Execution "
+            "interface")
+    raise FMUConfigError(
+        f"FMU '{fmu.path.name}' declares {len(clocks)} FMI 3 clock"
+        f"{'s' if len(clocks) != 1 else ''} ({listed})"
+        + (f" clocking {len(clocked)} variable{'s' if len(clocked) != 1 else ''} "
+           f"({', '.join(clocked[:6])}{', ...' if len(clocked) > 6 else ''})" if clocked else "")
+        + f": cosim imports clocks only through Scheduled Execution; as {what} its clocked "
+        "partitions would never run (input clocks activated in Event Mode with fmi3SetClock "
+        f"and output clocks read with fmi3GetClock are not implemented); {hint}")

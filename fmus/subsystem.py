@@ -105,7 +105,8 @@ from cosim.time import format_time
 
 from .compiled_master import compiled_loop
 from .errors import FMUConfigError, FMUDiscardError, FMUError
-from .importer import FMU, as_fmu, default_name
+from .fmu_file import FMUFile as FMU
+from .fmu_file import as_fmu, default_name
 from .instance import (
     FMUInstance,
     check_parameters,
@@ -115,7 +116,7 @@ from .instance import (
     set_before_init,
     set_variables,
 )
-from .scheduled import check_no_clocks
+from .se_clocks import check_no_clocks
 from .subsystem_jacobian import FMUJacobians
 
 __all__ = ["FMUSubsystem"]
@@ -196,7 +197,7 @@ class FMUSubsystem(FMUJacobians, Subsystem):
     logging_on : bool
         Ask the FMU for debug logging (its messages go into error messages).
     check : bool
-        Check the FMU's instantiation token now (:meth:`fmus.importer.FMU.check_instance`:
+        Check the FMU's instantiation token now (:meth:`fmus.fmu_file.FMUFile.check_instance`:
         free when the token occurs in the binary, else one instantiate-and-free), so a
         wrong token is a build error, not a failure at the first step.
     """

@@ -38,6 +38,7 @@ FMUs, parameter sets (``.ssv``) and mappings (``.ssm``) under ``resources/``.
   ME components as ``"<component>.<port>"``.  Result names use the cosim port names
   (``der(x)`` -> ``der_x``).
 * :func:`export_ssp` writes an ``.ssp`` from FMUs and master-style connections;
+  :func:`export_system` writes a system :func:`read_ssp` gave (flattened);
   :func:`export_master_ssp` writes one from a master built of FMU subsystems or made by
   :func:`load_ssp`.  Connectors are typed from the model descriptions (``Real`` with the
   FMU's unit, ``Integer``, ``Boolean``), units are defined in ``<ssd:Units>``, values go
@@ -107,8 +108,8 @@ from .model import (
     SSPSystem,
 )
 from .reading import read_ssp
-from .writing import export_master_ssp, export_ssp
+from .writing import export_master_ssp, export_ssp, export_system
 
 __all__ = ["SSPArchiveError", "SSPComponent", "SSPConnection", "SSPConnector", "SSPError",
-           "SSPMaster", "SSPSolver", "SSPSystem", "export_master_ssp", "export_ssp", "load_ssp",
-           "read_ssp"]
+           "SSPMaster", "SSPSolver", "SSPSystem", "export_master_ssp", "export_ssp",
+           "export_system", "load_ssp", "read_ssp"]

@@ -21,13 +21,21 @@ from cosim.units import conversion
 from ..archive import ArchiveLimits
 from ..errors import FMUError, FMUWarning
 from ..importer import FMU
-from .model import KIND_OF_TYPE, SSPComponent, SSPConnection, SSPConnector, SSPError, SSPSystem
-from .values import Bound, typed, unit_of
+from .model import (
+    KIND_OF_TYPE,
+    SSPComponent,
+    SSPConnection,
+    SSPConnector,
+    SSPError,
+    SSPSystem,
+    unit_of,
+)
+from .values import Bound, typed
 
 if TYPE_CHECKING:
     from .reading import _Reader
 
-__all__ = ["check_components", "check_system", "settable", "unit_of"]
+__all__ = ["check_components", "check_system", "settable"]
 
 _CAUSALITY = {"input": ("input",), "output": ("output",),
               "parameter": ("parameter", "structuralParameter"),

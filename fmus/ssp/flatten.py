@@ -32,9 +32,9 @@ from cosim.errors import UnitError
 from cosim.units import conversion
 
 from ..errors import FMUWarning
-from .model import SSPComponent, SSPConnection, SSPConnector, SSPSolver, SSPSystem
-from .reading import Node, Raw
-from .values import Bound, unit_of
+from .model import SSPComponent, SSPConnection, SSPConnector, SSPSolver, SSPSystem, unit_of
+from .tree import Node, Raw
+from .values import Bound
 
 if TYPE_CHECKING:
     from .reading import _Reader

@@ -9,12 +9,12 @@ system ``"sc/conn"`` (``/`` separates the levels, ``.`` a component from its var
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from cosim.errors import BuildError
+from cosim.errors import BuildError, UnitError
+from cosim.units import conversion, parse_unit
 
 from ..errors import FMUArchiveError, FMUError
 
@@ -183,7 +183,6 @@ class SSPSystem:
 
     def end_unit(self, end: tuple) -> Any:
         """The cosim unit at a connection end (the FMU variable's, else the connector's)."""
-        from .checking import unit_of
         if end[0] is not None:
             comp = self.components[end[0]]
             if comp.fmu is not None:
@@ -199,7 +198,6 @@ class SSPSystem:
         The master applies ``(factor, offset)`` in the source's unit and converts to the
         end's unit afterwards; SSP converts first.
         """
-        from cosim.units import conversion
         if conn.transform is None and not conn.suppress_unit_conversion:
             return None
         f, o = conn.transform or (1.0, 0.0)
@@ -218,9 +216,8 @@ class SSPSystem:
             out.append((a, b, tr) if tr is not None else (a, b))
         return out
 
-    def _connector_units(self) -> dict:
+    def connector_units(self) -> dict:
         """``{system connector: (unit name, Unit)}`` of the connectors the export writes."""
-        from .values import unit_of
         used = {c.start[1] for c in self.connections if c.start[0] is None} | {
             c.end[1] for c in self.connections if c.end[0] is None}
         out = {}
@@ -242,24 +239,14 @@ class SSPSystem:
                 "step_s": self.step_s, "tolerance": self.tolerance,
                 "experiment": (self.start, self.stop)}
 
-    def export(self, dest: str | os.PathLike, **kw: Any) -> Path:
-        """Write this system as an ``.ssp`` (:func:`export_ssp`), flattened."""
-        opts = dict(parameters={n: dict(c.parameters) for n, c in self.components.items()},
-                    name=self.name, start=self.start if self.start is not None else 0.0,
-                    stop=self.stop, step_s=self.step_s, inputs=dict(self.inputs),
-                    model_exchange={n: c.unit for n, c in self.components.items()
-                                    if c.unit is not None},
-                    solvers=dict(self.solvers), tolerance=self.tolerance,
-                    description=self.description, connector_units=self._connector_units())
-        opts.update(kw)
-        suppressed = [str(c) for c in self.connections if c.suppress_unit_conversion]
-        if suppressed:
-            raise SSPError(f"SSP system '{self.name}': export_ssp cannot write "
-                           f"suppressUnitConversion (connections {', '.join(suppressed)})")
-        if self.step_control is not None and kw.get("step_s") is None:
-            raise SSPError(f"SSP system '{self.name}': export_ssp cannot write the variable-"
-                           "step master of the annotation; give step_s= to export with a "
-                           "fixed macro step")
-        from .writing import export_ssp
-        return export_ssp(dest, {n: c.fmu or c.path for n, c in self.components.items()},
-                          self.master_connections(), **opts)
+
+def unit_of(name: str | None, units: dict) -> Any:
+    """The unit called ``name``: from ``<Units>``, else cosim's grammar, else None."""
+    if not name:
+        return None
+    if name in units:
+        return units[name]
+    try:
+        return parse_unit(name)
+    except UnitError:
+        return None

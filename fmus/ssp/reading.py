@@ -13,7 +13,6 @@ import contextlib
 import itertools
 import logging
 import os
-from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 from urllib.parse import unquote, urlsplit
@@ -21,6 +20,8 @@ from urllib.parse import unquote, urlsplit
 from ..archive import DEFAULT_LIMITS, ArchiveLimits
 from .annotations import component_solver, cosim_settings, experiment_notes, system_settings
 from .archive import extract_ssp
+from .checking import check_components, check_system
+from .flatten import assign_units, components, flatten, master_settings
 from .model import (
     FMU_TYPE,
     KIND_OF_TYPE,
@@ -33,6 +34,7 @@ from .model import (
     SSPSystem,
     q,
 )
+from .tree import Node, Raw
 from .values import bindings, boolean, double, transformation, units_of, value_element
 
 log = logging.getLogger("fmus.ssp")
@@ -40,51 +42,6 @@ log = logging.getLogger("fmus.ssp")
 #: connector kinds of SSP 1.0 and 2.0
 KINDS = ("input", "output", "parameter", "calculatedParameter", "structuralParameter",
          "constant", "local", "inout", "unspecified")
-
-
-@dataclass
-class Raw:
-    """A connection as written: ``(element or None, connector)`` ends, in file order."""
-
-    start: tuple
-    end: tuple
-    transform: tuple | None
-    suppress: bool
-    el: Any
-    file: str
-    index: int = 0                 # reading order (the flattened connections keep it)
-
-    def label(self) -> str:
-        return f"{'.'.join(p for p in self.start if p)} -> {'.'.join(p for p in self.end if p)}"
-
-
-@dataclass
-class Node:
-    """A system of the SSD: connectors, elements (systems and components), connections."""
-
-    name: str
-    path: tuple                    # element names from the top-level system (top: ())
-    el: Any
-    file: str
-    connectors: list = field(default_factory=list)
-    elements: dict = field(default_factory=dict)     # {local name: Node | SSPComponent}
-    connections: list = field(default_factory=list)  # [Raw]
-    bound: list = field(default_factory=list)        # [values.Bound], in precedence order
-    settings: dict = field(default_factory=dict)     # annotations.system_settings
-    units: dict = field(default_factory=dict)
-
-    def connector(self, name: str) -> SSPConnector | None:
-        return next((c for c in self.connectors if c.name == name), None)
-
-    def label(self) -> str:
-        return f"system '{'/'.join(self.path) or self.name}'"
-
-    def walk(self) -> Any:
-        """This system and every system below it, children first."""
-        for e in self.elements.values():
-            if isinstance(e, Node):
-                yield from e.walk()
-        yield self
 
 
 class _Reader:
@@ -183,8 +140,6 @@ def read_ssp(path: str | os.PathLike, *, limits: ArchiveLimits | None = None,
         Flattened: nested systems' components are ``"system/component"``; what was read
         past is in ``notes``.
     """
-    from .checking import check_components, check_system
-    from .flatten import assign_units, components, flatten, master_settings
     path = Path(path)
     limits = limits or DEFAULT_LIMITS
     archive = None

@@ -28,10 +28,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from cosim.errors import ParameterError, UnitError
-from cosim.units import conversion, from_fmi, parse_unit
+from cosim.units import conversion, from_fmi
 
 from ..instance import check_value
-from .model import BASE, INT_RANGE, KIND_OF_TYPE, NS, PMAP_TYPE, PSET_TYPE, SSD_NAME, q
+from .model import BASE, INT_RANGE, KIND_OF_TYPE, NS, PMAP_TYPE, PSET_TYPE, SSD_NAME, q, unit_of
 
 if TYPE_CHECKING:
     from .reading import _Reader
@@ -78,18 +78,6 @@ def units_of(reader: _Reader, parent: Any, file: str) -> dict:
             raise reader.fail(u, f"unit {name!r} has a bad BaseUnit ({exc})", file=file) \
                 from None
     return out
-
-
-def unit_of(name: str | None, units: dict) -> Any:
-    """The unit called ``name``: from ``<Units>``, else cosim's grammar, else None."""
-    if not name:
-        return None
-    if name in units:
-        return units[name]
-    try:
-        return parse_unit(name)
-    except UnitError:
-        return None
 
 
 def double(text: str | None) -> float:

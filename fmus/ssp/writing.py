@@ -31,6 +31,7 @@ from .model import (
     TYPE_OF_KIND,
     SSPError,
     SSPSolver,
+    SSPSystem,
     q,
 )
 
@@ -478,6 +479,32 @@ def _write_fmu(zf: zipfile.ZipFile, src: Path, arcname: str) -> None:
         zf.write(src, arcname)
 
 
+def export_system(system: SSPSystem, dest: str | os.PathLike, **kw: Any) -> Path:
+    """Write ``system`` (an :class:`~fmus.ssp.model.SSPSystem`, as :func:`~fmus.ssp.read_ssp`
+    gives it) as an ``.ssp``, flattened: :func:`export_ssp` with the system's components,
+    connections, bound values, inputs, Model Exchange units, solvers and experiment;
+    ``**kw`` overrides any of them (``step_s=`` for a system with a variable-step master).
+    """
+    opts = dict(parameters={n: dict(c.parameters) for n, c in system.components.items()},
+                name=system.name, start=system.start if system.start is not None else 0.0,
+                stop=system.stop, step_s=system.step_s, inputs=dict(system.inputs),
+                model_exchange={n: c.unit for n, c in system.components.items()
+                                if c.unit is not None},
+                solvers=dict(system.solvers), tolerance=system.tolerance,
+                description=system.description, connector_units=system.connector_units())
+    opts.update(kw)
+    suppressed = [str(c) for c in system.connections if c.suppress_unit_conversion]
+    if suppressed:
+        raise SSPError(f"SSP system '{system.name}': export_ssp cannot write "
+                       f"suppressUnitConversion (connections {', '.join(suppressed)})")
+    if system.step_control is not None and kw.get("step_s") is None:
+        raise SSPError(f"SSP system '{system.name}': export_ssp cannot write the variable-"
+                       "step master of the annotation; give step_s= to export with a "
+                       "fixed macro step")
+    return export_ssp(dest, {n: c.fmu or c.path for n, c in system.components.items()},
+                      system.master_connections(), **opts)
+
+
 def export_master_ssp(dest: str | os.PathLike, master: MasterScheduler, *,
                       name: str | None = None, stop: float | None = None, **kw: Any) -> Path:
     """Write the FMU subsystems and connections of ``master`` as an SSP.
@@ -490,7 +517,6 @@ def export_master_ssp(dest: str | os.PathLike, master: MasterScheduler, *,
     system connectors included) is written flattened, with the master's macro step.
     """
     from ..subsystem import FMUSubsystem
-    from .model import SSPSystem
     ssp = getattr(master, "ssp", None)
     if isinstance(ssp, SSPSystem):
         kw.setdefault("step_s", master.H * 1e-9)
@@ -500,7 +526,7 @@ def export_master_ssp(dest: str | os.PathLike, master: MasterScheduler, *,
             kw.setdefault("inputs", {**ssp.inputs, **held})
         if stop is not None:
             kw["stop"] = stop
-        return ssp.export(dest, name=name or ssp.name, **kw)
+        return export_system(ssp, dest, name=name or ssp.name, **kw)
     name = name or "System"
     comps = {}
     for s in master.subsystems:

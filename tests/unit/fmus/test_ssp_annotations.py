@@ -14,7 +14,7 @@ import pytest
 
 pytest.importorskip("fmpy")
 
-from fmus.ssp import SSPError, export_ssp, load_ssp, read_ssp  # noqa: E402
+from fmus.ssp import SSPError, export_ssp, export_system, load_ssp, read_ssp  # noqa: E402
 from tests.fmu_builders import rewrite_fmu  # noqa: E402
 
 SSD = "SystemStructure.ssd"
@@ -110,8 +110,8 @@ def test_an_omsimulator_variable_step_master_becomes_cosims_step_control(plain, 
     assert res.time[-1] == 1.0 and steps.max() > 4 * steps.min()  # the step was controlled
     with pytest.raises(SSPError, match="cannot write the variable-step master of the "
                                        "annotation; give step_s="):
-        s.export(tmp_path / "out.ssp")
-    assert read_ssp(s.export(tmp_path / "out.ssp", step_s=0.01)).step_s == 0.01
+        export_system(s, tmp_path / "out.ssp")
+    assert read_ssp(export_system(s, tmp_path / "out.ssp", step_s=0.01)).step_s == 0.01
 
 
 @pytest.mark.parametrize("solver, method, dt, rtol", [
