@@ -214,6 +214,9 @@ class CanReceive(Bridge):
         # [min, max] per signal from the DBC (None: unbounded)
         self._limits_dbc = {s: (i.minimum, i.maximum) for s, i in self.infos.items()
                             if i.minimum is not None or i.maximum is not None}
+        inf = float("inf")
+        self._bounds = [(s, -inf if lo is None else float(lo), inf if hi is None else float(hi))
+                        for s, (lo, hi) in self._limits_dbc.items()]
         self.wrong_dlc = 0
         self.too_old = 0
         self.dbc_checks = 0  # peers' DBC checks answered (hil.can.handshake)
@@ -291,7 +294,7 @@ class CanReceive(Bridge):
             st = self._e2e_state.get(m)
             if st is not None and not st.check(data, values[st.p.counter_signal]):
                 continue
-            if self._limits_dbc and not self._in_range(values):
+            if self._bounds and not self._in_range(values):
                 continue
             self.values.update(values)
             self.fresh.received(m, t)
@@ -316,17 +319,15 @@ class CanReceive(Bridge):
     def _in_range(self, values: dict) -> bool:
         """Count values outside the DBC range; clamp them, or False to reject the frame."""
         ok = True
-        for s, (lo, hi) in self._limits_dbc.items():
+        for s, lo, hi in self._bounds:
             v = values.get(s)
-            if v is None:
+            if v is None or lo <= v <= hi:
                 continue
-            if (lo is not None and v < lo) or (hi is not None and v > hi):
-                self.out_of_range[s] += 1
-                if self.on_range == "reject":
-                    ok = False
-                elif self.on_range == "clamp":
-                    values[s] = min(max(v, lo if lo is not None else v),
-                                    hi if hi is not None else v)
+            self.out_of_range[s] += 1
+            if self.on_range == "reject":
+                ok = False
+            elif self.on_range == "clamp":
+                values[s] = min(max(v, lo), hi)
         return ok
 
     def io_figures(self) -> dict:
