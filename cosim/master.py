@@ -38,6 +38,7 @@ from .extrapolation import SignalHistory, evaluate
 from .master_results import ResultsRecorder
 from .master_settle import LoopSettler
 from .observers import Results
+from .progress import ProgressBar
 from .step_control import run_controlled
 from .subsystem import max_input_order
 from .time import SECONDS_PER_TICK, format_time, to_ticks
@@ -102,6 +103,8 @@ class MasterScheduler(ResultsRecorder, LoopSettler):
         (default): where possible, the reason otherwise in
         ``diagnostics["compiled"]``; ``True``: a reason is a :class:`BuildError`;
         ``False``: always the Python loop.  Results equal to round-off.
+    progress : bool
+        A progress bar on stderr (:mod:`cosim.progress`: a terminal only, runs over ~1 s).
     high_order_start : bool
         For extrapolation orders 2-3 (every coupling, iterative included),
         compute the first macro steps by waveform relaxation (:meth:`_startup`)
@@ -119,13 +122,15 @@ class MasterScheduler(ResultsRecorder, LoopSettler):
                  step_control: Any = None, power_bonds: list | None = None,
                  loop_solver: str = "newton", high_order_start: bool = True,
                  writers: Any = (), compiled: bool | None = None,
-                 energy_correction: bool = False) -> None:
+                 energy_correction: bool = False, progress: bool = False) -> None:
         if loop_solver not in ("newton", "broyden", "fixed_point"):
             raise BuildError(f"MasterScheduler: loop_solver must be 'newton', 'broyden' or "
                              f"'fixed_point', got {loop_solver!r}")
         self.loop_solver = loop_solver
         self.high_order_start = high_order_start
         self.writers = list(writers)
+        self.progress = progress
+        self._bar = ProgressBar(0, 0, False)
         self.startup_sweeps = 0
         self.subsystems = list(subsystems)
         self.by_name: dict[str, Any] = {}
@@ -536,8 +541,6 @@ class MasterScheduler(ResultsRecorder, LoopSettler):
         With ``writers``, every communication point also streams to disk; on failure
         the writers are closed with the error as their status.
         """
-        if not self.writers:
-            return self._run(t_end_s, t0_s)
         error = None
         try:
             return self._run(t_end_s, t0_s)
@@ -545,6 +548,7 @@ class MasterScheduler(ResultsRecorder, LoopSettler):
             error = exc
             raise
         finally:
+            self._bar.done()
             for w in self.writers:
                 if getattr(w, "_state", None) == "open":
                     w.on_finish(self, error)
@@ -557,6 +561,7 @@ class MasterScheduler(ResultsRecorder, LoopSettler):
             self.check_rollback(f"coupling '{self.coupling.name}'")
         self.initialize(t0_s)
         end = to_ticks(t_end_s, "end time")
+        self._bar = ProgressBar(self.t, end, self.progress)
         self._mark(0)
         if self.step_control is not None:
             times = [self.t * _NS]

@@ -62,6 +62,7 @@ class ResultsRecorder:
         self._marks.append((self.t, H, _perf(), self.iteration_total,
                             self.last_residual, self.rejections, self.energy_total,
                             *self.wall.values()))
+        self._bar.tick(self.t)
 
     def _mark_bulk(self, t_start: int, H: int, n: int, wall: float) -> None:
         """Marks of ``n`` macro steps of ``H`` from ``t_start`` run by a compiled loop

@@ -37,6 +37,12 @@ class ProgressBar:
         self._bar.update(round((tick - self._done_ticks) * _NS, 9))
         self._done_ticks = tick
 
+    def update(self, tick: int) -> None:
+        """Move the bar to ``tick`` now (a compiled loop, between its chunks of steps)."""
+        if self._bar is not None:
+            self._bar.update(round((tick - self._done_ticks) * _NS, 9))
+            self._done_ticks = tick
+
     def done(self) -> None:
         if self._bar is not None:
             self._bar.close()

@@ -97,7 +97,7 @@ def add_parser(sub: Any) -> None:
                    help="run the FMU in a child process with a watchdog")
     s.add_argument("--timeout", type=float, default=10.0,
                    help="watchdog timeout per FMU call [s] (with --out-of-process)")
-    s.add_argument("--quiet", "-q", action="store_true")
+    s.add_argument("--quiet", "-q", action="store_true", help="short summary, no progress bar")
     e = fsub.add_parser("export", help="export a model as an FMU")
     e.add_argument("model", help="model file or package.module:function")
     e.add_argument("out", help="the .fmu file (or a folder) to write")
@@ -661,8 +661,8 @@ def _run_cs(args: Any, fmu: Any, name: str, opts: dict, path: str, t_end: float,
             conns.append((f"inputs.{v.port}", f"{name}.{v.port}"))
         subs.insert(0, DiagramSubsystem(b.build(), solver="euler", dt=step))
     record = [f"{name}.{o}" for o in sub.output_names]
-    res = MasterScheduler(subs, conns, step, extrapolation=0,
-                          writers=[CsvWriter(path, record)]).run(t_end, t0)
+    res = MasterScheduler(subs, conns, step, extrapolation=0, writers=[CsvWriter(path, record)],
+                          progress=not args.quiet).run(t_end, t0)
     return res, f"Co-Simulation, communication step {step:g} s"
 
 

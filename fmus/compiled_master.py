@@ -263,7 +263,7 @@ class CompiledLoop:
         H = master.H
         n_total = (end - master.t) // H
         streamed = bool(master.writers)
-        chunk = 1024 if streamed else self.chunk
+        chunk = 1024 if streamed else (8192 if master.progress else self.chunk)
         out = np.empty((n_total, len(keys)))
         done = 0
         status, sub, where = ctypes.c_int(), ctypes.c_int(), ctypes.c_int()
@@ -284,6 +284,7 @@ class CompiledLoop:
                     times.append(master.t * _NS)
                     rows.append(list(view[j]))
                 master.t = t_chunk_end
+            master._bar.update(master.t)
             if status.value:
                 break
         wall = _time.perf_counter() - wall0

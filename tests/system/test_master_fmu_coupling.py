@@ -278,3 +278,28 @@ def test_step_control_takes_its_own_start_without_a_warning():
         warnings.simplefilter("error")
         res = MasterScheduler(subs, CONNECTIONS, H, extrapolation=2, step_control=ctl).run(0.01)
     assert res.diagnostics["startup_sweeps"] == 0 and res.diagnostics["step_sizes_s"]
+
+
+@pytest.mark.parametrize("compiled", [False, True])
+def test_the_master_draws_a_progress_bar_on_a_terminal(files, compiled, monkeypatch):
+    import io
+
+    import cosim.master
+    from cosim.progress import ProgressBar
+
+    class Terminal(io.StringIO):
+        def isatty(self):
+            return True
+
+    seen = []
+
+    def bar(start, end, enabled):
+        seen.append(Terminal())
+        return ProgressBar(start, end, enabled, delay=0.0, stream=seen[-1])
+
+    monkeypatch.setattr(cosim.master, "ProgressBar", bar)
+    for progress in (True, False):
+        _, res, _ = _run("fmu", files, Jacobi(), 0, compiled=compiled, progress=progress)
+        assert (res.diagnostics["compiled"] is True) is compiled
+        text = seen[-1].getvalue()
+        assert ("of 1 s" in text) is progress, text
