@@ -89,6 +89,11 @@ class OutputError(CosimError, OSError):
     """Results cannot be written where asked."""
 
 
+class MissingExtraError(CosimError, ImportError):
+    """An optional package is not installed; the message names the extra that brings it
+    (``pip install 'cosim[hdf5]'``).  Raised before the work that needs it starts."""
+
+
 # ------------------------------------------------------------------- warnings
 class CosimWarning(UserWarning):
     """Non-fatal problem worth the user's attention."""

@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from .errors import OutputError
+from .errors import MissingExtraError, OutputError
 from .observers import Results
 from .stream_writer import StreamWriter
 
@@ -35,8 +35,9 @@ def _h5py() -> Any:
     try:
         import h5py
     except ImportError as exc:
-        raise ImportError("HDF5 output needs the h5py package: pip install cosim[hdf5] "
-                          "(or write CSV with CsvWriter)") from exc
+        raise MissingExtraError("HDF5 output needs the h5py package: pip install "
+                                "'cosim[hdf5]' (or write CSV: CsvWriter, --format csv)"
+                                ) from exc
     return h5py
 
 

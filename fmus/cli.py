@@ -64,16 +64,16 @@ def add_parser(sub: Any) -> None:
     f = sub.add_parser("fmu", help="inspect, validate, simulate and export FMUs")
     fsub = f.add_subparsers(dest="fmu_command", required=True)
     i = fsub.add_parser("info", help="metadata, inputs, outputs and parameters of an FMU")
-    i.add_argument("fmu")
+    i.add_argument("fmu", help="the .fmu file (or an extracted FMU folder)")
     i.add_argument("--all", action="store_true",
                    help="also capabilities, every other variable and the problems found")
     v = fsub.add_parser("validate", help="check an FMU's model description and binaries")
-    v.add_argument("fmu")
+    v.add_argument("fmu", help="the .fmu file (or an extracted FMU folder)")
     v.add_argument("--strict", action="store_true", help="warnings count as failures")
     v.add_argument("--instantiate", action="store_true",
                    help="also load the binary and instantiate each interface once")
     s = fsub.add_parser("simulate", help="run an FMU alone through cosim's importer")
-    s.add_argument("fmu")
+    s.add_argument("fmu", help="the .fmu file (or an extracted FMU folder)")
     s.add_argument("--interface", default="auto", help="auto, me, cs or se")
     s.add_argument("--t-start", type=float, help="start time [s] (default: the FMU's "
                                                   "startTime, else 0)")
@@ -84,8 +84,10 @@ def add_parser(sub: Any) -> None:
                    help="Model Exchange solver (default bdf: stiff-safe, as FMPy's CVode; "
                         "rk45, dop853, radau, lsoda, or a fixed-step rk4/euler with --dt)")
     s.add_argument("--dt", type=float, help="Model Exchange output grid or fixed step [s]")
-    s.add_argument("--rtol", type=float, default=1e-6)
-    s.add_argument("--atol", type=float, default=1e-9)
+    s.add_argument("--rtol", type=float, default=1e-6,
+                   help="relative tolerance of a variable-step solver (Model Exchange)")
+    s.add_argument("--atol", type=float, default=1e-9,
+                   help="absolute tolerance of a variable-step solver (Model Exchange)")
     s.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
                    help="start value of a parameter, an input or an initial='exact'/'approx' "
                         "variable, typed by the variable (repeatable)")
@@ -102,8 +104,10 @@ def add_parser(sub: Any) -> None:
     e.add_argument("model", help="model file or package.module:function")
     e.add_argument("out", help="the .fmu file (or a folder) to write")
     e.add_argument("--function", help="diagram function in the model file")
-    e.add_argument("--via", default="c", choices=("c", "python"))
-    e.add_argument("--fmi", default="2", choices=("2", "3"))
+    e.add_argument("--via", default="c", choices=("c", "python"),
+                   help="c: generated C, compiled (default); python: a pythonfmu FMU that "
+                        "runs the diagram in Python (needs cosim[fmi-export])")
+    e.add_argument("--fmi", default="2", choices=("2", "3"), help="FMI version (default 2)")
     e.add_argument("--kind", default="cs", choices=("cs", "me", "both"),
                    help="generated C: interfaces to export")
     e.add_argument("--integrator", default="rk4",
@@ -111,7 +115,7 @@ def add_parser(sub: Any) -> None:
     e.add_argument("--step", type=float,
                    help="internal fixed step [s] (default: the model file's SIMULATION dt)")
     e.add_argument("--solver", default="rk4", help="--via python: internal solver")
-    e.add_argument("--model-name")
+    e.add_argument("--model-name", help="the FMU's modelName (default: the diagram's name)")
     for p in (f, i, v, s, e):
         p.add_argument("--debug", action="store_true", help="show tracebacks")
 

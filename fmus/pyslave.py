@@ -39,6 +39,7 @@ from xml.etree.ElementTree import Element, SubElement
 
 import numpy as np
 
+from cosim.errors import MissingExtraError
 from cosim.time import to_ticks
 from cosim.units import parse_unit
 
@@ -49,8 +50,8 @@ except ImportError:  # the FMI 3 slave (fmus.pyslave3) uses DiagramModel without
         """Stands in for pythonfmu's base class when pythonfmu is not installed."""
 
         def __init__(self, **kwargs: Any) -> None:
-            raise ImportError("fmus.pyslave.CosimSlave (FMI 2) needs pythonfmu: "
-                              "pip install 'cosim[fmi-export]'")
+            raise MissingExtraError("fmus.pyslave.CosimSlave (FMI 2) needs pythonfmu: "
+                                    "pip install 'cosim[fmi-export]'")
 
 #: the model's configuration in the FMU's resources folder
 CONFIG_FILE = "cosim_model.json"

@@ -191,7 +191,8 @@ def add_parser(sub: Any) -> None:
     p.add_argument("log", help="log file (.asc, .blf, .csv, .log, .trc, ...)")
     p.add_argument("--interface", help="python-can interface (default virtual)")
     p.add_argument("--channel", help="channel (default 'cosim')")
-    p.add_argument("--bitrate", type=int)
+    p.add_argument("--bitrate", type=int, help="bus bit rate [bit/s] (hardware interfaces; "
+                                              "default: the interface's)")
     p.add_argument("--fd", action="store_true", help="CAN FD bus")
     p.add_argument("--speed", type=float, help="time scale (default 1; 0: as fast as "
                                                "possible)")

@@ -102,7 +102,7 @@ def add_parser(sub) -> None:
                                      "file")
     s.add_argument("--retry-failed", action="store_true",
                    help="run again the runs that failed before (resuming a study)")
-    s.add_argument("--quiet", action="store_true", help="no progress lines")
+    s.add_argument("--quiet", "-q", action="store_true", help="no progress lines")
     s.add_argument("--debug", action="store_true", help="show tracebacks")
 
 

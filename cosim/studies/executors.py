@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from typing import Any
 
-from ..errors import CosimError
+from ..errors import CosimError, MissingExtraError
 
 
 class SerialExecutor:
@@ -121,8 +121,8 @@ class DaskExecutor(SerialExecutor):
         try:
             from distributed import Client, LocalCluster
         except ImportError as exc:
-            raise CosimError("the Dask backend needs dask.distributed: "
-                             "pip install 'cosim[dist]'") from exc
+            raise MissingExtraError("the Dask backend needs dask.distributed: "
+                                    "pip install 'cosim[dist]'") from exc
         self.cluster = None
         if address is None:
             self.cluster = LocalCluster(n_workers=int(workers or os.cpu_count() or 1),

@@ -130,12 +130,19 @@ def test_version_and_help_for_every_option(capsys):
     with pytest.raises(SystemExit) as exc:
         main(["--version"])
     assert exc.value.code == 0 and capsys.readouterr().out.startswith("cosim ")
-    parser = _parser()
-    subs = next(a for a in parser._actions if a.dest == "command").choices
-    for name in ("run", "info", "sweep"):
-        for action in subs[name]._actions:
-            if action.dest != "help":
-                assert action.help, f"cosim {name} {action.option_strings or action.dest}"
+    import argparse
+    missing = []
+
+    def walk(parser, path):  # every subcommand, the plugins' (fmu, hil, replay) included
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                for name, sub in action.choices.items():
+                    walk(sub, f"{path} {name}")
+            elif action.dest != "help" and not action.help:
+                missing.append(f"{path} {'/'.join(action.option_strings) or action.dest}")
+
+    walk(_parser(), "cosim")
+    assert not missing, f"options without help: {missing}"
 
 
 @pytest.mark.parametrize("text, line", [

@@ -372,7 +372,7 @@ def test_folder_is_created(tmp_path):
 
 def test_missing_h5py_says_how_to_install(tmp_path, monkeypatch):
     monkeypatch.setitem(sys.modules, "h5py", None)
-    with pytest.raises(ImportError, match=r"pip install cosim\[hdf5\]"):
+    with pytest.raises(ImportError, match=r"pip install 'cosim\[hdf5\]'"):
         Hdf5Writer(tmp_path / "r.h5")
 
 
