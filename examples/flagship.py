@@ -135,7 +135,8 @@ def export_controller(out: Path, quick: bool, eq: dict) -> tuple[Path, dict]:
     return path, meta
 
 
-def cosimulate(fmu_path: Path, eq: dict, t_end: float) -> tuple[Any, dict]:
+def cosimulate(fmu_path: Path, eq: dict, t_end: float,
+               progress: bool = False) -> tuple[Any, dict]:
     """Phase 1: the four subsystems under the master (module docstring)."""
     from fmus import load_fmu
     ctrl = load_fmu(fmu_path, name="ctrl", interface="cs")
@@ -145,7 +146,7 @@ def cosimulate(fmu_path: Path, eq: dict, t_end: float) -> tuple[Any, dict]:
                              rate=DRIVE_RATE),
             ctrl]
     master = MasterScheduler(subs, fm.CONNECTIONS, MACRO_STEP, coupling=Jacobi(),
-                             extrapolation=fm.EXTRAPOLATION)
+                             extrapolation=fm.EXTRAPOLATION, progress=progress)
     w = time.perf_counter()
     res = master.run(t_end)
     wall = time.perf_counter() - w
@@ -159,10 +160,12 @@ def cosimulate(fmu_path: Path, eq: dict, t_end: float) -> tuple[Any, dict]:
     return res, info
 
 
-def monolithic(eq: dict, quick: bool, t_end: float) -> tuple[Any, float]:
+def monolithic(eq: dict, quick: bool, t_end: float,
+               progress: bool = False) -> tuple[Any, float]:
     """The independent reference: everything in one diagram, RK4 at 0.5 ms."""
     sim = Simulator(fm.monolithic_diagram(quick, eq), solver="rk4", dt=MONO_DT,
-                    record=list(fm.MONO_SIGNALS), record_every=int(round(MACRO_STEP / MONO_DT)))
+                    record=list(fm.MONO_SIGNALS), record_every=int(round(MACRO_STEP / MONO_DT)),
+                    progress=progress)
     w = time.perf_counter()
     res = sim.run(t_end)
     return res, time.perf_counter() - w
@@ -218,16 +221,32 @@ def _plot(path: Path, co: Any, mono: Any, rt: Any, tel: Any, quick: bool) -> boo
     return save_figure(str(path), draw, 4, 1, figsize=(9, 10), sharex=True) is not None
 
 
+def _quiet(text: str) -> None:
+    pass
+
+
+def _say(text: str) -> None:
+    print(text, flush=True)
+
+
 def run(out: Path, quick: bool = False, plot: bool = True,
-        runner_options: dict | None = None) -> dict:
-    """Both phases; writes the files and returns the figures."""
+        runner_options: dict | None = None, say: Any = _quiet) -> dict:
+    """Both phases; writes the files and returns the figures.  ``say`` gets one line as
+    each phase starts (the script prints them; a progress bar on a terminal)."""
     out.mkdir(parents=True, exist_ok=True)
     w_all = time.perf_counter()
+    show = say is not _quiet
     eq = fm.equilibrium()
     t_end = fm.profile(quick)[3]
+    say("[1/4] exporting the position controller as a generated-C FMU (FMI 2.0 "
+        "co-simulation, compiled with gcc)")
     fmu_path, fmu_meta = export_controller(out, quick, eq)
-    co, co_info = cosimulate(fmu_path, eq, t_end)
-    mono, mono_wall = monolithic(eq, quick, t_end)
+    say(f"[2/4] co-simulating the plant (mechanics, hydraulics, drive) with the FMU: "
+        f"{t_end:g} s of model time, Jacobi, H = {1e3 * MACRO_STEP:g} ms")
+    co, co_info = cosimulate(fmu_path, eq, t_end, progress=show)
+    say(f"      {co_info['wall_s']:.1f} s wall; [3/4] the monolithic reference (one diagram, "
+        f"RK4 {1e3 * MONO_DT:g} ms) to check it against")
+    mono, mono_wall = monolithic(eq, quick, t_end, progress=show)
 
     # co-simulation against the monolithic reference (both on the 1 ms grid)
     t = co.time
@@ -240,6 +259,11 @@ def run(out: Path, quick: bool = False, plot: bool = True,
              "tol_ds_m": TOL_COSIM_S_M, "tol_du": TOL_COSIM_U,
              "ok": bool(ds.max() <= TOL_COSIM_S_M and du.max() <= TOL_COSIM_U)}
 
+    say(f"      {mono_wall:.1f} s wall; co-simulation vs monolithic: max |ds| "
+        f"{check['max_ds_m']:.2e} m (tol {TOL_COSIM_S_M:.0e}): "
+        f"{'ok' if check['ok'] else 'FAIL'}")
+    say(f"[4/4] real time: {t_end:g} s on the wall clock, the co-simulated plant and the "
+        "controller FMU on an ECU node over a virtual CAN bus (2 ms frames)")
     rt = run_realtime(out, fmu_path, eq, t_end,
                       runner_options=RUNNER_OPTIONS if runner_options is None
                       else runner_options)
@@ -364,7 +388,8 @@ def main(argv: list[str] | None = None) -> dict:
     ap.add_argument("--no-plot", action="store_true")
     a = ap.parse_args(argv)
     out = Path(a.out)
-    s = run(out, quick=a.quick, plot=not a.no_plot)
+    s = run(out, quick=a.quick, plot=not a.no_plot, say=_say)
+    print()
     report(s, out)
     return s
 

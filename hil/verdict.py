@@ -149,6 +149,9 @@ class Verdict:
     subject: str
     checks: list[Check] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    #: one line when timing checks failed: why (a model too slow for its frame, or a
+    #: machine whose other work took the CPU) and what to do (:func:`overload`)
+    overload: str | None = None
 
     @property
     def passed(self) -> bool:
@@ -168,21 +171,24 @@ class Verdict:
         return c
 
     def line(self) -> str:
-        """One line: ``verdict PASS|FAIL <subject>: ...`` (the failed checks first)."""
+        """One line: ``verdict PASS|FAIL <subject>: ...`` (a failed run: the overload
+        diagnosis, then the failed checks)."""
         if self.passed:
             body = "; ".join(c.text for c in self.checks[:4])
             more = f" (+{len(self.checks) - 4} more checks)" if len(self.checks) > 4 else ""
             head = f"verdict PASS {self.subject}: {len(self.checks)} checks within budget"
             return f"{head}: {body}{more}" + "".join(f"; {n}" for n in self.notes[:2])
         bad = "; ".join(c.text for c in self.failed)
-        return (f"verdict FAIL {self.subject}: {len(self.failed)} of {len(self.checks)} checks "
-                f"failed: {bad}" + "".join(f"; {n}" for n in self.notes[:2]))
+        why = f"{self.overload}. " if self.overload else ""
+        return (f"verdict FAIL {self.subject}: {why}{len(self.failed)} of {len(self.checks)} "
+                f"checks failed: {bad}" + "".join(f"; {n}" for n in self.notes[:2]))
 
     def as_dict(self) -> dict:
         d = {"subject": self.subject, "passed": self.passed,
              "status": "pass" if self.passed else "fail", "exit_code": self.exit_code,
              "line": self.line(), "checks": [c.as_dict() for c in self.checks],
-             "failed": [c.name for c in self.failed], "notes": list(self.notes)}
+             "failed": [c.name for c in self.failed], "notes": list(self.notes),
+             "overload": self.overload}
         io = getattr(self, "io", None)
         if io is not None:  # the I/O figures and who reported them (bridges, backends)
             d["io"] = io
@@ -203,6 +209,8 @@ class Verdict:
                 v.checks.append(Check(f"{p.subject}: {c.name}", c.figure, c.limit, c.ok,
                                       f"{p.subject}: {c.text}"))
             v.notes.extend(f"{p.subject}: {n}" for n in p.notes)
+            if p.overload and v.overload is None:
+                v.overload = p.overload
         v.checks.extend(checks)
         return v
 
@@ -274,7 +282,55 @@ def runner_verdict(subject: str, tel: Any, budget: Budget, io: dict, *,
         v.notes.append(f"the hypervisor took {steal['ms']:.0f} ms of CPU time from this VM "
                        f"during the run ({100 * steal['fraction']:.2f} % of the CPUs' time, "
                        "/proc/stat steal): frames due meanwhile could not run")
+    timing = [c.name for c in v.failed if c.name in TIMING_CHECKS]
+    if timing:
+        v.overload = overload(tel, setup, steal, timing)
     return v
+
+
+#: the checks an overloaded machine (or a model too slow for its frame) fails
+TIMING_CHECKS = ("overruns", "skipped_frames", "lateness_p99_us", "lateness_max_us")
+
+
+def overload(tel: Any, setup: dict | None, steal: dict | None, failed: list[str]) -> str:
+    """One line for failed timing checks: which of the two causes it is, and what to do.
+
+    * The frame's own work is the problem when its median execution time exceeds 80 % of
+      the period (no machine is quiet enough for that): lengthen the period or make the
+      model cheaper.
+    * Otherwise the machine is overloaded: the work fits, but other processes (load
+      average) or the hypervisor (steal) took the CPU; the real-time set-up that was not
+      applied is named (SCHED_FIFO needs root or CAP_SYS_NICE).
+    """
+    import os
+    period_us = tel.period_ns / 1e3
+    ex = tel.execution
+    p50 = ex.quantile(0.5) / 1e3 if ex.n else float("nan")
+    p99 = ex.quantile(0.99) / 1e3 if ex.n else float("nan")
+    share = f"a frame's work takes p50 {p50:.0f} us, p99 {p99:.0f} us of its {period_us:.0f} us"
+    what = ", ".join(failed)
+    if p50 > 0.8 * period_us:
+        return (f"model too slow for its frame ({what} failed): {share}; lengthen the frame "
+                "period or make the model cheaper (a faster solver step, fewer blocks per "
+                "frame)")
+    try:
+        load = os.getloadavg()[0]
+    except OSError:  # pragma: no cover - not on Linux
+        load = float("nan")
+    cpus = os.cpu_count() or 1
+    why = [f"load average {load:.1f} on {cpus} CPUs"]
+    if steal and steal.get("ms", 0) > 0:
+        why.append(f"the hypervisor took {steal['ms']:.0f} ms")
+    refused = list((setup or {}).get("refused", ()))
+    fifo = "priority" in (setup or {}).get("applied", {})
+    todo = "run it again on a quieter machine (stop other work) or give the frame more time"
+    if not fifo:
+        todo = ("run as root or with CAP_SYS_NICE so the frame runs SCHED_FIFO above other "
+                "work, or " + todo)
+    elif refused:
+        todo += f" (not applied: {'; '.join(refused)[:120]})"
+    return (f"machine overloaded ({what} failed): {share}, yet other work took the CPU "
+            f"({', '.join(why)}); {todo}")
 
 
 def _jsonable(v: Any) -> Any:

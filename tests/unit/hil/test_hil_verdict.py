@@ -66,6 +66,29 @@ def test_a_run_that_skipped_most_frames_fails():
     assert "900 frames skipped of 1000 due (budget 1)" in v.line()
 
 
+def test_failed_timing_says_which_cause_in_one_line_with_what_to_do():
+    """Issue 23: an overloaded machine is said in one line, with what to do; a model too
+    slow for its frame is told apart from a machine whose other work took the CPU."""
+    rt = RealTimeRunner(_sim(), 1e-3, overrun="skip",
+                        clock=VirtualClock(cost_ns=lambda k: 9_500_000))
+    res = rt.run(0.2)
+    v = rt.verdict
+    assert v.overload.startswith("model too slow for its frame (overruns, skipped_frames")
+    assert "p50 9500 us" in v.overload and "lengthen the frame period" in v.overload
+    assert v.line().startswith(f"verdict FAIL ramp: {v.overload}. ")
+    assert res.diagnostics["verdict"]["overload"] == v.overload
+    rt = RealTimeRunner(_sim(), 1e-3, overrun="skip", clock=_slow({10, 20}),
+                        budget=Budget(overruns=1))
+    rt.run(0.1)
+    v = rt.verdict
+    assert v.overload.startswith("machine overloaded (overruns, skipped_frames failed): "
+                                 "a frame's work takes p50 100 us")
+    assert "load average" in v.overload and "quieter machine" in v.overload
+    ok = RealTimeRunner(_sim(), 1e-3, clock=VirtualClock(wake_late_ns=20_000))
+    ok.run(0.05)
+    assert ok.verdict.passed and ok.verdict.overload is None
+
+
 def test_budget_is_the_users():
     rt = RealTimeRunner(_sim(), 1e-3, overrun="skip", clock=_slow({10, 20}),
                         budget=Budget(overruns=2, skipped_frames=0.1))
