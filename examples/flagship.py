@@ -210,15 +210,20 @@ def _plot(path: Path, co: Any, mono: Any, rt: Any, tel: Any, quick: bool) -> boo
         ax[2].plot(t, co["hyd.p2"] / 1e6, label="piston side")
         ax[2].set_ylabel("pressure [MPa]")
         ax[2].legend(loc="best", fontsize=8)
-        ax[3].plot(t, co["drive.current"], label="motor current [A]")
-        ax[3].plot(t, co["drive.speed"] - fm.SPEED_REF, label="speed - 1500 rpm [rad/s]")
-        ax[3].plot(t, 100.0 * co["ctrl.u"], label="spool [%]")
-        ax[3].set_xlabel("time [s]")
-        ax[3].legend(loc="best", fontsize=8)
+        ax[3].plot(t, co["drive.current"], "C0", label="motor current")
+        ax[3].set_ylabel("motor current [A]", color="C0")
+        speed = ax[3].twinx()  # one unit per axis
+        speed.plot(t, co["drive.speed"] - fm.SPEED_REF, "C1", label="speed - 1500 rpm")
+        speed.set_ylabel("speed - 1500 rpm [rad/s]", color="C1")
+        ax[4].plot(t, 100.0 * co["ctrl.u"], label="co-simulation (FMU)")
+        ax[4].plot(rtt, 100.0 * rt["io.u"], label="real time (CMD over CAN)")
+        ax[4].set_ylabel("spool position [%]")
+        ax[4].legend(loc="best", fontsize=8)
+        ax[4].set_xlabel("time [s]")
         fig.suptitle("Electro-hydraulic manipulator: multibody + hydraulics + drive, "
                      "FMU controller, CAN in real time", fontsize=10)
 
-    return save_figure(str(path), draw, 4, 1, figsize=(9, 10), sharex=True) is not None
+    return save_figure(str(path), draw, 5, 1, figsize=(9, 12), sharex=True) is not None
 
 
 def _quiet(text: str) -> None:

@@ -138,3 +138,36 @@ def test_files(demo):
     assert len(frames) == s["realtime"]["bus_log_frames"] > 7000
     if s["plot"]:
         assert (out / "flagship.png").stat().st_size > 0
+
+
+def test_every_axis_of_the_figure_has_its_unit(demo, tmp_path, monkeypatch):
+    """Issue 23: the demo's figure labels every axis with its unit (its bottom panel had
+    current, speed and spool on one unlabelled axis)."""
+    import re
+
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    import examples.flagship as flagship
+    _, s = demo
+    seen = []
+
+    def save_figure(path, draw, nrows=1, ncols=1, figsize=(7, 4), **kw):
+        fig, axes = plt.subplots(nrows, ncols, figsize=figsize, **kw)
+        draw(fig, axes)
+        seen.extend(fig.axes)
+        plt.close(fig)
+        return path
+
+    monkeypatch.setattr(flagship, "save_figure", save_figure)
+    co, rt = s["cosim_results"], s["realtime_results"]
+    mono = type("Mono", (), {"time": co.time, "__getitem__":
+                             lambda self, k: co["mech.s"]})()
+    assert flagship._plot(tmp_path / "f.png", co, mono, rt, None, True)
+    assert len(seen) >= 5
+    unit = re.compile(r"\[[^\]]+\]")
+    for ax in seen:
+        assert unit.search(ax.get_ylabel()), f"y axis without a unit: {ax.get_ylabel()!r}"
+        assert len([line for line in ax.get_lines()]) >= 1
+    assert unit.search(seen[4].get_xlabel())
