@@ -64,8 +64,11 @@ class CouplingInput(Block):
         t0, c = ctx.discrete(self.poly)
         tau = ctx.time - t0
         if self.scalar:
-            if len(c) == 2:  # linear extrapolation, the common case
+            n = len(c)
+            if n == 2:  # linear extrapolation, the common case
                 return c[0] + c[1] * tau
+            if n == 1:  # held
+                return c[0]
             acc = c[-1]
             for k in range(len(c) - 2, -1, -1):
                 acc = acc * tau + c[k]

@@ -5,7 +5,7 @@ only over a python-can ``virtual`` bus.
 ::
 
     one RealTimeRunner frame (1 ms): one macro step of the plant's master, then the ECU task
-    master: mech (RK4 1 ms) + hyd (RK4 0.25 ms) + drive (RK4 1 ms, every 2nd step) + io
+    master: mech (RK4 1 ms) + hyd (RK4 0.5 ms) + drive (RK4 1 ms, every 2nd step) + io
     io: --tx_pos (POS)--> bus --> rx_pos --> FMU (CS) --> tx_cmd (CMD) --> bus --> rx_cmd
     hyd.u <-- io.u <--------------------------------------------------------------+
 
@@ -80,7 +80,7 @@ CM_ BO_ 128 "Spool command and position set-point from the controller, 1 ms; E2E
 PLANT_PERIOD = 1e-3
 PLANT_DT = 1e-3
 #: The plant's macro step, the subsystems' steps (as offline, phase 1) and the drive's rate.
-MACRO_STEP, HYD_DT, MECH_DT, DRIVE_DT, DRIVE_RATE = 1e-3, 2.5e-4, 1e-3, 1e-3, 2
+MACRO_STEP, HYD_DT, MECH_DT, DRIVE_DT, DRIVE_RATE = 1e-3, 5e-4, 1e-3, 1e-3, 2
 #: Plant couplings: phase 1's, the controller replaced by the io subsystem.
 RT_CONNECTIONS = [("hyd.f_h", "mech.f_h"), ("mech.s", "hyd.s"), ("mech.sd", "hyd.sd"),
                   ("drive.speed", "hyd.speed"), ("hyd.torque", "drive.torque"),
@@ -322,7 +322,7 @@ def run_realtime(out: Path, fmu: Any, eq: dict, t_end: float, *,
                            ("rx_pos", rx_pos))},
         "fmu_steps": ecu.blocks["ctrl"].steps,
         "e2e_cmd": rx_cmd.stats()["e2e"].get("CMD"),
-        "plant": {"master": "Jacobi, H = 1 ms: mech RK4 1 ms, hyd RK4 0.25 ms, drive RK4 "
+        "plant": {"master": "Jacobi, H = 1 ms: mech RK4 1 ms, hyd RK4 0.5 ms, drive RK4 "
                             "1 ms every 2nd step, io (CAN bridges)",
                   "macro_steps": pres.diagnostics.get("macro_steps"),
                   "subsystem_steps": pres.diagnostics.get("subsystem_steps")},

@@ -51,7 +51,7 @@ from cosim import Block
 from cosim.block import did_you_mean
 from cosim.errors import BuildError, StepError
 
-from .bodies import Kin
+from .bodies import Kin, planar_point
 from .formulations import Formulation
 
 
@@ -216,6 +216,18 @@ class MultibodyBlock(Block):
         return handler
 
     def _marker_out(self, m: Any):
+        if m.body.kind == "planar":  # in floats (bodies.planar_point)
+            b, nq = m.body, self.mech.nq
+            iq, iv = b.iq, nq + b.iv
+            s0, s1 = m.s.tolist()
+
+            def planar(ctx):
+                x = ctx.state(self.x)
+                px, py, vx, vy = planar_point(s0, s1, *x[iq:iq + 3].tolist(),
+                                              *x[iv:iv + 3].tolist())
+                return np.array((px, py)), np.array((vx, vy))
+            return planar
+
         def calc(ctx):
             q, v = self._split(ctx)
             p, _, pd, _ = Kin(m.body, q, v).point(m.s, with_jac=False)

@@ -33,6 +33,7 @@ columns without the ``I`` and ``r'`` parts.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -145,11 +146,10 @@ class Kin:
             self.rd = v[body.iv:body.iv + body.dim]
             self.w = 0.0 if body.dim == 2 else np.zeros(3)
         elif k == "planar":
-            x, y, th = q[body.iq:body.iq + 3]
-            c, s = np.cos(th), np.sin(th)
-            self.r = np.array([x, y])
-            self.th = float(th)
-            self.A = np.array([[c, -s], [s, c]])
+            th = self.th = float(q[body.iq + 2])
+            c, s = math.cos(th), math.sin(th)
+            self.r = q[body.iq:body.iq + 2]
+            self.A = np.array(((c, -s), (s, c)))
             self.rd = v[body.iv:body.iv + 2]
             self.w = float(v[body.iv + 2])
         else:
@@ -197,3 +197,16 @@ class Kin:
         wa = cross(w, a)
         J = np.hstack([np.zeros((3, 3)), -self.A @ tilde(a)])
         return Aa, J, self.A @ wa, self.A @ cross(w, wa)
+
+
+def planar_point(s0: float, s1: float, x: float, y: float, th: float, vx: float, vy: float,
+                 w: float) -> tuple:
+    """:meth:`Kin.point` of a planar body in plain floats (the hot path of marker outputs
+    and loads): ``(Px, Py, P'x, P'y)`` of body point ``s' = (s0, s1)`` at
+    ``q = (x, y, th)``, ``v = (vx, vy, w)``:
+
+    .. math:: P = r + A s', \\quad P' = r' + E A s'\\, w, \\quad E (a, b) = (-b, a)
+    """
+    c, s = math.cos(th), math.sin(th)
+    a0, a1 = c * s0 - s * s1, s * s0 + c * s1
+    return x + a0, y + a1, vx - a1 * w, vy + a0 * w

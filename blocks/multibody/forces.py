@@ -25,6 +25,7 @@ components) at a marker, or a torque (planar: scalar; spatial: global vector).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -229,7 +230,18 @@ class Bushing:
 
 
 def apply_force(k: Kin, m: Marker, F: Any, Q: np.ndarray) -> None:
-    """A force ``F`` (global components) at marker ``m``."""
+    """A force ``F`` (global components) at marker ``m``: ``Q += (dP/dv)^T F``; for a
+    planar body ``(F_x, F_y, (E A s') . F)`` in floats."""
+    if k.kind == "planar":
+        fx, fy = np.asarray(F, float).reshape(2).tolist()
+        s0, s1 = m.s.tolist()
+        c, s = math.cos(k.th), math.sin(k.th)
+        a0, a1 = c * s0 - s * s1, s * s0 + c * s1
+        i = k.body.iv
+        Q[i] += fx
+        Q[i + 1] += fy
+        Q[i + 2] += a0 * fy - a1 * fx
+        return
     _, J, _, _ = k.point(m.s)
     if J.size:
         Q[k.cols] += J.T @ np.asarray(F, float).reshape(-1)
