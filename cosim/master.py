@@ -607,6 +607,13 @@ class MasterScheduler(ResultsRecorder, LoopSettler):
         wall = _perf() - wall0
         return self._results(times, rows, wall, k, array)
 
+    def stepper(self, *, record_every: int | None = 1, t0_s: float = 0.0) -> Any:
+        """The master stepped by the caller, one macro step at a time
+        (:class:`~cosim.master_stepping.MasterStepper`: ``step()``, ``advance_to_ticks()``,
+        ``results()``); the same outputs as :meth:`run`."""
+        from .master_stepping import MasterStepper
+        return MasterStepper(self, record_every=record_every, t0_s=t0_s)
+
     def _check_terminated(self) -> bool:
         """A subsystem ended the run (an FMU's terminateSimulation): not an error; the run
         stops after this communication point (``results.diagnostics["terminated"]``)."""

@@ -4,10 +4,9 @@ the wall clock.
 :class:`RealTimeMaster` wraps a :class:`~cosim.master.MasterScheduler` so that
 :class:`~hil.runner.RealTimeRunner` can drive it as it drives a
 :class:`~cosim.simulator.Simulator`: the runner calls ``advance_to_ticks(t_k)`` once per
-frame and the adapter runs the macro steps up to ``t_k`` through the master's own methods,
-composed as ``MasterScheduler._run`` composes them (``initialize``, then per macro step
-``_macro(k, H)``, ``_mark(H)``, ``_snapshot_outputs()``, ``_check_terminated()``; at the end
-``_results``)::
+frame and the adapter runs the macro steps up to ``t_k`` through the master's public
+stepping interface (:class:`cosim.master_stepping.MasterStepper`, ``master.stepper()``:
+the same macro steps as ``master.run``)::
 
     master = MasterScheduler([plant_mech, plant_hyd, io], connections, 1e-3)
     rt = RealTimeRunner(RealTimeMaster(master, record_every=10), period_s=1e-3)
@@ -20,10 +19,9 @@ subsystem, and the runner's verdict sees them (:attr:`RealTimeMaster.io_blocks`)
 subsystem that ends the run (an FMU's terminateSimulation) ends the real-time loop.
 
 Memory stays flat: the outputs are kept every ``record_every`` macro steps (``None``: not
-at all) and the master's per-step marks only at those points, so the per-macro-step
-diagnostics of the results are per recorded interval; the master's stream writers
-(``writers=`` of the master) get every kept row and are moved to writer threads by the
-runner (they are its ``observers``).
+at all; see :mod:`cosim.master_stepping`); the master's stream writers (``writers=`` of the
+master) get every kept row and are moved to writer threads by the runner (they are its
+``observers``).
 
 Limitations: no step-size control and no iterative coupling that rolls back (a frame must
 not redo I/O: bridges refuse rollback anyway); no waveform-relaxation start for
@@ -35,11 +33,10 @@ of the master is not used (one macro step at a time from Python); live parameter
 
 from __future__ import annotations
 
-import time
-import warnings
 from typing import Any
 
-from cosim.errors import CosimWarning, ParameterError
+from cosim.errors import ParameterError
+from cosim.master_stepping import MasterStepper
 from cosim.time import SECONDS_PER_TICK
 
 __all__ = ["RealTimeMaster"]
@@ -92,23 +89,20 @@ class RealTimeMaster:
             raise ParameterError(f"RealTimeMaster: coupling '{master.coupling.name}' redoes "
                                  "macro steps; a frame's I/O cannot be redone: use Jacobi or "
                                  "GaussSeidel")
-        if record_every is not None and int(record_every) < 1:
-            raise ParameterError(f"RealTimeMaster: record_every must be >= 1 or None, got "
-                                 f"{record_every!r}")
         self.master = master
-        self.record_every = None if record_every is None else int(record_every)
-        self.t0_s = float(t0_s)
+        self.stepper = MasterStepper(master, record_every=record_every, t0_s=t0_s,
+                                     who="RealTimeMaster")
+        self.record_every = self.stepper.record_every
         self.dt_ticks = master.H
         self.ctx = _Clock(self)
         self.diagram = None
         self.name = "master(" + "+".join(s.name for s in master.subsystems) + ")"
-        self._initialized = False
-        self._k = 0
-        self._times: list = []
-        self._rows: Any = []
-        self._wall0 = 0.0
 
     # ------------------------------------------------------------ the runner's view
+    @property
+    def _initialized(self) -> bool:
+        return self.stepper.started
+
     @property
     def observers(self) -> list:
         """The master's stream writers (the runner moves them to writer threads)."""
@@ -132,53 +126,14 @@ class RealTimeMaster:
         return out
 
     def initialize(self) -> None:
-        m = self.master
-        m.terminated = None
-        m._bulk = []
-        m._marks = []
-        p = max(getattr(m, "input_orders", getattr(m, "orders", {})).values(), default=0)
-        if getattr(m, "high_order_start", False) and p >= 2:
-            warnings.warn("RealTimeMaster: extrapolation order >= 2 starts with a zero-order "
-                          "hold in real time (no waveform-relaxation start); the first macro "
-                          "steps have a larger coupling error", CosimWarning, stacklevel=3)
-        m.initialize(self.t0_s)
-        m._mark(0)
-        self._times = [m.t * SECONDS_PER_TICK]
-        self._rows = m._rows()
-        self._rows.append(m._snapshot_outputs())
-        self._k = 0
-        self._wall0 = time.perf_counter()
-        m._check_terminated()
-        self._initialized = True
+        self.stepper.start()
 
     def advance_to_ticks(self, end: int) -> None:
         """Macro steps up to ``end`` (a whole number of them from the current time)."""
-        if not self._initialized:
-            self.initialize()
-        m = self.master
-        H = m.H
-        if (end - m.t) % H:
-            raise ParameterError(f"RealTimeMaster: cannot advance from t = {m.t * 1e-9:g} s to "
-                                 f"{end * 1e-9:g} s in macro steps of {H * 1e-9:g} s; make the "
-                                 "frame period a whole number of macro steps")
-        every = self.record_every
-        while m.t < end and m.terminated is None:
-            m._macro(self._k, H)
-            self._k += 1
-            if every is not None and self._k % every == 0:
-                m._mark(H * every)
-                self._times.append(m.t * SECONDS_PER_TICK)
-                self._rows.append(m._snapshot_outputs())
-            if m._check_terminated():
-                break
+        self.stepper.advance_to_ticks(end)
 
     def finish(self, error: BaseException | None = None) -> Any:
         """The results (the kept rows); the master's writers are closed with ``error``."""
-        m = self.master
-        if not self._initialized:
-            self.initialize()
-        res = m._results(self._times, self._rows, time.perf_counter() - self._wall0, self._k)
-        for w in getattr(m, "writers", ()):
-            if getattr(w, "_state", None) == "open":
-                w.on_finish(m, error)
+        res = self.stepper.results()
+        self.stepper.close(error)
         return res
