@@ -1,6 +1,6 @@
 """Locating a zero crossing inside a step: the root of a witness on the step's interpolant.
 
-Used by the fixed-step (:meth:`cosim.simulator.Simulator._fixed_events`) and variable-step
+Used by the fixed-step (:meth:`cosim.fixed_step.FixedStepping._fixed_events`) and variable-step
 (:func:`cosim.variable_step.locate_event`) paths.
 """
 
