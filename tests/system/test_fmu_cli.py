@@ -229,7 +229,7 @@ def test_export_a_model_file_then_validate_and_simulate(tmp_path, capsys, fmu_fi
     ("Binary", "666F6F", b"foo"),
 ])
 def test_set_values_are_typed_by_the_declared_type(typ, text, value):
-    from fmus.cli import typed_value
+    from fmus.cli_values import typed_value
     from fmus.description import Variable
     got = typed_value(Variable("v", 1, typ, "parameter", "fixed"), text)
     assert got == value and type(got) is type(value)  # Int64/UInt64 exact Python ints
@@ -243,7 +243,7 @@ def test_set_values_are_typed_by_the_declared_type(typ, text, value):
 ])
 def test_set_values_of_the_wrong_type_say_what_is_expected(typ, text, expected):
     from cosim.errors import ParameterError
-    from fmus.cli import typed_value
+    from fmus.cli_values import typed_value
     from fmus.description import Variable
     with pytest.raises(ParameterError, match=f"^--set v={text}: 'v' is an? .*"
                                              f"{expected.replace('[', '.').replace(']', '.')}"):
