@@ -3,29 +3,13 @@
 import numpy as np
 import pytest
 
-from blocks.continuous import Integrator
-from blocks.math import Gain
-from cosim import DiagramBuilder, DiagramSubsystem, Iterative, Jacobi, MasterScheduler
+from cosim import Iterative
 from cosim.errors import ParameterError
+from tests.unit.split_oscillator import split_oscillator
 
 
 def _master(coupling=None, rate_b=2, extrapolation=1):
-    """x' = -y (a), y' = x (b): a harmonic oscillator split in two."""
-    ba = DiagramBuilder("a_d")
-    ia = ba.add(Integrator("x", 1.0))
-    ga = ba.add(Gain("g", -1.0))
-    ba.connect(ga.y, ia.u)
-    ba.export_input(ga.u, "y")
-    ba.export_output(ia.y, "x")
-    bb = DiagramBuilder("b_d")
-    ib = bb.add(Integrator("y", 0.0))
-    bb.export_input(ib.u, "x")
-    bb.export_output(ib.y, "y")
-    subs = [DiagramSubsystem(ba.build(), solver="rk4", dt=1e-3, name="a"),
-            DiagramSubsystem(bb.build(), solver="rk4", dt=1e-3, name="b", rate=rate_b)]
-    return MasterScheduler(subs, [("a.x", "b.x"), ("b.y", "a.y")], 1e-3,
-                           coupling=coupling or Jacobi(), extrapolation=extrapolation,
-                           high_order_start=False)
+    return split_oscillator(coupling, rate_b, extrapolation, high_order_start=False)
 
 
 @pytest.mark.parametrize("coupling, rate_b", [(None, 2), (Iterative("fixed_point"), 1)])

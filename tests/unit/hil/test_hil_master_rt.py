@@ -4,43 +4,14 @@ the same macro steps as offline, multi-rate, bridges seen by the verdict, termin
 import numpy as np
 import pytest
 
-from blocks.continuous import Integrator
-from blocks.math import Gain
-from cosim import Block, DiagramBuilder, DiagramSubsystem, Jacobi, MasterScheduler
-from cosim.errors import ParameterError, SimulationTerminated
+from cosim.errors import ParameterError
 from hil.master_rt import RealTimeMaster
 from hil.runner import RealTimeRunner, VirtualClock
-
-
-class _Done(Block):
-    """Ends the run at ``t`` (an FMU's terminateSimulation, say)."""
-
-    def __init__(self, t):
-        super().__init__("done")
-        self.declare_dynamic_time_event(lambda ctx: t, self._end)
-
-    def _end(self, ctx):
-        raise SimulationTerminated("task complete")
+from tests.unit.split_oscillator import split_oscillator
 
 
 def _master(rate_b=2, stop_at=None):
-    """x' = -y (a), y' = x (b): a harmonic oscillator split in two, b at rate 2."""
-    ba = DiagramBuilder("a_d")
-    if stop_at is not None:
-        ba.add(_Done(stop_at))
-    ia = ba.add(Integrator("x", 1.0))
-    ga = ba.add(Gain("g", -1.0))
-    ba.connect(ga.y, ia.u)
-    ba.export_input(ga.u, "y")
-    ba.export_output(ia.y, "x")
-    bb = DiagramBuilder("b_d")
-    ib = bb.add(Integrator("y", 0.0))
-    bb.export_input(ib.u, "x")
-    bb.export_output(ib.y, "y")
-    subs = [DiagramSubsystem(ba.build(), solver="rk4", dt=1e-3, name="a"),
-            DiagramSubsystem(bb.build(), solver="rk4", dt=1e-3, name="b", rate=rate_b)]
-    return MasterScheduler(subs, [("a.x", "b.x"), ("b.y", "a.y")], 1e-3, coupling=Jacobi(),
-                           extrapolation=1)
+    return split_oscillator(rate_b=rate_b, stop_at=stop_at)
 
 
 def test_the_master_in_real_time_gives_the_offline_result():
