@@ -220,14 +220,29 @@ def io_figures(objects: list) -> dict:
     ``"by"``: each object's own figures by its name (for the summary)."""
     total = dict.fromkeys(IO_KEYS, 0)
     by: dict[str, dict] = {}
+    stale_at = []
     for o in objects:
         fig = o.io_figures()
         for k in IO_KEYS:
             total[k] += int(fig.get(k, 0))
         name = getattr(o, "path", None) or getattr(o, "where", None) or type(o).__name__
         by[str(name)] = {k: v for k, v in fig.items() if v}
+        stale_at += [(t, key, end) for key, t, end in fig.get("stale_at", ())]
     total["by"] = {k: v for k, v in by.items() if v}
+    if stale_at:
+        total["stale_at"] = sorted(stale_at)
     return total
+
+
+def _episodes(stale_at: list, most: int = 3) -> str:
+    """``: ACC_CMD silent from t = 113.55 s for 62 ms, ...`` (the first ``most`` stale
+    episodes, in model time: from the last frame received to the next)."""
+    parts = []
+    for t, key, end in stale_at[:most]:
+        span = "to the end" if end is None else f"for {1e3 * (end - t):.0f} ms"
+        parts.append(f"{key} silent from t = {t:.6g} s {span}")
+    more = f" (+{len(stale_at) - most} more)" if len(stale_at) > most else ""
+    return ": " + ", ".join(parts) + more
 
 
 def _fmt(x: float) -> str:
@@ -266,6 +281,9 @@ def runner_verdict(subject: str, tel: Any, budget: Budget, io: dict, *,
              "lockstep_timeouts": "lock-step timeouts"}
     for k in IO_KEYS:
         count(k, int(io.get(k, 0)), texts[k])
+        if k == "stale_episodes" and io.get("stale_at"):
+            c = v.checks[-1]
+            c.text += _episodes(io["stale_at"])
     if error is not None:
         v.add("run", f"{type(error).__name__}: {error}", "no error", False,
               f"ended by {type(error).__name__}: {' '.join(str(error).split())[:300]}")
@@ -280,7 +298,7 @@ def runner_verdict(subject: str, tel: Any, budget: Budget, io: dict, *,
     steal = getattr(tel, "steal", None)
     if steal and steal.get("ms", 0) > 0:
         v.notes.append(f"the hypervisor took {steal['ms']:.0f} ms of CPU time from this VM "
-                       f"during the run ({100 * steal['fraction']:.2f} % of the CPUs' time, "
+                       f"during the run ({100 * steal['fraction']:.2g} % of the CPUs' time, "
                        "/proc/stat steal): frames due meanwhile could not run")
     timing = [c.name for c in v.failed if c.name in TIMING_CHECKS]
     if timing:

@@ -236,10 +236,14 @@ class Bridge(Block):
             never = sum(1 for k in fresh.keys if fresh.count[k] == 0
                         and fresh.t0 is not None and fresh.t - fresh.t0 > fresh.startup_s)
             fig["stale_episodes"] = sum(fresh.stale_events.values()) + never
+            if fresh.episodes:
+                fig["stale_at"] = [tuple(ep) for ep in fresh.episodes]
         return fig
 
 
 STALE_POLICIES = ("hold", "safe", "raise")
+#: stale episodes kept with their times per receiver (all are counted)
+MAX_EPISODES = 20
 
 
 class Freshness:
@@ -265,6 +269,9 @@ class Freshness:
         self.last_rx: dict[str, float] = {}
         self.count = {k: 0 for k in keys}
         self.stale_events = {k: 0 for k in keys}
+        #: the first stale episodes, ``[key, t_last_received, t_received_again or None]``
+        #: (bounded)
+        self.episodes: list[list] = []
         self.fresh = {k: False for k in keys}
         self.t0: float | None = None
         self.t = 0.0
@@ -286,6 +293,14 @@ class Freshness:
             fresh = last is not None and t - last <= self.limits[k] + 1e-12
             if self.fresh[k] and not fresh:
                 self.stale_events[k] += 1
+                if len(self.episodes) < MAX_EPISODES:
+                    self.episodes.append([k, last, None])
+            elif fresh and not self.fresh[k] and self.episodes:
+                for ep in reversed(self.episodes):
+                    if ep[0] == k:
+                        if ep[2] is None:
+                            ep[2] = t
+                        break
             self.fresh[k] = fresh
             if not fresh and self.on_stale == "raise" and not self.in_startup(k):
                 from ..can.cyclic import StaleSignal

@@ -134,6 +134,35 @@ def test_a_silent_sender_is_a_stale_episode_and_fails_the_run():
     assert v.io["stale_episodes"] == 1 and "rx" in v.io["by"]
 
 
+def test_the_verdict_says_when_each_stale_episode_was():
+    """A sender silent after its frame of 0.04 s until 0.12 s (the receiver reads each
+    frame at its next hit: last read at 0.05 s, next at 0.13 s): the check names the
+    message, the time and the length of the gap (the soak's verdict said only "4")."""
+    from blocks.math import Sum
+    ch = f"verdict-gap-{os.getpid()}"
+    with CanBackend("virtual", ch, timeout=0.0) as a, CanBackend("virtual", ch,
+                                                                 timeout=0.0) as b:
+        bld = DiagramBuilder("gap")
+        off = bld.add(Step("off", time_s=0.05, initial=1.0, final=0.0))
+        back = bld.add(Step("back", time_s=0.12, initial=0.0, final=1.0))
+        on = bld.add(Sum("on", "++"))
+        thr = bld.add(Constant("thr", 0.5))
+        tx = bld.add(CanTransmit("tx", a, DB, "ACC_CMD", 0.01, enable_input=True))
+        bld.add(CanReceive("rx", b, DB, "ACC_CMD", 0.01, stale_after_s=0.03))
+        bld.connect(off.y, on.ins[0])
+        bld.connect(back.y, on.ins[1])
+        bld.connect(on.y, tx.enable)
+        bld.connect(thr.y, tx.throttle)
+        bld.connect(thr.y, tx.brake_torque)
+        rt = RealTimeRunner(Simulator(bld.build(), solver="rk4", dt=0.01, record=False), 0.01,
+                            clock=VirtualClock())
+        rt.run(0.2)
+    v = rt.verdict
+    assert v.io["stale_at"] == [(pytest.approx(0.05), "ACC_CMD", pytest.approx(0.13))]
+    (check,) = v.failed
+    assert "1 stale episodes (budget 0): ACC_CMD silent from t = 0.05 s for 80 ms" in check.text
+
+
 def test_a_message_never_received_is_a_stale_episode():
     """A controller that never started is not a passing run either."""
     ch = f"verdict-never-{os.getpid()}"
