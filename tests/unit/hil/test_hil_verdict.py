@@ -113,23 +113,29 @@ def test_bad_budgets_are_refused():
         RealTimeRunner(_sim(), 1e-3, budget={"overruns": 0})
 
 
-def test_a_silent_sender_is_a_stale_episode_and_fails_the_run():
-    """Issue 22 item 1: a run whose controller died mid-run exited 0 as complete."""
-    ch = f"verdict-stale-{os.getpid()}"
+def _gated_link(tag, enable):
+    """A 10 ms ACC_CMD sender gated by ``enable(bld)`` (a block output: send while >= 0.5)
+    and its receiver (stale after 30 ms), run 0.2 s on a virtual clock: the verdict."""
+    ch = f"verdict-{tag}-{os.getpid()}"
     with CanBackend("virtual", ch, timeout=0.0) as a, CanBackend("virtual", ch,
                                                                  timeout=0.0) as b:
-        bld = DiagramBuilder("stale")
-        on = bld.add(Step("on", time_s=0.05, initial=1.0, final=0.0))  # the sender dies
+        bld = DiagramBuilder(tag)
         thr = bld.add(Constant("thr", 0.5))
         tx = bld.add(CanTransmit("tx", a, DB, "ACC_CMD", 0.01, enable_input=True))
         bld.add(CanReceive("rx", b, DB, "ACC_CMD", 0.01, stale_after_s=0.03))
-        bld.connect(on.y, tx.enable)
+        bld.connect(enable(bld), tx.enable)
         bld.connect(thr.y, tx.throttle)
         bld.connect(thr.y, tx.brake_torque)
         rt = RealTimeRunner(Simulator(bld.build(), solver="rk4", dt=0.01, record=False), 0.01,
                             clock=VirtualClock())
         rt.run(0.2)
-    v = rt.verdict
+    return rt.verdict
+
+
+def test_a_silent_sender_is_a_stale_episode_and_fails_the_run():
+    """Issue 22 item 1: a run whose controller died mid-run exited 0 as complete."""
+    v = _gated_link("stale", lambda bld: bld.add(Step("on", time_s=0.05, initial=1.0,
+                                                      final=0.0)).y)  # the sender dies
     assert [c.name for c in v.failed] == ["stale_episodes"]
     assert v.io["stale_episodes"] == 1 and "rx" in v.io["by"]
 
@@ -139,25 +145,16 @@ def test_the_verdict_says_when_each_stale_episode_was():
     frame at its next hit: last read at 0.05 s, next at 0.13 s): the check names the
     message, the time and the length of the gap (the soak's verdict said only "4")."""
     from blocks.math import Sum
-    ch = f"verdict-gap-{os.getpid()}"
-    with CanBackend("virtual", ch, timeout=0.0) as a, CanBackend("virtual", ch,
-                                                                 timeout=0.0) as b:
-        bld = DiagramBuilder("gap")
+
+    def off_and_back(bld):
         off = bld.add(Step("off", time_s=0.05, initial=1.0, final=0.0))
         back = bld.add(Step("back", time_s=0.12, initial=0.0, final=1.0))
         on = bld.add(Sum("on", "++"))
-        thr = bld.add(Constant("thr", 0.5))
-        tx = bld.add(CanTransmit("tx", a, DB, "ACC_CMD", 0.01, enable_input=True))
-        bld.add(CanReceive("rx", b, DB, "ACC_CMD", 0.01, stale_after_s=0.03))
         bld.connect(off.y, on.ins[0])
         bld.connect(back.y, on.ins[1])
-        bld.connect(on.y, tx.enable)
-        bld.connect(thr.y, tx.throttle)
-        bld.connect(thr.y, tx.brake_torque)
-        rt = RealTimeRunner(Simulator(bld.build(), solver="rk4", dt=0.01, record=False), 0.01,
-                            clock=VirtualClock())
-        rt.run(0.2)
-    v = rt.verdict
+        return on.y
+
+    v = _gated_link("gap", off_and_back)
     assert v.io["stale_at"] == [(pytest.approx(0.05), "ACC_CMD", pytest.approx(0.13))]
     (check,) = v.failed
     assert "1 stale episodes (budget 0): ACC_CMD silent from t = 0.05 s for 80 ms" in check.text
