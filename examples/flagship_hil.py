@@ -91,9 +91,8 @@ RT_EXTRAPOLATION = {"*": 1, "hyd.u": 0, "io.s": 0, "io.sd": 0, "io.p_s": 0, "io.
 #: Keep the plant's outputs every 10 macro steps (10 ms).
 RT_RECORD_EVERY = 10
 #: The real-time frame: two macro steps of the plant, each followed by the ECU's step
-#: (measured on the 2-core VM: a macro step of the four subsystems ~0.41 ms in Python --
-#: mech 0.15, hyd 0.11, io 0.075, drive 0.025 --, the ECU ~0.08 ms: two of each take about
-#: half of a 2 ms frame, one of each would leave no room for a loaded machine in 1 ms).
+#: (the demo prints the frame's work: p50 1.17-1.25 ms of 2 ms under two busy processes,
+#: README; one of each would leave no room for a loaded machine in a 1 ms frame).
 FRAME_PERIOD = 2e-3
 
 

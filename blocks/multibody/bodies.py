@@ -207,6 +207,11 @@ def planar_point(s0: float, s1: float, x: float, y: float, th: float, vx: float,
 
     .. math:: P = r + A s', \\quad P' = r' + E A s'\\, w, \\quad E (a, b) = (-b, a)
     """
-    c, s = math.cos(th), math.sin(th)
-    a0, a1 = c * s0 - s * s1, s * s0 + c * s1
+    a0, a1 = planar_offset(s0, s1, th)
     return x + a0, y + a1, vx - a1 * w, vy + a0 * w
+
+
+def planar_offset(s0: float, s1: float, th: float) -> tuple[float, float]:
+    """``A s'`` of body point ``s' = (s0, s1)`` of a planar body at angle ``th``, in floats."""
+    c, s = math.cos(th), math.sin(th)
+    return c * s0 - s * s1, s * s0 + c * s1

@@ -25,7 +25,6 @@ components) at a marker, or a torque (planar: scalar; spatial: global vector).
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from typing import Any
 
@@ -33,7 +32,7 @@ import numpy as np
 
 from cosim.errors import BuildError
 
-from .bodies import Kin, Marker
+from .bodies import Kin, Marker, planar_offset
 from .geometry import cross
 
 
@@ -234,9 +233,7 @@ def apply_force(k: Kin, m: Marker, F: Any, Q: np.ndarray) -> None:
     planar body ``(F_x, F_y, (E A s') . F)`` in floats."""
     if k.kind == "planar":
         fx, fy = np.asarray(F, float).reshape(2).tolist()
-        s0, s1 = m.s.tolist()
-        c, s = math.cos(k.th), math.sin(k.th)
-        a0, a1 = c * s0 - s * s1, s * s0 + c * s1
+        a0, a1 = planar_offset(*m.s.tolist(), k.th)
         i = k.body.iv
         Q[i] += fx
         Q[i + 1] += fy
