@@ -143,8 +143,11 @@ def main(argv: list[str] | None = None) -> int:
     diagram = ecu_diagram(can, CanDatabase(ACC_DBC))
     sim = Simulator(diagram, solver="rk4", record=False)
     # the ECU runs until the plant stops it: its end is a SIGTERM, not its duration
-    rt = RealTimeRunner(sim, period_s=CONTROL_PERIOD, overrun="skip", clock=clock,
-                        on_frame=follower, **opts)
+    # lock-step: every frame the plant asks for runs (hil.can.lockstep)
+    policy = {"overrun": "catch_up", "max_catch_up": None} if a.lockstep else \
+        {"overrun": "skip"}
+    rt = RealTimeRunner(sim, period_s=CONTROL_PERIOD, clock=clock, on_frame=follower,
+                        **{**policy, **opts})
 
     def on_term(signum: int, frame: Any) -> None:
         rt.stop("SIGTERM")

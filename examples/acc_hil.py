@@ -375,9 +375,12 @@ def run_hil(out: Path, *, interface: str = "udp_multicast", channel: str | None 
 
         if leader is not None:
             leader.chain = on_frame
-        rt = RealTimeRunner(sim, period_s=PLANT_PERIOD, overrun="skip",
-                            on_frame=leader or on_frame, watch=[log] + ([leader] if leader
-                                                                       else []), **opts)
+        # lock-step: every frame runs (a stall delays the run, never drops a SYNC)
+        policy = {"overrun": "catch_up", "max_catch_up": None} if lockstep else \
+            {"overrun": "skip"}
+        rt = RealTimeRunner(sim, period_s=PLANT_PERIOD, on_frame=leader or on_frame,
+                            watch=[log] + ([leader] if leader else []),
+                            **{**policy, **opts})
         wall = time.perf_counter()
         res = rt.run(t_end)
         wall = time.perf_counter() - wall

@@ -25,10 +25,16 @@ Overrun policy (``overrun=``), chosen by the user:
                 any deadline that passed meanwhile is dropped too, so simulated time stays
                 aligned with the wall clock;
 ``"catch_up"``  run up to ``max_catch_up`` missed frames back to back without waiting
-                (with their I/O), then skip the rest;
+                (with their I/O), then skip the rest; ``max_catch_up=None`` never skips
+                (simulated time falls behind the wall clock and catches up): what a
+                lock-step loop needs, where every frame must run;
 ``"degrade"``   double the frame period (up to ``max_degrade`` times) after
                 ``degrade_after`` consecutive overruns, halve it again after
                 ``recover_after`` frames without one.
+
+A clock or ``on_frame`` that must see every frame (``needs_every_frame = True``: the two
+ends of :mod:`hil.can.lockstep`) is refused with any policy that can drop or merge frames:
+it takes ``overrun="raise"`` or ``overrun="catch_up", max_catch_up=None``.
 
 ``max_overruns`` (any policy) stops the run with :class:`DeadlineMissed` once exceeded.
 :meth:`RealTimeRunner.stop` (thread-safe, also from a signal handler) ends the run after
@@ -169,7 +175,7 @@ class RealTimeRunner:
         and the frame grid should agree).
     overrun : {"raise", "skip", "catch_up", "degrade"}
     max_catch_up, max_overruns, degrade_after, recover_after, max_degrade
-        Policy settings (module docstring).
+        Policy settings (module docstring); ``max_catch_up=None``: catch up every frame.
     spin_s : float
         Spin this long before each deadline (0: sleep only).  Spinning costs CPU;
         it pays only with SCHED_FIFO (anchors-hil-fmi.md A4).
@@ -205,7 +211,7 @@ class RealTimeRunner:
     """
 
     def __init__(self, sim: Any, period_s: float, *, overrun: str = "skip",
-                 max_catch_up: int = 10, max_overruns: int | None = None,
+                 max_catch_up: int | None = 10, max_overruns: int | None = None,
                  degrade_after: int = 3, recover_after: int = 100, max_degrade: int = 3,
                  spin_s: float = 0.0, realtime: str = "auto", priority: int | None = None,
                  cpus: Any = None, gc_mode: str | None = None,
@@ -245,7 +251,18 @@ class RealTimeRunner:
                 f"RealTimeRunner: period {period_s} s is not a whole number of the "
                 f"simulator's step dt = {dt / TICKS_PER_SECOND} s; choose period = n * dt")
         self.policy = overrun
-        self.max_catch_up, self.max_overruns = int(max_catch_up), max_overruns
+        self.max_catch_up = None if max_catch_up is None else int(max_catch_up)
+        self.max_overruns = max_overruns
+        strict = [o for o in (clock, on_frame) if getattr(o, "needs_every_frame", False)]
+        if strict and not (overrun == "raise" or (overrun == "catch_up"
+                                                  and self.max_catch_up is None)):
+            what = type(strict[0]).__name__
+            raise ParameterError(
+                f"RealTimeRunner: {what} must see every frame (lock-step), but "
+                f"overrun={overrun!r}" + (f" with max_catch_up={max_catch_up}"
+                                          if overrun == "catch_up" else "")
+                + " can drop or merge frames after an overrun; use overrun='catch_up', "
+                "max_catch_up=None (late frames run back to back) or overrun='raise'")
         self.degrade_after, self.recover_after = int(degrade_after), int(recover_after)
         self.max_degrade = int(max_degrade)
         self.spin_ns = int(round(spin_s * 1e9))
@@ -451,7 +468,8 @@ class RealTimeRunner:
             if self.policy == "degrade" and late_streak >= self.degrade_after \
                     and level < self.max_degrade:
                 level, late_streak = level + 1, 0
-            allowed = self.max_catch_up if self.policy == "catch_up" else 0
+            allowed = 0 if self.policy != "catch_up" else \
+                (1 << 62 if self.max_catch_up is None else self.max_catch_up)
             while t_sim < end:
                 missed = (done - deadline) // step  # deadlines already in the past
                 drop = min(max(0, missed - allowed), (end - t_sim) // step)
