@@ -392,7 +392,10 @@ def rt_soak(duration_s: float, flood_per_s: int = 5000, out: str | None = None) 
     group = f"239.{rnd.randint(1, 254)}.{rnd.randint(1, 254)}.{rnd.randint(1, 254)}"
     out = out or tempfile.mkdtemp(prefix="cosim-soak-")
     ecu_summary = os.path.join(out, "ecu.json")
-    ecu = EcuProcess("udp_multicast", group, summary=ecu_summary)
+    # the ECU must outlive the plant's run (it is stopped after it): an ECU that ends on
+    # its own duration first left the plant's last 0.1 s without commands, a stale episode
+    ecu = EcuProcess("udp_multicast", group, summary=ecu_summary,
+                     duration_s=duration_s + 600.0)
     flood = subprocess.Popen([sys.executable, "-c", FLOOD, group, str(multicast_port(group)),
                               str(max(1, flood_per_s // 1000))], stdout=subprocess.PIPE,
                              text=True)
@@ -453,7 +456,8 @@ def _ecu_figures(path: str) -> dict:
     v = s.get("verdict") or {}
     return {"frames": tel.get("frames"), "overruns": tel.get("overruns"),
             "skipped_frames": tel.get("skipped_frames"), "lateness_us": tel.get("lateness_us"),
-            "verdict_line": v.get("line"), "sent": (s.get("tx") or {}).get("sent")}
+            "verdict_line": v.get("line"), "sent": (s.get("tx") or {}).get("sent"),
+            "stopped_by": tel.get("stopped_by")}
 
 
 # ------------------------------------------------------------------ suite

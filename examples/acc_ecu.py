@@ -116,7 +116,9 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--interface", default="udp_multicast")
     ap.add_argument("--channel", default="239.74.163.2")
-    ap.add_argument("--duration", type=float, default=3600.0)
+    ap.add_argument("--duration", type=float, default=86400.0,
+                    help="longest run [s] (default a day: the plant ends it with SIGTERM; an "
+                         "ECU that ends first leaves the plant's last frames without commands)")
     ap.add_argument("--summary", help="write the ECU's telemetry and counters (JSON) here")
     ap.add_argument("--priority", type=int, default=RT_PRIORITY,
                     help="SCHED_FIFO priority 1-99 where permitted (root or CAP_SYS_NICE), "

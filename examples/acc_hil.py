@@ -240,12 +240,16 @@ def offline(cut_in_s: float = CUT_IN_S, t_end: float = T_END) -> Any:
 # ------------------------------------------------------------------ the run
 class EcuProcess:
     """``examples/acc_ecu.py`` as a child process; ``start`` waits for its READY line.
-    ``priority``: its SCHED_FIFO priority where permitted (``None``: none)."""
+    ``priority``: its SCHED_FIFO priority where permitted (``None``: none).
+    ``duration_s``: the ECU's longest run (default its own, a day); :meth:`stop` ends it."""
 
     def __init__(self, interface: str, channel: str, summary: Path | None = None,
-                 priority: int | None = None, lockstep: bool = False) -> None:
+                 priority: int | None = None, lockstep: bool = False,
+                 duration_s: float | None = None) -> None:
         cmd = [sys.executable, str(HERE / "acc_ecu.py"), "--interface", interface,
                "--channel", channel, "--priority", str(priority or 0)]
+        if duration_s is not None:
+            cmd += ["--duration", repr(float(duration_s))]
         if lockstep:
             cmd.append("--lockstep")
         if summary is not None:

@@ -250,3 +250,14 @@ def test_two_rigs_on_one_machine_do_not_hear_each_other():
             assert heard(raw) >= 20
         finally:
             raw.shutdown()
+
+
+@needs_multicast
+def test_the_soaks_ecu_outlives_the_plant(tmp_path):
+    """The 1 h soak's ECU ran on its own default duration (3600 s), ended before the plant
+    and left the plant's last 0.1 s without commands: a stale episode at the very end of
+    the soak.  The soak's ECU is stopped by the plant's side now (SIGTERM)."""
+    from bench.hil import rt_soak
+    r = rt_soak(3.0, flood_per_s=1000, out=str(tmp_path))
+    assert r["ecu"]["stopped_by"] == "SIGTERM", r["ecu"]
+    assert r["frames"] + r["skipped_frames"] == 3000
