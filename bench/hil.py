@@ -391,6 +391,7 @@ def rt_soak(duration_s: float, flood_per_s: int = 5000, out: str | None = None) 
     rnd = random.Random()
     group = f"239.{rnd.randint(1, 254)}.{rnd.randint(1, 254)}.{rnd.randint(1, 254)}"
     out = out or tempfile.mkdtemp(prefix="cosim-soak-")
+    os.makedirs(out, exist_ok=True)
     ecu_summary = os.path.join(out, "ecu.json")
     # the ECU must outlive the plant's run (it is stopped after it): an ECU that ends on
     # its own duration first left the plant's last 0.1 s without commands, a stale episode
