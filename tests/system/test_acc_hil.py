@@ -261,3 +261,7 @@ def test_the_soaks_ecu_outlives_the_plant(tmp_path):
     r = rt_soak(3.0, flood_per_s=1000, out=str(tmp_path))
     assert r["ecu"]["stopped_by"] == "SIGTERM", r["ecu"]
     assert r["frames"] + r["skipped_frames"] == 3000
+    # the soak's verdict is the loop's: the ECU process's checks are in it
+    names = [c["name"] for c in r["verdict"]["checks"]]
+    assert any(n.startswith("acc_ecu: ") for n in names), names
+    assert any(n.startswith("acc_hil_plant: ") for n in names), names
