@@ -147,7 +147,8 @@ class LockstepLeader:
     timeout_s : float
         Longest wait for an ACK; then a lock-step timeout is counted and the run goes on
         (the run is then no longer the offline one: the verdict fails on it).  The default
-        2 s rides out the stalls these shared VMs show (up to 0.5 s within minutes).
+        2 s is far above the stalls measured on these shared VMs (tens of ms; 57-70 ms the
+        longest in a 1 h soak) and still tells a dead follower within seconds.
     """
 
     #: the runner must run every frame (no skipping: hil.runner)
