@@ -423,7 +423,12 @@ def rt_soak(duration_s: float, flood_per_s: int = 5000, out: str | None = None) 
             rss.append((0.0, _rss_kb()))
             th = threading.Thread(target=sample, daemon=True, name="rss sampler")
             th.start()
-            rt.run(duration_s)
+            try:
+                rt.run(duration_s)
+            finally:
+                # at once: an ECU stopped later sees the plant's silence after its last
+                # frame as a stale episode "to the end" (the 4th hour's only failure)
+                ecu.stop()
             stop.set()
             rss.append((duration_s, _rss_kb()))
             tel = rt.telemetry.as_dict()

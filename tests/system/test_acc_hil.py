@@ -265,3 +265,5 @@ def test_the_soaks_ecu_outlives_the_plant(tmp_path):
     names = [c["name"] for c in r["verdict"]["checks"]]
     assert any(n.startswith("acc_ecu: ") for n in names), names
     assert any(n.startswith("acc_hil_plant: ") for n in names), names
+    # and the plant's end is no stale episode of the ECU's (it is stopped at once)
+    assert "to the end" not in r["ecu"]["verdict_line"], r["ecu"]["verdict_line"]
