@@ -439,8 +439,9 @@ def rt_soak(duration_s: float, flood_per_s: int = 5000, out: str | None = None) 
         flood.kill()
         flood.wait()
         ecu.stop()
-    ecu_fig = _ecu_figures(ecu_summary)
-    loop = _loop_verdict(rt.verdict, ecu_summary)
+    ecu_s = _read_summary(ecu_summary)
+    ecu_fig = _ecu_figures(ecu_s)
+    loop = _loop_verdict(rt.verdict, ecu_s)
     base = [kb for t, kb in rss if t >= min(60.0, duration_s / 2)] or [rss[-1][1]]
     growth_mb = (max(base) - base[0]) / 1024
     return {"duration_s": duration_s, "flood_per_s": flood_per_s, "frames": tel["frames"],
@@ -453,31 +454,34 @@ def rt_soak(duration_s: float, flood_per_s: int = 5000, out: str | None = None) 
             "median_s": tel["lateness_us"]["p50"] / 1e6, "steps": tel["frames"]}
 
 
-def _loop_verdict(plant: Any, ecu_summary: str) -> Any:
+def _read_summary(path: str) -> dict:
+    """The ECU process's ``--summary`` JSON, or ``{"error": ...}`` when it wrote none."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            return json.load(f)
+    except (OSError, ValueError) as exc:
+        return {"error": f"no ECU summary: {exc}"}
+
+
+def _loop_verdict(plant: Any, ecu: dict) -> Any:
     """The loop's verdict: the plant's and the ECU process's checks together (as
     ``examples/acc_hil.py`` gives them); an ECU that wrote none fails it."""
     from hil.verdict import Check, Verdict
-    try:
-        with open(ecu_summary, encoding="utf-8") as f:
-            ev = json.load(f).get("verdict")
-    except (OSError, ValueError):
-        ev = None
+    ev = ecu.get("verdict")
     if ev is None:
+        why = ecu.get("error") or "the ECU's summary has no verdict"
         return Verdict.combine("acc soak (plant + ECU)", [plant],
                                [Check("ecu", None, "a verdict", False,
-                                      "the ECU process wrote no verdict")])
-    ecu = Verdict("acc_ecu", [Check(**c) for c in ev["checks"]], ev["notes"])
-    return Verdict.combine("acc soak (plant + ECU)", [plant, ecu])
+                                      f"the ECU process wrote no verdict ({why})")])
+    ecu_verdict = Verdict("acc_ecu", [Check(**c) for c in ev["checks"]], ev["notes"])
+    return Verdict.combine("acc soak (plant + ECU)", [plant, ecu_verdict])
 
 
-def _ecu_figures(path: str) -> dict:
+def _ecu_figures(s: dict) -> dict:
     """The ECU process's own telemetry and verdict (its ``--summary``): where a stale
     episode on the plant's side came from (the ECU's frames late or skipped, or not)."""
-    try:
-        with open(path, encoding="utf-8") as f:
-            s = json.load(f)
-    except (OSError, ValueError) as exc:
-        return {"error": f"no ECU summary: {exc}"}
+    if "error" in s:
+        return {"error": s["error"]}
     tel = s.get("telemetry") or {}
     v = s.get("verdict") or {}
     return {"frames": tel.get("frames"), "overruns": tel.get("overruns"),

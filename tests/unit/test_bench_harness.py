@@ -440,3 +440,30 @@ def test_master_suite_is_registered_and_reports_its_targets():
     assert t["LIM case 1 H=1e-3 best max |x error| over 10 s [m]"]["value"] == 5e-4
     ratio = t["LIM Jacobi linear extrapolation vs published baseline (ratio)"]
     assert ratio["met"] is True
+
+
+def test_the_soaks_loop_verdict_fails_without_the_ecus_summary_and_carries_its_checks(tmp_path):
+    """The soak's verdict is the loop's: a plant that passed with an ECU that wrote no
+    summary fails, saying why; an ECU's failed check fails the loop with its name."""
+    from bench.hil import _ecu_figures, _loop_verdict, _read_summary
+    from hil.verdict import Verdict
+
+    plant = Verdict("acc_hil_plant")
+    plant.add("overruns", 0, 4, True, "0 overruns (budget 4)")
+    missing = _read_summary(str(tmp_path / "none.json"))
+    v = _loop_verdict(plant, missing)
+    assert not v.passed and v.failed[0].name == "ecu"
+    assert "wrote no verdict (no ECU summary:" in v.failed[0].text
+    assert "error" in _ecu_figures(missing)
+
+    ecu = Verdict("acc_ecu")
+    ecu.add("stale_episodes", 1, 0, False, "1 stale episode (budget 0)")
+    path = tmp_path / "ecu.json"
+    path.write_text(json.dumps({"verdict": ecu.as_dict(),
+                                "telemetry": {"frames": 10, "stopped_by": "SIGTERM"}}))
+    s = _read_summary(str(path))
+    v = _loop_verdict(plant, s)
+    assert [c.name for c in v.failed] == ["acc_ecu: stale_episodes"]
+    assert [c.name for c in v.checks][0] == "acc_hil_plant: overruns"
+    fig = _ecu_figures(s)
+    assert fig["stopped_by"] == "SIGTERM" and fig["verdict_line"].startswith("verdict FAIL")
