@@ -190,11 +190,16 @@ def test_killing_the_sweep_ends_its_workers(tmp_path, sig):
     signal)."""
     import signal
     out = tmp_path / "study"
-    cmd = [sys.executable, "-m", "cosim", "sweep", MODEL, "--param", "pid.kp=20:200:40",
+    # 400 runs (about 8 s of work on two workers): the sweep is still running when signalled
+    cmd = [sys.executable, "-m", "cosim", "sweep", MODEL, "--param", "pid.kp=20:200:400",
            "--backend", "local", "--workers", "2", "--out", str(out), "--t-end", "3",
            "--quiet"]
+    # SIGINT as a terminal's Ctrl-C delivers it: a test suite started in the background
+    # (`make test &`) ignores SIGINT, its children inherit that and Python keeps ignoring
+    # it (the sweep then ran to the end and exited 0: the test failed, not the sweep)
     p = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                         text=True)
+                         text=True,
+                         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     j = out / "journal.jsonl"
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and not (j.exists() and len(_workers(j)) >= 2):
