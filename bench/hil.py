@@ -473,8 +473,7 @@ def _loop_verdict(plant: Any, ecu: dict) -> Any:
         return Verdict.combine("acc soak (plant + ECU)", [plant],
                                [Check("ecu", None, "a verdict", False,
                                       f"the ECU process wrote no verdict ({why})")])
-    ecu_verdict = Verdict("acc_ecu", [Check(**c) for c in ev["checks"]], ev["notes"])
-    return Verdict.combine("acc soak (plant + ECU)", [plant, ecu_verdict])
+    return Verdict.combine("acc soak (plant + ECU)", [plant, Verdict.from_dict(ev, "acc_ecu")])
 
 
 def _ecu_figures(s: dict) -> dict:

@@ -410,9 +410,7 @@ def run_hil(out: Path, *, interface: str = "udp_multicast", channel: str | None 
     parts = [rt.verdict]
     ev = ecu_summary.get("verdict")
     if ev is not None:
-        from hil.verdict import Check as _C
-        ecu_v = Verdict("ecu", [_C(**c) for c in ev["checks"]], ev["notes"])
-        parts.append(ecu_v)
+        parts.append(Verdict.from_dict(ev, "ecu"))
     elif fault != "kill":
         checks.append(Check("ecu", None, "a verdict", False, "the ECU wrote no verdict "
                             f"(exit {ecu_code})"))

@@ -200,6 +200,13 @@ class Verdict:
             json.dump(_jsonable(self.as_dict()), f, indent=1)
 
     @classmethod
+    def from_dict(cls, d: dict, subject: str | None = None) -> Verdict:
+        """The verdict :meth:`as_dict` wrote (another process's ``summary.json``), under
+        ``subject`` (default: its own)."""
+        return cls(subject or d["subject"], [Check(**c) for c in d["checks"]],
+                   list(d["notes"]))
+
+    @classmethod
     def combine(cls, subject: str, parts: list[Verdict], checks: list[Check] = ()) -> Verdict:
         """One verdict of several (a plant and its ECU, a demo's phases): every check,
         named ``part: check``."""
