@@ -14,7 +14,11 @@ that step) and records per frame
 
 * lateness :math:`L_k` = wake-up time - :math:`D_k` (scheduling jitter),
 * execution time :math:`E_k` (dSPACE's turnaround time, Simulink Real-Time's TET),
-* overrun: the frame ended after the next deadline :math:`D_{k+1}`.
+* the frame thread's CPU time :math:`C_k` in the frame (``clock.cpu_ns``: the frame's own
+  work, without the time its thread was preempted or waited for the GIL),
+* overrun: the frame ended after the next deadline :math:`D_{k+1}`, with its cause: the
+  frame's own work, or a stall of :math:`L_k + E_k - C_k` off the CPU
+  (:class:`~hil.telemetry.Telemetry`; the verdict's diagnosis tells the two apart).
 
 Overrun policy (``overrun=``), chosen by the user:
 
@@ -112,10 +116,13 @@ class DeadlineMissed(HILError):
 
 # ------------------------------------------------------------------ clocks
 class MonotonicClock:
-    """CLOCK_MONOTONIC in ns; :meth:`wait_until` sleeps, then spins the last ``spin_ns``."""
+    """CLOCK_MONOTONIC in ns; :meth:`wait_until` sleeps, then spins the last ``spin_ns``;
+    :meth:`cpu_ns` is the calling thread's CPU time (CLOCK_THREAD_CPUTIME_ID)."""
 
     def now_ns(self) -> int:
         return time.monotonic_ns()
+
+    cpu_ns = staticmethod(time.thread_time_ns)
 
     def wait_until(self, deadline_ns: int, spin_ns: int) -> int:
         now = time.monotonic_ns()
@@ -129,25 +136,36 @@ class MonotonicClock:
 
 
 class VirtualClock:
-    """A clock for tests: waiting jumps to the deadline (plus ``wake_late_ns``);
-    ``cost_ns(frame)`` is the execution time each frame takes (default 0)."""
+    """A clock for tests: waiting jumps to the deadline (plus ``wake_late_ns``, plus
+    ``stall_ns(frame)`` before that frame); ``cost_ns(frame)`` is the execution time each
+    frame takes (default 0), all of it CPU time but ``off_cpu_ns(frame)`` (the frame's
+    thread preempted inside the frame)."""
 
-    def __init__(self, wake_late_ns: int = 0, cost_ns: Any = None) -> None:
+    def __init__(self, wake_late_ns: int = 0, cost_ns: Any = None, *, stall_ns: Any = None,
+                 off_cpu_ns: Any = None) -> None:
         self.t = 0
+        self.cpu = 0
         self.wake_late_ns = int(wake_late_ns)
         self.cost = cost_ns or (lambda k: 0)
+        self.stall = stall_ns or (lambda k: 0)
+        self.off_cpu = off_cpu_ns or (lambda k: 0)
         self.frame = 0
 
     def now_ns(self) -> int:
         return self.t
 
+    def cpu_ns(self) -> int:
+        return self.cpu
+
     def wait_until(self, deadline_ns: int, spin_ns: int) -> int:
-        self.t = max(self.t, deadline_ns + self.wake_late_ns)
+        self.t = max(self.t, deadline_ns + self.wake_late_ns) + int(self.stall(self.frame))
         return self.t
 
     def work(self) -> None:
         """Called by the runner after each frame's advance: spend its cost."""
-        self.t += int(self.cost(self.frame))
+        cost, off = int(self.cost(self.frame)), int(self.off_cpu(self.frame))
+        self.t += cost
+        self.cpu += cost - min(off, cost)
         self.frame += 1
 
 
@@ -208,6 +226,10 @@ class RealTimeRunner:
     clock : MonotonicClock or VirtualClock
     on_frame : callable, optional
         ``on_frame(runner, k)`` after each frame (logging, a watchdog).
+    hints : dict, optional
+        How the program running this runner sets the period and the budget, for the
+        verdict's advice (``{"period": "--period S", "budget": "--budget NAME=VALUE"}``;
+        default: the API's ``period_s=`` and ``budget=``).
     """
 
     def __init__(self, sim: Any, period_s: float, *, overrun: str = "skip",
@@ -219,7 +241,7 @@ class RealTimeRunner:
                  mlock: bool | None = None, writer_thread: bool = True,
                  budget: Budget | None = None, watch: Any = (), telemetry_csv: Any = None,
                  telemetry_ring: int = 10_000, clock: Any = None,
-                 on_frame: Any = None) -> None:
+                 on_frame: Any = None, hints: dict | None = None) -> None:
         if overrun not in POLICIES:
             raise ParameterError(f"RealTimeRunner: overrun must be one of {POLICIES}, got "
                                  f"{overrun!r}")
@@ -281,6 +303,7 @@ class RealTimeRunner:
         self.telemetry_csv = telemetry_csv
         self.telemetry_ring = int(telemetry_ring)
         self.on_frame = on_frame
+        self.hints = dict(hints or {})
         self._changes: queue.SimpleQueue = queue.SimpleQueue()
         self._stop = threading.Event()
         self._stop_reason = ""
@@ -400,7 +423,8 @@ class RealTimeRunner:
             getattr(self.sim, "name", type(self.sim).__name__)
         self.verdict = runner_verdict(name, tel, self.budget, figures, error=error,
                                       terminated=getattr(self.sim, "terminated", None),
-                                      setup=self.setup, frames_due=int(due))
+                                      setup=self.setup, frames_due=int(due),
+                                      hints=self.hints)
         self.verdict.io = figures
         return self.verdict
 
@@ -422,6 +446,7 @@ class RealTimeRunner:
         period = self.period
         t_sim = sim.ctx.ticks
         work = getattr(clock, "work", None)
+        cpu_ns = getattr(clock, "cpu_ns", time.thread_time_ns)  # the frame thread's CPU
         t0 = clock.now_ns()
         deadline = t0
         late_streak = ok_streak = 0
@@ -432,6 +457,7 @@ class RealTimeRunner:
             step = period << level
             deadline += step
             woke = clock.wait_until(deadline, self.spin_ns)
+            cpu0 = cpu_ns()
             t_sim = min(t_sim + step, end)
             self._apply_changes()
             sim.advance_to_ticks(t_sim)
@@ -439,7 +465,8 @@ class RealTimeRunner:
                 work()
             done = clock.now_ns()
             over = done > deadline + step
-            record(t_sim / TICKS_PER_SECOND, woke - deadline, done - woke, done, over)
+            record(t_sim / TICKS_PER_SECOND, woke - deadline, done - woke, done, over,
+                   cpu_ns() - cpu0, step)
             if level:
                 tel.degraded += 1
             if self.on_frame is not None:

@@ -5,8 +5,12 @@ A run at 1 kHz makes 3.6 million frames an hour; a list per figure grows by ~140
 frame (0.5 GB an hour, issue 22 item 3).  :class:`Telemetry` keeps instead
 
 * counts (frames, overruns, skipped and degraded frames),
-* a log-linear histogram of lateness and of execution time (:class:`LogHistogram`: 64
-  sub-buckets per power of two, quantiles within 1.6 % of the value, exact min and max),
+* a log-linear histogram of lateness, of execution time and of the frame thread's CPU time
+  (:class:`LogHistogram`: 64 sub-buckets per power of two, quantiles within 1.6 % of the
+  value, exact min and max),
+* the cause of each overrun (:meth:`Telemetry.record`): the frame's own work (its CPU time
+  alone exceeded the frame) or a stall (the frame would have fit, but its thread was off the
+  CPU: woken late, preempted, waiting for the GIL), and the longest stalls,
 * the last ``ring`` frames in full (``t_sim``, ``lateness_ns``, ``exec_ns``, ``end_ns``,
   ``overrun``; oldest first) for the rolling real-time factor and for inspection,
 * optionally every frame in a CSV file (:class:`TelemetryStream`): the frame appends a
@@ -109,9 +113,21 @@ class LogHistogram:
         return self.total / self.n if self.n else math.nan
 
 
+#: The per-frame CSV's columns (:class:`TelemetryStream`, :meth:`Telemetry.write_csv`):
+#: simulated time, wake-up lateness, execution (wall) time, the frame thread's CPU time in
+#: the frame (empty when not measured), overrun (1) and its cause (``work``/``stall``).
+CSV_HEADER = "t_sim_s,lateness_us,exec_us,cpu_us,overrun,cause\n"
+
+
+def _row(t: float, lat: int, ex: int, over: Any, cpu: int) -> str:
+    cause = over if isinstance(over, str) else ("work" if over else "")
+    return (f"{t!r},{lat / 1e3!r},{ex / 1e3!r},{'' if cpu < 0 else repr(cpu / 1e3)},"
+            f"{int(bool(over))},{cause}\n")
+
+
 class TelemetryStream:
-    """Every frame's row (``t_sim_s, lateness_us, exec_us, overrun``) to a CSV file from
-    a writer thread (module docstring).
+    """Every frame's row (:data:`CSV_HEADER`) to a CSV file from a writer thread (module
+    docstring).
 
     Parameters
     ----------
@@ -135,14 +151,14 @@ class TelemetryStream:
         self._queued = 0
         self._lock = threading.Lock()
         self._f = open(self.path, "w", encoding="utf-8")  # noqa: SIM115 - closed by close()
-        self._f.write("t_sim_s,lateness_us,exec_us,overrun\n")
+        self._f.write(CSV_HEADER)
         self._thread = threading.Thread(target=self._run, daemon=True,
                                         name=f"cosim telemetry {os.path.basename(self.path)}")
         self._thread.start()
 
-    def add(self, t: float, lat: int, ex: int, over: bool) -> None:
+    def add(self, t: float, lat: int, ex: int, over: bool, cpu: int = -1) -> None:
         rows = self._rows
-        rows.append((t, lat, ex, over))
+        rows.append((t, lat, ex, over, cpu))
         if len(rows) >= self.batch:
             self._hand_over()
 
@@ -166,8 +182,7 @@ class TelemetryStream:
                 return
             try:
                 if self.error is None:
-                    f.write("".join(f"{t!r},{lat / 1e3!r},{ex / 1e3!r},{int(ov)}\n"
-                                    for t, lat, ex, ov in rows))
+                    f.write("".join(_row(*r) for r in rows))
                     self.rows_written += len(rows)
             except Exception as exc:  # noqa: BLE001 - reported by close() and stats()
                 self.error = exc
@@ -200,15 +215,49 @@ class Telemetry:
     period_ns : int
     ring : int
         Frames kept in full (the last ones).
+
+    Notes
+    -----
+    The cause of an overrun (:meth:`record`), from the runner's own figures of that frame:
+    lateness :math:`L` (woke after the deadline), execution :math:`E` (wall time of the
+    frame) and the frame thread's CPU time :math:`C` in it; the time the frame was due but
+    its thread was not running is :math:`O = L + (E - C)`.
+
+    * ``work``: :math:`C > P` (the frame's own work alone exceeds the frame), or the frame
+      needed no real stall to overrun (:math:`O \\le P/4`: its work leaves no room for the
+      ordinary wake-up jitter);
+    * ``stall``: :math:`C \\le P` and :math:`O > P/4`: with the CPU when due, the frame
+      would have fit; another thread or process, the kernel or the hypervisor had it;
+    * a frame that overran because the frame before it did (it woke late by the backlog,
+      catch-up) inherits that frame's cause, unless its own work exceeds the frame.
+
+    A stall episode is counted once, at its first frame, with its length :math:`O`.
+    Where the kernel counts stolen time as the thread's CPU time, a hypervisor stall inside
+    a frame reads as work; the run's steal time (``steal``) is reported beside it.
     """
+
+    #: the longest stalls kept (``stall_at``)
+    STALLS_KEPT = 5
 
     def __init__(self, period_ns: int, ring: int = 10_000) -> None:
         self.period_ns = int(period_ns)
         self.ring = max(2, int(ring))
         self.lateness = LogHistogram()
         self.execution = LogHistogram()
+        #: the frame thread's CPU time per frame (frames that measured it)
+        self.cpu = LogHistogram()
         self.frames = 0
         self.overruns = 0
+        #: overruns by cause: the frame's own work, or a stall (class notes)
+        self.overruns_work = 0
+        self.overruns_stall = 0
+        #: stall episodes: count, and the longest ``(t_sim, off-CPU ns)`` (longest first)
+        self.stalls = 0
+        self.stall_at: list[tuple[float, int]] = []
+        #: the frames whose own work (CPU time) exceeded their period: the largest
+        #: ``(t_sim, CPU ns)`` (largest first)
+        self.work_spikes = 0
+        self.spike_at: list[tuple[float, int]] = []
         self.skipped = 0  # frames dropped (skip / catch_up / degrade)
         self.degraded = 0  # frames run at a degraded period
         self.wall_s = 0.0
@@ -221,26 +270,59 @@ class Telemetry:
         self._t = [0.0] * self.ring
         self._lat = [0] * self.ring
         self._ex = [0] * self.ring
+        self._cpu = [-1] * self.ring
         self._end = [0] * self.ring
-        self._ov = [False] * self.ring
+        self._ov: list = [""] * self.ring
         self._first: tuple[float, int] | None = None  # (t_sim, end) of frame 0
+        self._last_cause = ""  # the cause of the previous frame's overrun ("" if none)
 
     # ---------------------------------------------------------------- record
     def record(self, t_sim: float, lateness: int, execution: int, end: int,
-               over: bool) -> None:
-        """One frame (called by the runner in the frame: a few list stores)."""
+               over: bool, cpu: int = -1, period: int | None = None) -> None:
+        """One frame (called by the runner in the frame: a few list stores and compares).
+
+        ``cpu``: the frame thread's CPU time in the frame (-1: not measured; an overrun is
+        then put down to the work); ``period``: the frame's period when not ``period_ns``
+        (a degraded frame)."""
         i = self.frames % self.ring
-        self._t[i], self._lat[i], self._ex[i], self._end[i], self._ov[i] = \
-            t_sim, lateness, execution, end, over
+        cause = ""
+        if over:
+            self.overruns += 1
+            p = self.period_ns if period is None else period
+            if cpu < 0 or cpu > p:
+                cause = "work"
+                if cpu > p:
+                    self.work_spikes += 1
+                    _keep(self.spike_at, (t_sim, int(cpu)), self.STALLS_KEPT)
+            elif self._last_cause:
+                cause = self._last_cause  # woke late by the backlog of the frame before
+            else:
+                off = lateness + execution - cpu
+                if 4 * off > p:
+                    cause = "stall"
+                    self._stall(t_sim, off)
+                else:
+                    cause = "work"
+            if cause == "work":
+                self.overruns_work += 1
+            else:
+                self.overruns_stall += 1
+        self._last_cause = cause
+        self._t[i], self._lat[i], self._ex[i], self._end[i], self._ov[i], self._cpu[i] = \
+            t_sim, lateness, execution, end, cause, cpu
         if self.frames == 0:
             self._first = (t_sim, end)
         self.frames += 1
-        if over:
-            self.overruns += 1
         self.lateness.add(lateness)
         self.execution.add(execution)
+        if cpu >= 0:
+            self.cpu.add(cpu)
         if self.stream is not None:
-            self.stream.add(t_sim, lateness, execution, over)
+            self.stream.add(t_sim, lateness, execution, cause, cpu)
+
+    def _stall(self, t_sim: float, off: int) -> None:
+        self.stalls += 1
+        _keep(self.stall_at, (t_sim, int(off)), self.STALLS_KEPT)
 
     def _ring(self, data: list) -> list:
         n = self.frames
@@ -268,7 +350,17 @@ class Telemetry:
 
     @property
     def overrun(self) -> list:
+        return [bool(c) for c in self._ring(self._ov)]
+
+    @property
+    def overrun_cause(self) -> list:
+        """``"work"``, ``"stall"`` or ``""`` (no overrun) per frame in the ring."""
         return self._ring(self._ov)
+
+    @property
+    def cpu_ns(self) -> list:
+        """The frame thread's CPU time per frame in the ring (-1: not measured)."""
+        return self._ring(self._cpu)
 
     # --------------------------------------------------------------- figures
     def percentiles_us(self) -> dict:
@@ -302,12 +394,19 @@ class Telemetry:
         return (self._t[last_i] - t0) / wall if wall > 0 else math.nan
 
     def as_dict(self) -> dict:
-        ex = self.execution
         d = {"period_us": self.period_ns / 1e3, "frames": self.frames,
              "lateness_us": self.percentiles_us(), "histogram": self.histogram(),
-             "exec_us": {"p50": ex.quantile(0.5) / 1e3, "p99": ex.quantile(0.99) / 1e3,
-                         "max": ex.max / 1e3 if ex.n else math.nan},
-             "overruns": self.overruns, "skipped_frames": self.skipped,
+             "exec_us": _quantiles_us(self.execution),
+             "cpu_us": _quantiles_us(self.cpu),
+             "overruns": self.overruns,
+             "overrun_causes": {"work": self.overruns_work, "stall": self.overruns_stall},
+             "stalls": {"episodes": self.stalls,
+                        "longest": [{"t_sim_s": t, "off_cpu_us": o / 1e3}
+                                    for t, o in self.stall_at]},
+             "work_spikes": {"frames": self.work_spikes,
+                             "largest": [{"t_sim_s": t, "cpu_us": c / 1e3}
+                                         for t, c in self.spike_at]},
+             "skipped_frames": self.skipped,
              "degraded_frames": self.degraded, "real_time_factor": self.real_time_factor(),
              "wall_s": self.wall_s, "stopped_by": self.stopped_by,
              "recording": recording_summary(self.writers)}
@@ -322,21 +421,41 @@ class Telemetry:
         p = d["lateness_us"]
         return (f"real time: {d['frames']} frames of {d['period_us']:g} us; lateness p50 "
                 f"{p['p50']:.1f} us, p99 {p['p99']:.1f} us, p99.9 {p['p99.9']:.1f} us, max "
-                f"{p['max']:.1f} us; execution p50 {d['exec_us']['p50']:.1f} us, max "
-                f"{d['exec_us']['max']:.1f} us; {d['overruns']} overruns, "
+                f"{p['max']:.1f} us; execution p50 {d['exec_us']['p50']:.1f} us, p99 "
+                f"{d['exec_us']['p99']:.1f} us, max {d['exec_us']['max']:.1f} us"
+                + (f" (CPU p50 {d['cpu_us']['p50']:.1f} us, p99 {d['cpu_us']['p99']:.1f} us)"
+                   if self.cpu.n else "")
+                + f"; {d['overruns']} overruns"
+                + (f" ({self.overruns_work} by the frame's work, {self.overruns_stall} in "
+                   f"{self.stalls} stall{'s' if self.stalls != 1 else ''})"
+                   if self.overruns else "")
+                + f", "
                 f"{d['skipped_frames']} frames skipped, {d['degraded_frames']} degraded; "
                 f"real-time factor {d['real_time_factor']:.3f}"
                 + _recording_text(d["recording"])
                 + (f"; stopped: {d['stopped_by']}" if d["stopped_by"] else ""))
 
     def write_csv(self, path: Any) -> None:
-        """One row per frame in the ring: ``t_sim_s, lateness_us, exec_us, overrun`` (all
-        frames when the run had at most ``ring``; a :class:`TelemetryStream` has all)."""
+        """One row per frame in the ring (:data:`CSV_HEADER`; all frames when the run had
+        at most ``ring``; a :class:`TelemetryStream` has all)."""
         with open(path, "w", encoding="utf-8") as f:
-            f.write("t_sim_s,lateness_us,exec_us,overrun\n")
-            for t, lat, ex, ov in zip(self.t_sim, self.lateness_ns, self.exec_ns,
-                                      self.overrun):
-                f.write(f"{t!r},{lat / 1e3!r},{ex / 1e3!r},{int(ov)}\n")
+            f.write(CSV_HEADER)
+            for row in zip(self.t_sim, self.lateness_ns, self.exec_ns, self.overrun_cause,
+                           self.cpu_ns):
+                f.write(_row(*row))
+
+
+def _keep(kept: list, item: tuple, most: int) -> None:
+    """Keep the ``most`` items of largest ``item[1]`` in ``kept`` (largest first)."""
+    if len(kept) < most or item[1] > kept[-1][1]:
+        kept.append(item)
+        kept.sort(key=lambda x: -x[1])
+        del kept[most:]
+
+
+def _quantiles_us(h: LogHistogram) -> dict:
+    return {"p50": h.quantile(0.5) / 1e3, "p99": h.quantile(0.99) / 1e3,
+            "max": h.max / 1e3 if h.n else math.nan}
 
 
 def recording_summary(writers: list) -> dict:

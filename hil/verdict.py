@@ -110,6 +110,35 @@ class Budget:
                                      f"got {v!r}")
 
     @classmethod
+    def from_items(cls, items: list[str], base: dict | None = None,
+                   where: str = "--budget") -> Budget:
+        """A budget from ``NAME=VALUE`` strings (a command line's repeated ``--budget``)
+        over ``base``; ``VALUE`` is a number or ``none`` (not checked).  Bad items raise a
+        :class:`~cosim.errors.ParameterError` naming the item and the valid names."""
+        names = [f.name for f in fields(cls)]
+        out = dict(base or {})
+        for item in items:
+            name, eq, value = (x.strip() for x in item.partition("="))
+            if not eq or not name or not value:
+                raise ParameterError(f"{where} {item!r}: expected NAME=VALUE, e.g. {where} "
+                                     "overruns=8 or lateness_p99_us=500 (VALUE none: not "
+                                     "checked)")
+            if name not in names:
+                raise ParameterError(f"{where} {item!r}: unknown budget {name!r}; budgets: "
+                                     f"{', '.join(names)}")
+            if value.lower() in ("none", "null"):
+                out[name] = None
+                continue
+            try:
+                num = float(value)
+            except ValueError:
+                raise ParameterError(f"{where} {item!r}: {value!r} is not a number or "
+                                     "none") from None
+            out[name] = int(num) if num.is_integer() and "." not in value and "e" not in \
+                value.lower() else num
+        return cls(**out)
+
+    @classmethod
     def lenient(cls) -> Budget:
         """Nothing checked but errors: for exploratory runs (the figures are reported)."""
         return cls(**{f.name: None for f in fields(cls)})
@@ -258,7 +287,7 @@ def _fmt(x: float) -> str:
 
 def runner_verdict(subject: str, tel: Any, budget: Budget, io: dict, *,
                    error: BaseException | None, terminated: dict | None,
-                   setup: dict | None, frames_due: int) -> Verdict:
+                   setup: dict | None, frames_due: int, hints: dict | None = None) -> Verdict:
     """The verdict of one run of the runner (used by :class:`~hil.runner.RealTimeRunner`)."""
     v = Verdict(subject)
     period_us = tel.period_ns / 1e3
@@ -309,7 +338,7 @@ def runner_verdict(subject: str, tel: Any, budget: Budget, io: dict, *,
                        "/proc/stat steal): frames due meanwhile could not run")
     timing = [c.name for c in v.failed if c.name in TIMING_CHECKS]
     if timing:
-        v.overload = overload(tel, setup, steal, timing)
+        v.overload = overload(tel, setup, steal, timing, hints)
     return v
 
 
@@ -317,45 +346,87 @@ def runner_verdict(subject: str, tel: Any, budget: Budget, io: dict, *,
 TIMING_CHECKS = ("overruns", "skipped_frames", "lateness_p99_us", "lateness_max_us")
 
 
-def overload(tel: Any, setup: dict | None, steal: dict | None, failed: list[str]) -> str:
-    """One line for failed timing checks: which of the two causes it is, and what to do.
+def overload(tel: Any, setup: dict | None, steal: dict | None, failed: list[str],
+             hints: dict | None = None) -> str:
+    """One line for failed timing checks: which cause it is, from the runner's own figures
+    (:class:`~hil.telemetry.Telemetry`: each overrun's cause from the frame thread's CPU
+    time), and what to do.
 
-    * The frame's own work is the problem when its median execution time exceeds 80 % of
-      the period (no machine is quiet enough for that): lengthen the period or make the
-      model cheaper.
-    * Otherwise the machine is overloaded: the work fits, but other processes (load
-      average) or the hypervisor (steal) took the CPU; the real-time set-up that was not
-      applied is named (SCHED_FIFO needs root or CAP_SYS_NICE).
+    * **The frame's own work does not fit the frame**: overruns by the frame's own work
+      while its CPU time p99 exceeds :data:`WORK_FITS` of the period (the work regularly
+      leaves no room for ordinary wake-up jitter): lengthen the frame or lighten the model;
+      no quieter machine helps.
+    * **Work spikes**: overruns by single frames whose CPU time exceeded the period while
+      the work's p99 fits (page faults, interrupts served on the frame's CPU, caches
+      cooled by other work): a longer frame absorbs them, or a budget allows for them.
+    * **Other work took the CPU**: overruns in stalls (the frame would have fit, but its
+      thread was off the CPU: other processes (load average), the hypervisor (steal), a
+      thread of this process holding the GIL), and lateness without overruns; the real-time
+      set-up that was not applied is named (SCHED_FIFO needs root or CAP_SYS_NICE).
+
+    Every cause that happened is said, the one with the most overruns first.  ``hints``
+    names how the program that ran the runner sets the period and the budget
+    (``{"period": "--period S", "budget": "--budget NAME=VALUE"}``; default: the API's
+    ``period_s=`` and ``budget=``).
     """
     import os
+    hints = {"period": "period_s=", "budget": "budget=", **(hints or {})}
     period_us = tel.period_ns / 1e3
-    ex = tel.execution
-    p50 = ex.quantile(0.5) / 1e3 if ex.n else float("nan")
-    p99 = ex.quantile(0.99) / 1e3 if ex.n else float("nan")
-    share = f"a frame's work takes p50 {p50:.0f} us, p99 {p99:.0f} us of its {period_us:.0f} us"
-    what = ", ".join(failed)
-    if p50 > 0.8 * period_us:
-        return (f"model too slow for its frame ({what} failed): {share}; lengthen the frame "
-                "period or make the model cheaper (a faster solver step, fewer blocks per "
-                "frame)")
-    try:
-        load = os.getloadavg()[0]
-    except OSError:  # pragma: no cover - not on Linux
-        load = float("nan")
-    cpus = os.cpu_count() or 1
-    why = [f"load average {load:.1f} on {cpus} CPUs"]
-    if steal and steal.get("ms", 0) > 0:
-        why.append(f"the hypervisor took {steal['ms']:.0f} ms")
-    refused = list((setup or {}).get("refused", ()))
-    fifo = "priority" in (setup or {}).get("applied", {})
-    todo = "run it again on a quieter machine (stop other work) or give the frame more time"
-    if not fifo:
-        todo = ("run as root or with CAP_SYS_NICE so the frame runs SCHED_FIFO above other "
-                "work, or " + todo)
-    elif refused:
-        todo += f" (not applied: {'; '.join(refused)[:120]})"
-    return (f"machine overloaded ({what} failed): {share}, yet other work took the CPU "
-            f"({', '.join(why)}); {todo}")
+    work = int(getattr(tel, "overruns_work", tel.overruns))
+    stall = int(getattr(tel, "overruns_stall", 0))
+    h = tel.cpu if getattr(tel, "cpu", None) is not None and tel.cpu.n else tel.execution
+    what_work = "CPU time" if h is not tel.execution else "execution time"
+    p50 = h.quantile(0.5) / 1e3 if h.n else float("nan")
+    p99 = h.quantile(0.99) / 1e3 if h.n else float("nan")
+    share = f"{what_work} p99 {p99:.0f} of {period_us:.0f} us, p50 {p50:.0f} us"
+    parts = []
+    if work and not p99 <= WORK_FITS * period_us:
+        parts.append((work, f"the frame's own work does not fit the frame ({share}; {work} "
+                            f"of {tel.overruns} overruns by the frame's own work): lengthen "
+                            f"the frame ({hints['period']}) or lighten the model (a faster "
+                            "solver step, fewer blocks per frame)"))
+    elif work:
+        spikes = getattr(tel, "spike_at", [])
+        big = (f", the largest {spikes[0][1] / 1e3:.0f} us at t = {spikes[0][0]:.6g} s"
+               if spikes else "")
+        parts.append((work, f"{work} overruns by frames whose own work spiked above the "
+                            f"frame{big} while it fits otherwise ({share}): page faults, "
+                            "interrupts or cooled caches; a longer frame absorbs them "
+                            f"({hints['period']}), or allow for them ({hints['budget']})"))
+    if stall or not work:
+        try:
+            load = os.getloadavg()[0]
+        except OSError:  # pragma: no cover - not on Linux
+            load = float("nan")
+        why = [f"load average {load:.1f} on {os.cpu_count() or 1} CPUs"]
+        why.append(f"the hypervisor took {steal['ms']:.0f} ms" if steal and
+                   steal.get("ms", 0) > 0 else "no steal time")
+        stalls = getattr(tel, "stall_at", [])
+        if stalls:
+            t, off = stalls[0]
+            n = getattr(tel, "stalls", len(stalls))
+            why.insert(0, f"{stall} overruns in {n} stall{'s' if n != 1 else ''} of the "
+                          f"frame's thread off the CPU, the longest {off / 1e6:.1f} ms at "
+                          f"t = {t:.6g} s")
+        refused = list((setup or {}).get("refused", ()))
+        fifo = "priority" in (setup or {}).get("applied", {})
+        todo = ("run it again on a quieter machine (stop other work), or allow for it: a "
+                f"longer frame ({hints['period']}) or a larger budget ({hints['budget']})")
+        if not fifo:
+            todo = ("run as root or with CAP_SYS_NICE so the frame runs SCHED_FIFO above "
+                    "other work, or " + todo)
+        elif refused:
+            todo += f" (not applied: {'; '.join(refused)[:120]})"
+        parts.append((stall, f"other work took the CPU while the frame's own work fits "
+                             f"({share}) ({'; '.join(why)}); {todo}"))
+    parts.sort(key=lambda x: -x[0])
+    return f"timing failed ({', '.join(failed)}): " + "; and ".join(p for _, p in parts)
+
+
+#: The frame's own work fits its frame when its CPU time p99 is at most this share of the
+#: period (the rest is the ordinary wake-up jitter's); above it, an overrun by the work is
+#: the model's, not a spike's.
+WORK_FITS = 0.75
 
 
 def _jsonable(v: Any) -> Any:

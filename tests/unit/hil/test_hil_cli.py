@@ -244,7 +244,8 @@ def test_the_verdict_is_printed_written_and_the_exit_status(model, tmp_path, cap
     s = _summary(out)
     assert s["verdict"]["failed"] == ["lateness_p99_us"] and s["status"] == "complete"
     line = capsys.readouterr().out
-    assert "verdict FAIL hilmodel: machine overloaded (lateness_p99_us failed)" in line
+    assert "verdict FAIL hilmodel: timing failed (lateness_p99_us): other work took the CPU" \
+        in line
     assert "1 of 11 checks failed: lateness p99" in line
     assert main(["hil", "run", str(path), "--no-realtime", "--out", str(out),
                  "--budget", "overrun=1"]) == 2

@@ -73,20 +73,86 @@ def test_failed_timing_says_which_cause_in_one_line_with_what_to_do():
                         clock=VirtualClock(cost_ns=lambda k: 9_500_000))
     res = rt.run(0.2)
     v = rt.verdict
-    assert v.overload.startswith("model too slow for its frame (overruns, skipped_frames")
-    assert "p50 9500 us" in v.overload and "lengthen the frame period" in v.overload
+    assert v.overload.startswith("timing failed (overruns, skipped_frames): the frame's own "
+                                 "work does not fit the frame (CPU time p99 9500 of 1000 us")
+    assert "lengthen the frame (period_s=) or lighten the model" in v.overload
+    assert "other work" not in v.overload
     assert v.line().startswith(f"verdict FAIL ramp: {v.overload}. ")
     assert res.diagnostics["verdict"]["overload"] == v.overload
-    rt = RealTimeRunner(_sim(), 1e-3, overrun="skip", clock=_slow({10, 20}),
-                        budget=Budget(overruns=1))
+    # the same overruns, but the frame's thread was off the CPU (preempted in the frame)
+    rt = RealTimeRunner(_sim(), 1e-3, overrun="skip", budget=Budget(overruns=1),
+                        clock=VirtualClock(cost_ns=lambda k: 2_500_000 if k in (10, 20)
+                                           else 100_000,
+                                           off_cpu_ns=lambda k: 2_400_000 if k in (10, 20)
+                                           else 0))
     rt.run(0.1)
     v = rt.verdict
-    assert v.overload.startswith("machine overloaded (overruns, skipped_frames failed): "
-                                 "a frame's work takes p50 100 us")
+    assert v.overload.startswith("timing failed (overruns, skipped_frames): other work took "
+                                 "the CPU while the frame's own work fits (CPU time p99 100 of "
+                                 "1000 us, p50 100 us) (2 overruns in 2 stalls of the "
+                                 "frame's thread off the CPU, the longest 2.4 ms at t = ")
     assert "load average" in v.overload and "quieter machine" in v.overload
+    assert "frame's own work does not fit" not in v.overload
     ok = RealTimeRunner(_sim(), 1e-3, clock=VirtualClock(wake_late_ns=20_000))
     ok.run(0.05)
     assert ok.verdict.passed and ok.verdict.overload is None
+
+
+def test_overrun_causes_come_from_the_frames_cpu_time(tmp_path):
+    """Issue 30: 'the frame's own work exceeds the frame' told apart from 'other work took
+    the CPU' (a wake-up stall, a preemption in the frame), and frames late only by the
+    backlog of a late frame before them inherit its cause."""
+    # a 15 ms stall before frame 50 of 2 ms frames (cheap work): one stall episode, every
+    # overrun of its catch-up chain put down to it
+    rt = RealTimeRunner(_sim(), 2e-3, overrun="catch_up", max_catch_up=None,
+                        clock=VirtualClock(cost_ns=lambda k: 800_000,
+                                           stall_ns=lambda k: 15_000_000 if k == 50 else 0))
+    rt.run(0.4)
+    tel = rt.telemetry
+    assert tel.overruns >= 7 and tel.overruns_stall == tel.overruns and tel.overruns_work == 0
+    assert tel.stalls == 1 and tel.stall_at[0] == (pytest.approx(0.102), 15_000_000)
+    d = tel.as_dict()
+    assert d["overrun_causes"] == {"work": 0, "stall": tel.overruns}
+    assert d["cpu_us"]["p99"] == pytest.approx(800, rel=0.02)
+    assert "the longest 15.0 ms at t = 0.102 s" in rt.verdict.overload
+    assert set(tel.overrun_cause) == {"", "stall"}
+    # one frame whose own work takes 7 ms: its chain is the work's, no stall; the work
+    # fits otherwise, so it is a spike, not a model too slow for its frame
+    rt = RealTimeRunner(_sim(), 2e-3, overrun="catch_up", max_catch_up=None,
+                        clock=VirtualClock(cost_ns=lambda k: 7_000_000 if k == 50
+                                           else 800_000))
+    rt.run(0.4)
+    tel = rt.telemetry
+    assert tel.overruns >= 3 and tel.overruns_work == tel.overruns and tel.stalls == 0
+    assert tel.work_spikes == 1 and tel.spike_at == [(pytest.approx(0.102), 7_000_000)]
+    assert rt.verdict.overload.split(": ", 1)[1].startswith(
+        f"{tel.overruns} overruns by frames whose own work spiked above the frame, the "
+        "largest 7000 us at t = 0.102 s while it fits otherwise (CPU time p99 800 of 2000 us")
+    assert "does not fit" not in rt.verdict.overload
+    # work that fills 95 % of the frame overruns on the ordinary wake-up jitter: that is
+    # the work's, not a stall, and it does not fit (no quieter machine helps)
+    rt = RealTimeRunner(_sim(), 2e-3, overrun="skip",
+                        clock=VirtualClock(wake_late_ns=150_000, cost_ns=lambda k: 1_900_000))
+    rt.run(0.1)
+    assert rt.telemetry.overruns > 0 and rt.telemetry.overruns_stall == 0
+    assert rt.telemetry.work_spikes == 0
+    assert rt.verdict.overload.split(": ", 1)[1].startswith(
+        "the frame's own work does not fit the frame (CPU time p99 1900 of 2000 us")
+    # both causes: both said, the larger first
+    rt = RealTimeRunner(_sim(), 2e-3, overrun="catch_up", max_catch_up=None,
+                        clock=VirtualClock(cost_ns=lambda k: 2_500_000 if k in (10, 90)
+                                           else 800_000,
+                                           stall_ns=lambda k: 30_000_000 if k == 50 else 0))
+    rt.run(0.4)
+    tel, line = rt.telemetry, rt.verdict.overload
+    assert tel.overruns_work >= 2 and tel.overruns_stall > tel.overruns_work
+    assert line.index("other work took the CPU") < line.index("; and 2 overruns by frames whose")
+    # the per-frame CSV carries the CPU time and the cause
+    tel.write_csv(tmp_path / "telemetry.csv")
+    rows = (tmp_path / "telemetry.csv").read_text().splitlines()
+    assert rows[0] == "t_sim_s,lateness_us,exec_us,cpu_us,overrun,cause"
+    assert any(r.endswith(",1,stall") for r in rows) and any(r.endswith(",1,work")
+                                                            for r in rows)
 
 
 def test_budget_is_the_users():
@@ -256,7 +322,7 @@ def test_telemetry_is_streamed_to_csv_from_a_writer_thread(tmp_path):
                         telemetry_csv=path)
     rt.run(2.0)
     lines = path.read_text().splitlines()
-    assert len(lines) == 2001 and lines[0] == "t_sim_s,lateness_us,exec_us,overrun"
+    assert len(lines) == 2001 and lines[0] == "t_sim_s,lateness_us,exec_us,cpu_us,overrun,cause"
     assert rt.telemetry.as_dict()["telemetry_csv"]["rows_dropped"] == 0
 
 
