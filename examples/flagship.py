@@ -97,10 +97,10 @@ from cosim.plotting import save_figure
 
 try:  # imported as examples.flagship (tests)
     from examples import flagship_model as fm
-    from examples.flagship_hil import run_realtime
+    from examples.flagship_hil import check_period, run_realtime
 except ModuleNotFoundError:  # run as a script
     import flagship_model as fm
-    from flagship_hil import run_realtime
+    from flagship_hil import check_period, run_realtime
 
 MACRO_STEP = 1e-3
 #: hydraulics at 0.5 ms: as close to the monolithic reference as at 0.25 ms (7.26e-7 m both,
@@ -113,6 +113,9 @@ TOL_COSIM_U = 5e-4
 TOL_RT_S_M = 2e-3
 #: Runner settings beyond the defaults (the automatic real-time set-up applies the rest).
 RUNNER_OPTIONS: dict = {}
+#: How this script sets the frame and the budget (the verdict's advice names them).
+HINTS = {"period": "--period S, e.g. --period 0.004",
+         "budget": "--budget NAME=VALUE, e.g. --budget overruns=20"}
 
 
 def export_controller(out: Path, quick: bool, eq: dict) -> tuple[Path, dict]:
@@ -237,9 +240,13 @@ def _say(text: str) -> None:
 
 
 def run(out: Path, quick: bool = False, plot: bool = True,
-        runner_options: dict | None = None, say: Any = _quiet) -> dict:
+        runner_options: dict | None = None, say: Any = _quiet,
+        period_s: float | None = None, budget: Any = None) -> dict:
     """Both phases; writes the files and returns the figures.  ``say`` gets one line as
-    each phase starts (the script prints them; a progress bar on a terminal)."""
+    each phase starts (the script prints them; a progress bar on a terminal).
+    ``period_s``: the real-time frame (``None``: chosen from a probe of the frame's work,
+    ``flagship_hil.run_realtime``); ``budget``: the real-time verdict's
+    :class:`hil.verdict.Budget` (``None``: the default)."""
     out.mkdir(parents=True, exist_ok=True)
     w_all = time.perf_counter()
     show = say is not _quiet
@@ -271,10 +278,11 @@ def run(out: Path, quick: bool = False, plot: bool = True,
         f"{check['max_ds_m']:.2e} m (tol {TOL_COSIM_S_M:.0e}): "
         f"{'ok' if check['ok'] else 'FAIL'}")
     say(f"[4/4] real time: {t_end:g} s on the wall clock, the co-simulated plant and the "
-        "controller FMU on an ECU node over a virtual CAN bus (2 ms frames)")
+        "controller FMU on an ECU node over a virtual CAN bus")
     rt = run_realtime(out, fmu_path, eq, t_end,
                       runner_options=RUNNER_OPTIONS if runner_options is None
-                      else runner_options)
+                      else runner_options, period_s=period_s, budget=budget, hints=HINTS,
+                      say=lambda text: say("      " + text))
     rres = rt.pop("results")
     rt.pop("ecu_results")
     tel = rt.pop("telemetry_obj")
@@ -372,6 +380,7 @@ def report(s: dict, out: Path) -> None:
     r = s["realtime"]
     print(f"  real time: {r['t_end_s']:g} s in {r['wall_s']:.2f} s wall over virtual CAN "
           f"({r['channel']}); plant: the master ({r['plant']['master']})")
+    print(f"    {r['frame']['text']}")
     print("    " + s["telemetry_obj"].summary().replace("\n", "\n    "))
     e = r["ecu_exec_us"]
     print(f"    ECU task (FMU step + bridges): p50 {e['p50']:.0f} us, p99 {e['p99']:.0f} us, "
@@ -394,9 +403,26 @@ def main(argv: list[str] | None = None) -> dict:
     ap.add_argument("--quick", action="store_true", help="4 s manoeuvre instead of 8 s")
     ap.add_argument("--out", default="out/flagship")
     ap.add_argument("--no-plot", action="store_true")
+    ap.add_argument("--period", type=float, metavar="S",
+                    help="real-time frame [s], a whole number of 2 ms (default: the shortest "
+                         "of 2, 4 and 10 ms whose work, measured by a 0.6 s probe, fits in "
+                         "half of it)")
+    ap.add_argument("--budget", action="append", default=[], metavar="NAME=VALUE",
+                    help="real-time verdict budget (repeatable), e.g. overruns=20, "
+                         "lateness_p99_us=1000, overruns=none (not checked); default: "
+                         "hil.verdict.Budget() (overruns and skipped frames 1e-3 of the "
+                         "frames, lateness p99 a quarter of the frame, no stale or lost frame)")
     a = ap.parse_args(argv)
+    from hil.verdict import Budget
+    try:
+        budget = Budget.from_items(a.budget) if a.budget else None
+        if a.period is not None:
+            check_period(a.period)
+    except ValueError as exc:  # ParameterError is one
+        ap.error(str(exc))
     out = Path(a.out)
-    s = run(out, quick=a.quick, plot=not a.no_plot, say=_say)
+    s = run(out, quick=a.quick, plot=not a.no_plot, say=_say, period_s=a.period,
+            budget=budget)
     print()
     report(s, out)
     return s
