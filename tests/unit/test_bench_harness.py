@@ -154,6 +154,42 @@ def test_make_target_ops_and_fields():
         harness.make_target("x", 1.0, "~", "1")
 
 
+def _chain_cases(model: str, per_100: float, per_1000: float) -> list[dict]:
+    def ours(per):
+        return {"status": harness.STATUS_OK, "us_per_block_step": per}
+
+    return [harness.make_case(f"{model}/N=100/RK4", ours(per_100), {}),
+            harness.make_case(f"{model}/N=1000/RK4", ours(per_1000), {})]
+
+
+SCALING_NAMES = {"lag_chain": "cost per block-step ratio N=1000/N=100 (lag chain)",
+                 "nl_chain": "cost per block-step ratio N=1000/N=100 (nl chain)",
+                 "udb_chain": "udb_chain cost per block-step ratio N=1000/N=100"}
+
+
+@pytest.mark.parametrize("model", sorted(SCALING_NAMES))
+@pytest.mark.parametrize("ratio", [0.05, 0.22, 0.5, 0.79, 0.8, 1.0, 1.2, 1.2001, 1.39, 3.0])
+@pytest.mark.parametrize("per_100", [0.03, 0.5, 40.0])
+def test_core_scaling_targets_are_one_sided(model, ratio, per_100):
+    """A cost per block-step that falls with N (a fixed per-step cost spread over more
+    blocks) meets the scaling goal; only a rise above 1.2x misses it."""
+    cases = _chain_cases(model, per_100, per_100 * ratio)
+    t = {x["name"]: x for x in core.targets(cases, quick=True)}[SCALING_NAMES[model]]
+    assert t["value"] == pytest.approx(ratio)
+    assert t["met"] is (ratio <= 1.2), t
+    assert t["op"] == "<=" and t["goal"] == "<= 1.2"
+
+
+def test_core_scaling_target_not_measured_without_both_sizes():
+    cases = _chain_cases("lag_chain", 0.1, 0.1)[:1]
+    t = {x["name"]: x for x in core.targets(cases, quick=True)}
+    assert t[SCALING_NAMES["lag_chain"]]["met"] is None
+    failed = [harness.make_case("lag_chain/N=100/RK4", {"status": harness.STATUS_ERROR}, {}),
+              *_chain_cases("lag_chain", 0.1, 0.1)[1:]]
+    t = {x["name"]: x for x in core.targets(failed, quick=True)}
+    assert t[SCALING_NAMES["lag_chain"]]["value"] is None
+
+
 # ---------------------------------------------------------------------------- suite layout
 def _fake_peers(model, n, solver):
     """One fast peer that is 10x slower than the fake 'ours', one missing peer; for
