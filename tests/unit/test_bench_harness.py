@@ -464,6 +464,38 @@ def test_py_engine_floor_is_accurate_on_smooth_cases():
     assert extra["abs_err"] < 1e-10
 
 
+def test_hydraulics_pair_figures_and_the_targets_note():
+    """The multi-rate pairs give the wall ratio (the target), the CPU-time ratio (a quick
+    run's single-rate time scaled like its wall time) and the ceiling single-rate / the
+    multi-rate run's hydraulics alone; a pair with a failed run is left out."""
+    from bench import hydraulics as hy
+
+    def run(wall, cpu, scale=1.0, hyd=None):
+        extra = {"cpu_s": cpu} if hyd is None else {"cpu_s": cpu, "hyd_wall_s": hyd}
+        return {"median_s": wall * scale, "scale": scale, "extra": extra}
+
+    single = [run(1.0, 0.8, scale=4.0), run(2.0, 0.9, scale=4.0),
+              {"median_s": None, "extra": {}}]
+    multi = [run(1.0, 0.8, hyd=0.8), run(1.0, 0.9, hyd=0.5), run(1.0, 1.0, hyd=0.9)]
+    f = hy.pair_figures(single, multi)
+    assert f["pair_ratios"] == pytest.approx([4.0, 8.0])
+    assert f["pair_cpu_ratios"] == pytest.approx([4.0, 4.0])
+    assert f["pair_ceilings"] == pytest.approx([5.0, 16.0])
+    assert f["pair_ratio_median"] == pytest.approx(6.0)
+    assert f["pair_cpu_ratio_median"] == pytest.approx(4.0)
+    assert f["pair_ceiling_median"] == pytest.approx(10.5)
+    assert hy.pair_figures([], [])["pair_ratio_median"] is None
+
+    case = {"case": "multirate/fs", "ours": {}, **f}
+    t = {x["name"]: x for x in hy.targets([case])}
+    gain = t["multi-rate wall-time gain over single-rate RK4 (ratio)"]
+    assert gain["value"] == pytest.approx(6.0) and gain["met"] is True
+    assert "CPU-time ratio 4.00" in gain["note"] and "ceiling" in gain["note"]
+    assert "10.50" in gain["note"]
+    t = {x["name"]: x for x in hy.targets([])}
+    assert t["multi-rate wall-time gain over single-rate RK4 (ratio)"]["met"] is None
+
+
 def test_master_suite_is_registered_and_reports_its_targets():
     from bench import harness as h
     from bench import master
