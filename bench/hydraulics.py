@@ -24,7 +24,13 @@ section 2.2).  Cases:
     hydraulics alone are equally stiff, so they need the same step).  Both use the
     hydraulics as one block (:class:`~blocks.hydraulics.ValveControlledCylinder`, the same
     equations as the component circuit, bit for bit).  The ratio is the wall-time gain;
-    its ceiling is (mechanics + hydraulics) / hydraulics per evaluation.
+    its ceiling is (mechanics + hydraulics) / hydraulics per evaluation.  The case also
+    gives the CPU-time ratio and that ceiling as measured (:func:`pair_figures`).  The
+    5x target is not met since the mechanics got cheaper: the multibody block's planar
+    float path made the single-rate run 30 % cheaper (4.9 -> 3.4 s of CPU for 10 s) while
+    the multi-rate run, nearly all hydraulics (~17 us per RK4 step, Python dispatch around
+    the kernel), stayed at 0.86-0.91 s: the gain fell from 5.1-5.4 to 3.8-4.0 (CPU time)
+    and its ceiling to 4.2-5.1.  Meeting it again needs a cheaper hydraulics step.
 ``multirate/fs/components``
     The same with the component circuit (six blocks) in both runs: the hydraulics cost
     more per evaluation, so the gain is lower (reported, no target).
@@ -274,15 +280,21 @@ def run(options) -> dict:
     reps = 3  # interleaved pairs (quick: the single-rate run over 2.5 s)
 
     def multi(compact):
+        c0 = time.process_time()
         r = multirate_run(compact=compact)
-        r.pop("subsystem_wall_s", None)
+        cpu = time.process_time() - c0
+        r["hyd_wall_s"] = r.pop("subsystem_wall_s")["hyd"]
         return None, r.pop("wall_s"), {"abs_err": r.pop("error"),
-                                       "accuracy_metric": "max |s1 - reference| [m]", **r}
+                                       "accuracy_metric": "max |s1 - reference| [m]",
+                                       "cpu_s": cpu, **r}
 
     def single(compact):
+        c0 = time.process_time()
         r = single_rate_run(t_end=2.5 if quick else 10.0, compact=compact)
+        cpu = time.process_time() - c0
         return None, r.pop("wall_s"), {"abs_err": r.pop("error"),
-                                       "accuracy_metric": "max |s1 - reference| [m]", **r}
+                                       "accuracy_metric": "max |s1 - reference| [m]",
+                                       "cpu_s": cpu, **r}
     for compact, name in ((True, "multirate/fs"), (False, "multirate/fs/components")):
         if quick and not compact:
             continue
@@ -296,12 +308,31 @@ def run(options) -> dict:
                                    blocks=None))
         case = make_case(name, _merge(mm_runs),
                          {f"single-rate-rk4-{H_STEP * 1e3:g}ms": _merge(sm_runs)})
-        pairs = [a["median_s"] / b["median_s"] for a, b in zip(sm_runs, mm_runs)
-                 if a.get("median_s") and b.get("median_s")]
-        case["pair_ratios"] = pairs  # single / multi of each interleaved pair
-        case["pair_ratio_median"] = statistics.median(pairs) if pairs else None
+        case.update(pair_figures(sm_runs, mm_runs))
         cases.append(case)
     return {"cases": cases, "targets": targets(cases)}
+
+
+def pair_figures(single: list[dict], multi: list[dict]) -> dict:
+    """Figures of interleaved (single-rate, multi-rate) measurement pairs, medians and lists.
+
+    ``pair_ratios``: single / multi wall time (the target's figure); ``pair_cpu_ratios``:
+    the same in process CPU time (what the wall ratio estimates on a quiet machine; load
+    on a shared machine spreads the wall ratio, not this one); ``pair_ceilings``: single
+    wall / the multi-rate run's hydraulics subsystem wall, the most the gain can be at
+    the costs of that pair, since the hydraulics must step at :data:`H_STEP` in both runs.
+    A pair with a failed run is left out.
+    """
+    ok = [(a, b) for a, b in zip(single, multi) if a.get("median_s") and b.get("median_s")]
+    ratios = [a["median_s"] / b["median_s"] for a, b in ok]
+    cpu = [a["extra"]["cpu_s"] * a.get("scale", 1.0) / b["extra"]["cpu_s"] for a, b in ok]
+    ceilings = [a["median_s"] / b["extra"]["hyd_wall_s"] for a, b in ok]
+
+    def median(values):
+        return statistics.median(values) if values else None
+    return {"pair_ratios": ratios, "pair_ratio_median": median(ratios),
+            "pair_cpu_ratios": cpu, "pair_cpu_ratio_median": median(cpu),
+            "pair_ceilings": ceilings, "pair_ceiling_median": median(ceilings)}
 
 
 def _merge(runs: list[dict]) -> dict:
@@ -324,8 +355,12 @@ def targets(cases: list[dict]) -> list[dict]:
         c = by.get(name)
         return c["ours"].get("abs_err") if c else None
     stab = by.get("stability/fs/H=30ms", {}).get("ours", {}).get("extra", {})
-    multi = by.get("multirate/fs")
-    ratio = multi.get("pair_ratio_median") if multi else None
+    multi = by.get("multirate/fs") or {}
+    ratio = multi.get("pair_ratio_median")
+    figures = "".join(f"; {label} {multi[key]:.2f}" for key, label in (
+        ("pair_cpu_ratio_median", "CPU-time ratio"),
+        ("pair_ceiling_median", "ceiling (single-rate / the multi-rate run's hydraulics "
+                                "alone)")) if multi.get(key) is not None)
     return [
         make_target("M1 monolithic max |s1 - reference| [m]", err("m1/monolithic_radau"),
                     "<=", "2e-6"),
@@ -341,7 +376,7 @@ def targets(cases: list[dict]) -> list[dict]:
         make_target("multi-rate wall-time gain over single-rate RK4 (ratio)", ratio, ">=", "5",
                     note=f"median of interleaved pairs; hydraulics RK4 {H_STEP * 1e3:g} ms "
                          "in both, one-block hydraulics in both; step-controlled macro "
-                         "steps up to 20 ms"),
+                         f"steps up to 20 ms{figures}"),
         make_target("multi-rate max |s1 - reference| [m]", err("multirate/fs"), "<=", "1e-5"),
     ]
 

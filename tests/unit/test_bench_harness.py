@@ -154,6 +154,42 @@ def test_make_target_ops_and_fields():
         harness.make_target("x", 1.0, "~", "1")
 
 
+def _chain_cases(model: str, per_100: float, per_1000: float) -> list[dict]:
+    def ours(per):
+        return {"status": harness.STATUS_OK, "us_per_block_step": per}
+
+    return [harness.make_case(f"{model}/N=100/RK4", ours(per_100), {}),
+            harness.make_case(f"{model}/N=1000/RK4", ours(per_1000), {})]
+
+
+SCALING_NAMES = {"lag_chain": "cost per block-step ratio N=1000/N=100 (lag chain)",
+                 "nl_chain": "cost per block-step ratio N=1000/N=100 (nl chain)",
+                 "udb_chain": "udb_chain cost per block-step ratio N=1000/N=100"}
+
+
+@pytest.mark.parametrize("model", sorted(SCALING_NAMES))
+@pytest.mark.parametrize("ratio", [0.05, 0.22, 0.5, 0.79, 0.8, 1.0, 1.2, 1.2001, 1.39, 3.0])
+@pytest.mark.parametrize("per_100", [0.03, 0.5, 40.0])
+def test_core_scaling_targets_are_one_sided(model, ratio, per_100):
+    """A cost per block-step that falls with N (a fixed per-step cost spread over more
+    blocks) meets the scaling goal; only a rise above 1.2x misses it."""
+    cases = _chain_cases(model, per_100, per_100 * ratio)
+    t = {x["name"]: x for x in core.targets(cases, quick=True)}[SCALING_NAMES[model]]
+    assert t["value"] == pytest.approx(ratio)
+    assert t["met"] is (ratio <= 1.2), t
+    assert t["op"] == "<=" and t["goal"] == "<= 1.2"
+
+
+def test_core_scaling_target_not_measured_without_both_sizes():
+    cases = _chain_cases("lag_chain", 0.1, 0.1)[:1]
+    t = {x["name"]: x for x in core.targets(cases, quick=True)}
+    assert t[SCALING_NAMES["lag_chain"]]["met"] is None
+    failed = [harness.make_case("lag_chain/N=100/RK4", {"status": harness.STATUS_ERROR}, {}),
+              *_chain_cases("lag_chain", 0.1, 0.1)[1:]]
+    t = {x["name"]: x for x in core.targets(failed, quick=True)}
+    assert t[SCALING_NAMES["lag_chain"]]["value"] is None
+
+
 # ---------------------------------------------------------------------------- suite layout
 def _fake_peers(model, n, solver):
     """One fast peer that is 10x slower than the fake 'ours', one missing peer; for
@@ -426,6 +462,38 @@ def test_py_engine_floor_is_accurate_on_smooth_cases():
     assert extra["abs_err"] < 1e-12
     _, _, extra = peers.py_lag_chain(10, "RK4")
     assert extra["abs_err"] < 1e-10
+
+
+def test_hydraulics_pair_figures_and_the_targets_note():
+    """The multi-rate pairs give the wall ratio (the target), the CPU-time ratio (a quick
+    run's single-rate time scaled like its wall time) and the ceiling single-rate / the
+    multi-rate run's hydraulics alone; a pair with a failed run is left out."""
+    from bench import hydraulics as hy
+
+    def run(wall, cpu, scale=1.0, hyd=None):
+        extra = {"cpu_s": cpu} if hyd is None else {"cpu_s": cpu, "hyd_wall_s": hyd}
+        return {"median_s": wall * scale, "scale": scale, "extra": extra}
+
+    single = [run(1.0, 0.8, scale=4.0), run(2.0, 0.9, scale=4.0),
+              {"median_s": None, "extra": {}}]
+    multi = [run(1.0, 0.8, hyd=0.8), run(1.0, 0.9, hyd=0.5), run(1.0, 1.0, hyd=0.9)]
+    f = hy.pair_figures(single, multi)
+    assert f["pair_ratios"] == pytest.approx([4.0, 8.0])
+    assert f["pair_cpu_ratios"] == pytest.approx([4.0, 4.0])
+    assert f["pair_ceilings"] == pytest.approx([5.0, 16.0])
+    assert f["pair_ratio_median"] == pytest.approx(6.0)
+    assert f["pair_cpu_ratio_median"] == pytest.approx(4.0)
+    assert f["pair_ceiling_median"] == pytest.approx(10.5)
+    assert hy.pair_figures([], [])["pair_ratio_median"] is None
+
+    case = {"case": "multirate/fs", "ours": {}, **f}
+    t = {x["name"]: x for x in hy.targets([case])}
+    gain = t["multi-rate wall-time gain over single-rate RK4 (ratio)"]
+    assert gain["value"] == pytest.approx(6.0) and gain["met"] is True
+    assert "CPU-time ratio 4.00" in gain["note"] and "ceiling" in gain["note"]
+    assert "10.50" in gain["note"]
+    t = {x["name"]: x for x in hy.targets([])}
+    assert t["multi-rate wall-time gain over single-rate RK4 (ratio)"]["met"] is None
 
 
 def test_master_suite_is_registered_and_reports_its_targets():
