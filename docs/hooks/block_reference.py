@@ -11,8 +11,9 @@ class: its constructor signature (:mod:`inspect`), its docstring (numpydoc, conv
 by :mod:`numpydoc_md`: equations as text, roles as links), its Ports table (direction,
 name, shape, unit, what the output reads), and its parameters: which constructor
 arguments are **tunable** context parameters (found by reading the class source with
-:mod:`ast`: the names given to ``declare_parameter``, literally or through a ``for``
-loop over literal names, with their units) and which are **fixed** at construction.
+:mod:`ast`: the names given to ``declare_parameter`` or an alias of it, literally, as
+f-strings, through ``for`` loops over literal names or module constants, with their
+units) and which are **fixed** at construction.
 ``tests/unit/test_docs.py`` (core) and ``tests/unit/test_block_reference.py`` (every
 public block of ``blocks/``) check that every block has a Ports section and a section
 here.
@@ -23,6 +24,7 @@ from __future__ import annotations
 import ast
 import importlib
 import inspect
+import itertools
 import pkgutil
 import re
 import sys
@@ -118,12 +120,29 @@ def _parents(tree: ast.AST) -> dict[ast.AST, ast.AST]:
     return {child: node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
 
 
-def _strings(node: ast.AST, parents: dict) -> list[str]:
-    """Literal text of ``node``, or the literal values a loop gives its variable."""
+def _strings(node: ast.AST, parents: dict, module: ModuleType | None = None) -> list[str]:
+    """The texts ``node`` can have: a literal; an f-string of such parts (every
+    combination); a loop variable over literal values, tuples of them or a module
+    constant (``for rail in RAILS``, ``for kind, x in (("static", a), ...)``); a name
+    assigned one of these earlier in the function.  ``[UNRESOLVED]`` otherwise."""
     if isinstance(node, ast.Constant) and isinstance(node.value, str):
         return [node.value]
+    if isinstance(node, ast.JoinedStr):
+        parts = []
+        for part in node.values:
+            if isinstance(part, ast.Constant):
+                parts.append([str(part.value)])
+            elif isinstance(part, ast.FormattedValue) and part.format_spec is None:
+                vals = _strings(part.value, parents, module)
+                if UNRESOLVED in vals:
+                    return [UNRESOLVED]
+                parts.append(vals)
+            else:
+                return [UNRESOLVED]
+        return ["".join(combo) for combo in itertools.product(*parts)]
     if isinstance(node, ast.Name):
         p = parents.get(node)
+        func = None
         while p is not None:
             loops = []
             if isinstance(p, ast.For):
@@ -131,18 +150,65 @@ def _strings(node: ast.AST, parents: dict) -> list[str]:
             elif isinstance(p, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)):
                 loops = [(g.target, g.iter) for g in p.generators]
             for target, it in loops:
-                if (isinstance(target, ast.Name) and target.id == node.id
-                        and isinstance(it, (ast.Tuple, ast.List))
-                        and all(isinstance(e, ast.Constant) and isinstance(e.value, str)
-                                for e in it.elts)):
-                    return [e.value for e in it.elts]
+                vals = _loop_values(target, it, node.id, module)
+                if vals is not None:
+                    return vals
+            if func is None and isinstance(p, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                func = p
             p = parents.get(p)
+        if func is not None:
+            assigns = [a for a in ast.walk(func) if isinstance(a, ast.Assign)
+                       and len(a.targets) == 1 and isinstance(a.targets[0], ast.Name)
+                       and a.targets[0].id == node.id and a.lineno <= node.lineno]
+            if assigns:
+                return _strings(max(assigns, key=lambda a: a.lineno).value, parents, module)
     return [UNRESOLVED]
 
 
-def _calls(cls: type, method: str) -> list[tuple[ast.Call, dict, str]]:
-    """Calls ``self.<method>(...)`` in the source of ``cls`` and of its bases from the
-    block library."""
+def _loop_values(target: ast.AST, it: ast.AST, name: str,
+                 module: ModuleType | None) -> list[str] | None:
+    """The values ``name`` takes in ``for target in it`` (None: not bound here, or not
+    literal)."""
+    if isinstance(target, ast.Name):
+        if target.id != name:
+            return None
+        index = None
+    elif isinstance(target, ast.Tuple):
+        ids = [e.id if isinstance(e, ast.Name) else None for e in target.elts]
+        if name not in ids:
+            return None
+        index = ids.index(name)
+    else:
+        return None
+    items = _literal_sequence(it, module)
+    if items is None:
+        return None
+    values = [v if index is None else (v[index] if isinstance(v, tuple) and len(v) > index
+                                       else None) for v in items]
+    return values if values and all(isinstance(v, str) for v in values) else None
+
+
+def _literal_sequence(node: ast.AST, module: ModuleType | None) -> list | None:
+    """A tuple or list written out (its constants, tuples of constants as tuples, other
+    elements as None), or a module constant that is a tuple or list."""
+    if isinstance(node, (ast.Tuple, ast.List)):
+        def value(e: ast.AST) -> Any:
+            if isinstance(e, ast.Constant):
+                return e.value
+            if isinstance(e, ast.Tuple):
+                return tuple(value(x) for x in e.elts)
+            return None
+        return [value(e) for e in node.elts]
+    if isinstance(node, ast.Name) and module is not None:
+        v = getattr(module, node.id, None)
+        if isinstance(v, (tuple, list)):
+            return list(v)
+    return None
+
+
+def _calls(cls: type, method: str) -> list[tuple[ast.Call, dict, str, ModuleType]]:
+    """Calls ``self.<method>(...)`` (or through an alias, ``p = self.<method>``) in the
+    source of ``cls`` and of its bases from the block library."""
     out = []
     for klass in cls.__mro__:
         if not klass.__module__.startswith("blocks."):
@@ -151,7 +217,18 @@ def _calls(cls: type, method: str) -> list[tuple[ast.Call, dict, str]]:
         parents = _parents(tree)
         calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call)
                  and isinstance(n.func, ast.Attribute) and n.func.attr == method]
-        out += [(n, parents, klass.__name__)
+        for a in ast.walk(tree):  # p = self.<method>; p(...) in the same function
+            if (isinstance(a, ast.Assign) and len(a.targets) == 1
+                    and isinstance(a.targets[0], ast.Name)
+                    and isinstance(a.value, ast.Attribute) and a.value.attr == method):
+                scope = parents.get(a)
+                while scope is not None and not isinstance(scope, ast.FunctionDef):
+                    scope = parents.get(scope)
+                calls += [n for n in ast.walk(scope or tree) if isinstance(n, ast.Call)
+                          and isinstance(n.func, ast.Name) and n.func.id == a.targets[0].id
+                          and n.lineno >= a.lineno]
+        module = sys.modules.get(klass.__module__)
+        out += [(n, parents, klass.__name__, module)
                 for n in sorted(calls, key=lambda n: (n.lineno, n.col_offset))]
     return out
 
@@ -165,14 +242,15 @@ def _arg(call: ast.Call, index: int, keyword: str) -> ast.AST | None:
 def tunable_parameters(cls: type) -> list[Tunable]:
     """The parameters ``cls`` declares (``declare_parameter``), read from its source."""
     found: dict[str, Tunable] = {}
-    for call, parents, owner in _calls(cls, "declare_parameter"):
+    for call, parents, owner, module in _calls(cls, "declare_parameter"):
         name_node, unit_node = _arg(call, 0, "name"), _arg(call, 2, "unit")
         unit = None
         if isinstance(unit_node, ast.Constant) and isinstance(unit_node.value, str):
             unit = unit_node.value
         elif isinstance(unit_node, ast.Name):
             unit = f"from argument {unit_node.id}"
-        for name in _strings(name_node, parents) if name_node is not None else [UNRESOLVED]:
+        names = _strings(name_node, parents, module) if name_node is not None else [UNRESOLVED]
+        for name in names:
             found.setdefault(name, Tunable(name, unit, owner))
     return list(found.values())
 
@@ -181,10 +259,10 @@ def declared_port_names(cls: type) -> set[str]:
     """Port names ``cls`` declares literally (``declare_input("u", ...)``), for checks."""
     names = set()
     for method in ("declare_input", "declare_output"):
-        for call, parents, _ in _calls(cls, method):
+        for call, parents, _, module in _calls(cls, method):
             node = _arg(call, 0, "name")
             if node is not None:
-                names |= {n for n in _strings(node, parents) if n != UNRESOLVED}
+                names |= {n for n in _strings(node, parents, module) if n != UNRESOLVED}
     return names
 
 

@@ -243,3 +243,19 @@ def test_the_generated_pages_have_no_raw_rst_or_latex_left():
         for m in re.finditer(r":(math|class|func|mod|meth|data|attr):|``|\\[a-z]+\b", prose):
             problems.append(f"{page}: {prose[max(0, m.start() - 50):m.end() + 30]!r}")
     assert not problems, "\n".join(problems[:30])
+
+
+@pytest.mark.parametrize("cls", sorted(domain_blocks(), key=lambda c: c.__name__),
+                         ids=lambda c: c.__name__)
+def test_reference_tunable_parameters_are_those_the_built_block_declares(cls):
+    """The parameters the reference reads from the source (names and units) are those the
+    built block declares: a tunable parameter shown as fixed is a wrong reference."""
+    br, _ = _hooks()
+    found = {t.name: t.unit for t in br.tunable_parameters(cls)}
+    declared = {}
+    for b in EXAMPLES[cls.__name__]():
+        declared.update({name: p.unit for name, p in b.parameters.items()})
+    assert set(found) == set(declared), (sorted(found), sorted(declared))
+    for name, unit in found.items():
+        if unit is None or not unit.startswith("from argument"):
+            assert unit == declared[name], (name, unit, declared[name])
