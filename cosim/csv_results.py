@@ -1,25 +1,41 @@
-"""Results as CSV that any tool opens: :class:`CsvWriter` and :func:`read_csv`.
+"""Results as CSV that any tool opens: :class:`CsvWriter`, :func:`write_csv`, :func:`read_csv`
+and :func:`read_dataframe`.
 
-The file is plain CSV, one header line then one row per sample::
+The file is plain CSV, one header line of names then one row per sample::
 
-    time [s],plant.x [m],ctrl.u [N]
-    0.0,0.0,1.5
-    0.001,1.2e-06,1.4987
+    time,plant.x,ctrl.u,arm.q[0],arm.q[1]
+    0.0,0.0,1.5,0.0,0.0
+    0.001,1.2e-06,1.4987,1e-06,2e-06
 
-so ``pandas.read_csv("results.csv")`` (or a spreadsheet) opens it as it is; vector ports
-become columns ``path[0] [unit]``, ``path[1] [unit]``, ...  Floats are written with the
-shortest text that reads back exactly; integer signals (an FMU's Int64 or UInt64
+so ``pandas.read_csv("results.csv")["plant.x"]`` (or a spreadsheet) works as it is.  The
+first column is the time in seconds; every other column is named by its signal's path,
+and an array signal gives one column per element, ``path[j]`` with ``j`` its flat
+(C-order) index (:func:`~cosim.observers.column_names`: the names of
+:meth:`Results.to_pandas <cosim.observers.Results.to_pandas>`).  Floats are written with
+the shortest text that reads back exactly; integer signals (an FMU's Int64 or UInt64
 included) as exact integers.
 
 Beside it, ``results.csv.json`` (the *sidecar*, :func:`sidecar_path`) holds what is not a
-signal: the provenance (model, model hash, solver settings, package versions), the
-columns that are integers, and the run's status: ``"running"`` while the writer works
-(and after a kill), ``"complete"``, ``"incomplete: ..."`` (chunks dropped by a full writer
-queue) or ``"error: ..."``.  It is replaced atomically (written beside, then renamed), so
-it is always whole.
+signal value: the **units** of every column (``{"time": "s", "plant.x": "m", ...}``), the
+provenance (model, model hash, solver settings, package versions), the columns that are
+integers, and the run's status: ``"running"`` while the writer works (and after a kill),
+``"complete"``, ``"incomplete: ..."`` (chunks dropped by a full writer queue) or
+``"error: ..."``.  It is replaced atomically (written beside, then renamed), so it is
+always whole.  :func:`read_dataframe` returns the table as a DataFrame with the units in
+``df.attrs["units"]``; :func:`read_csv` as :class:`~cosim.observers.Results`.
 
-Files of the earlier format (provenance as ``# key: value`` lines before the header and
-a ``# status:`` trailer) are still read by :func:`read_csv`.
+Why the units are not in the CSV itself: the tools our users exchange results with write
+one header line of plain variable names (FMPy's ``write_csv``, OpenModelica's and
+Dymola's CSV results), and the standards for describing a CSV's columns (W3C CSV on the
+Web, Frictionless Data's Table Schema) keep that description in a JSON file beside it.
+A units row under the header would make ``pandas.read_csv`` read every column as text,
+and a ``#`` comment line would need ``comment="#"`` (or break the header): either breaks
+``pd.read_csv(path)["plant.x"]``.  Limitation: a CSV copied without its sidecar has lost
+its units (and provenance); :func:`read_csv` then reads units ``""``.
+
+Files of the earlier formats are still read by :func:`read_csv`: units in the header
+(``time [s],plant.x [m]``, format 2) and provenance as ``# key: value`` lines before the
+header with a ``# status:`` trailer (format 1).
 
 After a kill the CSV holds the header and every chunk written (each chunk is one write
 followed by ``flush`` and ``os.fsync``); :func:`read_csv` drops a torn last line, and a
@@ -33,18 +49,20 @@ import io
 import json
 import os
 import re
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from .errors import OutputError
-from .observers import Results
+from .observers import TIME, Results, column_names
 from .stream_writer import StreamWriter
 
-__all__ = ["CsvWriter", "read_csv", "sidecar_path"]
+__all__ = ["CsvWriter", "read_csv", "read_dataframe", "sidecar_path", "write_csv"]
 
-FORMAT = "cosim results 2"
+FORMAT = "cosim results 3"
+#: A column: ``path``, ``path[j]``; files of format 2 add `` [unit]``.
 _COLUMN = re.compile(r"^(?P<path>[^\[\s]+?)(?:\[(?P<idx>\d+)\])?(?: \[(?P<unit>[^\]]*)\])?$")
 
 
@@ -69,20 +87,24 @@ def _write_json(path: Path, doc: dict) -> None:
 
 
 class CsvWriter(StreamWriter):
-    """Write ``time [s]`` and one ``path [unit]`` column per signal element (module
-    docstring); the provenance and status go to the sidecar ``<file>.json``.  Read back
-    with :func:`read_csv`, or with ``pandas.read_csv``."""
+    """Write a ``time`` column and one column per signal element, named by the signal's
+    path (module docstring); the units, the provenance and the status go to the sidecar
+    ``<file>.json``.  Read back with :func:`read_dataframe` or :func:`read_csv`, or with
+    ``pandas.read_csv``."""
 
     def _open(self, prov: dict) -> None:
         self._ints = [_is_int(p) for p in self.ports]
-        self._meta = {"format": FORMAT, "provenance": prov,
+        header, units = [TIME], {TIME: "s"}
+        for p in self.ports:
+            if p.path == TIME:
+                raise OutputError(f"CsvWriter '{self.path}': a signal named {TIME!r} would "
+                                  "be read as the time column; rename its block or port")
+            for name in column_names(p.path, tuple(p.shape)):
+                header.append(name)
+                units[name] = p.unit_text or ""
+        self._meta = {"format": FORMAT, "units": units, "provenance": prov,
                       "integers": [p.path for p, i in zip(self.ports, self._ints) if i],
                       "status": "running"}
-        header = ["time [s]"]
-        for p in self.ports:
-            unit = f" [{p.unit_text}]" if p.unit_text else ""
-            idx = [f"[{i}]" for i in range(p.size)] if p.shape else [""]
-            header.extend(f"{p.path}{i}{unit}" for i in idx)
         _write_json(sidecar_path(self.path), self._meta)
         buf = io.StringIO()
         csv.writer(buf, lineterminator="\n").writerow(header)
@@ -161,21 +183,26 @@ def read_csv(path: Any) -> Results:
     """Read a :class:`CsvWriter` file (also one whose writer was killed) into Results.
 
     Vector signals come back with shape ``(n_samples, n)``, integer signals exactly
-    (int64, or uint64 where a value needs it); the provenance is ``results.provenance``
-    and the run's status (``"complete"``, ``"error: ..."``, ``"running"`` if the writer
-    did not finish) ``results.diagnostics["status"]``.  A cell that is not a number is an
-    :class:`~cosim.errors.OutputError` naming its line and column.
+    (int64, or uint64 where a value needs it); the units (from the sidecar) are
+    ``results.units``, the provenance ``results.provenance`` and the run's status
+    (``"complete"``, ``"error: ..."``, ``"running"`` if the writer did not finish)
+    ``results.diagnostics["status"]``.  A cell that is not a number is an
+    :class:`~cosim.errors.OutputError` naming its line and column.  A CSV without a
+    sidecar (another tool's, or one copied alone) is read too: its first column is the
+    time, its units ``""`` (unless the header has them, ``name [unit]``).
     """
     text = Path(path).read_text(encoding="utf-8")
     lines = text.split("\n")
     lines.pop()  # after the last newline: empty, or a torn line of a killed writer
     side = sidecar_path(path)
+    column_units: dict[str, str] = {}
     if side.exists():
         doc = json.loads(side.read_text(encoding="utf-8"))
         meta = dict(doc.get("provenance") or {})
         if doc.get("integers"):
             meta["integers"] = doc["integers"]
         meta["status"] = doc.get("status", "running")
+        column_units = doc.get("units") or {}
         offset = 0
     else:  # the earlier format: provenance and status in comment lines
         n_comments = sum(1 for ln in lines if ln.startswith("#"))
@@ -199,7 +226,7 @@ def read_csv(path: Any) -> Results:
         if m is None:
             raise OutputError(f"'{path}': cannot parse column name {name!r}")
         groups.setdefault(m["path"], []).append(j)
-        units[m["path"]] = m["unit"] or ""
+        units.setdefault(m["path"], column_units.get(name, m["unit"] or ""))
     signals = {}
     exact = set(meta.get("integers") or ())
     for p, cols in groups.items():
@@ -215,3 +242,51 @@ def read_csv(path: Any) -> Results:
         signals[p] = table[:, cols] if vector else table[:, cols[0]]
     status = meta.pop("status", "running")
     return Results(table[:, 0].copy(), signals, units, meta, {"status": status, "file": str(path)})
+
+
+def read_dataframe(path: Any) -> Any:
+    """A results file as a :class:`pandas.DataFrame`: :func:`read_csv` (or, for ``.h5``
+    and ``.hdf5``, :func:`~cosim.hdf5_results.read_hdf5`), then
+    :meth:`~cosim.observers.Results.to_pandas`: indexed by ``time``, one column per signal
+    (element), the units in ``df.attrs["units"]``, the provenance in
+    ``df.attrs["provenance"]`` and the run's status in ``df.attrs["status"]``."""
+    if Path(path).suffix.lower() in (".h5", ".hdf5"):
+        from .hdf5_results import read_hdf5
+        return read_hdf5(path).to_pandas()
+    return read_csv(path).to_pandas()
+
+
+@dataclass(frozen=True)
+class _Column:
+    """A signal of a :class:`~cosim.observers.Results`, as the writers see a port."""
+
+    path: str
+    unit_text: str
+    shape: tuple
+    dtype: Any
+
+    @property
+    def size(self) -> int:
+        return int(np.prod(self.shape)) if self.shape else 1
+
+
+def write_csv(path: Any, results: Results) -> Path:
+    """Write ``results`` (time, signals, units, provenance) as a :class:`CsvWriter` file
+    with its sidecar, status ``"complete"``; returns the path.  For results made in
+    memory (a recorder's, a post-processed table); a run streams with :class:`CsvWriter`.
+    """
+    n = len(results.time)
+    signals = []
+    for k, v in results.signals.items():
+        v = np.asarray(v)
+        if v.shape[:1] != (n,):
+            raise OutputError(f"write_csv '{path}': signal {k!r} has {v.shape[:1] or 'no'} "
+                              f"samples, the time has {n}")
+        signals.append(_Column(k, results.units.get(k) or "", v.shape[1:], v.dtype))
+    w = CsvWriter(path, chunk=max(n, 1))
+    w.start_rows(signals, results.provenance)
+    columns = [np.asarray(v) for v in results.signals.values()]
+    for i, t in enumerate(np.asarray(results.time, dtype=float).tolist()):
+        w.write_row(t, [c[i] for c in columns])
+    w.on_finish(None)
+    return w.path

@@ -168,6 +168,19 @@ class Recorder(Observer):
         return Results(t, signals, units, provenance(sim))
 
 
+#: The name of the time column (and of a DataFrame's index): its unit is ``s``.
+TIME = "time"
+
+
+def column_names(path: str, shape: tuple) -> list[str]:
+    """The table columns of a signal: ``[path]`` for a scalar, ``path[j]`` for each
+    element of an array (``j`` its flat, C-order index): the names of
+    :meth:`Results.to_pandas` and of the CSV header (:mod:`cosim.csv_results`)."""
+    if not shape:
+        return [path]
+    return [f"{path}[{j}]" for j in range(int(np.prod(shape)))]
+
+
 @dataclass
 class Results:
     """Time histories of recorded signals with their units and provenance."""
@@ -197,18 +210,31 @@ class Results:
         return self[path][i]
 
     def to_pandas(self) -> Any:
-        """A :class:`pandas.DataFrame` indexed by time (vector signals split per element)."""
+        """A :class:`pandas.DataFrame` indexed by ``time``, one column per signal named by
+        its path (``df["car.zs"]``).
+
+        An array signal gives one column per element, :func:`column_names`: ``path[j]``
+        with ``j`` the flat (C-order) index (``"x[0]"``, ``"x[1]"``; a (2, 3) signal
+        ``"R[0]"`` .. ``"R[5]"``).  The units are in ``df.attrs["units"]``, one entry per
+        column and one for the index: ``{"time": "s", "car.zs": "m", "x[0]": "m", ...}``
+        (``""``: no unit declared); ``df.attrs["provenance"]`` is :attr:`provenance` and,
+        for results read from a file, ``df.attrs["status"]`` the run's status.  pandas
+        keeps ``attrs`` through selections and copies; a CSV written with
+        ``df.to_csv`` does not (write results with :class:`~cosim.csv_results.CsvWriter`).
+        """
         import pandas as pd
-        cols = {}
+        cols, units = {}, {TIME: "s"}
         for k, v in self.signals.items():
-            if v.ndim == 1:
-                cols[f"{k} [{self.units[k]}]" if self.units[k] else k] = v
-            else:
-                flat = v.reshape(len(v), -1)
-                for j in range(flat.shape[1]):
-                    cols[f"{k}[{j}]"] = flat[:, j]
-        df = pd.DataFrame(cols, index=pd.Index(self.time, name="time [s]"))
+            names = column_names(k, v.shape[1:])
+            flat = v.reshape(len(v), -1) if v.ndim > 1 else v[:, None]
+            for j, name in enumerate(names):
+                cols[name] = flat[:, j]
+                units[name] = self.units.get(k) or ""
+        df = pd.DataFrame(cols, index=pd.Index(self.time, name=TIME))
+        df.attrs["units"] = units
         df.attrs["provenance"] = self.provenance
+        if "status" in self.diagnostics:
+            df.attrs["status"] = self.diagnostics["status"]
         return df
 
     def plot(self, signals: list[str] | None = None, title: str | None = None) -> Any:

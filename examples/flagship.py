@@ -188,10 +188,19 @@ def tracking(t: np.ndarray, s: np.ndarray, quick: bool) -> dict:
             "rms_mm": 1e3 * float(np.sqrt(np.mean(e * e)))}
 
 
-def _write_csv(path: Path, columns: dict[str, np.ndarray]) -> None:
-    names = list(columns)
-    data = np.column_stack([np.asarray(columns[n], dtype=float) for n in names])
-    np.savetxt(path, data, delimiter=",", header=",".join(names), comments="", fmt="%.10g")
+def _write_csv(path: Path, columns: dict[str, np.ndarray],
+               units: dict[str, str] | None = None) -> None:
+    """A cosim results CSV (:func:`cosim.writers.write_csv`): the first column is the time,
+    written as ``time`` as in every results CSV, the others keep their names; the units
+    (``units[name]``, ``""`` where it has none) go to the sidecar ``<file>.json``, where
+    ``cosim.writers.read_dataframe`` finds them for ``df.attrs["units"]``."""
+    from cosim.observers import Results
+    from cosim.writers import write_csv
+    time_name, *names = list(columns)
+    units = units or {}
+    write_csv(path, Results(np.asarray(columns[time_name], dtype=float),
+                            {n: np.asarray(columns[n], dtype=float) for n in names},
+                            {n: units.get(n, "") for n in names}))
 
 
 def _plot(path: Path, co: Any, mono: Any, rt: Any, tel: Any, quick: bool) -> bool:

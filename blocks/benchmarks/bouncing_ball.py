@@ -39,8 +39,17 @@ class BouncingBall(Block):
 
     Ports
     -----
-    out  height    scalar  m     state only
-    out  velocity  scalar  m/s   state only
+    out  height    scalar [m]    state only
+    out  velocity  scalar [m/s]  state only
+
+    Parameters
+    ----------
+    height0_m : float
+        Initial height (the ball starts at rest).
+    restitution : float
+        :math:`e` in [0, 1]; the initial value of the tunable parameter.
+    gravity_m_s2 : float
+        :math:`g`.
     """
 
     def __init__(self, name: str, height0_m: float = 10.0, restitution: float = 0.8,

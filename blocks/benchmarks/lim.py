@@ -29,13 +29,26 @@ EXACT_CASE1 = {1.0: (-4.538448864121, -3.577411338828), 10.0: (-4.460797486077, 
 
 
 class SpringMass(Block):
-    """m x'' = -k x - c v + F.
+    r"""A mass on a spring-damper to the ground, driven by a force.
+
+    .. math:: m \ddot x = -k x - c \dot x + F
 
     Ports
     -----
-    in   force  scalar N
-    out  x      scalar m    state only
-    out  v      scalar m/s  state only
+    in   force  scalar [N]    :math:`F`
+    out  x      scalar [m]    state only
+    out  v      scalar [m/s]  :math:`\dot x`; state only
+
+    Parameters
+    ----------
+    m : float
+        Mass [kg].
+    k : float
+        Stiffness [N/m].
+    c : float
+        Damping [N s/m].
+    x0, v0 : float
+        Initial position [m] and velocity [m/s].
     """
 
     def __init__(self, name, m, k, c, x0=0.0, v0=0.0):

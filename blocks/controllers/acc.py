@@ -421,6 +421,9 @@ class ACCController(Block):
     model : DrivelineModel
         Nominal vehicle for the torque inversion.
     settings : ACCSettings
+        Time gap and the additions to the seed's law (default ``ACCSettings()``).
+    offset_s : float
+        Offset [s] of the sample instants (the first at ``offset_s``).
     engine_speed_input : bool
         Read the engine speed from an ``engine_speed`` input instead of :math:`vN/R`.
     enable_input : bool
@@ -438,22 +441,22 @@ class ACCController(Block):
 
     Ports
     -----
-    in   range            [m]      radar range to the target
-    in   range_rate       [m/s]    target speed minus own speed
-    in   target_valid     [1]      1.0 with a target (else range is ignored)
-    in   speed            [m/s]    own speed
-    in   set_speed        [m/s]    driver's set speed
-    in   gear_ratio       [1]      current transmission ratio i_g (engine/output speed)
-    in   engine_speed     [rad/s]  only with ``engine_speed_input=True``
-    in   enable           [1]      only with ``enable_input=True``: active at >= 0.5
-    in   accel            [m/s^2]  only with ``accel_input=True``: measured acceleration
-    out  throttle         [1]      throttle request 0..1; sampled, feedthrough
-    out  brake_torque     [N*m]    brake torque request at the wheels, >= 0
-    out  accel_request    [m/s^2]  a_k, after limits
-    out  engine_torque_request [N*m]  T_des
-    out  mode             [1]      1.0 following (spacing law chosen), 0.0 cruise
-    out  braking          [1]      1.0 in brake mode
-    out  accel_command    [m/s^2]  only with ``accel_input=True``: u_k, what is inverted
+    in   range            scalar [m]      radar range to the target
+    in   range_rate       scalar [m/s]    target speed minus own speed
+    in   target_valid     scalar [1]      1.0 with a target (else range is ignored)
+    in   speed            scalar [m/s]    own speed
+    in   set_speed        scalar [m/s]    driver's set speed
+    in   gear_ratio       scalar [1]      current transmission ratio i_g (engine/output speed)
+    in   engine_speed     scalar [rad/s]  only with ``engine_speed_input=True``
+    in   enable           scalar [1]      only with ``enable_input=True``: active at >= 0.5
+    in   accel            scalar [m/s^2]  only with ``accel_input=True``: measured acceleration
+    out  throttle         scalar [1]      throttle request 0..1; sampled, feedthrough
+    out  brake_torque     scalar [N*m]    brake torque request at the wheels, >= 0
+    out  accel_request    scalar [m/s^2]  a_k, after limits
+    out  engine_torque_request  scalar [N*m]  T_des
+    out  mode             scalar [1]      1.0 following (spacing law chosen), 0.0 cruise
+    out  braking          scalar [1]      1.0 in brake mode
+    out  accel_command    scalar [m/s^2]  only with ``accel_input=True``: u_k, what is inverted
     """
 
     def __init__(self, name: str, period_s: float, model: DrivelineModel,

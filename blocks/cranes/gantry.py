@@ -59,34 +59,7 @@ drive model (a PMSM drive) without touching the crane.  Evaluating the three dri
 this block was tried and measured: 10 % faster (the drive blocks' four outputs each are all
 computed at every RK4 stage), not worth a second code path.
 
-Ports
------
-=====  ========================  ======  =====  ==============================================
-in     gantry_force              scalar  N      drive forces :math:`F_g, F_t, F_h` (from the
-in     trolley_force             scalar  N      drives' ``force``)
-in     hoist_force               scalar  N
-in     gantry_velocity_ref       scalar  m/s    operator's velocity references, turned into
-in     trolley_velocity_ref      scalar  m/s    the ``*_speed_ref`` outputs (hoisting
-in     hoist_velocity_ref        scalar  m/s    positive)
-in     arms_12, arms_34,         scalar  1      guide-arm commands per group, > 0.5 = down
-       arm_5, arm_6
-out    gantry_motor_speed        scalar  rad/s  :math:`v_g/i_g`, :math:`v_t/i_t`,
-out    trolley_motor_speed       scalar  rad/s  :math:`v_h/i_h` (the drives' ``speed``);
-out    hoist_motor_speed         scalar  rad/s  state only, as all outputs below but the refs
-out    gantry_position           scalar  m      :math:`Z_g`
-out    trolley_position          scalar  m      :math:`X_t`
-out    trolley_height            scalar  m      :math:`Y_t` (sheave level)
-out    hoist_length              scalar  m      unstretched rope length :math:`l_0`
-out    gantry_velocity, trolley_velocity, hoist_velocity   scalar  m/s
-out    spreader_x, spreader_y,   scalar  m      centre of mass of spreader (+ container)
-       spreader_z
-out    state                     (33,)   --     the whole state (:func:`unpack` names it)
-out    gantry_speed_ref          scalar  rad/s  motor speed references, velocity reference /
-out    trolley_speed_ref         scalar  rad/s  :math:`i_{tot}` (the drives' ``speed_ref``);
-out    hoist_speed_ref           scalar  rad/s  read the velocity references
-out    rope_tension              (4,)    N      with ``diagnostics=True`` only (each
-out    arm_contact_torque        (6,)    N*m    evaluation then computes the forces twice)
-=====  ========================  ======  =====  ==============================================
+Ports: :class:`GantryCrane`.
 
 Forces of a recorded run are cheaper recomputed afterwards from the ``state`` output:
 :meth:`GantryCrane.forces`.
@@ -178,7 +151,41 @@ __all__ = ["GantryCrane", "equilibrium", "make_state", "unpack"]
 
 
 class GantryCrane(Block):
-    """The gantry crane mechanics as one block; see the module docstring.
+    r"""The gantry crane mechanics as one block; equations in the module docstring.
+
+    Ports
+    -----
+    in   gantry_force          scalar [N]      drive force :math:`F_g` (a drive's ``force``)
+    in   trolley_force         scalar [N]      drive force :math:`F_t`
+    in   hoist_force           scalar [N]      drive force :math:`F_h`
+    in   gantry_velocity_ref   scalar [m/s]    operator's velocity reference, turned into
+                                           ``gantry_speed_ref``
+    in   trolley_velocity_ref  scalar [m/s]    the same for the trolley
+    in   hoist_velocity_ref    scalar [m/s]    the same for the hoist (hoisting positive)
+    in   arms_12, arms_34, arm_5, arm_6  scalar [1]  guide-arm commands per group, > 0.5 =
+                                           down
+    out  gantry_motor_speed    scalar [rad/s]  :math:`v_g/i_g` (the drive's ``speed``); state
+                                           only
+    out  trolley_motor_speed   scalar [rad/s]  :math:`v_t/i_t`; state only
+    out  hoist_motor_speed     scalar [rad/s]  :math:`v_h/i_h`; state only
+    out  gantry_position       scalar [m]      :math:`Z_g`; state only
+    out  trolley_position      scalar [m]      :math:`X_t`; state only
+    out  trolley_height        scalar [m]      :math:`Y_t` (sheave level); state only
+    out  hoist_length          scalar [m]      unstretched rope length :math:`l_0`; state only
+    out  gantry_velocity, trolley_velocity, hoist_velocity  scalar [m/s]  travel velocities;
+                                           state only
+    out  spreader_x, spreader_y, spreader_z  scalar [m]  centre of mass of spreader (+
+                                           container); state only
+    out  state                 (33,) [no unit]  the whole state (:func:`unpack` names it);
+                                           state only
+    out  gantry_speed_ref      scalar [rad/s]  motor speed reference: velocity reference /
+                                           :math:`i_{tot}` (the drive's ``speed_ref``);
+                                           reads the velocity references
+    out  trolley_speed_ref     scalar [rad/s]  the same for the trolley
+    out  hoist_speed_ref       scalar [rad/s]  the same for the hoist
+    out  rope_tension          (4,) [N]        with ``diagnostics=True`` only (each
+                                           evaluation then computes the forces twice)
+    out  arm_contact_torque    (6,) [N*m]      with ``diagnostics=True`` only
 
     Parameters
     ----------

@@ -8,15 +8,7 @@ event, so fixed-step integrators stop exactly there and the ramps' corners and t
 commands' steps are never straddled.  :func:`trapezoid` builds a move of a given distance
 with acceleration ramps, its corners on the solver's time grid.
 
-Ports
------
-=====  ====================  ======  ====  ============================================
-out    gantry_velocity_ref   scalar  m/s   all outputs: functions of time only
-out    trolley_velocity_ref  scalar  m/s
-out    hoist_velocity_ref    scalar  m/s
-out    arms_12, arms_34,     scalar  1     guide-arm commands (1 = down)
-       arm_5, arm_6
-=====  ====================  ======  ====  ============================================
+Ports: :class:`OperatorProgram`.
 """
 
 from __future__ import annotations
@@ -76,7 +68,19 @@ def _check_points(owner: str, name: str, pts: Any) -> list[tuple[float, float]]:
 
 
 class OperatorProgram(Block):
-    """Scripted operator (module docstring).
+    r"""Scripted operator (module docstring): piecewise-linear velocities, piecewise-constant
+    arm commands.
+
+    .. math:: v(t) = v_k + \frac{t - t_k}{t_{k+1} - t_k}(v_{k+1} - v_k), \qquad
+              c(t) = c_k \quad (t_k \le t < t_{k+1})
+
+    Ports
+    -----
+    out  gantry_velocity_ref   scalar [m/s]  time only (as every output)
+    out  trolley_velocity_ref  scalar [m/s]  time only
+    out  hoist_velocity_ref    scalar [m/s]  time only, hoisting positive
+    out  arms_12, arms_34, arm_5, arm_6  scalar [1]  guide-arm commands (1 = down); time
+                                         only
 
     Parameters
     ----------

@@ -34,11 +34,11 @@ class Battery(Block):
 
     Ports
     -----
-    in   current               scalar  A  load current, > 0 discharging
-    out  voltage               scalar  V  terminal voltage; reads current
-    out  open_circuit_voltage  scalar  V  state only
-    out  power                 scalar  W  delivered power :math:`u\,i`; reads current
-    out  soc                   scalar  1  state of charge (only with ``capacity_ah``); state only
+    in   current               scalar [A]  load current, > 0 discharging
+    out  voltage               scalar [V]  terminal voltage; reads current
+    out  open_circuit_voltage  scalar [V]  state only
+    out  power                 scalar [W]  delivered power :math:`u\,i`; reads current
+    out  soc                   scalar [1]  state of charge (only with ``capacity_ah``); state only
 
     Parameters
     ----------

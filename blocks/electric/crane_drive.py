@@ -98,12 +98,12 @@ class CraneDrive(Block):
 
     Ports
     -----
-    in   speed_ref     scalar  rad/s  motor speed reference :math:`\omega_{ref}`
-    in   speed         scalar  rad/s  motor speed :math:`\omega_m`
-    out  torque        scalar  N*m    limited motor torque :math:`T_m`; reads speed
-    out  torque_ref    scalar  N*m    controller output :math:`T_{ref}`; state only
-    out  torque_limit  scalar  N*m    :math:`T_{max}(|\omega_m|)`; reads speed
-    out  force         scalar  N      :math:`F_m` (only with ``travel_per_rad_m``); reads speed
+    in   speed_ref     scalar [rad/s]  motor speed reference :math:`\omega_{ref}`
+    in   speed         scalar [rad/s]  motor speed :math:`\omega_m`
+    out  torque        scalar [N*m]  limited motor torque :math:`T_m`; reads speed
+    out  torque_ref    scalar [N*m]  controller output :math:`T_{ref}`; state only
+    out  torque_limit  scalar [N*m]  :math:`T_{max}(|\omega_m|)`; reads speed
+    out  force         scalar [N]    :math:`F_m` (only with ``travel_per_rad_m``); reads speed
 
     Parameters
     ----------

@@ -21,16 +21,20 @@ class DCMotor(Block):
 
     Ports
     -----
-    in   voltage      scalar  V
-    in   load_torque  scalar  N*m
-    out  speed        scalar  rad/s   state only
-    out  current      scalar  A       state only
-    out  torque       scalar  N*m     state only (electromagnetic torque k i)
+    in   voltage      scalar [V]
+    in   load_torque  scalar [N*m]
+    out  speed        scalar [rad/s]  state only
+    out  current      scalar [A]     state only
+    out  torque       scalar [N*m]   state only (electromagnetic torque k i)
 
     Parameters
     ----------
-    resistance_ohm, inductance_h, torque_constant_nm_per_a, inertia_kgm2,
+    resistance_ohm, inductance_h, torque_constant_nm_per_a, inertia_kgm2 : float
+        :math:`R` [Ohm], :math:`L` [H], :math:`k` [N m/A = V s/rad], :math:`J` [kg m^2].
     friction_nms_per_rad : float
+        :math:`b` [N m s/rad] (default 0).
+    current0_a, speed0_rad_s : float
+        Initial current [A] and speed [rad/s].
     """
 
     def __init__(self, name: str, *, resistance_ohm: float, inductance_h: float,

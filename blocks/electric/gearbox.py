@@ -56,12 +56,12 @@ class Gearbox(Block):
 
     Ports
     -----
-    in   torque_in   scalar  N*m    torque applied to the input shaft (by the motor)
-    in   speed_out   scalar  rad/s  output shaft speed (of the load)
-    out  torque_out  scalar  N*m    torque the output shaft applies to the load;
+    in   torque_in   scalar [N*m]  torque applied to the input shaft (by the motor)
+    in   speed_out   scalar [rad/s]  output shaft speed (of the load)
+    out  torque_out  scalar [N*m]  torque the output shaft applies to the load;
                                     reads torque_in, speed_out
-    out  speed_in    scalar  rad/s  input shaft speed :math:`i\,\omega_{out}`; reads speed_out
-    out  power_loss  scalar  W      :math:`P_{in} - P_{out} \ge 0`; reads both
+    out  speed_in    scalar [rad/s]  input shaft speed :math:`i\,\omega_{out}`; reads speed_out
+    out  power_loss  scalar [W]    :math:`P_{in} - P_{out} \ge 0`; reads both
 
     Parameters
     ----------

@@ -157,13 +157,13 @@ class PMSM(Block):
 
     Ports
     -----
-    in   u_d, u_q      scalar  V      dq stator voltages
-    in   speed         scalar  rad/s  mechanical speed (without inertia)
-    in   load_torque   scalar  N*m    (with inertia)
-    out  i_d, i_q      scalar  A      state only
-    out  torque        scalar  N*m    electromagnetic torque; state only
-    out  speed         scalar  rad/s  (with inertia) state only
-    out  power         scalar  W      electrical input power; reads u_d, u_q
+    in   u_d, u_q      scalar [V]    dq stator voltages
+    in   speed         scalar [rad/s]  mechanical speed (without inertia)
+    in   load_torque   scalar [N*m]  (with inertia)
+    out  i_d, i_q      scalar [A]    state only
+    out  torque        scalar [N*m]  electromagnetic torque; state only
+    out  speed         scalar [rad/s]  (with inertia) state only
+    out  power         scalar [W]    electrical input power; reads u_d, u_q
 
     Parameters
     ----------
@@ -274,11 +274,11 @@ class DQCurrentController(Block):
 
     Ports
     -----
-    in   i_d_ref, i_q_ref   scalar  A      current references
-    in   i_d, i_q           scalar  A      measured currents
-    in   speed              scalar  rad/s  mechanical speed (for the feed-forward)
-    in   u_dc               scalar  V      DC-link voltage (for the limit)
-    out  u_d_ref, u_q_ref   scalar  V      limited voltage references; read every input
+    in   i_d_ref, i_q_ref   scalar [A]    current references
+    in   i_d, i_q           scalar [A]    measured currents
+    in   speed              scalar [rad/s]  mechanical speed (for the feed-forward)
+    in   u_dc               scalar [V]    DC-link voltage (for the limit)
+    out  u_d_ref, u_q_ref   scalar [V]    limited voltage references; read every input
 
     Parameters
     ----------
@@ -384,12 +384,17 @@ class AveragedInverter(Block):
 
     Ports
     -----
-    in   u_d_ref, u_q_ref  scalar  V  voltage references
-    in   u_dc              scalar  V  DC-link voltage
-    in   i_d, i_q          scalar  A  motor currents (for the DC-link current)
-    out  u_d, u_q          scalar  V  applied voltages; state only with a delay, else read
+    in   u_d_ref, u_q_ref  scalar [V]  voltage references
+    in   u_dc              scalar [V]  DC-link voltage
+    in   i_d, i_q          scalar [A]  motor currents (for the DC-link current)
+    out  u_d, u_q          scalar [V]  applied voltages; state only with a delay, else read
                                       u_d_ref, u_q_ref, u_dc
-    out  i_dc              scalar  A  DC-link current drawn from the source
+    out  i_dc              scalar [A]  DC-link current drawn from the source
+
+    Parameters
+    ----------
+    time_constant_s : float
+        :math:`T_{inv}` [s] (default 0: no delay, the outputs read the references).
     """
 
     def __init__(self, name: str, *, time_constant_s: float = 0.0) -> None:
@@ -454,9 +459,16 @@ class TorqueToCurrent(Block):
 
     Ports
     -----
-    in   torque_ref  scalar  N*m
-    out  i_d_ref     scalar  A    zero; reads nothing
-    out  i_q_ref     scalar  A    reads torque_ref
+    in   torque_ref  scalar [N*m]
+    out  i_d_ref     scalar [A]  zero; reads nothing
+    out  i_q_ref     scalar [A]  reads torque_ref
+
+    Parameters
+    ----------
+    params : PMSMParameters
+        Pole pairs :math:`p` and flux linkage :math:`\psi_p` of the machine.
+    current_limit_a : float, optional
+        :math:`i_{max}` [A] (default: no limit).
     """
 
     def __init__(self, name: str, params: PMSMParameters, *,
@@ -490,15 +502,15 @@ def PMSMDrive(name: str, params: PMSMParameters, *, bandwidth_rad_s: float,  # n
 
     Ports
     -----
-    in   torque_ref   scalar  N*m
-    in   u_dc         scalar  V      DC-link voltage (a Constant or a :class:`Battery`)
-    in   speed        scalar  rad/s  mechanical speed (without ``inertia_kgm2``)
-    in   load_torque  scalar  N*m    (with ``inertia_kgm2``)
-    out  torque       scalar  N*m    electromagnetic torque; state only
-    out  speed        scalar  rad/s  (with ``inertia_kgm2``)
-    out  i_d, i_q     scalar  A
-    out  u_d, u_q     scalar  V      applied voltages
-    out  i_dc         scalar  A      DC-link current (lossless inverter)
+    in   torque_ref   scalar [N*m]
+    in   u_dc         scalar [V]    DC-link voltage (a Constant or a :class:`Battery`)
+    in   speed        scalar [rad/s]  mechanical speed (without ``inertia_kgm2``)
+    in   load_torque  scalar [N*m]  (with ``inertia_kgm2``)
+    out  torque       scalar [N*m]  electromagnetic torque; state only
+    out  speed        scalar [rad/s]  (with ``inertia_kgm2``)
+    out  i_d, i_q     scalar [A]
+    out  u_d, u_q     scalar [V]    applied voltages
+    out  i_dc         scalar [A]    DC-link current (lossless inverter)
 
     The blocks are reachable as ``drive.blocks["motor"]`` etc., recorded paths
     are ``"<name>/motor.i_q"`` and so on.

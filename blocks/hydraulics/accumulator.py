@@ -76,11 +76,11 @@ class GasAccumulator(Block):
 
     Ports
     -----
-    in   q_in0 .. q_in{n-1}     scalar  m^3/s  flows into the accumulator (``inflows``)
-    in   q_out0 .. q_out{m-1}   scalar  m^3/s  flows out of it (``outflows``)
-    out  p                      scalar  Pa     absolute pressure; state only
-    out  fluid_volume           scalar  m^3    stored fluid V_f(p) (gas side); state only
-    out  gas_volume             scalar  m^3    V_0 - V_f; state only
+    in   q_in0 .. q_in{n-1}     scalar [m^3/s]  flows into the accumulator (``inflows``)
+    in   q_out0 .. q_out{m-1}   scalar [m^3/s]  flows out of it (``outflows``)
+    out  p                      scalar [Pa]   absolute pressure; state only
+    out  fluid_volume           scalar [m^3]  stored fluid V_f(p) (gas side); state only
+    out  gas_volume             scalar [m^3]  V_0 - V_f; state only
 
     Parameters
     ----------
@@ -95,6 +95,8 @@ class GasAccumulator(Block):
         it sets the stiffness of the empty accumulator.
     fluid : Fluid
         Gives :math:`\\beta_e(p)` of the dead volume.
+    inflows, outflows : int
+        Number of flow inputs into (``q_in*``) and out of (``q_out*``) the accumulator.
     p0_pa : float
         Initial absolute pressure (default: the precharge, i.e. just empty).
     min_pressure_pa, cavitation_band_pa : float

@@ -19,15 +19,7 @@ with valve port A on chamber ``a_chamber`` (1: the piston side, the usual
 connection; 2: the rod side, as in the LIM benchmark) and B on the other one:
 :math:`q_A = Q_{PA} - Q_{AT}` flows into the A chamber.
 
-Ports
------
-in   u     scalar  1       spool position in [-1, 1]
-in   x     scalar  m       piston position (0: fully retracted)
-in   v     scalar  m/s     piston velocity
-out  force scalar  N       rod force, positive extending (feedthrough: x, v)
-out  p_1   scalar  Pa      chamber 1 (piston side) pressure (state)
-out  p_2   scalar  Pa      chamber 2 (rod side) pressure (state)
-out  q_P   scalar  m^3/s   flow drawn from the supply (feedthrough: u)
+Ports: :class:`ValveControlledCylinder`.
 
 Limitations: supply and tank pressures are constant (no pump or line
 dynamics); the low-pressure guard, the end stops, friction and efficiency are
@@ -57,6 +49,16 @@ from .valves import port_flows, spool_edge_flows, spool_parameters
 
 class ValveControlledCylinder(Block):
     """4/3 spool valve + double-acting cylinder + constant supply/tank (module docstring).
+
+    Ports
+    -----
+    in   u      scalar [1]      spool position in [-1, 1]
+    in   x      scalar [m]      piston position (0: fully retracted)
+    in   v      scalar [m/s]    piston velocity
+    out  force  scalar [N]      rod force, positive extending; reads x, v
+    out  p_1    scalar [Pa]     chamber 1 (piston side) pressure; state only
+    out  p_2    scalar [Pa]     chamber 2 (rod side) pressure; state only
+    out  q_P    scalar [m^3/s]  flow drawn from the supply; reads u
 
     Parameters
     ----------

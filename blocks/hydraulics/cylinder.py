@@ -115,15 +115,15 @@ class DoubleActingCylinder(Block):
 
     Ports
     -----
-    in   q_1        scalar  m^3/s  flow into chamber 1 (piston side)
-    in   q_2        scalar  m^3/s  flow into chamber 2 (rod side)
-    in   x          scalar  m      piston position (0 fully retracted)
-    in   v          scalar  m/s    piston velocity dx/dt
-    out  force      scalar  N      force on the rod, positive extending; reads x and v
-    out  p_1        scalar  Pa     chamber 1 pressure; state only
-    out  p_2        scalar  Pa     chamber 2 pressure; state only
-    out  volume_1   scalar  m^3    chamber 1 volume; reads x
-    out  volume_2   scalar  m^3    chamber 2 volume; reads x
+    in   q_1        scalar [m^3/s]  flow into chamber 1 (piston side)
+    in   q_2        scalar [m^3/s]  flow into chamber 2 (rod side)
+    in   x          scalar [m]    piston position (0 fully retracted)
+    in   v          scalar [m/s]  piston velocity dx/dt
+    out  force      scalar [N]    force on the rod, positive extending; reads x and v
+    out  p_1        scalar [Pa]   chamber 1 pressure; state only
+    out  p_2        scalar [Pa]   chamber 2 pressure; state only
+    out  volume_1   scalar [m^3]  chamber 1 volume; reads x
+    out  volume_2   scalar [m^3]  chamber 2 volume; reads x
 
     Parameters
     ----------
@@ -145,6 +145,9 @@ class DoubleActingCylinder(Block):
     ambient_pressure_pa : float
         Pressure acting on the rod's outer end (default 0: the force is
         :math:`p_1 A_1 - p_2 A_2`; with :math:`A_1 = A_2` it cancels anyway).
+    min_pressure_pa, cavitation_band_pa : float
+        Low-pressure bound of the chambers and its softening band [Pa], as
+        :class:`~blocks.hydraulics.volume.Volume`.
     """
 
     def __init__(self, name: str, *, area_1_m2: float, area_2_m2: float, stroke_m: float,

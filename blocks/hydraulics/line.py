@@ -160,15 +160,15 @@ class HydraulicLine(Block):
 
     Ports
     -----
-    in   q_a       scalar   m^3/s   "pi": flow into the line at end a
-    in   p_a       scalar   Pa      "T", "mixed": pressure upstream of end a
-    in   q_b       scalar   m^3/s   "pi", "mixed": flow out of the line at end b
-    in   p_b       scalar   Pa      "T": pressure downstream of end b
-    out  p_a       scalar   Pa      "pi": pressure at end a; state only
-    out  q_a       scalar   m^3/s   "T", "mixed": flow into the line at end a; state only
-    out  p_b       scalar   Pa      "pi", "mixed": pressure at end b; state only
-    out  q_b       scalar   m^3/s   "T": flow out of the line at end b; state only
-    out  p_nodes   (nodes,) Pa      all node pressures, a to b; state only
+    in   q_a       scalar [m^3/s]  "pi": flow into the line at end a
+    in   p_a       scalar [Pa]    "T", "mixed": pressure upstream of end a
+    in   q_b       scalar [m^3/s]  "pi", "mixed": flow out of the line at end b
+    in   p_b       scalar [Pa]    "T": pressure downstream of end b
+    out  p_a       scalar [Pa]    "pi": pressure at end a; state only
+    out  q_a       scalar [m^3/s]  "T", "mixed": flow into the line at end a; state only
+    out  p_b       scalar [Pa]    "pi", "mixed": pressure at end b; state only
+    out  q_b       scalar [m^3/s]  "T": flow out of the line at end b; state only
+    out  p_nodes   (nodes,) [Pa]    all node pressures, a to b; state only
 
     (``p_a`` is an input or an output depending on the section, never both; same
     for the other end ports.)

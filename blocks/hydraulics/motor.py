@@ -139,11 +139,11 @@ class HydraulicMotor(Block):
 
     Ports
     -----
-    in   p_A      scalar  Pa      port A pressure (inlet when motoring forward)
-    in   p_B      scalar  Pa      port B pressure
-    in   speed    scalar  rad/s   shaft speed (rpm sources are converted on the wire)
-    out  q        scalar  m^3/s   flow through the motor from A to B; reads every input
-    out  torque   scalar  N*m     torque on the shaft, positive driving it; reads every input
+    in   p_A      scalar [Pa]    port A pressure (inlet when motoring forward)
+    in   p_B      scalar [Pa]    port B pressure
+    in   speed    scalar [rad/s]  shaft speed (rpm sources are converted on the wire)
+    out  q        scalar [m^3/s]  flow through the motor from A to B; reads every input
+    out  torque   scalar [N*m]   torque on the shaft, positive driving it; reads every input
 
     Parameters
     ----------

@@ -149,10 +149,10 @@ class Orifice(Block):
 
     Ports
     -----
-    in   p_a    scalar  Pa      upstream pressure (absolute)
-    in   p_b    scalar  Pa      downstream pressure (absolute)
-    in   area   scalar  m^2     only with ``area_m2=None``: the opening area (clipped at 0)
-    out  q      scalar  m^3/s   flow from a to b; feedthrough from every input
+    in   p_a    scalar [Pa]    upstream pressure (absolute)
+    in   p_b    scalar [Pa]    downstream pressure (absolute)
+    in   area   scalar [m^2]   only with ``area_m2=None``: the opening area (clipped at 0)
+    out  q      scalar [m^3/s]  flow from a to b; feedthrough from every input
 
     Parameters
     ----------
@@ -206,10 +206,17 @@ class NominalFlowValve(Block):
 
     Ports
     -----
-    in   p_a    scalar  Pa      upstream pressure
-    in   p_b    scalar  Pa      downstream pressure
-    in   u      scalar  1       relative opening in [0, 1]
-    out  q      scalar  m^3/s   flow from a to b; feedthrough from every input
+    in   p_a    scalar [Pa]    upstream pressure
+    in   p_b    scalar [Pa]    downstream pressure
+    in   u      scalar [1]     relative opening in [0, 1]
+    out  q      scalar [m^3/s]  flow from a to b; feedthrough from every input
+
+    Parameters
+    ----------
+    q_nominal_m3_s, dp_nominal_pa : float
+        :math:`Q_N` [m^3/s] at the pressure drop :math:`\\Delta p_N` [Pa], fully open.
+    transition_pressure_pa : float
+        :math:`\\Delta p_{tr}` [Pa] (default 1e4 Pa).
     """
 
     def __init__(self, name: str, *, q_nominal_m3_s: float, dp_nominal_pa: float,

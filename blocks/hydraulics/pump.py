@@ -61,12 +61,12 @@ class VariableDisplacementPump(Block):
 
     Ports
     -----
-    in   speed          scalar  rad/s   shaft speed
-    in   p_in           scalar  Pa      inlet (suction) pressure
-    in   p_out          scalar  Pa      outlet (delivery) pressure
-    in   displacement   scalar  1       displacement fraction epsilon
-    out  q              scalar  m^3/s   delivered flow (also the suction flow); every input
-    out  torque         scalar  N*m     shaft torque required to drive the pump; every input
+    in   speed          scalar [rad/s]  shaft speed
+    in   p_in           scalar [Pa]    inlet (suction) pressure
+    in   p_out          scalar [Pa]    outlet (delivery) pressure
+    in   displacement   scalar [1]     displacement fraction epsilon
+    out  q              scalar [m^3/s]  delivered flow (also the suction flow); every input
+    out  torque         scalar [N*m]   shaft torque required to drive the pump; every input
 
     Parameters
     ----------

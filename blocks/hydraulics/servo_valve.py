@@ -169,16 +169,16 @@ class ServoValve(Block):
 
     Ports
     -----
-    in   p_P        scalar  Pa              supply pressure
-    in   p_T        scalar  Pa              tank pressure
-    in   p_A        scalar  Pa              line A pressure
-    in   p_B        scalar  Pa              line B pressure
-    in   command    scalar  command_unit    current or voltage (rated value: full opening)
-    out  q_A        scalar  m^3/s           flow into line A; reads the four pressures
-    out  q_B        scalar  m^3/s           flow into line B; reads the four pressures
-    out  q_P        scalar  m^3/s           flow drawn from the supply; reads the pressures
-    out  q_T        scalar  m^3/s           flow returned to tank; reads the pressures
-    out  spool      scalar  1               spool position x (unclipped); state only
+    in   p_P        scalar [Pa]            supply pressure
+    in   p_T        scalar [Pa]            tank pressure
+    in   p_A        scalar [Pa]            line A pressure
+    in   p_B        scalar [Pa]            line B pressure
+    in   command    scalar [command_unit]  current or voltage (rated value: full opening)
+    out  q_A        scalar [m^3/s]         flow into line A; reads the four pressures
+    out  q_B        scalar [m^3/s]         flow into line B; reads the four pressures
+    out  q_P        scalar [m^3/s]         flow drawn from the supply; reads the pressures
+    out  q_T        scalar [m^3/s]         flow returned to tank; reads the pressures
+    out  spool      scalar [1]             spool position x (unclipped); state only
 
     Parameters
     ----------
@@ -189,11 +189,13 @@ class ServoValve(Block):
     command_unit : str
         Unit of the command port (default "1": a relative command); sources in
         other compatible units are converted on the wire.
-    area_max_m2, cd, fluid or q_nominal_m3_s, dp_nominal_pa; lap, transition_pressure_pa,
-    leakage_m3_s_pa
-        As :class:`~blocks.hydraulics.valves.SpoolValve43`; ``q_nominal_m3_s`` is the
-        rated flow per edge at rated command (catalogues quote it at 35 bar per
-        edge, 70 bar valve drop).
+    area_max_m2, cd, fluid : float, float, Fluid
+        Fully open edge area [m^2], discharge coefficient and fluid; or
+    q_nominal_m3_s, dp_nominal_pa : float
+        The rated flow per edge [m^3/s] at rated command and its pressure drop [Pa]
+        (catalogues quote it at 35 bar per edge, 70 bar valve drop).
+    lap, transition_pressure_pa, leakage_m3_s_pa : float
+        As :class:`~blocks.hydraulics.valves.SpoolValve43`.
     spool0 : float
         Initial spool position (velocity 0).
     """

@@ -30,7 +30,13 @@ class PressureSource(Block):
 
     Ports
     -----
-    out  p   scalar  Pa   absolute pressure; no inputs
+    out  p   scalar [Pa]  absolute pressure; no inputs
+
+    Parameters
+    ----------
+    pressure_pa : float
+        :math:`p_s` [Pa], absolute: the initial value of the tunable parameter
+        ``pressure``.
     """
 
     def __init__(self, name: str, pressure_pa: float) -> None:
@@ -58,10 +64,19 @@ class Tank(PressureSource):
 
     Ports
     -----
-    in   q_in0 .. q_in{n-1}     scalar  m^3/s   flows returned to the tank
-    in   q_out0 .. q_out{m-1}   scalar  m^3/s   flows drawn from the tank (pump suction)
-    out  p                      scalar  Pa      tank pressure; no inputs
-    out  volume                 scalar  m^3     only with flows; state only
+    in   q_in0 .. q_in{n-1}     scalar [m^3/s]  flows returned to the tank
+    in   q_out0 .. q_out{m-1}   scalar [m^3/s]  flows drawn from the tank (pump suction)
+    out  p                      scalar [Pa]    tank pressure; no inputs
+    out  volume                 scalar [m^3]   only with flows; state only
+
+    Parameters
+    ----------
+    pressure_pa : float
+        :math:`p_{tank}` [Pa], absolute (default 1 bar): the tunable ``pressure``.
+    inflows, outflows : int
+        Number of flow inputs returned to (``q_in*``) and drawn from (``q_out*``) it.
+    volume0_m3 : float
+        Initial V [m^3].
     """
 
     def __init__(self, name: str, pressure_pa: float = 1e5, *, inflows: int = 0,
@@ -106,11 +121,18 @@ class FixedDisplacementPump(Block):
 
     Ports
     -----
-    in   speed    scalar  rad/s   shaft speed (connect rpm sources: converted on the wire)
-    in   p_in     scalar  Pa      inlet (suction) pressure
-    in   p_out    scalar  Pa      outlet (delivery) pressure
-    out  q        scalar  m^3/s   delivered flow (also the suction flow); reads speed
-    out  torque   scalar  N*m     shaft torque; reads p_in, p_out
+    in   speed    scalar [rad/s]  shaft speed (connect rpm sources: converted on the wire)
+    in   p_in     scalar [Pa]    inlet (suction) pressure
+    in   p_out    scalar [Pa]    outlet (delivery) pressure
+    out  q        scalar [m^3/s]  delivered flow (also the suction flow); reads speed
+    out  torque   scalar [N*m]   shaft torque; reads p_in, p_out
+
+    Parameters
+    ----------
+    displacement_m3_per_rev : float
+        :math:`D_{rev}` [m^3/rev].
+    volumetric_efficiency, hydromechanical_efficiency : float
+        :math:`\\eta_v`, :math:`\\eta_{hm}` in (0, 1] (default 1).
     """
 
     def __init__(self, name: str, *, displacement_m3_per_rev: float,

@@ -102,15 +102,15 @@ class SpoolValve43(Block):
 
     Ports
     -----
-    in   p_P   scalar  Pa      supply pressure
-    in   p_T   scalar  Pa      tank pressure
-    in   p_A   scalar  Pa      line A pressure
-    in   p_B   scalar  Pa      line B pressure
-    in   u     scalar  1       spool position in [-1, 1]
-    out  q_A   scalar  m^3/s   flow out of the valve into line A
-    out  q_B   scalar  m^3/s   flow out of the valve into line B
-    out  q_P   scalar  m^3/s   flow drawn from the supply (into port P)
-    out  q_T   scalar  m^3/s   flow returned to tank (out of port T)
+    in   p_P   scalar [Pa]    supply pressure
+    in   p_T   scalar [Pa]    tank pressure
+    in   p_A   scalar [Pa]    line A pressure
+    in   p_B   scalar [Pa]    line B pressure
+    in   u     scalar [1]     spool position in [-1, 1]
+    out  q_A   scalar [m^3/s]  flow out of the valve into line A
+    out  q_B   scalar [m^3/s]  flow out of the valve into line B
+    out  q_P   scalar [m^3/s]  flow drawn from the supply (into port P)
+    out  q_T   scalar [m^3/s]  flow returned to tank (out of port T)
 
     All outputs feed through from every input.  Volume balance:
     :math:`q_P = q_A + q_B + q_T`.
@@ -182,9 +182,9 @@ class ReliefValve(Block):
 
     Ports
     -----
-    in   p_in    scalar  Pa      protected (inlet) pressure
-    in   p_out   scalar  Pa      outlet pressure (tank)
-    out  q       scalar  m^3/s   flow from in to out; feedthrough from both inputs
+    in   p_in    scalar [Pa]    protected (inlet) pressure
+    in   p_out   scalar [Pa]    outlet pressure (tank)
+    out  q       scalar [m^3/s]  flow from in to out; feedthrough from both inputs
 
     Parameters
     ----------
@@ -192,8 +192,14 @@ class ReliefValve(Block):
         Pressure drop where the valve starts to open.
     full_open_pressure_pa : float
         Pressure drop where it is fully open (> cracking; the difference is the override).
-    area_max_m2, cd, fluid or q_nominal_m3_s, dp_nominal_pa
-        Fully open flow coefficient (see :class:`SpoolValve43`).
+    area_max_m2, cd, fluid : float, float, Fluid
+        Fully open area [m^2], discharge coefficient and fluid; or
+    q_nominal_m3_s, dp_nominal_pa : float
+        Catalogue flow [m^3/s] at its pressure drop [Pa] (see :class:`SpoolValve43`).
+    transition_pressure_pa : float
+        Laminar-turbulent transition [Pa] (default 1e4 Pa).
+    leakage_m3_s_pa : float
+        Laminar leakage conductance G [m^3/(s Pa)] (default 0).
     """
 
     kind = "ReliefValve"
@@ -246,9 +252,17 @@ class CheckValve(ReliefValve):
 
     Ports
     -----
-    in   p_in    scalar  Pa      inlet pressure
-    in   p_out   scalar  Pa      outlet pressure
-    out  q       scalar  m^3/s   flow from in to out; feedthrough from both inputs
+    in   p_in    scalar [Pa]    inlet pressure
+    in   p_out   scalar [Pa]    outlet pressure
+    out  q       scalar [m^3/s]  flow from in to out; feedthrough from both inputs
+
+    Parameters
+    ----------
+    cracking_pressure_pa, full_open_pressure_pa : float
+        Pressure drops [Pa] where it starts to open and where it is fully open
+        (defaults 0.5 and 2 bar).
+    **kw
+        The flow coefficient, transition pressure and leakage, as :class:`ReliefValve`.
     """
 
     kind = "CheckValve"

@@ -117,11 +117,11 @@ class Volume(Block):
 
     Ports
     -----
-    in   q_in0 .. q_in{n-1}     scalar  m^3/s  flows into the volume (``inflows`` of them)
-    in   q_out0 .. q_out{m-1}   scalar  m^3/s  flows out of the volume (``outflows``)
-    in   dvdt                   scalar  m^3/s  only with ``volume_rate_input=True``
-    out  p                      scalar  Pa     absolute pressure; state only
-    out  volume                 scalar  m^3    only with ``volume_rate_input=True``; state only
+    in   q_in0 .. q_in{n-1}     scalar [m^3/s]  flows into the volume (``inflows`` of them)
+    in   q_out0 .. q_out{m-1}   scalar [m^3/s]  flows out of the volume (``outflows``)
+    in   dvdt                   scalar [m^3/s]  only with ``volume_rate_input=True``
+    out  p                      scalar [Pa]   absolute pressure; state only
+    out  volume                 scalar [m^3]  only with ``volume_rate_input=True``; state only
 
     Parameters
     ----------
@@ -130,6 +130,10 @@ class Volume(Block):
         variable volume reaching 0 stops the run with a :class:`cosim.errors.StepError`.
     fluid : Fluid
         Gives :math:`\\beta_e(p)`.
+    inflows, outflows : int
+        Number of flow inputs into (``q_in*``) and out of (``q_out*``) the volume.
+    volume_rate_input : bool
+        A variable volume: the ``dvdt`` input integrates into the ``volume`` output.
     p0_pa : float
         Initial absolute pressure (default 1e5 Pa).
     min_pressure_pa, cavitation_band_pa : float

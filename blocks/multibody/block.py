@@ -1,17 +1,6 @@
 """The mechanism as a block: loads in, kinematics and reactions out (the force-primitive ports).
 
-Ports
------
-in   <load>                  force (dim,) N at a marker, or torque (planar: scalar
-                             N*m, spatial: (3,) N*m), one per ``Mechanism.add_load``
-out  q                       generalized coordinates (nq,)        state only
-out  v                       velocity variables (nv,)            state only
-out  <body>_<marker>_pos     marker origin, global (dim,) m       state only
-out  <body>_<marker>_vel     its velocity (dim,) m/s              state only
-out  <joint>_reaction        what the joint applies to body j, per constraint row:
-                             ``-λ`` (a point constraint: the force, global; an angle
-                             driver: the torque; other rows: ``-λ`` in the units of
-                             their equation), feedthrough from the loads
+Ports: :class:`MultibodyBlock`.
 
 State: ``x = [q, v]`` with ``q' = T(q) v`` and ``v̇`` from the formulation
 (:mod:`.formulations`); the layout of ``q`` and ``v`` per body is
@@ -89,7 +78,31 @@ def reaction_rows(block: Block, mech: Any, reactions: Any) -> list:
 
 
 class MultibodyBlock(Block):
-    """A :class:`~blocks.multibody.mechanism.Mechanism` as a block (see module docstring).
+    r"""A :class:`~blocks.multibody.mechanism.Mechanism` as a block (see module docstring).
+
+    .. math::
+
+        \dot q = T(q)\,v, \qquad M(q)\,\dot v + \Phi_q^T \lambda = Q(q, v, t),
+        \qquad \Phi(q, t) = 0
+
+    with the constraints enforced by the chosen ``formulation``
+    (:mod:`~blocks.multibody.formulations`).
+
+    Ports
+    -----
+    in   <load>                (dim,) [N or N*m]  a force at a marker, or a torque
+                                                  (planar: scalar, spatial: (3,)), one per
+                                                  ``Mechanism.add_load``
+    out  q                     (nq,) [no unit]    generalized coordinates; state only
+    out  v                     (nv,) [no unit]    velocity variables; state only
+    out  <body>_<marker>_pos   (dim,) [m]         marker origin, global; state only
+    out  <body>_<marker>_vel   (dim,) [m/s]       its velocity; state only
+    out  <joint>_reaction      (rows,) [no unit]  what the joint applies to body j, per
+                                                  constraint row: ``-λ`` (a point
+                                                  constraint: the force in N, global; an
+                                                  angle driver: the torque in N m; other
+                                                  rows in the units of their equation);
+                                                  reads the loads
 
     Parameters
     ----------
@@ -115,6 +128,9 @@ class MultibodyBlock(Block):
         Rank measure below which the run stops (0 disables the check).
     drift_tol : float or None
         Constraint drift (relative) above which the run stops (None disables it).
+    **formulation_options
+        Options of the formulation (``alpha``, ``beta`` of ``"lagrange"``, the penalty
+        of ``"penalty"``, ...: :mod:`~blocks.multibody.formulations`).
     """
 
     def __init__(self, name: str, mechanism: Any, formulation: Any = "lagrange", *,

@@ -38,17 +38,7 @@ Monitors
 * *Newton*: no convergence in ``max_iter`` iterations stops the run with the residual,
   the worst row, the tolerance in metres and the penalty reached.
 
-Ports
------
-in   <load>                  force (dim,) N at a marker or torque, per ``Mechanism.add_load``
-out  q                       generalized coordinates (nq,)          sampled, state only
-out  v                       velocity variables (nv,)              sampled, state only
-out  <body>_<marker>_pos     marker origin, global (dim,) m         sampled, state only
-out  <body>_<marker>_vel     its velocity (dim,) m/s                sampled, state only
-out  <joint>_reaction        ``-λ*`` of the joint's rows (what it applies to body j)
-out  iterations              Newton iterations of the step that produced the state (int)
-out  projection_loss         largest fraction of kinetic energy one velocity projection
-                             removed so far (the branch monitor's figure)
+Ports: :class:`Index3Stepper`.
 
 State (discrete): ``q, v, vdot, lam`` (``λ*``), ``iterations``, ``started``,
 ``loads_prev``, ``kinetic_peak``, ``projection_loss``.  Initial state: the assembled
@@ -82,7 +72,32 @@ EXTRAPOLATIONS = ("linear", "hold")
 
 
 class Index3Stepper(Block):
-    """ALI3-P integration of a mechanism as a sampled block (see module docstring).
+    r"""ALI3-P integration of a mechanism as a sampled block (see module docstring).
+
+    .. math::
+
+        M \dot v + J^T (\alpha c + \lambda^*) = Q(q, v, t), \qquad
+        \lambda^*_{i+1} = \lambda^*_i + \alpha c_{i+1}, \qquad
+        \Delta = h v_n + \tfrac{h^2}{4} (\dot v_n + \dot v_{n+1})
+
+    (the trapezoidal rule on the displacement :math:`\Delta` of the step, Newton on the
+    dynamic equilibrium at :math:`t_{n+1}`, then projections: :mod:`.ali3p`).
+
+    Ports
+    -----
+    in   <load>               (dim,) [N or N*m]  a force at a marker, or a torque, per
+                                                 ``Mechanism.add_load``
+    out  q                    (nq,) [no unit]    generalized coordinates; sampled, state only
+    out  v                    (nv,) [no unit]    velocity variables; sampled, state only
+    out  <body>_<marker>_pos  (dim,) [m]         marker origin, global; sampled, state only
+    out  <body>_<marker>_vel  (dim,) [m/s]       its velocity; sampled, state only
+    out  <joint>_reaction     (rows,) [no unit]  ``-λ*`` of the joint's rows (what it
+                                                 applies to body j); sampled
+    out  iterations           scalar [no unit]   Newton iterations of the step that produced
+                                                 the state (int)
+    out  projection_loss      scalar [no unit]   largest fraction of kinetic energy one
+                                                 velocity projection removed so far (the
+                                                 branch monitor's figure)
 
     Parameters
     ----------

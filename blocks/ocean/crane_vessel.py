@@ -90,17 +90,7 @@ added mass and linear damping (no radiation memory, no drift forces); a point
 load on a rigid, always taut rope (the tension is an output, not checked for
 slack); a monochromatic first-order wave force.
 
-Ports
------
-in   wave_force      scalar [N], external surge force (only with ``external_force=True``)
-out  x               scalar [m], surge of the vessel
-out  v               scalar [m/s], surge velocity
-out  phi             scalar [rad], rope angle from the vertical
-out  phi_dot         scalar [rad/s]
-out  rope_force      scalar [N], rope tension (feedthrough from ``wave_force``)
-out  mooring_force   scalar [N], :math:`F_m(x)`
-out  load_position   (2,) [m], load (horizontal, vertical) relative to the vessel's
-                     reference point at rest: :math:`(x + l\sin\varphi,\ h - l\cos\varphi)`
+Ports: :class:`CraneVessel`.
 """
 
 from __future__ import annotations
@@ -159,6 +149,7 @@ class CraneVessel(Block):
     crane_tip_height_m : float
         :math:`h`, only for the load position.
     gravity_m_s2 : float
+        :math:`g`.
     external_force : bool
         Declare the ``wave_force`` input.
     x0_m, v0_m_s, phi0_rad, phi_dot0_rad_s : float
@@ -166,6 +157,21 @@ class CraneVessel(Block):
 
     Every physical value is a parameter of the context (``ctx.set_param(
     "vessel.rope_length_m", 30.0)``), so sweeps need no rebuild.
+
+    Ports
+    -----
+    in   wave_force     scalar [N]      external surge force (only with
+                                        ``external_force=True``)
+    out  x              scalar [m]      surge of the vessel; state only
+    out  v              scalar [m/s]    surge velocity; state only
+    out  phi            scalar [rad]    rope angle from the vertical; state only
+    out  phi_dot        scalar [rad/s]  state only
+    out  rope_force     scalar [N]      rope tension; reads wave_force
+    out  mooring_force  scalar [N]      :math:`F_m(x)`; state only
+    out  load_position  (2,) [m]        load (horizontal, vertical) relative to the
+                                        vessel's reference point at rest:
+                                        :math:`(x + l\sin\varphi,\ h - l\cos\varphi)`;
+                                        state only
     """
 
     def __init__(self, name: str, *, mass_kg: float, added_mass_kg: float = 0.0,

@@ -445,11 +445,18 @@ class CatenaryMooring(Block):
 
     Ports
     -----
-    in   position  (3,)  m    body reference point (x, y, z; z up from the SWL)
-    in   heading   scalar rad yaw
-    out  force     (3,)  N    on the body, global frame
-    out  moment    (3,)  N*m  about the body reference point, global frame
-    out  tensions  (n,)  N    fairlead tension magnitude of each line
+    in   position  (3,) [m]      body reference point (x, y, z; z up from the SWL)
+    in   heading   scalar [rad]   yaw
+    out  force     (3,) [N]      on the body, global frame; reads every input
+    out  moment    (3,) [N*m]    about the body reference point, global frame; reads
+                                 every input
+    out  tensions  (n,) [N]      fairlead tension magnitude of each line; reads every
+                                 input
+
+    Parameters
+    ----------
+    system : MooringSystem
+        The lines (anchors, fairleads on the body, line data) and the water depth.
     """
 
     def __init__(self, name: str, system: MooringSystem) -> None:
@@ -483,10 +490,16 @@ class PolynomialMooring(Block):
 
     Ports
     -----
-    in   x      scalar  m  displacement from the mooring's neutral position
-    out  force  scalar  N  restoring force (feedthrough from x)
+    in   x      scalar [m]  displacement from the mooring's neutral position
+    out  force  scalar [N]  restoring force; reads x
 
-    Parameters ``c1`` [N/m], ``c2`` [N/m^2], ``c3`` [N/m^3] are tunable per context.
+    Parameters
+    ----------
+    c1, c2, c3 : float
+        :math:`c_1` [N/m], :math:`c_2` [N/m^2], :math:`c_3` [N/m^3]: the initial values of
+        the tunable parameters of the same names.
+    even_term : {"square", "signed"}
+        :math:`c_2 x^2` (the seed's, asymmetric) or :math:`c_2 x|x|` (odd, symmetric).
     """
 
     def __init__(self, name: str, c1: float, c2: float = 0.0, c3: float = 0.0,

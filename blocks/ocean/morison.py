@@ -267,15 +267,38 @@ class MorisonMember(Block):
 
     Ports
     -----
-    in   position              (3,)  m        rigid_body only, body reference point
-    in   rotation              (3,)  rad      rigid_body only, roll, pitch, yaw
-    in   velocity              (3,)  m/s      rigid_body only
-    in   angular_velocity      (3,)  rad/s    rigid_body only (global frame)
-    in   acceleration          (3,)  m/s^2    rigid_body with include_added_mass only
-    in   angular_acceleration  (3,)  rad/s^2  rigid_body with include_added_mass only
-    out  force                 (3,)  N
-    out  moment                (3,)  N*m
-    out  wetted_length         scalar m
+    in   position              (3,) [m]      rigid_body only, body reference point
+    in   rotation              (3,) [rad]    rigid_body only, roll, pitch, yaw
+    in   velocity              (3,) [m/s]    rigid_body only
+    in   angular_velocity      (3,) [rad/s]  rigid_body only (global frame)
+    in   acceleration          (3,) [m/s^2]  rigid_body with include_added_mass only
+    in   angular_acceleration  (3,) [rad/s^2]  rigid_body with include_added_mass only
+    out  force                 (3,) [N]      global frame; reads every input
+    out  moment                (3,) [N*m]    about ``end_a`` (fixed) or the body reference
+                                             point (rigid_body), global frame; reads every
+                                             input
+    out  wetted_length         scalar [m]    the member's length below the surface; reads
+                                             every input
+
+    Parameters
+    ----------
+    wave : LinearWaves
+        The sea (regular or irregular); its ``rho`` is used.
+    end_a, end_b : array_like (3,)
+        The member's ends [m]: global positions (fixed) or body-frame coordinates
+        relative to the body reference point (rigid_body).
+    diameter : float
+        Member diameter [m].
+    cd, ca : float
+        Drag and added-mass coefficients (:math:`C_M = 1 + C_a`).
+    motion : {"fixed", "rigid_body"}
+        A fixed member, or one moving with a body (the inputs).
+    include_added_mass : bool
+        Take the body accelerations as inputs and include the added-mass reaction.
+    n_gauss, n_segments : int
+        Gauss-Legendre points per segment and number of segments of the wetted length.
+    wet_to : {"surface", "swl"}
+        Integrate up to the instantaneous surface :math:`\\eta` or to :math:`z = 0`.
     """
 
     def __init__(self, name: str, wave: LinearWaves, end_a, end_b, diameter: float,

@@ -311,6 +311,7 @@ class Vessel6DOF(Block):
     ----------
     name : str
     data : VesselData
+        Mass, inertia, hydrostatics, added mass and damping of the hull.
     position, rpy : array_like (3,)
         Initial CG position [m] (global) and roll, pitch, yaw [rad].
     nu : array_like (6,)
@@ -336,22 +337,24 @@ class Vessel6DOF(Block):
 
     Ports
     -----
-    in   force             (3,)   N      global axes, at the CG            (external=True)
-    in   moment            (3,)   N*m    global axes                       (external=True)
-    in   wave_force        (3,)   N      body axes, at the CG              (wave=True)
-    in   wave_moment       (3,)   N*m    body axes, about the CG           (wave=True)
-    in   <name>_force      (3,)   N      global axes, at load point <name>
-    out  position          (3,)   m      CG, global                        state only
-    out  quaternion        (4,)   -      body to global, (w, x, y, z)      state only
-    out  rotation          (3,)   rad    roll, pitch, yaw (Rz Ry Rx)       state only
-    out  heading           scalar rad    yaw                               state only
-    out  nu                (6,)   -      body velocities [m/s, rad/s]      state only
-    out  velocity          (3,)   m/s    CG velocity, global               state only
-    out  angular_velocity  (3,)   rad/s  global axes                       state only
-    out  nu_dot            (6,)   -      body accelerations                all inputs
-    out  <name>_pos        (3,)   m      hull point, global                state only
-    out  <name>_vel        (3,)   m/s    hull point, global                state only
-    out  <name>_acc        (3,)   m/s^2  hull point, global                all inputs
+    in   force             (3,) [N]    global axes, at the CG            (external=True)
+    in   moment            (3,) [N*m]  global axes                       (external=True)
+    in   wave_force        (3,) [N]    body axes, at the CG              (wave=True)
+    in   wave_moment       (3,) [N*m]  body axes, about the CG           (wave=True)
+    in   <name>_force      (3,) [N]    global axes, at load point <name>
+    out  position          (3,) [m]    CG, global                        state only
+    out  quaternion        (4,) [no unit]  body to global, (w, x, y, z)  state only
+    out  rotation          (3,) [rad]  roll, pitch, yaw (Rz Ry Rx)       state only
+    out  heading           scalar [rad]  yaw                               state only
+    out  nu                (6,) [m/s, m/s, m/s, rad/s, rad/s, rad/s]  body velocities;
+                                                    state only
+    out  velocity          (3,) [m/s]  CG velocity, global               state only
+    out  angular_velocity  (3,) [rad/s]  global axes                       state only
+    out  nu_dot            (6,) [m/s^2, m/s^2, m/s^2, rad/s^2, rad/s^2, rad/s^2]  body
+                                                    accelerations; all inputs
+    out  <name>_pos        (3,) [m]    hull point, global                state only
+    out  <name>_vel        (3,) [m/s]  hull point, global                state only
+    out  <name>_acc        (3,) [m/s^2]  hull point, global                all inputs
 
     ``position``, ``rotation``, ``velocity`` and ``angular_velocity`` are the inputs of
     :class:`~blocks.ocean.morison.MorisonMember` (``motion="rigid_body"``); ``position`` and

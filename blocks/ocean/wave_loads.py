@@ -352,20 +352,34 @@ class WaveLoadModel:
 class WaveLoads(Block):
     """Source block: first-order and slow-drift wave loads on a vessel (module docstring).
 
-    Parameters: those of :class:`WaveLoadModel`, plus ``first_order`` / ``second_order``
-    switches (a table left out gives zeros).
-
     Ports
     -----
-    out  force         (3,)  N      surge, sway, heave load (first + second order)
-    out  moment        (3,)  N*m    roll, pitch, yaw moment about the reference
-    out  first_order   (6,)  -      F^(1) [N, N*m]
-    out  second_order  (6,)  -      F^(2) [N, N*m]
-    out  eta           scalar m     wave elevation at the reference point
-    out  envelope      scalar m     its envelope A(t)
+    out  force         (3,) [N]    surge, sway, heave load (first + second order)
+    out  moment        (3,) [N*m]  roll, pitch, yaw moment about the reference
+    out  first_order   (6,) [N, N, N, N*m, N*m, N*m]  :math:`F^{(1)}`
+    out  second_order  (6,) [N, N, N, N*m, N*m, N*m]  :math:`F^{(2)}`
+    out  eta           scalar [m]   wave elevation at the reference point
+    out  envelope      scalar [m]   its envelope A(t)
 
     All outputs depend on time only (no inputs): in the RAOs' axes (the vessel's body axes
     at its mean position).
+
+    Parameters
+    ----------
+    sea : LinearWaves
+        Regular wave or irregular sea (one heading).
+    rao : ForceRAO or None
+        First-order force RAOs (None: no first-order load).
+    drift : DriftCoefficients or None
+        Mean drift coefficients (None: no second-order load).
+    drift_method : {"seed", "newman", "mean"}
+        The slow-drift approximation (module docstring).
+    drift_factor : float
+        The seed's factor :math:`c` (module docstring; default 1).
+    reference : (2,) or (3,)
+        Horizontal position [m] of the RAOs' reference point (the vessel's mean position).
+    first_order, second_order : bool
+        Include the first-order / second-order loads (default both).
     """
 
     def __init__(self, name: str, sea: LinearWaves, rao: ForceRAO | None = None,

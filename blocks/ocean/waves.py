@@ -335,13 +335,22 @@ class WaveField(Block):
 
     Ports
     -----
-    in   points        (P,3)  m       only with ``n_points`` (moving points)
-    out  eta           (P,)   m       surface elevation above the points
-    out  velocity      (P,3)  m/s     fluid velocity (zero above the surface)
-    out  acceleration  (P,3)  m/s^2   local fluid acceleration
-    out  pressure      (P,)   Pa      dynamic pressure
+    in   points        (P,3) [m]     only with ``n_points`` (moving points)
+    out  eta           (P,) [m]     surface elevation above the points
+    out  velocity      (P,3) [m/s]   fluid velocity (zero above the surface)
+    out  acceleration  (P,3) [m/s^2]  local fluid acceleration
+    out  pressure      (P,) [Pa]    dynamic pressure
 
     Outputs depend on time (and on ``points`` when it is an input).
+
+    Parameters
+    ----------
+    wave : LinearWaves
+        The sea (:class:`RegularWave` or :class:`IrregularSea`).
+    points : array_like (P, 3), optional
+        Fixed points [m] (global, z up from the still water level).
+    n_points : int, optional
+        Number of moving points: the ``points`` input instead (give one of the two).
     """
 
     def __init__(self, name: str, wave: LinearWaves, points=None,

@@ -80,14 +80,14 @@ class NipLoadMonitor(Block):
 
     Ports
     -----
-    in   plant_A, plant_B     scalar  N/m  machine nip line loads (ends A and B)
-    in   shadow_A, shadow_B   scalar  N/m  shadow-model nip line loads
-    in   reference            scalar  N/m  nip-load reference q_ref
-    out  residual_A           scalar  N/m  r_A; reads plant_A, shadow_A
-    out  residual_B           scalar  N/m  r_B; reads plant_B, shadow_B
-    out  relative             scalar  1    rho; reads every input
-    out  alarm                scalar  1    0, or 1 from the detection on; state only
-    out  detection_time       scalar  s    time of the alarm (nan before); state only
+    in   plant_A, plant_B     scalar [N/m]  machine nip line loads (ends A and B)
+    in   shadow_A, shadow_B   scalar [N/m]  shadow-model nip line loads
+    in   reference            scalar [N/m]  nip-load reference q_ref
+    out  residual_A           scalar [N/m]  r_A; reads plant_A, shadow_A
+    out  residual_B           scalar [N/m]  r_B; reads plant_B, shadow_B
+    out  relative             scalar [1]  rho; reads every input
+    out  alarm                scalar [1]  0, or 1 from the detection on; state only
+    out  detection_time       scalar [s]  time of the alarm (nan before); state only
 
     Parameters
     ----------

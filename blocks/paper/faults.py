@@ -47,6 +47,17 @@ class FaultRamp(Block):
     Ports
     -----
     out  y   scalar [unit]; no inputs
+
+    Parameters
+    ----------
+    onset_s : float
+        :math:`t_0` [s] > 0, when the fault starts.
+    ramp_s : float
+        :math:`T_r` [s] > 0, the time to full magnitude.
+    magnitude : float
+        m, the initial value of the tunable parameter ``magnitude`` (in ``unit``).
+    unit : str, optional
+        The unit of the output (and of the magnitude).
     """
 
     def __init__(self, name: str, *, onset_s: float, ramp_s: float, magnitude: float = 0.0,

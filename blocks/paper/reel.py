@@ -61,21 +61,7 @@ Outputs: the nip line load at the two ends of the contact line (z = -W/2 side A,
 side B; where a tilt of the spool changes it most), its mean over the line (total nip force
 / W) and the total nip force.
 
-Ports
------
-in   force_A     scalar  N      rail force on carriage A (cylinder rod force), + away from drum
-in   force_B     scalar  N      rail force on carriage B
-in   web_speed   scalar  m/s    web speed v (winding rate)
-out  x_A, x_B    scalar  m      carriage positions (cylinder extensions); state only
-out  v_A, v_B    scalar  m/s    carriage velocities; state only
-out  nip_A       scalar  N/m    nip line load at the side-A end of the contact; reads web_speed
-out  nip_B       scalar  N/m    nip line load at the side-B end; reads web_speed
-out  nip_mean    scalar  N/m    total nip force / W; reads web_speed
-out  nip_force   scalar  N      total nip force; reads web_speed
-out  diameter    scalar  m      roll diameter d; state only
-out  roll_mass   scalar  kg     spool + wound paper; state only
-out  friction_A  scalar  N      rail friction on side A (carriage + sledge), + opposing + v
-out  friction_B  scalar  N      rail friction on side B; state only
+Ports: :class:`ReelMechanics`.
 
 Limitations: rigid spool (no bending: a tilt changes the end loads by the lever rule, no
 crown or deflection compensation); yaw angle small (linear kinematics); the carriages do
@@ -156,7 +142,26 @@ class RailFriction:
 class ReelMechanics(Block):
     """Paper-machine reel: growing roll on carriages A and B, nip contact, rail friction.
 
-    See the module docstring for the equations, ports and limitations.
+    See the module docstring for the equations and limitations.
+
+    Ports
+    -----
+    in   force_A     scalar [N]    rail force on carriage A (cylinder rod force), + away
+                                   from the drum
+    in   force_B     scalar [N]    rail force on carriage B
+    in   web_speed   scalar [m/s]  web speed v (winding rate)
+    out  x_A, x_B    scalar [m]    carriage positions (cylinder extensions); state only
+    out  v_A, v_B    scalar [m/s]  carriage velocities; state only
+    out  nip_A       scalar [N/m]  nip line load at the side-A end of the contact; reads
+                                   web_speed
+    out  nip_B       scalar [N/m]  nip line load at the side-B end; reads web_speed
+    out  nip_mean    scalar [N/m]  total nip force / W; reads web_speed
+    out  nip_force   scalar [N]    total nip force; reads web_speed
+    out  diameter    scalar [m]    roll diameter d; state only
+    out  roll_mass   scalar [kg]   spool + wound paper; state only
+    out  friction_A  scalar [N]    rail friction on side A (carriage + sledge), + opposing
+                                   + v; state only
+    out  friction_B  scalar [N]    rail friction on side B; state only
 
     Parameters
     ----------
@@ -171,6 +176,7 @@ class ReelMechanics(Block):
     spool_mass_kg, carriage_mass_kg, sledge_mass_kg : float
         Empty spool; one carriage; one sledge.
     contact : NipContactLaw
+        The nip's force per unit length against the deformation (:mod:`blocks.paper.nip`).
     carriage_friction, sledge_friction : RailFriction
         Laws and default coefficients (both sides start equal).
     centre_distance_at_zero_m : float
@@ -181,6 +187,7 @@ class ReelMechanics(Block):
         Initial carriage positions (default: the roll touching the drum, no load) and
         velocities.
     gravity_m_s2 : float
+        g [m/s^2].
     """
 
     def __init__(self, name: str, *, web_width_m: float, bearing_span_m: float,

@@ -89,8 +89,8 @@ class ForceSensor(Block):
 
     Ports
     -----
-    in   force      scalar  N   true force
-    out  measured   scalar  N   sensor signal; reads force
+    in   force      scalar [N]  true force
+    out  measured   scalar [N]  sensor signal; reads force
 
     Parameters
     ----------

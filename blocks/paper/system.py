@@ -269,10 +269,16 @@ class NipForceReference(Block):
 
     Ports
     -----
-    in   nip_ref      scalar  N/m   nip-load reference q_ref
-    in   roll_mass    scalar  kg    m_r, spool + paper (known from the roll diameter)
-    out  force_ref_A  scalar  N     reads both inputs
-    out  force_ref_B  scalar  N     reads both inputs
+    in   nip_ref      scalar [N/m]  nip-load reference q_ref
+    in   roll_mass    scalar [kg]  m_r, spool + paper (known from the roll diameter)
+    out  force_ref_A  scalar [N]   reads both inputs
+    out  force_ref_B  scalar [N]   reads both inputs
+
+    Parameters
+    ----------
+    params : ReelParameters
+        Web width W, carriage and sledge masses and nominal friction coefficients
+        (:meth:`ReelParameters.force_reference`).
     """
 
     def __init__(self, name: str, params: ReelParameters) -> None:
@@ -382,9 +388,9 @@ def reel_diagram(name: str, params: ReelParameters | None = None, *,
 
     Ports
     -----
-    in   nip_ref     scalar  N/m   nip-load reference
-    in   web_speed   scalar  m/s   web speed
-    in   valve_command_A, valve_command_B   scalar  V   only with ``external_commands``
+    in   nip_ref     scalar [N/m]  nip-load reference
+    in   web_speed   scalar [m/s]  web speed
+    in   valve_command_A, valve_command_B   scalar [V]  only with ``external_commands``
     out  nip_A, nip_B, nip_mean [N/m]; x_A, x_B [m]; force_A, force_B (sensor signals) [N];
          p1_A, p2_A, p1_B, p2_B [Pa]; command_A, command_B [V]; spool_A, spool_B [1]
 

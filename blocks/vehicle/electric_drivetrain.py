@@ -59,9 +59,14 @@ class AcceleratorMap(Block):
 
     Ports
     -----
-    in   throttle     scalar  1      pedal 0..1 (clipped)
-    in   motor_speed  scalar  rad/s
-    out  torque_ref   scalar  N*m    reads both
+    in   throttle     scalar [1]    pedal 0..1 (clipped)
+    in   motor_speed  scalar [rad/s]
+    out  torque_ref   scalar [N*m]  reads both
+
+    Parameters
+    ----------
+    params : ElectricDriveData, optional
+        Its torque envelope :math:`T_{env}(\omega_m)` (default: the electric car's drive).
     """
 
     def __init__(self, name: str, params: ElectricDriveData | None = None) -> None:
@@ -83,13 +88,13 @@ def ElectricDrivetrain(name: str, params: ElectricDriveData | None = None, *,  #
 
     Ports
     -----
-    in   throttle      scalar  1      accelerator pedal 0..1
-    in   wheel_speed   scalar  rad/s  from the vehicle
-    out  wheel_torque  scalar  N*m    total drive torque at the wheels
-    out  motor_speed   scalar  rad/s  :math:`i\,\omega_w`
-    out  motor_torque  scalar  N*m    electromagnetic torque; state only
-    out  torque_ref    scalar  N*m    :math:`T^*`
-    out  i_dc          scalar  A      DC-link current (lossless inverter)
+    in   throttle      scalar [1]    accelerator pedal 0..1
+    in   wheel_speed   scalar [rad/s]  from the vehicle
+    out  wheel_torque  scalar [N*m]  total drive torque at the wheels
+    out  motor_speed   scalar [rad/s]  :math:`i\,\omega_w`
+    out  motor_torque  scalar [N*m]  electromagnetic torque; state only
+    out  torque_ref    scalar [N*m]  :math:`T^*`
+    out  i_dc          scalar [A]    DC-link current (lossless inverter)
 
     Blocks: ``pedal``, ``drive`` (the :func:`blocks.electric.PMSMDrive` diagram),
     ``u_dc`` (a Constant), ``reduction``.

@@ -156,17 +156,19 @@ class HalfCar(MultibodyBlock):
 
     Ports
     -----
-    in   front_force, rear_force  (2,)  N      forces at the contact points, global
-    out  q, v                      (9,)         ``[x, y, theta]`` of chassis, front wheel,
-                                                rear wheel; their velocities; state only
-    out  chassis_cm_pos, chassis_cm_vel (2,) m, m/s  and the same for ``wheel_front_cm``,
-                                                ``wheel_rear_cm``; state only
-    out  heave         scalar  m      chassis centre-of-mass height minus its design
+    in   front_force, rear_force  (2,) [N]    forces at the contact points, global
+    out  q, v                      (9,) [no unit]  ``[x, y, theta]`` of chassis, front
+                                                wheel, rear wheel [m, m, rad]; their
+                                                velocities; state only
+    out  <body>_cm_pos             (2,) [m]     centre of mass of ``chassis``,
+                                                ``wheel_front``, ``wheel_rear``; state only
+    out  <body>_cm_vel             (2,) [m/s]   their velocities; state only
+    out  heave         scalar [m]    chassis centre-of-mass height minus its design
                                       height; state only
-    out  pitch         scalar  rad    chassis angle (nose up > 0); state only
-    out  x             scalar  m      chassis centre-of-mass x; state only
-    out  speed         scalar  m/s    chassis x velocity; state only
-    out  tyre_loads    (2,)    N      front and rear tyre normal forces; state only
+    out  pitch         scalar [rad]  chassis angle (nose up > 0); state only
+    out  x             scalar [m]    chassis centre-of-mass x; state only
+    out  speed         scalar [m/s]  chassis x velocity; state only
+    out  tyre_loads    (2,) [N]    front and rear tyre normal forces; state only
 
     Parameters
     ----------
@@ -182,6 +184,8 @@ class HalfCar(MultibodyBlock):
     formulation : str
         Of :class:`~blocks.multibody.MultibodyBlock`; default ``"lagrange"`` with
         Baumgarte constants ``alpha = beta = 10`` 1/s.
+    **formulation_options
+        Passed to :class:`~blocks.multibody.MultibodyBlock` (``alpha``, ``beta``, ...).
     """
 
     def __init__(self, name: str, params: HalfCarData | None = None, *,

@@ -80,16 +80,16 @@ class LongitudinalVehicle(Block):
 
     Ports
     -----
-    in   drive_torque     scalar  N*m     total drive torque at the wheels (> 0 forward)
-    in   brake_torque     scalar  N*m     total brake torque magnitude (negative read as 0)
-    in   grade            scalar  rad     road grade, uphill > 0 (only ``grade_input=True``;
+    in   drive_torque     scalar [N*m]   total drive torque at the wheels (> 0 forward)
+    in   brake_torque     scalar [N*m]   total brake torque magnitude (negative read as 0)
+    in   grade            scalar [rad]   road grade, uphill > 0 (only ``grade_input=True``;
                                           else the parameter ``grade``)
-    out  x                scalar  m       position; state only
-    out  v                scalar  m/s     speed; state only
-    out  wheel_speed      scalar  rad/s   :math:`v/r`; state only
-    out  drag_force       scalar  N       :math:`\tfrac12\rho C_d A v|v|`; state only
-    out  a                scalar  m/s^2   acceleration :math:`\dot v`; reads every input
-    out  friction_force   scalar  N       :math:`F_f` (rolling resistance + brakes, signed
+    out  x                scalar [m]     position; state only
+    out  v                scalar [m/s]   speed; state only
+    out  wheel_speed      scalar [rad/s]  :math:`v/r`; state only
+    out  drag_force       scalar [N]     :math:`\tfrac12\rho C_d A v|v|`; state only
+    out  a                scalar [m/s^2]  acceleration :math:`\dot v`; reads every input
+    out  friction_force   scalar [N]     :math:`F_f` (rolling resistance + brakes, signed
                                           along +x); reads every input
 
     Parameters
@@ -211,14 +211,21 @@ class Brake(Block):
 
     Ports
     -----
-    in   torque_request  scalar  N*m   mode "torque"
-    in   pedal           scalar  1     mode "pedal", 0..1 (clipped)
-    in   pressure        scalar  Pa    mode "pressure" (line pressure)
-    out  torque          scalar  N*m   :math:`T_b \ge 0`; state only with a lag, else reads
+    in   torque_request  scalar [N*m]  mode "torque"
+    in   pedal           scalar [1]   mode "pedal", 0..1 (clipped)
+    in   pressure        scalar [Pa]  mode "pressure" (line pressure)
+    out  torque          scalar [N*m]  :math:`T_b \ge 0`; state only with a lag, else reads
                                        the request
 
     Limitations: no wheel lock or ABS (no tyre friction limit here), no fade, one torque
     for all wheels together (no front/rear split), a first-order actuator.
+
+    Parameters
+    ----------
+    params : BrakeData, optional
+        :math:`T_{max}`, :math:`k_p`, :math:`\tau_b` (default: the passenger car's).
+    mode : {"torque", "pedal", "pressure"}
+        What the input is (see above).
     """
 
     def __init__(self, name: str, params: BrakeData | None = None, *,

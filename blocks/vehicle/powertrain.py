@@ -114,12 +114,12 @@ class Engine(Block):
 
     Ports
     -----
-    in   throttle     scalar  1      driver/controller throttle, 0..1 (clipped)
-    in   load_torque  scalar  N*m    torque taken off the crank (converter pump)
-    out  speed        scalar  rad/s  :math:`\omega_e`; state only
-    out  torque       scalar  N*m    map torque :math:`T_e` at the effective throttle;
+    in   throttle     scalar [1]    driver/controller throttle, 0..1 (clipped)
+    in   load_torque  scalar [N*m]  torque taken off the crank (converter pump)
+    out  speed        scalar [rad/s]  :math:`\omega_e`; state only
+    out  torque       scalar [N*m]  map torque :math:`T_e` at the effective throttle;
                                      reads throttle
-    out  throttle_effective scalar 1 :math:`\alpha_{eff}`; reads throttle
+    out  throttle_effective  scalar [1]  :math:`\alpha_{eff}`; reads throttle
 
     Parameters
     ----------
@@ -177,11 +177,11 @@ class TorqueConverter(Block):
 
     Ports
     -----
-    in   pump_speed     scalar  rad/s  :math:`\omega_p` (the engine)
-    in   turbine_speed  scalar  rad/s  :math:`\omega_t` (the gearbox input)
-    out  pump_torque    scalar  N*m    load on the engine :math:`T_p`; reads both
-    out  turbine_torque scalar  N*m    torque driving the gearbox :math:`T_t`; reads both
-    out  speed_ratio    scalar  1      :math:`\nu` (overrun: > 1, capped at 10); reads both
+    in   pump_speed     scalar [rad/s]  :math:`\omega_p` (the engine)
+    in   turbine_speed  scalar [rad/s]  :math:`\omega_t` (the gearbox input)
+    out  pump_torque    scalar [N*m]  load on the engine :math:`T_p`; reads both
+    out  turbine_torque  scalar [N*m]  torque driving the gearbox :math:`T_t`; reads both
+    out  speed_ratio    scalar [1]    :math:`\nu` (overrun: > 1, capped at 10); reads both
 
     Parameters
     ----------

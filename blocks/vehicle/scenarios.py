@@ -241,11 +241,24 @@ class LeadVehicle(Block):
 
     Ports
     -----
-    out  x        [m]      front bumper; no inputs
-    out  x_rear   [m]      rear bumper, x - length
-    out  v        [m/s]
-    out  a        [m/s^2]
-    out  in_lane  [1]      1.0 in the ego lane, else 0.0
+    out  x        scalar [m]      front bumper; no inputs
+    out  x_rear   scalar [m]      rear bumper, x - length
+    out  v        scalar [m/s]
+    out  a        scalar [m/s^2]
+    out  in_lane  scalar [1]      1.0 in the ego lane, else 0.0
+
+    Parameters
+    ----------
+    profile : SpeedProfile
+        The speed over time (:class:`PiecewiseSpeed`, :class:`SinusoidalSpeed`, ...).
+    x0_m : float
+        :math:`x_0` [m], the front bumper at t = 0.
+    length_m : float
+        :math:`L` [m].
+    in_lane : bool
+        In the ego lane at t = 0.
+    lane_changes_s : sequence of float
+        Times [s] at which it changes lane (toggles ``in_lane``).
     """
 
     def __init__(self, name: str, profile: SpeedProfile, x0_m: float = 0.0,
@@ -337,13 +350,27 @@ class IDMVehicle(Block):
 
     Ports
     -----
-    in   leader_x_rear  [m]      the leader's rear bumper (only with ``leader=True``)
-    in   leader_v       [m/s]    the leader's speed (only with ``leader=True``)
-    out  x              [m]      front bumper; state only
-    out  x_rear         [m]      x - length; state only
-    out  v              [m/s]    state only
-    out  a              [m/s^2]  the IDM acceleration; reads the leader inputs
-    out  in_lane        [1]      as for :class:`LeadVehicle`
+    in   leader_x_rear  scalar [m]      the leader's rear bumper (only with ``leader=True``)
+    in   leader_v       scalar [m/s]    the leader's speed (only with ``leader=True``)
+    out  x              scalar [m]      front bumper; state only
+    out  x_rear         scalar [m]      x - length; state only
+    out  v              scalar [m/s]    state only
+    out  a              scalar [m/s^2]  the IDM acceleration; reads the leader inputs
+    out  in_lane        scalar [1]      as for :class:`LeadVehicle`
+
+    Parameters
+    ----------
+    params : IDMParameters, optional
+        Desired speed, time gap, minimum gap, accelerations, exponent (default: Treiber,
+        Hennecke & Helbing 2000).
+    x0_m, v0_m_s : float
+        Initial front-bumper position [m] and speed [m/s] (>= 0).
+    length_m : float
+        Vehicle length [m].
+    leader : bool
+        Follow a leader (the ``leader_*`` inputs), else drive on a free road.
+    in_lane, lane_changes_s : bool, sequence of float
+        As for :class:`LeadVehicle`.
     """
 
     def __init__(self, name: str, params: IDMParameters | None = None, x0_m: float = 0.0,
@@ -412,15 +439,28 @@ class Radar(Block):
 
     Ports
     -----
-    in   ego_x           [m]     the ego's front bumper (the radar position)
-    in   ego_v           [m/s]
-    in   target{i}_x_rear [m]    rear bumper of target i = 0 .. n-1
-    in   target{i}_v     [m/s]
-    in   target{i}_in_lane [1]   1.0 when target i is in the ego lane
-    out  range           [m]     feedthrough from all inputs
-    out  range_rate      [m/s]
-    out  valid           [1]     1.0 with a target, else 0.0
-    out  target          [1]     index of the target, -1.0 without
+    in   ego_x              scalar [m]     the ego's front bumper (the radar position)
+    in   ego_v              scalar [m/s]
+    in   target{i}_x_rear   scalar [m]     rear bumper of target i = 0 .. n-1
+    in   target{i}_v        scalar [m/s]   speed of target i
+    in   target{i}_in_lane  scalar [1]     1.0 when target i is in the ego lane
+    out  range              scalar [m]     reads every input (sampled with ``period_s``)
+    out  range_rate         scalar [m/s]   reads every input
+    out  valid              scalar [1]     1.0 with a target, else 0.0; reads every input
+    out  target             scalar [1]     index of the target, -1.0 without; reads every input
+
+    Parameters
+    ----------
+    n_targets : int
+        Number of vehicles the radar sees (>= 1): the inputs ``target0_*`` ..
+    max_range_m : float
+        :math:`r_\max` [m]: farther targets are not seen.
+    ego_length_m : float
+        :math:`L_e` [m], the ego's length.
+    period_s : float, optional
+        Sample period [s] of the radar (default: evaluated with its inputs).
+    offset_s : float
+        Offset [s] of its sample instants.
     """
 
     def __init__(self, name: str, n_targets: int, max_range_m: float = 150.0,

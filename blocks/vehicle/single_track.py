@@ -96,22 +96,22 @@ class SingleTrack(Block):
 
     Ports
     -----
-    in   steer        scalar  rad    front wheel steer angle (left > 0)
-    in   vx           scalar  m/s    longitudinal speed :math:`u`
-    in   fy_front     scalar  N      (``tyre_inputs``) lateral force of one front tyre
-    in   fy_rear      scalar  N      (``tyre_inputs``) lateral force of one rear tyre
-    out  vy           scalar  m/s    lateral velocity of the centre of mass; state only
-    out  yaw_rate     scalar  rad/s  state only
-    out  psi          scalar  rad    heading; state only
-    out  position     (2,)    m      :math:`(X, Y)`; state only
-    out  beta         scalar  rad    side-slip angle :math:`\arctan(v_y/u)`; reads vx
-    out  ay           scalar  m/s^2  lateral acceleration :math:`\dot v_y + u r`; reads all
-    out  alpha_front, alpha_rear  scalar  rad   (linear) slip angles; read steer, vx
-    out  fy_front_axle, fy_rear_axle scalar N   axle lateral forces (body frame for the rear,
-                                     wheel frame for the front); read all inputs
-    out  vx_front, vy_front  scalar  m/s  (``tyre_inputs``) front wheel-centre velocity,
+    in   steer        scalar [rad]  front wheel steer angle (left > 0)
+    in   vx           scalar [m/s]  longitudinal speed :math:`u`
+    in   fy_front     scalar [N]    (``tyre_inputs``) lateral force of one front tyre
+    in   fy_rear      scalar [N]    (``tyre_inputs``) lateral force of one rear tyre
+    out  vy           scalar [m/s]  lateral velocity of the centre of mass; state only
+    out  yaw_rate     scalar [rad/s]  state only
+    out  psi          scalar [rad]  heading; state only
+    out  position     (2,) [m]    :math:`(X, Y)`; state only
+    out  beta         scalar [rad]  side-slip angle :math:`\arctan(v_y/u)`; reads vx
+    out  ay           scalar [m/s^2]  lateral acceleration :math:`\dot v_y + u r`; reads all
+    out  alpha_front, alpha_rear  scalar [rad]  (linear) slip angles; read steer, vx
+    out  fy_front_axle, fy_rear_axle  scalar [N]  axle lateral forces (body frame for the
+                                     rear, wheel frame for the front); read all inputs
+    out  vx_front, vy_front  scalar [m/s]  (``tyre_inputs``) front wheel-centre velocity,
                                      wheel axes; read steer, vx
-    out  vx_rear, vy_rear    scalar  m/s  (``tyre_inputs``) rear; read vx
+    out  vx_rear, vy_rear    scalar [m/s]  (``tyre_inputs``) rear; read vx
 
     Parameters
     ----------
@@ -248,8 +248,8 @@ def SingleTrackWithTyres(name: str, front_model: Any, rear_model: Any,  # noqa: 
     -----
     in   steer, vx     scalar  rad, m/s
     out  yaw_rate, vy, beta, ay, psi, position   as :class:`SingleTrack`
-    out  fy_front_axle, fy_rear_axle  scalar N
-    out  alpha_front, alpha_rear  scalar rad  the tyres' slip angles (ISO sign:
+    out  fy_front_axle, fy_rear_axle  scalar [N]
+    out  alpha_front, alpha_rear  scalar [rad]  the tyres' slip angles (ISO sign:
                                   :math:`\alpha_{ISO} = -\alpha`)
 
     Parameters

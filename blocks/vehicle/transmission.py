@@ -76,9 +76,9 @@ class ShiftSchedule(Block):
 
     Ports
     -----
-    in   speed     scalar  m/s  vehicle speed
-    in   throttle  scalar  1    0..1
-    out  gear      scalar  1    selected gear 1..n (dtype int); state only, sampled
+    in   speed     scalar [m/s]  vehicle speed
+    in   throttle  scalar [1]  0..1
+    out  gear      scalar [1]  selected gear 1..n (dtype int); state only, sampled
 
     Parameters
     ----------
@@ -147,14 +147,14 @@ class AutomaticGearbox(Block):
 
     Ports
     -----
-    in   torque_in   scalar  N*m    turbine torque
-    in   speed_out   scalar  rad/s  output shaft speed (final-drive input)
-    in   gear        scalar  1      selected gear 1..n (integer-valued float, or int)
-    out  torque_out  scalar  N*m    :math:`i T_{in} f`; reads torque_in, speed_out (and gear
+    in   torque_in   scalar [N*m]  turbine torque
+    in   speed_out   scalar [rad/s]  output shaft speed (final-drive input)
+    in   gear        scalar [1]    selected gear 1..n (integer-valued float, or int)
+    out  torque_out  scalar [N*m]  :math:`i T_{in} f`; reads torque_in, speed_out (and gear
                                     without a shift time)
-    out  speed_in    scalar  rad/s  :math:`i\,\omega_{out}`; reads speed_out (and gear
+    out  speed_in    scalar [rad/s]  :math:`i\,\omega_{out}`; reads speed_out (and gear
                                     without a shift time)
-    out  ratio       scalar  1      the effective ratio :math:`i`; state only with a shift
+    out  ratio       scalar [1]    the effective ratio :math:`i`; state only with a shift
                                     time, else reads gear
 
     Parameters
@@ -227,11 +227,25 @@ class AutomaticGearbox(Block):
 
 class FinalDrive(Gearbox):
     r""":class:`blocks.electric.Gearbox` with the final-drive data of a
-    :class:`TransmissionData` (ratio :math:`i_{fd}`, efficiency).
+    :class:`TransmissionData` (ratio :math:`i_{fd}`, efficiency; equations: the gearbox's).
 
-    Ports as :class:`blocks.electric.Gearbox`: in ``torque_in`` [N*m], ``speed_out``
-    [rad/s] (the wheels); out ``torque_out`` [N*m] (at the wheels), ``speed_in``
-    [rad/s], ``power_loss`` [W].
+    .. math:: \omega_{in} = i_{fd}\,\omega_{out}
+
+    Ports
+    -----
+    in   torque_in   scalar [N*m]    torque from the gearbox output shaft
+    in   speed_out   scalar [rad/s]  wheel speed
+    out  torque_out  scalar [N*m]    torque at the wheels; reads torque_in, speed_out
+    out  speed_in    scalar [rad/s]  :math:`i_{fd}\,\omega_{out}`; reads speed_out
+    out  power_loss  scalar [W]      reads both
+
+    Parameters
+    ----------
+    params : TransmissionData, optional
+        Its ``final_drive_ratio`` and ``final_drive_efficiency`` (default: the passenger
+        car's).
+    smoothing_power_w : float
+        :math:`P_s` [W] of the efficiency switch (as :class:`blocks.electric.Gearbox`).
     """
 
     def __init__(self, name: str, params: TransmissionData | None = None, *,

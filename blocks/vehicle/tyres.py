@@ -81,18 +81,20 @@ class Tyre(Block):
 
     Ports
     -----
-    in   vx          scalar  m/s    wheel-centre velocity along the wheel x axis
-    in   vy          scalar  m/s    wheel-centre velocity along the wheel y axis (left)
-    in   omega       scalar  rad/s  wheel spin, positive rolling forward (``slip_input=True``:
-                                    ``slip_ratio`` [1] instead)
-    in   camber      scalar  rad    inclination angle
-    in   fz          scalar  N      normal load (<= 0: wheel off the ground, zero forces)
-    out  fx, fy      scalar  N      contact forces on the tyre, W axes
-    out  mx, my, mz  scalar  N*m    overturning, rolling resistance, aligning moments
-    out  force       (3,)    N      ``[fx, fy, max(fz, 0)]``: the whole contact force
-    out  moment      (3,)    N*m    ``[mx, my, mz]``
-    out  kappa       scalar  1      slip ratio used (transient: :math:`\kappa'`)
-    out  alpha       scalar  rad    slip angle used (transient: :math:`\alpha'`)
+    in   vx          scalar [m/s]  wheel-centre velocity along the wheel x axis
+    in   vy          scalar [m/s]  wheel-centre velocity along the wheel y axis (left)
+    in   omega       scalar [rad/s]  wheel spin, positive rolling forward (not with
+                                    ``slip_input=True``)
+    in   slip_ratio  scalar [1]    the slip ratio, with ``slip_input=True`` (instead of
+                                    ``omega``)
+    in   camber      scalar [rad]  inclination angle
+    in   fz          scalar [N]    normal load (<= 0: wheel off the ground, zero forces)
+    out  fx, fy      scalar [N]    contact forces on the tyre, W axes
+    out  mx, my, mz  scalar [N*m]  overturning, rolling resistance, aligning moments
+    out  force       (3,) [N]    ``[fx, fy, max(fz, 0)]``: the whole contact force
+    out  moment      (3,) [N*m]  ``[mx, my, mz]``
+    out  kappa       scalar [1]    slip ratio used (transient: :math:`\kappa'`)
+    out  alpha       scalar [rad]  slip angle used (transient: :math:`\alpha'`)
 
     Feedthrough: steady, every output reads every input; transient, ``kappa``/``alpha``
     are state outputs and the forces read ``vx``, ``camber`` and ``fz`` only.  Context

@@ -77,20 +77,20 @@ def ConventionalVehicle(name: str, car: PassengerCar | None = None, *,  # noqa: 
 
     Ports
     -----
-    in   throttle        scalar  1      0..1 (engine and TCU)
-    in   torque_request  scalar  N*m    brake request (``brake_mode="torque"``; ``pedal``
+    in   throttle        scalar [1]    0..1 (engine and TCU)
+    in   torque_request  scalar [N*m]  brake request (``brake_mode="torque"``; ``pedal``
                                         [1] for "pedal", ``pressure`` [Pa] for "pressure")
-    in   grade           scalar  rad    only with ``grade_input=True``
+    in   grade           scalar [rad]  only with ``grade_input=True``
     out  x, v, a         scalar  m, m/s, m/s^2  vehicle position, speed, acceleration
-    out  wheel_speed     scalar  rad/s
-    out  engine_speed    scalar  rad/s
-    out  engine_torque   scalar  N*m    map torque
-    out  gear            scalar  1      selected gear (int)
-    out  gear_ratio      scalar  1      effective gearbox ratio :math:`i_g` (engine side /
+    out  wheel_speed     scalar [rad/s]
+    out  engine_speed    scalar [rad/s]
+    out  engine_torque   scalar [N*m]  map torque
+    out  gear            scalar [1]    selected gear (int)
+    out  gear_ratio      scalar [1]    effective gearbox ratio :math:`i_g` (engine side /
                                         output shaft, follows the gear with the shift lag)
-    out  speed_ratio     scalar  1      converter speed ratio
-    out  drive_torque    scalar  N*m    total drive torque at the wheels
-    out  brake_torque    scalar  N*m
+    out  speed_ratio     scalar [1]    converter speed ratio
+    out  drive_torque    scalar [N*m]  total drive torque at the wheels
+    out  brake_torque    scalar [N*m]
 
     Blocks: ``engine``, ``converter``, ``tcu``, ``gearbox``, ``final_drive``, ``brake``,
     ``vehicle``; recorded paths are ``"<name>/vehicle.v"`` etc.  ``vehicle_kw`` go to
@@ -133,14 +133,14 @@ def ElectricVehicle(name: str, car: PassengerCar | None = None, *,  # noqa: N802
 
     Ports
     -----
-    in   throttle        scalar  1      accelerator pedal 0..1
-    in   torque_request  scalar  N*m    brake request (or ``pedal`` / ``pressure``)
-    in   grade           scalar  rad    only with ``grade_input=True``
+    in   throttle        scalar [1]    accelerator pedal 0..1
+    in   torque_request  scalar [N*m]  brake request (or ``pedal`` / ``pressure``)
+    in   grade           scalar [rad]  only with ``grade_input=True``
     out  x, v, a, wheel_speed, brake_torque   as :func:`ConventionalVehicle`
-    out  motor_speed     scalar  rad/s
-    out  motor_torque    scalar  N*m
-    out  drive_torque    scalar  N*m    total drive torque at the wheels
-    out  i_dc            scalar  A
+    out  motor_speed     scalar [rad/s]
+    out  motor_torque    scalar [N*m]
+    out  drive_torque    scalar [N*m]  total drive torque at the wheels
+    out  i_dc            scalar [A]
 
     Blocks: ``drivetrain`` (:func:`~.electric_drivetrain.ElectricDrivetrain`), ``brake``,
     ``vehicle``.

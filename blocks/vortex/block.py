@@ -9,18 +9,7 @@ at :math:`t_{n+1}` the values of the update at :math:`t_n`).  The whole flow
 state (vortex arrays, reservoir, impulse history, random generator) is one discrete
 state, copied at every update, so checkpoints and rollback of the context work.
 
-Ports
------
-in   position          (2,) [m]      body frame origin in the world frame
-in   velocity          (2,) [m/s]    velocity of that origin
-in   angle             scalar [rad]  rotation of the body frame (counter-clockwise)
-in   angular_velocity  scalar [rad/s]
-out  force             (2,) [N/m]    fluid force on the body per unit span (sampled)
-out  moment            scalar [N]    moment about the world origin per unit span (N m/m)
-out  n_vortices        scalar        number of free vortices (sampled)
-
-No output reads an input directly (``depends_on=()``): no algebraic loop with a
-structure model that feeds the motion back.
+Ports: :class:`VortexFlow`.
 """
 
 from __future__ import annotations
@@ -36,7 +25,29 @@ from .panels import rigid_motion
 
 
 class VortexFlow(Block):
-    """A rigid body in 2-D vortex flow, stepped every ``flow.dt`` (module docstring).
+    r"""A rigid body in 2-D vortex flow, stepped every ``flow.dt`` (module docstring; the
+    method: :mod:`blocks.vortex.flow`).  Force and moment per unit span from the vortex
+    impulse:
+
+    .. math::
+
+        \mathbf F = -\frac{d\mathbf P}{dt} + \rho A \frac{d\mathbf V_c}{dt}, \qquad
+        \mathbf P = \rho \sum_k \Gamma_k\,(y_k, -x_k), \qquad
+        M = -\frac{dL}{dt}, \qquad L = -\frac{\rho}{2}\sum_k \Gamma_k\,|\mathbf x_k|^2
+
+    Ports
+    -----
+    in   position          (2,) [m]           body frame origin in the world frame
+    in   velocity          (2,) [m/s]         velocity of that origin
+    in   angle             scalar [rad]       rotation of the body frame (counter-clockwise)
+    in   angular_velocity  scalar [rad/s]
+    out  force             (2,) [N/m]         fluid force on the body per unit span; sampled
+    out  moment            scalar [N]         moment about the world origin per unit span
+                                              (N m/m); sampled
+    out  n_vortices        scalar [no unit]   number of free vortices; sampled
+
+    No output reads an input directly (``depends_on=()``): no algebraic loop with a
+    structure model that feeds the motion back.
 
     Parameters
     ----------

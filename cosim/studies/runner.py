@@ -62,7 +62,12 @@ def default_metrics(res: Any, point: dict) -> dict:
 
 def run_one(spec: ModelSpec, settings: RunSettings, index: int, run_id: str,
             point: dict) -> dict:
-    """Simulate one parameter point; returns the journal record (never raises)."""
+    """Simulate one parameter point; returns the journal record (never raises).
+
+    The record's ``units`` give the unit of each context parameter (as its block declares
+    it) and of each default metric (``final:<signal>``: the signal's); the arguments of
+    the diagram function and the metrics of a metrics function have none cosim knows.
+    """
     t0 = time.perf_counter()
     record = {"run_id": run_id, "index": index, "params": dict(point),
               "worker": f"{socket.gethostname()}:{os.getpid()}"}
@@ -85,6 +90,7 @@ def run_one(spec: ModelSpec, settings: RunSettings, index: int, run_id: str,
         ctx = d.create_context()
         for name, value in params.items():
             ctx.set_param(name, value)
+        units = {name: ctx.plan.find_parameter(name).unit or "" for name in params}
         sim = Simulator(d, context=ctx, solver=settings.solver, dt=settings.dt,
                         rtol=settings.rtol, atol=settings.atol, record=settings.record)
         res = sim.run(settings.t_end)
@@ -94,7 +100,9 @@ def run_one(spec: ModelSpec, settings: RunSettings, index: int, run_id: str,
         metrics = fn(res, dict(point))
         if not isinstance(metrics, dict):
             raise TypeError(f"metrics function returned {type(metrics).__name__}, not a dict")
-        record.update(status="ok", metrics=metrics, error=None)
+        if fn is default_metrics:  # final:<signal>: the signal's unit
+            units.update({k: res.units.get(k.removeprefix("final:")) or "" for k in metrics})
+        record.update(status="ok", metrics=metrics, error=None, units=units)
     except Exception as exc:  # a failed run is a result, not the end of the study
         tb = traceback.extract_tb(exc.__traceback__)
         where = f" (at {tb[-1].filename}:{tb[-1].lineno})" if tb else ""

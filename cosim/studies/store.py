@@ -10,7 +10,11 @@ Folder layout (``out``):
   in flight.  It is the record an interrupted study resumes from;
 * ``results.parquet`` (pandas + pyarrow; ``results.csv`` without pyarrow): the table of
   all finished runs keyed by the parameters, rewritten atomically (temporary file and
-  rename) every ``flush_every`` runs and at the end.
+  rename) every ``flush_every`` runs and at the end.  Its columns are the parameter and
+  metric names; their units are in ``df.attrs["units"]`` (:meth:`ResultStore.dataframe`),
+  which Parquet keeps (``pandas.read_parquet`` gives them back) and which the CSV table
+  has in its sidecar ``results.csv.json`` (``{"units": {...}}``, as the results CSV of
+  :mod:`cosim.csv_results`).
 """
 
 from __future__ import annotations
@@ -117,19 +121,31 @@ class ResultStore:
     # -- table --------------------------------------------------------------------------
     def dataframe(self) -> Any:
         """All finished runs as a pandas DataFrame: ``run_id``, parameters, metrics,
-        ``status``, ``error``, ``wall_s``, ``worker``; sorted by run order."""
+        ``status``, ``error``, ``wall_s``, ``worker``; sorted by run order.
+
+        ``df.attrs["units"]``: the unit of every parameter and metric column (``""`` where
+        cosim knows none: arguments of the diagram function, your metrics function's
+        values; see :func:`~cosim.studies.runner.run_one`) and of ``wall_s``."""
         import pandas as pd
 
-        rows = []
+        rows, units = [], {}
         for rec in sorted(self.records.values(), key=lambda r: r.get("index", 0)):
+            known = rec.get("units") or {}
             row = {"run_id": rec["run_id"], "index": rec.get("index")}
-            row.update({k: _unjson(v) for k, v in rec["params"].items()})
-            row.update({(f"metric:{k}" if k in RESERVED or k in row else k): _unjson(v)
-                        for k, v in rec["metrics"].items()})
+            for k, v in rec["params"].items():
+                row[k] = _unjson(v)
+                units[k] = units.get(k) or known.get(k, "")
+            names = {k: f"metric:{k}" if k in RESERVED or k in row else k
+                     for k in rec["metrics"]}
+            for k, v in rec["metrics"].items():
+                row[names[k]] = _unjson(v)
+                units[names[k]] = units.get(names[k]) or known.get(k, "")
             row.update(status=rec["status"], error=rec.get("error"),
                        wall_s=rec.get("wall_s"), worker=rec.get("worker"))
             rows.append(row)
-        return pd.DataFrame(rows)
+        df = pd.DataFrame(rows)
+        df.attrs["units"] = {**units, "wall_s": "s"}
+        return df
 
     def write_table(self) -> str:
         """Rewrite the table (atomic); returns its path."""
@@ -144,5 +160,10 @@ class ResultStore:
             path = os.path.join(self.path, "results.csv")
             tmp = path + ".tmp"
             df.to_csv(tmp, index=False)
+            side = path + ".json"
+            with open(side + ".tmp", "w", encoding="utf-8") as f:
+                json.dump({"format": "cosim study table 1", "units": df.attrs["units"]}, f,
+                          indent=1)
+            os.replace(side + ".tmp", side)
         os.replace(tmp, path)
         return path

@@ -8,14 +8,17 @@ Unicode text (:mod:`latex_text`); ````code````, roles (``:class:`~a.B```, linked
 caller knows the target), literal blocks (``::``), doctest blocks, simple tables and
 ``.. note::``-like directives get their Markdown forms.
 
-The Ports table of a block docstring, one row per port (or group of ports), description
-after two spaces or more, continuation lines indented::
+The Ports table of a block docstring, one row per port (or group of ports): direction,
+names, then after two spaces or more the shape, the ``[unit]`` and a description;
+continuation lines indented; after a blank line, notes about the ports as a whole::
 
     Ports
     -----
     in   u              scalar [unit]
     out  y0 .. y(n-1)   scalars [unit]; feedthrough
                         from u
+
+    Every output is sampled.
 """
 
 from __future__ import annotations
@@ -27,7 +30,8 @@ from dataclasses import dataclass
 
 from latex_text import display, inline
 
-__all__ = ["Docstring", "Port", "cell", "markdown", "parameters", "parse", "ports"]
+__all__ = ["Docstring", "Port", "cell", "markdown", "parameters", "parse", "ports",
+           "ports_notes", "split_ports"]
 
 Link = Callable[[str], str | None]
 
@@ -83,10 +87,24 @@ def parse(doc: str | None) -> Docstring:
 
 
 def ports(section: str) -> list[Port]:
-    """The rows of a Ports section; a line that is neither a row nor an indented
-    continuation raises ``ValueError``."""
+    """The rows of a Ports section (:func:`split_ports`)."""
+    return split_ports(section)[0]
+
+
+def ports_notes(section: str) -> str:
+    """The text after the rows of a Ports section (:func:`split_ports`)."""
+    return split_ports(section)[1]
+
+
+def split_ports(section: str) -> tuple[list[Port], str]:
+    """``(rows, notes)`` of a Ports section: rows, each with its indented continuation
+    lines, then, after a blank line, optional notes (paragraphs about the ports as a
+    whole: "every output reads every input").  A line in the table that is neither a
+    row nor a continuation, a section that starts with notes, or a row after the notes
+    raises ``ValueError``."""
     rows: list[Port] = []
-    for line in section.splitlines():
+    lines = section.splitlines()
+    for k, line in enumerate(lines):
         if not line.strip():
             continue
         m = _PORT_ROW.match(line)
@@ -94,9 +112,16 @@ def ports(section: str) -> list[Port]:
             rows.append(Port(m.group(1), m.group(2).strip(), (m.group(3) or "").strip()))
         elif line.startswith(" ") and rows:
             rows[-1].description = f"{rows[-1].description} {line.strip()}".strip()
+        elif rows and not lines[k - 1].strip():
+            notes = "\n".join(lines[k:])
+            late = [ln for ln in lines[k:] if _PORT_ROW.match(ln) and ln.split()[1:2]
+                    and re.match(r"\s{2,}", ln[len(ln.split()[0]):])]
+            if late:
+                raise ValueError(f"a Ports row after the notes: {late[0]!r}")
+            return rows, notes
         else:
             raise ValueError(f"not a Ports row ('in|out  NAME  description'): {line!r}")
-    return rows
+    return rows, ""
 
 
 def parameters(section: str) -> dict[str, tuple[str, str]]:

@@ -28,8 +28,10 @@ class Recording:
     """Machine data: sample times [s] (strictly increasing) and named scalar signals.
 
     Build it with :meth:`load` from a cosim CSV/HDF5 results file, a
-    :class:`~cosim.observers.Results`, a pandas DataFrame (index or column ``time [s]`` /
-    ``time``; columns ``name [unit]``) or ``(t, {name: array}, {name: unit})``.
+    :class:`~cosim.observers.Results`, a pandas DataFrame (index or column ``time`` /
+    ``time [s]``; columns named by the signals with their units in ``df.attrs["units"]``,
+    as :meth:`Results.to_pandas <cosim.observers.Results.to_pandas>` makes them, or
+    ``name [unit]``) or ``(t, {name: array}, {name: unit})``.
     """
 
     def __init__(self, t: Any, signals: dict, units: dict | None = None,
@@ -80,12 +82,13 @@ class Recording:
         else:
             t = np.asarray(df.index, dtype=float)
         signals, units = {}, {}
+        declared = df.attrs.get("units") or {}
         for c, name in zip(df.columns, cols):
             if c is tcol:
                 continue
             m = _COLUMN.match(name)
             signals[m["name"]] = df[c].to_numpy(dtype=float)
-            units[m["name"]] = m["unit"] or ""
+            units[m["name"]] = declared.get(name, m["unit"] or "")
         return cls(t, signals, units, source="DataFrame")
 
     def column(self, name: str, role: str) -> np.ndarray:

@@ -19,7 +19,6 @@ Tolerances (the module docstring of examples/flagship.py):
 import json
 import shutil
 
-import numpy as np
 import pytest
 
 pytest.importorskip("fmpy")
@@ -28,6 +27,7 @@ pytest.importorskip("cantools")
 if shutil.which("gcc") is None:  # pragma: no cover - gcc is in CI
     pytest.skip("gcc is needed to compile the controller FMU", allow_module_level=True)
 
+from cosim.writers import read_dataframe  # noqa: E402
 from examples.flagship import main  # noqa: E402
 from hil.can import read_log  # noqa: E402
 
@@ -149,8 +149,9 @@ def test_files(demo):
         assert (out / name).stat().st_size > 0, name
     summary = json.loads((out / "summary.json").read_text())
     assert summary["cosim_vs_monolithic"]["ok"] and summary["realtime_vs_offline"]["ok"]
-    data = np.genfromtxt(out / "cosim.csv", delimiter=",", names=True)
-    assert len(data) == 401 and abs(data["t"][-1] - 4.0) < 1e-9
+    data = read_dataframe(out / "cosim.csv")  # columns named by the signals (issue 30)
+    assert len(data) == 401 and abs(data.index[-1] - 4.0) < 1e-9 and "mech.s" in data
+    assert data.attrs["units"]["time"] == "s" and data.attrs["status"] == "complete"
     frames = list(read_log(out / "bus.asc"))
     assert len(frames) == s["realtime"]["bus_log_frames"] > 7000
     if s["plot"]:

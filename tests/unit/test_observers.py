@@ -31,9 +31,10 @@ def test_results_have_units_provenance_and_pandas():
     assert prov["model"] == "obs" and len(prov["model_hash"]) == 16
     assert prov["solver"]["solver"] == "rk4" and prov["solver"]["dt"] == 0.01
     assert prov["versions"]["numpy"] == np.__version__
-    df = res.to_pandas()
-    assert "x.y [m]" in df.columns and "mux.y[1]" in df.columns
-    assert df.index.name == "time [s]" and df.attrs["provenance"] == prov
+    df = res.to_pandas()  # columns named by the signals, units beside (issue 30)
+    assert "x.y" in df.columns and "mux.y[1]" in df.columns
+    assert df.attrs["units"]["x.y"] == "m" and df.attrs["units"]["time"] == "s"
+    assert df.index.name == "time" and df.attrs["provenance"] == prov
     with pytest.raises(PortError, match="signal 'x.yy' was not recorded.*Did you mean 'x.y'"):
         res["x.yy"]
 

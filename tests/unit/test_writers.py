@@ -100,22 +100,23 @@ def test_round_trip_equals_recorder(tmp_path, fmt, record):
 
 
 def test_csv_layout(tmp_path):
-    """Plain CSV (header, rows) that pandas opens as it is; the provenance and the status
-    in the sidecar results.csv.json."""
+    """Plain CSV (header of signal names, rows) that pandas opens as it is; the units,
+    the provenance and the status in the sidecar results.csv.json."""
     import json
 
     import pandas as pd
     w = CsvWriter(tmp_path / "r.csv", ports=["i.y", "v.y"], chunk=10)
     res = cosim.Simulator(make_model(), solver="rk4", dt=0.1, observers=[w]).run(0.3)
     lines = w.path.read_text().splitlines()
-    assert lines[0] == "time [s],i.y [m],v.y[0] [m],v.y[1] [m]"
+    assert lines[0] == "time,i.y,v.y[0],v.y[1]"
     assert lines[1].startswith("0.0,0.0,1.0,2.0") and len(lines) == 5
     assert not any(ln.startswith("#") for ln in lines)
     df = pd.read_csv(w.path)
-    assert list(df.columns) == ["time [s]", "i.y [m]", "v.y[0] [m]", "v.y[1] [m]"]
-    np.testing.assert_array_equal(df["i.y [m]"].to_numpy(), res["i.y"])
+    assert list(df.columns) == ["time", "i.y", "v.y[0]", "v.y[1]"]
+    np.testing.assert_array_equal(df["i.y"].to_numpy(), res["i.y"])
     side = json.loads((tmp_path / "r.csv.json").read_text())
-    assert side["format"] == "cosim results 2" and side["status"] == "complete"
+    assert side["format"] == "cosim results 3" and side["status"] == "complete"
+    assert side["units"] == {"time": "s", "i.y": "m", "v.y[0]": "m", "v.y[1]": "m"}
     assert side["provenance"]["model"] == "model" and side["provenance"]["model_hash"]
     assert side["provenance"]["solver"]["solver"] == "rk4"
 

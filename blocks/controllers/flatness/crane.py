@@ -463,18 +463,26 @@ def crane_references(params: Any, plan: Any, times: Any, compensate_drives: bool
 
 
 class TableReference(Block):
-    """Velocity references as tables of time, linearly interpolated (held outside).
+    r"""Velocity references as tables of time, linearly interpolated (held outside).
 
     Tables sampled at half the RK4 step reproduce the sampled signal exactly at the
     solver's stages.
 
+    .. math:: v(t) = v_k + \frac{t - t_k}{t_{k+1} - t_k}\,(v_{k+1} - v_k), \qquad
+              t_k \le t < t_{k+1}
+
     Ports
     -----
-    ===  ====================  ======  ====  ===============================
-    out  gantry_velocity_ref   scalar  m/s   functions of time only
-    out  trolley_velocity_ref  scalar  m/s
-    out  hoist_velocity_ref    scalar  m/s
-    ===  ====================  ======  ====  ===============================
+    out  gantry_velocity_ref   scalar [m/s]  time only
+    out  trolley_velocity_ref  scalar [m/s]  time only
+    out  hoist_velocity_ref    scalar [m/s]  time only
+
+    Parameters
+    ----------
+    time_s : array_like
+        Breakpoint times [s], strictly increasing.
+    gantry, trolley, hoist : array_like, optional
+        Velocities [m/s] at ``time_s`` (default zero).
     """
 
     def __init__(self, name: str, time_s: Any, *, gantry: Any = None, trolley: Any = None,

@@ -49,13 +49,7 @@ mapping the flat boundary values back through (30) gives :math:`\theta_1(10) = 3
 model, eqs. (15)-(20), is not reproducible (masses and inertias not in the seed) and not
 implemented.
 
-Ports of :class:`ExpandingWheelPlant`
--------------------------------------
-=====  =====  =====  ==========================================================
-in     u      (3,)   :math:`(\dot r_1, \dot r_2, \dot\theta_1)` [m/s, m/s, rad/s]
-out    x      (4,)   :math:`(r_1, r_2, \theta_1, \theta_2)` [m, m, rad, rad]
-out    alpha  ()     rod angle :math:`\alpha` [rad] (state in model B)
-=====  =====  =====  ==========================================================
+Ports: :class:`ExpandingWheelPlant`.
 """
 
 from __future__ import annotations
@@ -218,7 +212,27 @@ class ExpandingWheelLaw(LinearizingLaw):
 
 
 class ExpandingWheelPlant(Block):
-    """Kinematic model (A) or (B) of the expanding-wheel vehicle (see module docstring)."""
+    r"""Kinematic model (A) or (B) of the expanding-wheel vehicle (equations (12), (11):
+    module docstring).
+
+    Ports
+    -----
+    in   u      (3,) [m/s, m/s, rad/s]   :math:`(\dot r_1, \dot r_2, \dot\theta_1)`
+    out  x      (4,) [m, m, rad, rad]    :math:`(r_1, r_2, \theta_1, \theta_2)`; state only
+    out  alpha  scalar [rad]             rod angle :math:`\alpha` (a state in model B);
+                                         state only
+
+    Parameters
+    ----------
+    x0 : array_like (4,)
+        Initial :math:`(r_1, r_2, \theta_1, \theta_2)` [m, m, rad, rad], radii positive,
+        :math:`|r_1 - r_2| < l`.
+    rod_length_m : float
+        :math:`l` (default :data:`DEFAULT_ROD_LENGTH_M`, 1 m: our choice, not the seed's).
+    model : {"A", "B"}
+        "A": eq. (13), :math:`\alpha` from the constraint; "B": eq. (14),
+        :math:`\alpha` a state.
+    """
 
     def __init__(self, name: str, x0: Any, rod_length_m: float = DEFAULT_ROD_LENGTH_M,
                  model: str = "A") -> None:

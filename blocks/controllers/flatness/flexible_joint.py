@@ -36,13 +36,7 @@ The seed gives no parameter values; :data:`DEFAULT_PARAMS` (:math:`I = 1`,
 :math:`k = 100` N m/rad) are ours.  For :math:`q_1 = t` (:func:`ramp_reference`):
 :math:`q_2 = t + (MgL/k)\sin t`, :math:`u = MgL\sin t - (J MgL/k)\sin t`.
 
-Ports of :class:`FlexibleJoint`
--------------------------------
-=====  =====  =====  ==========================================================
-in     u      (1,)   motor torque [N m] (the shape of FlatTracker's ``u``)
-out    x      (4,)   :math:`(q_1, \dot q_1, q_2, \dot q_2)` [rad, rad/s, rad, rad/s]
-out    q1     ()     link angle (the flat output) [rad]
-=====  =====  =====  ==========================================================
+Ports: :class:`FlexibleJoint`.
 """
 
 from __future__ import annotations
@@ -176,8 +170,25 @@ class FlexibleJointLaw(LinearizingLaw):
 
 
 class FlexibleJoint(Block):
-    """The flexible-joint robot (module docstring), state from ``x0``; keyword parameters
-    ``I, J, M, g, L, k`` (defaults :data:`DEFAULT_PARAMS`)."""
+    r"""The flexible-joint robot (equations: module docstring), state from ``x0``.
+
+    .. math:: I\ddot q_1 + MgL\sin q_1 + k(q_1 - q_2) = 0, \qquad J\ddot q_2 - k(q_1 - q_2) = u
+
+    Ports
+    -----
+    in   u   (1,) [no unit]              motor torque [N m] (shape and unit as FlatTracker's
+                                        ``u``)
+    out  x   (4,) [rad, rad/s, rad, rad/s]  :math:`(q_1, \dot q_1, q_2, \dot q_2)`; state only
+    out  q1  scalar [rad]                link angle (the flat output); state only
+
+    Parameters
+    ----------
+    x0 : array_like (4,)
+        Initial :math:`(q_1, \dot q_1, q_2, \dot q_2)` [rad, rad/s, rad, rad/s].
+    **params : float
+        ``I`` [kg m^2], ``J`` [kg m^2], ``M`` [kg], ``g`` [m/s^2], ``L`` [m], ``k``
+        [N m/rad]; defaults :data:`DEFAULT_PARAMS`.
+    """
 
     def __init__(self, name: str, x0: Any = (0.0, 0.0, 0.0, 0.0), **params: float) -> None:
         super().__init__(name)

@@ -42,12 +42,7 @@ The lane change of the reference (:data:`LANE_CHANGE`): :math:`x_0 = (0, -2, 0)`
 :math:`y(t) = -2 + 4(10\tau^3 - 15\tau^4 + 6\tau^5)`, :math:`\tau = t/4`
 (:func:`lane_change_analytic`).
 
-Ports of :class:`KinematicCar`
-------------------------------
-=====  =====  =====  ==========================================================
-in     u      (2,)   :math:`(v, \delta)` [m/s, rad]
-out    x      (3,)   :math:`(x, y, \theta)` [m, m, rad]
-=====  =====  =====  ==========================================================
+Ports: :class:`KinematicCar`.
 """
 
 from __future__ import annotations
@@ -182,7 +177,20 @@ class KinematicCarLaw(LinearizingLaw):
 
 
 class KinematicCar(Block):
-    """The kinematic car (module docstring), state :math:`(x, y, \\theta)` from ``x0``."""
+    """The kinematic car (equations: module docstring), state :math:`(x, y, \\theta)`.
+
+    Ports
+    -----
+    in   u  (2,) [m/s, rad]     :math:`(v, \\delta)`: speed and steering angle
+    out  x  (3,) [m, m, rad]    :math:`(x, y, \\theta)`; state only
+
+    Parameters
+    ----------
+    x0 : array_like (3,)
+        Initial :math:`(x, y, \\theta)` [m, m, rad].
+    b : float
+        Wheelbase [m] (default :data:`DEFAULT_WHEELBASE_M`).
+    """
 
     def __init__(self, name: str, x0: Any = (0.0, 0.0, 0.0),
                  b: float = DEFAULT_WHEELBASE_M) -> None:

@@ -19,16 +19,7 @@ so each tracking error :math:`e_i = z_{i,d} - z_i` obeys
 or as ``poles`` (one row of :math:`r_i` closed-loop poles per output, real or in
 conjugate pairs).
 
-Ports
------
-=====  =======  ======  =======================================================
-in     x        (n,)    measured plant state (the law's ``states``)
-out    u        (m,)    plant input (feedthrough from ``x``)
-out    z_ref    (m,)    planned flat outputs :math:`z_d(t)`
-out    z        (m,)    measured flat outputs
-out    error    (m,)    :math:`z_d - z`
-out    singularity  ()  the law's singularity function (nan if it has none)
-=====  =======  ======  =======================================================
+The ports of :class:`FlatTracker` are in its Ports table.
 
 Where the law has a singular set (:meth:`LinearizingLaw.singularity` crosses zero; a
 closed loop can reach it even when the plan stays clear of it, while the errors decay)
@@ -131,7 +122,46 @@ def error_gains(relative_degree: tuple[int, ...], kp: Any = None, kv: Any = None
 
 
 class FlatTracker(Block):
-    """Tracks a flat-output plan with exact linearization (see the module docstring)."""
+    r"""Tracks a flat-output plan with exact linearization (law and gains: module
+    docstring).
+
+    .. math::
+
+        v_i = z_{i,d}^{(r_i)} + \sum_{j=0}^{r_i-1} k_{i,j}\,\big(z_{i,d}^{(j)} - z_i^{(j)}\big)
+
+    Ports
+    -----
+    in   x            (n,) [no unit]   measured plant state (the law's ``states``, in the
+                                       plant's units)
+    out  u            (m,) [no unit]   plant input; reads x (held between hits with
+                                       ``period_s``)
+    out  z_ref        (m,) [no unit]   planned flat outputs :math:`z_d(t)`; time only
+    out  z            (m,) [no unit]   measured flat outputs; reads x
+    out  error        (m,) [no unit]   :math:`z_d - z`; reads x
+    out  singularity  scalar [no unit]  the law's singularity function (nan if it has
+                                       none); reads x
+
+    Parameters
+    ----------
+    law : LinearizingLaw
+        The plant's linearizing law (relative degrees, flat outputs, input map).
+    plan : Plan
+        The flat-output plan :math:`z_d(t)` and its derivatives.
+    kp, kv : float or array_like, optional
+        Error gains for relative degree 2 (:math:`\ddot e + k_v \dot e + k_p e = 0`).
+    gains : array_like, optional
+        One row :math:`k_{i,0}, \dots, k_{i,r_i-1}` per flat output.
+    poles : array_like, optional
+        One row of :math:`r_i` closed-loop poles [1/s] per flat output.
+    extension_initial : array_like, optional
+        Initial dynamic-extension states :math:`\zeta` (default: from ``x0`` and the plan).
+    x0 : array_like, optional
+        The plant's initial state, to derive ``extension_initial``.
+    period_s : float, optional
+        Run the law sampled with this period [s] (an ECU); default continuous.
+    on_singular : {"raise", "ignore"}
+        At the law's singular set: stop the run (default) or run on.
+    """
 
     def __init__(self, name: str, law: LinearizingLaw, plan: Plan, kp: Any = None,
                  kv: Any = None, gains: Any = None, poles: Any = None,

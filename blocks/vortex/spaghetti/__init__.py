@@ -115,21 +115,7 @@ Modelling choices (OCR doubts of the seed)
   ``acceleration`` acts on every segment as the body force -m Ẍ0 along X (exact for the
   prescribed X0(t); the added-mass option ignores it).
 
-Ports
------
-in   speed          scalar [m/s]  drive speed of the driven end along +X (> 0: drawn out)
-in   acceleration   scalar [m/s²] its rate of change (only with ``drive_acceleration=True``)
-out  tip            (2,) [m]      free-end position
-out  tip_y          scalar [m]    free-end Y (the tip displacement)
-out  tip_deflection scalar [m]    free end's distance from the beam tangent at the wall
-                                  (elastic deflection of the wetted part)
-out  nodes          (n_b+1, 2) [m] node positions (driven end first)
-out  angles         (n_b,) [rad]  segment angles
-out  wetted_length  scalar [m]    length of beam in the fluid (X > 0)
-out  contact_force  (2,) [N/m]    total contact force on the beam (per unit span)
-out  fluid_force    (2,) [N/m]    total fluid force (lift + drag) on the beam
-The forces read ``speed`` (the driven end's velocity enters the contact damping and the
-fluid boundary condition); the other outputs depend on the state only.
+Ports: :class:`SpaghettiBeam`.
 
 Options (both off by default)
 -----------------------------

@@ -14,13 +14,47 @@ from .beam import SegmentedBeam
 
 # --------------------------------------------------------------------------- the block
 class SpaghettiBeam(Block):
-    """The segmented beam in the wall gap as a block (:mod:`blocks.vortex.spaghetti`).
+    r"""The segmented beam in the wall gap as a block (the model: :mod:`blocks.vortex.spaghetti`).
+
+    .. math::
+
+        M(q)\,\ddot q + h(q,\dot q) = Q, \qquad q = (y_0, \varphi_1, \dots, \varphi_{n_b}),
+        \qquad \dot X_0 = V
+
+    (finite segments in minimal coordinates; :math:`Q` from the hinge springs and
+    dampers, the gap and guide contacts and the quasi-steady fluid force).
+
+    Ports
+    -----
+    in   speed           scalar [m/s]     drive speed of the driven end along +X (> 0:
+                                          drawn out)
+    in   acceleration    scalar [m/s^2]   its rate of change (only with
+                                          ``drive_acceleration=True``)
+    out  tip             (2,) [m]         free-end position; state only
+    out  tip_y           scalar [m]       free-end Y (the tip displacement); state only
+    out  tip_deflection  scalar [m]       free end's distance from the beam tangent at the
+                                          wall (elastic deflection of the wetted part);
+                                          state only
+    out  nodes           (n_b+1, 2) [m]   node positions (driven end first); state only
+    out  angles          (n_b,) [rad]     segment angles; state only
+    out  wetted_length   scalar [m]       length of beam in the fluid (X > 0); state only
+    out  contact_force   (2,) [N/m]       total contact force on the beam (per unit span);
+                                          reads speed
+    out  fluid_force     (2,) [N/m]       total fluid force (lift + drag) on the beam;
+                                          reads speed
+
+    The forces read ``speed`` (the driven end's velocity enters the contact damping and
+    the fluid boundary condition).
 
     Parameters
     ----------
-    name : str
     beam : SegmentedBeam
         The model (material, segments, fluid, gap and guide).
+    wetted_length_m : float
+        Length [m] already outside the wall at t = 0 (for the default initial state).
+    tip_impulse : float
+        Y impulse [N s per m span] at the free end at t = 0 (for the default initial
+        state).
     initial_state : array, optional
         ``[X0, y0, φ..., ẏ0, φ̇...]``; default: :meth:`SegmentedBeam.initial_state` with
         ``wetted_length_m`` and ``tip_impulse``.

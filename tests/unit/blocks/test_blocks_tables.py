@@ -251,12 +251,12 @@ def test_from_file_plays_back_recorded_results(tmp_path):
     b.add(Sine("s", frequency_hz=2.0))
     res = Simulator(b.build(), dt=0.01).run(0.5)
     path = tmp_path / "results.csv"
-    res.to_pandas().to_csv(path)  # header "time [s],s.y"
+    res.to_pandas().to_csv(path)  # header "time,s.y": the signal names (issue 30)
     d = DiagramBuilder("play")
-    d.add(FromFile("src", path, time_column="time [s]", columns="s.y"))
+    d.add(FromFile("src", path, columns="s.y"))
     played = Simulator(d.build(), dt=0.01).run(0.5)
     np.testing.assert_allclose(played["src.y"], res["s.y"], atol=1e-12)
-    assert list(pd.read_csv(path).columns) == ["time [s]", "s.y"]
+    assert list(pd.read_csv(path).columns) == ["time", "s.y"]
 
 
 def test_from_file_errors_name_file_and_columns(tmp_path):
