@@ -322,9 +322,10 @@ def run(out: Path, quick: bool = False, plot: bool = True,
         **{name: np.asarray(co[name])[grid] for name in
            ("mech.s", "mech.sd", "hyd.f_h", "hyd.p_s", "hyd.p1", "hyd.p2", "hyd.q_relief",
             "hyd.torque", "drive.speed", "drive.current", "drive.voltage", "ctrl.u")},
-        "mono.s": _on(mono.time, mono["actuator.s"], t[grid])})
+        "mono.s": _on(mono.time, mono["actuator.s"], t[grid])},
+        {**co.units, "s_ref": "m", "mono.s": "m"})
     _write_csv(out / "realtime.csv", {"t": rtt, **{n: rres[n] for n in rres.signals
-                                                   if np.ndim(rres[n]) == 1}})
+                                                   if np.ndim(rres[n]) == 1}}, rres.units)
     plotted = plot and _plot(out / "flagship.png", co, mono, rres, tel, quick)
 
     summary = {

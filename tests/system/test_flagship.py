@@ -152,6 +152,11 @@ def test_files(demo):
     data = read_dataframe(out / "cosim.csv")  # columns named by the signals (issue 30)
     assert len(data) == 401 and abs(data.index[-1] - 4.0) < 1e-9 and "mech.s" in data
     assert data.attrs["units"]["time"] == "s" and data.attrs["status"] == "complete"
+    units = data.attrs["units"]
+    assert units["mech.s"] == units["s_ref"] == units["mono.s"] == "m"
+    assert units["hyd.p_s"] == "Pa" and units["drive.speed"] == "rad/s"
+    rt = read_dataframe(out / "realtime.csv")
+    assert rt.attrs["units"]["mech.s"] == "m" and "mech.s" in rt
     frames = list(read_log(out / "bus.asc"))
     assert len(frames) == s["realtime"]["bus_log_frames"] > 7000
     if s["plot"]:
