@@ -331,18 +331,27 @@ class _Rig:
 
 def probe_frame_work(fmu: Any, eq: dict, db: Any, seconds: float = PROBE_S) -> np.ndarray:
     """The frame's own work measured on this machine: the frame thread's CPU time [ns] of
-    each 2 ms frame of a short real-time run of plant and ECU on a private bus (the real
-    run's process set-up, frames paced as in the real run, so caches are as cold)."""
+    each 2 ms frame of a short real-time run of plant and ECU on a private bus, with a bus
+    log as in the real run (to a temporary file) and the real run's process set-up, frames
+    paced as in the real run (so caches are as cold)."""
+    import tempfile
+
     from hil import RealTimeRunner
+    from hil.can import MessageLog
     from hil.verdict import Budget
-    rig = _Rig(fmu, eq, db, f"flagship-probe-{time.monotonic_ns()}")
-    try:
-        rt = RealTimeRunner(rig.psim, period_s=FRAME_CHOICES[0], overrun="catch_up",
-                            max_catch_up=None, budget=Budget.lenient())
-        rt.run(seconds)
-        rig.esim.finish(None)
-    finally:
-        rig.close()
+    with tempfile.TemporaryDirectory(prefix="flagship-probe-") as tmp:
+        log = MessageLog(Path(tmp) / "probe.asc")
+        rig = None
+        try:
+            rig = _Rig(fmu, eq, db, f"flagship-probe-{time.monotonic_ns()}", log)
+            rt = RealTimeRunner(rig.psim, period_s=FRAME_CHOICES[0], overrun="catch_up",
+                                max_catch_up=None, budget=Budget.lenient(), watch=[log])
+            rt.run(seconds)
+            rig.esim.finish(None)
+        finally:
+            log.stop()
+            if rig is not None:
+                rig.close()
     cpu = np.asarray(rt.telemetry.cpu_ns, dtype=float)
     return cpu[int(round(0.1 / FRAME_CHOICES[0])):]
 
