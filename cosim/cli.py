@@ -4,14 +4,16 @@
     FILE.py defines a function returning a diagram (``build`` by default, or
     ``--function NAME``) and optionally a dict ``SIMULATION`` with defaults
     for ``t_end``, ``solver``, ``dt``, ``record``.  Results are streamed to
-    ``--out`` (CSV and/or HDF5), a summary is printed, ``--plot`` writes a PNG.
+    ``--out`` (CSV and/or HDF5), a summary is printed, ``--plot`` writes a PNG.  A folder
+    that holds another run's results is refused unless ``--force``; running the same
+    command again replaces its own (:mod:`cosim.results_folder`).
 ``cosim info FILE.py``
     Blocks, ports with units, rates, execution order, algebraic loops and the
     fused linear groups; ``--dot PATH`` / ``--svg PATH`` also write the diagram
     as Graphviz DOT / SVG (:mod:`cosim.graphviz`; SVG needs Graphviz's ``dot``).
 ``cosim sweep FILE.py --param NAME=VALUES ...``
     A parameter study (:mod:`cosim.studies.cli`): local processes or Dask, results
-    to a resumable folder.
+    to a resumable folder (claimed as ``cosim run``'s, :mod:`cosim.results_folder`).
 ``cosim fmu info|validate|simulate|export``
     FMUs from the command line (:mod:`fmus.cli`, found as an entry point of
     group ``cosim.commands``, so that ``cosim`` never imports the outer packages).
@@ -34,7 +36,7 @@ import traceback
 from collections.abc import Collection
 from typing import Any
 
-from .errors import CosimError, OutputError
+from .errors import CosimError
 
 DEFAULT_FUNCTIONS = ("build", "diagram", "make_diagram")
 
@@ -152,6 +154,9 @@ def _add_own_parser(sub: Any, name: str, text: str) -> None:
         r.add_argument("--atol", type=float, default=1e-9,
                        help="absolute tolerance of variable-step solvers (default 1e-9)")
         r.add_argument("--out", help="output folder (default out/<model>)")
+        r.add_argument("--force", action="store_true",
+                       help="write into --out even when it holds another run's results "
+                            "(they are removed)")
         r.add_argument("--format", default="csv", help="csv, hdf5 or csv,hdf5")
         r.add_argument("--record", nargs="*", help="output ports to record (default all)")
         r.add_argument("--every", type=int, default=1, help="record every n-th sample")
@@ -249,20 +254,19 @@ def cmd_run(args: argparse.Namespace) -> int:
     dt = args.dt if args.dt is not None else defaults.get("dt")
     record = args.record or defaults.get("record", "all")
     out = args.out or os.path.join("out", d.name)
-    try:
-        os.makedirs(out, exist_ok=True)
-    except OSError as exc:
-        raise OutputError(f"cannot create output folder {out!r}: {exc.strerror}; choose "
-                          "another --out folder or fix permissions") from None
-    writers = []
+    files = {}
     for fmt in args.format.split(","):
         fmt = fmt.strip().lower()
-        if fmt == "csv":
-            writers.append(CsvWriter(os.path.join(out, "results.csv"), record, args.every))
-        elif fmt in ("hdf5", "h5"):
-            writers.append(Hdf5Writer(os.path.join(out, "results.h5"), record, args.every))
-        else:
+        if fmt not in ("csv", "hdf5", "h5"):
             raise CosimError(f"--format: unknown format {fmt!r}; use csv, hdf5 or csv,hdf5")
+        files["results.csv" if fmt == "csv" else "results.h5"] = fmt
+    from .csv_results import sidecar_path
+    from .results_folder import claim
+    outputs = [*files, sidecar_path("results.csv").name, "plot.png"]  # all a run may write
+    taken = claim(out, "cosim run", args.file, outputs, force=args.force, argv=args.argv)
+    writers = [(CsvWriter if fmt == "csv" else Hdf5Writer)(os.path.join(out, name), record,
+                                                           args.every)
+               for name, fmt in files.items()]
     sim = Simulator(d, solver=solver, dt=dt, rtol=args.rtol, atol=args.atol, record=record,
                     record_every=args.every, observers=writers, progress=not args.quiet)
     wall = time.perf_counter()
@@ -279,7 +283,7 @@ def cmd_run(args: argparse.Namespace) -> int:
                 print(f"  {k:<32} final {v[-1]: .6g}{unit}   min {v.min(): .4g}   "
                       f"max {v.max(): .4g}")
     for w in writers:
-        print(f"results: {w.path}")
+        print(f"results: {w.path}{taken.note()}")
     if args.plot:
         from .plotting import plot_results
         print("plot:", plot_results(res, os.path.join(out, "plot.png"), title=d.name))
@@ -339,6 +343,7 @@ def main(argv: list[str] | None = None) -> int:
 def _dispatch(argv: list[str]) -> int:
     command = _selected(argv)
     args = _parser(command).parse_args(argv)
+    args.argv = ["cosim", *argv]  # recorded beside the results (cosim.results_folder)
     try:
         if args.command in ("run", "info"):
             return cmd_run(args) if args.command == "run" else cmd_info(args)

@@ -89,6 +89,9 @@ def add_parser(sub: Any) -> None:
     s.add_argument("--input", help="CSV file: a 'time' column (else the first column) and "
                                    "input columns; a time given twice is a step")
     s.add_argument("--out", help="output folder (default out/<model>)")
+    s.add_argument("--force", action="store_true",
+                   help="write into --out even when it holds another run's results (they "
+                        "are removed)")
     s.add_argument("--plot", action="store_true", help="also write plot.png of the outputs")
     s.add_argument("--out-of-process", action="store_true",
                    help="run the FMU in a child process with a watchdog")
@@ -384,7 +387,11 @@ def cmd_simulate(args: argparse.Namespace) -> int:
                              "give a shorter --t-end")
     model = default_name(fmu)
     out = args.out or os.path.join("out", model)
-    os.makedirs(out, exist_ok=True)
+    from cosim.csv_results import sidecar_path
+    from cosim.results_folder import claim
+    taken = claim(out, "cosim fmu simulate", args.fmu,
+                  ["results.csv", sidecar_path("results.csv").name, "plot.png"],
+                  force=args.force, argv=getattr(args, "argv", None))
     path = os.path.join(out, "results.csv")
     opts = dict(start=values, out_of_process=args.out_of_process, timeout_s=args.timeout)
     name = "fmu"
@@ -404,7 +411,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
                 unit = f" {units.get(port) or res.units.get(k) or ''}".rstrip()
                 print(f"  {port:<28} final {_num(v[-1], 6)}{unit}   "
                       f"min {_num(v.min(), 4)}   max {_num(v.max(), 4)}")
-    print(f"results: {path}")
+    print(f"results: {path}{taken.note()}")
     if args.plot:
         from cosim.plotting import plot_results
         signals = [k for k, v in res.signals.items() if k.startswith(f"{name}.")

@@ -1,5 +1,6 @@
 """``cosim fmu info|validate|simulate|export`` on the test FMUs and an exported model."""
 
+import json
 import math
 import pathlib
 
@@ -248,3 +249,104 @@ def test_set_values_of_the_wrong_type_say_what_is_expected(typ, text, expected):
     with pytest.raises(ParameterError, match=f"^--set v={text}: 'v' is an? .*"
                                              f"{expected.replace('[', '.').replace(']', '.')}"):
         typed_value(Variable("v", 1, typ, "parameter", "fixed"), text)
+
+
+# ------------------------------------------------------------- results folders
+OSCILLATOR = '''
+from blocks.continuous import Integrator
+from blocks.math import Gain
+from cosim import DiagramBuilder
+
+SIMULATION = {"t_end": 0.2, "dt": 1e-3}
+
+
+def build():
+    b = DiagramBuilder("osc")
+    x = b.add(Integrator("x", 1.0))
+    v = b.add(Integrator("v", 0.0))
+    k = b.add(Gain("k", -40.0))
+    b.connect(x.y, k.u)
+    b.connect(k.y, v.u)
+    b.connect(v.y, x.u)
+    b.export_output(x.y, "x")
+    return b.build()
+'''
+
+#: every command that writes a results folder, as (argv without --out, files it writes)
+WRITERS = {
+    "run": (lambda m, f: ["run", m, "-q", "--plot"],
+            {"results.csv", "results.csv.json", "plot.png"}),
+    "run-hdf5": (lambda m, f: ["run", m, "-q", "--format", "hdf5"], {"results.h5"}),
+    "fmu simulate": (lambda m, f: ["fmu", "simulate", f, "-q"],
+                     {"results.csv", "results.csv.json"}),
+    "sweep": (lambda m, f: ["sweep", m, "--param", "k.k=-40,-20", "--backend", "serial",
+                            "-q"], {"study.json", "journal.jsonl", "results.parquet"}),
+}
+
+
+@pytest.fixture(scope="module")
+def osc_files(tmp_path_factory):
+    d = tmp_path_factory.mktemp("osc")
+    (d / "osc.py").write_text(OSCILLATOR)
+    assert main(["fmu", "export", str(d / "osc.py"), str(d / "osc.fmu")]) == 0
+    return str(d / "osc.py"), str(d / "osc.fmu")
+
+
+def _files(folder: pathlib.Path) -> dict:
+    return {p.name: p.read_bytes() for p in folder.iterdir() if p.name != "cosim_run.json"}
+
+
+@pytest.mark.parametrize("second", list(WRITERS))
+@pytest.mark.parametrize("first", list(WRITERS))
+def test_a_results_folder_is_never_taken_from_another_run(first, second, osc_files, tmp_path,
+                                                          capsys):
+    """Issue 30: `cosim fmu simulate qc_c.fmu` replaced the results of `cosim run
+    qc_linear.py` in out/qc_linear.  Every pair of commands: the second refuses the first's
+    folder (nothing touched) unless --force, which removes the first's files; the same
+    command again replaces (or, the sweep, resumes) its own results without --force."""
+    pytest.importorskip("pyarrow")
+    pytest.importorskip("h5py")
+    model, fmu = osc_files
+    out = tmp_path / "out"
+
+    def cmd(name: str, *extra: str) -> list[str]:
+        return WRITERS[name][0](model, fmu) + ["--out", str(out), *extra]
+
+    assert main(cmd(first)) == 0
+    capsys.readouterr()
+    before = _files(out)
+    assert WRITERS[first][1] <= set(before)
+    same = first.split("-")[0] == second.split("-")[0]  # run and run-hdf5: same command
+    if same:
+        assert main(cmd(second)) == 0
+        text = capsys.readouterr().out
+        if first != "sweep":  # the sweep resumes; the others replace their own
+            assert "(replacing the results of its previous run)" in text
+            assert set(_files(out)) == WRITERS[second][1]
+        return
+    assert main(cmd(second)) == 2
+    err = capsys.readouterr().err
+    what = "cosim " + first.split("-")[0]
+    assert f"holds the results of `{what} " in err and "--force" in err, err
+    assert _files(out) == before  # nothing was written
+    assert main(cmd(second, "--force")) == 0
+    text = capsys.readouterr().out
+    assert str(out) in text  # where the results went
+    assert set(_files(out)) == WRITERS[second][1]
+    assert json.loads((out / "cosim_run.json").read_text())["command"] == \
+        "cosim " + second.split("-")[0]
+
+
+@pytest.mark.parametrize("command", ["run", "fmu simulate", "sweep"])
+def test_a_folder_of_unknown_results_is_refused(command, osc_files, tmp_path, capsys):
+    """A folder written before claims existed (a results.csv, no cosim_run.json)."""
+    model, fmu = osc_files
+    out = tmp_path / "old"
+    out.mkdir()
+    (out / "results.csv").write_text("time,x\n0,1\n")
+    argv = WRITERS[command][0](model, fmu) + ["--out", str(out)]
+    assert main(argv) == 2
+    assert "already holds results.csv of a run that did not record its command" in \
+        capsys.readouterr().err
+    assert (out / "results.csv").read_text() == "time,x\n0,1\n"
+    assert main(argv + ["--force"]) == 0
