@@ -42,7 +42,8 @@ DEFAULT_FUNCTIONS = ("build", "diagram", "make_diagram")
 
 
 def load_model(path: str, function: str | None = None) -> tuple[Any, dict]:
-    """Import ``path`` and call its diagram function; returns (diagram, SIMULATION)."""
+    """Import ``path`` and call its diagram function; returns (diagram, SIMULATION).  The
+    file's folder goes first on ``sys.path`` and stays (as for ``python FILE.py``)."""
     if not os.path.isfile(path):
         raise CosimError(f"model file {path!r} not found")
     name = os.path.splitext(os.path.basename(path))[0]
@@ -50,7 +51,9 @@ def load_model(path: str, function: str | None = None) -> tuple[Any, dict]:
     mod = importlib.util.module_from_spec(spec)
     # registered while it runs: dataclasses and pickling look the module up by name
     sys.modules[spec.name] = mod
-    sys.path.insert(0, os.path.dirname(os.path.abspath(path)))
+    folder = os.path.dirname(os.path.abspath(path))
+    if folder not in sys.path:  # stays, as for `python FILE.py`: build() and the blocks'
+        sys.path.insert(0, folder)  # code may import the model's own modules lazily
     try:
         spec.loader.exec_module(mod)
     except SyntaxError as exc:
@@ -64,8 +67,6 @@ def load_model(path: str, function: str | None = None) -> tuple[Any, dict]:
     except BaseException:
         sys.modules.pop(spec.name, None)
         raise
-    finally:
-        sys.path.pop(0)
     funcs = {k: v for k, v in vars(mod).items()
              if inspect.isfunction(v) and v.__module__ == mod.__name__}
     if function is None:

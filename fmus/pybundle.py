@@ -56,12 +56,15 @@ class ModelLoadError(CosimError):
 @dataclass(frozen=True)
 class ModelRef:
     """A model to export: ``target`` as given, the diagram ``function`` (None: the model
-    file's default), and either the model ``file`` (its path) or the ``module`` name."""
+    file's default), and either the model ``file`` (its path) or the ``module`` name.
+    ``search``: folders searched first for the model's imports (the model file's folder,
+    as ``cosim run`` has it; for a module the current folder, as ``python -m`` has it)."""
 
     target: str
     function: str | None
     file: str | None = None
     module: str | None = None
+    search: tuple[str, ...] = ()
 
     def config(self) -> dict:
         """How the FMU finds the model in its bundle (``cosim_model.json``'s ``model``)."""
@@ -76,7 +79,8 @@ def find_model(model: str, function: str | None = None) -> ModelRef:
     if os.path.isfile(model) or model.endswith(".py"):
         if not os.path.isfile(model):
             raise BuildError(f"model file {model!r} not found")
-        return ModelRef(model, function, file=os.path.abspath(model))
+        path = os.path.abspath(model)
+        return ModelRef(model, function, file=path, search=(os.path.dirname(path),))
     mod, colon, fn = model.partition(":")
     if not colon or not mod or not fn.isidentifier():
         raise BuildError(f"model {model!r}: give a model file (FILE.py) or an importable "
@@ -84,28 +88,35 @@ def find_model(model: str, function: str | None = None) -> ModelRef:
     if function is not None and function != fn:
         raise BuildError(f"--function {function} and the function {fn!r} of {model!r} "
                          "disagree; give one")
-    return ModelRef(model, fn, module=mod)
+    return ModelRef(model, fn, module=mod, search=(os.getcwd(),))
 
 
 def build_here(ref: ModelRef) -> tuple[Any, dict]:
-    """The diagram and the model file's ``SIMULATION`` dict, built in this process."""
+    """The diagram and the model's ``SIMULATION`` dict, built in this process."""
     if ref.file:
         from cosim.cli import load_model
         return load_model(ref.file, ref.function)
+    added = [p for p in ref.search if p not in sys.path]
+    sys.path[:0] = added  # while the model is imported and built (it may import lazily)
     try:
-        mod = importlib.import_module(ref.module)
-    except ImportError as exc:
-        raise BuildError(f"{exc}; give an importable 'package.module:function' (on "
-                         "PYTHONPATH), or the model file itself") from None
-    fn = getattr(mod, ref.function, None)
-    if not callable(fn):
-        raise BuildError(f"module {ref.module!r} has no function {ref.function!r}")
-    try:
-        diagram = fn()
-    except CosimError:
-        raise
-    except Exception as exc:
-        raise BuildError(f"{ref.function}() failed: {type(exc).__name__}: {exc}") from exc
+        try:
+            mod = importlib.import_module(ref.module)
+        except ImportError as exc:
+            raise BuildError(f"{exc}; give a 'package.module:function' importable from here "
+                             "(the current folder or PYTHONPATH), or the model file itself"
+                             ) from None
+        fn = getattr(mod, ref.function, None)
+        if not callable(fn):
+            raise BuildError(f"module {ref.module!r} has no function {ref.function!r}")
+        try:
+            diagram = fn()
+        except CosimError:
+            raise
+        except Exception as exc:
+            raise BuildError(f"{ref.function}() failed: {type(exc).__name__}: {exc}") from exc
+    finally:
+        for p in added:
+            sys.path.remove(p)
     return diagram, dict(getattr(mod, "SIMULATION", {}) or {})
 
 
@@ -114,7 +125,7 @@ def local_modules(ref: ModelRef) -> tuple[dict[str, Path], list[str]]:
     """``({path in the bundle: source file}, [compiled local modules, not bundled])``: the
     model's module and the local modules it imports, directly or not (module docstring).
     Nothing is imported: the modules are found on the path."""
-    extra = [os.path.dirname(ref.file)] if ref.file else []
+    extra = list(ref.search)
     files: dict[str, Path] = {}
     compiled: list[str] = []
     seen: set[str] = set()

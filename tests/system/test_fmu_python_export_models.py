@@ -310,3 +310,20 @@ def test_an_fmi2_python_fmu_that_does_not_declare_one_instance_runs_in_process(c
     r = cosim("fmu", "simulate", str(old), "--t-end", "0.1", "--out", "res", "-q",
               cwd=tmp_path)
     assert r.returncode == 0, r.stderr
+
+
+@pytest.mark.parametrize("model", ["quarter_car.py", "quarter_car:build"])
+def test_the_cosim_script_exports_both_forms_from_the_models_folder(model, corpus, tmp_path):
+    """The issue's commands, through the installed `cosim` script (whose path, unlike
+    `python -m`'s, does not hold the current folder) and without PYTHONPATH."""
+    script = pathlib.Path(sys.executable).with_name("cosim")
+    if not script.exists():
+        pytest.skip("cosim is not installed as a console script here")
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    fmu = tmp_path / "qc.fmu"
+    r = subprocess.run([str(script), "fmu", "export", model, str(fmu), "--via", "python"],
+                       cwd=corpus / "sibling", env=env, capture_output=True, text=True,
+                       timeout=600)
+    assert r.returncode == 0, r.stderr
+    r = fmpy_clean(fmu, 0.1, 1e-3, tmp_path)
+    assert r.returncode == 0, r.stderr[-3000:]

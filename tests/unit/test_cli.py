@@ -246,3 +246,19 @@ def test_head_of_a_long_replay(tmp_path):
                        env={**os.environ, "PYTHONPATH": str(ROOT)})
     assert len(r.stdout.splitlines()) == 2 and "0x100" in r.stdout
     assert_quiet_end(r)
+
+
+def test_a_model_file_imports_its_own_modules_when_build_runs(tmp_path, monkeypatch, capsys):
+    """Issue 30: a sibling module imported inside build() was not found (the model's
+    folder left sys.path once the file was imported), unless the current folder happened
+    to be the model's."""
+    d = tmp_path / "model"
+    d.mkdir()
+    (d / "lazy_params.py").write_text("RATE = 3.0\n")
+    (d / "lazy_model.py").write_text(MODEL.replace(
+        "def build():\n", "def build():\n    from lazy_params import RATE\n").replace(
+        'Constant("c", 2.0', 'Constant("c", RATE'))
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    monkeypatch.chdir(tmp_path)
+    assert main(["run", str(d / "lazy_model.py"), "--out", str(tmp_path / "o")]) == 0
+    assert "final  1.5 m" in capsys.readouterr().out  # 3 m/s for 0.5 s
