@@ -20,6 +20,7 @@ def _tree(root, files: dict) -> None:
 
 
 def _bundle(ref: ModelRef) -> set[str]:
+    """The bundle's paths of ``ref``, which has no compiled local modules."""
     files, compiled = local_modules(ref)
     assert not compiled
     return set(files)
@@ -53,7 +54,7 @@ def test_a_model_file_bundles_its_siblings_through_every_kind_of_import(tmp_path
         "d_lazy.py": "",
         "unused.py": "raise RuntimeError('never imported, never bundled')\n",
     })
-    got = _bundle(ModelRef(str(tmp_path / "model.py"), None, file=str(tmp_path / "model.py")))
+    got = _bundle(find_model(str(tmp_path / "model.py")))
     assert got == {"model.py", "a_mod.py", "e_deep.py", "b_pkg/__init__.py", "b_pkg/sub.py",
                    "b_pkg/rel.py", "b_pkg/inner/__init__.py", "c_mod.py", "d_lazy.py"}
 
@@ -81,7 +82,7 @@ def test_the_bundle_is_found_on_the_path_not_in_sys_modules(tmp_path, monkeypatc
     monkeypatch.syspath_prepend(str(tmp_path / "elsewhere"))
     import helper  # noqa: F401
     monkeypatch.delitem(sys.modules, "helper")
-    files, _ = local_modules(ModelRef("model.py", None, file=str(tmp_path / "m" / "model.py")))
+    files, _ = local_modules(find_model(str(tmp_path / "m" / "model.py")))
     assert files["helper.py"] == tmp_path / "m" / "helper.py"
 
 
