@@ -2,16 +2,20 @@
 
 ``cosim fmu info FMU [--all]``
     Metadata, the default experiment, and the inputs, outputs and parameters with the
-    units the FMU writes (``1/m``, ``m/s2``), start values and ranges; ``--all`` adds the
-    interfaces' capabilities, every other variable (locals, calculated parameters,
-    clocks...), cosim's port names and the model description's problems.
+    units the FMU writes (``1/m``, ``m/s2``), start values and ranges; an array FMI 2
+    spells as scalar variables (``table[1,1]``, ...) is one line (:mod:`fmus.cli_info`).
+    ``--all`` lists every variable, the interfaces' capabilities, every other variable
+    (locals, calculated parameters, clocks...), cosim's port names and the model
+    description's problems.
 ``cosim fmu validate FMU [--strict] [--instantiate]``
     The model description against the FMI schema and rules, the binary for each
     interface (read, not loaded: architecture and exported FMI functions) and
-    (``--instantiate``) one instantiation and initialization of each interface.  Every
-    failure is a reported problem, never a traceback.  Exit status 0: valid; 1:
-    problems (errors, or warnings with ``--strict``); 2: not a file or bad usage.
-``cosim fmu simulate FMU [--interface me|cs|se] [--t-end T] [--set NAME=VALUE] ...``
+    (``--instantiate``) one instantiation and initialization of each interface, in a
+    child process with the FMU's logging on: a failure reports what the FMU logged (a
+    Python FMU's missing module, say).  Every failure is a reported problem, never a
+    traceback.  Exit status 0: valid; 1: problems (errors, or warnings with
+    ``--strict``); 2: not a file or bad usage.
+``cosim fmu simulate FMU [--interface-type me|cs|se] [--t-end T] [--set NAME=VALUE] ...``
     Run the FMU alone through cosim's importer (not fmpy's ``simulate_fmu``): Model
     Exchange on a cosim solver (default ``bdf``, a stiff variable-order method like FMPy's
     CVode, so stiff models such as Robertson's do not crawl; results on the ``--dt`` grid),
@@ -24,22 +28,37 @@
     (else the first column) and one column per input, by FMU name or port name;
     continuous Real inputs are interpolated linearly, the others held (zero-order); a
     time given twice is a step (the value changes at that instant).  Results stream to
-    ``--out`` (default ``out/<model>``) as CSV while the run goes; ``--plot`` adds a PNG
-    of the outputs beside them.
+    ``--out`` (default ``out/<model>``) as CSV while the run goes; a folder holding
+    another run's results is refused unless ``--force`` (:mod:`cosim.results_folder`);
+    ``--plot`` adds a PNG of the outputs beside them.
+
+    FMPy's spellings work too: ``--start-time``, ``--stop-time``, ``--start-values NAME
+    VALUE ...`` (repeatable), ``--input-file``, ``--relative-tolerance``,
+    ``--interface-type``, ``--output-interval`` (the ``--dt`` output grid of Model
+    Exchange, the ``--step`` of Co-Simulation) and ``--output-file FILE.csv`` (the results
+    there, replaced if it exists, instead of a folder).  ``--timeout`` is ours: the
+    watchdog per FMU call of an ``--out-of-process`` run (FMPy's limits the whole run).
 ``cosim fmu export MODEL OUT.fmu [--via c|python] [--fmi 2|3] ...``
     ``MODEL`` is a model file (as for ``cosim run``) or ``package.module:function``.
-    ``--via c`` (default): generated C (:func:`fmus.export.export_fmu`);
-    ``--via python``: pythonfmu/pythonfmu3 (:func:`fmus.pyexport.export_python_fmu`),
-    which needs an importable ``package.module:function``.
+    ``--via c`` (default): generated C (:func:`fmus.export.export_fmu`,
+    ``--interface-type cs|me|both``); ``--via python``: pythonfmu/pythonfmu3
+    (:func:`fmus.pyexport.export_python_fmu`), Co-Simulation, the model's own modules
+    bundled in the FMU (:mod:`fmus.pybundle`).  The internal step defaults to the model
+    file's ``SIMULATION`` ``dt`` (and, for Python, its solver).
+
+``--interface-type`` is the FMI interface type everywhere in ``cosim fmu`` (FMPy's word);
+the old spellings, ``simulate --interface`` and ``export --kind``, still work with a
+note (``--interface`` is a CAN or I/O interface in ``cosim hil`` and ``cosim replay``).
 
 Every failure ends in one ``cosim fmu <command>: error: ...`` line on stderr (details, if
 any, indented below it; ``--debug`` adds the traceback) and exit status 2 (1 for a
 failed ``validate``).
 
 Limitations: input files feed inputs only (FMPy also plays tunable parameters from
-them); String and Binary inputs take ``--set`` values, not file columns.  A Scheduled
-Execution FMU runs as a block (``--interface se`` or auto); its triggered input clocks are
-fed by input-file columns named after them (a tick where the value increases).
+them); String and Binary inputs take ``--set`` values, not file columns; the results CSV
+is cosim's (``fmu.<port>`` columns), not FMPy's.  A Scheduled Execution FMU runs as a
+block (``--interface-type se`` or auto); its triggered input clocks are fed by
+input-file columns named after them (a tick where the value increases).
 """
 
 from __future__ import annotations
@@ -51,6 +70,7 @@ from typing import Any
 
 from cosim.errors import CosimError
 
+from .cli_info import describe, fmi_unit
 from .cli_values import _add_sources, _sources, settings
 
 
@@ -69,31 +89,50 @@ def add_parser(sub: Any) -> None:
                    help="also load the binary and instantiate each interface once")
     s = fsub.add_parser("simulate", help="run an FMU alone through cosim's importer")
     s.add_argument("fmu", help="the .fmu file (or an extracted FMU folder)")
-    s.add_argument("--interface", default="auto", help="auto, me, cs or se")
-    s.add_argument("--t-start", type=float, help="start time [s] (default: the FMU's "
-                                                  "startTime, else 0)")
-    s.add_argument("--t-end", type=float, help="end time [s] (default: the FMU's stopTime, "
-                                                "else 1)")
+    s.add_argument("--interface-type", dest="interface", metavar="TYPE",
+                   help="FMI interface type to run: auto (default), me (ModelExchange), "
+                        "cs (CoSimulation) or se (ScheduledExecution)")
+    s.add_argument("--interface", dest="interface_deprecated", metavar="TYPE",
+                   help="deprecated spelling of --interface-type")
+    s.add_argument("--t-start", "--start-time", dest="t_start", type=float,
+                   help="start time [s] (default: the FMU's startTime, else 0)")
+    s.add_argument("--t-end", "--stop-time", dest="t_end", type=float,
+                   help="end time [s] (default: the FMU's stopTime, else 1)")
     s.add_argument("--step", type=float, help="co-simulation communication step [s]")
     s.add_argument("--solver", default="bdf",
                    help="Model Exchange solver (default bdf: stiff-safe, as FMPy's CVode; "
                         "rk45, dop853, radau, lsoda, or a fixed-step rk4/euler with --dt)")
     s.add_argument("--dt", type=float, help="Model Exchange output grid or fixed step [s]")
-    s.add_argument("--rtol", type=float, default=1e-6,
+    s.add_argument("--output-interval", type=float, metavar="DT",
+                   help="as FMPy: the output grid (--dt) of Model Exchange, the "
+                        "communication step (--step) of Co-Simulation [s]")
+    s.add_argument("--rtol", "--relative-tolerance", dest="rtol", type=float, default=1e-6,
                    help="relative tolerance of a variable-step solver (Model Exchange)")
     s.add_argument("--atol", type=float, default=1e-9,
                    help="absolute tolerance of a variable-step solver (Model Exchange)")
     s.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
                    help="start value of a parameter, an input or an initial='exact'/'approx' "
                         "variable, typed by the variable (repeatable)")
-    s.add_argument("--input", help="CSV file: a 'time' column (else the first column) and "
-                                   "input columns; a time given twice is a step")
+    s.add_argument("--start-values", action="extend", nargs="+", default=[],
+                   metavar="NAME VALUE",
+                   help="as FMPy: start values as name-value pairs (--start-values k 50 m 2; "
+                        "repeatable), the same as --set k=50 --set m=2")
+    s.add_argument("--input", "--input-file", dest="input",
+                   help="CSV file: a 'time' column (else the first column) and input "
+                        "columns; a time given twice is a step")
     s.add_argument("--out", help="output folder (default out/<model>)")
+    s.add_argument("--output-file", metavar="FILE.csv",
+                   help="as FMPy: write the results to this CSV file (instead of "
+                        "results.csv in --out); --plot writes FILE.png beside it")
+    s.add_argument("--force", action="store_true",
+                   help="write into --out even when it holds another run's results (they "
+                        "are removed)")
     s.add_argument("--plot", action="store_true", help="also write plot.png of the outputs")
     s.add_argument("--out-of-process", action="store_true",
                    help="run the FMU in a child process with a watchdog")
-    s.add_argument("--timeout", type=float, default=10.0,
-                   help="watchdog timeout per FMU call [s] (with --out-of-process)")
+    s.add_argument("--timeout", type=float,
+                   help="watchdog timeout per FMU call [s] of an out-of-process run "
+                        "(default 10; not FMPy's limit on the whole simulation)")
     s.add_argument("--quiet", "-q", action="store_true", help="short summary, no progress bar")
     e = fsub.add_parser("export", help="export a model as an FMU")
     e.add_argument("model", help="model file or package.module:function")
@@ -103,13 +142,17 @@ def add_parser(sub: Any) -> None:
                    help="c: generated C, compiled (default); python: a pythonfmu FMU that "
                         "runs the diagram in Python (needs cosim[fmi-export])")
     e.add_argument("--fmi", default="2", choices=("2", "3"), help="FMI version (default 2)")
-    e.add_argument("--kind", default="cs", choices=("cs", "me", "both"),
-                   help="generated C: interfaces to export")
-    e.add_argument("--integrator", default="rk4",
+    e.add_argument("--interface-type", dest="kind", choices=("cs", "me", "both"),
+                   help="FMI interface types to export: cs (CoSimulation, default), me "
+                        "(ModelExchange, generated C only) or both")
+    e.add_argument("--kind", dest="kind_deprecated", choices=("cs", "me", "both"),
+                   help="deprecated spelling of --interface-type")
+    e.add_argument("--integrator",
                    help="generated C co-simulation integrator (rk4, heun, midpoint, euler, zoh)")
     e.add_argument("--step", type=float,
                    help="internal fixed step [s] (default: the model file's SIMULATION dt)")
-    e.add_argument("--solver", default="rk4", help="--via python: internal solver")
+    e.add_argument("--solver", help="--via python: internal solver (default: the model "
+                                    "file's SIMULATION solver, else rk4)")
     e.add_argument("--model-name", help="the FMU's modelName (default: the diagram's name)")
     for p in (f, i, v, s, e):
         p.add_argument("--debug", action="store_true", help="show tracebacks")
@@ -154,10 +197,15 @@ class _Notes:
         self._ctx.__enter__()
         warnings.simplefilter("default", CosimWarning)
         old = warnings.showwarning
+        seen: set[str] = set()
 
         def show(message: Any, category: Any, *args: Any, **kw: Any) -> None:
             if issubclass(category, CosimWarning):
-                print(f"note: {message}", file=sys.stderr)
+                # once by text: the same note comes again when a model is built twice
+                # (the export builds it, then the FMU builder instantiates it)
+                if str(message) not in seen:
+                    seen.add(str(message))
+                    print(f"note: {message}", file=sys.stderr)
             else:
                 old(message, category, *args, **kw)
         warnings.showwarning = show
@@ -168,114 +216,6 @@ class _Notes:
 
 
 # ------------------------------------------------------------------------ info
-def _unit(v: Any) -> str:
-    """The unit as the FMU writes it (its own unit name), else cosim's mapping."""
-    return v.fmi_unit or v.unit or ""
-
-
-def _range(v: Any) -> str:
-    from .description_rules import fmt
-    if v.min is None and v.max is None:
-        return ""
-    lo = fmt(v.min) if v.min is not None else "-inf"
-    hi = fmt(v.max) if v.max is not None else "inf"
-    return f"[{lo}, {hi}]"
-
-
-def _table(rows: list[tuple], indent: str = "    ") -> list[str]:
-    widths = [max(len(str(r[i])) for r in rows) for i in range(len(rows[0]))]
-    return [(indent + "  ".join(str(c).ljust(w) for c, w in zip(r, widths))).rstrip()
-            for r in rows]
-
-
-def describe(info: Any, everything: bool = False) -> str:
-    """The text of ``cosim fmu info`` (``everything``: ``--all``)."""
-    from .description_rules import fmt
-    lines = [f"FMU {info.path.name}: model '{info.model_name}', FMI {info.fmi_version}, "
-             + " + ".join(info.interfaces)]
-    for label, val in (("description", info.description), ("author", info.author),
-                       ("version", info.version), ("generated by", info.generation_tool),
-                       ("generated on", info.generation_date),
-                       ("copyright", info.copyright), ("license", info.license)):
-        if val and (everything or label in ("description", "generated by")):
-            lines.append(f"  {label + ':':<14}{val}")
-    de = info.default_experiment
-    if de:
-        parts = []
-        if "startTime" in de or "stopTime" in de:
-            parts.append(f"t = {de.get('startTime', 0.0):g} .. {de.get('stopTime', 1.0):g} s")
-        if "stepSize" in de:
-            parts.append(f"step {de['stepSize']:g} s")
-        if "tolerance" in de:
-            parts.append(f"tolerance {de['tolerance']:g}")
-        lines.append(f"  {'experiment:':<14}" + ", ".join(parts))
-    lines.append(f"  {'structure:':<14}{len(info.states)} continuous state"
-                 f"{'s' if len(info.states) != 1 else ''}, {info.n_event_indicators} event "
-                 f"indicator{'s' if info.n_event_indicators != 1 else ''}"
-                 + (f", {len(info.clocks)} clocks" if info.clocks else ""))
-    if everything:
-        from .description import _CAP_ALIASES
-        for itf, caps in info.interfaces.items():
-            caps = {k: val for k, val in caps.items()  # each capability once, as written
-                    if not any(a in caps and b == k for a, b in _CAP_ALIASES.items())}
-            on = sorted(k for k, val in caps.items() if val is True)
-            extra = [f"{k}={val}" for k, val in caps.items()
-                     if val not in (True, False, None) and k != "modelIdentifier"]
-            lines.append(f"  {itf} ({caps.get('modelIdentifier')}): "
-                         + (", ".join(on + extra) or "no optional capabilities"))
-
-    def row(v: Any) -> tuple:
-        name = v.name + (f" ({v.port})" if everything and v.port != v.name else "")
-        typ = v.type + (f"[{','.join(map(str, v.shape))}]" if v.shape else "")
-        variability = v.variability + (", structural" if v.structural else "")
-        if v.clock is not None:  # a clock: how it ticks
-            c = v.clock
-            variability = c.interval_variability + (
-                f" {c.interval:g} s" if c.interval is not None else "") + (
-                f" +{c.shift:g} s" if c.shift else "")
-        cells = (name, typ, _unit(v), fmt(v.start), _range(v), variability)
-        if clocked:
-            cells += (" ".join(v.clocks),)
-        return cells + (v.description[:60],)
-
-    clocked = everything and any(v.clocks for v in info.variables)
-    head = ("name", "type", "unit", "start", "range", "variability") + (
-        ("clocked by",) if clocked else ()) + ("description",)
-    sections = [("inputs", info.inputs), ("outputs", info.outputs),
-                ("parameters", info.parameters)]
-    if everything:
-        shown = {id(v) for _, vs in sections for v in vs}
-        rest: dict[str, list] = {}
-        for v in info.variables:
-            if id(v) not in shown:
-                rest.setdefault(_group(v), []).append(v)
-        sections += sorted(rest.items())
-    for title, vs in sections:
-        if not vs:
-            continue
-        lines.append(f"{title} ({len(vs)}):")
-        lines += _table([head] + [row(v) for v in vs])
-    settable = [v.name for v in info.variables if v.settable_before_init
-                and v.causality not in ("input", "parameter", "structuralParameter")]
-    if settable:
-        lines.append("also settable with --set (initial exact/approx): " + ", ".join(settable))
-    if everything:
-        for p in info.problems:
-            lines.append(f"{p.severity}: {p}")
-        for n in info.notes:
-            lines.append(f"note: {n}")
-    elif info.problems:
-        lines.append(f"({len(info.problems)} model description notes: --all shows them)")
-    return "\n".join(lines)
-
-
-def _group(v: Any) -> str:
-    if v.kind == "clock":
-        return "clocks"
-    return {"local": "locals", "calculatedParameter": "calculated parameters",
-            "independent": "independent variable"}.get(v.causality, v.causality)
-
-
 def cmd_info(args: argparse.Namespace) -> int:
     from .importer import fmu_info
     info = fmu_info(args.fmu)
@@ -350,8 +290,9 @@ def _instantiate(path: str, itf: str, timeout_s: float = 30.0) -> str | None:
             Simulator(b.build(), solver="euler", dt=1e-9).run(0.0)
             return None
     except Exception as exc:  # noqa: BLE001 - any failure is a reported problem
-        text = str(exc).strip().splitlines()
-        return (text[0] if text else type(exc).__name__) + (
+        # one line, the FMU's log included: it holds the reason (e.g. a missing module)
+        text = " ".join(ln.strip() for ln in str(exc).strip().splitlines() if ln.strip())
+        return (text or type(exc).__name__) + (
             "" if isinstance(exc, CosimError) else f" ({type(exc).__name__})")
     finally:
         if blk is not None:
@@ -366,10 +307,12 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     import time
 
     from .importer import FMU, default_name
+    _renamed(args, "interface", "--interface-type", "--interface")
     fmu = FMU(args.fmu)
     info = fmu.info
-    itf = fmu.interface(args.interface)
-    values = settings(info, args.set)
+    itf = fmu.interface(args.interface or "auto")
+    values = settings(info, args.set + _start_values(args.start_values))
+    _output_interval(args, itf)
     exp = info.default_experiment
     t_end = args.t_end if args.t_end is not None else float(exp.get("stopTime") or 1.0)
     t0 = args.t_start if args.t_start is not None else float(exp.get("startTime") or 0.0)
@@ -383,10 +326,12 @@ def cmd_simulate(args: argparse.Namespace) -> int:
                              f"{(t_end - t0) / h:.3g} steps to its stopTime {t_end:g} s; "
                              "give a shorter --t-end")
     model = default_name(fmu)
-    out = args.out or os.path.join("out", model)
-    os.makedirs(out, exist_ok=True)
-    path = os.path.join(out, "results.csv")
-    opts = dict(start=values, out_of_process=args.out_of_process, timeout_s=args.timeout)
+    out, path, plot, note = _results_path(args, model)
+    if args.timeout is not None and not args.out_of_process:
+        raise CosimError("--timeout is the watchdog of an out-of-process run (a limit per FMU "
+                         "call): add --out-of-process, or leave --timeout out")
+    opts = dict(start=values, out_of_process=args.out_of_process,
+                timeout_s=10.0 if args.timeout is None else args.timeout)
     name = "fmu"
     wall = time.perf_counter()
     if itf in ("ModelExchange", "ScheduledExecution"):  # a block in a diagram
@@ -397,24 +342,92 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     print(f"FMU '{info.model_name}' ({os.path.basename(args.fmu)}): {how}, "
           f"t = {t0:g}..{t_end:g} s, wall {wall:.3f} s")
     if not args.quiet:
-        units = {v.port: _unit(v) for v in info.outputs}
+        units = {v.port: fmi_unit(v) for v in info.outputs}
         for k, v in list(res.signals.items())[:12]:
             if k.startswith(f"{name}.") and v.ndim == 1 and v.size:
                 port = k[len(name) + 1:]
                 unit = f" {units.get(port) or res.units.get(k) or ''}".rstrip()
                 print(f"  {port:<28} final {_num(v[-1], 6)}{unit}   "
                       f"min {_num(v.min(), 4)}   max {_num(v.max(), 4)}")
-    print(f"results: {path}")
+    print(f"results: {path}{note}")
     if args.plot:
         from cosim.plotting import plot_results
         signals = [k for k, v in res.signals.items() if k.startswith(f"{name}.")
                    and v.ndim == 1]
         if signals:
-            print("plot:", plot_results(res, os.path.join(out, "plot.png"), signals,
+            print("plot:", plot_results(res, plot, signals,
                                         title=f"{info.model_name} ({itf})"))
         else:
             print("plot: none (the FMU has no scalar numeric outputs)")
     return 0
+
+
+def _renamed(args: argparse.Namespace, dest: str, new: str, old: str) -> None:
+    """Take the value of the deprecated option ``old`` (stored in ``<dest>_deprecated``)
+    for ``new``, with a note on stderr; both given and different is an error."""
+    value = getattr(args, f"{dest}_deprecated", None)
+    if value is None:
+        return
+    given = getattr(args, dest)
+    if given is not None and given != value:
+        raise CosimError(f"{old} {value} and {new} {given} disagree; give {new} only ({old} is "
+                         "its deprecated spelling)")
+    setattr(args, dest, value)
+    why = (" (in cosim, --interface names a CAN or I/O interface, as in cosim hil and cosim "
+           "replay)" if old == "--interface" else " (one name for the FMI interface type)")
+    print(f"note: {old} is deprecated here, use {new}{why}", file=sys.stderr)
+
+
+def _start_values(words: list[str]) -> list[str]:
+    """FMPy's ``--start-values NAME VALUE ...`` as ``--set NAME=VALUE`` pairs."""
+    if len(words) % 2:
+        raise CosimError(f"--start-values takes NAME VALUE pairs (as FMPy: --start-values k 50 "
+                         f"m 2), got an odd number of words: {' '.join(words)}")
+    return [f"{n}={v}" for n, v in zip(words[::2], words[1::2])]
+
+
+def _output_interval(args: argparse.Namespace, itf: str) -> None:
+    """FMPy's ``--output-interval``: the output grid (``--dt``) of Model Exchange and
+    Scheduled Execution, the communication step (``--step``) of Co-Simulation."""
+    h = args.output_interval
+    if h is None:
+        return
+    if not h > 0:
+        raise CosimError(f"--output-interval must be positive, got {h:g}")
+    own = "step" if itf == "CoSimulation" else "dt"
+    if getattr(args, own) is not None and getattr(args, own) != h:
+        raise CosimError(f"--output-interval {h:g} and --{own} {getattr(args, own):g} "
+                         f"disagree: for {itf} they are the same setting; give one")
+    setattr(args, own, h)
+
+
+def _results_path(args: argparse.Namespace, model: str) -> tuple[str, str, str, str]:
+    """``(folder, results CSV, plot PNG, note)`` of a run: ``--output-file`` as given (the
+    file was named: it may be replaced), else ``results.csv`` in the claimed ``--out``
+    folder (:mod:`cosim.results_folder`)."""
+    if args.output_file:
+        if args.out or args.force:
+            raise CosimError(f"give {'--out' if args.out else '--force'} (of a results "
+                             "folder) or --output-file (a CSV file, replaced if it exists), "
+                             "not both")
+        path = args.output_file
+        if not path.lower().endswith(".csv"):
+            raise CosimError(f"--output-file {path!r}: the results are CSV; name a .csv file")
+        out = os.path.dirname(path) or "."
+        try:
+            os.makedirs(out, exist_ok=True)
+        except OSError as exc:
+            raise CosimError(f"--output-file {path!r}: cannot create its folder: "
+                             f"{exc.strerror}") from None
+        replaced = " (replaced the file)" if os.path.exists(path) else ""
+        return out, path, os.path.splitext(path)[0] + ".png", replaced
+    from cosim.csv_results import sidecar_path
+    from cosim.results_folder import claim
+    out = args.out or os.path.join("out", model)
+    taken = claim(out, "cosim fmu simulate", args.fmu,
+                  ["results.csv", sidecar_path("results.csv").name, "plot.png"],
+                  force=args.force, argv=getattr(args, "argv", None))
+    return out, os.path.join(out, "results.csv"), os.path.join(out, "plot.png"), taken.note()
 
 
 def _num(x: Any, digits: int) -> str:
@@ -474,33 +487,34 @@ def _run_cs(args: Any, fmu: Any, name: str, opts: dict, path: str, t_end: float,
 
 # ----------------------------------------------------------------------- export
 def cmd_export(args: argparse.Namespace) -> int:
-    model = args.model
+    _renamed(args, "kind", "--interface-type", "--kind")
     if args.via == "python":
+        wrong = [o for o, given in (("--interface-type " + str(args.kind),
+                                     args.kind not in (None, "cs")),
+                                    ("--integrator", args.integrator is not None)) if given]
+        if wrong:
+            raise CosimError(f"{' and '.join(wrong)}: not for --via python (its FMU is "
+                             "Co-Simulation, integrated by the internal --solver); leave "
+                             "them out or export --via c")
         from .pyexport import export_python_fmu
-        if ":" not in model or model.endswith(".py"):
-            raise CosimError(f"--via python needs an importable 'package.module:function' "
-                             f"(the FMU imports it at run time), not {model!r}")
-        kw = {"solver": args.solver, "solver_dt": args.step, "model_name": args.model_name}
-        if args.fmi == "3":
-            kw["fmi_version"] = 3
-        path = export_python_fmu(model, args.out, **kw)
+        path = export_python_fmu(args.model, args.out, solver=args.solver,
+                                 solver_dt=args.step, model_name=args.model_name,
+                                 fmi_version=int(args.fmi), function=args.function)
     else:
+        if args.solver is not None:
+            raise CosimError("--solver is the internal solver of --via python; the generated "
+                             "C integrates with --integrator")
         from .export import export_fmu
-        defaults: dict = {}
-        if ":" in model and not os.path.isfile(model):
-            from .pyslave import load_factory
-            diagram = load_factory(model)
-        else:
-            from cosim.cli import load_model
-            diagram, defaults = load_model(model, args.function)
+        from .pybundle import build_here, find_model
+        diagram, defaults = build_here(find_model(args.model, args.function))
         out = args.out
         if not out.endswith(".fmu"):
             os.makedirs(out, exist_ok=True)
             out = os.path.join(out, f"{args.model_name or diagram.name}.fmu")
         # the model file's SIMULATION step is the FMU's internal step unless --step says
         step = args.step if args.step is not None else defaults.get("dt")
-        path = export_fmu(diagram, out, f"{args.fmi}.0", args.kind,
-                          model_name=args.model_name, integrator=args.integrator,
+        path = export_fmu(diagram, out, f"{args.fmi}.0", args.kind or "cs",
+                          model_name=args.model_name, integrator=args.integrator or "rk4",
                           step=step)
     print(f"wrote {path}")
     return 0

@@ -283,10 +283,14 @@ class Driver(ScheduledExecution):
         except Exception as exc:  # noqa: BLE001
             if "FMICallException" in type(exc).__name__:
                 raise self._fail(exc, "instantiate") from None
-            log = "; the FMU logged: " + " | ".join(self.messages) if self.messages else ""
-            raise FMUBinaryError(
-                f"{self.label}: instantiation failed ({exc}){log}; check the instantiation "
-                "token (guid) and that the FMU supports this interface") from None
+            if self.messages:  # the FMU's own reason
+                why = "; the FMU logged: " + " | ".join(self.messages)
+            else:
+                why = ("; the FMU logged no reason" + ("" if sp.logging_on else
+                                                       " (logging was off)")
+                       + ": check the instantiation token (guid), that the FMU supports "
+                       "this interface and that what it needs where it runs is there")
+            raise FMUBinaryError(f"{self.label}: instantiation failed ({exc}){why}") from None
         self._instantiated = True
 
     def enter_initialization(self, t0: float, tolerance: float | None = None,

@@ -114,10 +114,10 @@ class FMUFile:
         if self._checked.get((interface, "token")):
             return
         facts = self.check_binary(interface)
-        caps = self.info.interfaces[interface]
-        if not facts.has_token and not (caps.get("canBeInstantiatedOnlyOncePerProcess")
+        if not facts.has_token and not (self.once_per_process(interface)
                                         and not out_of_process):
-            spec = self.spec(interface, "load_check")
+            # logging on: a failure then says why (pythonfmu logs nothing otherwise)
+            spec = self.spec(interface, "load_check", logging_on=True)
             try:
                 if out_of_process:
                     from .remote import RemoteDriver
@@ -130,10 +130,18 @@ class FMUFile:
                 finally:
                     drv.free()
             except FMUError as exc:
-                raise FMUBinaryError(
-                    f"{exc} [checked at load: the FMU was instantiated once to test its "
-                    f"instantiation token {self.info.token!r}]") from None
+                raise FMUBinaryError(f"{exc} [checked at load: one trial "
+                                     "instantiation]") from None
         self._checked[(interface, "token")] = True
+
+    def once_per_process(self, interface: str) -> bool:
+        """Whether only one instance of ``interface`` may live in a process: declared
+        (``canBeInstantiatedOnlyOncePerProcess``), or known of the FMU's wrapper (pythonfmu
+        0.x, FMI 2: a second instance fails, see :mod:`fmus.pyslave`, whatever FMUs
+        exported before cosim declared it say)."""
+        if self.info.interfaces[interface].get("canBeInstantiatedOnlyOncePerProcess"):
+            return True
+        return self.info.fmi_major == 2 and self.info.generation_tool.startswith("PythonFMU")
 
     def spec(self, interface: str, instance_name: str, *, logging_on: bool = False,
              early_return: bool = False, event_mode: bool = False,

@@ -1,15 +1,24 @@
 """Export any diagram as an FMI Co-Simulation FMU through pythonfmu (FMI 2.0) or
 pythonfmu3 (FMI 3.0).
 
->>> export_python_fmu("examples.my_model:build", "out/", solver="rk4", solver_dt=1e-4)
+>>> export_python_fmu("quarter_car.py", "out/", solver="rk4", solver_dt=1e-4)
 ...                                                                 # doctest: +SKIP
->>> export_python_fmu("examples.my_model:build", "out/", fmi_version=3)  # doctest: +SKIP
+>>> export_python_fmu("mypackage.models:build", "out/", fmi_version=3)  # doctest: +SKIP
+
+The model is a model file (as ``cosim run`` takes it) or an importable
+``package.module:function``.  The FMU carries the model's own modules: the model file or
+module and every local module it imports (not the standard library, not installed
+distributions), in ``resources/cosim_model/`` (:mod:`fmus.pybundle`); before the FMU is
+written its model is built from that copy in a clean Python (no ``PYTHONPATH``, another
+folder), so the FMU runs wherever cosim is installed.
 
 For diagrams of blocks with a C description, prefer the generated-C export (no Python
 at run time).  This path takes any block, at the price the FMU's documentation
 (``documentation/README.txt``) states: the importing tool must embed a CPython
-compatible with the wrapper (3.x), with ``cosim`` and the model's module installed; the
-FMU says ``needsExecutionTool="true"``.  Needs the ``fmi-export`` extra.
+compatible with the wrapper (3.x), with ``cosim`` (and any installed package the model
+imports) installed; the FMU says ``needsExecutionTool="true"``.  Needs the
+``fmi-export`` extra.  Where the model cannot be built (a module missing there), the
+FMU's instantiation fails with the reason on stderr and in the FMU's log.
 
 =================  =====================================  =================================
                    ``fmi_version=2`` (default)            ``fmi_version=3``
@@ -21,7 +30,7 @@ feedthrough        not declared (all inputs)              ``Output`` dependencie
 outputs read       as at the end of the last step         evaluated again for the inputs
 after set inputs                                          set since (no state change)
 state              get/set/serialize                      get/set/serialize
-instances          one per process                        several per process
+instances          one per process (declared)             several per process
 start time         from ``fmi2SetupExperiment``           t = 0, or the first step's time
 =================  =====================================  =================================
 
@@ -36,8 +45,11 @@ import importlib
 import json
 import re
 import shutil
+import sys
 import tempfile
+import zipfile
 from pathlib import Path
+from typing import Any
 
 from cosim.errors import BuildError
 
@@ -51,7 +63,9 @@ cosim model exported as an FMI 2.0 Co-Simulation FMU through pythonfmu.
 Requirements on the importing machine (needsExecutionTool="true"):
   * the tool must load a CPython 3 library into its process (pythonfmu's wrapper);
   * that Python must have 'cosim' installed (the package that exported this FMU) and the
-    model's module '{module}' importable;
+    installed packages the model imports; the model's own modules are in
+    resources/cosim_model ({bundled});
+  * one instance per process (pythonfmu 0.7's wrapper);
   * binaries are shipped for linux64 and win64 only.
 
 Model: {target}; internal solver {solver}{dt}; inputs are held over each
@@ -64,7 +78,8 @@ Requirements on the importing machine (needsExecutionTool="true"):
     Linux binary does not link libpython, so a tool that is not itself a Python process
     must have it loaded globally (e.g. LD_PRELOAD=/path/to/libpython3.11.so);
   * that Python must have 'cosim' installed (the package that exported this FMU) and the
-    model's module '{module}' importable (PYTHONPATH); pythonfmu3 is inside the FMU;
+    installed packages the model imports; the model's own modules are in
+    resources/cosim_model ({bundled}); pythonfmu3 is inside the FMU;
   * binaries are shipped for x86_64-linux and x86_64-windows only.
 
 Model: {target}; internal solver {solver}{dt}; inputs are held over each
@@ -76,7 +91,13 @@ step starts later, starts again there.
 #: the FMU's slave script (pythonfmu3 finds the class by 'Fmi3Slave' among its bases)
 _SCRIPT = {
     2: '''"""{doc}"""
-from fmus.pyslave import CosimSlave
+try:
+    from fmus.pyslave import CosimSlave
+except ImportError as exc:  # said on stderr too: a host may show no FMU log
+    import sys
+    print(f"cosim FMU {name!r}: cannot start: {{exc}}; this FMU runs cosim's simulator: "
+          f"install cosim in the Python that runs it ({{sys.executable}})", file=sys.stderr)
+    raise
 
 
 class {name}(CosimSlave):
@@ -88,7 +109,13 @@ class {name}(CosimSlave):
     3: '''"""{doc}"""
 from pythonfmu3 import Fmi3Slave
 
-from fmus.pyslave3 import CosimSlave3
+try:
+    from fmus.pyslave3 import CosimSlave3
+except ImportError as exc:  # said on stderr too: a host may show no FMU log
+    import sys
+    print(f"cosim FMU {name!r}: cannot start: {{exc}}; this FMU runs cosim's simulator: "
+          f"install cosim in the Python that runs it ({{sys.executable}})", file=sys.stderr)
+    raise
 
 
 class {name}(CosimSlave3, Fmi3Slave):
@@ -100,15 +127,21 @@ class {name}(CosimSlave3, Fmi3Slave):
 }
 
 
-def export_python_fmu(target: str, dest: str | Path, *, solver: str = "rk4",
+def export_python_fmu(target: str, dest: str | Path, *, solver: str | None = None,
                       solver_dt: float | None = None, model_name: str | None = None,
-                      description: str = "", fmi_version: int = 2) -> Path:
+                      description: str = "", fmi_version: int = 2,
+                      function: str | None = None, check: bool = True) -> Path:
     """Build ``<model_name>.fmu`` in directory ``dest`` (or at ``dest`` if it ends in
-    ``.fmu``) from the diagram factory ``target`` (``"package.module:function"``,
-    importable here and on the target machine).  ``solver``, ``solver_dt``: the internal
-    integrator (``solver_dt`` None: one step per communication step).  ``fmi_version``:
-    2 (pythonfmu, :mod:`fmus.pyslave`) or 3 (pythonfmu3, :mod:`fmus.pyslave3`).
-    Returns the path.
+    ``.fmu``) from the model ``target``: a model file (``function``: its diagram
+    function, default as ``cosim run``) or ``"package.module:function"``.
+
+    The model's local modules are bundled in the FMU (module docstring).  ``solver``,
+    ``solver_dt``: the internal integrator and its step (default: the model's
+    ``SIMULATION`` solver and ``dt``, as ``cosim run``; else ``"rk4"`` and one step per
+    communication step, also ``solver_dt=0``).  ``fmi_version``: 2 (pythonfmu,
+    :mod:`fmus.pyslave`) or 3 (pythonfmu3, :mod:`fmus.pyslave3`).  ``check``: build the
+    bundled model in a clean Python first (:func:`fmus.pybundle.check_in_clean_python`,
+    about a second).  Returns the path.
     """
     if fmi_version not in (2, 3):
         raise BuildError(f"export_python_fmu: fmi_version must be 2 or 3, got {fmi_version!r}")
@@ -125,12 +158,85 @@ def export_python_fmu(target: str, dest: str | Path, *, solver: str = "rk4",
         raise BuildError(f"export_python_fmu: the pythonfmu3 imported from {where} has no "
                          "binary for this platform; export from a process that has not run "
                          "a pythonfmu3 FMU, with pythonfmu3 installed")
-    from .pyslave import CONFIG_FILE, load_factory
+    from .pybundle import (
+        BUNDLE,
+        CONFIG_FILE,
+        ModelLoadError,
+        build_here,
+        check_in_clean_python,
+        find_model,
+        write_bundle,
+    )
+    ref = find_model(target, function)
     try:
-        diagram = load_factory(target)
-    except (ImportError, AttributeError, ValueError) as exc:
+        diagram, simulation = build_here(ref)
+    except BuildError as exc:
         raise BuildError(f"export_python_fmu: cannot build the diagram from {target!r}: "
-                         f"{exc}; give an importable 'package.module:function'") from None
+                         f"{exc}") from None
+    solver = solver or simulation.get("solver", "rk4")
+    solver_dt = simulation.get("dt") if solver_dt is None else (solver_dt or None)
+    _check_ports(diagram, fmi_version)
+    name = model_name or re.sub(r"\W", "_", diagram.name)
+    if not name.isidentifier():
+        raise BuildError(f"export_python_fmu: model name {name!r} is not an identifier")
+    text = description or f"cosim diagram {diagram.name}"
+    dest = Path(dest)
+    final = dest if dest.suffix == ".fmu" else dest / f"{name}.fmu"
+    path_before = list(sys.path)  # the builders instantiate the slave here: it adds paths
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            bundle = Path(tmp) / BUNDLE
+            bundle.mkdir()
+            bundled = write_bundle(ref, bundle)
+            script = Path(tmp) / f"{name}_slave.py"
+            script.write_text(_SCRIPT[fmi_version].format(
+                doc=description or f"cosim diagram {diagram.name} ({target})", name=name,
+                target=repr(target), solver=repr(solver), solver_dt=repr(solver_dt),
+                description=repr(text)))
+            config = Path(tmp) / "cfg" / CONFIG_FILE
+            config.parent.mkdir()
+            config.write_text(json.dumps({"target": target, "solver": solver,
+                                          "solver_dt": solver_dt, "model": ref.config()}))
+            docs = Path(tmp) / "documentation"
+            docs.mkdir()
+            dt = f" at {solver_dt:g} s" if solver_dt else ", one step per communication step"
+            (docs / "README.txt").write_text(_README[fmi_version].format(
+                bundled=", ".join(bundled), target=target, solver=solver, dt=dt))
+            if fmi_version == 2:  # measured: a second instance fails (fmus.pyslave)
+                options = dict(canGetAndSetFMUstate=True, canSerializeFMUstate=True,
+                               canBeInstantiatedOnlyOncePerProcess=True)
+            else:
+                options = dict(canGetAndSetFMUState=True, canSerializeFMUState=True,
+                               canBeInstantiatedOnlyOncePerProcess=ONLY_ONCE_PER_PROCESS_FMI3)
+            from . import pyslave
+            pyslave.REPORT_TO_STDERR = False  # the builder instantiates the slave here
+            try:
+                fmu = builder.build_FMU(script, dest=Path(tmp) / "out",
+                                        documentation_folder=docs,
+                                        project_files=[config, bundle], needsExecutionTool=True,
+                                        canHandleVariableCommunicationStepSize=True, **options)
+            except ModelLoadError as exc:
+                raise BuildError(f"export_python_fmu: the FMU would not run elsewhere: built "
+                                 f"from the modules bundled in it (not the data files it "
+                                 f"reads), {exc}") from None
+            finally:
+                pyslave.REPORT_TO_STDERR = True
+            if check:
+                resources = Path(tmp) / "check"
+                with zipfile.ZipFile(fmu) as z:
+                    z.extractall(resources, [m for m in z.namelist()
+                                             if m.startswith(("resources/cosim_model",
+                                                              f"resources/{CONFIG_FILE}"))])
+                check_in_clean_python(resources / "resources", list(diagram.outputs))
+            final.parent.mkdir(parents=True, exist_ok=True)
+            shutil.move(fmu, final)
+    finally:
+        sys.path[:] = path_before
+    return final
+
+
+def _check_ports(diagram: Any, fmi_version: int) -> None:
+    """Ports the wrapper of ``fmi_version`` can carry, else a BuildError naming them."""
     ports = list(diagram.inputs.items()) + list(diagram.outputs.items())
     if fmi_version == 2:
         bad = [f"{n} {p.shape}" for n, p in ports if p.shape != ()]
@@ -147,35 +253,3 @@ def export_python_fmu(target: str, dest: str | Path, *, solver: str = "rk4",
                              "float, integer or bool ports")
     if not diagram.outputs:
         raise BuildError(f"export_python_fmu: diagram '{diagram.name}' exports no outputs")
-    name = model_name or re.sub(r"\W", "_", diagram.name)
-    if not name.isidentifier():
-        raise BuildError(f"export_python_fmu: model name {name!r} is not an identifier")
-    text = description or f"cosim diagram {diagram.name}"
-    dest = Path(dest)
-    final = dest if dest.suffix == ".fmu" else dest / f"{name}.fmu"
-    with tempfile.TemporaryDirectory() as tmp:
-        script = Path(tmp) / f"{name}_slave.py"
-        script.write_text(_SCRIPT[fmi_version].format(
-            doc=description or f"cosim diagram {diagram.name} ({target})", name=name,
-            target=repr(target), solver=repr(solver), solver_dt=repr(solver_dt),
-            description=repr(text)))
-        config = Path(tmp) / "cfg" / CONFIG_FILE
-        config.parent.mkdir()
-        config.write_text(json.dumps({"target": target, "solver": solver,
-                                      "solver_dt": solver_dt}))
-        docs = Path(tmp) / "documentation"
-        docs.mkdir()
-        dt = f" at {solver_dt:g} s" if solver_dt else ", one step per communication step"
-        (docs / "README.txt").write_text(_README[fmi_version].format(
-            module=target.partition(":")[0], target=target, solver=solver, dt=dt))
-        if fmi_version == 2:
-            options = dict(canGetAndSetFMUstate=True, canSerializeFMUstate=True)
-        else:
-            options = dict(canGetAndSetFMUState=True, canSerializeFMUState=True,
-                           canBeInstantiatedOnlyOncePerProcess=ONLY_ONCE_PER_PROCESS_FMI3)
-        fmu = builder.build_FMU(script, dest=Path(tmp) / "out", documentation_folder=docs,
-                                project_files=[config], needsExecutionTool=True,
-                                canHandleVariableCommunicationStepSize=True, **options)
-        final.parent.mkdir(parents=True, exist_ok=True)
-        shutil.move(fmu, final)
-    return final

@@ -2,10 +2,12 @@
 
 An FMU made this way runs *our* simulator in the importing tool's process, through
 pythonfmu's C wrapper: the target machine needs a CPython compatible with the one the
-tool embeds, with ``cosim`` (this package) and the model's module installed.  The slave
-rebuilds the diagram from its importable factory (``"package.module:function"``), holds
-each input constant over a communication step (FMI 2 Co-Simulation without input
-derivatives), and steps a :class:`~cosim.Simulator` to the end of the step.
+tool embeds, with ``cosim`` (this package) installed.  The slave rebuilds the diagram from
+the model's modules bundled in the FMU (:mod:`fmus.pybundle`; an FMU exported before
+bundling imports its ``"package.module:function"``), holds each input constant over a
+communication step (FMI 2 Co-Simulation without input derivatives), and steps a
+:class:`~cosim.Simulator` to the end of the step.  A model that cannot be built there (a
+missing module) fails the instantiation with the reason, on stderr and in the FMU's log.
 
 FMU variables: every exported scalar input (causality ``input``) and output (``output``)
 of the diagram, with its unit; the scalar float parameters of the leaf blocks as tunable
@@ -16,10 +18,14 @@ held inputs; serialized with :mod:`pickle` (only for FMUs you trust, like the mo
 Limitations: scalar ports only (an array port is refused at export); inputs are held
 over the step (no interpolation, no input derivatives); the internal solver is fixed at
 export; no Model Exchange (pythonfmu has none for FMI 2).  Inherited from pythonfmu 0.7's
-C wrapper (measured with fmpy): **one instance per process** - a second instance in the
-same process segfaults in the Python code it runs once numpy is involved (the wrapper
-appears to run it in another interpreter state), and the FMU cannot be loaded again in
-a process after its library was unloaded.  Run each instance in its own process, or use
+C wrapper (measured with fmpy and our importer): **one instance per process** - a second
+instance in the same process, alive or after the first was freed, fails to instantiate
+(the wrapper's class lookup: ``findClass ... module has no attribute``; a private copy of
+the library does not help) or segfaults in the Python code it runs once numpy is
+involved, and the FMU cannot be loaded again in a process after its library was
+unloaded.  The export declares ``canBeInstantiatedOnlyOncePerProcess="true"``, so that
+importers (ours: :meth:`fmus.fmu_file.FMUFile.check_instance`) do not spend that one
+instance on a trial.  Run each instance in its own process, or use
 the generated-C export (:mod:`fmus.cgen`), which has no such limits, or the FMI 3 export
 (:mod:`fmus.pyslave3`), which runs several instances per process.
 
@@ -43,6 +49,8 @@ from cosim.errors import MissingExtraError
 from cosim.time import to_ticks
 from cosim.units import parse_unit
 
+from .pybundle import CONFIG_FILE, load_diagram
+
 try:
     from pythonfmu import Fmi2Causality, Fmi2Slave, Fmi2Variability, Real
 except ImportError:  # the FMI 3 slave (fmus.pyslave3) uses DiagramModel without pythonfmu
@@ -53,8 +61,10 @@ except ImportError:  # the FMI 3 slave (fmus.pyslave3) uses DiagramModel without
             raise MissingExtraError("fmus.pyslave.CosimSlave (FMI 2) needs pythonfmu: "
                                     "pip install 'cosim[fmi-export]'")
 
-#: the model's configuration in the FMU's resources folder
-CONFIG_FILE = "cosim_model.json"
+
+#: a model that cannot be built is also said on stderr (not while exporting: the export
+#: reports it as its own error)
+REPORT_TO_STDERR = True
 
 
 def load_factory(target: str) -> Any:
@@ -100,10 +110,29 @@ class DiagramModel:
     solver: str = "rk4"
     solver_dt: float | None = None
 
+    model_config: dict | None = None
+
     def _build_model(self, resources: str | None) -> None:
         from cosim import Simulator
         self._configure(resources)
-        self.diagram = d = load_factory(self.target)
+        import warnings
+
+        from cosim.errors import CosimWarning
+        try:
+            with warnings.catch_warnings():  # the model's build notes were shown at export
+                warnings.simplefilter("ignore", CosimWarning)
+                if self.model_config and resources:  # the model's modules are in the FMU
+                    d = load_diagram(resources, self.model_config)
+                else:  # an FMU exported before bundling: the module must be importable
+                    d = load_factory(self.target)
+        except Exception as exc:
+            # said on stderr too: a host without debug logging shows only "failed to
+            # instantiate" (fmpy), and pythonfmu logs the exception only with logging on
+            if REPORT_TO_STDERR:
+                import sys
+                print(f"cosim FMU: cannot build the model: {exc}", file=sys.stderr)
+            raise
+        self.diagram = d
         self.sim = Simulator(d, solver=self.solver,
                              dt=self.solver_dt if self.solver_dt else "advance", record=False)
         self.ctx = self.sim.ctx
@@ -128,9 +157,10 @@ class DiagramModel:
         return self.ctx.output(port)
 
     def _configure(self, resources: str | None) -> None:
-        """Read ``target``, ``solver``, ``solver_dt`` from the FMU's resources
-        (``cosim_model.json``, written by the export) when there: the wrapper may
-        instantiate this base class rather than the script's subclass."""
+        """Read ``target``, ``solver``, ``solver_dt`` and where the bundled model is
+        (``model``, :mod:`fmus.pybundle`) from the FMU's resources (``cosim_model.json``,
+        written by the export) when there: the wrapper may instantiate this base class
+        rather than the script's subclass."""
         import json
         import os
         if not resources:
@@ -141,6 +171,7 @@ class DiagramModel:
                 cfg = json.load(f)
             self.target, self.solver = cfg["target"], cfg["solver"]
             self.solver_dt = cfg["solver_dt"]
+            self.model_config = cfg.get("model")
 
     def _start(self, t0: float) -> None:
         for name, v in self._inputs.items():

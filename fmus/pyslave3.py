@@ -2,10 +2,10 @@
 
 The same model as the FMI 2 slave (:mod:`fmus.pyslave`, whose :class:`DiagramModel`
 this one shares): the FMU runs *our* simulator in the importing tool's process through
-pythonfmu3's C wrapper, rebuilds the diagram from its importable factory, holds each
-input constant over a communication step and steps a :class:`~cosim.Simulator` to its
-end.  The target machine needs a CPython the tool can embed, with ``cosim`` and the
-model's module installed (pythonfmu3 itself is shipped inside the FMU).
+pythonfmu3's C wrapper, rebuilds the diagram from the model's modules bundled in the FMU
+(:mod:`fmus.pybundle`), holds each input constant over a communication step and steps a
+:class:`~cosim.Simulator` to its end.  The target machine needs a CPython the tool can
+embed, with ``cosim`` installed (pythonfmu3 itself is shipped inside the FMU).
 
 FMU variables
 -------------

@@ -92,6 +92,9 @@ def add_parser(sub) -> None:
     s.add_argument("--workers", type=int, help="worker processes (default: CPU count)")
     s.add_argument("--scheduler", help="Dask scheduler address (default: a local cluster)")
     s.add_argument("--out", help="study folder (default out/sweep_<model>)")
+    s.add_argument("--force", action="store_true",
+                   help="use --out even when it holds another command's results (they are "
+                        "removed; the same sweep again resumes without it)")
     s.add_argument("--t-end", type=float,
                    help="end time of each run [s] (default: the file's SIMULATION, else 1)")
     s.add_argument("--solver", help="solver of each run (default: the file's, else rk4)")
@@ -153,6 +156,10 @@ def run(args: argparse.Namespace) -> int:
                   metrics=args.metrics, function=args.function)
     name = os.path.splitext(os.path.basename(args.file))[0]
     out = args.out or os.path.join("out", f"sweep_{name}")
+    from ..results_folder import claim
+    claim(out, "cosim sweep", args.file, ["study.json", "journal.jsonl", "results.parquet",
+                                          "results.csv"], force=args.force, resumable=True,
+          own_marker="study.json", argv=getattr(args, "argv", None))
     with _terminate_as_interrupt(), \
             make_executor(args.backend, args.workers, args.scheduler) as ex:
         df = study.run(out, ex, progress=not args.quiet, retry_failed=args.retry_failed)

@@ -1,6 +1,8 @@
 """The cosim console command: run and info on a model file."""
 
+import os
 import pathlib
+import shlex
 import subprocess
 import sys
 
@@ -158,3 +160,105 @@ def test_a_model_file_that_fails_gives_one_clean_line(tmp_path, capsys, text, li
     assert main(["run", str(p), "--out", str(tmp_path / "out")]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith(f"cosim: error: {p}") and line in err[0]
+
+
+# ----------------------------------------------------------- help and closed pipes
+#: what `cosim --help` must not load: the numerical stack, fmpy and the outer packages
+HEAVY = ("numpy", "scipy", "fmpy", "pandas", "matplotlib", "can", "cantools", "fmus", "hil",
+         "blocks")
+
+
+@pytest.mark.parametrize("argv", [["--help"], ["--version"], ["run", "--help"],
+                                  ["info", "--help"]])
+def test_help_loads_no_numerical_stack_and_no_other_package(argv):
+    """Issue 30: `cosim --help` took 3 s importing numpy, scipy and every plugin's
+    package; the commands are listed from their entry points without importing them."""
+    code = ("import sys\nfrom cosim.cli import main\ntry:\n    main(sys.argv[1:])\n"
+            "except SystemExit:\n    pass\n"
+            "print(sorted({m.split('.')[0] for m in sys.modules}), file=sys.stderr)\n")
+    r = subprocess.run([sys.executable, "-c", code, *argv], capture_output=True, text=True,
+                       cwd=ROOT, timeout=120)
+    loaded = set(eval(r.stderr.strip().splitlines()[-1]))
+    assert not loaded & set(HEAVY), sorted(loaded & set(HEAVY))
+    if argv == ["--help"]:  # every command listed, the plugins' with their own help
+        for line in ("run                 simulate a model file",
+                     "sweep               run a parameter study of a model file",
+                     "fmu                 inspect, validate, simulate and export FMUs",
+                     "replay              replay a CAN log onto a bus"):
+            assert line in r.stdout, r.stdout
+
+
+def test_a_command_loads_only_its_own_package():
+    code = ("import sys\nfrom cosim.cli import main\ntry:\n    main(sys.argv[1:])\n"
+            "except SystemExit:\n    pass\n"
+            "print(sorted({m.split('.')[0] for m in sys.modules}), file=sys.stderr)\n")
+    r = subprocess.run([sys.executable, "-c", code, "fmu", "--help"], capture_output=True,
+                       text=True, cwd=ROOT, timeout=120)
+    assert r.returncode == 0 and "info,validate,simulate,export" in r.stdout
+    loaded = set(eval(r.stderr.strip().splitlines()[-1]))
+    assert "fmus" in loaded and not loaded & {"hil", "fmpy", "numpy"}, loaded
+
+
+def closed_pipe(argv: list[str], cwd) -> subprocess.CompletedProcess:
+    """``cosim ARGV`` with standard output a pipe whose reader is already gone (as in
+    ``cosim ... | head`` once head has what it wants)."""
+    r, w = os.pipe()
+    os.close(r)
+    try:
+        return subprocess.run([sys.executable, "-m", "cosim", *argv], stdout=w,
+                              stderr=subprocess.PIPE, text=True, cwd=cwd, timeout=300,
+                              env={**os.environ, "PYTHONPATH": str(ROOT)})
+    finally:
+        os.close(w)
+
+
+def can_log(path, n: int) -> str:
+    import can
+    w = can.ASCWriter(str(path))
+    for i in range(n):
+        w.on_message_received(can.Message(timestamp=i * 1e-3, arbitration_id=0x100 + i % 5,
+                                          data=bytes([i % 256] * 8), is_extended_id=False))
+    w.stop()
+    return str(path)
+
+
+def assert_quiet_end(r: subprocess.CompletedProcess) -> None:
+    """Ended as a process that SIGPIPE ends: status 141, nothing on stderr."""
+    assert r.returncode == 141 and r.stderr == "", (r.returncode, r.stderr)
+
+
+@pytest.mark.parametrize("command", ["info", "replay", "run"])
+def test_a_closed_pipe_ends_the_command_quietly(command, model, tmp_path):
+    """Issue 30: `cosim replay ... | head` printed a BrokenPipeError asking to report it;
+    one guard in cosim.cli.main covers every command."""
+    argv = {"info": ["info", str(model)],
+            "replay": ["replay", can_log(tmp_path / "bus.asc", 50), "--print"],
+            "run": ["run", str(model), "--out", str(tmp_path / "o")]}[command]
+    assert_quiet_end(closed_pipe(argv, tmp_path))
+
+
+def test_head_of_a_long_replay(tmp_path):
+    """A real shell pipeline: head leaves after two lines of 3000."""
+    log = can_log(tmp_path / "bus.asc", 3000)
+    r = subprocess.run(f"{shlex.quote(sys.executable)} -m cosim replay {log} --print "
+                       "| head -n 2; exit ${PIPESTATUS[0]}", shell=True, executable="/bin/bash",
+                       capture_output=True, text=True, cwd=tmp_path, timeout=300,
+                       env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert len(r.stdout.splitlines()) == 2 and "0x100" in r.stdout
+    assert_quiet_end(r)
+
+
+def test_a_model_file_imports_its_own_modules_when_build_runs(tmp_path, monkeypatch, capsys):
+    """Issue 30: a sibling module imported inside build() was not found (the model's
+    folder left sys.path once the file was imported), unless the current folder happened
+    to be the model's."""
+    d = tmp_path / "model"
+    d.mkdir()
+    (d / "lazy_params.py").write_text("RATE = 3.0\n")
+    (d / "lazy_model.py").write_text(MODEL.replace(
+        "def build():\n", "def build():\n    from lazy_params import RATE\n").replace(
+        'Constant("c", 2.0', 'Constant("c", RATE'))
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    monkeypatch.chdir(tmp_path)
+    assert main(["run", str(d / "lazy_model.py"), "--out", str(tmp_path / "o")]) == 0
+    assert "final  1.5 m" in capsys.readouterr().out  # 3 m/s for 0.5 s
