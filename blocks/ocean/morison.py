@@ -48,6 +48,7 @@ import numpy as np
 
 from cosim.block import Block
 from cosim.errors import ParameterError
+from cosim.params import COUNT, POSITIVE, Array
 
 from .waves import RHO_SEAWATER, LinearWaves
 
@@ -277,6 +278,9 @@ class MorisonMember(Block):
     out  moment                (3,)  N*m
     out  wetted_length         scalar m
     """
+
+    argument_checks = {"end_a": Array(shape=(3,)), "end_b": Array(shape=(3,)), "diameter": POSITIVE,
+                       "n_gauss": COUNT, "n_segments": COUNT}
 
     def __init__(self, name: str, wave: LinearWaves, end_a, end_b, diameter: float,
                  cd: float = 1.0, ca: float = 1.0, motion: str = "fixed",

@@ -51,6 +51,7 @@ import numpy as np
 
 from cosim.block import Block
 from cosim.errors import ParameterError
+from cosim.params import COUNT, Array
 
 __all__ = ["G", "RHO_SEAWATER", "IrregularSea", "LinearWaves", "RegularWave",
            "WaveField", "WaveKinematics", "celerity", "wave_number", "wavelength"]
@@ -343,6 +344,8 @@ class WaveField(Block):
 
     Outputs depend on time (and on ``points`` when it is an input).
     """
+
+    argument_checks = {"points": Array(), "n_points": COUNT}
 
     def __init__(self, name: str, wave: LinearWaves, points=None,
                  n_points: int | None = None) -> None:

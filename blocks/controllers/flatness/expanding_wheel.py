@@ -67,6 +67,7 @@ import numpy as np
 
 from cosim.block import Block
 from cosim.errors import ParameterError, StepError
+from cosim.params import POSITIVE, Array
 
 from .system import FlatSystem
 from .tracking import LinearizingLaw
@@ -219,6 +220,8 @@ class ExpandingWheelLaw(LinearizingLaw):
 
 class ExpandingWheelPlant(Block):
     """Kinematic model (A) or (B) of the expanding-wheel vehicle (see module docstring)."""
+
+    argument_checks = {"x0": Array(), "rod_length_m": POSITIVE}
 
     def __init__(self, name: str, x0: Any, rod_length_m: float = DEFAULT_ROD_LENGTH_M,
                  model: str = "A") -> None:

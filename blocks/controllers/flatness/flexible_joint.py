@@ -54,6 +54,7 @@ import numpy as np
 
 from cosim.block import Block
 from cosim.errors import ParameterError
+from cosim.params import Array
 
 from .system import FlatSystem
 from .tracking import LinearizingLaw
@@ -178,6 +179,8 @@ class FlexibleJointLaw(LinearizingLaw):
 class FlexibleJoint(Block):
     """The flexible-joint robot (module docstring), state from ``x0``; keyword parameters
     ``I, J, M, g, L, k`` (defaults :data:`DEFAULT_PARAMS`)."""
+
+    argument_checks = {"x0": Array()}
 
     def __init__(self, name: str, x0: Any = (0.0, 0.0, 0.0, 0.0), **params: float) -> None:
         super().__init__(name)

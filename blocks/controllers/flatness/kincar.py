@@ -59,6 +59,7 @@ import numpy as np
 
 from cosim.block import Block
 from cosim.errors import ParameterError, StepError
+from cosim.params import POSITIVE, Array
 
 from .system import FlatSystem
 from .tracking import LinearizingLaw
@@ -183,6 +184,8 @@ class KinematicCarLaw(LinearizingLaw):
 
 class KinematicCar(Block):
     """The kinematic car (module docstring), state :math:`(x, y, \\theta)` from ``x0``."""
+
+    argument_checks = {"x0": Array(), "b": POSITIVE.means("the wheelbase [m]")}
 
     def __init__(self, name: str, x0: Any = (0.0, 0.0, 0.0),
                  b: float = DEFAULT_WHEELBASE_M) -> None:

@@ -57,6 +57,7 @@ import numpy as np
 
 from cosim.block import Block
 from cosim.errors import ParameterError, StepError
+from cosim.params import POSITIVE, Array
 
 from .plan import Plan
 
@@ -132,6 +133,10 @@ def error_gains(relative_degree: tuple[int, ...], kp: Any = None, kv: Any = None
 
 class FlatTracker(Block):
     """Tracks a flat-output plan with exact linearization (see the module docstring)."""
+
+    # gains (rows of different lengths) and poles (complex) are checked by error_gains
+    argument_checks = {"kp": Array(), "kv": Array(), "extension_initial": Array(), "x0": Array(),
+                       "period_s": POSITIVE}
 
     def __init__(self, name: str, law: LinearizingLaw, plan: Plan, kp: Any = None,
                  kv: Any = None, gains: Any = None, poles: Any = None,
