@@ -354,7 +354,13 @@ class Block:
 
     def declare_parameter(self, name: str, default: Any, unit: str | None = None,
                           validate: Callable[[Any], Any] | None = None) -> Parameter:
-        """Declare a parameter; its value lives in the context (sweeps, tuning)."""
+        """Declare a parameter; its value lives in the context (sweeps, tuning).
+
+        The default declares the kind of value the parameter takes (a number, ``True`` a
+        Boolean, a string, an array its shape; ``None`` anything); a value of another kind
+        is refused when set.  ``validate(value)`` then checks the
+        value further (raise ``ValueError``) and may return it converted.
+        """
         check_name(name, "parameter")
         if name in self._decl.parameters:
             raise BuildError(f"block '{self.path}': parameter {name!r} declared twice")

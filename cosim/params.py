@@ -16,8 +16,9 @@ Two kinds of parameters are checked here, with the same rules and the same messa
   constructor and raise :func:`refuse`, which words them the same way.
 
 * **Context parameters** (``ctx.set_param``): the kind of a parameter is the kind of
-  its declared default (:func:`parameter_kind`): a real number, an integer, a Boolean, a
-  string, an array of the default's shape, or an instance of the default's type.
+  its declared default (:func:`parameter_kind`): a number (an ``int`` default too), a
+  Boolean, a string, an array of the default's shape (of whole numbers for an integer
+  array), or an instance of the default's type.
 
 A refusal is a :class:`~cosim.errors.ParameterError` naming the block (class and name)
 or the parameter path, the parameter, the value and what is expected::
@@ -28,7 +29,8 @@ Limitations: a default's own value is not checked (only the arguments a caller g
 annotations other than the four simple types and their ``| None`` forms are not
 checked; the fields of parameter dataclasses (``params=BodyData(...)``) are checked
 by those dataclasses, if at all; a context parameter declared with the default None
-takes any value (its kind is unknown).
+takes any value (its kind is unknown), and one with an ``int`` default takes any number
+unless its block's validator says otherwise.
 """
 
 from __future__ import annotations
@@ -117,7 +119,7 @@ class Number:
     @property
     def expected(self) -> str:
         what = "an integer" if self.integer else (
-            "a number (infinity allowed)" if self.infinite else "a finite number")
+            "a number (not NaN; +-inf allowed)" if self.infinite else "a finite number")
         lo, hi = self.low, self.high
         if lo > -math.inf and hi < math.inf:
             what += (f" in {'(' if self.low_open else '['}{lo:g}, {hi:g}"
@@ -180,13 +182,12 @@ class Array:
     optional: bool = False
 
     def _array(self, v: Any) -> np.ndarray | None:
-        if isinstance(v, (str, bytes)) or _is_bool(v):
-            return None
+        """``v`` as a float array if it is numbers (not strings, Booleans, None), else None."""
         try:
-            a = np.asarray(v, dtype=float)
-        except (TypeError, ValueError):
+            raw = np.asarray(v)
+        except ValueError:   # ragged
             return None
-        return a
+        return raw.astype(float) if raw.dtype.kind in "iuf" else None
 
     def accepts(self, v: Any) -> bool:
         if v is None:
@@ -208,11 +209,12 @@ class Array:
         finite = "" if self.infinite else "finite "
         if self.shape is not None:
             dims = ", ".join("n" if s is None else str(s) for s in self.shape)
-            what = f"a {finite}array of shape ({dims}{',' if len(self.shape) == 1 else ''})"
+            comma = "," if len(self.shape) == 1 else ""
+            what = f"an array of shape ({dims}{comma}) of {finite}numbers"
         elif self.ndim is not None:
-            what = f"a {finite}{self.ndim}-D array of numbers"
+            what = f"a {self.ndim}-D array of {finite}numbers"
         else:
-            what = f"a {finite}number or array of numbers"
+            what = f"a {finite}number or array of {finite}numbers"
         return what + (" or None" if self.optional else "")
 
 
@@ -323,9 +325,9 @@ def parameter_kind(default: Any) -> Rule | None:
         return None
     if _is_bool(default):
         return Flag()
-    if isinstance(default, numbers.Integral):
-        return Number(integer=True)
     if isinstance(default, numbers.Real):
+        # an int default is a number too (``mass_kg=1000`` declares a real parameter);
+        # a parameter that must stay whole says so in its block's validator
         return Number(infinite=True)
     if isinstance(default, str):
         return Text()
