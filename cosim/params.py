@@ -300,18 +300,23 @@ def checked_init(init: Callable, checks: dict[str, Rule], owner: str) -> Callabl
             rules[p.name] = rule
     if not rules:
         return init
+    # the names of the positional parameters after self, in order (a call with more
+    # positional arguments, or an unknown keyword, gets Python's own error from init)
+    positional = [p.name for p in list(sig.parameters.values())[1:]
+                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+
+    def check(self: Any, args: tuple, kwargs: dict) -> None:
+        given = dict(zip(positional, args))
+        given.update(kwargs)
+        for param, value in given.items():
+            rule = rules.get(param)
+            if rule is not None and not rule.accepts(value):
+                who = f"{type(self).__name__} '{given.get('name', '?')}'"
+                raise refuse(who, param, value, rule.expected)
 
     @functools.wraps(init)
     def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
-        try:
-            given = sig.bind(self, *args, **kwargs).arguments
-        except TypeError:   # a wrong call: Python's own message
-            init(self, *args, **kwargs)
-            return
-        for param, rule in rules.items():
-            if param in given and not rule.accepts(given[param]):
-                who = f"{type(self).__name__} '{given.get('name', '?')}'"
-                raise refuse(who, param, given[param], rule.expected)
+        check(self, args, kwargs)
         init(self, *args, **kwargs)
 
     __init__.__checked__ = rules
