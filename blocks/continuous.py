@@ -7,8 +7,8 @@ from typing import Any
 import numpy as np
 
 from cosim.block import Block
-from cosim.errors import ParameterError
 from cosim.linear import LinearModel
+from cosim.params import POSITIVE, VALUES
 
 from ._units import derivative, integral
 
@@ -34,6 +34,8 @@ class Integrator(Block):
     input_unit : str, optional
         Unit of ``u``; given one of the two, the other follows (``m`` from ``m/s``).
     """
+
+    argument_checks = {"x0": VALUES}
 
     def __init__(self, name: str, x0: Any = 0.0, shape: Any = (), unit: str | None = None,
                  input_unit: str | None = None) -> None:
@@ -80,12 +82,12 @@ class FilteredDerivative(Block):
         Unit of ``u``; given one of the two, the other follows (``m/s`` from ``m``).
     """
 
+    argument_checks = {"bandwidth_rad_s": POSITIVE}
+
     def __init__(self, name: str, bandwidth_rad_s: float, unit: str | None = None,
                  input_unit: str | None = None) -> None:
         super().__init__(name)
         unit, input_unit = derivative(unit, input_unit)
-        if not bandwidth_rad_s > 0:
-            raise ParameterError(f"FilteredDerivative '{name}': bandwidth must be > 0")
         self.N = float(bandwidth_rad_s)
         self.u = self.declare_input("u", unit=input_unit)
         self.z = self.declare_continuous_state("z", 0.0)

@@ -25,10 +25,11 @@ import numpy as np
 
 from cosim.block import Block
 from cosim.errors import ParameterError
+from cosim.params import NON_NEGATIVE, POSITIVE, UNBOUNDED, VALUES, refuse
 from cosim.ports import normalize_shape
 
 from ._units import integral, refuse_renamed
-from .lti import tf_to_ss
+from .lti import check_matrices, tf_to_ss
 
 # ------------------------------------------------------------------ helpers
 
@@ -101,6 +102,8 @@ class ZeroOrderHold(Block):
     unit : str, optional
         Unit of ``u`` and ``y``.
     """
+
+    argument_checks = {"period_s": POSITIVE, "offset_s": NON_NEGATIVE}
 
     def __init__(self, name: str, period_s: float, offset_s: float = 0.0, shape: Any = (),
                  unit: str | None = None) -> None:
@@ -182,6 +185,8 @@ class UnitDelay(Block):
         Unit of ``u`` and ``y``.
     """
 
+    argument_checks = {"period_s": POSITIVE, "offset_s": NON_NEGATIVE, "initial": VALUES}
+
     def __init__(self, name: str, period_s: float, initial: Any = 0.0, offset_s: float = 0.0,
                  shape: Any = (), unit: str | None = None) -> None:
         super().__init__(name)
@@ -250,6 +255,9 @@ class DiscreteIntegrator(Block):
         ``m/s``: a dimensionless gain).
     """
 
+    argument_checks = {"period_s": POSITIVE, "offset_s": NON_NEGATIVE, "initial": VALUES,
+                       "lower": UNBOUNDED, "upper": UNBOUNDED}
+
     def __init__(self, name: str, period_s: float, gain: float = 1.0, method: str = "forward",
                  initial: Any = 0.0, lower: float | None = None, upper: float | None = None,
                  offset_s: float = 0.0, shape: Any = (), unit: str | None = None,
@@ -311,33 +319,42 @@ class DiscreteIntegrator(Block):
 
 
 def _ss_matrices(kind: str, name: str, A: Any, B: Any, C: Any, D: Any):
-    """Checked float matrices ``A (n,n), B (n,m), C (p,n), D (p,m)``."""
+    """Checked float matrices ``A (n,n), B (n,m), C (p,n), D (p,m)``; a matrix that is not
+    finite numbers or does not fit the others is refused by name."""
+    owner = f"{kind} '{name}'"
+    check_matrices(owner, A=A, B=B, C=C, D=D)
+    A_in, B_in, C_in, D_in = A, B, C, D
+    A = np.asarray(A, dtype=float)
+    A = np.atleast_2d(A) if A.size else np.zeros((0, 0))
+    n = A.shape[0]
+    if A.ndim != 2 or A.shape != (n, n):
+        raise refuse(owner, "A", A_in, "a square matrix (n, n)")
+    if n == 0:
+        D = np.atleast_2d(np.asarray(0.0 if D is None else D, dtype=float))
+        return A, np.zeros((0, D.shape[1])), np.zeros((D.shape[0], 0)), D
     try:
-        A = np.asarray(A, dtype=float)
-        A = np.atleast_2d(A) if A.size else np.zeros((0, 0))
-        n = A.shape[0]
-        if A.ndim != 2 or A.shape != (n, n):
-            raise ParameterError(f"{kind} '{name}': A must be square, got shape {A.shape}")
-        if n == 0:
-            D = np.atleast_2d(np.asarray(0.0 if D is None else D, dtype=float))
-            B, C = np.zeros((0, D.shape[1])), np.zeros((D.shape[0], 0))
-        else:
-            B = np.asarray(B, dtype=float)
-            B = B.reshape(n, -1) if B.ndim < 2 else B
-            C = np.asarray(C, dtype=float)
-            C = C.reshape(-1, n) if C.ndim < 2 else C
-            if D is None:
-                D = np.zeros((C.shape[0], B.shape[1]))
-            D = np.asarray(D, dtype=float)
-            D = D.reshape(C.shape[0], B.shape[1]) if D.ndim < 2 else D
-    except ValueError as exc:  # reshape failures
-        raise ParameterError(f"{kind} '{name}': inconsistent matrix shapes ({exc})") from None
-    if B.shape[0] != n or C.shape[1] != n or D.shape != (C.shape[0], B.shape[1]):
-        raise ParameterError(f"{kind} '{name}': inconsistent shapes A {A.shape}, B {B.shape}, "
-                             f"C {C.shape}, D {D.shape} (need (n,n), (n,m), (p,n), (p,m))")
-    for k, M in zip("ABCD", (A, B, C, D), strict=True):
-        if not np.all(np.isfinite(M)):
-            raise ParameterError(f"{kind} '{name}': matrix {k} has non-finite entries")
+        B = np.asarray(B, dtype=float)
+        B = B.reshape(n, -1) if B.ndim < 2 else B
+    except ValueError:
+        B = None
+    if B is None or B.ndim != 2 or B.shape[0] != n:
+        raise refuse(owner, "B", B_in, f"a matrix of {n} rows, one per state (A is {n} x {n})")
+    try:
+        C = np.asarray(C, dtype=float)
+        C = C.reshape(-1, n) if C.ndim < 2 else C
+    except ValueError:
+        C = None
+    if C is None or C.ndim != 2 or C.shape[1] != n:
+        raise refuse(owner, "C", C_in, f"a matrix of {n} columns, one per state (A is {n} x "
+                     f"{n})")
+    expected = (C.shape[0], B.shape[1])
+    try:
+        D = np.zeros(expected) if D is None else np.asarray(D, dtype=float)
+        D = D.reshape(expected) if D.ndim < 2 else D
+    except ValueError:
+        D = None
+    if D is None or D.shape != expected:
+        raise refuse(owner, "D", D_in, f"shape {expected}: rows of C by columns of B")
     return A, B, C, D
 
 
@@ -396,6 +413,8 @@ class DiscreteStateSpace(Block):
         Units of ``u`` and ``y``.
     """
 
+    argument_checks = {"period_s": POSITIVE, "offset_s": NON_NEGATIVE}
+
     def __init__(self, name: str, A: Any, B: Any = None, C: Any = None, D: Any = None,
                  period_s: float | None = None, x0: Any = None, *, offset_s: float = 0.0,
                  scalar: bool = True, input_unit: str | None = None,
@@ -418,10 +437,11 @@ class DiscreteStateSpace(Block):
         self.A, self.B, self.C, self.D = A, B, C, D
         n, m, p = A.shape[0], B.shape[1], C.shape[0]
         self.n, self.m, self.p = n, m, p
+        check_matrices(f"{kind} '{name}'", x0=x0)
+        x0_in = x0
         x0 = np.zeros(n) if x0 is None else np.asarray(x0, dtype=float).reshape(-1)
         if x0.shape != (n,):
-            raise ParameterError(f"{kind} '{name}': x0 has {x0.size} entries, the system has "
-                                 f"{n} states")
+            raise refuse(self, "x0", x0_in, f"{n} values, one per state")
         self._in_scalar = scalar and m == 1
         self._out_scalar = scalar and p == 1
         self.u = self.declare_input("u", shape=() if self._in_scalar else (m,), unit=input_unit)
@@ -471,11 +491,14 @@ class DiscreteTransferFunction(DiscreteStateSpace):
         Units of ``u`` and ``y``.
     """
 
+    argument_checks = {"period_s": POSITIVE, "offset_s": NON_NEGATIVE}
+
     def __init__(self, name: str, num: Any, den: Any = None, period_s: float | None = None, *,
                  offset_s: float = 0.0, input_unit: str | None = None,
                  unit: str | None = None, **old: Any) -> None:
         kind = "DiscreteTransferFunction"
         refuse_renamed(kind, name, old)
+        check_matrices(f"{kind} '{name}'", num=num, den=den)
         if den is None and _is_control_tf(num):
             sys = num
             if sys.ninputs != 1 or sys.noutputs != 1:

@@ -16,12 +16,26 @@ import numpy as np
 from cosim.block import Block
 from cosim.errors import ParameterError
 from cosim.linear import LinearModel
+from cosim.params import POSITIVE, VALUES, refuse
 
 from ._units import refuse_renamed
 
 
-def _as_ss(sys_or_A: Any, B=None, C=None, D=None):
-    """(A, B, C, D, dt) from matrices or a python-control system."""
+def _is_system(v: Any) -> bool:
+    """A python-control system (state space or transfer function)."""
+    return (hasattr(v, "A") and hasattr(v, "B")) or (hasattr(v, "num") and hasattr(v, "den"))
+
+
+def check_matrices(owner: str, **given: Any) -> None:
+    """Refuse a given matrix or vector (``A=...``, ``x0=...``) that is not finite numbers."""
+    for pname, v in given.items():
+        if v is not None and not _is_system(v) and not VALUES.accepts(v):
+            raise refuse(owner, pname, v, VALUES.expected)
+
+
+def _as_ss(owner: str, sys_or_A: Any, B=None, C=None, D=None):
+    """(A, B, C, D, dt) from matrices or a python-control system; a shape that does not
+    fit is refused naming the matrix (``owner``: "Kind 'name'", for the message)."""
     if B is None and hasattr(sys_or_A, "A") and hasattr(sys_or_A, "B"):
         s = sys_or_A
         return (np.atleast_2d(np.asarray(s.A, float)), np.atleast_2d(np.asarray(s.B, float)),
@@ -29,24 +43,33 @@ def _as_ss(sys_or_A: Any, B=None, C=None, D=None):
                 getattr(s, "dt", 0) or 0)
     if B is None and hasattr(sys_or_A, "num") and hasattr(sys_or_A, "den"):
         import control
-        return _as_ss(control.ss(sys_or_A))
+        return _as_ss(owner, control.ss(sys_or_A))
     if B is None or C is None:
-        raise ParameterError("give A, B, C (and D), or a python-control system as A")
+        raise ParameterError(f"{owner}: give A, B, C (and D), or a python-control system "
+                             "as A")
+    check_matrices(owner, A=sys_or_A, B=B, C=C, D=D)
     A = np.atleast_2d(np.asarray(sys_or_A, float)) if np.size(sys_or_A) else np.zeros((0, 0))
     n = A.shape[0]
+    if A.ndim != 2 or A.shape != (n, n):
+        raise refuse(owner, "A", sys_or_A, "a square matrix (n, n)")
     try:
         B = np.asarray(B, float).reshape(n, -1) if n else np.atleast_2d(np.asarray(B, float))
+    except ValueError:
+        raise refuse(owner, "B", B, f"a matrix of {n} rows, one per state (A is {n} x {n})") \
+            from None
+    try:
         C = np.atleast_2d(np.asarray(C, float))
-        if C.shape[1] != n:
+        if C.ndim != 2 or C.shape[1] != n:
             C = C.reshape(-1, n)
-    except ValueError as exc:
-        raise ParameterError(f"A {A.shape}, B {np.shape(B)} and C {np.shape(C)} do not fit "
-                             f"together: {exc}") from None
+    except ValueError:
+        raise refuse(owner, "C", C, f"a matrix of {n} columns, one per state (A is {n} x {n})") \
+            from None
     # D omitted: no feedthrough (np.asarray(None, float) would be NaN)
+    D_in = D
     D = np.zeros((C.shape[0], B.shape[1])) if D is None else np.atleast_2d(np.asarray(D, float))
     if D.shape != (C.shape[0], B.shape[1]):
-        raise ParameterError(f"D has shape {D.shape}, expected {(C.shape[0], B.shape[1])} "
-                             f"from C {C.shape} and B {B.shape}")
+        raise refuse(owner, "D", D_in, f"shape {(C.shape[0], B.shape[1])}: rows of C by "
+                     "columns of B")
     return A, B, C, D, 0
 
 
@@ -107,21 +130,18 @@ class StateSpace(Block):
         refuse_renamed(type(self).__name__, name, old)
         output_unit = unit
         what = f"{type(self).__name__} '{name}'"
-        try:
-            A, B, C, D, dt = _as_ss(A, B, C, D)
-        except ParameterError as exc:
-            raise ParameterError(f"{what}: {exc}") from None
+        check_matrices(what, x0=x0)
+        A, B, C, D, dt = _as_ss(what, A, B, C, D)
         if dt:
             raise ParameterError(f"{what}: the system is discrete (dt={dt}); "
                                  "use DiscreteStateSpace")
         self.A, self.B, self.C, self.D = A, B, C, D
         n, m, p = A.shape[0], B.shape[1], C.shape[0]
-        if A.shape != (n, n) or B.shape[0] != n:
-            raise ParameterError(f"{what}: A {A.shape} and B {B.shape} disagree")
         self.m, self.p, self.n = m, p, n
+        x0_in = x0
         x0 = np.zeros(n) if x0 is None else np.array(x0, dtype=float).reshape(-1)
         if x0.size != n:
-            raise ParameterError(f"{what}: x0 has {x0.size} elements, the system {n} states")
+            raise refuse(what, "x0", x0_in, f"{n} values, one per state")
         in_shape = () if (scalar and m == 1) else (m,)
         out_shape = () if (scalar and p == 1) else (p,)
         self.u = self.declare_input("u", shape=in_shape, unit=input_unit)
@@ -168,6 +188,7 @@ class TransferFunction(StateSpace):
     """
 
     def __init__(self, name: str, num: Any, den: Any = None, **kw: Any) -> None:
+        check_matrices(f"TransferFunction '{name}'", num=num, den=den)
         try:
             if den is None and hasattr(num, "num"):
                 import control
@@ -207,9 +228,9 @@ class FirstOrderLag(StateSpace):
         Unit of ``u`` and ``y``.
     """
 
+    argument_checks = {"tau_s": POSITIVE}
+
     def __init__(self, name: str, tau_s: float, gain: float = 1.0, y0: float = 0.0,
                  unit: str | None = None) -> None:
-        if not tau_s > 0:
-            raise ParameterError(f"FirstOrderLag '{name}': tau_s must be > 0, got {tau_s!r}")
         super().__init__(name, [[-1.0 / tau_s]], [[gain / tau_s]], [[1.0]], [[0.0]],
                          x0=[y0], input_unit=unit, unit=unit)

@@ -14,6 +14,7 @@ import numpy as np
 from cosim.block import Block
 from cosim.errors import ParameterError
 from cosim.linear import LinearModel
+from cosim.params import COUNT, NON_NEGATIVE, POSITIVE, UNBOUNDED, VALUES, Number
 from cosim.ports import PortList, normalize_shape
 from cosim.units import conversion
 
@@ -41,6 +42,8 @@ class Gain(Block):
     shape : tuple
         Shape of ``u`` and ``y`` for a scalar ``k`` (default scalar).
     """
+
+    argument_checks = {"k": VALUES}
 
     def __init__(self, name: str, k: Any, input_unit: str | None = None,
                  unit: str | None = None, shape: Any = (), **old: Any) -> None:
@@ -228,6 +231,8 @@ class Saturation(Block):
         Shape of ``u`` and ``y`` (default scalar).
     """
 
+    argument_checks = {"lower": UNBOUNDED, "upper": UNBOUNDED}
+
     def __init__(self, name: str, lower: float, upper: float, unit: str | None = None,
                  shape: Any = ()) -> None:
         super().__init__(name)
@@ -268,6 +273,8 @@ class DeadZone(Block):
         Unit of ``u`` and ``y``.
     """
 
+    argument_checks = {"lower": UNBOUNDED, "upper": UNBOUNDED}
+
     def __init__(self, name: str, lower: float, upper: float, unit: str | None = None) -> None:
         super().__init__(name)
         lo, hi = _limits("DeadZone", name, lower, upper)
@@ -304,6 +311,8 @@ class Switch(Block):
     unit : str, optional
         Unit of ``u_true``, ``u_false`` and ``y``.
     """
+
+    argument_checks = {"threshold": UNBOUNDED}
 
     def __init__(self, name: str, threshold: float = 0.5, unit: str | None = None) -> None:
         super().__init__(name)
@@ -371,6 +380,8 @@ class Mux(Block):
         Unit of every input and of ``y``.
     """
 
+    argument_checks = {"n": COUNT}
+
     def __init__(self, name: str, n: int, unit: str | None = None) -> None:
         super().__init__(name)
         self.ins = PortList([self.declare_input(f"u{i}", unit=unit) for i in range(int(n))],
@@ -402,6 +413,8 @@ class Demux(Block):
     unit : str, optional
         Unit of ``u`` and of every output.
     """
+
+    argument_checks = {"n": COUNT}
 
     def __init__(self, name: str, n: int, unit: str | None = None) -> None:
         super().__init__(name)
@@ -455,6 +468,10 @@ class RateLimiter(Block):
     unit : str, optional
         Unit of ``u`` and ``y``.
     """
+
+    argument_checks = {"rising_per_s": Number(low=0.0, infinite=True),
+                       "falling_per_s": Number(low=0.0, infinite=True), "period_s": POSITIVE,
+                       "offset_s": NON_NEGATIVE}
 
     def __init__(self, name: str, rising_per_s: float, falling_per_s: float, period_s: float,
                  initial: float = 0.0, offset_s: float = 0.0, unit: str | None = None) -> None:
@@ -531,6 +548,8 @@ class Relay(Block):
     input_unit, unit : str, optional
         Units of ``u`` and ``y``.
     """
+
+    argument_checks = {"period_s": POSITIVE, "offset_s": NON_NEGATIVE}
 
     def __init__(self, name: str, on_threshold: float, off_threshold: float,
                  on_value: float = 1.0, off_value: float = 0.0, *, period_s: float,
@@ -614,6 +633,8 @@ class MinMax(Block):
     unit : str, optional
         Unit of every input and of ``y``.
     """
+
+    argument_checks = {"n": COUNT}
 
     def __init__(self, name: str, function: str = "max", n: int = 2, shape: Any = (),
                  unit: str | None = None) -> None:

@@ -31,6 +31,7 @@ import numpy as np
 from cosim.block import Block
 from cosim.errors import ParameterError
 from cosim.linear import LinearModel
+from cosim.params import NON_NEGATIVE, POSITIVE, UNBOUNDED
 
 from ._units import refuse_renamed
 from .discrete import check_limits, check_period
@@ -180,6 +181,9 @@ class PID(_PIDBase):
         :math:`I(0)`.
     """
 
+    argument_checks = {"lower": UNBOUNDED, "upper": UNBOUNDED, "derivative_filter_rad_s": POSITIVE,
+                       "tracking_gain": NON_NEGATIVE}
+
     def __init__(self, name: str, kp: float, ki: float = 0.0, kd: float = 0.0,
                  derivative_filter_rad_s: float | None = None, lower: float | None = None,
                  upper: float | None = None, anti_windup: str | None = "back_calculation",
@@ -287,6 +291,10 @@ class DiscretePID(_PIDBase):
     initial : float
         :math:`I_0` (forward) or :math:`I_{-1}^{+}` (Tustin).
     """
+
+    argument_checks = {"lower": UNBOUNDED, "upper": UNBOUNDED, "derivative_filter_rad_s": POSITIVE,
+                       "tracking_gain": NON_NEGATIVE, "period_s": POSITIVE,
+                       "offset_s": NON_NEGATIVE}
 
     def __init__(self, name: str, period_s: float, kp: float, ki: float = 0.0, kd: float = 0.0,
                  derivative_filter_rad_s: float | None = None, lower: float | None = None,

@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from cosim.block import Block
-from cosim.errors import ParameterError
+from cosim.params import NON_NEGATIVE, POSITIVE, UNBOUNDED, Number, refuse
 
 
 class Constant(Block):
@@ -42,8 +42,7 @@ class Constant(Block):
         shape = np.shape(value)
         dt = np.dtype(dtype)
         if dt.kind not in "fiub":
-            raise ValueError(f"Constant '{name}': dtype must be a float, integer or bool "
-                             f"type, got {dtype!r}")
+            raise refuse(self, "dtype", dtype, "a float, integer or bool type")
 
         def scalar(v: Any) -> Any:
             if dt.kind == "f":
@@ -60,13 +59,23 @@ class Constant(Block):
 
         def as_value(v: Any) -> Any:
             # array ports carry NumPy arrays of the declared shape, scalars Python numbers
+            if isinstance(v, str) or v is None:
+                raise ValueError(f"{v!r} is not a number")
             if not shape:
-                return scalar(v)
-            a = np.array(v, dtype=dt)
-            if a.shape != shape:
-                raise ValueError(f"expected shape {shape}, got {a.shape}")
-            return a
-        self.value = self.declare_parameter("value", as_value(value), unit, validate=as_value)
+                out = scalar(v)
+            else:
+                out = np.array(v, dtype=dt)
+                if out.shape != shape:
+                    raise ValueError(f"expected shape {shape}, got {out.shape}")
+            if dt.kind == "f" and not np.all(np.isfinite(out)):
+                raise ValueError(f"{v!r} is not finite")
+            return out
+        try:
+            default = as_value(value)
+        except (TypeError, ValueError) as exc:
+            kind = {"f": "finite numbers", "b": "Booleans"}.get(dt.kind, f"integers of {dt}")
+            raise refuse(self, "value", value, f"{kind} ({exc})") from None
+        self.value = self.declare_parameter("value", default, unit, validate=as_value)
         self.y = self.declare_output("y", lambda ctx: ctx.param(self.value), shape=shape,
                                      dtype=dt, unit=unit, depends_on=())
 
@@ -162,6 +171,8 @@ class Sine(Block):
         Unit of ``y``.
     """
 
+    argument_checks = {"frequency_hz": NON_NEGATIVE}
+
     def __init__(self, name: str, amplitude: float = 1.0, frequency_hz: float = 1.0,
                  phase_rad: float = 0.0, bias: float = 0.0, unit: str | None = None) -> None:
         super().__init__(name)
@@ -203,14 +214,13 @@ class Pulse(Block):
         Unit of ``y``.
     """
 
+    argument_checks = {"period_s": POSITIVE, "delay_s": NON_NEGATIVE, "stop_s": UNBOUNDED,
+                       "duty": Number(0.0, 1.0, low_open=True, high_open=True)}
+
     def __init__(self, name: str, period_s: float, duty: float = 0.5, amplitude: float = 1.0,
                  delay_s: float = 0.0, stop_s: float | None = None,
                  unit: str | None = None) -> None:
         super().__init__(name)
-        if not 0 < duty < 1:
-            raise ParameterError(f"Pulse '{name}': duty must be in (0, 1), got {duty!r}")
-        if not period_s > 0:
-            raise ParameterError(f"Pulse '{name}': period_s must be > 0")
         T, w, A, d = float(period_s), float(duty) * float(period_s), float(amplitude), \
             float(delay_s)
         stop = float(stop_s) if stop_s is not None else np.inf

@@ -25,6 +25,7 @@ import numpy as np
 
 from cosim.block import Block
 from cosim.errors import ParameterError
+from cosim.params import VALUES, refuse
 from cosim.time import TICKS_PER_SECOND
 
 from ._units import refuse_renamed
@@ -44,18 +45,13 @@ def _breakpoints(kind: str, name: str, what: str, x: Any, min_points: int = 2,
                  repeats: bool = False) -> np.ndarray:
     """A 1-D float array of finite, strictly increasing breakpoints (``repeats``: a value
     may also be repeated, nondecreasing)."""
-    try:
-        a = np.asarray(x, dtype=float)
-    except (TypeError, ValueError):
-        raise ParameterError(f"{kind} '{name}': {what} must be numbers, got {x!r}") from None
-    if a.ndim != 1:
-        raise ParameterError(f"{kind} '{name}': {what} must be one-dimensional, got shape "
-                             f"{a.shape}")
-    if a.size < min_points:
-        raise ParameterError(f"{kind} '{name}': {what} needs at least {min_points} points, "
-                             f"got {a.size}")
-    if not np.all(np.isfinite(a)):
-        raise ParameterError(f"{kind} '{name}': {what} has non-finite values")
+    owner = f"{kind} '{name}'"
+    expected = f"a 1-D array of at least {min_points} finite numbers"
+    if not VALUES.accepts(x):
+        raise refuse(owner, what, x, expected)
+    a = np.asarray(x, dtype=float)
+    if a.ndim != 1 or a.size < min_points:
+        raise refuse(owner, what, x, f"{expected} (got shape {a.shape})")
     bad = np.flatnonzero(np.diff(a) < 0 if repeats else np.diff(a) <= 0)
     if bad.size:
         i = int(bad[0])
@@ -68,15 +64,12 @@ def _breakpoints(kind: str, name: str, what: str, x: Any, min_points: int = 2,
 
 
 def _values(kind: str, name: str, what: str, v: Any, n: int, against: str) -> np.ndarray:
-    try:
-        a = np.asarray(v, dtype=float)
-    except (TypeError, ValueError):
-        raise ParameterError(f"{kind} '{name}': {what} must be numbers") from None
+    expected = f"finite numbers of shape ({n},) or ({n}, k) to match {against} ({n} points)"
+    if not VALUES.accepts(v):
+        raise refuse(f"{kind} '{name}'", what, v, expected)
+    a = np.asarray(v, dtype=float)
     if a.ndim not in (1, 2) or a.shape[0] != n:
-        raise ParameterError(f"{kind} '{name}': {what} must have shape ({n},) or ({n}, k) to "
-                             f"match {against} ({n} points), got {a.shape}")
-    if not np.all(np.isfinite(a)):
-        raise ParameterError(f"{kind} '{name}': {what} has non-finite values")
+        raise refuse(f"{kind} '{name}'", what, v, f"{expected} (got shape {a.shape})")
     return a
 
 
@@ -282,15 +275,12 @@ class Table2D(Block):
         self.extrapolation = _choice(kind, name, "extrapolation", extrapolation, _EXTRAP_TABLE)
         self.x = _breakpoints(kind, name, "x", x)
         self.y = _breakpoints(kind, name, "y", y)
-        try:
-            z = np.asarray(z, dtype=float)
-        except (TypeError, ValueError):
-            raise ParameterError(f"{kind} '{name}': z must be numbers") from None
+        expected = f"finite numbers of shape (len(x), len(y)) = {(self.x.size, self.y.size)}"
+        if not VALUES.accepts(z):
+            raise refuse(self, "z", z, expected)
+        z_in, z = z, np.asarray(z, dtype=float)
         if z.shape != (self.x.size, self.y.size):
-            raise ParameterError(f"{kind} '{name}': z must have shape (len(x), len(y)) = "
-                                 f"{(self.x.size, self.y.size)}, got {z.shape}")
-        if not np.all(np.isfinite(z)):
-            raise ParameterError(f"{kind} '{name}': z has non-finite values")
+            raise refuse(self, "z", z_in, f"{expected} (got shape {z.shape})")
         self.z = z
         self._xl, self._yl, self._zl = self.x.tolist(), self.y.tolist(), z.tolist()
         self.u0 = self.declare_input("u0", unit=unit_in0)

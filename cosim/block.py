@@ -34,6 +34,7 @@ from typing import Any
 import numpy as np
 
 from .errors import BuildError, ParameterError, PortError, RateError
+from .params import checked_init, parameter_kind, show
 from .ports import InputPort, OutputGroup, OutputPort
 from .time import to_ticks
 
@@ -109,7 +110,12 @@ class OpaqueState:
 
 @dataclass(eq=False)
 class Parameter:
-    """Handle of a block parameter; the value lives in the context."""
+    """Handle of a block parameter; the value lives in the context.
+
+    Its kind (a real number, an integer, a Boolean, a string, an array of a shape, an
+    instance of a type) is the kind of its ``default`` (:func:`cosim.params.parameter_kind`);
+    :meth:`check` refuses a value of another kind, then applies ``validate``.
+    """
 
     block: Block
     name: str
@@ -117,17 +123,34 @@ class Parameter:
     unit: str | None = None
     validate: Callable[[Any], Any] | None = None
 
+    def __post_init__(self) -> None:
+        self.kind = parameter_kind(self.default)
+
     @property
     def path(self) -> str:
         return f"{self.block.path}.{self.name}"
 
+    @property
+    def _owner(self) -> str:
+        return type(self.block).__name__
+
     def check(self, value: Any) -> Any:
+        """``value`` as it is to be stored; a :class:`ParameterError` naming the parameter,
+        its declared kind and unit and the value if it does not fit."""
+        unit = f" [{self.unit}]" if self.unit else ""
+        if self.kind is not None:
+            if not self.kind.accepts(value):
+                raise ParameterError(
+                    f"{self._owner} parameter '{self.path}' = {show(value)}{unit}: expected "
+                    f"{self.kind.expected}, the kind of its default {show(self.default)}")
+            value = self.kind.coerce(value)
         if self.validate is None:
             return value
         try:
             out = self.validate(value)
         except (TypeError, ValueError) as exc:
-            raise ParameterError(f"parameter '{self.path}' = {value!r}: {exc}") from exc
+            raise ParameterError(f"{self._owner} parameter '{self.path}' = {show(value)}"
+                                 f"{unit}: {exc}") from exc
         return value if out is None else out
 
 
@@ -217,6 +240,21 @@ class Block:
     #: True for a :class:`~cosim.diagram.Diagram` (lets lower layers, the compiler, tell a
     #: diagram from a leaf block without importing the diagram module)
     is_diagram = False
+
+    #: rules of constructor arguments by name, beyond what their annotations say
+    #: (:mod:`cosim.params`: ``{"mass_kg": POSITIVE, "method": one_of("a", "b")}``)
+    argument_checks: dict = {}
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        """Every subclass's constructor checks its arguments before it runs
+        (:func:`cosim.params.checked_init`)."""
+        super().__init_subclass__(**kwargs)
+        own = cls.__dict__
+        if "__init__" in own:
+            cls.__init__ = checked_init(own["__init__"], own.get("argument_checks", {}),
+                                        cls.__name__)
+        elif "argument_checks" in own:
+            raise TypeError(f"{cls.__name__} declares argument_checks but no __init__")
 
     def __init__(self, name: str) -> None:
         self.name = check_name(name, "block")
@@ -316,7 +354,13 @@ class Block:
 
     def declare_parameter(self, name: str, default: Any, unit: str | None = None,
                           validate: Callable[[Any], Any] | None = None) -> Parameter:
-        """Declare a parameter; its value lives in the context (sweeps, tuning)."""
+        """Declare a parameter; its value lives in the context (sweeps, tuning).
+
+        The default declares the kind of value the parameter takes (a number, ``True`` a
+        Boolean, a string, an array its shape; ``None`` anything); a value of another kind
+        is refused when set.  ``validate(value)`` then checks the
+        value further (raise ``ValueError``) and may return it converted.
+        """
         check_name(name, "parameter")
         if name in self._decl.parameters:
             raise BuildError(f"block '{self.path}': parameter {name!r} declared twice")

@@ -148,15 +148,26 @@ class Context:
             raise self._foreign(h, "parameter") from None
 
     def set_param(self, h: Any, value: Any) -> None:
-        """Set a parameter by handle or by path ``'block.param'``; validated."""
+        """Set a parameter by handle or by path ``'block.param'``.
+
+        A value of another kind than the parameter's default (a string for a number, an
+        array for a scalar, an array of another shape, NaN) or one its block's check
+        refuses raises :class:`~cosim.errors.ParameterError` here, naming the parameter,
+        its kind and unit and the value (:meth:`~cosim.block.Parameter.check`).
+        """
+        h, value = self.check_param(h, value)
+        self.params[self._ps[h]] = value
+        self.plan.parameters_changed(self, h)
+
+    def check_param(self, h: Any, value: Any) -> tuple[Any, Any]:
+        """``(handle, value as it would be stored)`` for :meth:`set_param`, without
+        storing it: a caller that applies the value later (at the next real-time frame)
+        refuses a bad one now."""
         if isinstance(h, str):
             h = self.plan.find_parameter(h)
-        try:
-            i = self._ps[h]
-        except KeyError:
-            raise self._foreign(h, "parameter") from None
-        self.params[i] = h.check(value)
-        self.plan.parameters_changed(self, h)
+        if h not in self._ps:
+            raise self._foreign(h, "parameter")
+        return h, h.check(value)
 
     # ---------------------------------------------------- checkpointing
     def snapshot(self) -> Context:

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from .block import Block, check_name, did_you_mean
-from .errors import BuildError, ConnectError, PortError, UnitError
+from .errors import BuildError, ConnectError, NotADiagramError, PortError, UnitError
 from .ports import InputPort, OutputPort
 from .units import conversion
 
@@ -216,6 +216,14 @@ class DiagramBuilder:
             raise
         return d
 
+    def __getattr__(self, attr: str) -> Any:
+        """A Diagram's attribute asked of the builder says to build first."""
+        if not attr.startswith("_") and hasattr(Diagram, attr):
+            raise AttributeError(f"'DiagramBuilder' object has no attribute {attr!r}: "
+                                 f"{attr!r} belongs to the built Diagram; call build() first "
+                                 f"(diagram = builder.build())")
+        raise AttributeError(f"'DiagramBuilder' object has no attribute {attr!r}")
+
     def _check_open(self) -> None:
         if self._built:
             raise BuildError(f"diagram '{self.name}' is already built; the Diagram is frozen "
@@ -294,3 +302,21 @@ class Diagram(Block):
             lines.append(f"  {b.path} ({type(b).__name__}, {kind})")
             lines.extend("    " + s for s in b.describe_ports())
         return "\n".join(lines)
+
+
+def require_diagram(obj: Any, who: str, also: str = "") -> Diagram:
+    """``obj`` if it is a built :class:`Diagram`; else :class:`NotADiagramError` saying what
+    ``who`` got (a :class:`DiagramBuilder`: "call build() first").  ``also``: other things
+    ``who`` takes, for the message ("or a MasterScheduler")."""
+    if isinstance(obj, Diagram):
+        return obj
+    takes = f"a built Diagram{' ' + also if also else ''}"
+    if isinstance(obj, DiagramBuilder):
+        raise NotADiagramError(f"{who} takes {takes}, got the DiagramBuilder '{obj.name}': "
+                               "call build() first (diagram = builder.build())")
+    if isinstance(obj, Block):
+        raise NotADiagramError(f"{who} takes {takes}, got the block {obj!r}: add it to a "
+                               "DiagramBuilder, export its ports and build() the diagram")
+    text = repr(obj)
+    text = text if len(text) <= 60 else text[:57] + "..."
+    raise NotADiagramError(f"{who} takes {takes}, got {type(obj).__name__} {text}")

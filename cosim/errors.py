@@ -46,6 +46,11 @@ class ParameterError(BuildError, ValueError):
     """A block parameter has an invalid value."""
 
 
+class NotADiagramError(BuildError, TypeError):
+    """An entry point that takes a built Diagram got something else (a DiagramBuilder:
+    call ``build()`` first)."""
+
+
 class ContextError(CosimError):
     """A context was used with a diagram or block it does not belong to."""
 

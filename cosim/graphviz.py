@@ -409,6 +409,7 @@ def to_dot(diagram: Any, *, show_units: bool = True, show_rates: bool = True,
     title : str, optional
         Graph label (default: the diagram's name).
     """
+    from .diagram import require_diagram
     from .master import MasterScheduler
     if rankdir not in ("LR", "TB", "RL", "BT"):
         raise CosimError(f"to_dot(): rankdir must be LR, TB, RL or BT, got {rankdir!r}")
@@ -417,6 +418,7 @@ def to_dot(diagram: Any, *, show_units: bool = True, show_rates: bool = True,
         name = title or f"co-simulation, macro step {format_time(diagram.H)}"
         _master(dot, diagram)
     else:
+        require_diagram(diagram, "to_dot()", also="or a MasterScheduler")
         name = title or diagram.name
         _DiagramView(dot, diagram).draw()
     head = [f"digraph {_q(name)} {{",

@@ -33,7 +33,14 @@ import numpy as np
 from . import bonds
 from .block import did_you_mean
 from .coupling import Coupling, Jacobi
-from .errors import BuildError, ConnectError, CosimWarning, PortError, UnitError
+from .errors import (
+    BuildError,
+    ConnectError,
+    CosimWarning,
+    NotADiagramError,
+    PortError,
+    UnitError,
+)
 from .extrapolation import SignalHistory, evaluate
 from .master_results import ResultsRecorder
 from .master_settle import LoopSettler
@@ -45,6 +52,23 @@ from .time import SECONDS_PER_TICK, format_time, to_ticks
 from .units import conversion
 
 _NS = SECONDS_PER_TICK
+
+
+def _check_subsystem(s: Any) -> None:
+    """Refuse what is not a subsystem, saying how to make one of it."""
+    from .block import Block
+    from .diagram import DiagramBuilder
+    if isinstance(s, DiagramBuilder):
+        raise NotADiagramError(f"MasterScheduler: got the DiagramBuilder '{s.name}' as a "
+                               "subsystem: call build() first and wrap the diagram, "
+                               "DiagramSubsystem(builder.build(), ...)")
+    if isinstance(s, Block):
+        what = "diagram" if s.is_diagram else "block"
+        raise NotADiagramError(f"MasterScheduler: got the {what} {s!r} as a subsystem: "
+                               f"wrap it, DiagramSubsystem({what}, solver=..., dt=...)")
+    if not all(hasattr(s, a) for a in ("name", "input_names", "output_names")):
+        raise NotADiagramError(f"MasterScheduler: subsystems must be Subsystem objects "
+                               f"(DiagramSubsystem, FMUSubsystem), got {type(s).__name__}")
 
 
 class MasterScheduler(ResultsRecorder, LoopSettler):
@@ -133,6 +157,8 @@ class MasterScheduler(ResultsRecorder, LoopSettler):
         self._bar = ProgressBar(0, 0, False)
         self.startup_sweeps = 0
         self.subsystems = list(subsystems)
+        for s in self.subsystems:
+            _check_subsystem(s)
         self.by_name: dict[str, Any] = {}
         for s in self.subsystems:
             if s.name in self.by_name:

@@ -43,6 +43,8 @@ from typing import Any
 
 import numpy as np
 
+from .context import Context
+from .diagram import require_diagram
 from .errors import (
     NonFiniteError,
     ParameterError,
@@ -123,10 +125,14 @@ class Simulator(FixedStepping):
                  loop_options: LoopOptions | None = None, fuse_linear: bool = True,
                  progress: bool = False, event_samples: str = "auto",
                  multistep_restart: str = "modes") -> None:
-        self.diagram = diagram
+        self.diagram = diagram = require_diagram(diagram, "Simulator()")
         self.plan = diagram.compile()
         if context is None:
             context = diagram.create_context()
+        if not isinstance(context, Context):
+            from .errors import ContextError
+            raise ContextError(f"Simulator(): context must be a Context made by "
+                               f"diagram.create_context(), got {type(context).__name__}")
         if context.diagram is not diagram:
             from .errors import ContextError
             raise ContextError(

@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 
 from .block import Block
-from .diagram import DiagramBuilder
+from .diagram import DiagramBuilder, require_diagram
 from .errors import BuildError, ContextError, RateError
 from .time import format_time, to_ticks
 
@@ -199,6 +199,7 @@ class DiagramSubsystem(Subsystem):
                  rate: int = 1, name: str | None = None, hold_inputs: bool = False,
                  **simulator_options: Any) -> None:
         from .simulator import Simulator
+        diagram = require_diagram(diagram, f"DiagramSubsystem({name or ''})")
         if int(rate) < 1:
             raise RateError(f"subsystem '{name or diagram.name}': rate must be an integer "
                             f">= 1, got {rate!r}")

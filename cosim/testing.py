@@ -14,6 +14,7 @@ import numpy as np
 
 from .block import Block
 from .diagram import DiagramBuilder
+from .params import NON_NEGATIVE, POSITIVE
 
 
 class BlockHarness:
@@ -92,6 +93,8 @@ class SpyBlock(Block):
     in   u   scalar (optional, ``with_input=True``), read by the update only
     out  y   scalar: a counter of updates (sampled if ``period_s`` is given)
     """
+
+    argument_checks = {"period_s": POSITIVE, "offset_s": NON_NEGATIVE}
 
     def __init__(self, name: str, period_s: float | None = None, offset_s: float = 0.0,
                  with_input: bool = False, feedthrough: bool = False) -> None:

@@ -201,8 +201,9 @@ def _as_diagram(model: Any, context: Any) -> Diagram:
     if isinstance(model, Diagram):
         return model
     if not isinstance(model, Block):
-        raise FMUExportError(f"export_fmu(): expected a Block or a Diagram, got "
-                             f"{type(model).__name__}")
+        got = (f"the DiagramBuilder '{model.name}': call build() first"
+               if isinstance(model, DiagramBuilder) else type(model).__name__)
+        raise FMUExportError(f"export_fmu(): expected a Block or a built Diagram, got {got}")
     if model.parent is not None or getattr(model, "_builder", None) is not None:
         raise FMUExportError(
             f"export_fmu(): block '{model.path}' already belongs to a diagram; export that "

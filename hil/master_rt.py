@@ -56,7 +56,7 @@ class _Clock:
     def time(self) -> float:
         return self._owner.master.t * SECONDS_PER_TICK
 
-    def set_param(self, path: str, value: Any) -> None:
+    def _target(self, path: str) -> tuple[Any, str]:
         sub, _, rest = path.partition(".")
         m = self._owner.master
         s = m.by_name.get(sub)
@@ -65,7 +65,17 @@ class _Clock:
             raise ParameterError(f"RealTimeMaster: cannot set {path!r}: give "
                                  f"'subsystem.block.param' of a DiagramSubsystem; "
                                  f"subsystems: {', '.join(m.by_name)}")
+        return ctx, rest
+
+    def set_param(self, path: str, value: Any) -> None:
+        ctx, rest = self._target(path)
         ctx.set_param(rest, value)
+
+    def check_param(self, path: str, value: Any) -> tuple[str, Any]:
+        """``(path, value as it would be stored)``; a bad value raises now
+        (:meth:`cosim.context.Context.check_param`)."""
+        ctx, rest = self._target(path)
+        return path, ctx.check_param(rest, value)[1]
 
 
 class RealTimeMaster:

@@ -19,6 +19,7 @@ import math
 import numpy as np
 
 from cosim import Block, DiagramBuilder
+from cosim.params import FRACTION, POSITIVE
 
 
 def _unit_interval(e: float) -> None:
@@ -51,6 +52,8 @@ class BouncingBall(Block):
     gravity_m_s2 : float
         :math:`g`.
     """
+
+    argument_checks = {"restitution": FRACTION, "gravity_m_s2": POSITIVE}
 
     def __init__(self, name: str, height0_m: float = 10.0, restitution: float = 0.8,
                  gravity_m_s2: float = 9.81) -> None:

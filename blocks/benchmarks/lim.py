@@ -16,6 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from cosim import Block, DiagramBuilder, LinearModel
+from cosim.params import FINITE, NON_NEGATIVE, POSITIVE
 
 from ..math import Gain, Sum
 
@@ -50,6 +51,9 @@ class SpringMass(Block):
     x0, v0 : float
         Initial position [m] and velocity [m/s].
     """
+
+    argument_checks = {"m": POSITIVE, "k": NON_NEGATIVE, "c": NON_NEGATIVE, "x0": FINITE,
+                       "v0": FINITE}
 
     def __init__(self, name, m, k, c, x0=0.0, v0=0.0):
         super().__init__(name)

@@ -25,6 +25,7 @@ import numpy as np
 
 from cosim.block import Block
 from cosim.errors import ParameterError
+from cosim.params import NON_NEGATIVE, POSITIVE, Array
 
 
 class Battery(Block):
@@ -53,6 +54,9 @@ class Battery(Block):
     ocv_soc, ocv_v : array_like, optional
         The open-circuit voltage table (SoC strictly increasing).
     """
+
+    argument_checks = {"internal_resistance_ohm": NON_NEGATIVE, "capacity_ah": POSITIVE,
+                       "ocv_soc": Array(ndim=1), "ocv_v": Array(ndim=1)}
 
     def __init__(self, name: str, *, internal_resistance_ohm: float,
                  open_circuit_voltage_v: float | None = None, capacity_ah: float | None = None,

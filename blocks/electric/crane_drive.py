@@ -26,7 +26,6 @@ The seed gives no numerical values (no curve, no :math:`K_m`, :math:`\tau_m`).
 
 from __future__ import annotations
 
-import math
 from bisect import bisect_right
 from typing import Any
 
@@ -34,6 +33,7 @@ import numpy as np
 
 from cosim.block import Block
 from cosim.errors import ParameterError
+from cosim.params import COUNT, EFFICIENCY, NON_NEGATIVE, POSITIVE, Array, refuse
 
 _INTERP = ("linear", "pchip", "spline")
 
@@ -126,6 +126,11 @@ class CraneDrive(Block):
         Initial :math:`T_{ref}`.
     """
 
+    argument_checks = {"gain_nms_per_rad": POSITIVE, "time_constant_s": POSITIVE,
+                       "efficiency": EFFICIENCY, "damping_ns_per_rad": NON_NEGATIVE,
+                       "motors": COUNT, "travel_per_rad_m": POSITIVE,
+                       "curve_speed_rad_s": Array(ndim=1), "curve_torque_nm": Array(ndim=1)}
+
     def __init__(self, name: str, *, gain_nms_per_rad: float, time_constant_s: float,
                  curve_speed_rad_s: Any, curve_torque_nm: Any, interpolation: str = "linear",
                  travel_per_rad_m: float | None = None, efficiency: float = 1.0,
@@ -135,18 +140,10 @@ class CraneDrive(Block):
         own = f"CraneDrive '{name}'"
         self.K = float(gain_nms_per_rad)
         self.tau = float(time_constant_s)
-        if not (self.K > 0 and math.isfinite(self.K)):
-            raise ParameterError(f"{own}: gain_nms_per_rad must be finite and > 0, got "
-                                 f"{gain_nms_per_rad!r}")
-        if not (self.tau > 0 and math.isfinite(self.tau)):
-            raise ParameterError(f"{own}: time_constant_s must be finite and > 0, got "
-                                 f"{time_constant_s!r}")
-        if not 0 < efficiency <= 1:
-            raise ParameterError(f"{own}: efficiency must be in (0, 1], got {efficiency!r}")
-        if damping_ns_per_rad < 0:
-            raise ParameterError(f"{own}: damping_ns_per_rad must be >= 0")
-        if isinstance(motors, bool) or not isinstance(motors, int) or motors < 1:
-            raise ParameterError(f"{own}: motors must be an int >= 1, got {motors!r}")
+        n_speeds = np.size(curve_speed_rad_s)
+        if np.shape(curve_torque_nm) != (n_speeds,):
+            raise refuse(self, "curve_torque_nm", curve_torque_nm,
+                         f"{n_speeds} torques, one per speed of curve_speed_rad_s")
         self.curve = TorqueSpeedCurve(curve_speed_rad_s, curve_torque_nm, interpolation, own)
         self.eta, self.c, self.n = float(efficiency), float(damping_ns_per_rad), motors
         self.speed_ref = self.declare_input("speed_ref", unit="rad/s")
@@ -162,9 +159,6 @@ class CraneDrive(Block):
         self.i_tot = None
         if travel_per_rad_m is not None:
             self.i_tot = float(travel_per_rad_m)
-            if not (self.i_tot > 0 and math.isfinite(self.i_tot)):
-                raise ParameterError(f"{own}: travel_per_rad_m must be finite and > 0, got "
-                                     f"{travel_per_rad_m!r}")
             self.force = self.declare_output("force", self._force, unit="N",
                                              depends_on=(self.speed,))
 

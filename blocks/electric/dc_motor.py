@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from cosim.block import Block
-from cosim.errors import ParameterError
 from cosim.linear import LinearModel
+from cosim.params import NON_NEGATIVE, POSITIVE
 
 
 class DCMotor(Block):
@@ -37,18 +37,15 @@ class DCMotor(Block):
         Initial current [A] and speed [rad/s].
     """
 
+    argument_checks = {"resistance_ohm": POSITIVE, "inductance_h": POSITIVE,
+                       "torque_constant_nm_per_a": POSITIVE, "inertia_kgm2": POSITIVE,
+                       "friction_nms_per_rad": NON_NEGATIVE}
+
     def __init__(self, name: str, *, resistance_ohm: float, inductance_h: float,
                  torque_constant_nm_per_a: float, inertia_kgm2: float,
                  friction_nms_per_rad: float = 0.0, current0_a: float = 0.0,
                  speed0_rad_s: float = 0.0) -> None:
         super().__init__(name)
-        for label, v in (("resistance_ohm", resistance_ohm), ("inductance_h", inductance_h),
-                         ("torque_constant_nm_per_a", torque_constant_nm_per_a),
-                         ("inertia_kgm2", inertia_kgm2)):
-            if not v > 0:
-                raise ParameterError(f"DCMotor '{name}': {label} must be > 0, got {v!r}")
-        if friction_nms_per_rad < 0:
-            raise ParameterError(f"DCMotor '{name}': friction_nms_per_rad must be >= 0")
         self.R, self.L, self.k = float(resistance_ohm), float(inductance_h), \
             float(torque_constant_nm_per_a)
         self.J, self.b = float(inertia_kgm2), float(friction_nms_per_rad)

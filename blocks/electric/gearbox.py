@@ -47,6 +47,7 @@ from typing import Any
 
 from cosim.block import Block
 from cosim.errors import ParameterError
+from cosim.params import EFFICIENCY, NON_NEGATIVE
 
 
 class Gearbox(Block):
@@ -73,6 +74,8 @@ class Gearbox(Block):
         :math:`P_s \ge 0` (0: sharp switch).
     """
 
+    argument_checks = {"efficiency": EFFICIENCY, "smoothing_power_w": NON_NEGATIVE}
+
     def __init__(self, name: str, *, ratio: float, efficiency: float = 1.0,
                  smoothing_power_w: float = 0.0) -> None:
         super().__init__(name)
@@ -80,11 +83,6 @@ class Gearbox(Block):
         self.ratio = float(ratio)
         if self.ratio == 0 or not math.isfinite(self.ratio):
             raise ParameterError(f"{own}: ratio must be finite and non-zero, got {ratio!r}")
-        if not 0 < efficiency <= 1:
-            raise ParameterError(f"{own}: efficiency must be in (0, 1], got {efficiency!r}")
-        if not smoothing_power_w >= 0:
-            raise ParameterError(f"{own}: smoothing_power_w must be >= 0, got "
-                                 f"{smoothing_power_w!r}")
         self.eta, self.p_s = float(efficiency), float(smoothing_power_w)
         self.torque_in = self.declare_input("torque_in", unit="N*m")
         self.speed_out = self.declare_input("speed_out", unit="rad/s")

@@ -52,6 +52,7 @@ from typing import Any
 from cosim.block import Block
 from cosim.diagram import Diagram, DiagramBuilder
 from cosim.errors import ParameterError
+from cosim.params import NON_NEGATIVE, POSITIVE, Number
 
 SQRT3 = math.sqrt(3.0)
 
@@ -176,6 +177,8 @@ class PMSM(Block):
         Initial states.
     """
 
+    argument_checks = {"inertia_kgm2": POSITIVE, "friction_nms_per_rad": NON_NEGATIVE}
+
     def __init__(self, name: str, params: PMSMParameters, *, inertia_kgm2: float | None = None,
                  friction_nms_per_rad: float = 0.0, i_d0_a: float = 0.0, i_q0_a: float = 0.0,
                  speed0_rad_s: float = 0.0) -> None:
@@ -296,6 +299,10 @@ class DQCurrentController(Block):
         anti-windup.
     """
 
+    argument_checks = {"bandwidth_rad_s": POSITIVE, "kp_d": NON_NEGATIVE,
+                       "ki_d": NON_NEGATIVE, "kp_q": NON_NEGATIVE, "ki_q": NON_NEGATIVE,
+                       "tracking_gain": NON_NEGATIVE}
+
     def __init__(self, name: str, params: PMSMParameters, *, bandwidth_rad_s: float,
                  kp_d: float | None = None, ki_d: float | None = None,
                  kp_q: float | None = None, ki_q: float | None = None,
@@ -397,6 +404,8 @@ class AveragedInverter(Block):
         :math:`T_{inv}` [s] (default 0: no delay, the outputs read the references).
     """
 
+    argument_checks = {"time_constant_s": NON_NEGATIVE}
+
     def __init__(self, name: str, *, time_constant_s: float = 0.0) -> None:
         super().__init__(name)
         own = f"AveragedInverter '{name}'"
@@ -470,6 +479,8 @@ class TorqueToCurrent(Block):
     current_limit_a : float, optional
         :math:`i_{max}` [A] (default: no limit).
     """
+
+    argument_checks = {"current_limit_a": Number(low=0.0, low_open=True, infinite=True)}
 
     def __init__(self, name: str, params: PMSMParameters, *,
                  current_limit_a: float | None = None) -> None:

@@ -34,6 +34,7 @@ import numpy as np
 
 from cosim.block import Block
 from cosim.errors import ParameterError
+from cosim.params import NON_NEGATIVE, POSITIVE
 
 from .cylinder import DoubleActingCylinder, declare_chambers
 from .fast import BETA_CONSTANT, BETA_PRESSURE, HAVE_NUMBA, chamber_rates
@@ -79,6 +80,10 @@ class ValveControlledCylinder(Block):
         Keyword arguments of :class:`~blocks.hydraulics.DoubleActingCylinder`
         (areas, stroke, dead volumes, initial pressures, friction, ...).
     """
+
+    argument_checks = {"q_nominal_m3_s": POSITIVE, "dp_nominal_pa": POSITIVE,
+                       "area_max_m2": POSITIVE, "cd": POSITIVE,
+                       "leakage_m3_s_pa": NON_NEGATIVE, "transition_pressure_pa": POSITIVE}
 
     def __init__(self, name: str, *, supply_pressure_pa: float, tank_pressure_pa: float,
                  area_max_m2: float | None = None, cd: float = 0.67,

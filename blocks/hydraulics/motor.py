@@ -47,6 +47,7 @@ from typing import Any
 
 from cosim.block import Block
 from cosim.errors import ParameterError
+from cosim.params import NON_NEGATIVE, POSITIVE
 
 from .orifice import check_positive
 
@@ -160,6 +161,10 @@ class HydraulicMotor(Block):
     speed_threshold_rad_s : float
         :math:`\\omega_t` of the tanh (default 0.1 rad/s, about 1 rpm).
     """
+
+    argument_checks = {"displacement_m3_per_rev": POSITIVE, "rated_speed_rad_s": POSITIVE,
+                       "rated_pressure_pa": POSITIVE, "leakage_m3_s_pa": NON_NEGATIVE,
+                       "viscous_n_m_s_rad": NON_NEGATIVE, "speed_threshold_rad_s": POSITIVE}
 
     def __init__(self, name: str, *, displacement_m3_per_rev: float,
                  hydromechanical_efficiency: float = 1.0, leakage_m3_s_pa: float | None = None,

@@ -38,11 +38,10 @@ compensators (a controller acting on :math:`\\varepsilon`).
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 from cosim.block import Block
-from cosim.errors import ParameterError
+from cosim.params import NON_NEGATIVE, POSITIVE, Number
 
 from .motor import leakage_coefficient, machine_flow, machine_parameters, machine_torque
 
@@ -85,6 +84,11 @@ class VariableDisplacementPump(Block):
         B and :math:`\\omega_t` (as :class:`~blocks.hydraulics.motor.HydraulicMotor`).
     """
 
+    argument_checks = {"displacement_m3_per_rev": POSITIVE, "rated_speed_rad_s": POSITIVE,
+                       "rated_pressure_pa": POSITIVE, "leakage_m3_s_pa": NON_NEGATIVE,
+                       "viscous_n_m_s_rad": NON_NEGATIVE, "speed_threshold_rad_s": POSITIVE,
+                       "min_fraction": Number(low=-1.0, high=1.0, high_open=True)}
+
     def __init__(self, name: str, *, displacement_m3_per_rev: float, min_fraction: float = 0.0,
                  hydromechanical_efficiency: float = 1.0, leakage_m3_s_pa: float | None = None,
                  volumetric_efficiency: float | None = None,
@@ -96,9 +100,6 @@ class VariableDisplacementPump(Block):
             own, displacement_m3_per_rev=displacement_m3_per_rev,
             hydromechanical_efficiency=hydromechanical_efficiency,
             viscous_n_m_s_rad=viscous_n_m_s_rad, speed_threshold_rad_s=speed_threshold_rad_s)
-        if not (math.isfinite(min_fraction) and -1.0 <= min_fraction < 1.0):
-            raise ParameterError(f"{own}: min_fraction must lie in [-1, 1) (0 one-directional, "
-                                 f"-1 over-centre), got {min_fraction!r}")
         self.eps_min = float(min_fraction)
         self.G = leakage_coefficient(own, d=self.D, leakage_m3_s_pa=leakage_m3_s_pa,
                                      volumetric_efficiency=volumetric_efficiency,

@@ -43,6 +43,7 @@ from scipy.optimize import least_squares
 
 from cosim.block import Block
 from cosim.errors import ParameterError, UnitError
+from cosim.params import NON_NEGATIVE, POSITIVE
 from cosim.units import parse_unit
 
 from .fluid import MINERAL_OIL, Fluid
@@ -199,6 +200,10 @@ class ServoValve(Block):
     spool0 : float
         Initial spool position (velocity 0).
     """
+
+    argument_checks = {"q_nominal_m3_s": POSITIVE, "dp_nominal_pa": POSITIVE,
+                       "area_max_m2": POSITIVE, "cd": POSITIVE,
+                       "leakage_m3_s_pa": NON_NEGATIVE, "transition_pressure_pa": POSITIVE}
 
     def __init__(self, name: str, *, natural_frequency_hz: float, damping: float,
                  rated_command: float = 1.0, command_unit: str = "1",

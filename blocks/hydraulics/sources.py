@@ -7,6 +7,7 @@ from typing import Any
 
 from cosim.block import Block
 from cosim.errors import ParameterError
+from cosim.params import NON_NEGATIVE
 
 from .orifice import check_positive
 
@@ -78,6 +79,8 @@ class Tank(PressureSource):
     volume0_m3 : float
         Initial V [m^3].
     """
+
+    argument_checks = {"volume0_m3": NON_NEGATIVE}
 
     def __init__(self, name: str, pressure_pa: float = 1e5, *, inflows: int = 0,
                  outflows: int = 0, volume0_m3: float = 0.0) -> None:

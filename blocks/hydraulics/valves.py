@@ -17,6 +17,7 @@ from typing import Any
 
 from cosim.block import Block
 from cosim.errors import ParameterError
+from cosim.params import NON_NEGATIVE, POSITIVE
 
 from .fluid import MINERAL_OIL, Fluid
 from .orifice import DEFAULT_TRANSITION_PA, check_positive, flow_coefficient, regularized_sqrt
@@ -129,6 +130,10 @@ class SpoolValve43(Block):
         Laminar leakage conductance G of each edge (default 0).
     """
 
+    argument_checks = {"q_nominal_m3_s": POSITIVE, "dp_nominal_pa": POSITIVE,
+                       "area_max_m2": POSITIVE, "cd": POSITIVE,
+                       "leakage_m3_s_pa": NON_NEGATIVE, "transition_pressure_pa": POSITIVE}
+
     def __init__(self, name: str, *, area_max_m2: float | None = None, cd: float = 0.67,
                  fluid: Fluid = MINERAL_OIL, q_nominal_m3_s: float | None = None,
                  dp_nominal_pa: float | None = None, lap: float = 0.0,
@@ -203,6 +208,10 @@ class ReliefValve(Block):
     """
 
     kind = "ReliefValve"
+
+    argument_checks = {"q_nominal_m3_s": POSITIVE, "dp_nominal_pa": POSITIVE,
+                       "area_max_m2": POSITIVE, "cd": POSITIVE,
+                       "leakage_m3_s_pa": NON_NEGATIVE, "transition_pressure_pa": POSITIVE}
 
     def __init__(self, name: str, *, cracking_pressure_pa: float, full_open_pressure_pa: float,
                  area_max_m2: float | None = None, cd: float = 0.67, fluid: Fluid = MINERAL_OIL,

@@ -39,6 +39,7 @@ import numpy as np
 from cosim import Block
 from cosim.block import did_you_mean
 from cosim.errors import BuildError, StepError
+from cosim.params import NON_NEGATIVE, POSITIVE, Number
 
 from .bodies import Kin, planar_point
 from .formulations import Formulation
@@ -133,6 +134,9 @@ class MultibodyBlock(Block):
         of ``"penalty"``, ...: :mod:`~blocks.multibody.formulations`).
     """
 
+    argument_checks = {"project_every_s": POSITIVE, "singular_tol": NON_NEGATIVE,
+                       "drift_tol": Number(low=0.0, infinite=True)}
+
     def __init__(self, name: str, mechanism: Any, formulation: Any = "lagrange", *,
                  markers: tuple = (), reactions: tuple = (), project_every_s: float | None = None,
                  strict: bool = False, breakpoints_s: Any = None, singular: bool = False,
@@ -152,8 +156,6 @@ class MultibodyBlock(Block):
                 "relative to the singular instant: measured on the IFToMM A02 chain); "
                 "simulate it with blocks.multibody.Index3Stepper (index-3 augmented "
                 "Lagrangian with projections)")
-        if not singular_tol >= 0:
-            raise BuildError(f"block '{name}': singular_tol must be >= 0, got {singular_tol!r}")
         self.singular_tol, self.drift_tol = float(singular_tol), drift_tol
         self.assembly = mech.assemble(strict=strict)
         if self.assembly["redundant"] and self.form.kind in ("lagrange", "projection",

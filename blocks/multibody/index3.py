@@ -61,6 +61,7 @@ import numpy as np
 
 from cosim import Block
 from cosim.errors import BuildError, StepError
+from cosim.params import COUNT, NON_NEGATIVE, POSITIVE, Number, one_of, refuse
 
 from .ali3p import ALI3P
 from .block import declare_load_inputs, declare_marker_outputs, reaction_rows
@@ -124,6 +125,13 @@ class Index3Stepper(Block):
     strict : refuse inconsistent initial conditions instead of correcting them.
     """
 
+    argument_checks = {"step_s": POSITIVE, "penalty": POSITIVE, "tol": POSITIVE, "max_iter": COUNT,
+                       "ptol": POSITIVE, "max_projection": NON_NEGATIVE,
+                       "penalty_max": Number(low=0.0, low_open=True, infinite=True),
+                       "branch_tol": Number(low=0.0, infinite=True),
+                       "force_jacobians": one_of(*JACOBIANS),
+                       "load_extrapolation": one_of(*EXTRAPOLATIONS)}
+
     def __init__(self, name: str, mechanism: Any, step_s: float, *, markers: tuple = (),
                  reactions: tuple = (), penalty: float = 1e4, tol: float = 1e-10,
                  max_iter: int = 30, ptol: float = 1e-12, max_projection: int = 10,
@@ -132,19 +140,10 @@ class Index3Stepper(Block):
                  branch_tol: float | None = 1e-4, compiled: bool | None = None,
                  strict: bool = False) -> None:
         super().__init__(name)
-        if not (np.isfinite(step_s) and step_s > 0):
-            raise BuildError(f"block '{name}': step_s must be a positive number of seconds, "
-                             f"got {step_s!r}")
-        if force_jacobians not in JACOBIANS:
-            raise BuildError(f"block '{name}': force_jacobians must be one of "
-                             f"{', '.join(JACOBIANS)}, got {force_jacobians!r}")
-        if load_extrapolation not in EXTRAPOLATIONS:
-            raise BuildError(f"block '{name}': load_extrapolation must be one of "
-                             f"{', '.join(EXTRAPOLATIONS)}, got {load_extrapolation!r}")
-        if not (penalty > 0 and penalty_max >= penalty):
-            raise BuildError(f"block '{name}': need 0 < penalty <= penalty_max, got "
-                             f"{penalty!r}, {penalty_max!r} (dimensionless: the constraint "
-                             "term of the Newton matrix over max diag M; 1e2 to 1e6 work)")
+        if not penalty_max >= penalty:
+            raise refuse(self, "penalty_max", penalty_max,
+                         f"a number >= penalty = {penalty!r} (dimensionless: the constraint "
+                         "term of the Newton matrix over max diag M; 1e2 to 1e6 work)")
         mech = mechanism
         mech.finalize()
         self.mech, self.h = mech, float(step_s)

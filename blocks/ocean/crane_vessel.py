@@ -102,6 +102,7 @@ import numpy as np
 
 from cosim.block import Block
 from cosim.errors import ParameterError
+from cosim.params import NON_NEGATIVE
 
 G = 9.81
 RHO_SEAWATER = 1025.0
@@ -174,6 +175,8 @@ class CraneVessel(Block):
                                         state only
     """
 
+    argument_checks = {"wave_frequency_rad_s": NON_NEGATIVE}
+
     def __init__(self, name: str, *, mass_kg: float, added_mass_kg: float = 0.0,
                  damping_n_s_per_m: float = 0.0, c1_n_per_m: float, c2_n_per_m2: float = 0.0,
                  c3_n_per_m3: float = 0.0, wave_amplitude_m: float = 0.0,
@@ -196,7 +199,7 @@ class CraneVessel(Block):
             self.c3 = p("c3_n_per_m3", c3_n_per_m3, "N/m^3", _finite("c3_n_per_m3"))
             self.a = p("wave_amplitude_m", wave_amplitude_m, "m", _finite("wave_amplitude_m"))
             self.W = p("wave_frequency_rad_s", wave_frequency_rad_s, "rad/s",
-                       _finite("wave_frequency_rad_s"))
+                       _positive("wave_frequency_rad_s", True))
             self.fw = p("wave_force_per_amplitude_n_per_m", wave_force_per_amplitude_n_per_m,
                         "N/m", _finite("wave_force_per_amplitude_n_per_m"))
             self.l = p("rope_length_m", rope_length_m, "m", _positive("rope_length_m"))

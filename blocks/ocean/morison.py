@@ -48,6 +48,7 @@ import numpy as np
 
 from cosim.block import Block
 from cosim.errors import ParameterError
+from cosim.params import COUNT, POSITIVE, Array
 
 from .waves import RHO_SEAWATER, LinearWaves
 
@@ -300,6 +301,9 @@ class MorisonMember(Block):
     wet_to : {"surface", "swl"}
         Integrate up to the instantaneous surface :math:`\\eta` or to :math:`z = 0`.
     """
+
+    argument_checks = {"end_a": Array(shape=(3,)), "end_b": Array(shape=(3,)), "diameter": POSITIVE,
+                       "n_gauss": COUNT, "n_segments": COUNT}
 
     def __init__(self, name: str, wave: LinearWaves, end_a, end_b, diameter: float,
                  cd: float = 1.0, ca: float = 1.0, motion: str = "fixed",

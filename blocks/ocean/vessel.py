@@ -98,6 +98,7 @@ import numpy as np
 
 from cosim.block import Block, check_name
 from cosim.errors import ParameterError
+from cosim.params import NON_NEGATIVE, Array
 
 from .waves import RHO_SEAWATER, G
 
@@ -360,6 +361,9 @@ class Vessel6DOF(Block):
     :class:`~blocks.ocean.morison.MorisonMember` (``motion="rigid_body"``); ``position`` and
     ``heading`` those of :class:`~blocks.ocean.mooring.CatenaryMooring`.
     """
+
+    argument_checks = {"position": Array(shape=(3,)), "rpy": Array(shape=(3,)),
+                       "nu": Array(shape=(6,)), "norm_gain": NON_NEGATIVE}
 
     def __init__(self, name: str, data: VesselData, *, position: Any = (0.0, 0.0, 0.0),
                  rpy: Any = (0.0, 0.0, 0.0), nu: Any = None, z_eq: float = 0.0,

@@ -81,6 +81,7 @@ import numpy as np
 
 from cosim.block import Block
 from cosim.errors import ParameterError
+from cosim.params import Array, refuse
 
 from .waves import RHO_SEAWATER, G, LinearWaves, wave_number
 
@@ -382,11 +383,16 @@ class WaveLoads(Block):
         Include the first-order / second-order loads (default both).
     """
 
+    argument_checks = {"reference": Array(ndim=1)}
+
     def __init__(self, name: str, sea: LinearWaves, rao: ForceRAO | None = None,
                  drift: DriftCoefficients | None = None, *, drift_method: str = "seed",
                  drift_factor: float = 1.0, reference: Any = (0.0, 0.0),
                  first_order: bool = True, second_order: bool = True) -> None:
         super().__init__(name)
+        if np.size(reference) not in (2, 3):
+            raise refuse(self, "reference", reference, "a horizontal position (x, y) [m], or "
+                         "(x, y, z)")
         try:
             self.model = WaveLoadModel(sea, rao if first_order else None,
                                        drift if second_order else None, drift_method,

@@ -51,6 +51,7 @@ import numpy as np
 
 from cosim.block import Block
 from cosim.errors import ParameterError
+from cosim.params import COUNT, Array
 
 __all__ = ["G", "RHO_SEAWATER", "IrregularSea", "LinearWaves", "RegularWave",
            "WaveField", "WaveKinematics", "celerity", "wave_number", "wavelength"]
@@ -352,6 +353,8 @@ class WaveField(Block):
     n_points : int, optional
         Number of moving points: the ``points`` input instead (give one of the two).
     """
+
+    argument_checks = {"points": Array(), "n_points": COUNT}
 
     def __init__(self, name: str, wave: LinearWaves, points=None,
                  n_points: int | None = None) -> None:

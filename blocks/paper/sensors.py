@@ -33,6 +33,7 @@ import numpy as np
 
 from cosim.block import Block
 from cosim.errors import ParameterError
+from cosim.params import NON_NEGATIVE, POSITIVE
 
 
 class BandLimitedNoise:
@@ -100,6 +101,8 @@ class ForceSensor(Block):
     noise_std_n, bias_n : float
         Initial values of the parameters ``noise_std`` (>= 0) and ``bias``.
     """
+
+    argument_checks = {"noise_bandwidth_hz": POSITIVE, "noise_std_n": NON_NEGATIVE}
 
     def __init__(self, name: str, *, gain: float = 1.0, noise_bandwidth_hz: float = 20.0,
                  seed: int = 0, n_components: int = 64, noise_std_n: float = 0.0,

@@ -65,7 +65,9 @@ from typing import Any
 import numpy as np
 
 from blocks.multibody import Mechanism, MultibodyBlock
+from blocks.multibody.formulations import KINDS
 from cosim.errors import ParameterError
+from cosim.params import one_of
 
 from .params import PASSENGER_CAR, HalfCarData
 
@@ -187,6 +189,8 @@ class HalfCar(MultibodyBlock):
     **formulation_options
         Passed to :class:`~blocks.multibody.MultibodyBlock` (``alpha``, ``beta``, ...).
     """
+
+    argument_checks = {"formulation": one_of(*KINDS)}
 
     def __init__(self, name: str, params: HalfCarData | None = None, *,
                  road: Callable | None = None, speed_m_s: float = 0.0,

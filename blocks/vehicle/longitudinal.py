@@ -60,6 +60,7 @@ from typing import Any
 
 from cosim.block import Block
 from cosim.errors import ParameterError
+from cosim.params import NON_NEGATIVE, POSITIVE
 
 from .params import PASSENGER_CAR, BodyData, BrakeData
 
@@ -109,6 +110,9 @@ class LongitudinalVehicle(Block):
         Further spin inertia at the wheels (e.g. an electric motor's :math:`J i^2`).
     """
 
+    argument_checks = {"standstill_time_constant_s": POSITIVE,
+                       "extra_inertia_kgm2": NON_NEGATIVE}
+
     def __init__(self, name: str, params: BodyData | None = None, *, grade_input: bool = False,
                  grade_rad: float = 0.0, x0_m: float = 0.0, v0_m_s: float = 0.0,
                  standstill_time_constant_s: float = 0.05,
@@ -118,11 +122,6 @@ class LongitudinalVehicle(Block):
         p = PASSENGER_CAR.body if params is None else params
         if not isinstance(p, BodyData):
             raise ParameterError(f"{own}: params must be a BodyData, got {type(p).__name__}")
-        if not (standstill_time_constant_s > 0 and math.isfinite(standstill_time_constant_s)):
-            raise ParameterError(f"{own}: standstill_time_constant_s must be finite and > 0, "
-                                 f"got {standstill_time_constant_s!r}")
-        if not extra_inertia_kgm2 >= 0:
-            raise ParameterError(f"{own}: extra_inertia_kgm2 must be >= 0")
         self.params = p
         self.m, self.g, self.r = p.mass_kg, p.gravity_m_s2, p.wheel_radius_m
         self.m_eq = p.equivalent_mass_kg + extra_inertia_kgm2 / self.r ** 2

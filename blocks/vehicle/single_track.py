@@ -67,6 +67,7 @@ from blocks.sources import Constant
 from cosim.block import Block
 from cosim.diagram import Diagram, DiagramBuilder
 from cosim.errors import ParameterError
+from cosim.params import COUNT, POSITIVE, Array
 
 from .params import PASSENGER_CAR, LateralData
 from .tyres import Tyre
@@ -126,6 +127,9 @@ class SingleTrack(Block):
         Low-speed floor of the slip denominators.
     vy0_m_s, yaw_rate0_rad_s, psi0_rad, position0_m : initial states.
     """
+
+    argument_checks = {"position0_m": Array(shape=(2,)), "v_min_m_s": POSITIVE,
+                       "tyres_per_axle": COUNT}
 
     def __init__(self, name: str, params: LateralData | None = None, *,
                  tyre_inputs: bool = False, tyres_per_axle: int = 2, v_min_m_s: float = 1.0,

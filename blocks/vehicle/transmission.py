@@ -49,6 +49,7 @@ import numpy as np
 from blocks.electric.gearbox import Gearbox
 from cosim.block import Block
 from cosim.errors import ParameterError
+from cosim.params import NON_NEGATIVE, refuse
 
 from .params import _KMH, PASSENGER_CAR, TransmissionData
 
@@ -168,15 +169,15 @@ class AutomaticGearbox(Block):
         Gear whose ratio initialises the ratio state.
     """
 
+    argument_checks = {"smoothing_power_w": NON_NEGATIVE}
+
     def __init__(self, name: str, params: TransmissionData | None = None, *,
                  smoothing_power_w: float = 100.0, initial_gear: int = 1) -> None:
         super().__init__(name)
         own = f"AutomaticGearbox '{name}'"
         p = self.params = _data(own, params)
-        if not smoothing_power_w >= 0:
-            raise ParameterError(f"{own}: smoothing_power_w must be >= 0")
         if not 1 <= initial_gear <= p.n_gears:
-            raise ParameterError(f"{own}: initial_gear must be in 1..{p.n_gears}")
+            raise refuse(self, "initial_gear", initial_gear, f"a gear in 1..{p.n_gears}")
         self.ratios = [float(r) for r in p.gear_ratios]
         self.eta, self.p_s = p.efficiency, float(smoothing_power_w)
         self.torque_in = self.declare_input("torque_in", unit="N*m")

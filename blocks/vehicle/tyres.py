@@ -55,6 +55,7 @@ import numpy as np
 
 from cosim.block import Block
 from cosim.errors import ParameterError
+from cosim.params import POSITIVE, Array
 
 __all__ = ["Tyre", "regularized_speed"]
 
@@ -120,6 +121,9 @@ class Tyre(Block):
     road_friction : float
         Default of the ``road_friction`` parameter.
     """
+
+    argument_checks = {"initial_slip": Array(shape=(2,)), "relaxation_lengths_m": Array(shape=(2,)),
+                       "sigma_min_m": POSITIVE, "v_low_m_s": POSITIVE, "road_friction": POSITIVE}
 
     def __init__(self, name: str, model: Any, *, relaxation: bool = False,
                  slip_input: bool = False, relaxation_lengths_m: tuple | None = None,

@@ -81,12 +81,14 @@ def diagram_for(spec: ModelSpec, build_args: dict) -> Any:
     key = (spec, tuple(sorted(build_args.items())))
     d = _DIAGRAMS.get(key)
     if d is None:
-        from ..diagram import Diagram
+        from ..diagram import Diagram, DiagramBuilder
 
         d = spec.build_function()(**build_args)
         if not isinstance(d, Diagram):
-            raise CosimError(f"{spec.source}: the diagram function returned "
-                             f"{type(d).__name__}, not a Diagram")
+            got = (f"the DiagramBuilder '{d.name}', not a Diagram (call build() first: "
+                   "return builder.build())" if isinstance(d, DiagramBuilder)
+                   else f"{type(d).__name__}, not a Diagram")
+            raise CosimError(f"{spec.source}: the diagram function returned {got}")
         d.compile()
         _DIAGRAMS[key] = d
     return d

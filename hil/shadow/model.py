@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from cosim.diagram import Diagram, DiagramBuilder
+from cosim.diagram import Diagram, DiagramBuilder, require_diagram
 from cosim.errors import ParameterError, PortError, UnitError
 from cosim.observers import Observer, provenance
 from cosim.ports import OutputPort
@@ -57,7 +57,7 @@ class ShadowModel:
     def __init__(self, diagram: Diagram, inputs: dict, outputs: dict, *,
                  units: dict | None = None, fixed_inputs: dict | None = None,
                  setup: Any = None, **sim_options: Any) -> None:
-        self.model = diagram
+        self.model = diagram = require_diagram(diagram, "ShadowModel()")
         self.inputs = dict(inputs)
         self.rules = {k: (v if isinstance(v, Residual) else Residual(str(v)))
                       for k, v in outputs.items()}

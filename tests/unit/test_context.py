@@ -1,11 +1,16 @@
-"""Context: snapshot/restore (rollback), ownership, parameters."""
+"""Context: snapshot/restore (rollback), ownership, parameters and their kinds."""
 
+import math
+import re
+
+import numpy as np
 import pytest
 
 from blocks.continuous import Integrator
 from blocks.sources import Constant
-from cosim import DiagramBuilder, Simulator
+from cosim import Block, DiagramBuilder, Simulator
 from cosim.errors import ContextError, ParameterError
+from cosim.params import show
 
 
 def _diagram(name="d", rate=1.0):
@@ -130,3 +135,137 @@ def test_block_that_cannot_save_its_state_refuses_rollback():
     with pytest.raises(ContextError, match="block 'fmu' keeps state 'instance' outside the "
                                            "context and cannot save it; rollback is refused"):
         ctx.snapshot()
+
+
+# ------------------------------------------------------------- parameter kinds
+class _Params(Block):
+    """One parameter of each kind a context holds, declared by its default."""
+
+    def __init__(self, name, defaults):
+        super().__init__(name)
+        self.handles = {k: self.declare_parameter(k, d, unit) for k, (d, unit) in
+                        defaults.items()}
+        self.declare_output("y", lambda ctx: 0.0, depends_on=())
+
+
+class _Thing:
+    pass
+
+
+#: kind: (default, unit, values accepted -> stored, values refused, what the message says)
+KINDS = {
+    "real": (350.0, "kg", [(300, 300), (2.5, 2.5), (np.float32(1.5), 1.5),
+                           (np.array(4.0), 4.0), (math.inf, math.inf)],
+             ["300", "x", [1.0, 2.0], np.array([1.0]), None, math.nan, True, 1 + 2j],
+             "a number"),
+    "int default": (3, None, [(4, 4), (np.int64(2), 2), (2.5, 2.5)],
+                    ["3", None, True, [1, 2], math.nan], "a number"),
+    "boolean": (True, None, [(False, False), (np.bool_(True), True)],
+                [1, 0.0, "yes", None], "True or False"),
+    "string": ("a", None, [("b", "b")], [3, None, b"a"], "a string"),
+    "vector": (np.array([1.0, 2.0]), "N/m", [([3, 4], [3.0, 4.0]), ((5.0, 6.0), [5.0, 6.0])],
+               [1.0, [1, 2, 3], [[1, 2]], "x", ["1", "2"], [1.0, math.nan], None],
+               r"an array of shape \(2,\)"),
+    "matrix": (np.eye(2), None, [([[1, 2], [3, 4]], [[1.0, 2.0], [3.0, 4.0]])],
+               [[1, 2, 3, 4], np.eye(3), "x"], r"an array of shape \(2, 2\)"),
+    "integer array": (np.array([1, 2]), None, [([3, 4], [3, 4])], [[1.5, 2], [1, 2, 3]],
+                      r"an array of shape \(2,\) of whole numbers"),
+    "pair": ((0.0, 1.0), "m", [((2.0, 3.0), (2.0, 3.0))], [(1, 2, 3), "ab", (1.0, None)],
+             r"an array of shape \(2,\) of numbers"),
+    "bytes": (b"ab", None, [(b"x", b"x"), (bytearray(b"y"), bytearray(b"y"))], ["ab", 3],
+              "an instance of bytes"),
+    "object": (_Thing(), None, [], [3, "x", None], "an instance of _Thing"),
+}
+
+
+def _kinds_context():
+    b = DiagramBuilder("k")
+    blk = b.add(_Params("p", {k.replace(" ", "_"): (d, u) for k, (d, u, *_) in KINDS.items()}))
+    return b.build().create_context(), blk
+
+
+@pytest.mark.parametrize("kind", sorted(KINDS))
+def test_each_parameter_kind_takes_its_values_and_refuses_others_when_set(kind):
+    default, unit, good, bad, expected = KINDS[kind]
+    ctx, blk = _kinds_context()
+    name = kind.replace(" ", "_")
+    h = blk.handles[name]
+    for value, stored in good:
+        ctx.set_param(f"p.{name}", value)
+        got = ctx.param(h)
+        assert np.array_equal(np.asarray(got), np.asarray(stored)), (value, got)
+        if isinstance(default, np.ndarray):
+            assert isinstance(got, np.ndarray) and got.dtype == default.dtype
+    before = ctx.param(h)
+    for value in bad:
+        for target in (f"p.{name}", h):     # by path and by handle
+            with pytest.raises(ParameterError) as info:
+                ctx.set_param(target, value)
+            msg = str(info.value)
+            assert f"_Params parameter 'p.{name}' = " in msg, msg
+            assert re.search(f"expected {expected}", msg), msg
+            assert f"= {show(value)}" in msg and (f"[{unit}]" in msg if unit else True), msg
+            assert ("nan" in msg) if isinstance(value, float) and value != value else True
+        assert ctx.param(h) is before, "a refused value must leave the parameter unchanged"
+
+
+def test_a_string_for_a_float_parameter_is_refused_when_set_not_later_in_numpy():
+    """The issue's case: set_param("car.ms_kg", "300") was accepted and failed in numpy."""
+    class Car(Block):
+        def __init__(self, name):
+            super().__init__(name)
+            self.ms = self.declare_parameter("ms_kg", 350.0, "kg")
+            self.declare_output("f", lambda ctx: 9.81 * ctx.param(self.ms), unit="N",
+                                depends_on=())
+    b = DiagramBuilder("qc")
+    b.add(Car("car"))
+    ctx = b.build().create_context()
+    with pytest.raises(ParameterError, match=r"Car parameter 'car.ms_kg' = '300' \[kg\]: "
+                                             r"expected a number .*default 350.0"):
+        ctx.set_param("car.ms_kg", "300")
+    with pytest.raises(ParameterError, match=r"'car.ms_kg' = \[300.0, 1.0\] \[kg\]"):
+        ctx.set_param("car.ms_kg", [300.0, 1.0])
+
+
+def test_check_param_refuses_now_and_stores_nothing():
+    ctx, blk = _kinds_context()
+    h, v = ctx.check_param("p.vector", [7, 8])
+    assert h is blk.handles["vector"] and v.tolist() == [7.0, 8.0]
+    assert ctx.param(h).tolist() == [1.0, 2.0]
+    with pytest.raises(ParameterError, match="'p.vector'"):
+        ctx.check_param("p.vector", [1, 2, 3])
+
+
+def test_a_block_validator_still_runs_after_the_kind_check():
+    d, c, i = _diagram()
+    ctx = d.create_context()
+    c.value.validate = lambda v: (_ for _ in ()).throw(ValueError("must be >= 0")) \
+        if v < 0 else None
+    with pytest.raises(ParameterError, match=r"Constant parameter 'c.value' = -1.0: must be"):
+        ctx.set_param("c.value", -1.0)
+    with pytest.raises(ParameterError, match="expected a number"):
+        ctx.set_param("c.value", "1")
+
+
+def test_a_subsystem_context_of_a_master_refuses_a_bad_value():
+    from tests.unit.split_oscillator import split_oscillator
+    master = split_oscillator()
+    sub = master.by_name["a"]
+    with pytest.raises(ParameterError, match=r"Gain parameter 'a_d/g.k' = 'x'"):
+        sub.ctx.set_param("a_d/g.k", "x")
+    sub.ctx.set_param("a_d/g.k", -2.0)
+
+
+def test_a_study_run_with_a_bad_parameter_value_fails_naming_it():
+    import os
+
+    from cosim.studies.model import ModelSpec
+    from cosim.studies.runner import RunSettings, run_one
+    root = os.path.dirname(os.path.dirname(os.path.dirname(__file__)))
+    spec = ModelSpec(os.path.join(root, "examples", "pid_sweep.py"))
+    rec = run_one(spec, RunSettings(t_end=0.01, dt=1e-3), 0, "r0", {"pid.kp": "100"})
+    assert rec["status"] == "failed"
+    assert rec["error"].startswith("ParameterError: PID parameter 'pid.kp' = '100'"), \
+        rec["error"]
+    ok = run_one(spec, RunSettings(t_end=0.01, dt=1e-3), 1, "r1", {"pid.kp": 100.0})
+    assert ok["status"] == "ok", ok["error"]

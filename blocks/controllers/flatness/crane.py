@@ -82,6 +82,7 @@ import numpy as np
 
 from cosim.block import Block
 from cosim.errors import ParameterError
+from cosim.params import Array, refuse
 
 from .plan import PolynomialPlan
 from .system import FlatSystem, as_flag
@@ -485,19 +486,21 @@ class TableReference(Block):
         Velocities [m/s] at ``time_s`` (default zero).
     """
 
+    argument_checks = {"time_s": Array(ndim=1), "gantry": Array(ndim=1),
+                       "trolley": Array(ndim=1), "hoist": Array(ndim=1)}
+
     def __init__(self, name: str, time_s: Any, *, gantry: Any = None, trolley: Any = None,
                  hoist: Any = None) -> None:
         super().__init__(name)
-        own = f"TableReference '{name}'"
         t = np.asarray(time_s, float)
-        if t.ndim != 1 or t.size < 2 or np.any(np.diff(t) <= 0) or not np.all(np.isfinite(t)):
-            raise ParameterError(f"{own}: time_s must be finite and strictly increasing")
+        if t.size < 2 or np.any(np.diff(t) <= 0):
+            raise refuse(self, "time_s", time_s, "at least 2 strictly increasing times")
         self._t = t
         self._tab = []
         for ch, v in (("gantry", gantry), ("trolley", trolley), ("hoist", hoist)):
             arr = np.zeros_like(t) if v is None else np.asarray(v, float)
-            if arr.shape != t.shape or not np.all(np.isfinite(arr)):
-                raise ParameterError(f"{own}: {ch} must be {t.size} finite values")
+            if arr.shape != t.shape:
+                raise refuse(self, ch, v, f"{t.size} finite values, one per time of time_s")
             self._tab.append(arr)
         (self.gantry_velocity_ref, self.trolley_velocity_ref, self.hoist_velocity_ref) = \
             self.declare_outputs([("gantry_velocity_ref", "m/s"), ("trolley_velocity_ref", "m/s"),

@@ -61,6 +61,7 @@ import numpy as np
 
 from cosim.block import Block
 from cosim.errors import ParameterError, StepError
+from cosim.params import POSITIVE, Array
 
 from .system import FlatSystem
 from .tracking import LinearizingLaw
@@ -233,6 +234,8 @@ class ExpandingWheelPlant(Block):
         "A": eq. (13), :math:`\alpha` from the constraint; "B": eq. (14),
         :math:`\alpha` a state.
     """
+
+    argument_checks = {"x0": Array(), "rod_length_m": POSITIVE}
 
     def __init__(self, name: str, x0: Any, rod_length_m: float = DEFAULT_ROD_LENGTH_M,
                  model: str = "A") -> None:

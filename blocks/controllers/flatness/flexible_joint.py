@@ -48,6 +48,7 @@ import numpy as np
 
 from cosim.block import Block
 from cosim.errors import ParameterError
+from cosim.params import Array
 
 from .system import FlatSystem
 from .tracking import LinearizingLaw
@@ -189,6 +190,8 @@ class FlexibleJoint(Block):
         ``I`` [kg m^2], ``J`` [kg m^2], ``M`` [kg], ``g`` [m/s^2], ``L`` [m], ``k``
         [N m/rad]; defaults :data:`DEFAULT_PARAMS`.
     """
+
+    argument_checks = {"x0": Array()}
 
     def __init__(self, name: str, x0: Any = (0.0, 0.0, 0.0, 0.0), **params: float) -> None:
         super().__init__(name)

@@ -54,6 +54,7 @@ import numpy as np
 
 from cosim.block import Block
 from cosim.errors import ParameterError, StepError
+from cosim.params import POSITIVE, Array
 
 from .system import FlatSystem
 from .tracking import LinearizingLaw
@@ -191,6 +192,8 @@ class KinematicCar(Block):
     b : float
         Wheelbase [m] (default :data:`DEFAULT_WHEELBASE_M`).
     """
+
+    argument_checks = {"x0": Array(), "b": POSITIVE.means("the wheelbase [m]")}
 
     def __init__(self, name: str, x0: Any = (0.0, 0.0, 0.0),
                  b: float = DEFAULT_WHEELBASE_M) -> None:

@@ -48,6 +48,7 @@ import numpy as np
 
 from cosim.block import Block
 from cosim.errors import ParameterError, StepError
+from cosim.params import POSITIVE, Array
 
 from .plan import Plan
 
@@ -162,6 +163,10 @@ class FlatTracker(Block):
     on_singular : {"raise", "ignore"}
         At the law's singular set: stop the run (default) or run on.
     """
+
+    # gains (rows of different lengths) and poles (complex) are checked by error_gains
+    argument_checks = {"kp": Array(), "kv": Array(), "extension_initial": Array(), "x0": Array(),
+                       "period_s": POSITIVE}
 
     def __init__(self, name: str, law: LinearizingLaw, plan: Plan, kp: Any = None,
                  kv: Any = None, gains: Any = None, poles: Any = None,

@@ -8,6 +8,7 @@ import numpy as np
 
 from cosim.block import Block
 from cosim.errors import ParameterError
+from cosim.params import NON_NEGATIVE, refuse
 
 from .beam import SegmentedBeam
 
@@ -64,12 +65,17 @@ class SpaghettiBeam(Block):
         taken as piecewise constant.
     """
 
+    argument_checks = {"wetted_length_m": NON_NEGATIVE}
+
     def __init__(self, name: str, beam: SegmentedBeam, wetted_length_m: float = 0.125,
                  tip_impulse: float = 0.0, initial_state: Any = None,
                  drive_acceleration: bool = False) -> None:
         super().__init__(name)
         self.beam = beam
         n = beam.n
+        if initial_state is None and wetted_length_m > beam.length_m:
+            raise refuse(self, "wetted_length_m", wetted_length_m,
+                         f"a length in [0, {beam.length_m:g}] m, the beam's length")
         x = (beam.initial_state(wetted_length_m, tip_impulse) if initial_state is None
              else np.asarray(initial_state, float))
         if x.shape != (2 * n + 3,):

@@ -77,5 +77,5 @@ def test_invalid_parameters():
     with pytest.raises(ParameterError, match="strictly increasing"):
         Battery("b", internal_resistance_ohm=0.1, ocv_soc=[0, 0.5, 0.5, 1], ocv_v=OCV,
                 capacity_ah=1.0)
-    with pytest.raises(ParameterError, match="internal_resistance_ohm must be"):
+    with pytest.raises(ParameterError, match="internal_resistance_ohm = -1.0: expected"):
         Battery("b", internal_resistance_ohm=-1.0, open_circuit_voltage_v=1.0)

@@ -95,7 +95,8 @@ def test_filtered_derivative_equations(linear_check):
 
 @pytest.mark.parametrize("bw", [0.0, -3.0, math.nan])
 def test_filtered_derivative_validation(bw):
-    with pytest.raises(ParameterError, match="FilteredDerivative 'fd': bandwidth must be > 0"):
+    with pytest.raises(ParameterError, match="FilteredDerivative 'fd': bandwidth_rad_s = .*: "
+                                                 "expected a finite number > 0"):
         FilteredDerivative("fd", bw)
 
 

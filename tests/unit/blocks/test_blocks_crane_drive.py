@@ -130,9 +130,9 @@ def test_invalid_parameters():
         _drive(curve_torque_nm=[1.0, -1.0, 1.0, 1.0, 1.0])
     with pytest.raises(ParameterError, match="interpolation must be one of"):
         _drive(interpolation="akima")
-    with pytest.raises(ParameterError, match="efficiency must be in"):
+    with pytest.raises(ParameterError, match=r"efficiency = 1.2: expected .* in \(0, 1\]"):
         _drive(efficiency=1.2)
-    with pytest.raises(ParameterError, match="motors must be an int"):
+    with pytest.raises(ParameterError, match="motors = 0: expected an integer >= 1"):
         _drive(motors=0)
 
 

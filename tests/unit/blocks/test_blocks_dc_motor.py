@@ -55,5 +55,5 @@ def test_steady_state_speed_is_analytic():
 
 
 def test_invalid_parameters():
-    with pytest.raises(ParameterError, match="DCMotor 'm': inertia_kgm2 must be > 0"):
+    with pytest.raises(ParameterError, match="DCMotor 'm': inertia_kgm2 = 0.0: expected .* > 0"):
         DCMotor("m", **{**P, "inertia_kgm2": 0.0})

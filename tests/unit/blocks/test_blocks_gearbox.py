@@ -117,5 +117,5 @@ def test_energy_balance_over_motoring_then_braking():
 def test_invalid_parameters():
     with pytest.raises(ParameterError, match="ratio must be finite and non-zero"):
         Gearbox("g", ratio=0.0)
-    with pytest.raises(ParameterError, match=r"efficiency must be in \(0, 1\]"):
+    with pytest.raises(ParameterError, match=r"efficiency = 0.0: expected .* in \(0, 1\]"):
         Gearbox("g", ratio=2.0, efficiency=0.0)

@@ -260,7 +260,7 @@ def test_invalid_parameters():
         PMSM("m", P, friction_nms_per_rad=0.1)
     with pytest.raises(ParameterError, match="anti_windup must be"):
         DQCurrentController("c", P, bandwidth_rad_s=1e3, anti_windup="none")
-    with pytest.raises(ParameterError, match="time_constant_s must be finite and >= 0"):
+    with pytest.raises(ParameterError, match="time_constant_s = -1.0: expected .* >= 0"):
         AveragedInverter("i", time_constant_s=-1.0)
 
 

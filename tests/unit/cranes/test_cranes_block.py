@@ -19,7 +19,7 @@ from blocks.cranes import (
     suspended_body,
     unpack,
 )
-from blocks.sources import Constant
+from blocks.sources import ClosedFormSource, Constant
 from cosim import DiagramBuilder, Simulator
 from cosim.errors import ParameterError, StepError
 from cosim.testing import BlockHarness
@@ -158,7 +158,9 @@ def _constant_diagram(x, hoist_force, gantry_force=0.0, p=STS_CRANE):
                           ("trolley_velocity_ref", 0.0, "m/s"),
                           ("hoist_velocity_ref", 0.0, "m/s"), ("arms_12", 0.0, "1"),
                           ("arms_34", 0.0, "1"), ("arm_5", 0.0, "1"), ("arm_6", 0.0, "1")):
-        k = b.add(Constant(f"k_{name}", v, unit=unit))
+        # a NaN input comes from a source that computes it (a Constant refuses NaN)
+        k = b.add(Constant(f"k_{name}", v, unit=unit) if v == v else
+                  ClosedFormSource(f"k_{name}", lambda t, v=v: v, unit=unit))
         b.connect(k.y, getattr(c, name))
     return b.build()
 

@@ -13,7 +13,7 @@ pytest.importorskip("cantools")
 import can  # noqa: E402
 
 from blocks.math import Gain  # noqa: E402
-from blocks.sources import Constant, Sine, Step  # noqa: E402
+from blocks.sources import ClosedFormSource, Constant, Sine, Step  # noqa: E402
 from cosim import DiagramBuilder, Simulator  # noqa: E402
 from cosim.errors import ContextError, ParameterError, StepError  # noqa: E402
 from hil.bridges import (  # noqa: E402
@@ -170,7 +170,7 @@ def test_transmit_clips_into_the_dbc_range_and_refuses_nan(pair):
     assert d.blocks["tx"].stats()["clipped"] == {"throttle": 6, "brake_torque": 6}
 
     bld = DiagramBuilder("nan")
-    c = bld.add(Constant("c", math.nan))
+    c = bld.add(ClosedFormSource("c", lambda t: math.nan))   # a Constant refuses NaN
     tx = bld.add(CanTransmit("tx", a, DB, "ACC_CMD", 0.01))
     bld.connect(c.y, tx.throttle)
     bld.connect(c.y, tx.brake_torque)

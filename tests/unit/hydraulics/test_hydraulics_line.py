@@ -159,7 +159,7 @@ def test_volume_balance_of_a_pi_line():
     (dict(length_m=1.0, diameter_m=-0.01), "diameter_m must be finite and > 0"),
     (dict(length_m=1.0, diameter_m=0.01, section="Pi"), "section must be one of"),
     (dict(length_m=1.0, diameter_m=0.01, segments=0), "segments must be an int >= 1"),
-    (dict(length_m=1.0, diameter_m=0.01, segments=2.0), "segments must be an int >= 1"),
+    (dict(length_m=1.0, diameter_m=0.01, segments=2.0), "segments = 2.0: expected an integer"),
     (dict(length_m=1.0, diameter_m=0.01, wall_bulk_modulus_pa=0.0), "wall_bulk_modulus_pa"),
     (dict(length_m=1.0, diameter_m=0.01, p0_pa=10.0), "initial pressure p0_pa = 10.0 Pa"),
 ])

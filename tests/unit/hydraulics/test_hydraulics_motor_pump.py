@@ -179,11 +179,11 @@ def test_pump_into_an_orifice_reaches_the_closed_form_pressure():
     (lambda: HydraulicMotor("m", displacement_m3_per_rev=1e-5, rated_speed_rad_s=100.0),
      "which is missing"),
     (lambda: HydraulicMotor("m", displacement_m3_per_rev=1e-5, leakage_m3_s_pa=-1.0),
-     "leakage_m3_s_pa must be finite and >= 0"),
+     "leakage_m3_s_pa = -1.0: expected a finite number >= 0"),
     (lambda: HydraulicMotor("m", displacement_m3_per_rev=1e-5, viscous_n_m_s_rad=-1.0),
      "viscous_n_m_s_rad"),
     (lambda: VariableDisplacementPump("p", displacement_m3_per_rev=1e-5, min_fraction=1.0),
-     r"min_fraction must lie in \[-1, 1\)"),
+     r"min_fraction = 1.0: expected a finite number in \[-1, 1\)"),
     (lambda: VariableDisplacementPump("p", displacement_m3_per_rev=1e-5,
                                       speed_threshold_rad_s=0.0), "speed_threshold_rad_s"),
 ])

@@ -121,7 +121,7 @@ def test_bad_input():
     wv = RegularWave(1.0, 5.0)
     with pytest.raises(ParameterError, match="diameter must be > 0"):
         morison_force(1.0, 0.0, -1.0, 1.0)
-    with pytest.raises(ParameterError, match="MorisonMember 'm': .*diameter must be > 0"):
+    with pytest.raises(ParameterError, match="MorisonMember 'm': diameter = 0.0: expected .* > 0"):
         MorisonMember("m", wv, [0, 0, -1], [0, 0, 1], 0.0)
     with pytest.raises(ParameterError, match="coincide"):
         MorisonMember("m", wv, [0, 0, -1], [0, 0, -1], 1.0)
