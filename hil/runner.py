@@ -179,6 +179,26 @@ def _cpu_jiffies() -> tuple[int, int] | None:
     return (v[7] if len(v) > 7 else 0), sum(v)
 
 
+def _require_steppable(sim: Any) -> None:
+    """Refuse what the runner cannot step (a diagram or builder: wrap it in a Simulator)."""
+    from cosim.diagram import Diagram, DiagramBuilder, require_diagram
+    from cosim.errors import NotADiagramError
+    if hasattr(sim, "advance_to_ticks") and hasattr(sim, "ctx"):
+        return
+    wrap = ("a Simulator or a RealTimeMaster (Simulator(diagram, solver=..., dt=...) or "
+            "RealTimeMaster(master))")
+    if isinstance(sim, Diagram):
+        raise NotADiagramError(f"RealTimeRunner takes {wrap}, got the Diagram "
+                               f"'{sim.name}': wrap it in Simulator(diagram, solver='rk4', "
+                               "dt=...)")
+    if isinstance(sim, DiagramBuilder):
+        require_diagram(sim, "RealTimeRunner", f"in {wrap}")
+    try:
+        require_diagram(sim, "RealTimeRunner", f"in {wrap}")
+    except NotADiagramError as exc:
+        raise NotADiagramError(str(exc).replace("a built Diagram in ", "")) from None
+
+
 # ------------------------------------------------------------------- runner
 class RealTimeRunner:
     """Run a :class:`~cosim.simulator.Simulator` (or a master through
@@ -260,6 +280,7 @@ class RealTimeRunner:
                 f"RealTimeRunner: helper_priority={helper_priority!r} needs a SCHED_FIFO "
                 f"priority for the frame and must be 1..priority-1 (priority={priority!r}): "
                 "the frame must preempt its helpers")
+        _require_steppable(sim)
         if budget is not None and not isinstance(budget, Budget):
             raise ParameterError(f"RealTimeRunner: budget must be a hil.verdict.Budget, got "
                                  f"{type(budget).__name__}")
@@ -321,8 +342,10 @@ class RealTimeRunner:
     # ------------------------------------------------------- live changes
     def set_parameter(self, path: str, value: Any) -> None:
         """Change ``'block.param'`` at the start of the next frame (thread-safe: call it
-        from a UI or network thread while the run goes)."""
-        self._changes.put((path, value))
+        from a UI or network thread while the run goes).  The value is checked now (an
+        unknown path or a value of the wrong kind raises here, in the caller's thread)."""
+        check = getattr(self.sim.ctx, "check_param", None)
+        self._changes.put(check(path, value) if check is not None else (path, value))
 
     def _apply_changes(self) -> None:
         while True:

@@ -266,7 +266,7 @@ def test_writer_thread_without_observers_warns():
 
     from cosim.errors import CosimWarning
     with pytest.warns(CosimWarning, match="writer_thread=True cannot take effect"):
-        RealTimeRunner(types.SimpleNamespace(), 1e-3)
+        RealTimeRunner(types.SimpleNamespace(ctx=None, advance_to_ticks=None), 1e-3)
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="SCHED_FIFO needs root or CAP_SYS_NICE")
