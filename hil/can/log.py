@@ -16,6 +16,15 @@ messages for ``reorder_s`` of message time (default 2 s) and writes them by time
 message older than one already written (it came more than ``reorder_s`` late) is written
 with the last written time and counted in ``late``.
 
+Channels: a log holds one bus, and every frame in it, received or sent, is written on the
+log's ``channel`` (default 0, python-can's first channel: ``.asc``, ``.blf`` and ``.trc``
+show it as 1, ``.log`` as ``can0``; ``.csv`` and ``.db`` store none).  python-can's writers
+take a number from the digits at the end of a received frame's bus channel (the bus
+``flagship-445520752546`` became channel 445520752547, a multicast group ``239.1.2.3``
+channel 4) and write a sent frame, which has none, on their default channel 1: the same bus
+showed up as two (issue 30).  Log two buses into two files, or give each its own
+:class:`MessageLog` ``channel``.
+
 Limitations
 -----------
 * Log formats store timestamps with limited resolution (ASC: microseconds,
@@ -74,6 +83,9 @@ class MessageLog:
         Messages are held this long (in message time) and written in timestamp order
         (module docstring); 0 writes them as they come.  Default 2 s with the thread, 0
         without (the call writes its message).
+    channel : int
+        The channel every frame is written on (python-can's 0-based numbering; module
+        docstring); the frames the caller passes keep their own.
     **logger_options
         Passed to ``can.Logger``.
 
@@ -98,10 +110,14 @@ class MessageLog:
     """
 
     def __init__(self, path: str | os.PathLike[str], *, queue_size: int = 100_000,
-                 thread: bool = True, reorder_s: float | None = None,
+                 thread: bool = True, reorder_s: float | None = None, channel: int = 0,
                  **logger_options: Any) -> None:
         if int(queue_size) < 1:
             raise ValueError(f"MessageLog: queue_size must be >= 1, got {queue_size!r}")
+        if not isinstance(channel, int) or isinstance(channel, bool) or channel < 0:
+            raise ValueError(f"MessageLog: channel must be a channel number >= 0 (python-can "
+                             f"counts from 0; ASC shows 0 as 1), got {channel!r}")
+        self.channel = channel
         can = import_can()
         self.path = os.fspath(path)
         self._writer = can.Logger(self.path, **logger_options)
@@ -127,10 +143,14 @@ class MessageLog:
             self._thread.start()
 
     def _emit(self, msg: Any) -> None:
-        """Write one message, never before the last written time."""
-        if msg.timestamp < self._last_written:
-            self.late += 1
+        """Write one message on the log's channel, never before the last written time
+        (a copy when it changes: the caller's frame is the one its bridges decode)."""
+        late = msg.timestamp < self._last_written
+        if late or msg.channel != self.channel:
             msg = copy.copy(msg)
+            msg.channel = self.channel
+        if late:
+            self.late += 1
             msg.timestamp = self._last_written
         self._last_written = msg.timestamp
         self._writer.on_message_received(msg)
@@ -152,17 +172,14 @@ class MessageLog:
         q = self._q
         while True:
             msg = q.get()
-            if self._error is not None:
-                if msg is _STOP:
-                    return
-                continue
-            try:
-                if msg is _STOP:
-                    self._put(None, flush=True)
-                    return
-                self._put(msg)
-            except Exception as exc:  # noqa: BLE001 - raised by the next call and by stop()
-                self._error = exc
+            stop = msg is _STOP
+            if self._error is None:
+                try:
+                    self._put(None if stop else msg, flush=stop)
+                except Exception as exc:  # noqa: BLE001 - raised by the next call and stop()
+                    self._error = exc
+            if stop:  # also when the last writes failed: stop() waits for this thread
+                return
 
     def _failed(self) -> OutputError:
         self._reported = True
@@ -204,8 +221,9 @@ class MessageLog:
 
     def stats(self) -> dict:
         """Messages accepted, written and dropped, the deepest the queue got."""
-        return {"path": self.path, "count": self.count, "written": self.written,
-                "dropped": self.dropped, "late": self.late, "max_queued": self.max_queued,
+        return {"path": self.path, "channel": self.channel, "count": self.count,
+                "written": self.written, "dropped": self.dropped, "late": self.late,
+                "max_queued": self.max_queued,
                 "queue_size": self.queue_size, "thread": self._thread is not None,
                 "error": None if self._error is None
                 else f"{type(self._error).__name__}: {self._error}"}
