@@ -49,14 +49,16 @@ from .errors import HILError
 __all__ = ["add_parser", "run"]
 
 
-def _format_frame(t: float, msg: Any, db: Any) -> str:
+def _format_frame(t: float, msg: Any, db: Any, protocol: dict | None = None) -> str:
     raw = f"0x{msg.arbitration_id:03X} [{msg.dlc}] {bytes(msg.data).hex(' ').upper()}"
     if db is None:
         return f"{t:.6f} {raw}"
     try:
         name, values = db.decode_named(msg)
     except HILError as exc:
-        note = "" if "no message with" in str(exc) else f" (cannot decode: {exc})"
+        what = (protocol or {}).get(msg.arbitration_id) if not msg.is_extended_id else None
+        note = f" ({what})" if what else "" if "no message with" in str(exc) else \
+            f" (cannot decode: {exc})"
         return f"{t:.6f} {raw}{note}"
     infos = db.signals(name)
     parts = []
@@ -210,6 +212,10 @@ def _replay(args: argparse.Namespace) -> int:
     elif args.allow_unknown_ids:
         raise UsageError("--allow-unknown-ids applies to the check against --dbc; give "
                          "--dbc FILE (or 'acc')")
+    protocol = None
+    if db is not None:
+        from .can.log import protocol_ids
+        protocol = protocol_ids()
     backend = None
     if send:
         from .registry import create_backend
@@ -244,7 +250,7 @@ def _replay(args: argparse.Namespace) -> int:
                     if speed is not None:
                         lateness.append(clock() - (start + due / speed))
                 if args.print:
-                    print(_format_frame(due, msg, db))
+                    print(_format_frame(due, msg, db, protocol))
                 last, count = t, count + 1
                 n += 1
             loops_done += 1
