@@ -44,7 +44,9 @@ What a run brings beside its model (all optional):
     ``"send"``: when the run ends, the end-of-session frame (:mod:`hil.can.session`) goes
     out on the CAN interface, so the peers end their runs instead of counting the silence
     as stale inputs; ``"stop"``: the run ends (a normal end, after the current frame) when
-    a peer's end-of-session frame arrives.
+    a peer's end-of-session frame arrives (seen as the model reads the interface: a
+    receiving bridge reads every frame each period; on an interface the model never reads
+    it is never seen).
 ``io.spawn(argv, name=..., summary_option="--summary")``
     starts a peer process (:class:`hil.peer.Peer`: its own process group, SIGTERM when
     this process dies, ended with the run) and waits for its ``READY`` line.  After the

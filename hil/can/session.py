@@ -15,10 +15,11 @@ The frame: id :data:`END_ID` (free in the bundled DBCs; it must be free in yours
 ids of :mod:`hil.can.handshake` and :mod:`hil.can.lockstep`), 8 bytes: the sender's DBC
 fingerprint (4 bytes, little endian; 0 without a DBC) and ``b"END\\0"``.
 
-Limitations: a peer that misses the frame (a lossy transport, a peer started later) runs
-on until it is stopped otherwise (a signal, its duration), and its verdict then reports
-the silence; the frame says that a node ends, not which node (one sender per id, as CAN
-wants: one ending node per bus).
+Limitations: :class:`EndWatch` sees the frames its backend reads (a receiving bridge reads
+every frame each period; a backend nobody reads never shows it); a peer that misses the
+frame (a lossy transport, a peer started later) runs on until it is stopped otherwise (a
+signal, its duration), and its verdict then reports the silence; the frame says that a
+node ends, not which node (one sender per id, as CAN wants: one ending node per bus).
 """
 
 from __future__ import annotations

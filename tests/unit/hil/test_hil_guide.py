@@ -184,7 +184,8 @@ def walk_replay_demo(command, comment, cwd):
     assert [ln.split()[1] for ln in r.stdout.splitlines()[:2]] == ["POS", "CMD"]
     # and the command on this log: refused, naming the DBC beside it
     bad = _argv("cosim replay out/demo/bus.asc --dbc acc --print")
-    r = subprocess.run(bad, cwd=cwd, capture_output=True, text=True, timeout=60)
+    r = subprocess.run(bad, cwd=cwd, capture_output=True, text=True, timeout=60,
+                       env={**os.environ, "PYTHONPATH": str(ROOT)})
     assert r.returncode == 2 and r.stdout == ""
     assert "--dbc out/demo/flagship.dbc" in r.stderr
 
