@@ -212,10 +212,15 @@ def build(io: Any):
     on the same group, the bus logged to ``bus.asc``; :func:`finish` judges the cut-in."""
     from hil.can import ACC_DBC, CanDatabase
     from hil.can.handshake import check_peer
+    from hil.errors import HILError
+    if not getattr(io, "realtime", True):
+        raise HILError("the ECU process keeps the wall clock: a plant on the virtual clock "
+                         "(--no-realtime) would outrun it; run in real time (the offline "
+                         "loop is examples/acc_cut_in.py)")
     can = io.open("can", interface="udp_multicast", channel=random_group(), log="bus.asc",
                   end_of_session="send")
     if getattr(can, "interface", None) != "udp_multicast":
-        raise ValueError(f"the ECU runs in its own process and meets the plant over "
+        raise HILError(f"the ECU runs in its own process and meets the plant over "
                          f"udp_multicast; {can.where} cannot reach it (the SLCAN pair needs "
                          "the script: python examples/acc_hil.py --interface slcan)")
     io.spawn(ecu_command("udp_multicast", can.channel), name="acc_ecu",
@@ -404,6 +409,20 @@ def run_hil(out: Path, *, interface: str = "udp_multicast", channel: str | None 
     opts = {**realtime_options(priority), **(runner_options or {})}
     ecu = EcuProcess(interface, ecu_ch, out / "ecu_summary.json", priority, lockstep)
     wire = log = leader = monitor = None
+    ended = []
+
+    def end_session() -> None:
+        """The end-of-session frame, once: in the last frame (not after the run's
+        tidying up, which takes 0.1 s and more on a busy machine, longer than the ECU's
+        staleness limit), or after a run that ended early."""
+        if ended or wire is None:
+            return
+        ended.append(True)
+        try:
+            wire.write(end_frame(db), timeout=0.0)
+        except Exception:  # noqa: BLE001 - the ECU is then stopped by SIGTERM
+            pass
+
     try:
         ecu.wait_ready()
         wire = CanBackend(interface, plant_ch, name="plant", timeout=0.0,
@@ -441,6 +460,8 @@ def run_hil(out: Path, *, interface: str = "udp_multicast", channel: str | None 
             if fault == "kill" and killed_at is None and sim.ctx.time >= kill_at:
                 ecu.kill()
                 killed_at = sim.ctx.time
+            if sim.ctx.time >= t_end - 1e-9:  # the last frame: the session ends with it
+                end_session()
 
         if leader is not None:
             leader.chain = on_frame
@@ -454,11 +475,7 @@ def run_hil(out: Path, *, interface: str = "udp_multicast", channel: str | None 
         res = rt.run(t_end)
         wall = time.perf_counter() - wall
     finally:
-        if wire is not None:  # the end of the session: the ECU ends its run on it
-            try:
-                wire.write(end_frame(db), timeout=0.5)
-            except Exception:  # noqa: BLE001 - the ECU is then stopped by SIGTERM
-                pass
+        end_session()  # a run that ended early (else done in its last frame)
         ecu_code = ecu.stop(ECU_GRACE_S)
         if log is not None:
             log.stop()

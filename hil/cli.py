@@ -47,6 +47,8 @@ What a run brings beside its model (all optional):
     a peer's end-of-session frame arrives (seen as the model reads the interface: a
     receiving bridge reads every frame each period; on an interface the model never reads
     it is never seen).
+``io.realtime``
+    False with ``--no-realtime``: a model whose peers keep the wall clock refuses it.
 ``io.spawn(argv, name=..., summary_option="--summary")``
     starts a peer process (:class:`hil.peer.Peer`: its own process group, SIGTERM when
     this process dies, ended with the run) and waits for its ``READY`` line.  After the
@@ -260,6 +262,10 @@ class Interfaces:
         self._tmp: str | None = None             # the peers' summaries until the end
         self._stop_run: Any = None               # the runner's stop(), once it exists
         self._stop_pending: str | None = None
+        self._ended: set[str] = set()            # roles whose end-of-session frame went out
+        #: False on the virtual clock (``--no-realtime``): a model whose peers keep the
+        #: wall clock can refuse it
+        self.realtime = True
 
     @property
     def roles(self) -> list[str]:
@@ -377,13 +383,16 @@ class Interfaces:
 
     def end_session(self) -> None:
         """Send the end-of-session frame on the interfaces opened with
-        ``end_of_session="send"`` (never raises: a bus that is gone is reported)."""
+        ``end_of_session="send"``, once: in the run's last frame (the tidying up after the
+        loop takes 0.1 s and more on a busy machine, longer than a peer's staleness limit),
+        or after a run that ended early.  Never raises: a bus that is gone is reported."""
         from .can.session import end_frame
         for role in self.session:
-            if self.session[role] != "send":
+            if self.session[role] != "send" or role in self._ended:
                 continue
+            self._ended.add(role)
             try:
-                self.backends[role].write(end_frame(), timeout=0.5)
+                self.backends[role].write(end_frame(), timeout=0.0)
             except Exception as exc:  # noqa: BLE001 - the peers are stopped anyway
                 print(f"cosim hil: interface {role!r}: cannot send the end-of-session frame "
                       f"({type(exc).__name__}: {exc}); its peers are stopped by SIGTERM",
@@ -784,6 +793,7 @@ def cmd_hil_run(args: argparse.Namespace) -> int:
     with sig:
         try:
             io.overrides = _parse_overrides(args.interface)
+            io.realtime = not args.no_realtime
             built, hil, sim_defaults, finish = _build(args.file, args.function, io)
             io.check_overrides()
             from cosim.simulator import Simulator
@@ -797,9 +807,16 @@ def cmd_hil_run(args: argparse.Namespace) -> int:
             logs = io.start_logs(out)
             kw = {k: cfg[k] for k in HIL_KEYS if k in cfg and k not in ("period_s",
                                                                           "duration_s")}
+            t_last = sim.ctx.time + cfg["duration_s"] - 1e-9
+
+            def on_frame(rt: Any, k: int) -> None:
+                io.check()
+                if sim.ctx.time >= t_last:  # the last frame: the session ends with it
+                    io.end_session()
+
             runner = RealTimeRunner(sim, cfg["period_s"], **kw,
                                     clock=VirtualClock() if args.no_realtime else None,
-                                    on_frame=io.check if io.backends else None,
+                                    on_frame=on_frame if io.backends else None,
                                     watch=list(io.backends.values()) + logs,
                                     telemetry_csv=os.path.join(out, "telemetry.csv"))
             io.attach(runner.stop)

@@ -147,20 +147,30 @@ def test_end_of_session_stop_ends_the_run_normally(tmp_path):
     model, channel = _model(tmp_path, {"end_of_session": "stop"})
     peer = can.Bus(interface="virtual", channel=channel)
     out = tmp_path / "o"
-    timer = threading.Timer(1.0, lambda: peer.send(end_frame()))
-    timer.start()
+    heard = []
+
+    def plant_peer():  # ends the session once the run is under way (20 frames heard)
+        end = time.monotonic() + 60
+        while len(heard) < 20 and time.monotonic() < end:
+            if (m := peer.recv(0.1)) is not None:
+                heard.append(m)
+        peer.send(end_frame())
+
+    thread = threading.Thread(target=plant_peer, daemon=True)
+    thread.start()
     try:
         t0 = time.monotonic()
         code = main(["hil", "run", str(model), "--duration", "30", "--out", str(out),
                      "--budget", "overruns=none", "--budget", "skipped_frames=none",
                      "--budget", "lateness_p99_us=none"])
         wall = time.monotonic() - t0
+        thread.join(5)
     finally:
-        timer.cancel()
         peer.shutdown()
     s = _summary(out)
-    assert code == 0 and s["status"] == "complete" and wall < 20
-    assert 0.5 < s["t_end_s"] < 20
+    assert len(heard) == 20
+    assert code == 0 and s["status"] == "complete" and wall < 29
+    assert 0.19 <= s["t_end_s"] < 29
     assert "ended the session" in s["telemetry"]["stopped_by"]
     assert s["interfaces"]["can"]["end_of_session"] == "stop"
 
