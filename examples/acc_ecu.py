@@ -18,9 +18,17 @@ Run it under the real-time runner, against any python-can interface::
 
     python examples/acc_ecu.py --interface udp_multicast --channel 239.74.163.2
     python examples/acc_ecu.py --interface slcan --channel /dev/pts/5
-    cosim hil run examples/acc_ecu.py --interface can=udp_multicast   # the same, by the CLI
+    cosim hil run examples/acc_ecu.py --interface can.channel=239.74.163.2  # by the CLI
 
-``examples/acc_hil.py`` starts it as a child process and waits for its ``READY`` line.
+``examples/acc_hil.py`` (the script, and ``cosim hil run examples/acc_hil.py``) starts it
+as a peer process (:class:`hil.peer.Peer`: its own process group, SIGTERM when the plant's
+process dies) and waits for its ``READY`` line.
+
+The end: the ECU's run ends when the plant's end-of-session frame arrives
+(:mod:`hil.can.session`), at the end of the frame that reads it, so the plant's end is not
+counted as a stale episode of its inputs; SIGTERM (the plant's process died, or
+``kill``) ends it the same way, and the summary is written either way.  Without either it
+runs ``--duration`` (a day).
 
 ``--lockstep``: the ECU is paced by the plant instead of its own clock
 (:mod:`hil.can.lockstep`): each frame starts when the plant's SYNC for it arrives, and
@@ -93,10 +101,17 @@ def ecu_diagram(can: Any, db: Any, settings: ACCSettings | None = None,
     return b.build()
 
 
+#: The ECU's default bus: a multicast group on this host (hop limit 0).
+DEFAULT_GROUP = "239.74.163.2"
+
+
 def build(io: Any):
-    """``cosim hil run`` entry: the ECU on the interface ``can``."""
+    """``cosim hil run`` entry: the ECU on the interface ``can`` (``udp_multicast`` on
+    :data:`DEFAULT_GROUP` unless overridden); the run ends when the plant's end-of-session
+    frame arrives."""
     from hil.can import ACC_DBC, CanDatabase
-    can = io.open("can", interface="virtual", channel="acc")
+    can = io.open("can", interface="udp_multicast", channel=DEFAULT_GROUP,
+                  end_of_session="stop")
     return Simulator(ecu_diagram(can, CanDatabase(ACC_DBC)), solver="rk4", dt=None,
                      record=["acc.throttle", "acc.brake_torque", "acc.accel_request",
                              "rx.ok"])
@@ -111,14 +126,30 @@ def bus_options(interface: str, channel: str) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
+    ended: list[str] = []  # SIGTERM before the runner exists: the run ends at once
+    box: dict = {}
+
+    def on_term(signum: int, frame: Any) -> None:
+        end("SIGTERM")
+
+    def end(why: str) -> None:
+        ended.append(why)
+        if "rt" in box:
+            box["rt"].stop(why)
+        if box.get("clock") is not None:
+            box["clock"].cancel.set()
+
+    signal.signal(signal.SIGTERM, on_term)
     from hil import RealTimeRunner
     from hil.can import ACC_DBC, CanBackend, CanDatabase
+    from hil.can.session import EndWatch
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--interface", default="udp_multicast")
-    ap.add_argument("--channel", default="239.74.163.2")
+    ap.add_argument("--channel", default=DEFAULT_GROUP)
     ap.add_argument("--duration", type=float, default=86400.0,
-                    help="longest run [s] (default a day: the plant ends it with SIGTERM; an "
-                         "ECU that ends first leaves the plant's last frames without commands)")
+                    help="longest run [s] (default a day: the plant's end-of-session frame, "
+                         "or SIGTERM, ends it; an ECU that ends first leaves the plant's last "
+                         "frames without commands)")
     ap.add_argument("--summary", help="write the ECU's telemetry and counters (JSON) here")
     ap.add_argument("--priority", type=int, default=RT_PRIORITY,
                     help="SCHED_FIFO priority 1-99 where permitted (root or CAP_SYS_NICE), "
@@ -136,6 +167,8 @@ def main(argv: list[str] | None = None) -> int:
 
     wire = CanBackend(a.interface, a.channel, name="ecu", timeout=0.0,
                       **bus_options(a.interface, a.channel)).open()
+    watch = EndWatch(end)
+    wire.add_tap(rx=watch)  # the plant's end-of-session frame ends the run
     can, clock, follower = wire, None, None
     if a.lockstep:
         from hil.can.lockstep import LockstepBus, LockstepFollower, SyncClock
@@ -150,13 +183,9 @@ def main(argv: list[str] | None = None) -> int:
         {"overrun": "skip"}
     rt = RealTimeRunner(sim, period_s=CONTROL_PERIOD, clock=clock, on_frame=follower,
                         **{**policy, **opts})
-
-    def on_term(signum: int, frame: Any) -> None:
-        rt.stop("SIGTERM")
-        if clock is not None:
-            clock.cancel.set()
-
-    signal.signal(signal.SIGTERM, on_term)
+    box.update(rt=rt, clock=clock)
+    if ended:
+        end(ended[0])
     sim.initialize()  # the hit at t = 0, before the plant can send anything (deterministic)
     print("READY", flush=True)
     code = 0
@@ -172,7 +201,10 @@ def main(argv: list[str] | None = None) -> int:
         if a.summary:
             rx, tx = diagram.blocks["rx"], diagram.blocks["tx"]
             v = rt.verdict
-            out = {"telemetry": rt.telemetry.as_dict() if rt.telemetry else None,
+            tel = rt.telemetry
+            out = {"telemetry": tel.as_dict() if tel else None,
+                   "stopped_by": tel.stopped_by if tel else None,
+                   "end_of_session_seen": watch.seen is not None,
                    "rx": rx.stats(), "tx": tx.stats(), "exit": code, "pid": os.getpid(),
                    "runner_options": opts, "setup": rt.setup,
                    "verdict": v.as_dict() if v is not None else None,

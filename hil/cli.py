@@ -34,6 +34,33 @@ The model file follows the convention of ``cosim run``, plus the hardware::
   memory: results go to the disk as they come (long runs are fine).  A returned
   Simulator must be fresh (not yet run); its own recorder keeps what it records in memory.
 
+What a run brings beside its model (all optional):
+
+``io.open(role, ..., log="bus.asc")``
+    logs every frame the CAN interface reads and writes (:class:`hil.can.MessageLog`, on a
+    writer thread, in time order) to that file in the output folder (any python-can
+    format by its suffix); its dropped messages count in the verdict.
+``io.open(role, ..., end_of_session="send" | "stop")``
+    ``"send"``: when the run ends, the end-of-session frame (:mod:`hil.can.session`) goes
+    out on the CAN interface, so the peers end their runs instead of counting the silence
+    as stale inputs; ``"stop"``: the run ends (a normal end, after the current frame) when
+    a peer's end-of-session frame arrives (seen as the model reads the interface: a
+    receiving bridge reads every frame each period; on an interface the model never reads
+    it is never seen).
+``io.realtime``
+    False with ``--no-realtime``: a model whose peers keep the wall clock refuses it.
+``io.spawn(argv, name=..., summary_option="--summary")``
+    starts a peer process (:class:`hil.peer.Peer`: its own process group, SIGTERM when
+    this process dies, ended with the run) and waits for its ``READY`` line.  After the
+    run (and the end-of-session frame) it gets ``grace_s`` to end by itself, then SIGTERM.
+    With ``summary_option`` the peer is given a JSON file to write at its end; it is kept
+    as ``OUT/<name>_summary.json`` and its ``"verdict"`` joins the run's verdict (a peer
+    without one fails the check ``<name>``).
+``def finish(run)``
+    called after the run with a :class:`RunEnd` (the results, the output folder, the
+    verdict so far): the model's own acceptance (``run.check(...)``), notes, plots
+    (``run.wrote(path)``) and entries for ``summary.json`` (``run.summary``).
+
 Interface overrides (``--interface``, repeatable) change what the file opens without
 editing it:
 
@@ -64,7 +91,8 @@ csv|hdf5|csv,hdf5``, ``--set block.param=value`` (initial parameter values),
 ``--traceback``.
 
 Every run ends with its verdict (:mod:`hil.verdict`), printed in one line and written to
-``summary.json``.  Exit status: 0 the run passed its verdict, 1 a check failed or the run
+``summary.json``: the runner's, joined by the peers' and the ``finish`` checks when there
+are any.  Exit status: 0 the run passed its verdict, 1 a check failed or the run
 failed, 2 bad input (the model file, an option, an interface; nothing is run and no
 output is written when the options are wrong), 130/143 stopped by SIGINT/SIGTERM.
 
@@ -79,6 +107,10 @@ Limitations
   reader threads are checked every frame (their errors stop the run with the original
   exception).  A frame blocked in I/O delays the stop by a signal until it returns
   (send a second signal to interrupt it).
+* ``log=`` and ``end_of_session=`` are for CAN interfaces (:class:`hil.can.CanBackend`);
+  a peer that misses the end-of-session frame is ended by SIGTERM after ``grace_s``, and
+  its verdict then counts its inputs' silence.  A peer outlives a killed run only where
+  Linux's parent-death signal is missing (:mod:`hil.peer`).
 * Signal handling needs the main thread; run from another thread, SIGINT/SIGTERM keep
   their default behaviour.
 """
@@ -193,9 +225,23 @@ def _jsonable(v: Any) -> Any:
 
 
 # -------------------------------------------------------------- interfaces
+SESSION_ROLES = ("send", "stop")
+
+
+class _PeerEntry:
+    """A spawned peer and what the run does with it at the end."""
+
+    def __init__(self, peer: Any, summary: str | None, grace_s: float) -> None:
+        self.peer = peer
+        self.summary = summary
+        self.grace_s = grace_s
+        self.exit: int | None = None
+        self.report: dict | None = None
+
+
 class Interfaces:
     """The hardware a model file opens, by role: ``io.open("can", interface="virtual",
-    channel="acc")`` (module docstring).
+    channel="acc")``, and the peer processes it starts (module docstring).
 
     Parameters
     ----------
@@ -209,6 +255,17 @@ class Interfaces:
         self.backends: dict[str, Any] = {}
         self.kinds: dict[str, str] = {}
         self.options: dict[str, dict[str, Any]] = {}
+        self.log_files: dict[str, str] = {}      # role -> file (in the output folder)
+        self.logs: dict[str, Any] = {}           # role -> MessageLog, once started
+        self.session: dict[str, str] = {}        # role -> "send" | "stop"
+        self.peers: dict[str, _PeerEntry] = {}
+        self._tmp: str | None = None             # the peers' summaries until the end
+        self._stop_run: Any = None               # the runner's stop(), once it exists
+        self._stop_pending: str | None = None
+        self._ended: set[str] = set()            # roles whose end-of-session frame went out
+        #: False on the virtual clock (``--no-realtime``): a model whose peers keep the
+        #: wall clock can refuse it
+        self.realtime = True
 
     @property
     def roles(self) -> list[str]:
@@ -223,7 +280,9 @@ class Interfaces:
 
     def open(self, role: str, **defaults: Any) -> Any:
         """Create (kind ``defaults.pop("backend", role)``), configure (defaults, then the
-        command-line overrides), open and remember the backend of ``role``."""
+        command-line overrides), open and remember the backend of ``role``; ``log=FILE``
+        and ``end_of_session=`` (module docstring) are options of the run, not of the
+        backend."""
         from .registry import backend_class, create_backend
         if not isinstance(role, str) or not role or "." in role or "=" in role:
             raise HILError(f"io.open({role!r}): a role is a non-empty name without '.' or '='")
@@ -242,6 +301,9 @@ class Interfaces:
                 else:
                     kind = value
             opts.update(ov)
+            log = opts.pop("log", None)
+            session = opts.pop("end_of_session", None)
+            self._check_run_options(role, log, session)
             params = inspect.signature(backend_class(kind)).parameters
             if "name" in params or any(p.kind is p.VAR_KEYWORD for p in params.values()):
                 opts.setdefault("name", role)
@@ -255,10 +317,31 @@ class Interfaces:
             text = str(exc) if isinstance(exc, HILError) else \
                 f"cannot open {backend.where}: {type(exc).__name__}: {exc}"
             raise HILError(f"interface {role!r}: {text}") from exc
+        if (log or session) and not _is_can(backend):
+            backend.close()
+            raise HILError(f"interface {role!r}: log= and end_of_session= are for CAN "
+                           f"interfaces; {backend.where} is a {kind!r} backend")
         self.backends[role] = backend
         self.kinds[role] = kind
         self.options[role] = opts
+        if log:
+            self.log_files[role] = str(log)
+        if session:
+            self.session[role] = session
+            if session == "stop":
+                from .can.session import EndWatch
+                backend.add_tap(rx=EndWatch(self.stop_run))
         return backend
+
+    @staticmethod
+    def _check_run_options(role: str, log: Any, session: Any) -> None:
+        if log is not None and not (isinstance(log, str | os.PathLike) and str(log)):
+            raise HILError(f"log={log!r}: give a file name, e.g. log='bus.asc' (the format "
+                           "follows the suffix: .asc, .blf, .csv, .log, .trc)")
+        if session is not None and session not in SESSION_ROLES:
+            raise HILError(f"end_of_session={session!r}: use 'send' (send the end-of-session "
+                           "frame when the run ends) or 'stop' (end the run when a peer's "
+                           "arrives)")
 
     def check_overrides(self) -> None:
         """Refuse overrides of roles the model never opened."""
@@ -272,19 +355,163 @@ class Interfaces:
         for b in self.backends.values():
             b.check()
 
+    # ------------------------------------------------------------ the run's end
+    def stop_run(self, reason: str) -> None:
+        """End the run after the current frame (a peer's end-of-session frame); before
+        the run exists, it ends the run before its first frame."""
+        if self._stop_run is not None:
+            self._stop_run(reason)
+        else:
+            self._stop_pending = reason
+
+    def attach(self, stop: Any) -> None:
+        """The runner's ``stop`` (called once the runner exists)."""
+        self._stop_run = stop
+        if self._stop_pending is not None:
+            stop(self._stop_pending)
+
+    def start_logs(self, out: str) -> list:
+        """Open the bus logs asked for with ``log=`` in ``out``; returns them (the runner
+        watches them: their dropped messages count in the verdict)."""
+        from .can import MessageLog
+        for role, name in self.log_files.items():
+            path = name if os.path.isabs(name) else os.path.join(out, name)
+            log = MessageLog(path)
+            self.backends[role].add_tap(rx=log, tx=log.sent)
+            self.logs[role] = log
+        return list(self.logs.values())
+
+    def end_session(self) -> None:
+        """Send the end-of-session frame on the interfaces opened with
+        ``end_of_session="send"``, once: in the run's last frame (the tidying up after the
+        loop takes 0.1 s and more on a busy machine, longer than a peer's staleness limit),
+        or after a run that ended early.  Never raises: a bus that is gone is reported."""
+        from .can.session import end_frame
+        for role in self.session:
+            if self.session[role] != "send" or role in self._ended:
+                continue
+            self._ended.add(role)
+            try:
+                self.backends[role].write(end_frame(), timeout=0.0)
+            except Exception as exc:  # noqa: BLE001 - the peers are stopped anyway
+                print(f"cosim hil: interface {role!r}: cannot send the end-of-session frame "
+                      f"({type(exc).__name__}: {exc}); its peers are stopped by SIGTERM",
+                      file=sys.stderr)
+
+    def stop_logs(self) -> list[str]:
+        """Close the bus logs; returns the errors (a log that could not be written)."""
+        errors = []
+        for role, log in self.logs.items():
+            try:
+                log.stop()
+            except Exception as exc:  # noqa: BLE001 - reported in the verdict
+                errors.append(f"bus log of {role!r}: {exc}")
+        return errors
+
+    # ------------------------------------------------------------------ peers
+    def spawn(self, argv: list[str], *, name: str, ready: str | None = "READY",
+              summary_option: str | None = None, timeout_s: float = 60.0,
+              grace_s: float = 5.0, env: dict | None = None) -> Any:
+        """Start a peer process for the run and wait for its ready line (module
+        docstring); returns the :class:`hil.peer.Peer`."""
+        import tempfile
+
+        from .peer import Peer
+        if not isinstance(name, str) or not name.replace("_", "").replace("-", "").isalnum():
+            raise HILError(f"io.spawn(name={name!r}): a peer's name is letters, digits, '-' "
+                           "and '_' (it names its summary file)")
+        if name in self.peers:
+            raise HILError(f"io.spawn(name={name!r}): a peer of that name runs already")
+        argv = [str(a) for a in argv]
+        summary = None
+        if summary_option:
+            self._tmp = self._tmp or tempfile.mkdtemp(prefix="cosim-hil-peers-")
+            summary = os.path.join(self._tmp, f"{name}_summary.json")
+            argv += [summary_option, summary]
+        peer = Peer(argv, name=name, ready=ready, env=env)
+        self.peers[name] = _PeerEntry(peer, summary, grace_s)
+        peer.wait_ready(timeout_s)
+        return peer
+
+    def stop_peers(self, out: str | None) -> list[Any]:
+        """End every peer (after ``grace_s`` to end by itself, SIGTERM, then SIGKILL),
+        keep its summary as ``out/<name>_summary.json``; returns the peers' verdicts (a
+        failed check for a peer that wrote none)."""
+        import shutil
+
+        from .verdict import Check, Verdict
+        parts = []
+        for name, e in self.peers.items():
+            if e.exit is None:
+                e.exit = e.peer.stop(e.grace_s)
+            if e.summary is None:
+                continue
+            report, why = None, None
+            try:
+                with open(e.summary, encoding="utf-8") as f:
+                    report = json.load(f)
+            except (OSError, ValueError) as exc:
+                why = f"no summary ({type(exc).__name__})"
+            if report is not None and out is not None:
+                dest = os.path.join(out, f"{name}_summary.json")
+                shutil.copyfile(e.summary, dest)
+                e.report = {"file": dest}
+            ev = (report or {}).get("verdict")
+            if ev is not None:
+                parts.append(Verdict.from_dict(ev, name))
+                continue
+            why = why or "its summary has no verdict"
+            tail = " ".join(e.peer.output_tail().split())[-300:]
+            v = Verdict(name)
+            v.checks.append(Check("verdict", e.exit, "a verdict", False,
+                                  f"peer '{name}' gave no verdict: {why} (exit {e.exit})"
+                                  + (f"; it printed: {tail}" if tail else "")))
+            parts.append(v)
+        return parts
+
     def close(self) -> None:
-        """Close every backend (in reverse order; never raises)."""
+        """End the peers (SIGTERM), close the bus logs and every backend (in reverse
+        order; never raises)."""
+        for name, e in self.peers.items():
+            if e.exit is None:
+                try:
+                    e.exit = e.peer.stop(0.0)
+                except Exception as exc:  # noqa: BLE001 - end the others
+                    print(f"cosim hil: stopping peer {name!r} failed: {exc}", file=sys.stderr)
+        for err in self.stop_logs():
+            print(f"cosim hil: {err}", file=sys.stderr)
         for role in reversed(list(self.backends)):
             try:
                 self.backends[role].close()
             except Exception as exc:  # noqa: BLE001 - close the others
                 print(f"cosim hil: closing interface {role!r} failed: {exc}", file=sys.stderr)
+        if self._tmp is not None:
+            import shutil
+            shutil.rmtree(self._tmp, ignore_errors=True)
+            self._tmp = None
 
     def describe(self) -> dict[str, dict]:
-        """``{role: {kind, where, state, options, counters}}`` for summary.json."""
-        return {r: {"kind": self.kinds[r], "where": b.where, "state": b.state.value,
-                    "options": _jsonable(self.options[r]), "counters": b.counters.as_dict()}
-                for r, b in self.backends.items()}
+        """``{role: {kind, where, state, options, counters[, log, end_of_session]}}`` for
+        summary.json."""
+        out = {}
+        for r, b in self.backends.items():
+            d = {"kind": self.kinds[r], "where": b.where, "state": b.state.value,
+                 "options": _jsonable(self.options[r]), "counters": b.counters.as_dict()}
+            if r in self.logs:
+                d["log"] = _jsonable(self.logs[r].stats())
+            if r in self.session:
+                d["end_of_session"] = self.session[r]
+            out[r] = d
+        return out
+
+    def describe_peers(self) -> dict[str, dict]:
+        return {n: {"argv": e.peer.argv, "pid": e.peer.pid, "exit": e.exit,
+                    **(e.report or {})} for n, e in self.peers.items()}
+
+
+def _is_can(backend: Any) -> bool:
+    from .can.backend import CanBackend
+    return isinstance(backend, CanBackend)
 
 
 # --------------------------------------------------------------- model file
@@ -323,9 +550,10 @@ def _import_file(path: str) -> Any:
     return mod
 
 
-def _build(path: str, function: str | None, io: Interfaces) -> tuple[Any, dict, dict]:
+def _build(path: str, function: str | None,
+           io: Interfaces) -> tuple[Any, dict, dict, Any]:
     """Import the model file and call its build function: (Diagram or Simulator, HIL,
-    SIMULATION)."""
+    SIMULATION, its ``finish`` function or None)."""
     mod = _import_file(path)
     funcs = {k: v for k, v in vars(mod).items()
              if inspect.isfunction(v) and v.__module__ == mod.__name__}
@@ -344,6 +572,11 @@ def _build(path: str, function: str | None, io: Interfaces) -> tuple[Any, dict, 
     if bad:
         raise ModelError(f"{path}: HIL has unknown key {bad[0]!r}; valid keys: "
                          f"{', '.join(HIL_KEYS)}")
+    finish = funcs.get("finish")
+    if finish is not None and len([p for p in inspect.signature(finish).parameters.values()
+                                   if p.default is p.empty]) != 1:
+        raise ModelError(f"{path}: finish() takes the run's end as its one parameter: "
+                         "def finish(run): ...")
     fn = funcs[function]
     try:
         built = _call_build(fn, io, path, function)
@@ -359,7 +592,54 @@ def _build(path: str, function: str | None, io: Interfaces) -> tuple[Any, dict, 
     if not isinstance(built, Diagram | Simulator):
         raise ModelError(f"{path}: {function}() returned {type(built).__name__}, not a Diagram "
                          "or a Simulator (return builder.build())")
-    return built, dict(hil), dict(sim_defaults)
+    return built, dict(hil), dict(sim_defaults), finish
+
+
+class RunEnd:
+    """What a model file's ``finish(run)`` gets after the run (module docstring).
+
+    Attributes
+    ----------
+    out : str
+        The output folder.
+    results : Results
+        What the simulator recorded in memory (a returned Simulator's recorder; no
+        signals for a returned Diagram, whose results go only to the files).
+    time : float
+        Simulated time reached [s]; ``duration_s`` the run's planned duration.
+    stopped_by : str or None
+        Why the run ended before its duration (a signal, a peer's end), else None.
+    verdict : Verdict
+        The runner's verdict, joined by the peers'.
+    io : Interfaces
+        The interfaces and peers (still open: the backends close after ``finish``).
+    summary : dict
+        Entries for ``summary.json`` (kept under ``"finish"``).
+    """
+
+    def __init__(self, out: str, results: Any, time_s: float, duration_s: float,
+                 stopped_by: str | None, verdict: Any, io: Interfaces) -> None:
+        self.out, self.results, self.io = out, results, io
+        self.time, self.duration_s, self.stopped_by = time_s, duration_s, stopped_by
+        self.verdict = verdict
+        self.summary: dict = {}
+        self.checks: list = []
+        self.notes: list[str] = []
+        self.files: list[str] = []
+
+    def check(self, name: str, ok: bool, text: str, figure: Any = None,
+              limit: Any = None) -> None:
+        """Add a check to the run's verdict."""
+        from .verdict import Check
+        self.checks.append(Check(name, figure, limit, bool(ok), text))
+
+    def note(self, text: str) -> None:
+        """Add a note to the run's verdict (what was not judged, and why)."""
+        self.notes.append(text)
+
+    def wrote(self, path: str | os.PathLike[str]) -> None:
+        """Say that ``finish`` wrote this file (printed and listed in summary.json)."""
+        self.files.append(str(path))
 
 
 # ---------------------------------------------------------------- signals
@@ -508,12 +788,13 @@ def cmd_hil_run(args: argparse.Namespace) -> int:
     runner = sim = None
     error: BaseException | None = None
     out = args.out
-    written: list[str] = []
+    verdict = None
     started = False  # errors before the run are bad input (exit 2)
     with sig:
         try:
             io.overrides = _parse_overrides(args.interface)
-            built, hil, sim_defaults = _build(args.file, args.function, io)
+            io.realtime = not args.no_realtime
+            built, hil, sim_defaults, finish = _build(args.file, args.function, io)
             io.check_overrides()
             from cosim.simulator import Simulator
             cfg = _settings(args, hil, sim_defaults, built if isinstance(built, Simulator)
@@ -523,31 +804,49 @@ def cmd_hil_run(args: argparse.Namespace) -> int:
             writers = _writers(out, args.format, sim_defaults.get("record", "all"), args.every)
             sim = _make_simulator(built, sim_defaults, cfg["period_s"], writers)
             sets = _apply_sets(sim, args.set)
+            logs = io.start_logs(out)
             kw = {k: cfg[k] for k in HIL_KEYS if k in cfg and k not in ("period_s",
                                                                           "duration_s")}
+            t_last = sim.ctx.time + cfg["duration_s"] - 1e-9
+
+            def on_frame(rt: Any, k: int) -> None:
+                io.check()
+                if sim.ctx.time >= t_last:  # the last frame: the session ends with it
+                    io.end_session()
+
             runner = RealTimeRunner(sim, cfg["period_s"], **kw,
                                     clock=VirtualClock() if args.no_realtime else None,
-                                    on_frame=io.check if io.backends else None,
-                                    watch=list(io.backends.values()),
+                                    on_frame=on_frame if io.backends else None,
+                                    watch=list(io.backends.values()) + logs,
                                     telemetry_csv=os.path.join(out, "telemetry.csv"))
+            io.attach(runner.stop)
             started = True
             mode = "virtual clock (--no-realtime)" if args.no_realtime else "real time"
             print(f"model '{diagram.name}' ({args.file}): {len(diagram.leaf_blocks())} blocks, "
                   f"solver {sim.solver_name}; {mode}, period {cfg['period_s'] * 1e3:g} ms, "
                   f"duration {cfg['duration_s']:g} s, overrun {cfg['overrun']}"
-                  + (f"; interfaces: {', '.join(io.roles)}" if io.roles else ""), flush=True)
+                  + (f"; interfaces: {', '.join(io.roles)}" if io.roles else "")
+                  + (f"; peers: {', '.join(io.peers)}" if io.peers else ""), flush=True)
             sig.runner = runner
             wall = time.perf_counter()
+            res = None
             try:
-                runner.run(cfg["duration_s"])
+                res = runner.run(cfg["duration_s"])
             except BaseException as exc:
                 error = exc
+                res = getattr(exc, "results", None)
             finally:
                 sig.runner = None
                 wall = time.perf_counter() - wall
+            # the run's end: the peers hear it first, then they end, then the logs close
+            io.end_session()
+            parts = io.stop_peers(out)
+            log_errors = io.stop_logs()
             tel = runner.telemetry
+            verdict, end = _end_verdict(runner, parts, log_errors, io, finish, res, out,
+                                        sim.ctx.time, cfg["duration_s"], error, args)
             written = [str(w.path) for w in writers] + [os.path.join(out, "telemetry.csv")]
-            verdict = runner.verdict
+            written += [log.path for log in io.logs.values()] + end.files
             summary = {"model": os.path.abspath(args.file), "diagram": diagram.name,
                        "mode": "virtual" if args.no_realtime else "realtime",
                        "settings": _jsonable({**cfg, "budget": cfg["budget"].__dict__}),
@@ -558,10 +857,13 @@ def cmd_hil_run(args: argparse.Namespace) -> int:
                        "setup": _jsonable(runner.setup),
                        "telemetry": _jsonable(tel.as_dict()), "interfaces": io.describe(),
                        "results": {str(w.path): w.samples_written for w in writers}}
+            if io.peers:
+                summary["peers"] = _jsonable(io.describe_peers())
+            if finish is not None:
+                summary["finish"] = _jsonable({**end.summary, "files": end.files})
             path = os.path.join(out, "summary.json")
             with open(path, "w", encoding="utf-8") as f:
                 json.dump(summary, f, indent=2)
-            written.append(path)
             print(tel.summary())
             if args.no_realtime:
                 print(f"virtual clock: {sim.ctx.time:g} s simulated in {wall:.3f} s wall "
@@ -570,7 +872,17 @@ def cmd_hil_run(args: argparse.Namespace) -> int:
                 print(f"interface '{role}' ({b.where}): {b.counters or 'no traffic'}")
             for w in writers:
                 print(f"results: {w.path} ({w.samples_written} samples)")
-            print(f"telemetry: {written[-2]}\nsummary: {path}")
+            print(f"telemetry: {os.path.join(out, 'telemetry.csv')}")
+            for role, log in io.logs.items():
+                st = log.stats()
+                print(f"bus log of '{role}': {log.path} ({st['written']} frames, "
+                      f"{st['dropped']} dropped)")
+            for name, e in io.peers.items():
+                print(f"peer '{name}': exit {e.exit}"
+                      + (f", summary {e.report['file']}" if e.report else ""))
+            for f in end.files:
+                print(f"wrote: {f}")
+            print(f"summary: {path}")
             if verdict is not None:
                 print(verdict.line(), flush=True)
             if error is not None:
@@ -584,7 +896,7 @@ def cmd_hil_run(args: argparse.Namespace) -> int:
             print(f"cosim hil run: stopped by {signal.Signals(sig.signum).name} at "
                   f"t = {sim.ctx.time:.6g} s", file=sys.stderr)
             return 128 + sig.signum
-        return runner.verdict.exit_code if runner.verdict is not None else 0
+        return verdict.exit_code if verdict is not None else 0
     if isinstance(error, KeyboardInterrupt):
         signum = getattr(error, "signum", sig.signum or signal.SIGINT)
         print(f"cosim hil run: interrupted by {signal.Signals(signum).name}"
@@ -594,6 +906,39 @@ def cmd_hil_run(args: argparse.Namespace) -> int:
         _report("cosim hil run", error, args.debug)
         return 1 if started else 2
     raise error
+
+
+def _end_verdict(runner: Any, parts: list, log_errors: list[str], io: Interfaces,
+                 finish: Any, res: Any, out: str, t: float, duration_s: float,
+                 error: BaseException | None, args: argparse.Namespace) -> tuple[Any, RunEnd]:
+    """The run's verdict: the runner's, joined by the peers' (checks named ``peer:
+    check``), the bus logs' errors and the model's ``finish`` checks; ``finish``'s notes
+    first (the one-line verdict shows the first two)."""
+    from .verdict import Check, Verdict
+    base = runner.verdict
+    verdict = base
+    if parts:
+        verdict = Verdict.combine(f"{base.subject} with {', '.join(io.peers)}", [base, *parts])
+        verdict.io = getattr(base, "io", None)
+    tel = runner.telemetry
+    end = RunEnd(out, res, t, duration_s, tel.stopped_by if tel else None, verdict, io)
+    verdict.checks += [Check("bus_log", e, "written", False, e) for e in log_errors]
+    if finish is None:
+        return verdict, end
+    if error is not None:
+        end.note(f"finish() not called: the run failed ({type(error).__name__})")
+    else:
+        try:
+            finish(end)
+        except Exception as exc:  # noqa: BLE001 - a failed check, the rest is written
+            if args.debug:
+                traceback.print_exception(exc)
+            end.check("finish", False, f"finish() failed: {type(exc).__name__}: {exc} "
+                      "(--traceback shows where)", figure=f"{type(exc).__name__}: {exc}",
+                      limit="no error")
+    verdict.checks += end.checks
+    verdict.notes[:0] = end.notes
+    return verdict, end
 
 
 def _status(error: BaseException | None, signum: int | None) -> str:
@@ -632,7 +977,19 @@ interface overrides (repeatable):
   --interface can.backend=KIND         the backend kind
   --interface can.channel=239.74.163.2 any option (Python literal, else text)
 
-outputs: DIR/results.csv (streamed), DIR/telemetry.csv, DIR/summary.json.
+what a run brings beside its model (optional, in the model file):
+  io.open("can", ..., log="bus.asc")          the bus logged in the output folder
+  io.open("can", ..., end_of_session="send")  tell the peers when the run ends ("stop":
+                                              end the run when a peer's end arrives)
+  io.spawn([...], name="ecu", summary_option="--summary")
+                                              a peer process, ended with the run (and
+                                              by the kernel if this one dies); its
+                                              verdict joins the run's
+  def finish(run): ...                        after the run: run.check(), run.note(),
+                                              run.wrote(), run.summary
+
+outputs: DIR/results.csv (streamed), DIR/telemetry.csv, DIR/summary.json, the bus logs,
+DIR/<peer>_summary.json, what finish() wrote.
 exit status: 0 the verdict passed, 1 a check failed or the run failed, 2 bad input
 (nothing run), 130 SIGINT, 143 SIGTERM (results written)."""
 

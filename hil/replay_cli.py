@@ -14,6 +14,18 @@ frames are only printed unless a bus is named with ``--interface``/``--channel``
 both), and printing alone goes as fast as possible unless ``--speed`` is given.  At the
 end: the frames sent and the timing error (send time minus due time).
 
+With ``--dbc`` the log is checked first (:func:`hil.can.log.log_fit`): every id must be in
+a message of the DBC (hil's own protocol frames aside: the DBC check, lock-step, the end of
+a session), with the message's length, and the log's DBC check frames must name the same
+database.  A log that does not fit is refused, saying which ids and lengths do not fit and
+which DBC beside the log (or the bundled one) does: decoded with the wrong DBC a log gives
+plausible, wrong values (issue 30: the flagship's ``bus.asc`` read with ``--dbc acc`` said
+``RADAR range=500 m``).  ``--allow-unknown-ids`` accepts ids the DBC lacks (other nodes'
+traffic on a real bus): they are printed raw.
+
+Exit status: 0 done, 1 failed while replaying (the bus), 2 bad input (a log that cannot be
+read or does not fit the DBC, a bad option: nothing sent or printed), 130 interrupted.
+
 Limitations
 -----------
 * ``replay`` paces with ``time.sleep``: bench testing, not a real-time player (late
@@ -37,14 +49,16 @@ from .errors import HILError
 __all__ = ["add_parser", "run"]
 
 
-def _format_frame(t: float, msg: Any, db: Any) -> str:
+def _format_frame(t: float, msg: Any, db: Any, protocol: dict | None = None) -> str:
     raw = f"0x{msg.arbitration_id:03X} [{msg.dlc}] {bytes(msg.data).hex(' ').upper()}"
     if db is None:
         return f"{t:.6f} {raw}"
     try:
         name, values = db.decode_named(msg)
     except HILError as exc:
-        note = "" if "no message with" in str(exc) else f" (cannot decode: {exc})"
+        what = (protocol or {}).get(msg.arbitration_id) if not msg.is_extended_id else None
+        note = f" ({what})" if what else "" if "no message with" in str(exc) else \
+            f" (cannot decode: {exc})"
         return f"{t:.6f} {raw}{note}"
     infos = db.signals(name)
     parts = []
@@ -65,18 +79,32 @@ def _wait_until(when: float, clock: Any, spin: float = 5e-4) -> None:
         pass
 
 
+class UsageError(CosimError):
+    """Bad input, found before anything is sent or printed: exit status 2."""
+
+
+def _unreadable(path: str, exc: BaseException) -> UsageError:
+    return UsageError(f"cannot read {path!r} as a CAN log ({type(exc).__name__}: {exc}); "
+                      "python-can reads .asc, .blf, .csv, .db, .log, .mf4, .trc (and "
+                      "compressed .gz)")
+
+
 def _read_frames(path: str, only_rx: bool, cache: bool) -> Any:
     """A function returning the ``(t, msg)`` pairs of the log (read once into memory
     with ``cache``, so that loops do not wait for the file), with read errors made clear."""
     from .can.log import read_log
 
     def read() -> Any:
+        n = 0
         try:
-            yield from read_log(path, only_rx=only_rx)
+            for pair in read_log(path, only_rx=only_rx):
+                yield pair
+                n += 1
         except (ValueError, OSError) as exc:
-            raise CosimError(f"cannot read {path!r} as a CAN log ({type(exc).__name__}: "
-                             f"{exc}); python-can reads .asc, .blf, .csv, .db, .log, .mf4, "
-                             ".trc (and compressed .gz)") from exc
+            err = _unreadable(path, exc)
+            if n:  # frames went out already: a failure, not bad input
+                raise CosimError(f"after {n} frames: {err}") from exc
+            raise err from exc
 
     if not cache:
         return read
@@ -84,28 +112,87 @@ def _read_frames(path: str, only_rx: bool, cache: bool) -> Any:
     return lambda: iter(frames)
 
 
+def _fit(path: str, db: Any, only_rx: bool) -> Any:
+    from .can.log import log_fit
+    try:
+        return log_fit(path, db, only_rx=only_rx)
+    except (ValueError, OSError) as exc:
+        raise _unreadable(path, exc) from exc
+
+
+def _fitting_dbcs(path: str, used: Any, only_rx: bool) -> tuple[list[str], list[str]]:
+    """The DBC files beside the log, and the bundled ACC DBC, other than ``used``:
+    ``(--dbc arguments of those that fit the log, files beside it that do not)``."""
+    import glob
+
+    from .can.dbc import ACC_DBC, CanDatabase
+    folder = os.path.dirname(os.path.abspath(path))
+    beside = sorted(glob.glob(os.path.join(folder, "*.dbc")))
+    fits, others = [], []
+    for p in dict.fromkeys(beside + [str(ACC_DBC)]):
+        if os.path.abspath(p) == os.path.abspath(used.source):
+            continue
+        try:
+            ok = _fit(path, CanDatabase(p), only_rx).ok
+        except Exception:  # noqa: BLE001 - a DBC that does not load is no suggestion
+            continue
+        if ok:
+            fits.append("acc" if p == str(ACC_DBC) else os.path.relpath(p))
+        elif p in beside:
+            others.append(os.path.relpath(p))
+    return fits, others
+
+
+def check_fit(path: str, db: Any, label: str, *, only_rx: bool = False,
+              allow_unknown: bool = False) -> Any:
+    """Refuse a log that does not fit the DBC (module docstring) with what does not fit
+    and which DBC does; returns the :class:`~hil.can.log.LogFit`."""
+    fit = _fit(path, db, only_rx)
+    problems = fit.problems(allow_unknown=allow_unknown)
+    if not problems:
+        return fit
+    more = f" (+{len(problems) - 4} more)" if len(problems) > 4 else ""
+    found = (f"of its messages the log has {', '.join(fit.found)} and lacks "
+             f"{', '.join(fit.missing) or 'none'}" if fit.found else
+             "the log has none of its messages")
+    fits, others = _fitting_dbcs(path, db, only_rx)
+    if fits:
+        names = [f if f != "acc" else "the bundled ACC DBC" for f in fits]
+        hint = (f"{' and '.join(names)} fit{'s' if len(fits) == 1 else ''} it: "
+                + " or ".join(f"--dbc {f}" for f in fits))
+    else:
+        hint = (f"{', '.join(others)} beside the log does not fit either; " if others else
+                "") + "give the DBC the log was written with"
+    if not fits and all(p.startswith(("id ", "extended id ")) for p in problems):
+        hint += (" (or --allow-unknown-ids, if the other ids are other nodes' traffic: "
+                 "they are then printed raw)")
+    raise UsageError(f"{path} does not fit the DBC {label}: " + "; ".join(problems[:4])
+                     + more + f"; {found}. Decoded with this DBC its frames would give wrong "
+                     f"values; {hint}")
+
+
 def cmd_replay(args: argparse.Namespace) -> int:
     try:
         return _replay(args)
     except KeyboardInterrupt:
         return 130
-    except Exception as exc:  # noqa: BLE001 - one line, exit 1
+    except Exception as exc:  # noqa: BLE001 - one line, exit 1 (2: bad input)
         _report("cosim replay", exc, args.debug)
-        return 1
+        return 2 if isinstance(exc, UsageError) else 1
 
 
 def _replay(args: argparse.Namespace) -> int:
     import numpy as np
     if not os.path.isfile(args.log):
-        raise CosimError(f"log file {args.log!r} not found")
+        raise UsageError(f"log file {args.log!r} not found")
     if args.loop < 0:
-        raise CosimError(f"--loop must be >= 0 (0: until Ctrl-C), got {args.loop}")
+        raise UsageError(f"--loop must be >= 0 (0: until Ctrl-C), got {args.loop}")
     send = not args.print or args.interface is not None or args.channel is not None
     if args.fast or args.speed == 0:
         speed = None
     elif args.speed is not None:
         if not args.speed > 0:
-            raise CosimError(f"--speed must be > 0 (0: as fast as possible), got {args.speed}")
+            raise UsageError(f"--speed must be > 0 (0: as fast as possible), got {args.speed}")
         speed = args.speed
     else:
         speed = 1.0 if send else None
@@ -114,9 +201,21 @@ def _replay(args: argparse.Namespace) -> int:
         from .can.dbc import ACC_DBC, CanDatabase
         src = ACC_DBC if args.dbc.lower() == "acc" else args.dbc
         if src is not ACC_DBC and not os.path.isfile(src):
-            raise CosimError(f"--dbc {args.dbc!r}: no such file (or 'acc' for the bundled "
+            raise UsageError(f"--dbc {args.dbc!r}: no such file (or 'acc' for the bundled "
                              "ACC database)")
-        db = CanDatabase(src)
+        try:
+            db = CanDatabase(src)
+        except CosimError as exc:
+            raise UsageError(f"--dbc {args.dbc!r}: {exc}") from exc
+        check_fit(args.log, db, "acc (the bundled ACC DBC)" if src is ACC_DBC else args.dbc,
+                  only_rx=args.only_rx, allow_unknown=args.allow_unknown_ids)
+    elif args.allow_unknown_ids:
+        raise UsageError("--allow-unknown-ids applies to the check against --dbc; give "
+                         "--dbc FILE (or 'acc')")
+    protocol = None
+    if db is not None:
+        from .can.log import protocol_ids
+        protocol = protocol_ids()
     backend = None
     if send:
         from .registry import create_backend
@@ -151,7 +250,7 @@ def _replay(args: argparse.Namespace) -> int:
                     if speed is not None:
                         lateness.append(clock() - (start + due / speed))
                 if args.print:
-                    print(_format_frame(due, msg, db))
+                    print(_format_frame(due, msg, db, protocol))
                 last, count = t, count + 1
                 n += 1
             loops_done += 1
@@ -199,7 +298,11 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--fast", action="store_true", help="as fast as possible")
     p.add_argument("--loop", type=int, default=1, help="replay N times (0: until Ctrl-C)")
     p.add_argument("--only-rx", action="store_true", help="only the received frames")
-    p.add_argument("--dbc", help="DBC file for --print ('acc': the bundled ACC DBC)")
+    p.add_argument("--dbc", help="DBC file for --print ('acc': the bundled ACC DBC); the "
+                                 "log must fit it (ids, lengths), else nothing is done")
+    p.add_argument("--allow-unknown-ids", action="store_true",
+                   help="with --dbc: ids the DBC lacks (other nodes' traffic) are printed "
+                        "raw instead of refusing the log")
     p.add_argument("--print", action="store_true",
                    help="print every frame (decoded with --dbc); without --interface/"
                         "--channel the frames are only printed, not sent")

@@ -7,7 +7,9 @@ not a file write; it is callable, so ``backend.start_reader(on_frame=log)`` logs
 received frames, and :meth:`MessageLog.sent` logs a transmitted one (``is_rx=False``).
 :func:`read_log` reads a file back with ``can.LogReader`` as ``(t, msg)``
 pairs, ``t`` relative to the first message; :func:`replay` sends them on a
-backend on the original time grid, scaled by ``speed``.
+backend on the original time grid, scaled by ``speed``.  :func:`log_fit` says whether a
+log's frames fit a DBC (ids, lengths, the database named by its DBC check frames) before
+anyone decodes them with it.
 
 Time order: a log file is written in time order (issue 22 item 11: ``bus.asc`` had 1423 of
 5616 entries out of order, by up to 1.2 s: received frames carry the driver's receive time,
@@ -15,6 +17,15 @@ sent ones the time of sending, and a backlog delivers old frames late).  The wri
 messages for ``reorder_s`` of message time (default 2 s) and writes them by timestamp; a
 message older than one already written (it came more than ``reorder_s`` late) is written
 with the last written time and counted in ``late``.
+
+Channels: a log holds one bus, and every frame in it, received or sent, is written on the
+log's ``channel`` (default 0, python-can's first channel: ``.asc``, ``.blf`` and ``.trc``
+show it as 1, ``.log`` as ``can0``; ``.csv`` and ``.db`` store none).  python-can's writers
+take a number from the digits at the end of a received frame's bus channel (the bus
+``flagship-445520752546`` became channel 445520752547, a multicast group ``239.1.2.3``
+channel 4) and write a sent frame, which has none, on their default channel 1: the same bus
+showed up as two (issue 30).  Log two buses into two files, or give each its own
+:class:`MessageLog` ``channel``.
 
 Limitations
 -----------
@@ -35,7 +46,9 @@ import os
 import queue
 import threading
 import time
+from collections import Counter
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
 from typing import Any
 
 from cosim.errors import OutputError
@@ -43,7 +56,7 @@ from cosim.errors import OutputError
 from ..backend import Backend
 from .backend import import_can
 
-__all__ = ["MessageLog", "read_log", "replay"]
+__all__ = ["LogFit", "MessageLog", "log_fit", "protocol_ids", "read_log", "replay"]
 
 
 _STOP = object()  # ends the writer thread
@@ -74,6 +87,9 @@ class MessageLog:
         Messages are held this long (in message time) and written in timestamp order
         (module docstring); 0 writes them as they come.  Default 2 s with the thread, 0
         without (the call writes its message).
+    channel : int
+        The channel every frame is written on (python-can's 0-based numbering; module
+        docstring); the frames the caller passes keep their own.
     **logger_options
         Passed to ``can.Logger``.
 
@@ -98,10 +114,14 @@ class MessageLog:
     """
 
     def __init__(self, path: str | os.PathLike[str], *, queue_size: int = 100_000,
-                 thread: bool = True, reorder_s: float | None = None,
+                 thread: bool = True, reorder_s: float | None = None, channel: int = 0,
                  **logger_options: Any) -> None:
         if int(queue_size) < 1:
             raise ValueError(f"MessageLog: queue_size must be >= 1, got {queue_size!r}")
+        if not isinstance(channel, int) or isinstance(channel, bool) or channel < 0:
+            raise ValueError(f"MessageLog: channel must be a channel number >= 0 (python-can "
+                             f"counts from 0; ASC shows 0 as 1), got {channel!r}")
+        self.channel = channel
         can = import_can()
         self.path = os.fspath(path)
         self._writer = can.Logger(self.path, **logger_options)
@@ -127,10 +147,14 @@ class MessageLog:
             self._thread.start()
 
     def _emit(self, msg: Any) -> None:
-        """Write one message, never before the last written time."""
-        if msg.timestamp < self._last_written:
-            self.late += 1
+        """Write one message on the log's channel, never before the last written time
+        (a copy when it changes: the caller's frame is the one its bridges decode)."""
+        late = msg.timestamp < self._last_written
+        if late or msg.channel != self.channel:
             msg = copy.copy(msg)
+            msg.channel = self.channel
+        if late:
+            self.late += 1
             msg.timestamp = self._last_written
         self._last_written = msg.timestamp
         self._writer.on_message_received(msg)
@@ -152,17 +176,14 @@ class MessageLog:
         q = self._q
         while True:
             msg = q.get()
-            if self._error is not None:
-                if msg is _STOP:
-                    return
-                continue
-            try:
-                if msg is _STOP:
-                    self._put(None, flush=True)
-                    return
-                self._put(msg)
-            except Exception as exc:  # noqa: BLE001 - raised by the next call and by stop()
-                self._error = exc
+            stop = msg is _STOP
+            if self._error is None:
+                try:
+                    self._put(None if stop else msg, flush=stop)
+                except Exception as exc:  # noqa: BLE001 - raised by the next call and stop()
+                    self._error = exc
+            if stop:  # also when the last writes failed: stop() waits for this thread
+                return
 
     def _failed(self) -> OutputError:
         self._reported = True
@@ -204,8 +225,9 @@ class MessageLog:
 
     def stats(self) -> dict:
         """Messages accepted, written and dropped, the deepest the queue got."""
-        return {"path": self.path, "count": self.count, "written": self.written,
-                "dropped": self.dropped, "late": self.late, "max_queued": self.max_queued,
+        return {"path": self.path, "channel": self.channel, "count": self.count,
+                "written": self.written, "dropped": self.dropped, "late": self.late,
+                "max_queued": self.max_queued,
                 "queue_size": self.queue_size, "thread": self._thread is not None,
                 "error": None if self._error is None
                 else f"{type(self._error).__name__}: {self._error}"}
@@ -278,3 +300,108 @@ def replay(log_path: str | os.PathLike[str], backend: Backend, *, speed: float |
         backend.write(out)
         n += 1
     return n
+
+
+# ------------------------------------------------------------------ fit to a DBC
+def protocol_ids() -> dict[int, str]:
+    """Standard ids of hil's own protocols (not DBC messages): the DBC check
+    (:mod:`hil.can.handshake`), lock-step (:mod:`hil.can.lockstep`), the end of a session
+    (:mod:`hil.can.session`)."""
+    from .handshake import DBC_ANSWER_ID, DBC_ID
+    from .lockstep import ACK_ID, SYNC_ID
+    from .session import END_ID
+    return {DBC_ID: "DBC check request", DBC_ANSWER_ID: "DBC check answer",
+            SYNC_ID: "lock-step SYNC", ACK_ID: "lock-step ACK", END_ID: "end of session"}
+
+
+def _bytes(lengths: Counter) -> str:
+    ls = sorted(lengths)
+    return (" or ".join(str(n) for n in ls) if len(ls) < 4 else f"{ls[0]}..{ls[-1]}") \
+        + " bytes"
+
+
+@dataclass
+class LogFit:
+    """How a log's frames fit a DBC (:func:`log_fit`).
+
+    Attributes
+    ----------
+    frames : int
+        Frames read (error frames left out).
+    unknown : dict
+        ``{(id, extended): Counter(length: frames)}`` of ids in no message of the DBC
+        (hil's protocol ids left out).
+    wrong_length : dict
+        ``{message: Counter(length: frames)}`` of frames whose length is not the
+        message's.
+    fingerprints : Counter
+        Database fingerprints named by the log's DBC check frames, with their counts.
+    found, missing : list of str
+        The DBC's messages seen in the log, and those never seen.
+    """
+
+    source: str
+    fingerprint: int
+    frames: int = 0
+    unknown: dict = field(default_factory=dict)
+    wrong_length: dict = field(default_factory=dict)
+    fingerprints: Counter = field(default_factory=Counter)
+    found: list[str] = field(default_factory=list)
+    missing: list[str] = field(default_factory=list)
+    lengths: dict = field(default_factory=dict)
+
+    def problems(self, allow_unknown: bool = False) -> list[str]:
+        """Why the log does not fit, one text each (empty: it fits).  ``allow_unknown``:
+        ids the DBC lacks (other nodes' traffic) are no problem."""
+        out = []
+        for fp, n in sorted(self.fingerprints.items()):
+            if fp != self.fingerprint:
+                out.append(f"its DBC check frames ({n}) name database fingerprint "
+                           f"0x{fp:08X}, this DBC's is 0x{self.fingerprint:08X}: the nodes "
+                           "that wrote it used another database")
+        for name, lengths in self.wrong_length.items():
+            out.append(f"{name} has {self.lengths[name]} bytes in the DBC, the log's frames "
+                       f"with its id have {_bytes(lengths)} ({sum(lengths.values())} frames)")
+        if not allow_unknown:
+            for (fid, ext), lengths in sorted(self.unknown.items()):
+                out.append(f"{'extended ' if ext else ''}id 0x{fid:03X} "
+                           f"({sum(lengths.values())} frames of {_bytes(lengths)}) is in no "
+                           "message of it")
+        return out
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems()
+
+
+def log_fit(path: str | os.PathLike[str], db: Any, *, only_rx: bool = False) -> LogFit:
+    """Read a log once and compare its frames with the :class:`~hil.can.CanDatabase`
+    ``db``: ids in none of its messages, lengths that are not the message's, DBC check
+    frames naming another database (:class:`LogFit`).  A log decoded with the wrong DBC
+    gives plausible, wrong values (issue 30: the demo's actuator position frames, read
+    with the ACC DBC, said ``RADAR range=500 m``)."""
+    from .handshake import DBC_ANSWER_ID, DBC_ID, parse_dbc_frame
+    protocol = protocol_ids()
+    by_id = {(int(m.frame_id), bool(m.is_extended_frame)): m for m in db.db.messages}
+    fit = LogFit(db.source, db.fingerprint)
+    fit.lengths = {m.name: int(m.length) for m in db.db.messages}
+    seen: dict[tuple[int, bool], Counter] = {}
+    for _, msg in read_log(path, only_rx=only_rx):
+        fit.frames += 1
+        key = (msg.arbitration_id, bool(msg.is_extended_id))
+        n = msg.dlc if msg.is_remote_frame else len(msg.data)
+        seen.setdefault(key, Counter())[n] += 1
+        if key not in by_id and key[0] in (DBC_ID, DBC_ANSWER_ID) and not key[1] and n >= 8:
+            fit.fingerprints[parse_dbc_frame(msg)[0]] += 1
+    for key, lengths in seen.items():
+        m = by_id.get(key)
+        if m is None:
+            if key[1] or key[0] not in protocol:
+                fit.unknown[key] = lengths
+            continue
+        fit.found.append(m.name)
+        wrong = Counter({n: c for n, c in lengths.items() if n != m.length})
+        if wrong:
+            fit.wrong_length[m.name] = wrong
+    fit.missing = [m.name for m in db.db.messages if m.name not in fit.found]
+    return fit

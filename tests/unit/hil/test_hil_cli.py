@@ -375,7 +375,7 @@ def test_replay_print_decodes_with_the_acc_dbc(tmp_path, capsys):
     log = tmp_path / "acc.asc"
     _record_log(log, [db.encode("ACC_CMD", {"throttle": 0.25, "brake_torque": 100.0}),
                       can.Message(arbitration_id=0x7FF, data=[1, 2], is_extended_id=False)])
-    assert main(["replay", str(log), "--print", "--dbc", "acc"]) == 0
+    assert main(["replay", str(log), "--print", "--dbc", "acc", "--allow-unknown-ids"]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert lines[0].split()[1:] == ["ACC_CMD", "throttle=0.25", "brake_torque=100", "N*m"]
     assert lines[1].split()[1:] == ["0x7FF", "[2]", "01", "02"]
@@ -385,8 +385,8 @@ def test_replay_print_decodes_with_the_acc_dbc(tmp_path, capsys):
 def test_replay_errors_are_one_line(tmp_path, capsys):
     bad = tmp_path / "x.txt"
     bad.write_text("hello")
-    assert main(["replay", str(bad)]) == 1
+    assert main(["replay", str(bad)]) == 2  # bad input: nothing sent
     err = capsys.readouterr().err
     assert "cannot read" in err and "python-can reads .asc" in err and "Traceback" not in err
-    assert main(["replay", str(tmp_path / "missing.asc")]) == 1
+    assert main(["replay", str(tmp_path / "missing.asc")]) == 2
     assert "not found" in capsys.readouterr().err
