@@ -41,7 +41,9 @@ def test_run_writes_results_and_prints_summary(model, tmp_path, capsys):
     text = capsys.readouterr().out
     assert "model 'ramp': 2 blocks, solver rk4, dt 0.01 s, t_end 0.5 s" in text
     csv = (out / "results.csv").read_text()
-    assert "i.y [m]" in csv
+    assert csv.splitlines()[0] == "time,c.y,i.y"  # signal names; units in the sidecar
+    from cosim.writers import read_dataframe
+    assert read_dataframe(out / "results.csv").attrs["units"]["i.y"] == "m"
     last = csv.strip().splitlines()[-2 if csv.strip().endswith("complete") else -1]
     assert float(last.split(",")[0]) == pytest.approx(0.5)
     assert (out / "results.h5").exists()
