@@ -801,6 +801,11 @@ def cmd_hil_run(args: argparse.Namespace) -> int:
                             else None)
             diagram = built.diagram if isinstance(built, Simulator) else built
             out = out or os.path.join("out", diagram.name)
+            from cosim.csv_results import sidecar_path
+            from cosim.results_folder import claim
+            taken = claim(out, "cosim hil run", args.file,
+                          ["results.csv", sidecar_path("results.csv").name, "results.h5",
+                           "telemetry.csv", "summary.json"], force=args.force)
             writers = _writers(out, args.format, sim_defaults.get("record", "all"), args.every)
             sim = _make_simulator(built, sim_defaults, cfg["period_s"], writers)
             sets = _apply_sets(sim, args.set)
@@ -882,7 +887,7 @@ def cmd_hil_run(args: argparse.Namespace) -> int:
                       + (f", summary {e.report['file']}" if e.report else ""))
             for f in end.files:
                 print(f"wrote: {f}")
-            print(f"summary: {path}")
+            print(f"summary: {path}{taken.note()}")
             if verdict is not None:
                 print(verdict.line(), flush=True)
             if error is not None:
@@ -1031,6 +1036,9 @@ def add_parser(sub: Any) -> None:
     r.add_argument("--set", action="append", default=[], metavar="BLOCK.PARAM=VALUE",
                    help="initial parameter value (repeatable)")
     r.add_argument("--out", help="output folder (default out/<diagram>)")
+    r.add_argument("--force", action="store_true",
+                   help="write into --out even when it holds another run's results (they "
+                        "are removed)")
     r.add_argument("--format", default="csv", help="csv, hdf5 or csv,hdf5")
     r.add_argument("--every", type=int, default=1, help="record every n-th sample")
     r.add_argument("--traceback", "--debug", dest="debug", action="store_true",

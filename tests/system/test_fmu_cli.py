@@ -295,6 +295,8 @@ WRITERS = {
                      {"results.csv", "results.csv.json"}),
     "sweep": (lambda m, f: ["sweep", m, "--param", "k.k=-40,-20", "--backend", "serial",
                             "-q"], {"study.json", "journal.jsonl", "results.parquet"}),
+    "hil run": (lambda m, f: ["hil", "run", m, "--no-realtime", "--duration", "0.05"],
+                {"results.csv", "results.csv.json", "telemetry.csv", "summary.json"}),
 }
 
 
@@ -351,7 +353,7 @@ def test_a_results_folder_is_never_taken_from_another_run(first, second, osc_fil
         "cosim " + second.split("-")[0]
 
 
-@pytest.mark.parametrize("command", ["run", "fmu simulate", "sweep"])
+@pytest.mark.parametrize("command", ["run", "fmu simulate", "sweep", "hil run"])
 def test_a_folder_of_unknown_results_is_refused(command, osc_files, tmp_path, capsys):
     """A folder written before claims existed (a results.csv, no cosim_run.json)."""
     model, fmu = osc_files
