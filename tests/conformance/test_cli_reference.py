@@ -43,7 +43,7 @@ def _fmu(reference_fmus, version, model):
 def test_simulate_every_model_with_the_defaults(reference_fmus, tmp_path, capsys, version,
                                                 model, itf):
     out = tmp_path / "out"
-    rc = main(["fmu", "simulate", _fmu(reference_fmus, version, model), "--interface", itf,
+    rc = main(["fmu", "simulate", _fmu(reference_fmus, version, model), "--interface-type", itf,
                "--out", str(out), "-q"])
     cap = capsys.readouterr()
     assert "Traceback" not in cap.out + cap.err
@@ -60,9 +60,9 @@ def test_simulate_every_model_with_the_defaults(reference_fmus, tmp_path, capsys
 
 
 @pytest.mark.parametrize("args", [
-    ["--interface", "me", "--t-start", "0", "--t-end", "100", "--solver", "radau",
+    ["--interface-type", "me", "--t-start", "0", "--t-end", "100", "--solver", "radau",
      "--rtol", "1e-6", "--atol", "1e-10"],
-    ["--interface", "cs", "--t-end", "1"],
+    ["--interface-type", "cs", "--t-end", "1"],
 ])
 def test_roberts_runs_with_the_options_its_refusal_names(reference_fmus, tmp_path, args):
     out = tmp_path / "out"
@@ -84,7 +84,7 @@ def test_feedthrough_takes_typed_start_values_of_every_type(reference_fmus, tmp_
         sets += ["Int64_input=-9223372036854775807", "UInt64_input=18446744073709551615",
                  "Binary_input=0x0102ff", "Int8_input=-128"]
     out = tmp_path / "out"
-    argv = ["fmu", "simulate", _fmu(reference_fmus, version, "Feedthrough"), "--interface",
+    argv = ["fmu", "simulate", _fmu(reference_fmus, version, "Feedthrough"), "--interface-type",
             itf, "--out", str(out), "--t-end", "0.1"]
     for s in sets:
         argv += ["--set", s]
