@@ -23,6 +23,7 @@ from __future__ import annotations
 import itertools
 import linecache
 import math
+import re
 from typing import Any
 
 import numpy as np
@@ -33,6 +34,8 @@ from .linear import fuse, rk_propagator
 from .loops import LoopOptions, LoopSolver
 
 _counter = itertools.count()
+#: a generated statement reading the state vector ``x``
+_READS_X = re.compile(r"\bx\b")
 
 
 class Evaluator:
@@ -299,12 +302,16 @@ class Evaluator:
     def _compile(self, fname: str, src: list, lines: list, args: str = "ctx, s",
                  tail: str = "") -> Any:
         """Compile ``def fname(args)`` from statement lines; ``lines`` label each one."""
-        header = f"def {fname}({args}):\n    x = ctx.xc\n"
         body = "".join(f"    {line}\n" for line in src) or "    pass\n"
+        # the state vector only where a statement reads it: a small system's solver stage
+        # sets the states as floats, and the array is then made only if read
+        uses_x = _READS_X.search(body) is not None
+        header = f"def {fname}({args}):\n" + ("    x = ctx.xc\n" if uses_x else "")
         code = header + body + (f"    {tail}\n" if tail else "")
         filename = f"<cosim-generated-{next(_counter)}-{fname}>"
         linecache.cache[filename] = (len(code), None, code.splitlines(True), filename)
-        self._line_map[filename] = {i + 3: lab for i, lab in enumerate(lines)}
+        first = 3 if uses_x else 2
+        self._line_map[filename] = {i + first: lab for i, lab in enumerate(lines)}
         ns = dict(self._globals)
         exec(compile(code, filename, "exec"), ns)
         return ns[fname]
@@ -314,6 +321,11 @@ class Evaluator:
         fn = self._cache.get(due)
         if fn is not None:
             return fn
+        fn = self._compile("evaluate", *self._evaluation_src(due))
+        self._cache[due] = fn
+        return fn
+
+    def _evaluation_src(self, due: frozenset) -> tuple[list, list]:
         src: list[str] = []
         lines: list[str] = []
         for kind, payload, samp in self.ops:
@@ -328,9 +340,7 @@ class Evaluator:
             elif kind == "loopsolver":
                 src.append(f"{self._bind(payload)}.solve(ctx, s)")
                 lines.append(f"algebraic loop {payload.label}")
-        fn = self._compile("evaluate", src, lines)
-        self._cache[due] = fn
-        return fn
+        return src, lines
 
     def derivative_ops(self) -> list[bool]:
         """For each op, whether the derivatives need it: the inputs of the blocks with
@@ -376,8 +386,14 @@ class Evaluator:
             return fn
         if any(kind == "loopsolver" for kind, _, _ in self.ops):
             fn = self.evaluator_for(frozenset())
-            self._cache["derivatives"] = fn
-            return fn
+        else:
+            fn = self._compile("evaluate_for_derivatives", *self._derivative_evaluation_src())
+        self._cache["derivatives"] = fn
+        return fn
+
+    def _derivative_evaluation_src(self) -> tuple[list, list]:
+        if any(kind == "loopsolver" for kind, _, _ in self.ops):
+            return self._evaluation_src(frozenset())
         keep = self.derivative_ops()
         src: list[str] = []
         lines: list[str] = []
@@ -388,12 +404,22 @@ class Evaluator:
                 self._emit_group(payload[0], payload[1], src, lines)
             else:
                 self._emit_node(payload, src, lines)
-        fn = self._compile("evaluate_for_derivatives", src, lines)
-        self._cache["derivatives"] = fn
-        return fn
+        return src, lines
 
     def make_derivatives(self) -> Any:
         """``derivatives(ctx, s, dx)`` filling the whole derivative vector."""
+        return self._compile("derivatives", *self._derivatives_src(), "ctx, s, dx",
+                             tail="return dx")
+
+    def make_stage(self) -> Any:
+        """``stage(ctx, s, dx)``: :meth:`derivative_evaluator`'s statements, then
+        :meth:`make_derivatives`' (a solver stage in one call instead of two)."""
+        src, lines = self._derivative_evaluation_src()
+        dsrc, dlines = self._derivatives_src()
+        return self._compile("stage", src + dsrc, lines + dlines, "ctx, s, dx",
+                             tail="return dx")
+
+    def _derivatives_src(self) -> tuple[list, list]:
         plan = self.plan
         src, lines = [], []
         for gi, g in enumerate(self.groups):
@@ -416,7 +442,7 @@ class Evaluator:
             else:
                 src.append(f"dx[{a}:{e}] = {self._bind(b.derivatives)}(ctx)")
             lines.append(f"block '{b.path}' derivatives")
-        return self._compile("derivatives", src, lines, "ctx, s, dx", tail="return dx")
+        return src, lines
 
     # ------------------------------------------------------- propagation
     def make_propagator(self, tableau: tuple, h: float) -> Any:

@@ -23,6 +23,20 @@ Implementers' checklist
 3. Multistep methods override :meth:`reset` to forget their history (called
    after events and state resets).
 4. Register the class in ``FIXED_STEP``.
+5. Optionally implement ``_step_floats(t, y, h)``: the same step with the stages in
+   Python floats (see below), the same operations in the same order.
+
+Small systems in floats
+-----------------------
+For a handful of states NumPy's per-call overhead is most of a stage's arithmetic
+(``y + h a k`` on two elements costs ~0.6 us in NumPy, ~0.2 us as a list comprehension).
+Given ``fun_floats`` (``(t, y) -> list of floats``, ``y`` a list of floats or, at the
+first stage, the step's start array), the explicit Runge-Kutta methods below compute
+their stages element by element in Python floats.  Every element sees the same IEEE
+operations in the same order as in the array code (NumPy's element-wise ``+`` and ``*``
+are correctly rounded and never fused), so the results are the same bit for bit
+(tested).  The simulator uses this for systems of at most :data:`FLOAT_STATES_MAX`
+states.
 """
 
 from __future__ import annotations
@@ -32,6 +46,10 @@ from collections.abc import Callable
 import numpy as np
 
 from .errors import SolverError
+
+#: The largest state vector for which the simulator runs the fixed-step stages in Python
+#: floats (module docstring; measured: the float path is faster up to ~12 states).
+FLOAT_STATES_MAX = 8
 
 
 class FixedStepSolver:
@@ -46,8 +64,10 @@ class FixedStepSolver:
 
     def __init__(self, fun: Callable[[float, np.ndarray], np.ndarray], t0: float = 0.0,
                  y0: np.ndarray | None = None, h: float | None = None,
-                 t_bound: float = np.inf) -> None:
+                 t_bound: float = np.inf, fun_floats: Callable | None = None) -> None:
         self.fun_raw = fun
+        #: ``(t, y) -> list`` for the float path (module docstring), or None
+        self.fun_floats = fun_floats if hasattr(self, "_step_floats") else None
         self.nfev = 0
         self.nsteps = 0
         # standalone use (like scipy's OdeSolver): step() advances (t, y) by h
@@ -80,6 +100,8 @@ class FixedStepSolver:
         if not h > 0.0:
             raise SolverError(f"{self.name}: step size must be positive, got {h!r}")
         self.nsteps += 1
+        if self.fun_floats is not None:
+            return self._step_floats(t, y, h)
         return self._step_impl(t, y, h)
 
     def _step_impl(self, t: float, y: np.ndarray, h: float) -> np.ndarray:
@@ -107,6 +129,27 @@ class ExplicitRungeKutta(FixedStepSolver):
                 out = out + (h * bi) * ks[i]
         return out
 
+    def _step_floats(self, t: float, y: np.ndarray, h: float) -> np.ndarray:
+        """:meth:`_step_impl` in Python floats (module docstring)."""
+        a, b, c = self.tableau
+        f = self.fun_floats
+        yl = y.tolist()
+        ks = []
+        for i in range(len(b)):
+            yi = None  # the start array itself while no stage adds to it
+            for j in range(i):
+                if a[i][j]:
+                    w = h * a[i][j]
+                    yi = [u + w * k for u, k in zip(yl if yi is None else yi, ks[j])]
+            ks.append(f(t + c[i] * h, y if yi is None else yi))
+        self.nfev += len(b)
+        out = None
+        for i, bi in enumerate(b):
+            if bi:
+                w = h * bi
+                out = [u + w * k for u, k in zip(yl if out is None else out, ks[i])]
+        return y.copy() if out is None else np.array(out, dtype=float)
+
 
 class Euler(ExplicitRungeKutta):
     """Forward Euler, order 1: :math:`y_{n+1} = y_n + h f(t_n, y_n)`."""
@@ -116,6 +159,11 @@ class Euler(ExplicitRungeKutta):
 
     def _step_impl(self, t, y, h):
         return y + h * np.asarray(self.fun(t, y))
+
+    def _step_floats(self, t, y, h):
+        self.nfev += 1
+        return np.array([u + h * k for u, k in zip(y.tolist(), self.fun_floats(t, y))],
+                        dtype=float)
 
 
 class Heun(ExplicitRungeKutta):
@@ -128,6 +176,15 @@ class Heun(ExplicitRungeKutta):
         k1 = np.asarray(self.fun(t, y))
         k2 = np.asarray(self.fun(t + h, y + h * k1))
         return y + (0.5 * h) * (k1 + k2)
+
+    def _step_floats(self, t, y, h):
+        f = self.fun_floats
+        self.nfev += 2
+        yl = y.tolist()
+        k1 = f(t, y)
+        k2 = f(t + h, [u + h * k for u, k in zip(yl, k1)])
+        w = 0.5 * h
+        return np.array([u + w * (p + q) for u, p, q in zip(yl, k1, k2)], dtype=float)
 
 
 class Midpoint(ExplicitRungeKutta):
@@ -158,6 +215,19 @@ class RK4(ExplicitRungeKutta):
         k3 = asarray(f(t + hh, y + hh * k2))
         k4 = asarray(f(t + h, y + h * k3))
         return y + (h / 6.0) * (k1 + 2.0 * (k2 + k3) + k4)
+
+    def _step_floats(self, t, y, h):
+        f = self.fun_floats
+        self.nfev += 4
+        hh = 0.5 * h
+        yl = y.tolist()
+        k1 = f(t, y)
+        k2 = f(t + hh, [u + hh * k for u, k in zip(yl, k1)])
+        k3 = f(t + hh, [u + hh * k for u, k in zip(yl, k2)])
+        k4 = f(t + h, [u + h * k for u, k in zip(yl, k3)])
+        w = h / 6.0
+        return np.array([u + w * (p + 2.0 * (q + r) + z)
+                         for u, p, q, r, z in zip(yl, k1, k2, k3, k4)], dtype=float)
 
 
 class AB3(FixedStepSolver):
@@ -212,8 +282,10 @@ def solver_names() -> list[str]:
     return list(FIXED_STEP) + list(VARIABLE_STEP)
 
 
-def make_fixed(name: str, fun: Callable) -> FixedStepSolver:
-    return FIXED_STEP[name](fun)
+def make_fixed(name: str, fun: Callable, fun_floats: Callable | None = None) -> FixedStepSolver:
+    """The fixed-step solver ``name`` on ``fun``; ``fun_floats``: the float path's
+    right-hand side (module docstring; ignored by methods without one)."""
+    return FIXED_STEP[name](fun, fun_floats=fun_floats)
 
 
 def scipy_solver_class(name: str):

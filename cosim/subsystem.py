@@ -58,10 +58,15 @@ class CouplingInput(Block):
         self.shape = shape
         init = (0.0, (0.0,)) if self.scalar else (0.0, np.zeros((1, size)))
         self.poly = self.declare_discrete_state("poly", init)
+        #: the index of ``poly`` in its diagram's contexts (``ctx.xd``), set by the
+        #: :class:`DiagramSubsystem` that made the block: read every solver stage, it
+        #: saves the handle lookup of ``ctx.discrete``
+        self.xd_index: int | None = None
         self.y = self.declare_output("y", self._calc, shape=shape, unit=unit, depends_on=())
 
     def _calc(self, ctx: Any) -> Any:
-        t0, c = ctx.discrete(self.poly)
+        i = self.xd_index
+        t0, c = ctx.discrete(self.poly) if i is None else ctx.xd[i]
         tau = ctx.time - t0
         if self.scalar:
             n = len(c)
@@ -232,6 +237,8 @@ class DiagramSubsystem(Subsystem):
         # direct slots: scalar inputs' polynomial states, outputs' signal slots
         self._scalar_in = {n: plan.dstate_index[d.poly] for n, d in self._drivers.items()
                            if d.scalar}
+        for d in self._drivers.values():
+            d.xd_index = plan.dstate_index[d.poly]
         self._out_slots = [(n, plan.output_slot[p]) for n, p in zip(self.output_names,
                                                                     self._out_ports)]
         self.sim = Simulator(self.wrapper, self.ctx, solver=solver, dt=dt, record=False,
