@@ -404,6 +404,8 @@ class CanTransmit(Bridge):
         self.suppressed = 0  # hits with enable < 0.5
         self.skipped = 0  # hits in frames the runner skipped (nothing sent)
         self.clipped = {s: 0 for s in self.signal_ports}
+        #: (signal, port, lo, hi) per input, in port order: what each send reads
+        self._signals = [(s, p, *self._range[s]) for s, p in self.signal_ports.items()]
         self._started = False
         self.declare_periodic_update(self.period_s, self._send, self.offset_s)
 
@@ -418,12 +420,12 @@ class CanTransmit(Bridge):
             self.suppressed += 1
             return
         values = {}
-        for s, port in self.signal_ports.items():
-            v = float(ctx.input(port))
+        read = ctx.input
+        for s, port, lo, hi in self._signals:
+            v = float(read(port))
             if v != v:
                 raise BridgeError(f"{self.where}: input {s!r} is NaN at t = {ctx.time:.6g} s; "
                                   f"not sending {self.message} (check the block feeding it)")
-            lo, hi = self._range[s]
             if v < lo or v > hi:
                 self.clipped[s] += 1
                 v = min(max(v, lo), hi)
