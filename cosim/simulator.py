@@ -227,16 +227,18 @@ class Simulator(FixedStepping):
                             loop_options=self.loop_options, fuse_linear=self.fuse_linear)
         self.ctx.pruned_slots = frozenset(self.ev.pruned)
         self._derivs = self.ev.make_derivatives()
-        self._stage = self.ev.make_stage()
-        self._dx_buf = np.zeros(self.plan.n_continuous)
+        # the fixed-step solvers' right-hand side, one generated call per stage (and for
+        # small systems its float form, cosim.solvers)
+        self._rhs_array = self.ev.make_rhs(self.ctx, self._reuse_fresh, self._derivs)
+        small = 0 < self.plan.n_continuous <= FLOAT_STATES_MAX
+        rhs_floats = self.ev.make_rhs(self.ctx, self._reuse_fresh, self._derivs,
+                                      floats=True) if small and self.fixed else None
         self._propagator = None
         if (self.fixed and self.ev.can_propagate and self.solver_name != "ab3"
                 and not self._zero_crossings and not self._dyn_events and self.dt_ticks):
             tab = FIXED_STEP[self.solver_name].tableau
             self._propagator = self.ev.make_propagator(tab, self.dt_ticks * _NS)
-        small = 0 < self.plan.n_continuous <= FLOAT_STATES_MAX
-        self._fixed_solver = make_fixed(self.solver_name, self._rhs,
-                                        self._rhs_floats if small else None) \
+        self._fixed_solver = make_fixed(self.solver_name, self._rhs_array, rhs_floats) \
             if self.fixed else None
         self._eval_cont = self.ev.evaluator_for(frozenset())
         self._eval_deriv = self.ev.derivative_evaluator()
@@ -248,37 +250,20 @@ class Simulator(FixedStepping):
             self._restart_reads = self.ev.derivative_reads()
 
     def _rhs(self, t: float, x: np.ndarray) -> np.ndarray:
-        ctx = self.ctx
-        ctx.time = t
-        ctx.xc = x
+        """The derivatives at ``(t, x)`` (the variable-step solvers' right-hand side; the
+        fixed-step ones call the generated function of the current program directly)."""
+        return self._rhs_array(t, x)
+
+    def _reuse_fresh(self, x: Any, t: float) -> bool:
+        """At the first stage after a major point, whether the outputs the derivatives
+        read were evaluated there, at this ``(t, x)``, and nothing has changed them since
+        (:meth:`_major`): then the stage computes only the derivatives."""
         fresh = self._fresh
-        dx = np.empty(x.size)
         if fresh is not None and fresh[0] is x and fresh[1] == t:
-            # the first stage at a major point: the outputs the derivatives read were
-            # evaluated there, at this (t, x), and nothing has changed them since
             self._fresh = None
             self.stats["reused_evaluations"] += 1
-            self._derivs(ctx, ctx.signals, dx)
-        else:
-            self._stage(ctx, ctx.signals, dx)  # evaluation and derivatives in one call
-        return dx
-
-    def _rhs_floats(self, t: float, x: Any) -> list:
-        """:meth:`_rhs` for the solvers' float path (:mod:`cosim.solvers`): ``x`` a list of
-        floats (a stage) or the step's start array; the derivatives as a list."""
-        ctx = self.ctx
-        ctx.time = t
-        dx = self._dx_buf  # copied out at once: one buffer serves every stage
-        if type(x) is list:
-            ctx.set_floats(x)
-        else:
-            ctx.xc = x
-            fresh = self._fresh
-            if fresh is not None and fresh[0] is x and fresh[1] == t:
-                self._fresh = None  # as in _rhs: evaluated at this (t, x) at the major point
-                self.stats["reused_evaluations"] += 1
-                return self._derivs(ctx, ctx.signals, dx).tolist()
-        return self._stage(ctx, ctx.signals, dx).tolist()
+            return True
+        return False
 
     def initialize(self) -> None:
         """Compile the program and evaluate the outputs at the start time."""
