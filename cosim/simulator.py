@@ -61,6 +61,8 @@ from .time import SECONDS_PER_TICK, TICKS_PER_SECOND, format_time, to_ticks
 from .variable_step import advance_variable
 
 _NS = SECONDS_PER_TICK
+#: the progress bar of a run without one (draws nothing; shared)
+_NO_BAR = ProgressBar(0, 0, False)
 
 
 class Simulator(FixedStepping):
@@ -335,8 +337,12 @@ class Simulator(FixedStepping):
         writes) and ``watch`` the held output slots whose change restarts a multistep
         solver (``multistep_restart``)."""
         groups = self._groups
-        key = tuple(i for i, g in enumerate(groups) if tick >= g.offset
-                    and (tick - g.offset) % g.period == 0) if groups else ()
+        if len(groups) == 1:  # the common case, at every major point: no generator
+            g = groups[0]
+            key = (0,) if tick >= g.offset and (tick - g.offset) % g.period == 0 else ()
+        else:
+            key = tuple(i for i, g in enumerate(groups) if tick >= g.offset
+                        and (tick - g.offset) % g.period == 0) if groups else ()
         if first:
             key = ("first",) + key
         plan = self._hit_plans.get(key)
@@ -514,7 +520,8 @@ class Simulator(FixedStepping):
         if end < self.ctx.ticks:
             raise StepError(f"advance_to({end * _NS:g} s): the context is already at "
                             f"t = {self.ctx.time:g} s")
-        self._bar = ProgressBar(self.ctx.ticks, end, self.progress)
+        # (no bar object per call without a bar: a co-simulation steps many short calls)
+        bar = self._bar = ProgressBar(self.ctx.ticks, end) if self.progress else _NO_BAR
         try:
             if self.fixed or self.plan.n_continuous == 0:
                 self._advance_fixed(end)
@@ -525,7 +532,8 @@ class Simulator(FixedStepping):
         except SimulationTerminated as exc:  # raised while evaluating outputs
             self._stopped(exc, sample=True)
         finally:
-            self._bar.done()
+            if bar is not _NO_BAR:
+                bar.done()
 
     def _check_pending_term(self) -> None:
         if self._pending_term is not None:

@@ -224,13 +224,14 @@ class CanReceive(Bridge):
         self.initial = {s: float(initial.get(s, _initial(i))) for s, i in self.infos.items()}
         self.fresh = Freshness(self, self.messages, self._limits(stale_after_s), on_stale,
                                startup_s)
+        self._message_of = {s: i.message for s, i in self.infos.items()}
         # mutable I/O state (outside the context: the opaque "device" state)
         self.values = dict(self.initial)
         self.unknown = 0
         self.signal_ports = {}
         for s, info in self.infos.items():
             self.signal_ports[s] = self.declare_output(
-                s, lambda ctx, s=s: self._poll(ctx) or self._value(s), unit=_unit(info),
+                s, lambda ctx, s=s: self._signal(ctx, s), unit=_unit(info),
                 depends_on=(), description=f"{info.message}.{s}")
         self.ok_ports = {m: self.declare_output(f"{m}_ok", lambda ctx, m=m: self._poll(ctx)
                                                 or float(self.fresh.fresh[m]), unit="1",
@@ -341,6 +342,16 @@ class CanReceive(Bridge):
     def _value(self, s: str) -> float:
         return self.fresh.value(self.infos[s].message, self.values[s], self.safe.get(s),
                                 self.initial[s])
+
+    def _signal(self, ctx: Any, s: str) -> float:
+        """A signal port's value: ``_poll`` (at the hit's first evaluation) then
+        ``_value``, with their common case inline (each port is evaluated at every hit)."""
+        if self._tick != ctx.ticks and not self._suppressed:
+            self._poll(ctx)
+        fresh = self.fresh
+        if fresh.on_stale == "hold" or fresh.fresh[self._message_of[s]]:
+            return self.values[s]  # Freshness.value's first case
+        return self._value(s)
 
     def stats(self) -> dict:
         return {**super().stats(), "received": dict(self.fresh.count),
