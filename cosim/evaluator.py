@@ -57,7 +57,8 @@ class Evaluator:
         self.fuse_linear = fuse_linear
         self._cache: dict[frozenset, Any] = {}
         self._globals = {"_array": np.array, "_concat": np.concatenate, "_ravel": np.ravel,
-                         "_zeros": np.zeros, "_empty": np.empty, "float": float}
+                         "_zeros": np.zeros, "_empty": np.empty, "_as_floats": _as_floats,
+                         "float": float}
         self._line_map: dict[str, dict[int, str]] = {}
         self.loop_solvers: list[LoopSolver] = []
         self._build(ctx)
@@ -494,9 +495,10 @@ class Evaluator:
 
     def _derivatives_list_src(self) -> tuple[list, list, str] | None:
         """The derivatives as a list of floats where every state is a scalar state of a
-        block that is not fused: each block's value (a float, or one per state,
-        concatenated) unpacked into names, ``float()`` of each (what storing it in a
-        float64 array and reading it back gives), no array.  None otherwise."""
+        block that is not fused, without the array: a one-state block's value through
+        ``float()``; a block's tuple of one float per state unpacked, anything else it
+        returns converted as ``dx[a:b] = value`` converts it (:func:`_as_floats`).  None
+        otherwise."""
         plan = self.plan
         if any(g.state_index.size for g in self.groups):
             return None
@@ -506,8 +508,13 @@ class Evaluator:
                 return None
             idx = [plan.cstate_index[h][0] for h in b.continuous_states]
             targets = [f"_d{i}" for i in idx]
-            lhs = targets[0] if len(targets) == 1 else ", ".join(targets) + ","
-            src.append(f"{lhs} = {self._bind(b.derivatives)}(ctx)")
+            fn = self._bind(b.derivatives)
+            if len(targets) == 1:
+                src.append(f"{targets[0]} = {fn}(ctx)")
+            else:
+                k = len(targets)
+                src.append(f"{', '.join(targets)}, = _v if type(_v := {fn}(ctx)) is tuple "
+                           f"and len(_v) == {k} else _as_floats(_v, {k})")
             lines.append(f"block '{b.path}' derivatives")
             names.update(zip(idx, targets))
         if sorted(names) != list(range(plan.n_continuous)):
@@ -698,6 +705,14 @@ class Propagator:
         if self.has_g:
             xn += self.g
         return xn
+
+
+def _as_floats(value: Any, k: int) -> list:
+    """What ``dx[a:a + k] = value`` stores, as a list of floats (NumPy's conversion and
+    broadcasting: a (1, k) array, a scalar for all ``k``)."""
+    out = np.empty(k)
+    out[:] = value
+    return out.tolist()
 
 
 def _as_slice(idx: np.ndarray) -> slice | None:

@@ -459,7 +459,8 @@ class CanTransmit(Bridge):
         except HILError as exc:
             self._failed(exc, f"send {self.message}", ctx.time)
             return
-        self._ok()
+        if self._down:
+            self._ok()
         self.sent += 1
         if self.e2e is not None:
             self._counter = (self._counter + 1) & 0xF

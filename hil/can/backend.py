@@ -382,7 +382,8 @@ class CanBackend(Backend):
             err = _chain(self._translate(exc, "read"), exc)
             self._handle_error(err, gen)  # returns only when a reconnect is pending
         else:
-            self._requeue(batch[used:])
+            if used < len(batch):
+                self._requeue(batch[used:])
         self._count_frames_in(len(out), n_bytes)
         for tap in self._rx_taps:
             for frame in out:
