@@ -47,7 +47,7 @@ def test_float_step_equals_array_step_bit_for_bit(solver, n):
     for seed in range(4):
         f = _rhs_corpus(1000 * n + seed, n)
         array = cls(f)
-        floats = cls(f, fun_floats=lambda t, y: f(t, y).tolist())
+        floats = cls(f, fun_floats=lambda t, y, f=f: f(t, y).tolist())
         assert floats.fun_floats is not None and array.fun_floats is None
         rng = np.random.default_rng(seed)
         y = rng.normal(size=n)
