@@ -558,7 +558,9 @@ class Backend(abc.ABC):
 
     def check(self) -> None:
         """Re-raise the first exception of a background thread (call every tick)."""
-        self.errors.check()
+        errors = self.errors
+        if type(errors) is not ErrorSink or not errors._q.empty():  # (else: nothing to do)
+            errors.check()
 
     def _reader_failed(self, exc: BaseException) -> None:
         self._fault = exc

@@ -286,8 +286,8 @@ class CanReceive(Bridge):
             if self.max_age_s is not None and f.timestamp and now - f.timestamp > self.max_age_s:
                 self.too_old += 1
                 continue
-            try:
-                values = self._cm[m].decode(data, decode_choices=False, scaling=True)
+            try:  # (decode() of a message that is no container calls decode_simple)
+                values = self._cm[m].decode_simple(data, decode_choices=False, scaling=True)
             except Exception as exc:  # noqa: BLE001 - a malformed frame (cantools' error)
                 self._failed(BridgeError(f"cannot decode {m} (id 0x{f.arbitration_id:X}, "
                                          f"{len(f.data)} bytes): {exc}"), f"decode {m}", t)
