@@ -23,8 +23,9 @@ Implementers' checklist
 3. Multistep methods override :meth:`reset` to forget their history (called
    after events and state resets).
 4. Register the class in ``FIXED_STEP``.
-5. Optionally implement ``_step_floats(t, y, h)``: the same step with the stages in
-   Python floats (see below), the same operations in the same order.
+5. Optionally (explicit Runge-Kutta methods) implement ``_float_source(n)``: the body of
+   the same step in Python floats for ``n`` states (see below), the same operations in
+   the same order, element by element.
 
 Small systems in floats
 -----------------------
@@ -32,7 +33,8 @@ For a handful of states NumPy's per-call overhead is most of a stage's arithmeti
 (``y + h a k`` on two elements costs ~0.6 us in NumPy, ~0.2 us as a list comprehension).
 Given ``fun_floats`` (``(t, y) -> list of floats``, ``y`` a list of floats or, at the
 first stage, the step's start array), the explicit Runge-Kutta methods below compute
-their stages element by element in Python floats.  Every element sees the same IEEE
+their stages element by element in Python floats, by a function generated per method and
+number of states with the elements unrolled (:func:`_float_step`).  Every element sees the same IEEE
 operations in the same order as in the array code (NumPy's element-wise ``+`` and ``*``
 are correctly rounded and never fused), so the results are the same bit for bit
 (tested).  The simulator uses this for systems of at most :data:`FLOAT_STATES_MAX`
@@ -41,6 +43,7 @@ states.
 
 from __future__ import annotations
 
+import linecache
 from collections.abc import Callable
 
 import numpy as np
@@ -130,25 +133,46 @@ class ExplicitRungeKutta(FixedStepSolver):
         return out
 
     def _step_floats(self, t: float, y: np.ndarray, h: float) -> np.ndarray:
-        """:meth:`_step_impl` in Python floats (module docstring)."""
+        """:meth:`_step_impl` in Python floats (module docstring), by a function generated
+        for this method and this number of states (:func:`_float_step`)."""
+        fn = _float_step(self, y.size)
+        self.nfev += len(self.tableau[1])
+        return fn(self.fun_floats, t, y, h)
+
+    def _float_source(self, n: int) -> list[str]:
+        """The body of the float step ``(f, t, y, h)`` for ``n`` states: :meth:`_step_impl`'s
+        operations element by element (stage ``i``'s value of state ``e`` is ``k{i}_{e}``;
+        a stage that adds nothing to ``y`` gets ``y`` itself, as in the array code)."""
         a, b, c = self.tableau
-        f = self.fun_floats
-        yl = y.tolist()
-        ks = []
+        el = range(n)
+        lines = [_unpack("y", n) + " = y.tolist()"]
         for i in range(len(b)):
-            yi = None  # the start array itself while no stage adds to it
-            for j in range(i):
-                if a[i][j]:
-                    w = h * a[i][j]
-                    yi = [u + w * k for u, k in zip(yl if yi is None else yi, ks[j])]
-            ks.append(f(t + c[i] * h, y if yi is None else yi))
-        self.nfev += len(b)
-        out = None
-        for i, bi in enumerate(b):
-            if bi:
-                w = h * bi
-                out = [u + w * k for u, k in zip(yl if out is None else out, ks[i])]
-        return y.copy() if out is None else np.array(out, dtype=float)
+            terms = [j for j in range(i) if a[i][j]]
+            for j in terms:
+                lines.append(f"w{i}_{j} = h * {a[i][j]!r}")
+            if terms:
+                vals = []
+                for e in el:
+                    expr = f"y{e}"
+                    for j in terms:
+                        expr = f"({expr} + w{i}_{j} * k{j}_{e})"
+                    vals.append(expr)
+                arg = "[" + ", ".join(vals) + "]"
+            else:
+                arg = "y"
+            lines.append(f"{_unpack(f'k{i}_', n)} = f(t + {c[i]!r} * h, {arg})")
+        used = [i for i, bi in enumerate(b) if bi]
+        if not used:
+            return lines + ["return y.copy()"]
+        for i in used:
+            lines.append(f"v{i} = h * {b[i]!r}")
+        outs = []
+        for e in el:
+            expr = f"y{e}"
+            for i in used:
+                expr = f"({expr} + v{i} * k{i}_{e})"
+            outs.append(expr)
+        return lines + ["return _array([" + ", ".join(outs) + "], dtype=float)"]
 
 
 class Euler(ExplicitRungeKutta):
@@ -160,10 +184,10 @@ class Euler(ExplicitRungeKutta):
     def _step_impl(self, t, y, h):
         return y + h * np.asarray(self.fun(t, y))
 
-    def _step_floats(self, t, y, h):
-        self.nfev += 1
-        return np.array([u + h * k for u, k in zip(y.tolist(), self.fun_floats(t, y))],
-                        dtype=float)
+    def _float_source(self, n):
+        return [_unpack("y", n) + " = y.tolist()", _unpack("a", n) + " = f(t, y)",
+                "return _array([" + ", ".join(f"y{e} + h * a{e}" for e in range(n))
+                + "], dtype=float)"]
 
 
 class Heun(ExplicitRungeKutta):
@@ -177,14 +201,14 @@ class Heun(ExplicitRungeKutta):
         k2 = np.asarray(self.fun(t + h, y + h * k1))
         return y + (0.5 * h) * (k1 + k2)
 
-    def _step_floats(self, t, y, h):
-        f = self.fun_floats
-        self.nfev += 2
-        yl = y.tolist()
-        k1 = f(t, y)
-        k2 = f(t + h, [u + h * k for u, k in zip(yl, k1)])
-        w = 0.5 * h
-        return np.array([u + w * (p + q) for u, p, q in zip(yl, k1, k2)], dtype=float)
+    def _float_source(self, n):
+        el = range(n)
+        return [_unpack("y", n) + " = y.tolist()", _unpack("a", n) + " = f(t, y)",
+                _unpack("b", n) + " = f(t + h, [" + ", ".join(f"y{e} + h * a{e}" for e in el)
+                + "])",
+                "w = 0.5 * h",
+                "return _array([" + ", ".join(f"y{e} + w * (a{e} + b{e})" for e in el)
+                + "], dtype=float)"]
 
 
 class Midpoint(ExplicitRungeKutta):
@@ -216,18 +240,29 @@ class RK4(ExplicitRungeKutta):
         k4 = asarray(f(t + h, y + h * k3))
         return y + (h / 6.0) * (k1 + 2.0 * (k2 + k3) + k4)
 
-    def _step_floats(self, t, y, h):
-        f = self.fun_floats
-        self.nfev += 4
-        hh = 0.5 * h
-        yl = y.tolist()
-        k1 = f(t, y)
-        k2 = f(t + hh, [u + hh * k for u, k in zip(yl, k1)])
-        k3 = f(t + hh, [u + hh * k for u, k in zip(yl, k2)])
-        k4 = f(t + h, [u + h * k for u, k in zip(yl, k3)])
-        w = h / 6.0
-        return np.array([u + w * (p + 2.0 * (q + r) + z)
-                         for u, p, q, r, z in zip(yl, k1, k2, k3, k4)], dtype=float)
+    def _float_source(self, n):
+        """For n = 2::
+
+            y0, y1, = y.tolist()
+            a0, a1, = f(t, y)
+            hh = 0.5 * h
+            b0, b1, = f(t + hh, [y0 + hh * a0, y1 + hh * a1])
+            c0, c1, = f(t + hh, [y0 + hh * b0, y1 + hh * b1])
+            d0, d1, = f(t + h, [y0 + h * c0, y1 + h * c1])
+            w = h / 6.0
+            return _array([y0 + w * (a0 + 2.0 * (b0 + c0) + d0),
+                           y1 + w * (a1 + 2.0 * (b1 + c1) + d1)], dtype=float)
+        """
+        el = range(n)
+
+        def stage(k, dt, w, prev):
+            return (_unpack(k, n) + f" = f(t + {dt}, ["
+                    + ", ".join(f"y{e} + {w} * {prev}{e}" for e in el) + "])")
+        return [_unpack("y", n) + " = y.tolist()", _unpack("a", n) + " = f(t, y)",
+                "hh = 0.5 * h", stage("b", "hh", "hh", "a"), stage("c", "hh", "hh", "b"),
+                stage("d", "h", "h", "c"), "w = h / 6.0",
+                "return _array([" + ", ".join(f"y{e} + w * (a{e} + 2.0 * (b{e} + c{e}) + d{e})"
+                                              for e in el) + "], dtype=float)"]
 
 
 class AB3(FixedStepSolver):
@@ -270,6 +305,32 @@ class AB3(FixedStepSolver):
         if len(hist) > 2:
             del hist[0]
         return y_new
+
+
+def _unpack(prefix: str, n: int) -> str:
+    """``"a0, a1,"``: the names of ``n`` elements (a trailing comma: also for one)."""
+    return ", ".join(f"{prefix}{e}" for e in range(n)) + ","
+
+
+_FLOAT_STEPS: dict = {}
+
+
+def _float_step(solver: FixedStepSolver, n: int) -> Callable:
+    """``step(f, t, y, h)`` of ``solver``'s method in Python floats for ``n`` states,
+    generated from its ``_float_source(n)`` and cached per class and size: the elements
+    unrolled (no per-stage comprehension; ~0.15 us per stage at two states)."""
+    key = (type(solver), n)
+    fn = _FLOAT_STEPS.get(key)
+    if fn is None:
+        name = f"{solver.name}_floats_{n}"
+        src = f"def {name}(f, t, y, h):\n" + "".join(
+            f"    {line}\n" for line in solver._float_source(n))
+        filename = f"<cosim-{name}>"
+        linecache.cache[filename] = (len(src), None, src.splitlines(True), filename)
+        ns = {"_array": np.array}
+        exec(compile(src, filename, "exec"), ns)
+        fn = _FLOAT_STEPS[key] = ns[name]
+    return fn
 
 
 FIXED_STEP = {"euler": Euler, "heun": Heun, "midpoint": Midpoint, "rk4": RK4, "ab3": AB3}
