@@ -18,10 +18,12 @@ From a :class:`~cosim.compiler.Plan` and a context (for parameter values) the
 Errors raised inside generated code are traced back to the block and port.
 
 A block may write one of its outputs into the generated code itself: an optional method
-``inline_output(port, bind) -> str | None`` returns a Python expression of ``ctx`` for
-the output's value (objects it needs are named through ``bind(obj) -> name``), or None
-to have ``port.calc(ctx)`` called.  The co-simulation's coupling inputs do this
-(:class:`~cosim.subsystem.CouplingInput`: read at every solver stage, a call saved).
+``inline_output(port, bind, plan) -> str | None`` returns a Python expression of ``ctx``
+for the output's value (objects it needs are named through ``bind(obj) -> name``; the
+plan gives the indices of its states and parameters in the context), or None to have
+``port.calc(ctx)`` called.  The co-simulation's coupling inputs do this
+(:class:`~cosim.subsystem.CouplingInput`: read at every solver stage, a call saved), and
+so may a source that only reads a parameter (``ctx.params[i]``).
 """
 
 from __future__ import annotations
@@ -235,7 +237,7 @@ class Evaluator:
         else:
             port = n.ports[0]
             inline = getattr(port.block, "inline_output", None)
-            expr = inline(port, self._bind) if inline is not None else None
+            expr = inline(port, self._bind, plan) if inline is not None else None
             if expr is None:
                 expr = f"{self._bind(port.calc)}(ctx)"
             src.append(f"s[{n.slots[0]}] = {expr}")

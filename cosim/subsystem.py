@@ -83,14 +83,16 @@ class CouplingInput(Block):
             acc = acc * tau + row
         return acc.reshape(self.shape)
 
-    def inline_output(self, port: Any, bind: Any) -> str | None:
+    def inline_output(self, port: Any, bind: Any, plan: Any) -> str | None:
         """:meth:`_calc` as an expression for generated code (:mod:`cosim.evaluator`):
-        the linear case of a scalar input inline (the same operations), any other
-        through :meth:`_calc`; None where the index in ``ctx.xd`` is not known."""
-        if not self.scalar or self.xd_index is None:
+        the linear and the held case of a scalar input inline (the same operations), any
+        other through :meth:`_calc`."""
+        if not self.scalar:
             return None
+        i = plan.dstate_index[self.poly]
         return (f"(_p[1][0] + _p[1][1] * (ctx.time - _p[0]) "
-                f"if len((_p := ctx.xd[{self.xd_index}])[1]) == 2 else {bind(self._calc)}(ctx))")
+                f"if (_n := len((_p := ctx.xd[{i}])[1])) == 2 "
+                f"else _p[1][0] if _n == 1 else {bind(self._calc)}(ctx))")
 
     def set_polynomial(self, ctx: Any, t0: float, coeffs: Any) -> None:
         """Set coefficients (lowest power first) for ``tau = t - t0``.

@@ -34,7 +34,7 @@ def test_the_linear_case_of_a_scalar_input_is_inline():
     sub = _sub()
     drv = sub._drivers["a"]
     assert drv.xd_index is not None
-    expr = drv.inline_output(drv.y, lambda obj: "_x")
+    expr = drv.inline_output(drv.y, lambda obj: "_x", sub.wrapper.compile())
     assert expr is not None and "ctx.xd[" in expr
     sub.set_inputs(0.0, {"a": (1.0, 2.0), "v": (3.0,)})
     sub.refresh_outputs()
@@ -75,7 +75,7 @@ def test_vector_inputs_still_go_through_calc():
     sub = DiagramSubsystem(b.build(), solver="rk4", dt=1e-3)
     sub.initialize(0)
     drv = sub._drivers["a"]
-    assert drv.inline_output(drv.y, lambda obj: "_x") is None
+    assert drv.inline_output(drv.y, lambda obj: "_x", sub.wrapper.compile()) is None
     c = np.array([[1.0, 2.0, 3.0], [0.5, 0.5, -1.0]])
     sub.set_inputs(0.0, {"a": c})
     sub.ctx.time = 4e-4

@@ -51,3 +51,24 @@ def test_block_derivatives_use_the_entry_point():
     h.set_inputs(u=0.3, x=0.2, v=0.05)
     d = h.derivatives()
     assert calls and tuple(d) == chamber_rates(*calls[0])[:2]
+
+
+def test_pressure_source_is_read_inline_and_follows_parameter_changes():
+    import linecache
+
+    from blocks.hydraulics import PressureSource
+    from cosim import DiagramBuilder, FunctionBlock, Simulator
+    b = DiagramBuilder("src")
+    src = b.add(PressureSource("supply", 2e6))
+    f = b.add(FunctionBlock("half", lambda p: 0.5 * p, inputs=[("p", "Pa")],
+                            outputs=[("y", "Pa")]))
+    b.connect(src.p, f.in_ports[0])
+    sim = Simulator(b.build(), solver="rk4", dt=1e-3, record=["half.y", "supply.p"])
+    sim.advance_to(0.01)
+    code = "".join(linecache.getlines(sim._eval_cont.__code__.co_filename))
+    assert "ctx.params[" in code
+    sim.ctx.set_param("supply.pressure", 3e6)
+    sim.advance_to(0.02)
+    res = sim.finish()
+    assert res["supply.p"][0] == 2e6 and res["supply.p"][-1] == 3e6
+    assert res["half.y"][-1] == 1.5e6
