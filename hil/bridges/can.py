@@ -233,12 +233,10 @@ class CanReceive(Bridge):
             self.signal_ports[s] = self.declare_output(
                 s, lambda ctx, s=s: self._signal(ctx, s), unit=_unit(info),
                 depends_on=(), description=f"{info.message}.{s}")
-        self.ok_ports = {m: self.declare_output(f"{m}_ok", lambda ctx, m=m: self._poll(ctx)
-                                                or float(self.fresh.fresh[m]), unit="1",
-                                                depends_on=())
+        self.ok_ports = {m: self.declare_output(f"{m}_ok", lambda ctx, m=m: self._fresh(ctx, m),
+                                                unit="1", depends_on=())
                          for m in self.messages}
-        self.ok = self.declare_output("ok", lambda ctx: self._poll(ctx)
-                                      or self.fresh.all_fresh(), unit="1",
+        self.ok = self.declare_output("ok", lambda ctx: self._fresh(ctx, None), unit="1",
                                       depends_on=())
         # sampled: outputs held between hits; the read happens at evaluation
         self.declare_periodic_update(self.period_s, None, self.offset_s)
@@ -342,6 +340,13 @@ class CanReceive(Bridge):
     def _value(self, s: str) -> float:
         return self.fresh.value(self.infos[s].message, self.values[s], self.safe.get(s),
                                 self.initial[s])
+
+    def _fresh(self, ctx: Any, m: str | None) -> float:
+        """The ``<MSG>_ok`` port of message ``m`` (``None``: the ``ok`` port), after the
+        hit's read (as :meth:`_signal`)."""
+        if self._tick != ctx.ticks and not self._suppressed:
+            self._poll(ctx)
+        return self.fresh.all_fresh() if m is None else float(self.fresh.fresh[m])
 
     def _signal(self, ctx: Any, s: str) -> float:
         """A signal port's value: ``_poll`` (at the hit's first evaluation) then

@@ -270,6 +270,8 @@ class CanBackend(Backend):
                 frames = self._read_virtual(limit)  # None: this bus needs recv
             if frames is None:
                 frames = super().read_available(limit)
+            elif not frames:
+                return frames
             if accept is None:
                 return frames
             keep = [f for f in frames if (f.arbitration_id, bool(f.is_extended_id)) in accept]
