@@ -402,7 +402,12 @@ class Simulator(FixedStepping):
                 self._fixed_solver.reset()
                 self.stats["multistep_restarts"] += 1
         else:
-            self._call_eval(fn)
+            try:  # _call_eval, inline: once per major point
+                fn(ctx, ctx.signals)
+            except (StepError, SimulationTerminated):
+                raise
+            except Exception as exc:
+                self._eval_failed(exc)
         if first and self._init_checks:
             self._initial_checks(fn)
         for m in self._monitors:
@@ -500,9 +505,13 @@ class Simulator(FixedStepping):
         except (StepError, SimulationTerminated):
             raise
         except Exception as exc:
-            where = self.ev.locate(exc) or "generated evaluation code"
-            raise StepError(f"evaluating {where} failed at t = {ctx.time:.9g} s: "
-                            f"{type(exc).__name__}: {exc}") from exc
+            self._eval_failed(exc)
+
+    def _eval_failed(self, exc: Exception) -> None:
+        """Raise the StepError for ``exc`` raised by generated evaluation code."""
+        where = self.ev.locate(exc) or "generated evaluation code"
+        raise StepError(f"evaluating {where} failed at t = {self.ctx.time:.9g} s: "
+                        f"{type(exc).__name__}: {exc}") from exc
 
     # ---------------------------------------------------------- running
     def advance_to(self, t_end_s: float) -> None:
