@@ -243,7 +243,6 @@ class Simulator(FixedStepping):
         self._fixed_solver = make_fixed(self.solver_name, self._rhs_array, rhs_floats) \
             if self.fixed else None
         self._eval_cont = self.ev.evaluator_for(frozenset())
-        self._eval_deriv = self.ev.derivative_evaluator()
         self._hit_plans = {}
         self._fresh = None
         self._restart_reads = None

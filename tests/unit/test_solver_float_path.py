@@ -181,3 +181,34 @@ def test_a_small_system_stage_does_not_build_the_state_array():
     solver.fun_floats = spy
     sim.advance_to(0.05)
     assert len(seen) == 3 * 50 and all(seen)
+
+
+class Failing(Block):
+    """``k`` scalar states whose derivatives raise after ``t_fail``.
+
+    Ports
+    -----
+    out  y  scalar (state only)
+    """
+
+    def __init__(self, name, k, t_fail):
+        super().__init__(name)
+        self.xs = [self.declare_continuous_state(f"x{i}", 1.0) for i in range(k)]
+        self.t_fail = t_fail
+        self.y = self.declare_output("y", lambda ctx: ctx.state(self.xs[0]), depends_on=())
+
+    def derivatives(self, ctx):
+        if ctx.time > self.t_fail:
+            raise ZeroDivisionError("boom")
+        d = tuple(-ctx.state(h) for h in self.xs)
+        return d[0] if len(d) == 1 else d
+
+
+@pytest.mark.parametrize("k", [1, 2, FLOAT_STATES_MAX + 4])
+def test_an_error_in_a_stage_names_the_block(k):
+    from cosim.errors import StepError
+    b = DiagramBuilder("err")
+    b.add(Failing("bad", k, 0.0105))
+    with pytest.raises(StepError, match=r"evaluating block 'bad' derivatives failed at "
+                                        r"t = 0.011 s: ZeroDivisionError: boom"):
+        Simulator(b.build(), solver="rk4", dt=1e-3).run(0.1)
