@@ -513,8 +513,11 @@ def cmd_export(args: argparse.Namespace) -> int:
             out = os.path.join(out, f"{args.model_name or diagram.name}.fmu")
         # the model file's SIMULATION step is the FMU's internal step unless --step says
         step = args.step if args.step is not None else defaults.get("dt")
+        # and its t_end the FMU's DefaultExperiment stopTime (what FMPy and cosim fmu
+        # simulate run by default), so the FMU runs what `cosim run` of the file runs
+        stop = defaults.get("t_end")
         path = export_fmu(diagram, out, f"{args.fmi}.0", args.kind or "cs",
                           model_name=args.model_name, integrator=args.integrator or "rk4",
-                          step=step)
+                          step=step, stop_time=float(stop) if stop is not None else None)
     print(f"wrote {path}")
     return 0
