@@ -456,10 +456,21 @@ def _run_me(args: Any, fmu: Any, itf: str, model: str, name: str, opts: dict, pa
     ctx = diagram.create_context()
     ctx.set_time(t0)  # the FMU is initialized at the context's time
     res = Simulator(diagram, ctx, solver=args.solver, dt=dt, rtol=args.rtol, atol=args.atol,
-                    record=record, observers=[CsvWriter(path, record)],
+                    record=record, observers=[CsvWriter(path, record,
+                                                        names=_columns(name, record))],
                     progress=not args.quiet).run(t_end)
     what = "Model Exchange" if itf == "ModelExchange" else "Scheduled Execution"
     return res, f"{what} on {args.solver}, dt {dt:g} s"
+
+
+def _columns(name: str, record: Any) -> dict[str, str]:
+    """The results CSV's columns named by the FMU's variables (``x``, as FMPy writes them),
+    not by the block that holds the FMU (``fmu.x``); kept as they are if a variable is
+    named ``time`` (the time column's name)."""
+    if not isinstance(record, list):
+        return {}
+    names = {r: r[len(name) + 1:] for r in record if r.startswith(f"{name}.")}
+    return {} if "time" in names.values() else names
 
 
 def _run_cs(args: Any, fmu: Any, name: str, opts: dict, path: str, t_end: float,
@@ -480,7 +491,8 @@ def _run_cs(args: Any, fmu: Any, name: str, opts: dict, path: str, t_end: float,
             conns.append((f"inputs.{v.port}", f"{name}.{v.port}"))
         subs.insert(0, DiagramSubsystem(b.build(), solver="euler", dt=step))
     record = [f"{name}.{o}" for o in sub.output_names]
-    res = MasterScheduler(subs, conns, step, extrapolation=0, writers=[CsvWriter(path, record)],
+    res = MasterScheduler(subs, conns, step, extrapolation=0,
+                          writers=[CsvWriter(path, record, names=_columns(name, record))],
                           progress=not args.quiet).run(t_end, t0)
     return res, f"Co-Simulation, communication step {step:g} s"
 

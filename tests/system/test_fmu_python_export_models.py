@@ -293,7 +293,7 @@ def test_simulate_and_validate_work_from_any_folder(fmi, where, corpus, tmp_path
                 cwd=corpus / "sibling")
     assert ref.returncode == 0, ref.stderr
     z = read_csv(tmp_path / "run" / "results.csv").signals["body_x.y"]
-    np.testing.assert_allclose(res.signals["fmu.z"], z, rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(res.signals["z"], z, rtol=1e-12, atol=1e-15)
 
 
 def test_an_fmi2_python_fmu_that_does_not_declare_one_instance_runs_in_process(corpus,
