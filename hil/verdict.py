@@ -336,6 +336,19 @@ def runner_verdict(subject: str, tel: Any, budget: Budget, io: dict, *,
         v.notes.append(f"the hypervisor took {steal['ms']:.0f} ms of CPU time from this VM "
                        f"during the run ({100 * steal['fraction']:.2g} % of the CPUs' time, "
                        "/proc/stat steal): frames due meanwhile could not run")
+    stalls = getattr(tel, "stall_at", [])
+    if stalls:
+        t, off = stalls[0]
+        n = tel.stalls
+        v.notes.append(f"{n} stall{'s' if n != 1 else ''} of the frame's thread off the CPU "
+                       f"(the longest {off / 1e6:.1f} ms at t = {t:.6g} s): "
+                       f"{tel.overruns_stall} overruns")
+    spikes = getattr(tel, "spike_at", [])
+    if spikes:
+        t, cpu = spikes[0]
+        v.notes.append(f"{tel.work_spikes} frame{'s' if tel.work_spikes != 1 else ''} whose "
+                       f"own work exceeded the period (the largest {cpu / 1e3:.0f} us at "
+                       f"t = {t:.6g} s)")
     timing = [c.name for c in v.failed if c.name in TIMING_CHECKS]
     if timing:
         v.overload = overload(tel, setup, steal, timing, hints)

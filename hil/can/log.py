@@ -62,6 +62,28 @@ __all__ = ["LogFit", "MessageLog", "log_fit", "protocol_ids", "read_log", "repla
 _STOP = object()  # ends the writer thread
 
 
+class _Sent(tuple):
+    """A transmitted message queued as it was given, with its send time: the writer
+    thread makes the logged copy (``is_rx=False``), not the real-time frame."""
+
+    __slots__ = ()
+
+    def __new__(cls, msg: Any, timestamp: float) -> _Sent:
+        return tuple.__new__(cls, (msg, timestamp))
+
+
+def _as_logged(item: Any) -> Any:
+    """The message to write: a received one as it is, a sent one as a copy with
+    ``is_rx=False`` and its send time."""
+    if type(item) is not _Sent:
+        return item
+    msg, ts = item
+    m = copy.copy(msg)
+    m.is_rx = False
+    m.timestamp = ts
+    return m
+
+
 class MessageLog:
     """A ``can.Logger`` written on its own thread (context manager; ``stop()`` is
     idempotent and thread-safe).
@@ -83,6 +105,10 @@ class MessageLog:
     thread : bool
         False: write in the caller's thread (what this class did before the writer
         thread; no queue, nothing dropped, the frame waits for the file).
+    batch_s : float
+        The writer thread takes the queued messages in batches this far apart (default
+        50 ms; 0: as they come), so that it takes the GIL from the frame a few times a
+        second instead of at every message.
     reorder_s : float, optional
         Messages are held this long (in message time) and written in timestamp order
         (module docstring); 0 writes them as they come.  Default 2 s with the thread, 0
@@ -115,13 +141,16 @@ class MessageLog:
 
     def __init__(self, path: str | os.PathLike[str], *, queue_size: int = 100_000,
                  thread: bool = True, reorder_s: float | None = None, channel: int = 0,
-                 **logger_options: Any) -> None:
+                 batch_s: float = 0.05, **logger_options: Any) -> None:
         if int(queue_size) < 1:
             raise ValueError(f"MessageLog: queue_size must be >= 1, got {queue_size!r}")
         if not isinstance(channel, int) or isinstance(channel, bool) or channel < 0:
             raise ValueError(f"MessageLog: channel must be a channel number >= 0 (python-can "
                              f"counts from 0; ASC shows 0 as 1), got {channel!r}")
+        if not (isinstance(batch_s, int | float) and 0 <= batch_s <= 1):
+            raise ValueError(f"MessageLog: batch_s must be 0..1 s, got {batch_s!r}")
         self.channel = channel
+        self.batch_s = float(batch_s)
         can = import_can()
         self.path = os.fspath(path)
         self._writer = can.Logger(self.path, **logger_options)
@@ -140,6 +169,7 @@ class MessageLog:
         self._reported = False
         self._q: queue.SimpleQueue | None = None
         self._thread: threading.Thread | None = None
+        self._wake = threading.Event()  # stop() ends the writer's pause between batches
         if thread:
             self._q = queue.SimpleQueue()
             self._thread = threading.Thread(target=self._run, daemon=True,
@@ -173,17 +203,27 @@ class MessageLog:
             self._emit(heapq.heappop(heap)[2])
 
     def _run(self) -> None:
+        """Take what is queued in batches, ``batch_s`` apart: a thread woken by every
+        message took the GIL from the real-time frame thousands of times a second
+        (measured: the frame's work 20-25 % dearer with a bus log than without)."""
         q = self._q
         while True:
-            msg = q.get()
-            stop = msg is _STOP
-            if self._error is None:
+            batch = [q.get()]
+            while True:
                 try:
-                    self._put(None if stop else msg, flush=stop)
-                except Exception as exc:  # noqa: BLE001 - raised by the next call and stop()
-                    self._error = exc
-            if stop:  # also when the last writes failed: stop() waits for this thread
-                return
+                    batch.append(q.get_nowait())
+                except queue.Empty:
+                    break
+            for msg in batch:
+                stop = msg is _STOP
+                if self._error is None:
+                    try:
+                        self._put(None if stop else _as_logged(msg), flush=stop)
+                    except Exception as exc:  # noqa: BLE001 - raised by the next call, stop()
+                        self._error = exc
+                if stop:  # also when the last writes failed: stop() waits for this thread
+                    return
+            self._wake.wait(self.batch_s)
 
     def _failed(self) -> OutputError:
         self._reported = True
@@ -216,12 +256,12 @@ class MessageLog:
     log = __call__
 
     def sent(self, msg: Any) -> None:
-        """Log a transmitted message (a copy with ``is_rx=False`` and a timestamp)."""
-        m = copy.copy(msg)
-        m.is_rx = False
-        if not m.timestamp:
-            m.timestamp = time.time()
-        self(m)
+        """Log a transmitted message (``is_rx=False``, with a timestamp).  The caller's
+        message is not changed: the writer thread logs a copy (in the frame: a tuple)."""
+        if self._q is None:
+            self(_as_logged(_Sent(msg, msg.timestamp or time.time())))
+        else:
+            self(_Sent(msg, msg.timestamp or time.time()))
 
     def stats(self) -> dict:
         """Messages accepted, written and dropped, the deepest the queue got."""
@@ -246,6 +286,7 @@ class MessageLog:
         try:
             if self._thread is not None:
                 self._q.put(_STOP)
+                self._wake.set()
                 self._thread.join()
             elif self._error is None:
                 self._put(None, flush=True)
