@@ -30,7 +30,7 @@ from examples.acc_hil import (  # noqa: E402
 from hil.can import read_log  # noqa: E402
 from tests.unit.hil.busy import busy  # noqa: E402
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.timing]  # real-time runs against busy processes
 
 
 @pytest.fixture(autouse=True)
