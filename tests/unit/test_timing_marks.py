@@ -239,3 +239,28 @@ def test_the_summary_counts_the_timing_tests_not_judged(tmp_path):
     assert "2 timing tests ran, 1 of them overloaded: not judged" in r.stdout, r.stdout
     assert "test_s.py::test_loaded: overloaded: not judged: timing failed (" in r.stdout
     assert "2 passed, 1 skipped" in r.stdout
+
+
+def test_a_peer_s_diagnosis_and_the_overload_s_consequences(monkeypatch):
+    """A loop of two processes: the ECU's verdict comes back from its summary (a dict, its
+    diagnosis beside it); a stale input is the overload's consequence only beside a failed
+    timing check."""
+    from hil.verdict import Verdict
+    _busy(monkeypatch, False)
+    ecu = _verdict(CAUSES["stalls"][0]()).as_dict()
+    plant = _verdict(_tel(lambda k: 100_000, lambda k: False), io={"stale_episodes": 1})
+    loop = Verdict.combine("loop", [plant, Verdict.from_dict(ecu, "ecu")])
+    assert "ecu: overruns" in loop.as_dict()["failed"]
+    stale = ("*: stale_episodes",)
+    with pytest.raises(AssertionError, match=r"other than timing \['rt: stale_episodes'\]"):
+        judge_timing(loop, parts=[ecu])
+    if loop.overload is None:  # the ECU's diagnosis stayed in its summary
+        with pytest.raises(AssertionError, match="without the runner's diagnosis"):
+            judge_timing(loop, consequences=stale)
+    with pytest.raises(pytest.skip.Exception,
+                       match=f"^{NOT_JUDGED}: .*other work.*in turn: rt: stale_episodes"):
+        judge_timing(loop, parts=[ecu], consequences=stale)
+    # a stale input without an overload is the loop's own failure, not the machine's
+    alone = Verdict.combine("loop", [plant])
+    with pytest.raises(AssertionError, match="other than timing"):
+        judge_timing(alone, consequences=stale)

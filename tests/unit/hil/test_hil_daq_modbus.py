@@ -159,9 +159,7 @@ POINTS = {
 
 def make(server, **kw):
     kw.setdefault("points", POINTS)
-    # a loopback server's reply: 10 s is generous for a busy machine (a refused or closed
-    # connection fails at once)
-    return ModbusDaq(kw.pop("channels", CHANNELS), port=server.port, timeout=10.0, **kw)
+    return ModbusDaq(kw.pop("channels", CHANNELS), port=server.port, timeout=2.0, **kw)
 
 
 def test_encode_decode_word_orders():
