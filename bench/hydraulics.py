@@ -26,11 +26,12 @@ section 2.2).  Cases:
     equations as the component circuit, bit for bit).  The ratio is the wall-time gain;
     its ceiling is (mechanics + hydraulics) / hydraulics per evaluation.  The case also
     gives the CPU-time ratio and that ceiling as measured (:func:`pair_figures`).  The
-    5x target is not met since the mechanics got cheaper: the multibody block's planar
-    float path made the single-rate run 30 % cheaper (4.9 -> 3.4 s of CPU for 10 s) while
-    the multi-rate run, nearly all hydraulics (~17 us per RK4 step, Python dispatch around
-    the kernel), stayed at 0.86-0.91 s: the gain fell from 5.1-5.4 to 3.8-4.0 (CPU time)
-    and its ceiling to 4.2-5.1.  Meeting it again needs a cheaper hydraulics step.
+    5x target was missed (3.8-4.0 in CPU time) after the multibody block's planar float
+    path made the single-rate run 30 % cheaper; issue 30 made the hydraulics step cheaper
+    (the stages of a small system in Python floats, one generated call per stage, the
+    coupling inputs inline, the kernel called without Numba's dispatch): the multi-rate
+    run's CPU time fell from 0.89 to 0.53 s and the single-rate run's from 3.6 to 2.9 s
+    (it shares some of those gains), the gain rose to 5.5-5.6 in CPU time.
 ``multirate/fs/components``
     The same with the component circuit (six blocks) in both runs: the hydraulics cost
     more per evaluation, so the gain is lower (reported, no target).

@@ -24,12 +24,22 @@ if TYPE_CHECKING:  # pragma: no cover
     from .compiler import Plan
 
 
+_IMMUTABLE = (float, int, bool, str, type(None))
+
+
 def _copy_value(v: Any) -> Any:
     if isinstance(v, np.ndarray):
         return v.copy()
-    if isinstance(v, (float, int, bool, str, type(None))):
+    if isinstance(v, _IMMUTABLE) or (type(v) is tuple and _immutable_tuple(v)):
         return v
     return copy.deepcopy(v)
+
+
+def _immutable_tuple(v: tuple) -> bool:
+    """A tuple of numbers, strings and such tuples (a coupling input's polynomial
+    ``(t0, (c0, c1))``): shared by a snapshot, not copied (``deepcopy`` costs ~5 us)."""
+    return all(isinstance(x, _IMMUTABLE) or (type(x) is tuple and _immutable_tuple(x))
+               for x in v)
 
 
 class Context:
@@ -62,12 +72,22 @@ class Context:
     @property
     def xc(self) -> np.ndarray:
         """The continuous state vector (assign a new array; change entries with set_state)."""
-        return self._xc
+        x = self._xc
+        if x is None:  # set as floats (set_floats): the array is made on first use
+            x = self._xc = np.array(self._xl, dtype=float)
+        return x
 
     @xc.setter
     def xc(self, value: np.ndarray) -> None:
         self._xc = value
         self._xl = None  # list copy for fast scalar reads, rebuilt on demand
+
+    def set_floats(self, values: list) -> None:
+        """Set the continuous state vector as a list of floats (a solver stage of a small
+        system: scalar states are read from the list, the array ``xc`` is made only if
+        something reads it).  The list must not be changed afterwards."""
+        self._xl = values
+        self._xc = None
 
     # -------------------------------------------------------------- time
     def set_time(self, seconds: float) -> None:
@@ -125,7 +145,7 @@ class Context:
             a, b, _ = self._cs[h]
         except KeyError:
             raise self._foreign(h, "continuous state") from None
-        self._xc[a:b] = value
+        self.xc[a:b] = value
         self._xl = None
 
     def discrete(self, h: Any) -> Any:

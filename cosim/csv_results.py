@@ -88,22 +88,30 @@ def _write_json(path: Path, doc: dict) -> None:
 
 class CsvWriter(StreamWriter):
     """Write a ``time`` column and one column per signal element, named by the signal's
-    path (module docstring); the units, the provenance and the status go to the sidecar
-    ``<file>.json``.  Read back with :func:`read_dataframe` or :func:`read_csv`, or with
-    ``pandas.read_csv``."""
+    path (module docstring), or by ``names[path]`` where given (``cosim fmu simulate``
+    names an FMU's columns by its variables, as FMPy does); the units, the provenance and
+    the status go to the sidecar ``<file>.json``.  Read back with :func:`read_dataframe` or
+    :func:`read_csv`, or with ``pandas.read_csv``."""
+
+    def __init__(self, path: Any, ports: Any = "all", every: int = 1, chunk: int = 1000,
+                 *, queue_chunks: int = 64, names: dict[str, str] | None = None) -> None:
+        super().__init__(path, ports, every, chunk, queue_chunks=queue_chunks)
+        self.names = dict(names or {})
 
     def _open(self, prov: dict) -> None:
         self._ints = [_is_int(p) for p in self.ports]
         header, units = [TIME], {TIME: "s"}
         for p in self.ports:
-            if p.path == TIME:
+            path = self.names.get(p.path, p.path)
+            if path == TIME:
                 raise OutputError(f"CsvWriter '{self.path}': a signal named {TIME!r} would "
                                   "be read as the time column; rename its block or port")
-            for name in column_names(p.path, tuple(p.shape)):
+            for name in column_names(path, tuple(p.shape)):
                 header.append(name)
                 units[name] = p.unit_text or ""
         self._meta = {"format": FORMAT, "units": units, "provenance": prov,
-                      "integers": [p.path for p, i in zip(self.ports, self._ints) if i],
+                      "integers": [self.names.get(p.path, p.path)
+                                   for p, i in zip(self.ports, self._ints) if i],
                       "status": "running"}
         _write_json(sidecar_path(self.path), self._meta)
         buf = io.StringIO()

@@ -16,6 +16,14 @@ From a :class:`~cosim.compiler.Plan` and a context (for parameter values) the
    done exactly by a precomputed propagator (one matrix product per step).
 
 Errors raised inside generated code are traced back to the block and port.
+
+A block may write one of its outputs into the generated code itself: an optional method
+``inline_output(port, bind, plan) -> str | None`` returns a Python expression of ``ctx``
+for the output's value (objects it needs are named through ``bind(obj) -> name``; the
+plan gives the indices of its states and parameters in the context), or None to have
+``port.calc(ctx)`` called.  The co-simulation's coupling inputs do this
+(:class:`~cosim.subsystem.CouplingInput`: read at every solver stage, a call saved), and
+so may a source that only reads a parameter (``ctx.params[i]``).
 """
 
 from __future__ import annotations
@@ -23,6 +31,7 @@ from __future__ import annotations
 import itertools
 import linecache
 import math
+import re
 from typing import Any
 
 import numpy as np
@@ -33,6 +42,8 @@ from .linear import fuse, rk_propagator
 from .loops import LoopOptions, LoopSolver
 
 _counter = itertools.count()
+#: a generated statement reading the state vector ``x``
+_READS_X = re.compile(r"\bx\b")
 
 
 class Evaluator:
@@ -48,7 +59,8 @@ class Evaluator:
         self.fuse_linear = fuse_linear
         self._cache: dict[frozenset, Any] = {}
         self._globals = {"_array": np.array, "_concat": np.concatenate, "_ravel": np.ravel,
-                         "_zeros": np.zeros, "float": float}
+                         "_zeros": np.zeros, "_empty": np.empty, "_as_floats": _as_floats,
+                         "float": float}
         self._line_map: dict[str, dict[int, str]] = {}
         self.loop_solvers: list[LoopSolver] = []
         self._build(ctx)
@@ -224,8 +236,11 @@ class Evaluator:
             lines.append("outputs " + ", ".join(f"'{p.path}'" for p in n.ports))
         else:
             port = n.ports[0]
-            name = self._bind(port.calc)
-            src.append(f"s[{n.slots[0]}] = {name}(ctx)")
+            inline = getattr(port.block, "inline_output", None)
+            expr = inline(port, self._bind, plan) if inline is not None else None
+            if expr is None:
+                expr = f"{self._bind(port.calc)}(ctx)"
+            src.append(f"s[{n.slots[0]}] = {expr}")
             lines.append(f"output '{port.path}'")
         for k in n.slots:
             if k in self.overrides:
@@ -297,14 +312,20 @@ class Evaluator:
         return name
 
     def _compile(self, fname: str, src: list, lines: list, args: str = "ctx, s",
-                 tail: str = "") -> Any:
-        """Compile ``def fname(args)`` from statement lines; ``lines`` label each one."""
-        header = f"def {fname}({args}):\n    x = ctx.xc\n"
+                 tail: str = "", prologue: tuple = ()) -> Any:
+        """Compile ``def fname(args)`` from statement lines; ``lines`` label each one;
+        ``prologue``: unlabelled lines before them (and before ``x = ctx.xc``)."""
         body = "".join(f"    {line}\n" for line in src) or "    pass\n"
+        # the state vector only where a statement reads it: a small system's solver stage
+        # sets the states as floats, and the array is then made only if read
+        uses_x = _READS_X.search(body) is not None
+        header = (f"def {fname}({args}):\n" + "".join(f"    {p}\n" for p in prologue)
+                  + ("    x = ctx.xc\n" if uses_x else ""))
         code = header + body + (f"    {tail}\n" if tail else "")
         filename = f"<cosim-generated-{next(_counter)}-{fname}>"
         linecache.cache[filename] = (len(code), None, code.splitlines(True), filename)
-        self._line_map[filename] = {i + 3: lab for i, lab in enumerate(lines)}
+        first = 2 + len(prologue) + (1 if uses_x else 0)
+        self._line_map[filename] = {i + first: lab for i, lab in enumerate(lines)}
         ns = dict(self._globals)
         exec(compile(code, filename, "exec"), ns)
         return ns[fname]
@@ -314,6 +335,11 @@ class Evaluator:
         fn = self._cache.get(due)
         if fn is not None:
             return fn
+        fn = self._compile("evaluate", *self._evaluation_src(due))
+        self._cache[due] = fn
+        return fn
+
+    def _evaluation_src(self, due: frozenset) -> tuple[list, list]:
         src: list[str] = []
         lines: list[str] = []
         for kind, payload, samp in self.ops:
@@ -328,9 +354,7 @@ class Evaluator:
             elif kind == "loopsolver":
                 src.append(f"{self._bind(payload)}.solve(ctx, s)")
                 lines.append(f"algebraic loop {payload.label}")
-        fn = self._compile("evaluate", src, lines)
-        self._cache[due] = fn
-        return fn
+        return src, lines
 
     def derivative_ops(self) -> list[bool]:
         """For each op, whether the derivatives need it: the inputs of the blocks with
@@ -376,8 +400,14 @@ class Evaluator:
             return fn
         if any(kind == "loopsolver" for kind, _, _ in self.ops):
             fn = self.evaluator_for(frozenset())
-            self._cache["derivatives"] = fn
-            return fn
+        else:
+            fn = self._compile("evaluate_for_derivatives", *self._derivative_evaluation_src())
+        self._cache["derivatives"] = fn
+        return fn
+
+    def _derivative_evaluation_src(self) -> tuple[list, list]:
+        if any(kind == "loopsolver" for kind, _, _ in self.ops):
+            return self._evaluation_src(frozenset())
         keep = self.derivative_ops()
         src: list[str] = []
         lines: list[str] = []
@@ -388,12 +418,59 @@ class Evaluator:
                 self._emit_group(payload[0], payload[1], src, lines)
             else:
                 self._emit_node(payload, src, lines)
-        fn = self._compile("evaluate_for_derivatives", src, lines)
-        self._cache["derivatives"] = fn
-        return fn
+        return src, lines
 
     def make_derivatives(self) -> Any:
         """``derivatives(ctx, s, dx)`` filling the whole derivative vector."""
+        return self._compile("derivatives", *self._derivatives_src(), "ctx, s, dx",
+                             tail="return dx")
+
+    def make_rhs(self, ctx: Any, reuse: Any, derivatives: Any,
+                 floats: bool = False) -> Any:
+        """The right-hand side of the fixed-step solvers, one call per stage:
+        ``rhs(t, x)`` sets the time and the states in ``ctx``, evaluates
+        :meth:`derivative_evaluator`'s statements and then :meth:`make_derivatives`' (inline)
+        and returns the derivatives, a new array.  Where ``reuse(x, t)`` says the outputs
+        were evaluated at this ``(t, x)`` (the first stage at a major point), only
+        ``derivatives(ctx, s, dx)`` runs.
+
+        ``floats``: for the solvers' float path (:mod:`cosim.solvers`): ``x`` is a list of
+        floats (a stage: set as the context's float form, as :meth:`Context.set_floats`
+        does) or the step's start array, and the derivatives come back as a list."""
+        src, lines = self._derivative_evaluation_src()
+        dsrc, dlines = self._derivatives_src()
+        n = self.plan.n_continuous
+        r, d = self._bind(reuse), self._bind(derivatives)
+        if floats:
+            buf = self._bind(np.zeros(n))  # copied out by tolist(): one buffer serves all
+            prologue = (
+                "ctx.time = t",
+                f"dx = {buf}",
+                "if type(xs) is list:",
+                "    ctx._xl = xs  # Context.set_floats, inline",
+                "    ctx._xc = None",
+                "else:",
+                "    ctx.xc = xs",
+                f"    if {r}(xs, t):",
+                f"        return {d}(ctx, ctx.signals, dx).tolist()",
+                "s = ctx.signals")
+            tail = "return dx.tolist()"
+            scalar = self._derivatives_list_src()
+            if scalar is not None:  # every state scalar: the list without the buffer
+                dsrc, dlines, tail = scalar
+        else:
+            prologue = (
+                "ctx.time = t",
+                "ctx.xc = xs",
+                f"dx = _empty({n})",
+                f"if {r}(xs, t):",
+                f"    return {d}(ctx, ctx.signals, dx)",
+                "s = ctx.signals")
+            tail = "return dx"
+        return self._compile("rhs_floats" if floats else "rhs", src + dsrc, lines + dlines,
+                             f"t, xs, ctx={self._bind(ctx)}", tail=tail, prologue=prologue)
+
+    def _derivatives_src(self) -> tuple[list, list]:
         plan = self.plan
         src, lines = [], []
         for gi, g in enumerate(self.groups):
@@ -416,7 +493,36 @@ class Evaluator:
             else:
                 src.append(f"dx[{a}:{e}] = {self._bind(b.derivatives)}(ctx)")
             lines.append(f"block '{b.path}' derivatives")
-        return self._compile("derivatives", src, lines, "ctx, s, dx", tail="return dx")
+        return src, lines
+
+    def _derivatives_list_src(self) -> tuple[list, list, str] | None:
+        """The derivatives as a list of floats where every state is a scalar state of a
+        block that is not fused, without the array: a one-state block's value through
+        ``float()``; a block's tuple of one float per state unpacked, anything else it
+        returns converted as ``dx[a:b] = value`` converts it (:func:`_as_floats`).  None
+        otherwise."""
+        plan = self.plan
+        if any(g.state_index.size for g in self.groups):
+            return None
+        src, lines, names = [], [], {}
+        for b in self.nonfused_state_blocks:
+            if not all(h.scalar for h in b.continuous_states):
+                return None
+            idx = [plan.cstate_index[h][0] for h in b.continuous_states]
+            targets = [f"_d{i}" for i in idx]
+            fn = self._bind(b.derivatives)
+            if len(targets) == 1:
+                src.append(f"{targets[0]} = {fn}(ctx)")
+            else:
+                k = len(targets)
+                src.append(f"{', '.join(targets)}, = _v if type(_v := {fn}(ctx)) is tuple "
+                           f"and len(_v) == {k} else _as_floats(_v, {k})")
+            lines.append(f"block '{b.path}' derivatives")
+            names.update(zip(idx, targets))
+        if sorted(names) != list(range(plan.n_continuous)):
+            return None
+        tail = "return [" + ", ".join(f"float({names[i]})" for i in sorted(names)) + "]"
+        return src, lines, tail
 
     # ------------------------------------------------------- propagation
     def make_propagator(self, tableau: tuple, h: float) -> Any:
@@ -601,6 +707,14 @@ class Propagator:
         if self.has_g:
             xn += self.g
         return xn
+
+
+def _as_floats(value: Any, k: int) -> list:
+    """What ``dx[a:a + k] = value`` stores, as a list of floats (NumPy's conversion and
+    broadcasting: a (1, k) array, a scalar for all ``k``)."""
+    out = np.empty(k)
+    out[:] = value
+    return out.tolist()
 
 
 def _as_slice(idx: np.ndarray) -> slice | None:

@@ -1,9 +1,10 @@
 """Results folders: a command never replaces another run's results unless asked.
 
 Every command that writes a results folder (``cosim run``, ``cosim fmu simulate``,
-``cosim sweep``) claims it with :func:`claim` before its work starts.  The claim writes
-``cosim_run.json`` in the folder: the command, its source (the model file or FMU, as an
-absolute path), the files it writes and the command line.  A folder is taken when
+``cosim sweep``, ``cosim hil run``) claims it with :func:`claim` before its work starts.
+The claim writes ``cosim_run.json`` in the folder: the command, its source (the model file
+or FMU, as an absolute path), the files it writes and the command line.  A folder is taken
+when
 
 * it is new or holds none of the files the command writes;
 * it holds the results of the same command on the same source (running a command again

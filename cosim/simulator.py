@@ -58,11 +58,13 @@ from .fixed_step import FixedStepping
 from .loops import LoopOptions
 from .observers import Observer, Recorder, Results
 from .progress import ProgressBar
-from .solvers import FIXED_STEP, check_solver_name, make_fixed
+from .solvers import FIXED_STEP, FLOAT_STATES_MAX, check_solver_name, make_fixed
 from .time import SECONDS_PER_TICK, TICKS_PER_SECOND, format_time, to_ticks
 from .variable_step import advance_variable
 
 _NS = SECONDS_PER_TICK
+#: the progress bar of a run without one (draws nothing; shared)
+_NO_BAR = ProgressBar(0, 0, False)
 
 
 class Simulator(FixedStepping):
@@ -233,15 +235,20 @@ class Simulator(FixedStepping):
                             loop_options=self.loop_options, fuse_linear=self.fuse_linear)
         self.ctx.pruned_slots = frozenset(self.ev.pruned)
         self._derivs = self.ev.make_derivatives()
-        self._dx_buf = np.zeros(self.plan.n_continuous)
+        # the fixed-step solvers' right-hand side, one generated call per stage (and for
+        # small systems its float form, cosim.solvers)
+        self._rhs_array = self.ev.make_rhs(self.ctx, self._reuse_fresh, self._derivs)
+        small = 0 < self.plan.n_continuous <= FLOAT_STATES_MAX
+        rhs_floats = self.ev.make_rhs(self.ctx, self._reuse_fresh, self._derivs,
+                                      floats=True) if small and self.fixed else None
         self._propagator = None
         if (self.fixed and self.ev.can_propagate and self.solver_name != "ab3"
                 and not self._zero_crossings and not self._dyn_events and self.dt_ticks):
             tab = FIXED_STEP[self.solver_name].tableau
             self._propagator = self.ev.make_propagator(tab, self.dt_ticks * _NS)
-        self._fixed_solver = make_fixed(self.solver_name, self._rhs) if self.fixed else None
+        self._fixed_solver = make_fixed(self.solver_name, self._rhs_array, rhs_floats) \
+            if self.fixed else None
         self._eval_cont = self.ev.evaluator_for(frozenset())
-        self._eval_deriv = self.ev.derivative_evaluator()
         self._hit_plans = {}
         self._fresh = None
         self._restart_reads = None
@@ -250,20 +257,20 @@ class Simulator(FixedStepping):
             self._restart_reads = self.ev.derivative_reads()
 
     def _rhs(self, t: float, x: np.ndarray) -> np.ndarray:
-        ctx = self.ctx
-        ctx.time = t
-        ctx.xc = x
+        """The derivatives at ``(t, x)`` (the variable-step solvers' right-hand side; the
+        fixed-step ones call the generated function of the current program directly)."""
+        return self._rhs_array(t, x)
+
+    def _reuse_fresh(self, x: Any, t: float) -> bool:
+        """At the first stage after a major point, whether the outputs the derivatives
+        read were evaluated there, at this ``(t, x)``, and nothing has changed them since
+        (:meth:`_major`): then the stage computes only the derivatives."""
         fresh = self._fresh
         if fresh is not None and fresh[0] is x and fresh[1] == t:
-            # the first stage at a major point: the outputs the derivatives read were
-            # evaluated there, at this (t, x), and nothing has changed them since
             self._fresh = None
             self.stats["reused_evaluations"] += 1
-        else:
-            self._eval_deriv(ctx, ctx.signals)
-        dx = np.empty(x.size)
-        self._derivs(ctx, ctx.signals, dx)
-        return dx
+            return True
+        return False
 
     def initialize(self) -> None:
         """Compile the program and evaluate the outputs at the start time."""
@@ -335,8 +342,12 @@ class Simulator(FixedStepping):
         writes) and ``watch`` the held output slots whose change restarts a multistep
         solver (``multistep_restart``)."""
         groups = self._groups
-        key = tuple(i for i, g in enumerate(groups) if tick >= g.offset
-                    and (tick - g.offset) % g.period == 0) if groups else ()
+        if len(groups) == 1:  # the common case, at every major point: no generator
+            g = groups[0]
+            key = (0,) if tick >= g.offset and (tick - g.offset) % g.period == 0 else ()
+        else:
+            key = tuple(i for i, g in enumerate(groups) if tick >= g.offset
+                        and (tick - g.offset) % g.period == 0) if groups else ()
         if first:
             key = ("first",) + key
         plan = self._hit_plans.get(key)
@@ -396,7 +407,12 @@ class Simulator(FixedStepping):
                 self._fixed_solver.reset()
                 self.stats["multistep_restarts"] += 1
         else:
-            self._call_eval(fn)
+            try:  # _call_eval, inline: once per major point
+                fn(ctx, ctx.signals)
+            except (StepError, SimulationTerminated):
+                raise
+            except Exception as exc:
+                self._eval_failed(exc)
         if first and self._init_checks:
             self._initial_checks(fn)
         for m in self._monitors:
@@ -494,9 +510,13 @@ class Simulator(FixedStepping):
         except (StepError, SimulationTerminated):
             raise
         except Exception as exc:
-            where = self.ev.locate(exc) or "generated evaluation code"
-            raise StepError(f"evaluating {where} failed at t = {ctx.time:.9g} s: "
-                            f"{type(exc).__name__}: {exc}") from exc
+            self._eval_failed(exc)
+
+    def _eval_failed(self, exc: Exception) -> None:
+        """Raise the StepError for ``exc`` raised by generated evaluation code."""
+        where = self.ev.locate(exc) or "generated evaluation code"
+        raise StepError(f"evaluating {where} failed at t = {self.ctx.time:.9g} s: "
+                        f"{type(exc).__name__}: {exc}") from exc
 
     # ---------------------------------------------------------- running
     def advance_to(self, t_end_s: float) -> None:
@@ -514,7 +534,8 @@ class Simulator(FixedStepping):
         if end < self.ctx.ticks:
             raise StepError(f"advance_to({end * _NS:g} s): the context is already at "
                             f"t = {self.ctx.time:g} s")
-        self._bar = ProgressBar(self.ctx.ticks, end, self.progress)
+        # (no bar object per call without a bar: a co-simulation steps many short calls)
+        bar = self._bar = ProgressBar(self.ctx.ticks, end) if self.progress else _NO_BAR
         try:
             if self.fixed or self.plan.n_continuous == 0:
                 self._advance_fixed(end)
@@ -525,7 +546,8 @@ class Simulator(FixedStepping):
         except SimulationTerminated as exc:  # raised while evaluating outputs
             self._stopped(exc, sample=True)
         finally:
-            self._bar.done()
+            if bar is not _NO_BAR:
+                bar.done()
 
     def _check_pending_term(self) -> None:
         if self._pending_term is not None:

@@ -58,10 +58,15 @@ class CouplingInput(Block):
         self.shape = shape
         init = (0.0, (0.0,)) if self.scalar else (0.0, np.zeros((1, size)))
         self.poly = self.declare_discrete_state("poly", init)
+        #: the index of ``poly`` in its diagram's contexts (``ctx.xd``), set by the
+        #: :class:`DiagramSubsystem` that made the block: read every solver stage, it
+        #: saves the handle lookup of ``ctx.discrete``
+        self.xd_index: int | None = None
         self.y = self.declare_output("y", self._calc, shape=shape, unit=unit, depends_on=())
 
     def _calc(self, ctx: Any) -> Any:
-        t0, c = ctx.discrete(self.poly)
+        i = self.xd_index
+        t0, c = ctx.discrete(self.poly) if i is None else ctx.xd[i]
         tau = ctx.time - t0
         if self.scalar:
             n = len(c)
@@ -77,6 +82,17 @@ class CouplingInput(Block):
         for row in c[-2::-1]:
             acc = acc * tau + row
         return acc.reshape(self.shape)
+
+    def inline_output(self, port: Any, bind: Any, plan: Any) -> str | None:
+        """:meth:`_calc` as an expression for generated code (:mod:`cosim.evaluator`):
+        the linear and the held case of a scalar input inline (the same operations), any
+        other through :meth:`_calc`."""
+        if not self.scalar:
+            return None
+        i = plan.dstate_index[self.poly]
+        return (f"(_p[1][0] + _p[1][1] * (ctx.time - _p[0]) "
+                f"if (_n := len((_p := ctx.xd[{i}])[1])) == 2 "
+                f"else _p[1][0] if _n == 1 else {bind(self._calc)}(ctx))")
 
     def set_polynomial(self, ctx: Any, t0: float, coeffs: Any) -> None:
         """Set coefficients (lowest power first) for ``tau = t - t0``.
@@ -233,6 +249,8 @@ class DiagramSubsystem(Subsystem):
         # direct slots: scalar inputs' polynomial states, outputs' signal slots
         self._scalar_in = {n: plan.dstate_index[d.poly] for n, d in self._drivers.items()
                            if d.scalar}
+        for d in self._drivers.values():
+            d.xd_index = plan.dstate_index[d.poly]
         self._out_slots = [(n, plan.output_slot[p]) for n, p in zip(self.output_names,
                                                                     self._out_ports)]
         self.sim = Simulator(self.wrapper, self.ctx, solver=solver, dt=dt, record=False,

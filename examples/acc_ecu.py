@@ -18,7 +18,7 @@ Run it under the real-time runner, against any python-can interface::
 
     python examples/acc_ecu.py --interface udp_multicast --channel 239.74.163.2
     python examples/acc_ecu.py --interface slcan --channel /dev/pts/5
-    cosim hil run examples/acc_ecu.py --interface can.channel=239.74.163.2  # by the CLI
+    cosim hil run examples/acc_ecu.py --io can.channel=239.74.163.2  # by the CLI
 
 ``examples/acc_hil.py`` (the script, and ``cosim hil run examples/acc_hil.py``) starts it
 as a peer process (:class:`hil.peer.Peer`: its own process group, SIGTERM when the plant's

@@ -74,7 +74,7 @@ def summarize(res, wall_s: float) -> dict:
 
 def main(argv=None) -> dict:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--out", default="out/demo", help="output folder")
+    ap.add_argument("--out", default="out/dc_motor_speed_loop", help="output folder")
     ap.add_argument("--no-plot", action="store_true")
     args = ap.parse_args(argv)
     os.makedirs(args.out, exist_ok=True)

@@ -456,10 +456,21 @@ def _run_me(args: Any, fmu: Any, itf: str, model: str, name: str, opts: dict, pa
     ctx = diagram.create_context()
     ctx.set_time(t0)  # the FMU is initialized at the context's time
     res = Simulator(diagram, ctx, solver=args.solver, dt=dt, rtol=args.rtol, atol=args.atol,
-                    record=record, observers=[CsvWriter(path, record)],
+                    record=record, observers=[CsvWriter(path, record,
+                                                        names=_columns(name, record))],
                     progress=not args.quiet).run(t_end)
     what = "Model Exchange" if itf == "ModelExchange" else "Scheduled Execution"
     return res, f"{what} on {args.solver}, dt {dt:g} s"
+
+
+def _columns(name: str, record: Any) -> dict[str, str]:
+    """The results CSV's columns named by the FMU's variables (``x``, as FMPy writes them),
+    not by the block that holds the FMU (``fmu.x``); kept as they are if a variable is
+    named ``time`` (the time column's name)."""
+    if not isinstance(record, list):
+        return {}
+    names = {r: r[len(name) + 1:] for r in record if r.startswith(f"{name}.")}
+    return {} if "time" in names.values() else names
 
 
 def _run_cs(args: Any, fmu: Any, name: str, opts: dict, path: str, t_end: float,
@@ -480,7 +491,8 @@ def _run_cs(args: Any, fmu: Any, name: str, opts: dict, path: str, t_end: float,
             conns.append((f"inputs.{v.port}", f"{name}.{v.port}"))
         subs.insert(0, DiagramSubsystem(b.build(), solver="euler", dt=step))
     record = [f"{name}.{o}" for o in sub.output_names]
-    res = MasterScheduler(subs, conns, step, extrapolation=0, writers=[CsvWriter(path, record)],
+    res = MasterScheduler(subs, conns, step, extrapolation=0,
+                          writers=[CsvWriter(path, record, names=_columns(name, record))],
                           progress=not args.quiet).run(t_end, t0)
     return res, f"Co-Simulation, communication step {step:g} s"
 
@@ -513,8 +525,11 @@ def cmd_export(args: argparse.Namespace) -> int:
             out = os.path.join(out, f"{args.model_name or diagram.name}.fmu")
         # the model file's SIMULATION step is the FMU's internal step unless --step says
         step = args.step if args.step is not None else defaults.get("dt")
+        # and its t_end the FMU's DefaultExperiment stopTime (what FMPy and cosim fmu
+        # simulate run by default), so the FMU runs what `cosim run` of the file runs
+        stop = defaults.get("t_end")
         path = export_fmu(diagram, out, f"{args.fmi}.0", args.kind or "cs",
                           model_name=args.model_name, integrator=args.integrator or "rk4",
-                          step=step)
+                          step=step, stop_time=float(stop) if stop is not None else None)
     print(f"wrote {path}")
     return 0

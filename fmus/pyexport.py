@@ -105,7 +105,7 @@ class {name}(CosimSlave):
     solver = {solver}
     solver_dt = {solver_dt}
     description = {description}
-''',
+{experiment}''',
     3: '''"""{doc}"""
 from pythonfmu3 import Fmi3Slave
 
@@ -123,7 +123,7 @@ class {name}(CosimSlave3, Fmi3Slave):
     solver = {solver}
     solver_dt = {solver_dt}
     model_description = {description}
-''',
+{experiment}''',
 }
 
 
@@ -192,7 +192,7 @@ def export_python_fmu(target: str, dest: str | Path, *, solver: str | None = Non
             script.write_text(_SCRIPT[fmi_version].format(
                 doc=description or f"cosim diagram {diagram.name} ({target})", name=name,
                 target=repr(target), solver=repr(solver), solver_dt=repr(solver_dt),
-                description=repr(text)))
+                description=repr(text), experiment=_experiment(simulation, fmi_version)))
             config = Path(tmp) / "cfg" / CONFIG_FILE
             config.parent.mkdir()
             config.write_text(json.dumps({"target": target, "solver": solver,
@@ -233,6 +233,22 @@ def export_python_fmu(target: str, dest: str | Path, *, solver: str | None = Non
     finally:
         sys.path[:] = path_before
     return final
+
+
+def _experiment(simulation: dict, fmi_version: int) -> str:
+    """The slave class's ``default_experiment`` from the model file's ``SIMULATION``
+    (``t_end`` the stopTime, ``dt`` the stepSize: what FMPy and ``cosim fmu simulate`` run
+    by default, as ``cosim run`` of the file does), or nothing without a ``t_end``."""
+    t_end = simulation.get("t_end")
+    if t_end is None:
+        return ""
+    package = "pythonfmu" if fmi_version == 2 else "pythonfmu3"
+    attribute = "default_experiment" if fmi_version == 2 else "cosim_experiment"
+    dt = simulation.get("dt")
+    step = f", step_size={float(dt)!r}" if isinstance(dt, int | float) and dt > 0 else ""
+    return (f"    from {package} import DefaultExperiment\n"
+            f"    {attribute} = DefaultExperiment(start_time=0.0, "
+            f"stop_time={float(t_end)!r}{step})\n")
 
 
 def _check_ports(diagram: Any, fmi_version: int) -> None:

@@ -184,6 +184,9 @@ class CosimSlave3(DiagramModel, Fmi3Slave):
         finalize_before_extensions(kwargs.get("resources"))
         d = self.diagram
         self.description = self.model_description or f"cosim diagram {d.name}"
+        # the model file's SIMULATION as the DefaultExperiment (pythonfmu3 sets the
+        # attribute to None per instance, so the class's is copied here)
+        self.default_experiment = getattr(type(self), "cosim_experiment", None)
         self._fresh: Any = None
         self._stepped = False
         names = set(d.inputs) | set(d.outputs)

@@ -145,6 +145,8 @@ class ErrorSink:
     def check(self) -> None:
         """Re-raise the oldest stored exception, if any: the original object, so
         its type, message, traceback and ``__cause__`` are those of the thread."""
+        if self._q.empty():  # the common case, called every tick: no exception to catch
+            return
         try:
             exc = self._q.get_nowait()
         except queue.Empty:
@@ -451,7 +453,8 @@ class Backend(abc.ABC):
         reopened within ``timeout`` and the frame sent once more; if that does
         not succeed in time, :class:`BackendTimeout` is raised and the frame is
         not sent."""
-        self._require_usable("write")
+        if self._state is not BackendState.OPEN:
+            self._require_usable("write")
         timeout = self.timeout if timeout is DEFAULT else timeout
         deadline = None if timeout is None else time.perf_counter() + timeout
         wire = self._encode_frame(frame)  # a bad frame raises here and faults nothing
@@ -463,7 +466,9 @@ class Backend(abc.ABC):
                     f"{time.perf_counter() - self._down_since:.3f} s and did not come back "
                     f"within the {timeout} s timeout (last error: {self._last_error}); the "
                     f"backend keeps reconnecting, retry later or check the cable")
-            remaining = None if deadline is None else max(0.0, deadline - time.perf_counter())
+            # (a zero timeout leaves zero: no second clock read)
+            remaining = None if deadline is None else 0.0 if timeout == 0.0 else \
+                max(0.0, deadline - time.perf_counter())
             gen = self._generation
             try:
                 self._write(wire, remaining)
@@ -477,7 +482,7 @@ class Backend(abc.ABC):
                 self._handle_error(err, gen)
                 continue
             break
-        self._count("frames_out")
+        self._count_sent(wire)
         for tap in self._tx_taps:
             tap(frame)
         if self.log.isEnabledFor(logging.DEBUG):
@@ -553,7 +558,9 @@ class Backend(abc.ABC):
 
     def check(self) -> None:
         """Re-raise the first exception of a background thread (call every tick)."""
-        self.errors.check()
+        errors = self.errors
+        if type(errors) is not ErrorSink or not errors._q.empty():  # (else: nothing to do)
+            errors.check()
 
     def _reader_failed(self, exc: BaseException) -> None:
         self._fault = exc
@@ -567,6 +574,18 @@ class Backend(abc.ABC):
             c = self.counters
             for f in fields:
                 setattr(c, f, getattr(c, f) + n)
+
+    def _count_sent(self, wire: Any) -> None:
+        """Count one frame written (``wire``: what ``_write`` sent); a subclass may count
+        its bytes here too, under the same lock."""
+        self._count("frames_out")
+
+    def _count_frames_in(self, frames: int, nbytes: int) -> None:
+        """``frames_in += frames`` and ``bytes_in += nbytes`` under one lock (a batch read)."""
+        with self._count_lock:
+            c = self.counters
+            c.frames_in += frames
+            c.bytes_in += nbytes
 
     def _require_usable(self, op: str) -> None:
         st = self._state

@@ -61,17 +61,19 @@ What a run brings beside its model (all optional):
     verdict so far): the model's own acceptance (``run.check(...)``), notes, plots
     (``run.wrote(path)``) and entries for ``summary.json`` (``run.summary``).
 
-Interface overrides (``--interface``, repeatable) change what the file opens without
-editing it:
+I/O overrides (``--io``, repeatable) change what the file opens without editing it
+(``--io`` was ``--interface``, which still works with a note: across the ``cosim``
+commands ``--interface`` means python-can's interface, as in ``cosim replay`` and
+python-can's own tools, and ``--interface-type`` an FMU's):
 
-``--interface ROLE=VALUE``
+``--io ROLE=VALUE``
     replaces the option ``interface`` of the role's backend when its kind takes one
-    (the python-can interface of a ``"can"`` backend: ``--interface can=udp_multicast``),
-    otherwise the backend kind itself (``--interface daq=daq-sim``).
-``--interface ROLE.backend=KIND``
+    (the python-can interface of a ``"can"`` backend: ``--io can=udp_multicast``),
+    otherwise the backend kind itself (``--io daq=daq-sim``).
+``--io ROLE.backend=KIND``
     replaces the backend kind explicitly.
-``--interface ROLE.OPTION=VALUE``
-    sets any option (``--interface can.channel=239.74.163.2``).  Values are Python
+``--io ROLE.OPTION=VALUE``
+    sets any option (``--io can.channel=239.74.163.2``).  Values are Python
     literals when they parse as one (``1``, ``0.5``, ``True``, ``None``, ``"12"`` for the
     text 12; ``true``/``false``/``none`` too), else text.
 
@@ -178,6 +180,25 @@ class _Interrupted(KeyboardInterrupt):
 
 
 # ------------------------------------------------------------------ values
+class _OldSpelling(argparse.Action):
+    """An option's old spelling: appends as the new one does and notes the new name once
+    (on stderr, so the output stays the same)."""
+
+    def __init__(self, option_strings: list, dest: str, new: str, **kw: Any) -> None:
+        self.new = new
+        super().__init__(option_strings, dest, **kw)
+
+    def __call__(self, parser: Any, namespace: Any, values: Any, option: Any = None) -> None:
+        items = list(getattr(namespace, self.dest, None) or [])
+        items.append(values)
+        setattr(namespace, self.dest, items)
+        if not getattr(namespace, "_noted_" + self.dest, False):
+            setattr(namespace, "_noted_" + self.dest, True)
+            print(f"note: {option} is now {self.new} (one meaning per word across the cosim "
+                  "commands: --interface is python-can's interface, --interface-type an "
+                  "FMU's)", file=sys.stderr)
+
+
 def _literal(text: str) -> Any:
     """A Python literal if ``text`` is one (``true``/``false``/``none`` too), else the text."""
     low = text.strip().lower()
@@ -199,9 +220,9 @@ def _parse_overrides(items: list[str]) -> dict[str, dict[str | None, Any]]:
         key, eq, value = item.partition("=")
         role, dot, option = key.strip().partition(".")
         if not eq or not role or (dot and not option):
-            raise CosimError(f"--interface {item!r}: expected ROLE=VALUE (the backend's "
+            raise CosimError(f"--io {item!r}: expected ROLE=VALUE (the backend's "
                              "interface, or its kind) or ROLE.OPTION=VALUE, e.g. "
-                             "--interface can=udp_multicast or --interface can.channel=vcan0")
+                             "--io can=udp_multicast or --io can.channel=vcan0")
         opts = out.setdefault(role, {})
         if not dot:
             opts[None] = value.strip()
@@ -246,7 +267,7 @@ class Interfaces:
     Parameters
     ----------
     overrides : dict
-        ``{role: {option: value}}`` from ``--interface``; the key ``None`` holds a bare
+        ``{role: {option: value}}`` from ``--io``; the key ``None`` holds a bare
         ``ROLE=VALUE`` (the ``interface`` option, or the kind), ``"backend"`` the kind.
     """
 
@@ -347,7 +368,7 @@ class Interfaces:
         """Refuse overrides of roles the model never opened."""
         unknown = [r for r in self.overrides if r not in self.backends]
         if unknown:
-            raise HILError(f"--interface {unknown[0]}: the model opens no interface "
+            raise HILError(f"--io {unknown[0]}: the model opens no interface "
                            f"{unknown[0]!r}; it opened: {', '.join(self.backends) or '(none)'}")
 
     def check(self, *_: Any) -> None:
@@ -801,6 +822,11 @@ def cmd_hil_run(args: argparse.Namespace) -> int:
                             else None)
             diagram = built.diagram if isinstance(built, Simulator) else built
             out = out or os.path.join("out", diagram.name)
+            from cosim.csv_results import sidecar_path
+            from cosim.results_folder import claim
+            taken = claim(out, "cosim hil run", args.file,
+                          ["results.csv", sidecar_path("results.csv").name, "results.h5",
+                           "telemetry.csv", "summary.json"], force=args.force)
             writers = _writers(out, args.format, sim_defaults.get("record", "all"), args.every)
             sim = _make_simulator(built, sim_defaults, cfg["period_s"], writers)
             sets = _apply_sets(sim, args.set)
@@ -882,7 +908,7 @@ def cmd_hil_run(args: argparse.Namespace) -> int:
                       + (f", summary {e.report['file']}" if e.report else ""))
             for f in end.files:
                 print(f"wrote: {f}")
-            print(f"summary: {path}")
+            print(f"summary: {path}{taken.note()}")
             if verdict is not None:
                 print(verdict.line(), flush=True)
             if error is not None:
@@ -972,10 +998,10 @@ model file convention:
       ...
       return builder.build()          # or a fresh Simulator
 
-interface overrides (repeatable):
-  --interface can=udp_multicast        the backend's 'interface' option (or its kind)
-  --interface can.backend=KIND         the backend kind
-  --interface can.channel=239.74.163.2 any option (Python literal, else text)
+I/O overrides (repeatable; --interface is the old spelling):
+  --io can=udp_multicast        the backend's 'interface' option (or its kind)
+  --io can.backend=KIND         the backend kind
+  --io can.channel=239.74.163.2 any option (Python literal, else text)
 
 what a run brings beside its model (optional, in the model file):
   io.open("can", ..., log="bus.asc")          the bus logged in the output folder
@@ -1025,12 +1051,17 @@ def add_parser(sub: Any) -> None:
     r.add_argument("--budget", action="append", default=[], metavar="NAME=VALUE",
                    help="verdict budget (repeatable), e.g. overruns=0, lateness_p99_us=100, "
                         "stale_episodes=none")
-    r.add_argument("--interface", action="append", default=[],
-                   metavar="ROLE[.OPTION]=VALUE", help="override an interface the file "
+    r.add_argument("--io", action="append", default=[], dest="interface",
+                   metavar="ROLE[.OPTION]=VALUE", help="override an I/O backend the file "
                    "opens (repeatable; see below)")
+    r.add_argument("--interface", action=_OldSpelling, dest="interface", new="--io",
+                   help=argparse.SUPPRESS)
     r.add_argument("--set", action="append", default=[], metavar="BLOCK.PARAM=VALUE",
                    help="initial parameter value (repeatable)")
     r.add_argument("--out", help="output folder (default out/<diagram>)")
+    r.add_argument("--force", action="store_true",
+                   help="write into --out even when it holds another run's results (they "
+                        "are removed)")
     r.add_argument("--format", default="csv", help="csv, hdf5 or csv,hdf5")
     r.add_argument("--every", type=int, default=1, help="record every n-th sample")
     r.add_argument("--traceback", "--debug", dest="debug", action="store_true",

@@ -139,7 +139,7 @@ class GasAccumulator(Block):
         self.q_out = [self.declare_input(f"q_out{j}", unit="m^3/s") for j in range(outflows)]
         self.x_p = self.declare_continuous_state("p", p_init)
         self.guard = LowPressureGuard(self, own, min_pressure_pa, cavitation_band_pa,
-                                      {"p": lambda ctx: ctx.state(self.x_p)}, {"p0_pa": p_init})
+                                      {"p": self.x_p}, {"p0_pa": p_init})
         self.p = self.declare_output("p", lambda ctx: ctx.state(self.x_p), unit="Pa",
                                      depends_on=())
         self.fluid_volume = self.declare_output(

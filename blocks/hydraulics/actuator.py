@@ -37,7 +37,7 @@ from cosim.errors import ParameterError
 from cosim.params import NON_NEGATIVE, POSITIVE
 
 from .cylinder import DoubleActingCylinder, declare_chambers
-from .fast import BETA_CONSTANT, BETA_PRESSURE, HAVE_NUMBA, chamber_rates
+from .fast import BETA_CONSTANT, BETA_PRESSURE, HAVE_NUMBA, chamber_rates, direct_call
 from .fluid import (
     MINERAL_OIL,
     ConstantBulkModulus,
@@ -117,8 +117,10 @@ class ValveControlledCylinder(Block):
         if compiled and self._kernel_args is None:
             raise ParameterError(f"{own}: compiled=True needs Numba and a constant or "
                                  "pressure-dependent bulk modulus; leave compiled unset")
+        self._rates = None
         if self._kernel_args is not None:  # compile (or load from the cache) now, not in a run
-            chamber_rates(0.0, p10, p20, 0.5 * cyl.L, 0.0, self._kernel_args)
+            self._rates = direct_call(chamber_rates, 0.0, p10, p20, 0.5 * cyl.L, 0.0,
+                                      self._kernel_args)
         self.q_P = self.declare_output("q_P", lambda ctx: self.flows(
             ctx.input(self.u), ctx.state(self.x_p1), ctx.state(self.x_p2))[2],
             unit="m^3/s", depends_on=(self.u,))
@@ -135,7 +137,7 @@ class ValveControlledCylinder(Block):
         u, x, v = ctx.input(self.u), ctx.input(self.x), ctx.input(self.v)
         args = self._kernel_args
         if args is not None:
-            r1, r2, ok = chamber_rates(u, p1, p2, x, v, args)
+            r1, r2, ok = self._rates(u, p1, p2, x, v, args)
             if ok:
                 return r1, r2
         return self.rates_py(u, p1, p2, x, v, ctx.time)

@@ -24,7 +24,7 @@ def declare_chambers(block: Block, owner: str, p1_0: float, p2_0: float, p_min: 
     block.x_p2 = block.declare_continuous_state("p_2", float(p2_0))
     block.guard = LowPressureGuard(
         block, owner, p_min, band,
-        {"p_1": lambda ctx: ctx.state(block.x_p1), "p_2": lambda ctx: ctx.state(block.x_p2)},
+        {"p_1": block.x_p1, "p_2": block.x_p2},
         {"p1_0_pa": float(p1_0), "p2_0_pa": float(p2_0)})
     block.force = block.declare_output(
         "force", lambda ctx: rod_force(ctx.state(block.x_p1), ctx.state(block.x_p2),

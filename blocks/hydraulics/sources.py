@@ -52,6 +52,13 @@ class PressureSource(Block):
         self.p = self.declare_output("p", lambda ctx: ctx.param(self.pressure), unit="Pa",
                                      depends_on=())
 
+    def inline_output(self, port: Any, bind: Any, plan: Any) -> str | None:
+        """The pressure output as ``ctx.params[i]`` in generated code (it is evaluated at
+        every solver stage; :mod:`cosim.evaluator`)."""
+        if port is not self.p:
+            return None
+        return f"ctx.params[{plan.param_index[self.pressure]}]"
+
 
 class Tank(PressureSource):
     """Reservoir at constant pressure that also counts the volume it exchanges.

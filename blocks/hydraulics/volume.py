@@ -40,7 +40,7 @@ from typing import Any
 
 import numpy as np
 
-from cosim.block import Block
+from cosim.block import Block, ContinuousState
 from cosim.errors import CosimWarning, ParameterError, StepError
 
 from .fluid import MINERAL_OIL, Fluid
@@ -63,7 +63,9 @@ def pressure_rate(p: float, beta: float, volume: float, net_flow: float,
 class LowPressureGuard:
     """Validates the bound and declares, on ``block``, the warn-once monitor of the pressures.
 
-    ``pressures`` maps a label ('p' or 'p_1', ...) to a function ``ctx -> p``.
+    ``pressures`` maps a label ('p' or 'p_1', ...) to a scalar continuous state (read
+    with ``ctx.state``: the monitor runs at every solver step, a lambda per pressure
+    costs a call) or a function ``ctx -> p``.
     """
 
     def __init__(self, block: Block, owner: str, min_pressure_pa: float,
@@ -84,12 +86,22 @@ class LowPressureGuard:
         self.p_min, self.band = p_min, band
         self.warned = block.declare_discrete_state("low_pressure_warned", False)
         checks = list(pressures.items())
+        if all(isinstance(h, ContinuousState) for _, h in checks):
+            def monitor(ctx: Any) -> None:
+                state = ctx.state
+                for label, h in checks:
+                    if state(h) < p_min:
+                        self._warn(block, label, ctx)
+                        return
+        else:
+            getters = [(label, (lambda ctx, h=h: ctx.state(h))
+                        if isinstance(h, ContinuousState) else h) for label, h in checks]
 
-        def monitor(ctx: Any) -> None:
-            for label, get in checks:
-                if get(ctx) < p_min:
-                    self._warn(block, label, ctx)
-                    return
+            def monitor(ctx: Any) -> None:
+                for label, get in getters:
+                    if get(ctx) < p_min:
+                        self._warn(block, label, ctx)
+                        return
         block.declare_monitor(monitor, name="low_pressure")
 
     def _warn(self, block: Block, label: str, ctx: Any) -> None:
@@ -160,8 +172,7 @@ class Volume(Block):
         self.q_out = [self.declare_input(f"q_out{j}", unit="m^3/s") for j in range(outflows)]
         self.x_p = self.declare_continuous_state("p", float(p0_pa))
         self.guard = LowPressureGuard(self, own, min_pressure_pa, cavitation_band_pa,
-                                      {"p": lambda ctx: ctx.state(self.x_p)},
-                                      {"p0_pa": float(p0_pa)})
+                                      {"p": self.x_p}, {"p0_pa": float(p0_pa)})
         self.p = self.declare_output("p", lambda ctx: ctx.state(self.x_p), unit="Pa",
                                      depends_on=())
         if volume_rate_input:

@@ -20,6 +20,11 @@ import numpy as np
 from ._numba import HAVE_NUMBA, _inline, _njit  # noqa: F401 (HAVE_NUMBA: public)
 from .sparse import Banding, jmul, lagrange_band, penalty_band, rank_measure, schur_correction
 
+# derivative_kernel compiles sparse.lagrange_band into itself, and Numba's cache of this file
+# is checked against this file only: a change of sparse.py's kernels needs a change here (or
+# removing __pycache__/*.nbi) before a cached derivative_kernel sees it (last: the refinement
+# step of lagrange_band)
+
 # primitive type codes
 POINTS, DOT1, DOT2, DISTANCE, ANGLE, NOSLIP, PATH = range(7)
 _TYPES = {"Points": POINTS, "Dot1": DOT1, "Dot2": DOT2, "Distance": DISTANCE,

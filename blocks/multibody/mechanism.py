@@ -30,6 +30,7 @@ from cosim.errors import BuildError, StepError
 
 from . import forces as _forces
 from .bodies import Body, Kin, Marker
+from .bodies import planar_offset as _planar_offset
 from .corrections import Corrections
 from .formulations import Formulation, solve
 from .geometry import cross, quat_axis_angle, quat_from_matrix, quat_matrix, quat_rate, rot2
@@ -80,6 +81,7 @@ class Mechanism(Corrections):
         self.joints: dict[str, Any] = {}
         self.elements: dict[str, Any] = {}
         self.loads: dict[str, tuple[str, Marker]] = {}  # input name -> (kind, marker)
+        self._all_loads_planar: bool | None = None  # see _planar_loads (None: not known)
         self._final = False
         self.compiled = compiled  # None: use the compiled kernel (:mod:`.fast`) when available
         self._tables = None
@@ -244,6 +246,7 @@ class Mechanism(Corrections):
         if kind not in ("force", "torque"):
             raise BuildError(f"load '{name}': kind must be 'force' or 'torque'")
         self.loads[name] = (kind, self._m(marker))
+        self._all_loads_planar = None
 
     def _global_point(self, m: Marker) -> np.ndarray:
         """Global position of a marker in the initial configuration."""
@@ -404,9 +407,39 @@ class Mechanism(Corrections):
                         loads: dict | None = None,
                         memory: dict | None = None) -> np.ndarray:
         """Generalized forces of the force elements and ``loads`` alone (no gravity)."""
+        if not self.elements and self._planar_loads():
+            return self._planar_load_forces(q, loads)
         Q = np.zeros(self.nv)
         self._elements_and_loads(self.lazy_kins(q, v), t, loads, memory, Q)
         return Q
+
+    def _planar_loads(self) -> bool:
+        """Whether every load acts on a planar body (then :meth:`external_forces` without
+        force elements needs no :class:`Kin`, only each body's angle)."""
+        ok = self._all_loads_planar
+        if ok is None:
+            ok = self._all_loads_planar = all(m.body.kind == "planar"
+                                              for _, m in self.loads.values())
+        return ok
+
+    def _planar_load_forces(self, q: np.ndarray, loads: dict | None) -> np.ndarray:
+        """:meth:`external_forces` for loads on planar bodies, no force elements: the
+        operations of :func:`forces.apply_force` / :func:`forces.apply_torque`'s planar
+        branches in floats (bit for bit), with the angle read from ``q`` instead of a
+        :class:`Kin` (its construction was most of the cost)."""
+        Q = [0.0] * self.nv
+        for name, value in (loads or {}).items():
+            kind, m = self.loads[name]
+            i = m.body.iv
+            if kind == "force":
+                fx, fy = np.asarray(value, float).reshape(2).tolist()
+                a0, a1 = _planar_offset(*m.s.tolist(), float(q[m.body.iq + 2]))
+                Q[i] += fx
+                Q[i + 1] += fy
+                Q[i + 2] += a0 * fy - a1 * fx
+            else:
+                Q[i + 2] += float(value)
+        return np.array(Q, dtype=float)
 
     def _elements_and_loads(self, kins: dict, t: float, loads: dict | None,
                             memory: dict | None, Q: np.ndarray) -> None:

@@ -115,6 +115,7 @@ class Bridge(Block):
         self._accept: set | None = None  # ids a receiver decodes (a backend may pre-filter)
         self._last_recover = -math.inf
         self._tick: int | None = None  # the last tick a receiver read
+        self._read_mode = "read"  # how a receiver reads its backend (set at its first hit)
         # the device is state outside the context, and it cannot be rolled back
         self.declare_opaque_state("device")
 
@@ -187,17 +188,23 @@ class Bridge(Block):
         first = self._tick is None
         self._tick = ctx.ticks
         if first:
+            b = self.backend
+            # how this backend reads (its kind does not change during a run)
+            self._read_mode = ("accept" if self._accept is not None and hasattr(b, "filtered")
+                               else "available" if hasattr(b, "read_available") else "read")
             self._require_open()
-        self._retry(ctx.time)
+        if self._down:
+            self._retry(ctx.time)
         b = self.backend
         try:
             b.check()  # a reader thread's error surfaces here
             reader = getattr(b, "_reader", None)
+            mode = self._read_mode
             if reader is not None and reader.is_alive():
                 frames = b.drain()
-            elif self._accept is not None and hasattr(b, "filtered"):
+            elif mode == "accept":
                 frames = b.read_available(MAX_FRAMES_PER_HIT, accept=self._accept)
-            elif hasattr(b, "read_available"):
+            elif mode == "available":
                 frames = b.read_available(MAX_FRAMES_PER_HIT)
             else:
                 frames = []
@@ -209,7 +216,8 @@ class Bridge(Block):
         except HILError as exc:
             self._failed(exc, "receive", ctx.time)
             return []
-        self._ok()
+        if self._down:
+            self._ok()
         return frames
 
     def _ok(self) -> None:

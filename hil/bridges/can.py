@@ -224,20 +224,19 @@ class CanReceive(Bridge):
         self.initial = {s: float(initial.get(s, _initial(i))) for s, i in self.infos.items()}
         self.fresh = Freshness(self, self.messages, self._limits(stale_after_s), on_stale,
                                startup_s)
+        self._message_of = {s: i.message for s, i in self.infos.items()}
         # mutable I/O state (outside the context: the opaque "device" state)
         self.values = dict(self.initial)
         self.unknown = 0
         self.signal_ports = {}
         for s, info in self.infos.items():
             self.signal_ports[s] = self.declare_output(
-                s, lambda ctx, s=s: self._poll(ctx) or self._value(s), unit=_unit(info),
+                s, lambda ctx, s=s: self._signal(ctx, s), unit=_unit(info),
                 depends_on=(), description=f"{info.message}.{s}")
-        self.ok_ports = {m: self.declare_output(f"{m}_ok", lambda ctx, m=m: self._poll(ctx)
-                                                or float(self.fresh.fresh[m]), unit="1",
-                                                depends_on=())
+        self.ok_ports = {m: self.declare_output(f"{m}_ok", lambda ctx, m=m: self._fresh(ctx, m),
+                                                unit="1", depends_on=())
                          for m in self.messages}
-        self.ok = self.declare_output("ok", lambda ctx: self._poll(ctx)
-                                      or self.fresh.all_fresh(), unit="1",
+        self.ok = self.declare_output("ok", lambda ctx: self._fresh(ctx, None), unit="1",
                                       depends_on=())
         # sampled: outputs held between hits; the read happens at evaluation
         self.declare_periodic_update(self.period_s, None, self.offset_s)
@@ -285,8 +284,8 @@ class CanReceive(Bridge):
             if self.max_age_s is not None and f.timestamp and now - f.timestamp > self.max_age_s:
                 self.too_old += 1
                 continue
-            try:
-                values = self._cm[m].decode(data, decode_choices=False, scaling=True)
+            try:  # (decode() of a message that is no container calls decode_simple)
+                values = self._cm[m].decode_simple(data, decode_choices=False, scaling=True)
             except Exception as exc:  # noqa: BLE001 - a malformed frame (cantools' error)
                 self._failed(BridgeError(f"cannot decode {m} (id 0x{f.arbitration_id:X}, "
                                          f"{len(f.data)} bytes): {exc}"), f"decode {m}", t)
@@ -341,6 +340,23 @@ class CanReceive(Bridge):
     def _value(self, s: str) -> float:
         return self.fresh.value(self.infos[s].message, self.values[s], self.safe.get(s),
                                 self.initial[s])
+
+    def _fresh(self, ctx: Any, m: str | None) -> float:
+        """The ``<MSG>_ok`` port of message ``m`` (``None``: the ``ok`` port), after the
+        hit's read (as :meth:`_signal`)."""
+        if self._tick != ctx.ticks and not self._suppressed:
+            self._poll(ctx)
+        return self.fresh.all_fresh() if m is None else float(self.fresh.fresh[m])
+
+    def _signal(self, ctx: Any, s: str) -> float:
+        """A signal port's value: ``_poll`` (at the hit's first evaluation) then
+        ``_value``, with their common case inline (each port is evaluated at every hit)."""
+        if self._tick != ctx.ticks and not self._suppressed:
+            self._poll(ctx)
+        fresh = self.fresh
+        if fresh.on_stale == "hold" or fresh.fresh[self._message_of[s]]:
+            return self.values[s]  # Freshness.value's first case
+        return self._value(s)
 
     def stats(self) -> dict:
         return {**super().stats(), "received": dict(self.fresh.count),
@@ -404,6 +420,8 @@ class CanTransmit(Bridge):
         self.suppressed = 0  # hits with enable < 0.5
         self.skipped = 0  # hits in frames the runner skipped (nothing sent)
         self.clipped = {s: 0 for s in self.signal_ports}
+        #: (signal, port, lo, hi) per input, in port order: what each send reads
+        self._signals = [(s, p, *self._range[s]) for s, p in self.signal_ports.items()]
         self._started = False
         self.declare_periodic_update(self.period_s, self._send, self.offset_s)
 
@@ -418,12 +436,12 @@ class CanTransmit(Bridge):
             self.suppressed += 1
             return
         values = {}
-        for s, port in self.signal_ports.items():
-            v = float(ctx.input(port))
+        read = ctx.input
+        for s, port, lo, hi in self._signals:
+            v = float(read(port))
             if v != v:
                 raise BridgeError(f"{self.where}: input {s!r} is NaN at t = {ctx.time:.6g} s; "
                                   f"not sending {self.message} (check the block feeding it)")
-            lo, hi = self._range[s]
             if v < lo or v > hi:
                 self.clipped[s] += 1
                 v = min(max(v, lo), hi)
@@ -446,7 +464,8 @@ class CanTransmit(Bridge):
         except HILError as exc:
             self._failed(exc, f"send {self.message}", ctx.time)
             return
-        self._ok()
+        if self._down:
+            self._ok()
         self.sent += 1
         if self.e2e is not None:
             self._counter = (self._counter + 1) & 0xF

@@ -45,6 +45,18 @@ per datagram): 3-4 times less per frame, which matters under a flood of 5000 fra
 (issue 22).  With ``accept=`` (the ids a bridge decodes), other frames are counted in
 ``filtered`` and dropped before a ``can.Message`` is built; they then reach no tap.
 
+Fast receive on virtual
+-----------------------
+python-can's ``virtual`` bus hands each receiver a queue; ``recv(0)`` takes one frame
+from it with a clock read, a lock and, when the queue is empty, a ``queue.Empty``
+exception: about 3 us per call, and :meth:`CanBackend.read_available` needs one more
+call than there are frames.  For a plain ``VirtualBus`` (not a subclass, no software
+``can_filters``, python-can's receive logging off) :meth:`CanBackend.read_available`
+takes every waiting frame from that queue at once, under the queue's own lock, and
+checks them as ``read`` does (the same frames in the same order, the same counters,
+error frames and stops); anything else, or a python-can whose ``VirtualBus`` no longer
+has that queue, uses ``recv``.  python-can itself is not changed.
+
 SLCAN receive
 -------------
 python-can's ``slcan`` returns ``None`` for every line that is no frame (the ``z``/``Z``
@@ -95,6 +107,25 @@ def multicast_port(group: str) -> int:
     group's text (two groups share a port 1 time in 10 000; ``IP_MULTICAST_ALL = 0``
     keeps them apart even then)."""
     return 20000 + zlib.crc32(str(group).encode()) % 10000
+
+
+def _virtual_queue(bus: Any) -> tuple | None:
+    """``(bus, its receive queue, python-can's bus logger)`` of a plain python-can ``VirtualBus``
+    that :meth:`CanBackend.read_available` may read directly (module docstring), else
+    None."""
+    import queue
+
+    try:
+        from can.bus import LOG, BusABC
+        from can.interfaces.virtual import VirtualBus
+    except ImportError:  # pragma: no cover - a python-can without these
+        return None
+    q = getattr(bus, "queue", None)
+    if (type(bus) is not VirtualBus or type(bus).recv is not BusABC.recv
+            or not isinstance(q, queue.Queue) or not hasattr(bus, "_filters")
+            or not hasattr(bus, "_open")):
+        return None
+    return bus, q, LOG  # recv logs every frame to LOG at RECV_LOGGING_LEVEL
 
 
 def import_can() -> Any:
@@ -169,6 +200,8 @@ class CanBackend(Backend):
         self.slcan_lines_skipped = 0
         self._serial: Any = None  # the SLCAN serial port (to see what is waiting)
         self._sock: Any = None  # udp_multicast: the socket read directly
+        self._vq: Any = None  # virtual: (the bus, its receive queue, its logger)
+        self._message_type: Any = None  # can.Message, once python-can is imported
         #: frames dropped by ``read_available(accept=...)`` before decoding
         self.filtered = 0
 
@@ -212,6 +245,8 @@ class CanBackend(Backend):
             self._sock = self._fast_socket(bus)
         self._serial = getattr(bus, "serialPortOrig", None) if self.interface == "slcan" \
             else None
+        self._vq = _virtual_queue(bus)
+        self._message_type = can.Message
         self._bus = bus
 
     @staticmethod
@@ -230,7 +265,13 @@ class CanBackend(Backend):
         ``accept``, a set of ``(id, is_extended)``, drops the others undecoded)."""
         fast = self._sock
         if fast is None or self._state is not BackendState.OPEN or self._rx_taps and accept:
-            frames = super().read_available(limit)
+            frames = None
+            if self._vq is not None and self._state is BackendState.OPEN:
+                frames = self._read_virtual(limit)  # None: this bus needs recv
+            if frames is None:
+                frames = super().read_available(limit)
+            elif not frames:
+                return frames
             if accept is None:
                 return frames
             keep = [f for f in frames if (f.arbitration_id, bool(f.is_extended_id)) in accept]
@@ -297,6 +338,66 @@ class CanBackend(Backend):
                 for frame in out:
                     tap(frame)
         return out
+
+    def _read_virtual(self, limit: int) -> list[Any] | None:
+        """:meth:`Backend.read_available` on a ``virtual`` bus's queue (module docstring);
+        ``None`` when this bus must be read through ``recv``."""
+        bus = self._bus
+        vbus, q, recv_log = self._vq
+        if (bus is not vbus or not bus._open or bus._filters is not None
+                or recv_log.isEnabledFor(bus.RECV_LOGGING_LEVEL)):
+            return None
+        with q.mutex:  # what queue.Queue.get does, for all waiting frames at once
+            waiting = q.queue
+            if len(waiting) <= limit:
+                batch = list(waiting)
+                waiting.clear()
+            else:
+                batch = [waiting.popleft() for _ in range(limit)]
+            if batch and q.maxsize > 0:  # senders may wait for room only in a bounded queue
+                q.not_full.notify(len(batch))
+        if not batch:
+            return batch
+        out: list[Any] = []
+        n_bytes = 0
+        gen = self._generation
+        echo = self._tx_ids if self._echo_filter else ()
+        used = 0  # frames taken from the batch; the rest go back to the queue
+        try:
+            # the checks of _read_internal, frame by frame; a frame it drops ends the batch
+            # there, as read_available's loop ends at read_internal's None
+            for msg in batch:
+                used += 1
+                if echo and (msg.arbitration_id, bool(msg.is_extended_id)) in echo:
+                    self.own_echoes += 1
+                    break
+                n_bytes += len(msg.data)
+                if msg.is_error_frame:
+                    self._error_frame(bus, msg)
+                    if not self.keep_error_frames:
+                        break
+                out.append(msg)
+        except Exception as exc:
+            self._requeue(batch[used:])
+            self._count("bytes_in", n=n_bytes)
+            n_bytes = 0
+            err = _chain(self._translate(exc, "read"), exc)
+            self._handle_error(err, gen)  # returns only when a reconnect is pending
+        else:
+            if used < len(batch):
+                self._requeue(batch[used:])
+        self._count_frames_in(len(out), n_bytes)
+        for tap in self._rx_taps:
+            for frame in out:
+                tap(frame)
+        return out
+
+    def _requeue(self, frames: list) -> None:
+        """Put frames taken from the virtual bus's queue back at its front."""
+        if frames:
+            q = self._vq[1]
+            with q.mutex:
+                q.queue.extendleft(reversed(frames))
 
     def _isolate(self, bus: Any) -> None:
         """Only the joined group reaches this socket (module docstring)."""
@@ -436,6 +537,11 @@ class CanBackend(Backend):
                 "bad_frames": self.bad_datagrams}
 
     def _encode_frame(self, frame: Any) -> Any:
+        if type(frame) is self._message_type:  # a can.Message: the attributes are there
+            if frame.is_fd and not self.fd:
+                raise ValueError(f"{self.where}: a CAN FD message (is_fd=True) on a classic "
+                                 f"bus; open the backend with fd=True")
+            return frame
         if not all(hasattr(frame, a) for a in ("arbitration_id", "data", "is_fd")):
             raise TypeError(f"{self.where}: write() takes a can.Message, got "
                             f"{type(frame).__name__}")
@@ -451,4 +557,9 @@ class CanBackend(Backend):
         if self._echo_filter:
             self._tx_ids.add((msg.arbitration_id, bool(msg.is_extended_id)))
         bus.send(msg, timeout)
-        self._count("bytes_out", n=len(msg.data))
+
+    def _count_sent(self, msg: Any) -> None:
+        with self._count_lock:  # frames and bytes under one lock (Backend._count)
+            c = self.counters
+            c.frames_out += 1
+            c.bytes_out += len(msg.data)

@@ -344,7 +344,7 @@ def run_cli(case: Case, path: Path, out: Path) -> Any:
     """The case through ``cosim fmu simulate``; returns the results.csv read back."""
     from cosim.cli import main
     from cosim.writers import read_csv
-    argv = ["fmu", "simulate", str(path), "--interface", case.interface.lower(),
+    argv = ["fmu", "simulate", str(path), "--interface-type", case.interface.lower(),
             "--t-start", "0", "--t-end", repr(case.t_end), "--out", str(out), "--quiet"]
     if case.interface == "SE":  # the triggered clock from an input file, as FMPy users give
         out.mkdir(parents=True, exist_ok=True)

@@ -95,8 +95,8 @@ def test_simulate_sets_parameters_and_inputs_and_writes_csv(fmu_files, tmp_path,
                  "--rtol", "1e-10", "--atol", "1e-12"]) == 0
     res = read_csv(out / "results.csv")
     assert res.diagnostics["status"] == "complete"
-    assert res.units["fmu.x"] == "m" and res.time[-1] == pytest.approx(2.0)
-    err = np.max(np.abs(res["fmu.x"] - _exact_x(res.time)))
+    assert res.units["x"] == "m" and res.time[-1] == pytest.approx(2.0)
+    err = np.max(np.abs(res["x"] - _exact_x(res.time)))
     assert err < 1e-6, err  # measured ME rk45 4.7e-15; CS (its own RK4 at 1 ms) 6.5e-14
 
 
@@ -107,7 +107,7 @@ def test_simulate_plays_inputs_from_csv(fmu_files, tmp_path):
     assert main(["fmu", "simulate", str(fmu_files["Oscillator"]), "--input", str(csv),
                  "--set", "k=50", "--out", str(out), "-q", "--interface-type", "cs"]) == 0
     res = read_csv(out / "results.csv")
-    assert np.max(np.abs(res["fmu.x"] - _exact_x(res.time))) < 1e-6
+    assert np.max(np.abs(res["x"] - _exact_x(res.time))) < 1e-6
 
 
 def test_simulate_errors_are_clear(fmu_files, tmp_path, capsys):
@@ -144,8 +144,8 @@ def test_set_takes_any_variable_settable_before_initialization(fmu_files, tmp_pa
                  "--set", "k=50", "--set", "F=1", "--set", "x=0.25", "--out", str(out),
                  "-q", "--rtol", "1e-10", "--atol", "1e-12"]) == 0
     res = read_csv(out / "results.csv")
-    assert res["fmu.x"][0] == 0.25
-    assert np.max(np.abs(res["fmu.x"] - _exact_x(res.time, x0=0.25))) < 1e-6
+    assert res["x"][0] == 0.25
+    assert np.max(np.abs(res["x"] - _exact_x(res.time, x0=0.25))) < 1e-6
 
 
 @pytest.mark.parametrize("itf", ["me", "cs"])
@@ -161,7 +161,7 @@ def test_an_input_file_with_a_repeated_time_is_a_step(fmu_files, tmp_path, itf):
                  str(out), "-q", "--rtol", "1e-10", "--atol", "1e-12"]) == 0
     res = read_csv(out / "results.csv")
     # measured ME 1.6e-12; CS 1.1e-13 (the step lands on a communication point)
-    assert np.max(np.abs(res["fmu.x"] - _exact_x(res.time))) < 1e-9
+    assert np.max(np.abs(res["x"] - _exact_x(res.time))) < 1e-9
 
 
 def test_plot_writes_a_png_of_the_outputs_beside_the_results(fmu_files, tmp_path, capsys):
@@ -216,7 +216,7 @@ def test_export_a_model_file_then_validate_and_simulate(tmp_path, capsys, fmu_fi
     assert main(["fmu", "simulate", str(fmu), "--set", "u=1", "--t-end", "1", "--step",
                  "0.01", "--out", str(out), "-q"]) == 0
     res = read_csv(out / "results.csv")
-    err = np.max(np.abs(res["fmu.y"] - 0.2 * (1 - np.exp(-5 * res.time))))
+    err = np.max(np.abs(res["y"] - 0.2 * (1 - np.exp(-5 * res.time))))
     assert err < 1e-9, err  # RK4 at 1 ms: measured 3.8e-13
     # the same model file through pythonfmu (out of process: pythonfmu 0.7 allows one
     # instance per process, and this is the test runner's): the same numbers
@@ -225,8 +225,8 @@ def test_export_a_model_file_then_validate_and_simulate(tmp_path, capsys, fmu_fi
                  "1e-3"]) == 0
     assert main(["fmu", "simulate", str(py), "--set", "u=1", "--t-end", "1", "--step",
                  "0.01", "--out", str(tmp_path / "py"), "-q", "--out-of-process"]) == 0
-    np.testing.assert_allclose(read_csv(tmp_path / "py" / "results.csv")["fmu.y"],
-                               res["fmu.y"], rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(read_csv(tmp_path / "py" / "results.csv")["y"],
+                               res["y"], rtol=1e-12, atol=1e-15)
     capsys.readouterr()
     for wrong in (["--via", "python", "--interface-type", "me"],
                   ["--via", "python", "--integrator", "heun"], ["--solver", "rk45"]):
@@ -295,6 +295,8 @@ WRITERS = {
                      {"results.csv", "results.csv.json"}),
     "sweep": (lambda m, f: ["sweep", m, "--param", "k.k=-40,-20", "--backend", "serial",
                             "-q"], {"study.json", "journal.jsonl", "results.parquet"}),
+    "hil run": (lambda m, f: ["hil", "run", m, "--no-realtime", "--duration", "0.05"],
+                {"results.csv", "results.csv.json", "telemetry.csv", "summary.json"}),
 }
 
 
@@ -351,7 +353,7 @@ def test_a_results_folder_is_never_taken_from_another_run(first, second, osc_fil
         "cosim " + second.split("-")[0]
 
 
-@pytest.mark.parametrize("command", ["run", "fmu simulate", "sweep"])
+@pytest.mark.parametrize("command", ["run", "fmu simulate", "sweep", "hil run"])
 def test_a_folder_of_unknown_results_is_refused(command, osc_files, tmp_path, capsys):
     """A folder written before claims existed (a results.csv, no cosim_run.json)."""
     model, fmu = osc_files
@@ -391,7 +393,7 @@ def test_fmpy_spellings_give_the_same_run(fmu_files, tmp_path, itf, capsys):
     a, b = read_csv(tmp_path / "ours" / "results.csv"), read_csv(tmp_path / "theirs" / "r.csv")
     assert a.time[0] == pytest.approx(0.1) and a.time[-1] == pytest.approx(1.5)
     np.testing.assert_array_equal(a.time, b.time)
-    np.testing.assert_array_equal(a["fmu.x"], b["fmu.x"])
+    np.testing.assert_array_equal(a["x"], b["x"])
     assert main(["fmu", "simulate", str(fmu_files["Oscillator"]), "--interface-type", itf,
                  "--start-values", "k", "50", "c", "0.2", "-q", "--out",
                  str(tmp_path / "pairs")]) == 0  # FMPy's form: several pairs at once
@@ -423,8 +425,8 @@ def test_the_old_interface_spellings_still_work_with_a_note(fmu_files, tmp_path,
                      str(tmp_path / flag.strip("-"))]) == 0
     err = capsys.readouterr().err
     assert err.count("note: --interface is deprecated here, use --interface-type") == 1
-    np.testing.assert_array_equal(read_csv(tmp_path / "interface" / "results.csv")["fmu.x"],
-                                  read_csv(tmp_path / "interface-type" / "results.csv")["fmu.x"])
+    np.testing.assert_array_equal(read_csv(tmp_path / "interface" / "results.csv")["x"],
+                                  read_csv(tmp_path / "interface-type" / "results.csv")["x"])
     model = tmp_path / "lag.py"
     model.write_text(MODEL)
     assert main(["fmu", "export", str(model), str(tmp_path / "lag.fmu"), "--kind", "both",

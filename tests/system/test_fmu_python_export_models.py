@@ -293,7 +293,7 @@ def test_simulate_and_validate_work_from_any_folder(fmi, where, corpus, tmp_path
                 cwd=corpus / "sibling")
     assert ref.returncode == 0, ref.stderr
     z = read_csv(tmp_path / "run" / "results.csv").signals["body_x.y"]
-    np.testing.assert_allclose(res.signals["fmu.z"], z, rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(res.signals["z"], z, rtol=1e-12, atol=1e-15)
 
 
 def test_an_fmi2_python_fmu_that_does_not_declare_one_instance_runs_in_process(corpus,
@@ -327,3 +327,78 @@ def test_the_cosim_script_exports_both_forms_from_the_models_folder(model, corpu
     assert r.returncode == 0, r.stderr
     r = fmpy_clean(fmu, 0.1, 1e-3, tmp_path)
     assert r.returncode == 0, r.stderr[-3000:]
+
+
+#: FMPy with its defaults (the FMU's DefaultExperiment): the last time and every output
+FMPY_DEFAULTS = """
+import json, os, sys
+from fmpy import simulate_fmu
+r = simulate_fmu(sys.argv[1])
+print(json.dumps({n: float(r[n][-1]) for n in r.dtype.names}))
+sys.stdout.flush()
+os._exit(0)
+"""
+
+#: a model file whose SIMULATION is not FMPy's default (t_end 2.5 s, not 1 s)
+SPRING = """
+from blocks.continuous import Integrator
+from blocks.math import Gain, Sum
+from blocks.sources import Step
+from cosim import DiagramBuilder
+
+SIMULATION = {"t_end": 2.5, "dt": 5e-4}
+
+
+def build():
+    b = DiagramBuilder("spring")
+    f = b.add(Step("f", time_s=0.1, final=10.0))
+    s = b.add(Sum("s", "+--"))
+    v = b.add(Integrator("v", 0.0))
+    x = b.add(Integrator("x", 0.0))
+    c = b.add(Gain("c", 2.0))
+    k = b.add(Gain("k", 40.0))
+    b.connect(f.y, s.ins[0])
+    b.connect(c.y, s.ins[1])
+    b.connect(k.y, s.ins[2])
+    b.connect(s.y, v.u)
+    b.connect(v.y, x.u)
+    b.connect(v.y, c.u)
+    b.connect(x.y, k.u)
+    b.export_output(x.y, "z")
+    return b.build()
+"""
+
+
+@pytest.mark.parametrize("via, fmi", [("c", "2"), ("c", "3"), ("python", "2"),
+                                      ("python", "3")])
+def test_fmpy_with_its_defaults_runs_what_cosim_run_runs(via, fmi, tmp_path):
+    """An FMU exported from a model file carries the file's SIMULATION as its
+    DefaultExperiment (stopTime = t_end, stepSize = dt): `fmpy simulate x.fmu` and `cosim
+    fmu simulate x.fmu` without options run what `cosim run` of the file runs (they ran to
+    1 s, FMPy's default, instead of the file's t_end)."""
+    if via == "c" and __import__("shutil").which("gcc") is None:
+        pytest.skip("gcc is needed for the generated-C FMU")
+    (tmp_path / "spring.py").write_text(SPRING)
+    fmu = tmp_path / f"spring_{via}{fmi}.fmu"
+    r = cosim("fmu", "export", "spring.py", str(fmu), "--via", via, "--fmi", fmi,
+              cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    r = cosim("run", "spring.py", "--out", str(tmp_path / "run"), "-q", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    ref = read_csv(tmp_path / "run" / "results.csv")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    r = subprocess.run([sys.executable, "-I", "-c", FMPY_DEFAULTS, str(fmu)], cwd=elsewhere,
+                       capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr[-3000:]
+    last = json.loads(r.stdout.strip().splitlines()[-1])
+    assert float(ref.time[-1]) == 2.5 and last["time"] == pytest.approx(2.5, abs=1e-12)
+    z = float(np.asarray(ref.signals["x.y"])[-1])
+    assert abs(z) > 1e-3
+    # Python FMUs run cosim's own solver, the generated C the same RK4 in C: the same
+    # numbers up to the order of the C compiler's operations
+    assert last["z"] == pytest.approx(z, rel=1e-12, abs=1e-15)
+    r = cosim("fmu", "simulate", str(fmu), "--out", str(tmp_path / "sim"), "-q",
+              cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert float(read_csv(tmp_path / "sim" / "results.csv").time[-1]) == 2.5

@@ -132,8 +132,8 @@ def test_interface_overrides_take_effect(model, tmp_path):
     listener = can.Bus(interface="virtual", channel=other)
     try:
         assert main(["hil", "run", str(path), "--no-realtime", "--out", str(tmp_path / "o"),
-                     "--duration", "0.05", "--interface", f"can.channel={other}",
-                     "--interface", "can.bitrate=500000"]) == 0
+                     "--duration", "0.05", "--io", f"can.channel={other}",
+                     "--io", "can.bitrate=500000"]) == 0
         assert listener.recv(1.0).arbitration_id == 0x100  # the frames went to `other`
     finally:
         listener.shutdown()
@@ -144,8 +144,8 @@ def test_interface_overrides_take_effect(model, tmp_path):
 def test_bare_override_replaces_the_python_can_interface(model, tmp_path, capsys):
     path, _ = model
     rc = main(["hil", "run", str(path), "--no-realtime", "--out", str(tmp_path / "o"),
-               "--duration", "0.01", "--interface", "can=udp_multicast",
-               "--interface", "can.channel=239.255.74.163"])
+               "--duration", "0.01", "--io", "can=udp_multicast",
+               "--io", "can.channel=239.255.74.163"])
     if rc != 0:  # a machine without a multicast route
         pytest.skip(f"udp_multicast unavailable: {capsys.readouterr().err}")
     can_ = _summary(tmp_path / "o")["interfaces"]["can"]
@@ -204,11 +204,22 @@ def test_bare_override_replaces_the_kind_without_an_interface_option():
 def test_override_of_an_unknown_role_lists_the_opened_ones(model, tmp_path, capsys):
     path, _ = model
     rc = main(["hil", "run", str(path), "--no-realtime", "--out", str(tmp_path / "o"),
-               "--interface", "radar=udp_multicast"])
+               "--io", "radar=udp_multicast"])
     err = capsys.readouterr().err
     assert rc == 2
-    assert "--interface radar: the model opens no interface 'radar'; it opened: can" in err
+    assert "--io radar: the model opens no interface 'radar'; it opened: can" in err
     assert "Traceback" not in err
+
+
+def test_the_old_spelling_of_io_still_works_with_a_note(model, tmp_path, capsys):
+    """Issue 30 item 8: --interface meant three things across the commands; the I/O
+    override is --io now, the old spelling still works and says the new one (once)."""
+    path, _ = model
+    rc = main(["hil", "run", str(path), "--no-realtime", "--out", str(tmp_path / "o"),
+               "--interface", "radar=udp_multicast", "--interface", "can.bitrate=1"])
+    err = capsys.readouterr().err
+    assert rc == 2 and err.count("note: --interface is now --io") == 1
+    assert "--io radar: the model opens no interface 'radar'" in err
 
 
 def test_failing_build_is_one_clear_line(tmp_path, capsys):
@@ -229,7 +240,7 @@ def test_bad_set_and_bad_interface_syntax(model, tmp_path, capsys):
     o = ["--no-realtime", "--out", str(tmp_path / "o")]
     assert main(["hil", "run", str(path), *o, "--set", "c.valu=2"]) == 2
     assert "--set c.valu=2: parameter 'valu' not found on block 'c'" in capsys.readouterr().err
-    assert main(["hil", "run", str(path), *o, "--interface", "can"]) == 2
+    assert main(["hil", "run", str(path), *o, "--io", "can"]) == 2
     assert "expected ROLE=VALUE" in capsys.readouterr().err
 
 

@@ -234,7 +234,7 @@ WALKS = {
     "cosim hil run examples/acc_hil.py --duration 30": walk_acc_hil_cli,
     "cosim replay out/acc_hil/bus.asc --dbc acc --print": walk_replay_acc,
     "cosim replay out/demo/bus.asc --dbc out/demo/flagship.dbc --print": walk_replay_demo,
-    "cosim hil run examples/acc_ecu.py --interface can.channel=239.1.2.3": walk_ecu_alone,
+    "cosim hil run examples/acc_ecu.py --io can.channel=239.1.2.3": walk_ecu_alone,
 }
 
 
@@ -259,7 +259,7 @@ def test_the_cli_pair_refuses_what_cannot_work(tmp_path):
     reach it and the virtual clock would outrun it; both are bad input, nothing is run."""
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     for extra, text in ((["--no-realtime"], "would outrun it"),
-                        (["--interface", "can=virtual"], "cannot reach it")):
+                        (["--io", "can=virtual"], "cannot reach it")):
         r = subprocess.run([COSIM, "hil", "run", str(ROOT / "examples/acc_hil.py"), *extra],
                            cwd=tmp_path, env=env, capture_output=True, text=True,
                            timeout=120)

@@ -99,7 +99,7 @@ def test_the_bus_log_is_written_in_the_output_folder(tmp_path, capsys):
         capsys.readouterr().out
     # the format follows the suffix, also from the command line
     assert main(["hil", "run", str(model), "--no-realtime", "--out", str(out),
-                 "--interface", "can.log=bus.blf"]) == 0
+                 "--io", "can.log=bus.blf"]) == 0
     assert len(list(read_log(out / "bus.blf"))) == 51
 
 

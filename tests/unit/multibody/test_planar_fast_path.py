@@ -1,6 +1,7 @@
 """The planar float paths (marker outputs, point forces) against the general Kin path."""
 
 import numpy as np
+import pytest
 
 from blocks.multibody import Mechanism
 from blocks.multibody.bodies import Kin, planar_point
@@ -54,3 +55,41 @@ def test_marker_output_of_the_block_equals_the_general_point():
     p, pd = blk._marker_out(m)(ctx)
     ref_p, _, ref_pd, _ = Kin(body, x[:3], x[3:]).point(m.s)
     assert np.allclose(p, ref_p, atol=1e-14) and np.allclose(pd, ref_pd, atol=1e-14)
+
+
+def _loaded_mechanism(seed):
+    """1-3 planar bodies, point forces and torques at random markers (issue 30 corpus)."""
+    rng = np.random.default_rng(seed)
+    mech = Mechanism(f"m{seed}", dim=2, gravity=(0.0, -9.81))
+    loads = {}
+    for i in range(int(rng.integers(1, 4))):
+        h = mech.add_body(f"b{i}", mass=float(rng.uniform(0.5, 5)),
+                          inertia=float(rng.uniform(0.05, 1)),
+                          position=tuple(rng.normal(size=2)), orientation=float(rng.normal()))
+        for j in range(int(rng.integers(1, 3))):
+            m = h.marker(f"p{j}", tuple(rng.normal(size=2)))
+            kind = "force" if rng.random() < 0.7 else "torque"
+            mech.add_load(f"l{i}{j}", m, kind)
+            loads[f"l{i}{j}"] = (rng.normal(size=2) if kind == "force"
+                                 else float(rng.normal()))
+    mech.finalize()
+    return mech, loads
+
+
+def test_external_forces_of_planar_loads_equal_the_kin_path(monkeypatch):
+    """Loads on planar bodies without force elements: the float path (no Kin) gives the
+    general path's generalized forces bit for bit, and builds no Kin."""
+    import blocks.multibody.mechanism as mm
+    for seed in range(12):
+        mech, loads = _loaded_mechanism(seed)
+        rng = np.random.default_rng(100 + seed)
+        for _ in range(5):
+            q, v = rng.normal(size=mech.nq) * 3, rng.normal(size=mech.nv)
+            ref = np.zeros(mech.nv)
+            mech._elements_and_loads(mech.kins(q, v), 0.3, loads, None, ref)
+            with monkeypatch.context() as m:
+                m.setattr(mm._LazyKins, "__missing__",
+                          lambda self, body: pytest.fail("a Kin was built"))
+                got = mech.external_forces(q, v, 0.3, loads)
+            assert isinstance(got, np.ndarray) and got.dtype == float
+            assert np.array_equal(got, ref), seed
