@@ -193,6 +193,50 @@ def test_a_degraded_bus_keeps_the_acceptance(tmp_path, reference, fault):
     assert abs(r["summary"]["recovery_2pct_s"] - reference["recovery_2pct_s"]) < 1.0
 
 
+def _lost(res):
+    """The recorded times at which the plant had no fresh command (after the first)."""
+    ok = res["rx_cmd.ok"]
+    first = int(np.argmax(ok >= 0.5))
+    return res.time[first:][ok[first:] < 0.5]
+
+
+def _stalls(r, out):
+    """The loop's stalls (plant and ECU), as the runners measured them ('' if none)."""
+    ecu = out / "ecu_summary.json"
+    tels = {"plant": r["telemetry"]}
+    if ecu.exists():
+        tels["ECU"] = json.loads(ecu.read_text()).get("telemetry") or {}
+    said = []
+    for who, tel in tels.items():
+        st = tel.get("stalls", {})
+        if st.get("episodes"):
+            longest = max(x["off_cpu_us"] for x in st["longest"]) / 1e3
+            said.append(f"the {who}'s frame thread stalled {st['episodes']} times off the "
+                        f"CPU, the longest {longest:.0f} ms")
+    return "; ".join(said)
+
+
+def _fault_only(r, out, res, window, what):
+    """A fault test's loop, judged: a run that failed on timing is not judged when the
+    runner puts it down to other work (its fault's own stale inputs and link losses
+    beside); commands lost outside the fault's ``window`` (t0, t1) are a loop that did not
+    keep up, not judged when the runners' figures show stalls (:func:`_stalls`).  Returns
+    the first time a command was lost in the window."""
+    v = r["verdict"]
+    assert v["passed"] == all(c["ok"] for c in v["checks"])
+    if any(n.split(": ")[-1] in TIMING_CHECKS for n in v["failed"]):
+        _judge(r, out, what, also=("*: frames_lost", "*: link_losses"))
+    lost = _lost(res)
+    t0, t1 = window
+    outside = lost[(lost <= t0) | (lost > t1)]
+    judge_figure(outside.size == 0, f"{what}: commands lost outside the fault, at t = "
+                                    f"{', '.join(f'{t:g}' for t in outside[:5])} s",
+                 other_work=_stalls(r, out))
+    inside = lost[(lost > t0) & (lost <= t1)]
+    assert inside.size, f"{what}: no command lost in {window}"
+    return float(inside[0])
+
+
 def _safe_after(res, t0, t1=math.inf):
     t = res.time
     m = (t > t0) & (t <= t1)
@@ -207,15 +251,15 @@ def test_bus_off_goes_safe_and_recovers(tmp_path):
     res = _check_files(tmp_path, r, 16.0)
     on, off = 12.0, 12.5
     assert r["injected"].get("bus_off_tx", 0) + r["injected"].get("bus_off_rx", 0) >= 1
-    a, z = r["command_stale_s"]
-    # stale within the limit (+ one frame, + the 40 ms recording grid) of the bus-off
-    assert on < a <= on + CMD_STALE_S + PLANT_PERIOD + 0.04 + 1e-9
-    assert _safe_after(res, a - 1e-9, off)
-    # the plant recovers the bus, the ECU's inputs come back, commands are fresh again
-    assert z < off + 0.5 and np.all(res["rx_cmd.ok"][res.time > off + 0.5] == 1.0)
     b = r["bridges"]
     # the three bridges share the backend: whichever comes first after the outage recovers it
     assert b["tx_ego"]["errors"] > 0 and sum(x["recoveries"] for x in b.values()) >= 1
+    # the plant recovers the bus, the ECU's inputs come back, commands are fresh again
+    # (within 0.5 s of the bus's return); nothing lost outside the fault
+    a = _fault_only(r, tmp_path, res, (on, off + 0.5), "the bus-off")
+    # stale within the limit (+ one frame, + the 40 ms recording grid) of the bus-off
+    assert on < a <= on + CMD_STALE_S + PLANT_PERIOD + 0.04 + 1e-9
+    assert _safe_after(res, a - 1e-9, off)
     assert b["rx_cmd"]["stale_events"]["ACC_CMD"] == 1
 
 
@@ -225,12 +269,13 @@ def test_killed_ecu_leaves_the_plant_safe_and_the_run_complete(tmp_path):
     _log_run(r, tmp_path)
     res = _check_files(tmp_path, r, 12.0)
     assert r["ecu_exit"] == -9 and r["killed_at_s"] == pytest.approx(8.0, abs=0.01)
-    a, z = r["command_stale_s"]
-    assert 8.0 < a <= 8.0 + CMD_STALE_S + PLANT_PERIOD + 0.04 + 1e-9 and z == 12.0
     # issue 22 item 1: a run whose controller died is not "complete, exit 0"
     v = r["verdict"]
     assert not v["passed"] and "acc_hil_plant: stale_episodes" in v["failed"]
     assert v["exit_code"] == 1
+    a = _fault_only(r, tmp_path, res, (8.0, 12.0), "the killed ECU")
+    assert 8.0 < a <= 8.0 + CMD_STALE_S + PLANT_PERIOD + 0.04 + 1e-9
+    assert r["command_stale_s"][1] == 12.0  # stale to the end
     assert _safe_after(res, a - 1e-9)
     # the safe state decelerates the car at about 2 m/s^2 (brake lag 0.1 s, resistances)
     v = res["car.v"]

@@ -264,3 +264,19 @@ def test_a_peer_s_diagnosis_and_the_overload_s_consequences(monkeypatch):
     alone = Verdict.combine("loop", [plant])
     with pytest.raises(AssertionError, match="other than timing"):
         judge_timing(alone, consequences=stale)
+
+
+def test_a_speed_figure_is_judged_by_the_machine_or_by_the_run_s_own_figures(monkeypatch):
+    from tests.timing_plugin import judge_figure
+    judge_figure(True, "fast enough")  # not timing: a made-up figure, nothing to judge
+    _busy(monkeypatch, True)
+    with pytest.raises(pytest.skip.Exception, match=f"^{NOT_JUDGED}: 3 s, at most 2 s "
+                                                    r"\(the machine was busy: figure\)"):
+        judge_figure(False, "3 s, at most 2 s")
+    with pytest.raises(pytest.fail.Exception, match="no other work that explains it"):
+        judge_figure(False, "lost at t = 3 s", other_work="")  # the run says: no stall
+    _busy(monkeypatch, False)
+    with pytest.raises(pytest.fail.Exception, match="3 s, at most 2 s, on a quiet machine"):
+        judge_figure(False, "3 s, at most 2 s")
+    with pytest.raises(pytest.skip.Exception, match=f"^{NOT_JUDGED}: lost .*stalled 2 times"):
+        judge_figure(False, "lost at t = 3 s", other_work="the plant stalled 2 times")
