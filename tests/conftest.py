@@ -7,6 +7,9 @@ import pytest
 
 from cosim import Block
 
+#: the ``timing`` marker's verdict helpers and its terminal summary (tests/timing_plugin.py)
+pytest_plugins = ("tests.timing_plugin",)
+
 
 class Ball(Block):
     """Bouncing ball: x = [h, v], h' = v, v' = -g; at h = 0 falling, v <- -e v.

@@ -5,7 +5,11 @@ lock-step.
 Each run takes its simulated time in wall time (30 s for the cut-in, 16 s for the fault
 cases): these are the slow tests of the suite, on purpose (a real-time loop).  Every test
 runs against two busy processes (started and stopped by the test, :mod:`tests.unit.hil.busy`)
-and asserts what the run reports: its verdict, its counts, the acceptance."""
+and asserts what the run reports: its verdict, its counts, the acceptance.  That the loop
+meets the offline acceptance needs a loop that kept up: a run whose verdict failed on
+timing, put down to other work by the runner's figures, is "overloaded: not judged"
+(:func:`tests.timing_plugin.judge_timing`), its stale inputs and acceptance with it; its
+files and the verdict's own consistency are asserted all the same."""
 
 import json
 import logging
@@ -28,9 +32,11 @@ from examples.acc_hil import (  # noqa: E402
     summary,
 )
 from hil.can import read_log  # noqa: E402
+from hil.verdict import TIMING_CHECKS  # noqa: E402
+from tests.timing_plugin import judge_figure, judge_timing  # noqa: E402
 from tests.unit.hil.busy import busy  # noqa: E402
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.timing]  # real-time runs against busy processes
 
 
 @pytest.fixture(autouse=True)
@@ -71,13 +77,27 @@ def _log_run(r, out):
                 ecu_tel)
 
 
+#: what a loop that did not keep up fails in turn: its inputs go stale, its control
+#: acceptance (and a lock-step comparison waits, never fails on the load)
+CONSEQUENCES = ("*: stale_episodes", "acceptance: *")
+
+
+def _judge(r, out, what, also=()):
+    """The loop's verdict, judged (module docstring): returns it when it passed; ``also``:
+    more checks that may fail beside a failed timing check (a fault's own)."""
+    ecu = out / "ecu_summary.json"
+    parts = [json.loads(ecu.read_text())["verdict"]] if ecu.exists() else []
+    return judge_timing(r["verdict"], what, parts=[p for p in parts if p],
+                        consequences=CONSEQUENCES + tuple(also))
+
+
 def _check_files(out, r, t_end):
     res = read_csv(out / "results.csv")
     n = round(t_end / (5 * PLANT_PERIOD)) + 1
     assert len(res.time) == n and res.time[-1] == pytest.approx(t_end)
     assert res.diagnostics["status"] == "complete"
     s = json.loads((out / "summary.json").read_text())
-    assert s["fault"] == r["fault"] and s["telemetry"]["frames"] >= 0.9 * t_end / PLANT_PERIOD
+    assert s["fault"] == r["fault"]
     # recording left the frame and lost nothing: written by a writer thread, none dropped
     rec = s["telemetry"]["recording"]
     assert rec["threaded"] == 1 and rec["chunks_dropped"] == 0
@@ -92,10 +112,19 @@ def _check_files(out, r, t_end):
         "bus_load"] < 0.2
     assert r["bus_log"]["dropped"] == 0 and r["bus_log"]["written"] == len(frames)
     assert (out / "telemetry.csv").stat().st_size > 0
+    frames = s["telemetry"]["frames"]  # how many frames ran (not skipped) is the machine's
+    judge_figure(frames >= 0.9 * t_end / PLANT_PERIOD,
+                 f"{frames} plant frames ran of {t_end / PLANT_PERIOD:.0f}, at least 90 %")
     return res
 
 
-def _cut_in_like_offline(r, ref):
+def _cut_in_like_offline(r, ref, out):
+    v = r["verdict"]
+    checks = {c["name"]: c for c in v["checks"]}
+    tel = r["telemetry"]
+    assert checks["acc_hil_plant: overruns"]["figure"] == tel["overruns"]
+    assert v["passed"] == all(c["ok"] for c in v["checks"])
+    _judge(r, out, "the HIL cut-in")  # the rest needs a loop that kept up
     s = r["summary"]
     assert all(r["acceptance"].values()), r["acceptance"]
     # the bus adds 0-24 ms of delay and the DBC's quantization: the run stays close
@@ -103,13 +132,8 @@ def _cut_in_like_offline(r, ref):
     assert abs(s["min_gap_m"] - ref["min_gap_m"]) < 0.5
     assert abs(s["min_speed_m_s"] - ref["min_speed_m_s"]) < 0.5
     assert r["command_stale_s"] is None  # no stale episode after the first command
-    v = r["verdict"]
-    checks = {c["name"]: c for c in v["checks"]}
-    tel = r["telemetry"]
-    assert checks["acc_hil_plant: overruns"]["figure"] == tel["overruns"]
     assert checks["acc_hil_plant: stale_episodes"]["figure"] == 0
     assert all(checks[f"acceptance: {k}"]["ok"] for k in r["acceptance"])
-    assert v["passed"] == all(c["ok"] for c in v["checks"])
 
 
 @needs_multicast
@@ -117,11 +141,11 @@ def test_cut_in_over_udp_multicast_meets_the_offline_acceptance(tmp_path, refere
     assert all(acceptance(reference).values())
     r = run_hil(tmp_path, interface="udp_multicast", plot=False)
     _log_run(r, tmp_path)
-    _cut_in_like_offline(r, reference)
-    _check_files(tmp_path, r, r["t_end"])
     ecu = json.loads((tmp_path / "ecu_summary.json").read_text())
     # SIGTERM: the ECU's runner stops cleanly; its exit status is its verdict's
     assert r["ecu_exit"] == ecu["verdict"]["exit_code"] and ecu["exit"] == 0
+    _check_files(tmp_path, r, r["t_end"])
+    _cut_in_like_offline(r, reference, tmp_path)
     assert ecu["tx"]["sent"] >= 0.9 * r["t_end"] / 0.016
 
 
@@ -146,8 +170,8 @@ def test_cut_in_over_slcan_ptys_meets_the_offline_acceptance(tmp_path, reference
     pytest.importorskip("serial")
     r = run_hil(tmp_path, interface="slcan", plot=False)
     _log_run(r, tmp_path)
-    _cut_in_like_offline(r, reference)
     _check_files(tmp_path, r, r["t_end"])
+    _cut_in_like_offline(r, reference, tmp_path)
 
 
 @needs_multicast
@@ -158,8 +182,59 @@ def test_a_degraded_bus_keeps_the_acceptance(tmp_path, reference, fault):
     _log_run(r, tmp_path)
     key = f"{fault}_rx"
     assert r["injected"].get(key, 0) > 0
+    v = r["verdict"]
+    assert v["passed"] == all(c["ok"] for c in v["checks"])
+    # the faults cause stale episodes and lost frames, as they are meant to; a loop that
+    # also failed on timing did not keep up: judged (module docstring)
+    if any(n.split(": ")[-1] in TIMING_CHECKS for n in v["failed"]):
+        _judge(r, tmp_path, f"the '{fault}' fault",
+               also=("*: frames_lost", "*: link_losses"))
     assert all(r["acceptance"].values()), r["acceptance"]
     assert abs(r["summary"]["recovery_2pct_s"] - reference["recovery_2pct_s"]) < 1.0
+
+
+def _lost(res):
+    """The recorded times at which the plant had no fresh command (after the first)."""
+    ok = res["rx_cmd.ok"]
+    first = int(np.argmax(ok >= 0.5))
+    return res.time[first:][ok[first:] < 0.5]
+
+
+def _stalls(r, out):
+    """The loop's stalls (plant and ECU), as the runners measured them ('' if none)."""
+    ecu = out / "ecu_summary.json"
+    tels = {"plant": r["telemetry"]}
+    if ecu.exists():
+        tels["ECU"] = json.loads(ecu.read_text()).get("telemetry") or {}
+    said = []
+    for who, tel in tels.items():
+        st = tel.get("stalls", {})
+        if st.get("episodes"):
+            longest = max(x["off_cpu_us"] for x in st["longest"]) / 1e3
+            said.append(f"the {who}'s frame thread stalled {st['episodes']} times off the "
+                        f"CPU, the longest {longest:.0f} ms")
+    return "; ".join(said)
+
+
+def _fault_only(r, out, res, window, what):
+    """A fault test's loop, judged: a run that failed on timing is not judged when the
+    runner puts it down to other work (its fault's own stale inputs and link losses
+    beside); commands lost outside the fault's ``window`` (t0, t1) are a loop that did not
+    keep up, not judged when the runners' figures show stalls (:func:`_stalls`).  Returns
+    the first time a command was lost in the window."""
+    v = r["verdict"]
+    assert v["passed"] == all(c["ok"] for c in v["checks"])
+    if any(n.split(": ")[-1] in TIMING_CHECKS for n in v["failed"]):
+        _judge(r, out, what, also=("*: frames_lost", "*: link_losses"))
+    lost = _lost(res)
+    t0, t1 = window
+    outside = lost[(lost <= t0) | (lost > t1)]
+    judge_figure(outside.size == 0, f"{what}: commands lost outside the fault, at t = "
+                                    f"{', '.join(f'{t:g}' for t in outside[:5])} s",
+                 other_work=_stalls(r, out))
+    inside = lost[(lost > t0) & (lost <= t1)]
+    assert inside.size, f"{what}: no command lost in {window}"
+    return float(inside[0])
 
 
 def _safe_after(res, t0, t1=math.inf):
@@ -176,15 +251,15 @@ def test_bus_off_goes_safe_and_recovers(tmp_path):
     res = _check_files(tmp_path, r, 16.0)
     on, off = 12.0, 12.5
     assert r["injected"].get("bus_off_tx", 0) + r["injected"].get("bus_off_rx", 0) >= 1
-    a, z = r["command_stale_s"]
-    # stale within the limit (+ one frame, + the 40 ms recording grid) of the bus-off
-    assert on < a <= on + CMD_STALE_S + PLANT_PERIOD + 0.04 + 1e-9
-    assert _safe_after(res, a - 1e-9, off)
-    # the plant recovers the bus, the ECU's inputs come back, commands are fresh again
-    assert z < off + 0.5 and np.all(res["rx_cmd.ok"][res.time > off + 0.5] == 1.0)
     b = r["bridges"]
     # the three bridges share the backend: whichever comes first after the outage recovers it
     assert b["tx_ego"]["errors"] > 0 and sum(x["recoveries"] for x in b.values()) >= 1
+    # the plant recovers the bus, the ECU's inputs come back, commands are fresh again
+    # (within 0.5 s of the bus's return); nothing lost outside the fault
+    a = _fault_only(r, tmp_path, res, (on, off + 0.5), "the bus-off")
+    # stale within the limit (+ one frame, + the 40 ms recording grid) of the bus-off
+    assert on < a <= on + CMD_STALE_S + PLANT_PERIOD + 0.04 + 1e-9
+    assert _safe_after(res, a - 1e-9, off)
     assert b["rx_cmd"]["stale_events"]["ACC_CMD"] == 1
 
 
@@ -194,12 +269,13 @@ def test_killed_ecu_leaves_the_plant_safe_and_the_run_complete(tmp_path):
     _log_run(r, tmp_path)
     res = _check_files(tmp_path, r, 12.0)
     assert r["ecu_exit"] == -9 and r["killed_at_s"] == pytest.approx(8.0, abs=0.01)
-    a, z = r["command_stale_s"]
-    assert 8.0 < a <= 8.0 + CMD_STALE_S + PLANT_PERIOD + 0.04 + 1e-9 and z == 12.0
     # issue 22 item 1: a run whose controller died is not "complete, exit 0"
     v = r["verdict"]
     assert not v["passed"] and "acc_hil_plant: stale_episodes" in v["failed"]
     assert v["exit_code"] == 1
+    a = _fault_only(r, tmp_path, res, (8.0, 12.0), "the killed ECU")
+    assert 8.0 < a <= 8.0 + CMD_STALE_S + PLANT_PERIOD + 0.04 + 1e-9
+    assert r["command_stale_s"][1] == 12.0  # stale to the end
     assert _safe_after(res, a - 1e-9)
     # the safe state decelerates the car at about 2 m/s^2 (brake lag 0.1 s, resistances)
     v = res["car.v"]

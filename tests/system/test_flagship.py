@@ -31,7 +31,7 @@ from cosim.writers import read_dataframe  # noqa: E402
 from examples.flagship import main  # noqa: E402
 from hil.can import read_log  # noqa: E402
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.timing]
 
 
 @pytest.fixture(scope="module")

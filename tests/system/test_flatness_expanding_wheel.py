@@ -23,6 +23,7 @@ def test_example_reports_the_seed_values_and_exact_error_dynamics(tmp_path, caps
     assert "z3(10) = 0.17857" in text and "singular set" in text
 
 
+@pytest.mark.timing
 def test_sampled_tracker_runs_in_the_real_time_runner_as_offline():
     """The same diagram, the tracker as a 10 ms ECU, paced by hil's RealTimeRunner for 2 s:
     the results equal the offline run's (the runner drives the unchanged scheduler)."""
@@ -44,3 +45,5 @@ def test_sampled_tracker_runs_in_the_real_time_runner_as_offline():
     e = offline["ctl.error"]
     assert abs(e[-1, 0]) < 0.02 * abs(e[0, 0])          # sampled, but converging
     assert "realtime" in online.diagnostics
+    from tests.timing_plugin import assert_honest
+    assert_honest(rt.verdict)  # PASS, or FAIL on timing saying why (the machine's load)

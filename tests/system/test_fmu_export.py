@@ -542,6 +542,7 @@ def test_c_host_runs_the_fmu_without_python(fmus, version, tmp_path):
     assert err <= 1e-12
 
 
+@pytest.mark.timing
 @pytest.mark.parametrize("version", VERSIONS)
 def test_cost_per_step_from_python(fmus, version):
     s = Slave(fmus["pid", version, "cs"])
@@ -558,4 +559,5 @@ def test_cost_per_step_from_python(fmus, version):
     med = float(np.median(times[500:])) / 1e3
     print(f"\nFMI {version} CS pid loop (4 states, 1 RK4 step per 1 ms doStep): "
           f"median {med:.2f} us per doStep through fmpy")
-    assert med < 200.0  # gross bound only: CI machines are shared
+    from tests.timing_plugin import judge_figure  # gross bound only: machines are shared
+    judge_figure(med < 200.0, f"median {med:.1f} us per doStep, at most 200 us")

@@ -35,7 +35,7 @@ from hil.serial import Field, Layout, SerialBackend
 from hil.serial.emulator import DeviceEmulator
 from tests.unit.hil.busy import busy
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.timing]  # real-time runs against busy processes
 
 log = logging.getLogger("test_hil_io_paths")
 

@@ -205,6 +205,7 @@ def test_multibody_block_stops_at_the_first_singular_passage_at_every_step(form,
     assert t_s - 0.01 < t_stop < t_s  # just before the bars reach the ground line
 
 
+@pytest.mark.timing
 @pytest.mark.parametrize("form, kw", FORMS[1:4], ids=["lagrange", "penalty", "al"])
 def test_variable_step_stops_instead_of_crawling_to_a_wrong_branch(form, kw):
     """Before: plain Lagrange under DOP853 took ~300k steps and ended on the wrong branch
@@ -215,7 +216,9 @@ def test_variable_step_stops_instead_of_crawling_to_a_wrong_branch(form, kw):
     wall = time.perf_counter()
     with pytest.raises(StepError, match=r"lost rank.*Index3Stepper"):
         sim.run(T_END)
-    assert time.perf_counter() - wall < 30.0
+    wall = time.perf_counter() - wall
+    from tests.timing_plugin import judge_figure  # it stops, not crawls: a bound on the time
+    judge_figure(wall < 30.0, f"stopped after {wall:.1f} s, at most 30 s")
 
 
 def test_singular_tol_zero_lets_the_user_go_on():

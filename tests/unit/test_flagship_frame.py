@@ -87,7 +87,7 @@ def test_a_period_that_is_not_whole_2_ms_is_refused(bad):
 def test_the_demos_options_are_refused_before_any_work(argv, what, capsys, tmp_path):
     from examples.flagship import main
     with pytest.raises(SystemExit) as e:
-        main(["--out", str(tmp_path / "out"), *argv])
+        main(["--out", str(tmp_path / "out"), *argv])  # not timing: refused before any run
     assert e.value.code == 2
     assert what in capsys.readouterr().err
     assert not (tmp_path / "out").exists()

@@ -181,6 +181,7 @@ def test_a_python_fmu_that_raises_reports_the_python_error(fmu_files):
     assert _run(s)["p.y"][-1] == 1.0  # recovered
 
 
+@pytest.mark.timing
 @pytest.mark.parametrize("mode, error, match", [
     (2, FMUTimeoutError, "did not return within 0.5 s \\(out-of-process watchdog\\); the "
                          "FMU's process \\(pid \\d+\\) was killed"),
@@ -200,6 +201,7 @@ def test_hangs_and_crashes_out_of_process_leave_the_host_running(fmu_files, mode
     assert _run(s)["f.y"][-1] == pytest.approx(0.1)
 
 
+@pytest.mark.timing
 def test_a_python_fmu_that_hangs_is_killed_by_the_watchdog(fmu_files):
     s = load_fmu(fmu_files["Misbehave"], name="p", parameters={"mode": 2},
                  out_of_process=True, timeout_s=0.5)

@@ -30,6 +30,7 @@ def _alive(pid: int) -> bool:
         return False
 
 
+@pytest.mark.timing
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="/proc and prctl: Linux")
 @pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGTERM])
 def test_the_busy_processes_end_with_a_killed_test_run(sig):

@@ -20,6 +20,7 @@ from hil import (
     ErrorSink,
     HILError,
 )
+from tests.timing_plugin import GENEROUS_S, wait_for
 
 
 class MemBackend(Backend):
@@ -81,6 +82,7 @@ def test_lifecycle_states_and_context_manager():
     b.close()  # idempotent
 
 
+@pytest.mark.timing
 def test_read_timeout_returns_none_and_expect_raises():
     b = MemBackend(timeout=0.02).open()
     t = time.perf_counter()
@@ -126,14 +128,15 @@ def test_open_failure_is_a_backend_error():
     assert b.state is BackendState.CLOSED
 
 
+@pytest.mark.timing
 def test_reconnect_with_backoff_counts_and_logs(caplog):
-    b = MemBackend(reconnect=True, backoff=(0.005, 0.02), reconnect_timeout=5.0).open()
+    b = MemBackend(reconnect=True, backoff=(0.005, 0.02), reconnect_timeout=GENEROUS_S).open()
     b.read_error = OSError(5, "Input/output error")
     b.fail_opens = 3  # the device is away for three attempts
     b.inbox.put(b"after")
     with caplog.at_level(logging.INFO, logger="hil"):
         t = time.perf_counter()
-        assert b.read(2.0) == b"after"
+        assert b.read(GENEROUS_S) == b"after"
         dt = time.perf_counter() - t
     c = b.counters
     assert (c.disconnects, c.reconnects, c.reconnect_attempts) == (1, 1, 4)
@@ -144,6 +147,7 @@ def test_reconnect_with_backoff_counts_and_logs(caplog):
     assert "link lost" in text and "reconnected after 4 attempt(s)" in text
 
 
+@pytest.mark.timing
 def test_read_while_down_returns_none_then_recovers():
     b = MemBackend(reconnect=True, backoff=(0.01, 0.01)).open()
     b.read_error = OSError(5, "EIO")
@@ -165,11 +169,12 @@ def test_write_disconnect_reconnects_and_resends_once():
     assert b.sent == [b"frame"] and b.counters.reconnects == 1 and b.counters.frames_out == 1
 
 
+@pytest.mark.timing
 def test_reconnect_timeout_faults_with_a_clear_message():
     b = MemBackend(reconnect=True, backoff=(0.005, 0.01), reconnect_timeout=0.05).open()
     b.read_error = OSError(5, "EIO")
     b.fail_opens = 10**9
-    with pytest.raises(Disconnected, match=r"link down for 0\.\d\d s, \d+ reconnect attempts "
+    with pytest.raises(Disconnected, match=r"link down for \d+\.\d\d s, \d+ reconnect attempts "
                                            r"failed .*raise reconnect_timeout"):
         for _ in range(20):
             b.read(0.02)
@@ -180,6 +185,7 @@ def _explode():
     raise ZeroDivisionError("bad frame handler")
 
 
+@pytest.mark.timing
 def test_reader_thread_exception_is_reraised_by_check():
     b = MemBackend().open()
     got = []
@@ -192,7 +198,7 @@ def test_reader_thread_exception_is_reraised_by_check():
     reader = b.start_reader(on_frame, poll=0.01)
     b.inbox.put(b"ok")
     b.inbox.put(b"boom")
-    reader.join(2.0)
+    reader.join(GENEROUS_S)
     assert not reader.is_alive() and got == [b"ok", b"boom"]
     assert b.state is BackendState.FAULTED
     with pytest.raises(ZeroDivisionError, match="bad frame handler") as e:
@@ -206,26 +212,28 @@ def test_reader_thread_exception_is_reraised_by_check():
     b.close()
 
 
+@pytest.mark.timing
 def test_reader_thread_driver_error_keeps_its_cause():
     b = MemBackend(reconnect=False).open()
     sink = ErrorSink()
     b.start_reader(poll=0.01, errors=sink)  # frames onto the internal queue
     b.inbox.put(b"1")
     b.inbox.put(b"2")
-    deadline = time.perf_counter() + 2.0
     frames = []
-    while len(frames) < 2 and time.perf_counter() < deadline:
-        frames += b.drain()
-        time.sleep(0.005)
+
+    def two():
+        frames.extend(b.drain())
+        return len(frames) >= 2
+    wait_for(two, "2 frames through the reader thread")
     assert frames == [b"1", b"2"]
     b.read_error = OSError(19, "No such device")
-    while not sink.pending() and time.perf_counter() < deadline:
-        time.sleep(0.005)
+    wait_for(sink.pending, "the reader thread's error in the sink")
     with pytest.raises(Disconnected) as e:
         b.check()  # the backend checks the sink it was given
     assert isinstance(e.value.__cause__, OSError) and e.value.__cause__.errno == 19
 
 
+@pytest.mark.timing
 def test_close_stops_the_reader_promptly():
     b = MemBackend().open()
     reader = b.start_reader(poll=0.05)
@@ -238,14 +246,13 @@ def test_close_stops_the_reader_promptly():
     assert time.perf_counter() - t < 2.0 + 0.5
 
 
+@pytest.mark.timing
 def test_reader_queue_drops_oldest_when_full():
     b = MemBackend().open()
     for i in range(5):
         b.inbox.put(i)
     b.start_reader(poll=0.01, maxsize=2)
-    deadline = time.perf_counter() + 2.0
-    while b.counters.frames_in < 5 and time.perf_counter() < deadline:
-        time.sleep(0.005)
+    wait_for(lambda: b.counters.frames_in >= 5, "5 frames read by the reader thread")
     b.close()
     assert b.drain() == [3, 4] and b.counters.dropped == 3
 

@@ -19,6 +19,7 @@ import pytest
 can = pytest.importorskip("can")
 
 from hil.can import CanBackend, MessageLog, read_log  # noqa: E402
+from tests.timing_plugin import GENEROUS_S  # noqa: E402
 
 #: What python-can's reader gives back for a frame written on the log's channel 0 (the
 #: default): ASC and BLF store 1 and read 0, TRC stores 1 and reads 1, canutils writes can0,
@@ -98,12 +99,13 @@ def _multicast_ok():
 
 
 def _buses():
-    yield "virtual", f"flagship-{time.monotonic_ns()}"
+    yield "virtual", f"flagship-{time.monotonic_ns()}"  # not timing: a unique name
     if _multicast_ok():
         rnd = uuid.uuid4().int
         yield "udp_multicast", f"239.{rnd % 253 + 1}.{rnd // 253 % 253 + 1}.{rnd // 7 % 250 + 2}"
 
 
+@pytest.mark.timing
 @pytest.mark.parametrize("suffix", [".asc", ".blf", ".trc", ".log"])
 @pytest.mark.parametrize("interface,channel", list(_buses()), ids=lambda x: x.split("-")[0])
 def test_a_bus_logged_through_its_taps_has_one_channel(tmp_path, suffix, interface, channel):
@@ -120,7 +122,7 @@ def test_a_bus_logged_through_its_taps_has_one_channel(tmp_path, suffix, interfa
                                     is_extended_id=False))
             ecu.write(can.Message(arbitration_id=0x200, data=bytes([k, 1, 1, 1]),
                                   is_extended_id=False))
-            got += plant.read(0.5) is not None
+            got += plant.read(GENEROUS_S) is not None
     log.stop()
     back = _read(path)
     assert got == 10 and len(back) == 20
@@ -141,6 +143,7 @@ class _FailingWriter:
         self.inner.stop()
 
 
+@pytest.mark.timing
 def test_a_write_that_fails_in_the_last_flush_is_raised_by_stop_not_a_hang(tmp_path):
     """Found with this file's corpus before the channel fix: python-can's BLF writer cannot
     pack channel 445520752547, the frames were still held in the 2 s reorder window, the
@@ -162,6 +165,6 @@ def test_a_write_that_fails_in_the_last_flush_is_raised_by_stop_not_a_hang(tmp_p
     import threading
     t = threading.Thread(target=stop, daemon=True)
     t.start()
-    t.join(10.0)
+    t.join(GENEROUS_S)
     assert not t.is_alive(), "MessageLog.stop() hangs after a failed final flush"
     assert done and "No space left on device" in str(done[0])

@@ -138,6 +138,7 @@ def test_software_filters_and_receive_logging_use_recv():
         rx.close()
 
 
+@pytest.mark.timing
 def test_a_sender_waiting_on_a_full_bounded_queue_is_released():
     tx, rx = _pair(rx_queue_size=2)
     try:

@@ -19,6 +19,7 @@ from hil.backend import Backend
 from hil.cli import Interfaces, _parse_overrides
 from hil.errors import HILError
 from hil.registry import register_backend
+from tests.timing_plugin import GENEROUS_S, assert_honest, judge_figure
 
 can = pytest.importorskip("can")
 
@@ -105,6 +106,7 @@ def test_no_realtime_run_writes_results_telemetry_and_summary(model, tmp_path, c
     assert "200 frames of 1000 us" in text and "frames_out=21" in text
 
 
+@pytest.mark.timing
 def test_short_real_time_run(model, tmp_path):
     from tests.unit.hil.busy import busy
     path, _ = model
@@ -114,10 +116,14 @@ def test_short_real_time_run(model, tmp_path):
     rows = (out / "telemetry.csv").read_text().splitlines()[1:]
     s = _summary(out)
     assert rc == s["verdict"]["exit_code"]  # a loaded machine may fail the lateness budget
+    assert_honest(s["verdict"])  # and then says why, from the runner's figures
     tel = s["telemetry"]
-    assert tel["frames"] + tel["skipped_frames"] == 200 and 150 <= len(rows) == tel["frames"]
-    assert s["mode"] == "realtime" and 0.15 < s["wall_s"] < 2.0
+    assert tel["frames"] + tel["skipped_frames"] == 200 and len(rows) == tel["frames"]
+    assert s["mode"] == "realtime" and 0.15 < s["wall_s"]
     assert len(read_csv(out / "results.csv").time) == 201  # the model integrates every step
+    # how many frames ran and how long the run took is the machine's
+    judge_figure(150 <= tel["frames"], f"{tel['frames']} of 200 frames ran, at least 150")
+    judge_figure(s["wall_s"] < 2.0, f"a 0.2 s run took {s['wall_s']:.2f} s, at most 2 s")
 
 
 def test_interface_overrides_take_effect(model, tmp_path):
@@ -228,6 +234,7 @@ def test_failing_build_is_one_clear_line(tmp_path, capsys):
     assert "Traceback" in capsys.readouterr().err
 
 
+@pytest.mark.timing
 def test_bad_set_and_bad_interface_syntax(model, tmp_path, capsys):
     path, _ = model
     o = ["--no-realtime", "--out", str(tmp_path / "o")]
@@ -237,6 +244,7 @@ def test_bad_set_and_bad_interface_syntax(model, tmp_path, capsys):
     assert "expected ROLE=VALUE" in capsys.readouterr().err
 
 
+@pytest.mark.timing
 def test_the_verdict_is_printed_written_and_the_exit_status(model, tmp_path, capsys):
     """Issue 22 item 1: every run ends with a verdict; a failed check is exit status 1."""
     path, _ = model
@@ -255,14 +263,17 @@ def test_the_verdict_is_printed_written_and_the_exit_status(model, tmp_path, cap
     s = _summary(out)
     assert s["verdict"]["failed"] == ["lateness_p99_us"] and s["status"] == "complete"
     line = capsys.readouterr().out
-    assert "verdict FAIL hilmodel: timing failed (lateness_p99_us): other work took the CPU" \
-        in line
+    # the diagnosis leads with the cause with the most overruns (under load: stalls or
+    # work spikes), and names other work
+    assert "verdict FAIL hilmodel: timing failed (lateness_p99_us): " in line
+    assert "other work took the CPU" in line
     assert "1 of 11 checks failed: lateness p99" in line
     assert main(["hil", "run", str(path), "--no-realtime", "--out", str(out),
                  "--budget", "overrun=1"]) == 2
     assert "budget names: overruns, skipped_frames" in capsys.readouterr().err
 
 
+@pytest.mark.timing
 def test_a_cpu_that_does_not_exist_is_bad_input_and_writes_nothing(model, tmp_path, capsys):
     """Issue 22 item 10: --cpus 7 gave 'OSError: [Errno 22]' and still wrote output."""
     import os
@@ -302,6 +313,7 @@ def test_subprocess_entry_point(model, tmp_path):
     assert len(read_csv(out / "results.csv").time) == 101 and "real time: 100 frames" in r.stdout
 
 
+@pytest.mark.timing
 @pytest.mark.parametrize("sig,code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
 def test_signal_ends_a_real_time_run_cleanly(model, tmp_path, sig, code):
     path, _ = model
@@ -315,8 +327,8 @@ def test_signal_ends_a_real_time_run_cleanly(model, tmp_path, sig, code):
         time.sleep(0.5)
         t0 = time.monotonic()
         proc.send_signal(sig)
-        stdout, stderr = proc.communicate(timeout=15)
-        assert time.monotonic() - t0 < 5
+        stdout, stderr = proc.communicate(timeout=GENEROUS_S)
+        ended_s = time.monotonic() - t0
     finally:
         if proc.poll() is None:
             proc.kill()
@@ -330,6 +342,7 @@ def test_signal_ends_a_real_time_run_cleanly(model, tmp_path, sig, code):
     assert s["telemetry"]["stopped_by"] == sig.name
     assert s["interfaces"]["can"]["counters"]["frames_out"] > 10
     assert (out / "telemetry.csv").read_text().count("\n") == s["telemetry"]["frames"] + 1
+    judge_figure(ended_s < 5, f"the run ended {ended_s:.1f} s after {sig.name}, at most 5 s")
 
 
 # ------------------------------------------------------------------ replay
@@ -349,6 +362,7 @@ def _record_log(path, frames):
         rx.shutdown()
 
 
+@pytest.mark.timing
 def test_replay_fast_sends_every_frame_in_order(tmp_path, capsys):
     frames = [can.Message(arbitration_id=0x100 + i, data=bytes([i, i + 1, 0xAB]),
                           is_extended_id=i % 3 == 0) for i in range(20)]
@@ -370,6 +384,7 @@ def test_replay_fast_sends_every_frame_in_order(tmp_path, capsys):
     assert f"replay: 40 frames sent on can virtual:'{ch}'" in out and "2 loops" in out
 
 
+@pytest.mark.timing
 def test_replay_keeps_the_timing(tmp_path, capsys):
     log = tmp_path / "trace.asc"
     _record_log(log, [can.Message(arbitration_id=1, data=[i]) for i in range(10)])
@@ -380,6 +395,7 @@ def test_replay_keeps_the_timing(tmp_path, capsys):
     assert "timing error mean" in capsys.readouterr().out
 
 
+@pytest.mark.timing
 def test_replay_print_decodes_with_the_acc_dbc(tmp_path, capsys):
     from hil.can.dbc import ACC_DBC, CanDatabase
     db = CanDatabase(ACC_DBC)

@@ -46,7 +46,7 @@ def _multicast_ok():
     return True
 
 
-pytestmark = [pytest.mark.slow,
+pytestmark = [pytest.mark.slow, pytest.mark.timing,  # real-time runs in subprocesses
               pytest.mark.skipif(not _multicast_ok(), reason="no IPv4 multicast route")]
 
 

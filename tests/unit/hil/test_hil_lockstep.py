@@ -20,6 +20,7 @@ from hil.can import CanBackend  # noqa: E402
 from hil.can.lockstep import LockstepBus, LockstepFollower, LockstepLeader, SyncClock  # noqa: E402
 from hil.errors import HILError  # noqa: E402
 from hil.runner import RealTimeRunner  # noqa: E402
+from tests.timing_plugin import GENEROUS_S  # noqa: E402
 
 _ids = itertools.count()
 LEADER_P, FOLLOWER_P = 2e-3, 4e-3
@@ -59,6 +60,7 @@ class _Stall:
             self.inner(runner, k)
 
 
+@pytest.mark.timing
 def test_both_ends_run_every_frame_through_stalls_on_either_side(buses):
     plant_bus, ecu_bus = buses
     t_end = 0.2
@@ -81,7 +83,7 @@ def test_both_ends_run_every_frame_through_stalls_on_either_side(buses):
     plant = RealTimeRunner(_sim(), LEADER_P, on_frame=leader, realtime="off",
                            **EVERY_FRAME)
     res = plant.run(t_end)
-    th.join(10)
+    th.join(GENEROUS_S)
     assert not errors and not th.is_alive()
     n_hits = round(t_end / FOLLOWER_P)
     assert leader.stats()["syncs"] == n_hits and leader.timeouts == 0

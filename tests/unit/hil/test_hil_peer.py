@@ -18,9 +18,12 @@ import time
 import pytest
 
 from hil.peer import Peer, PeerError
+from tests.timing_plugin import GENEROUS_S, wait_for
 
-pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"),
-                                reason="the parent-death signal is Linux's")
+#: processes started, signalled and waited for
+pytestmark = [pytest.mark.skipif(not sys.platform.startswith("linux"),
+                                 reason="the parent-death signal is Linux's"),
+              pytest.mark.timing]
 
 #: A peer: READY, then a loop until SIGTERM, which it answers by writing ``done`` to the
 #: file in argv[1] (as acc_ecu writes its summary) and exiting 0.
@@ -47,7 +50,7 @@ RUN = textwrap.dedent("""\
 """)
 
 
-def _gone(pid, timeout=20.0):
+def _gone(pid, timeout=GENEROUS_S):
     """True once ``pid`` has ended (a zombie left to a parent that does not reap counts)."""
     end = time.monotonic() + timeout
     while time.monotonic() < end:
@@ -75,7 +78,7 @@ def test_a_killed_run_takes_its_peer_along_and_the_peer_still_writes(tmp_path):
     try:
         assert not _gone(pid, 0.3)
         run.send_signal(signal.SIGKILL)
-        run.wait(10)
+        run.wait(GENEROUS_S)
         assert _gone(pid), "the peer outlived its run"
         assert flag.read_text() == "done"  # its SIGTERM handler ran: the summary is written
     finally:
@@ -88,7 +91,7 @@ def test_ctrl_c_on_the_run_s_group_does_not_reach_the_peer(tmp_path):
     try:
         assert os.getpgid(pid) != os.getpgid(run.pid)  # its own process group
         os.kill(run.pid, signal.SIGINT)  # what the terminal does to the run's group
-        run.wait(10)
+        run.wait(GENEROUS_S)
         # the run died of it; the peer got the parent-death signal, not the SIGINT
         assert _gone(pid) and flag.read_text() == "done"
     finally:
@@ -104,9 +107,7 @@ def test_stop_waits_for_a_peer_that_ends_by_itself_then_terminates_its_group(tmp
             "'import time; time.sleep(600)']); print(c.pid, flush=True); "
             "print('READY', flush=True); time.sleep(600)")
     p = Peer([sys.executable, "-c", code], name="parent").wait_ready(30)
-    deadline = time.monotonic() + 10
-    while not p._stdout and time.monotonic() < deadline:
-        time.sleep(0.01)
+    wait_for(lambda: p._stdout, "the peer's child's pid")
     child = int(p._stdout[0])
     t0 = time.monotonic()
     assert p.stop(grace_s=0.2) == -signal.SIGTERM

@@ -20,14 +20,17 @@ from hil.serial import (  # noqa: E402
     Layout,
     SerialBackend,
 )
+from tests.timing_plugin import GENEROUS_S, wait_for  # noqa: E402
 
-pytestmark = pytest.mark.skipif(not hasattr(os, "openpty"), reason="needs POSIX ptys")
+#: real ptys, reader and emulator threads, timeouts and the baud-rate model's wire times
+pytestmark = [pytest.mark.skipif(not hasattr(os, "openpty"), reason="needs POSIX ptys"),
+              pytest.mark.timing]
 
 SENSOR = Layout([Field("seq", "I"), Field("speed", "h", scale=0.01, unit="m/s"),
                  Field("temp", "h", scale=0.1, offset=-40.0, unit="degC")], name="sensor")
 
 
-def _collect(backend, n, timeout=2.0):
+def _collect(backend, n, timeout=GENEROUS_S):
     out, deadline = [], time.perf_counter() + timeout
     while len(out) < n and time.perf_counter() < deadline:
         f = backend.read(0.05)
@@ -70,8 +73,8 @@ def test_line_framing_over_loop():
 # ---------------------------------------------------------------------- pty
 @pytest.fixture
 def twin():
-    b = EmulatedSerialBackend(baudrate=115200, crc="crc16-modbus", timeout=1.0, name="dev",
-                              backoff=(0.005, 0.05))
+    b = EmulatedSerialBackend(baudrate=115200, crc="crc16-modbus", timeout=GENEROUS_S,
+                              name="dev", backoff=(0.005, 0.05))
     b.open()
     yield b
     b.close()
@@ -133,23 +136,24 @@ def test_crc_policy_raise(twin):
     em.send(b"good")
     with pytest.raises(CRCError, match=r"serial-emulator '.*tty' \('dev'\): crc16-modbus "
                                        r"mismatch") as e:
-        twin.read(1.0)
+        twin.read(GENEROUS_S)
     assert isinstance(e.value, ValueError)
-    assert twin.read(1.0) == b"good"  # the stream goes on
+    assert twin.read(GENEROUS_S) == b"good"  # the stream goes on
     assert twin.counters.crc_errors == 1 and twin.state is BackendState.OPEN
 
 
 def test_device_sees_host_crc_errors(twin):
     twin.write_raw(_corrupt(twin.encode(b"\x33" * 8)))
     twin.write(b"fine")
-    assert twin.emulator.wait_received(1, 2.0)
+    assert twin.emulator.wait_received(1, GENEROUS_S)
     assert twin.emulator.received == [b"fine"]
     assert twin.emulator.counters.crc_errors == 1
 
 
 def test_replug_while_streaming_reconnects_without_losing_the_reader(twin, caplog):
-    """The device is pulled for 50 ms while it streams a frame every 2 ms; the reader
-    thread survives, the backend reconnects once, frames resume, none is garbled."""
+    """The device is pulled for 50 ms (and until a frame was lost on the way: a busy
+    machine may not run the streamer in 50 ms) while it streams a frame every 2 ms; the
+    reader thread survives, the backend reconnects once, frames resume, none is garbled."""
     em = twin.emulator
     stop = threading.Event()
     sent = []
@@ -167,19 +171,24 @@ def test_replug_while_streaming_reconnects_without_losing_the_reader(twin, caplo
         reader = twin.start_reader(poll=0.02)
         streamer = threading.Thread(target=stream, daemon=True)
         streamer.start()
-        time.sleep(0.1)
-        em.replug(down_time=0.05)
-        deadline = time.perf_counter() + 3.0
-        while twin.counters.reconnects < 1 and time.perf_counter() < deadline:
-            time.sleep(0.01)
+        wait_for(lambda: len(sent) >= 50, "50 frames streamed before the pull")
+        pulled = time.monotonic()
+        em.unplug()
+        wait_for(lambda: em.lost_bytes > 0, "a frame sent while unplugged")
+        time.sleep(max(0.0, 0.05 - (time.monotonic() - pulled)))
+        em.plug()
+        wait_for(lambda: twin.counters.reconnects >= 1, "the reconnect")
         n_at_reconnect = len(sent)
-        while len(sent) < n_at_reconnect + 50 and time.perf_counter() < deadline:
-            time.sleep(0.01)
+        wait_for(lambda: len(sent) >= n_at_reconnect + 50, "50 frames after the reconnect")
         stop.set()
         streamer.join()
-        time.sleep(0.05)
+        frames = []
+
+        def the_last_one():
+            frames.extend(twin.drain())
+            return frames and frames[-1]["seq"] == sent[-1]
+        wait_for(the_last_one, "the last frame streamed")
         twin.check()  # no background error
-        frames = twin.drain()
     seqs = [f["seq"] for f in frames]
     c = twin.counters
     # measured (3 runs): 44-46 frames before the pull, 35 lost, 51-52 after the reconnect,
@@ -202,7 +211,7 @@ def test_write_while_unplugged_times_out_then_recovers(twin):
     assert twin.state is BackendState.RECONNECTING
     em.plug()
     twin.write(b"after")
-    assert em.wait_received(1, 2.0) and em.received == [b"after"]
+    assert em.wait_received(1, GENEROUS_S) and em.received == [b"after"]
     assert twin.counters.reconnects == 1 and twin.counters.disconnects == 1
 
 
@@ -212,21 +221,22 @@ def test_reader_and_writer_share_one_reconnect(twin):
     em = twin.emulator
     reader = twin.start_reader(poll=0.01)
     twin.write(b"one")
-    deadline = time.perf_counter() + 2.0
     frames = []
-    while not frames and time.perf_counter() < deadline:  # the echo is back
-        frames += twin.drain()
-        time.sleep(0.005)
+
+    def echo(payload):
+        def back():
+            frames.extend(twin.drain())
+            return payload in frames
+        return back
+    wait_for(echo(b"one"), "the echo of 'one'")
     em.unplug()
     for _ in range(3):
         with pytest.raises(BackendTimeout):
             twin.write(b"lost", timeout=0.02)
     em.plug()
-    twin.write(b"two", timeout=1.0)  # reconnects (here or in the reader thread), then sends
-    deadline = time.perf_counter() + 2.0
-    while b"two" not in frames and time.perf_counter() < deadline:
-        frames += twin.drain()
-        time.sleep(0.005)
+    # reconnects (here or in the reader thread), then sends
+    twin.write(b"two", timeout=GENEROUS_S)
+    wait_for(echo(b"two"), "the echo of 'two'")
     twin.check()
     assert frames == [b"one", b"two"] and reader.is_alive()
     c = twin.counters
@@ -247,11 +257,9 @@ def _bad_device(payload):
 
 
 def test_device_exception_is_reraised_by_check():
-    with EmulatedSerialBackend(device=_bad_device, timeout=1.0) as b:
+    with EmulatedSerialBackend(device=_bad_device, timeout=GENEROUS_S) as b:
         b.write(b"crash")
-        deadline = time.perf_counter() + 2.0
-        while not b.emulator.errors.pending() and time.perf_counter() < deadline:
-            time.sleep(0.005)
+        wait_for(b.emulator.errors.pending, "the device's exception")
         with pytest.raises(ZeroDivisionError) as e:
             b.check()
     names = [f.name for f in traceback.extract_tb(e.value.__traceback__)]
@@ -262,7 +270,7 @@ def test_device_exception_is_reraised_by_check():
 def test_baud_rate_model_device_to_host():
     """96 wire bytes at 9600 baud, 8N1: 96 * 10 / 9600 = 100 ms on the wire.
     Measured: 100.2-100.3 ms (the pty alone moves them in ~0.1 ms)."""
-    with EmulatedSerialBackend(baudrate=9600, timeout=2.0) as b:
+    with EmulatedSerialBackend(baudrate=9600, timeout=GENEROUS_S) as b:
         em = b.emulator
         payload = bytes(range(1, 95))  # COBS: 1 code byte + 94 + delimiter = 96 bytes
         assert len(em.encode(payload)) == 96
@@ -279,7 +287,7 @@ def test_baud_rate_model_round_trip():
     """Echo of a 16-byte payload at 115200 baud: 19 wire bytes each way (COBS + CRC-8 +
     delimiter) = 38 * 10 / 115200 = 3.30 ms.  Measured over 50 runs: min 3.69, p50 3.73,
     max 6.6 ms; with the model off (model_baudrate=False) min 0.10, p50 0.13 ms."""
-    with EmulatedSerialBackend(baudrate=115200, crc="crc8", timeout=1.0) as b:
+    with EmulatedSerialBackend(baudrate=115200, crc="crc8", timeout=GENEROUS_S) as b:
         wire = len(b.encode(b"x" * 16))
         assert wire == 19
         ideal = b.emulator.wire_time(2 * wire)
@@ -297,13 +305,13 @@ def test_baud_rate_model_host_to_device_and_queueing():
     second one only after both have crossed the wire, 96 bytes = 100 ms; the echoes
     are back at 150 ms (the wire is full duplex)."""
     with DeviceEmulator(baudrate=9600, framing="slip") as em:
-        with SerialBackend(em.port, framing="slip", timeout=1.0) as b:
+        with SerialBackend(em.port, framing="slip", timeout=GENEROUS_S) as b:
             wire = b.encode(b"a" * 46)
             assert len(wire) == 48
             t = time.perf_counter()
             b.write(b"a" * 46)
             b.write(b"b" * 46)
-            assert em.wait_received(2, 2.0)
+            assert em.wait_received(2, GENEROUS_S)
             dt = time.perf_counter() - t
             assert em.received == [b"a" * 46, b"b" * 46]
             # full duplex: echo A goes out from 50 ms (while B still comes in) to 100 ms,

@@ -384,6 +384,7 @@ def test_auto_setup_on_a_virtual_clock_applies_nothing():
     assert rt.realtime == "off" and rt.setup["applied"] == {}
 
 
+@pytest.mark.timing
 @pytest.mark.skipif(not hasattr(os, "sched_setscheduler"), reason="Linux scheduling")
 def test_auto_setup_applies_what_is_permitted_and_says_what_not():
     from hil.rtsetup import AUTO_PRIORITY, fifo_permitted

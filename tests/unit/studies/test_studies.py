@@ -115,6 +115,7 @@ def test_a_journal_line_cut_by_a_kill_is_redone(tmp_path):
     assert len(df) == 2 and set(df.status) == {"ok"}
 
 
+@pytest.mark.timing
 def test_killing_the_sweep_command_and_starting_it_again(tmp_path):
     out = tmp_path / "study"
     cmd = [sys.executable, "-m", "cosim", "sweep", MODEL, "--param", "pid.kp=20:200:6",
@@ -183,6 +184,7 @@ def _alive(pid):
         return False
 
 
+@pytest.mark.timing
 @pytest.mark.parametrize("sig", ["SIGTERM", "SIGINT", "SIGKILL"])
 def test_killing_the_sweep_ends_its_workers(tmp_path, sig):
     """A test that killed `cosim sweep` left two workers alive; SIGTERM/SIGINT now close the
