@@ -233,7 +233,7 @@ class Verdict:
         """The verdict :meth:`as_dict` wrote (another process's ``summary.json``), under
         ``subject`` (default: its own)."""
         return cls(subject or d["subject"], [Check(**c) for c in d["checks"]],
-                   list(d["notes"]))
+                   list(d["notes"]), d.get("overload"))
 
     @classmethod
     def combine(cls, subject: str, parts: list[Verdict], checks: list[Check] = ()) -> Verdict:

@@ -413,3 +413,18 @@ def test_auto_setup_applies_what_is_permitted_and_says_what_not():
     assert os.sched_getscheduler(0) == os.SCHED_OTHER  # restored
     with open("/proc/self/status") as f:
         assert next(ln for ln in f if ln.startswith("VmLck:")).split()[1] == "0"
+
+
+def test_a_verdict_read_back_keeps_its_diagnosis(tmp_path):
+    """Issue 30: Verdict.from_dict (a peer's summary.json) dropped the overload line, so a
+    combined verdict failing only on the ECU's timing had no diagnosis."""
+    rt = RealTimeRunner(_sim(), 1e-3, overrun="skip",
+                        clock=VirtualClock(cost_ns=lambda k: 9_500_000))
+    rt.run(0.05)
+    rt.verdict.write(tmp_path / "v.json")
+    import json
+    back = Verdict.from_dict(json.loads((tmp_path / "v.json").read_text()), "ecu")
+    assert back.overload == rt.verdict.overload and back.overload
+    both = Verdict.combine("loop", [Verdict("plant"), back])
+    assert both.overload == rt.verdict.overload and both.line().startswith(
+        f"verdict FAIL loop: {back.overload}. ")
