@@ -2,8 +2,10 @@
 speaks only CAN, the car runs in the real-time runner; then the same with faults, and in
 lock-step.
 
-Each run takes its simulated time in wall time (30 s for the cut-in, 16 s for the fault
-cases): these are the slow tests of the suite, on purpose (a real-time loop).  Every test
+Each run takes its simulated time in wall time (20 s for the cut-in runs, the length its
+acceptance needs: the cut-in at 10 s and the 10 s recovery window; 16 and 12 s for the
+bus-off and killed-ECU cases): these are the slow tests of the suite, on purpose (a
+real-time loop).  Every test
 runs against two busy processes (started and stopped by the test, :mod:`tests.unit.hil.busy`)
 and asserts what the run reports: its verdict, its counts, the acceptance.  That the loop
 meets the offline acceptance needs a loop that kept up: a run whose verdict failed on
@@ -24,6 +26,7 @@ pytest.importorskip("cantools")
 from cosim.writers import read_csv  # noqa: E402
 from examples.acc_hil import (  # noqa: E402
     CMD_STALE_S,
+    MIN_JUDGED_T_END,
     PLANT_PERIOD,
     acceptance,
     offline,
@@ -62,9 +65,13 @@ needs_multicast = pytest.mark.skipif(not _multicast_ok(),
                                      reason="no IPv4 multicast route on this host")
 
 
+#: the cut-in runs' length: what their acceptance needs (examples/acc_hil.py)
+T_END = MIN_JUDGED_T_END
+
+
 @pytest.fixture(scope="module")
 def reference():
-    res = offline()
+    res = offline(t_end=T_END)
     return summary(res, throttle="acc.throttle", brake="acc.brake_torque")
 
 
@@ -139,7 +146,7 @@ def _cut_in_like_offline(r, ref, out):
 @needs_multicast
 def test_cut_in_over_udp_multicast_meets_the_offline_acceptance(tmp_path, reference):
     assert all(acceptance(reference).values())
-    r = run_hil(tmp_path, interface="udp_multicast", plot=False)
+    r = run_hil(tmp_path, interface="udp_multicast", plot=False, t_end=T_END)
     _log_run(r, tmp_path)
     ecu = json.loads((tmp_path / "ecu_summary.json").read_text())
     # SIGTERM: the ECU's runner stops cleanly; its exit status is its verdict's
@@ -154,11 +161,11 @@ def test_lockstep_hil_equals_the_offline_lockstep_run(tmp_path):
     """Issue 22, "a deterministic loop": the plant's frame triggers the ECU; the delay is
     one plant frame, always, and the run equals the offline one to 1e-9 (the free-running
     loop's delay wanders between 2 and 12 frames)."""
-    r = run_hil(tmp_path, interface="udp_multicast", plot=False, lockstep=True)
+    r = run_hil(tmp_path, interface="udp_multicast", plot=False, lockstep=True, t_end=T_END)
     _log_run(r, tmp_path)
     ls = r["lockstep"]
-    assert ls["max_abs_error"] <= 1e-9 and ls["samples"] == round(30.0 / 0.04) + 1
-    assert ls["leader"]["timeouts"] == 0 and ls["leader"]["syncs"] == round(30.0 / 0.016)
+    assert ls["max_abs_error"] <= 1e-9 and ls["samples"] == round(T_END / 0.04) + 1
+    assert ls["leader"]["timeouts"] == 0 and ls["leader"]["syncs"] == round(T_END / 0.016)
     checks = {c["name"]: c for c in r["verdict"]["checks"]}
     assert checks["lockstep_vs_offline"]["ok"]
     assert checks["acc_hil_plant: lockstep_timeouts"]["figure"] == 0
@@ -168,7 +175,7 @@ def test_lockstep_hil_equals_the_offline_lockstep_run(tmp_path):
 
 def test_cut_in_over_slcan_ptys_meets_the_offline_acceptance(tmp_path, reference):
     pytest.importorskip("serial")
-    r = run_hil(tmp_path, interface="slcan", plot=False)
+    r = run_hil(tmp_path, interface="slcan", plot=False, t_end=T_END)
     _log_run(r, tmp_path)
     _check_files(tmp_path, r, r["t_end"])
     _cut_in_like_offline(r, reference, tmp_path)
@@ -178,7 +185,7 @@ def test_cut_in_over_slcan_ptys_meets_the_offline_acceptance(tmp_path, reference
 @pytest.mark.parametrize("fault", ["drop", "delay"])
 def test_a_degraded_bus_keeps_the_acceptance(tmp_path, reference, fault):
     """20 % of the commands lost, or all delayed 40 ms, for 4 s after the cut-in."""
-    r = run_hil(tmp_path, fault=fault, plot=False)
+    r = run_hil(tmp_path, fault=fault, plot=False, t_end=T_END)
     _log_run(r, tmp_path)
     key = f"{fault}_rx"
     assert r["injected"].get(key, 0) > 0
