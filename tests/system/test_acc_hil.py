@@ -36,6 +36,7 @@ from examples.acc_hil import (  # noqa: E402
 )
 from hil.can import read_log  # noqa: E402
 from hil.verdict import TIMING_CHECKS  # noqa: E402
+from tests.can_env import multicast_ok  # noqa: E402
 from tests.timing_plugin import judge_figure, judge_timing  # noqa: E402
 from tests.unit.hil.busy import busy  # noqa: E402
 
@@ -51,17 +52,7 @@ def loaded_machine():
 log = logging.getLogger("test_acc_hil")
 
 
-def _multicast_ok():
-    import can
-    try:
-        b = can.Bus(interface="udp_multicast", channel="239.7.7.7", hop_limit=0)
-    except Exception:  # noqa: BLE001
-        return False
-    b.shutdown()
-    return True
-
-
-needs_multicast = pytest.mark.skipif(not _multicast_ok(),
+needs_multicast = pytest.mark.skipif(not multicast_ok(),
                                      reason="no IPv4 multicast route on this host")
 
 

@@ -19,6 +19,7 @@ import pytest
 can = pytest.importorskip("can")
 
 from hil.can import CanBackend, MessageLog, read_log  # noqa: E402
+from tests.can_env import multicast_ok  # noqa: E402
 from tests.timing_plugin import GENEROUS_S  # noqa: E402
 
 #: What python-can's reader gives back for a frame written on the log's channel 0 (the
@@ -89,18 +90,9 @@ def test_the_caller_s_frame_is_not_changed(tmp_path):
     assert msg.channel == "flagship-12"
 
 
-def _multicast_ok():
-    try:
-        b = can.Bus(interface="udp_multicast", channel="239.7.7.8", hop_limit=0)
-    except Exception:  # noqa: BLE001
-        return False
-    b.shutdown()
-    return True
-
-
 def _buses():
     yield "virtual", f"flagship-{time.monotonic_ns()}"  # not timing: a unique name
-    if _multicast_ok():
+    if multicast_ok():
         rnd = uuid.uuid4().int
         yield "udp_multicast", f"239.{rnd % 253 + 1}.{rnd // 253 % 253 + 1}.{rnd // 7 % 250 + 2}"
 

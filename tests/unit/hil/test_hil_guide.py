@@ -27,6 +27,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.can_env import multicast_ok
+
 can = pytest.importorskip("can")
 pytest.importorskip("cantools")
 
@@ -37,17 +39,8 @@ TIMING = ("overruns", "skipped_frames", "lateness_p99_us", "lateness_max_us",
           "stale_episodes")
 
 
-def _multicast_ok():
-    try:
-        b = can.Bus(interface="udp_multicast", channel="239.7.7.9", hop_limit=0)
-    except Exception:  # noqa: BLE001
-        return False
-    b.shutdown()
-    return True
-
-
 pytestmark = [pytest.mark.slow, pytest.mark.timing,  # real-time runs in subprocesses
-              pytest.mark.skipif(not _multicast_ok(), reason="no IPv4 multicast route")]
+              pytest.mark.skipif(not multicast_ok(), reason="no IPv4 multicast route")]
 
 
 # ------------------------------------------------------------------ the guide
