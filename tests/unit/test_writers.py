@@ -455,13 +455,17 @@ def test_a_slow_writer_thread_loses_nothing_when_the_queue_has_room(tmp_path):
 @pytest.mark.timing
 def test_the_writer_threads_error_surfaces_at_the_next_sample(tmp_path):
     """The second chunk fails on the thread; the next sample after the failure raises it,
-    with the original message and the file, and the file says what happened."""
-    w = Gate(tmp_path / "r.csv", chunk=10, fail_at=1)
+    with the original message and the file, and the file says what happened.  The thread
+    is held before that chunk until t = 0.5 s, so the failure's time is the test's, not
+    the scheduler's (unheld, a busy or fast machine failed it at 0.2-0.5 s)."""
+    w = Gate(tmp_path / "r.csv", chunk=10, block_at=1, fail_at=1)
 
     class WaitForFailure(Observer):
         def on_sample(self, sim):
-            if round(sim.ctx.time, 9) == 0.5:  # a later frame: by then the thread failed
+            if round(sim.ctx.time, 9) == 0.5:  # let the thread fail now, wait until it has
                 from tests.timing_plugin import GENEROUS_S, wait_for
+                assert not w.failed.is_set()
+                w.gate.set()
                 assert w.failed.wait(GENEROUS_S)
                 # the thread keeps its error just after the event (a sleep raced it)
                 wait_for(lambda: w.stats()["error"] is not None, "the writer thread's error")
