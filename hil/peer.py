@@ -63,6 +63,11 @@ except OSError as exc:
 """
 
 
+#: how long an ended peer's output may take to be read (its pipes are at their end: the
+#: drains finish as soon as the machine lets them; this bounds a pathological case only)
+GRACE_DRAIN_S = 30.0
+
+
 class PeerError(HILError):
     """A peer process did not start, or failed."""
 
@@ -156,7 +161,12 @@ class Peer:
         :class:`PeerError` says what it printed."""
         end = time.monotonic() + timeout
         while not self._ready.wait(0.05):
-            if self.proc.poll() is not None or time.monotonic() > end:
+            exited = self.proc.poll() is not None
+            if exited:  # what it printed before it ended may not be read yet (a busy
+                self._join_drains(GRACE_DRAIN_S)  # machine): read it all, then judge
+                if self._ready.is_set():
+                    break
+            if exited or time.monotonic() > end:
                 code = self.stop()
                 why = (f"exited with status {code}" if time.monotonic() <= end else
                        f"printed no {self.ready_line!r} line within {timeout:g} s")

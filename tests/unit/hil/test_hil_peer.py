@@ -66,8 +66,11 @@ def _gone(pid, timeout=GENEROUS_S):
 
 def _run(tmp_path):
     flag = tmp_path / "flag"
+    # SIGINT at its default disposition, as in a terminal (a suite started in the
+    # background, nohup or CI, ignores SIGINT and its children inherit that)
     run = subprocess.Popen([sys.executable, "-c", RUN, PEER, str(flag)],
-                           stdout=subprocess.PIPE, text=True)
+                           stdout=subprocess.PIPE, text=True,
+                           preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     line = run.stdout.readline()
     assert line.strip().isdigit(), line
     return run, int(line), flag
@@ -97,6 +100,25 @@ def test_ctrl_c_on_the_run_s_group_does_not_reach_the_peer(tmp_path):
     finally:
         if not _gone(pid, 0):
             os.kill(pid, signal.SIGKILL)
+
+
+class _LateReader(Peer):
+    """A peer whose output is read late, as on a busy machine (the reader thread was not
+    scheduled before the peer ended)."""
+
+    def _drain(self, stream, kind):
+        time.sleep(0.5)
+        super()._drain(stream, kind)
+
+
+def test_a_peer_that_printed_ready_and_ended_before_its_output_was_read_started():
+    """Found under load: the peer printed READY and ended; wait_ready saw it ended before
+    its reader had taken the line and said "did not start: it exited with status 0"."""
+    p = _LateReader([sys.executable, "-c", "print('READY', flush=True)"], name="late")
+    assert p.wait_ready(30) is p and p.stop() == 0
+    failed = _LateReader([sys.executable, "-c", "import sys; sys.exit('no bus')"], name="x")
+    with pytest.raises(PeerError, match=r"exited with status 1(.|\n)*no bus"):
+        failed.wait_ready(30)
 
 
 def test_stop_waits_for_a_peer_that_ends_by_itself_then_terminates_its_group(tmp_path):
