@@ -189,15 +189,29 @@ def _loopback_backend() -> Any:
     return Loopback()
 
 
+def bridge_diagram(tx_backend: Any, rx_backend: Any, db: Any) -> tuple[Any, Any, Any]:
+    """(diagram, tx, rx): a 1 Hz sine through ``CanTransmit`` on ``tx_backend`` and back
+    through ``CanReceive`` on ``rx_backend`` as ``ACC_CMD`` every 1 ms: the bridge cost's
+    diagram (the dispatch-budget test counts the calls of the same one)."""
+    from blocks.sources import Sine
+    from cosim import DiagramBuilder
+    from hil.bridges import CanReceive, CanTransmit
+    bld = DiagramBuilder("cost")
+    s = bld.add(Sine("s", amplitude=0.4, frequency_hz=1.0, bias=0.5))
+    tx = bld.add(CanTransmit("tx", tx_backend, db, "ACC_CMD", 1e-3))
+    rx = bld.add(CanReceive("rx", rx_backend, db, "ACC_CMD", 1e-3))
+    bld.connect(s.y, tx.throttle)
+    bld.connect(s.y, tx.brake_torque)
+    return bld.build(), tx, rx
+
+
 def bridge_cost(n: int, transport: str = "virtual") -> tuple[dict, dict]:
     """(ours, python-can alone): per-message times in us through CanTransmit and
     CanReceive, on python-can's ``virtual`` bus or on a deque (``transport="none"``: the
     bridges and our backend layer alone)."""
     import can as pycan
 
-    from blocks.sources import Sine
-    from cosim import DiagramBuilder, Simulator
-    from hil.bridges import CanReceive, CanTransmit
+    from cosim import Simulator
     from hil.can import ACC_DBC, CanBackend, CanDatabase
     db = CanDatabase(ACC_DBC)
     ch = f"bench-bridge-{os.getpid()}-{time.monotonic_ns()}"
@@ -208,13 +222,7 @@ def bridge_cost(n: int, transport: str = "virtual") -> tuple[dict, dict]:
         ends = _pair(CanBackend("virtual", ch, timeout=0.0), CanBackend("virtual", ch,
                                                                         timeout=0.0))
     with ends as (a, b):
-        bld = DiagramBuilder("cost")
-        s = bld.add(Sine("s", amplitude=0.4, frequency_hz=1.0, bias=0.5))
-        tx = bld.add(CanTransmit("tx", a, db, "ACC_CMD", 1e-3))
-        rx = bld.add(CanReceive("rx", b, db, "ACC_CMD", 1e-3))
-        bld.connect(s.y, tx.throttle)
-        bld.connect(s.y, tx.brake_torque)
-        d = bld.build()
+        d, tx, rx = bridge_diagram(a, b, db)
         tx_ns: list[int] = []
         rx_ns: list[int] = []
         send, poll = tx._send, rx._poll

@@ -37,6 +37,7 @@ from collections.abc import Collection
 from typing import Any
 
 from .errors import CosimError
+from .results_folder import add_force_option
 
 DEFAULT_FUNCTIONS = ("build", "diagram", "make_diagram")
 
@@ -155,9 +156,7 @@ def _add_own_parser(sub: Any, name: str, text: str) -> None:
         r.add_argument("--atol", type=float, default=1e-9,
                        help="absolute tolerance of variable-step solvers (default 1e-9)")
         r.add_argument("--out", help="output folder (default out/<model>)")
-        r.add_argument("--force", action="store_true",
-                       help="write into --out even when it holds another run's results "
-                            "(they are removed)")
+        add_force_option(r)
         r.add_argument("--format", default="csv", help="csv, hdf5 or csv,hdf5")
         r.add_argument("--record", nargs="*", help="output ports to record (default all)")
         r.add_argument("--every", type=int, default=1, help="record every n-th sample")

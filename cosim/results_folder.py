@@ -32,6 +32,16 @@ from .errors import OutputError
 MARKER = "cosim_run.json"
 
 
+def add_force_option(parser, *, resumes: bool = False) -> None:
+    """Add ``--force`` (take a folder holding another run's results) to a command's
+    ``argparse`` parser, with the one help text every results-writing command shares;
+    ``resumes``: the command continues its own results (the sweep)."""
+    more = "; the same sweep again resumes without it" if resumes else ""
+    parser.add_argument("--force", action="store_true",
+                        help=f"write into --out even when it holds another command's "
+                             f"results (they are removed{more})")
+
+
 @dataclass(frozen=True)
 class Claim:
     """A claimed results folder: ``folder``, and what it held before (``replaced``: a

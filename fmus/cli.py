@@ -69,6 +69,7 @@ import sys
 from typing import Any
 
 from cosim.errors import CosimError
+from cosim.results_folder import add_force_option
 
 from .cli_info import describe, fmi_unit
 from .cli_values import _add_sources, _sources, settings
@@ -124,9 +125,7 @@ def add_parser(sub: Any) -> None:
     s.add_argument("--output-file", metavar="FILE.csv",
                    help="as FMPy: write the results to this CSV file (instead of "
                         "results.csv in --out); --plot writes FILE.png beside it")
-    s.add_argument("--force", action="store_true",
-                   help="write into --out even when it holds another run's results (they "
-                        "are removed)")
+    add_force_option(s)
     s.add_argument("--plot", action="store_true", help="also write plot.png of the outputs")
     s.add_argument("--out-of-process", action="store_true",
                    help="run the FMU in a child process with a watchdog")

@@ -134,6 +134,7 @@ import traceback
 from typing import Any
 
 from cosim.errors import CosimError
+from cosim.results_folder import add_force_option
 
 from .errors import HILError
 
@@ -1059,9 +1060,7 @@ def add_parser(sub: Any) -> None:
     r.add_argument("--set", action="append", default=[], metavar="BLOCK.PARAM=VALUE",
                    help="initial parameter value (repeatable)")
     r.add_argument("--out", help="output folder (default out/<diagram>)")
-    r.add_argument("--force", action="store_true",
-                   help="write into --out even when it holds another run's results (they "
-                        "are removed)")
+    add_force_option(r)
     r.add_argument("--format", default="csv", help="csv, hdf5 or csv,hdf5")
     r.add_argument("--every", type=int, default=1, help="record every n-th sample")
     r.add_argument("--traceback", "--debug", dest="debug", action="store_true",

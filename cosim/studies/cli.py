@@ -19,6 +19,7 @@ import os
 import numpy as np
 
 from ..errors import CosimError
+from ..results_folder import add_force_option
 
 
 def _number(text: str) -> float | str:
@@ -92,9 +93,7 @@ def add_parser(sub) -> None:
     s.add_argument("--workers", type=int, help="worker processes (default: CPU count)")
     s.add_argument("--scheduler", help="Dask scheduler address (default: a local cluster)")
     s.add_argument("--out", help="study folder (default out/sweep_<model>)")
-    s.add_argument("--force", action="store_true",
-                   help="use --out even when it holds another command's results (they are "
-                        "removed; the same sweep again resumes without it)")
+    add_force_option(s, resumes=True)
     s.add_argument("--t-end", type=float,
                    help="end time of each run [s] (default: the file's SIMULATION, else 1)")
     s.add_argument("--solver", help="solver of each run (default: the file's, else rk4)")

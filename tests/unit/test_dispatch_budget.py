@@ -85,19 +85,14 @@ def test_rk4_step_of_a_small_subsystem():
 def bridges():
     can = pytest.importorskip("can")
     assert can
-    from hil.bridges import CanReceive, CanTransmit
+    from bench.hil import bridge_diagram
     from hil.can import ACC_DBC, CanBackend, CanDatabase
     db = CanDatabase(ACC_DBC)
     ch = f"budget-{os.getpid()}-{next(_ids)}"
     a = CanBackend("virtual", ch, timeout=0.0).open()
     b = CanBackend("virtual", ch, timeout=0.0).open()
-    bld = DiagramBuilder("cost")
-    s = bld.add(Sine("s", amplitude=0.4, frequency_hz=1.0, bias=0.5))
-    tx = bld.add(CanTransmit("tx", a, db, "ACC_CMD", 1e-3))
-    rx = bld.add(CanReceive("rx", b, db, "ACC_CMD", 1e-3))
-    bld.connect(s.y, tx.throttle)
-    bld.connect(s.y, tx.brake_torque)
-    sim = Simulator(bld.build(), solver="rk4", dt=1e-3, record=["rx.throttle"])
+    d, tx, rx = bridge_diagram(a, b, db)
+    sim = Simulator(d, solver="rk4", dt=1e-3, record=["rx.throttle"])
     sim.advance_to(0.01)
     yield sim, tx, rx
     a.close()
