@@ -393,10 +393,11 @@ def rt_soak(duration_s: float, flood_per_s: int = 5000, out: str | None = None) 
 
     from cosim import Simulator
     from cosim.writers import CsvWriter
-    from examples.acc_hil import RECORD, EcuProcess, plant_diagram, scenario
+    from examples.acc_hil import ECU_GRACE_S, RECORD, EcuProcess, plant_diagram, scenario
     from hil import RealTimeRunner
     from hil.can import ACC_DBC, CanBackend, CanDatabase
     from hil.can.backend import multicast_port
+    from hil.can.session import end_frame
     rnd = random.Random()
     group = f"239.{rnd.randint(1, 254)}.{rnd.randint(1, 254)}.{rnd.randint(1, 254)}"
     out = out or tempfile.mkdtemp(prefix="cosim-soak-")
@@ -422,10 +423,25 @@ def rt_soak(duration_s: float, flood_per_s: int = 5000, out: str | None = None) 
         if flood.stdout.readline().strip() != "READY":
             raise RuntimeError("the flood process did not start")
         with CanBackend("udp_multicast", group, timeout=0.0) as can:
-            d = plant_diagram(can, CanDatabase(ACC_DBC), scenario(t_end=duration_s + 1.0))
+            db = CanDatabase(ACC_DBC)
+            d = plant_diagram(can, db, scenario(t_end=duration_s + 1.0))
             writer = CsvWriter(os.path.join(out, "results.csv"), RECORD, every=1000)
             sim = Simulator(d, solver="ab3", dt=1e-3, record=False, observers=[writer])
-            rt = RealTimeRunner(sim, period_s=1e-3, overrun="skip",
+            ended: list = []
+
+            def end_session(*_: Any) -> None:
+                """The end-of-session frame in the run's last frame (hil.can.session):
+                the ECU ends its run on it, before the plant's silence can count as a
+                stale episode (a signal after the run raced the ECU's staleness limit:
+                "EGO silent ... to the end" under load)."""
+                if not ended and (not _ or sim.ctx.time >= duration_s - 1e-9):
+                    ended.append(True)
+                    try:
+                        can.write(end_frame(db), timeout=0.0)
+                    except Exception:  # noqa: BLE001 - the ECU is then stopped by SIGTERM
+                        pass
+
+            rt = RealTimeRunner(sim, period_s=1e-3, overrun="skip", on_frame=end_session,
                                 telemetry_csv=os.path.join(out, "telemetry.csv"),
                                 telemetry_ring=10_000, watch=[can])
             rss.append((0.0, _rss_kb()))
@@ -434,9 +450,8 @@ def rt_soak(duration_s: float, flood_per_s: int = 5000, out: str | None = None) 
             try:
                 rt.run(duration_s)
             finally:
-                # at once: an ECU stopped later sees the plant's silence after its last
-                # frame as a stale episode "to the end" (the 4th hour's only failure)
-                ecu.stop()
+                end_session()  # a run that ended early (else done in its last frame)
+                ecu.stop(ECU_GRACE_S)  # it ends by itself on the frame; else SIGTERM
             stop.set()
             rss.append((duration_s, _rss_kb()))
             tel = rt.telemetry.as_dict()

@@ -330,14 +330,17 @@ def test_two_rigs_on_one_machine_do_not_hear_each_other():
 def test_the_soaks_ecu_outlives_the_plant(tmp_path):
     """The 1 h soak's ECU ran on its own default duration (3600 s), ended before the plant
     and left the plant's last 0.1 s without commands: a stale episode at the very end of
-    the soak.  The soak's ECU is stopped by the plant's side now (SIGTERM)."""
+    the soak.  The soak's ECU is ended by the plant's side now: the end-of-session frame in
+    the plant's last frame."""
     from bench.hil import rt_soak
     r = rt_soak(3.0, flood_per_s=1000, out=str(tmp_path))
-    assert r["ecu"]["stopped_by"] == "SIGTERM", r["ecu"]
+    # the plant's end-of-session frame in its last frame ends the ECU's run (a SIGTERM
+    # after the run raced the ECU's staleness limit under load: "EGO silent ... to the end")
+    assert "ended the session" in r["ecu"]["stopped_by"], r["ecu"]
     assert r["frames"] + r["skipped_frames"] == 3000
     # the soak's verdict is the loop's: the ECU process's checks are in it
     names = [c["name"] for c in r["verdict"]["checks"]]
     assert any(n.startswith("acc_ecu: ") for n in names), names
     assert any(n.startswith("acc_hil_plant: ") for n in names), names
-    # and the plant's end is no stale episode of the ECU's (it is stopped at once)
+    # and the plant's end is no stale episode of the ECU's (it ended with the session)
     assert "to the end" not in r["ecu"]["verdict_line"], r["ecu"]["verdict_line"]
