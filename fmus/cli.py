@@ -36,7 +36,10 @@
     VALUE ...`` (repeatable), ``--input-file``, ``--relative-tolerance``,
     ``--interface-type``, ``--output-interval`` (the ``--dt`` output grid of Model
     Exchange, the ``--step`` of Co-Simulation) and ``--output-file FILE.csv`` (the results
-    there, replaced if it exists, instead of a folder).  ``--timeout`` is ours: the
+    there, replaced if it exists, instead of a folder).  The FMU gets the tolerance FMPy
+    gives it: ``--tolerance``, else ``--relative-tolerance``, else the default experiment's
+    (``fmi2SetupExperiment`` / ``fmi3EnterInitializationMode``, every interface; FMPy hands
+    it to Co-Simulation FMUs only).  ``--timeout`` is ours: the
     watchdog per FMU call of an ``--out-of-process`` run (FMPy's limits the whole run).
 ``cosim fmu export MODEL OUT.fmu [--via c|python] [--fmi 2|3] ...``
     ``MODEL`` is a model file (as for ``cosim run``) or ``package.module:function``.
@@ -106,8 +109,14 @@ def add_parser(sub: Any) -> None:
     s.add_argument("--output-interval", type=float, metavar="DT",
                    help="as FMPy: the output grid (--dt) of Model Exchange, the "
                         "communication step (--step) of Co-Simulation [s]")
-    s.add_argument("--rtol", "--relative-tolerance", dest="rtol", type=float, default=1e-6,
-                   help="relative tolerance of a variable-step solver (Model Exchange)")
+    s.add_argument("--rtol", "--relative-tolerance", dest="rtol", type=float,
+                   help="relative tolerance of a variable-step solver (Model Exchange; "
+                        "default 1e-6); as FMPy's --relative-tolerance also the FMU's "
+                        "tolerance unless --tolerance is given")
+    s.add_argument("--tolerance", type=float,
+                   help="relative tolerance given to the FMU (fmi2SetupExperiment, "
+                        "fmi3EnterInitializationMode; every interface): default --rtol if "
+                        "given, else the default experiment's tolerance, as FMPy")
     s.add_argument("--atol", type=float, default=1e-9,
                    help="absolute tolerance of a variable-step solver (Model Exchange)")
     s.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
@@ -332,6 +341,11 @@ def cmd_simulate(args: argparse.Namespace) -> int:
                          "call): add --out-of-process, or leave --timeout out")
     opts = dict(start=values, out_of_process=args.out_of_process,
                 timeout_s=10.0 if args.timeout is None else args.timeout)
+    tol = _tolerance(args, exp)
+    if tol is not None:
+        opts["tolerance"] = tol
+    if args.rtol is None:
+        args.rtol = 1e-6
     name = "fmu"
     wall = time.perf_counter()
     if itf in ("ModelExchange", "ScheduledExecution"):  # a block in a diagram
@@ -376,6 +390,17 @@ def _renamed(args: argparse.Namespace, dest: str, new: str, old: str) -> None:
     why = (" (in cosim, --interface names a CAN or I/O interface, as in cosim hil and cosim "
            "replay)" if old == "--interface" else " (one name for the FMI interface type)")
     print(f"note: {old} is deprecated here, use {new}{why}", file=sys.stderr)
+
+
+def _tolerance(args: argparse.Namespace, exp: dict) -> float | None:
+    """The tolerance the FMU gets (as FMPy's ``simulate_fmu``: the given relative tolerance,
+    else the default experiment's; none: ``toleranceDefined`` false)."""
+    for opt, tol in (("--tolerance", args.tolerance), ("--rtol", args.rtol)):
+        if tol is not None:
+            if not 0 < tol < 1:
+                raise CosimError(f"{opt} {tol:g}: a relative tolerance is between 0 and 1")
+            return float(tol)
+    return exp.get("tolerance")
 
 
 def _start_values(words: list[str]) -> list[str]:
