@@ -7,6 +7,8 @@
     ``--all`` lists every variable, the interfaces' capabilities, every other variable
     (locals, calculated parameters, clocks...), cosim's port names and the model
     description's problems.
+    ``info`` never refuses an FMU for a broken model description rule: it reads it as
+    ``--validate none`` does and says which problems make loading refuse it.
 ``cosim fmu validate FMU [--strict] [--instantiate]``
     The model description against the FMI schema and rules, the binary for each
     interface (read, not loaded: architecture and exported FMI functions) and
@@ -19,7 +21,8 @@
     Run the FMU alone through cosim's importer (not fmpy's ``simulate_fmu``): Model
     Exchange on a cosim solver (default ``bdf``, a stiff variable-order method like FMPy's
     CVode, so stiff models such as Robertson's do not crawl; results on the ``--dt`` grid),
-    Co-Simulation on the master with communication step ``--step``.  ``--set`` sets any
+    Co-Simulation on the master with communication step ``--step``.  ``--validate
+    warn|strict|none`` as ``load_fmu(validate=...)`` (:mod:`fmus.description`).  ``--set`` sets any
     variable FMI lets an importer set before initialization (parameters, inputs,
     ``initial="exact"``/``"approx"`` variables), typed by its declared type (a String
     stays text, ``"1"`` for a Float64 is 1.0, Int64/UInt64 exact, Binary in hex, an
@@ -119,6 +122,10 @@ def add_parser(sub: Any) -> None:
                         "given, else the default experiment's tolerance, as FMPy")
     s.add_argument("--atol", type=float, default=1e-9,
                    help="absolute tolerance of a variable-step solver (Model Exchange)")
+    s.add_argument("--validate", default="warn", choices=("warn", "strict", "none"),
+                   help="model description rules: warn (default: load what FMPy loads, "
+                        "derive what is left out, warn), strict (refuse any broken rule) or "
+                        "none (do not check them, as FMPy's validate=False)")
     s.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
                    help="start value of a parameter, an input or an initial='exact'/'approx' "
                         "variable, typed by the variable (repeatable)")
@@ -226,8 +233,13 @@ class _Notes:
 
 # ------------------------------------------------------------------------ info
 def cmd_info(args: argparse.Namespace) -> int:
+    import warnings
+
+    from .errors import FMUWarning
     from .importer import fmu_info
-    info = fmu_info(args.fmu)
+    with warnings.catch_warnings():  # info shows the problems, never refuses for them
+        warnings.filterwarnings("ignore", ".*validate='none'", FMUWarning)
+        info = fmu_info(args.fmu, validate="none")
     print(describe(info, args.all))
     return 0
 
@@ -242,15 +254,17 @@ def cmd_validate(args: argparse.Namespace) -> int:
         raise CosimError(f"FMU '{args.fmu}': no such file")
     try:
         archive = extract_fmu(args.fmu)
-        info = read_description(archive.root, name, "warn")
+        # every rule's problem listed ("none" reads on); a skipped one is an error
+        info = read_description(archive.root, name, "none")
     except (ModelDescriptionError, FMUError) as exc:
         print(exc)
         print(f"{name}: INVALID")
         return 1
     counts = {"error": 0, "warning": 0, "info": 0}
     for p in info.problems:
-        counts[p.severity] = counts.get(p.severity, 0) + 1
-        print(f"  {p.severity}: {p}")
+        sev = "error" if p.severity == "skipped" else p.severity
+        counts[sev] = counts.get(sev, 0) + 1
+        print(f"  {sev}: {p}")
     for n in info.notes:
         print(f"  note: {n}")
     for itf, caps in info.interfaces.items():
@@ -286,7 +300,7 @@ def _instantiate(path: str, itf: str, timeout_s: float = 30.0) -> str | None:
         from .importer import FMU
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            fmu = FMU(path)
+            fmu = FMU(path, validate="none")  # the rules are reported above
             # in a child process: a crash of the FMU is a reported problem too
             if itf == "CoSimulation":
                 blk = fmu.subsystem("check", out_of_process=True, timeout_s=timeout_s)
@@ -317,7 +331,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
 
     from .importer import FMU, default_name
     _renamed(args, "interface", "--interface-type", "--interface")
-    fmu = FMU(args.fmu)
+    fmu = FMU(args.fmu, validate=args.validate)
     info = fmu.info
     itf = fmu.interface(args.interface or "auto")
     values = settings(info, args.set + _start_values(args.start_values))
