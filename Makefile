@@ -3,6 +3,7 @@ PY ?= python3.11
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+CHECKOUT := $(VENV)/.checkout-on-path
 
 .PHONY: demo test bench lint clean venv docs
 
@@ -16,21 +17,30 @@ $(STAMP): pyproject.toml
 	  || echo "note: Graphviz 'dot' not installed: SVG diagram views and their tests are skipped"
 	@touch $(STAMP)
 
-venv: $(STAMP)
+# The checkout as a path entry of the venv (as `setup.py develop` made it).  setuptools'
+# editable install imports through a finder that Python consults after its path finder, so a
+# folder named like a package (fmus/, hil/...) beside a user's script became an empty
+# namespace package that hid the real one; on sys.path the real (regular) package wins.
+$(CHECKOUT): $(STAMP) Makefile
+	$(BIN)/python -c "import pathlib, sysconfig; pathlib.Path(sysconfig.get_paths()['purelib'], \
+	  '_cosim_checkout.pth').write_text(pathlib.Path('$(CURDIR)').as_posix() + '\n')"
+	@touch $(CHECKOUT)
 
-demo: $(STAMP)
+venv: $(CHECKOUT)
+
+demo: $(CHECKOUT)
 	$(BIN)/python examples/flagship.py --out out/demo
 
-lint: $(STAMP)
+lint: $(CHECKOUT)
 	$(BIN)/ruff check cosim blocks fmus hil examples tests bench
 
-test: $(STAMP) lint
+test: $(CHECKOUT) lint
 	$(BIN)/python -m pytest -q
 
-bench: $(STAMP)
+bench: $(CHECKOUT)
 	$(BIN)/python -m bench all --json out/bench/all.json
 
-docs: $(STAMP)
+docs: $(CHECKOUT)
 	$(BIN)/mkdocs build --strict
 
 clean:
