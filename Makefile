@@ -17,13 +17,14 @@ $(STAMP): pyproject.toml
 	  || echo "note: Graphviz 'dot' not installed: SVG diagram views and their tests are skipped"
 	@touch $(STAMP)
 
-# The checkout as a path entry of the venv (as `setup.py develop` made it).  setuptools'
-# editable install imports through a finder that Python consults after its path finder, so a
-# folder named like a package (fmus/, hil/...) beside a user's script became an empty
-# namespace package that hid the real one; on sys.path the real (regular) package wins.
-$(CHECKOUT): $(STAMP) Makefile
-	$(BIN)/python -c "import pathlib, sysconfig; pathlib.Path(sysconfig.get_paths()['purelib'], \
-	  '_cosim_checkout.pth').write_text(pathlib.Path('$(CURDIR)').as_posix() + '\n')"
+# The clone's packages found as an installed copy is, whatever folders a user's script has
+# beside it (cosim/_checkout.py says why: issue 31), by a start-up line in the venv.
+$(CHECKOUT): $(STAMP) Makefile cosim/_checkout.py
+	$(BIN)/python -c "import pathlib, sysconfig; root = pathlib.Path('$(CURDIR)').as_posix(); \
+	  pathlib.Path(sysconfig.get_paths()['purelib'], '_cosim_checkout.pth').write_text( \
+	  'import importlib.util as u; s = u.spec_from_file_location(\"_cosim_checkout\", ' \
+	  f'\"{root}/cosim/_checkout.py\"); m = u.module_from_spec(s); s.loader.exec_module(m); ' \
+	  f'm.install(\"{root}\")\n')"
 	@touch $(CHECKOUT)
 
 venv: $(CHECKOUT)

@@ -6,9 +6,13 @@ plain ``pip install`` into a fresh virtual environment.
 Such a folder (no ``__init__.py``) is a namespace package candidate: Python takes it only
 when no regular package of that name is found anywhere on ``sys.path``.  setuptools'
 editable install finds the project through an import hook that Python asks only after
-that search, so the empty folder won; the Makefile puts the checkout on ``sys.path``.
-The installed distribution holds ``cosim``, ``blocks``, ``fmus`` and ``hil`` (``examples``
-and ``bench`` are not installed: a folder of theirs hides nothing a user imports).
+that search, so the empty folder won; ``make venv`` adds a hook that finds the clone's
+packages as an installed copy is found (``cosim/_checkout.py``).  In both set-ups a
+folder of the user's *with* an ``__init__.py`` is the user's own package and wins, as any
+package earlier on ``sys.path`` does.  The installed distribution holds ``cosim``,
+``blocks``, ``fmus`` and ``hil`` (``examples`` and ``bench`` are not installed: a folder of
+theirs hides nothing a user imports, and the development set-up does not make them
+importable outside the clone either).
 """
 
 from __future__ import annotations
@@ -64,6 +68,12 @@ def _runs(python: str, user: pathlib.Path, where: str) -> list[str]:
     runs = [([python, "run.py", where], user), ([python, str(user / "run.py"), where],
                                                 user.parent),
             ([python, "-c", SCRIPT, where], user), ([python, "-m", "cosim", "--help"], user)]
+    # the user's own package (an __init__.py) wins, as it does over any installed package
+    own = user.parent / "own"
+    (own / "hil").mkdir(parents=True, exist_ok=True)
+    (own / "hil" / "__init__.py").write_text("MINE = 1\n")
+    (own / "mine.py").write_text("import hil\nassert hil.MINE == 1\nprint('REAL')\n")
+    runs.append(([python, "mine.py"], own))
     failed = []
     for argv, cwd in runs:
         r = subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True,
@@ -79,8 +89,14 @@ def test_the_development_setup_is_not_hidden_by_a_users_folders(tmp_path):
     failed = _runs(sys.executable, user, str(ROOT))
     assert not failed, (
         "a folder named like a package hides it in this development set-up; `make venv` "
-        "puts the checkout on sys.path (_cosim_checkout.pth), a bare `pip install -e .` "
-        "does not:\n" + "\n".join(failed))
+        "adds the start-up hook (_cosim_checkout.pth, cosim/_checkout.py), a bare "
+        "`pip install -e .` does not:\n" + "\n".join(failed))
+    # and the clone's other folders stay out of reach, as for an installed package
+    r = subprocess.run([sys.executable, "-c", "import bench"], cwd=user.parent / "own",
+                       capture_output=True,
+                       text=True, env={k: v for k, v in os.environ.items()
+                                       if k != "PYTHONPATH"})
+    assert r.returncode == 1 and "No module named 'bench'" in r.stderr, r.stderr
 
 
 @pytest.mark.slow
