@@ -154,3 +154,14 @@ def test_a_right_refusal_has_a_hint_that_applies_and_runs_with_it(fmus, tmp_path
     assert main(["fmu", "simulate", str(fmus["readme"]), "-q", "--validate", "strict",
                  "--out", str(tmp_path / "s")]) == 2
     assert "validate='warn'" in capsys.readouterr().err
+
+
+def test_info_of_an_unreadable_model_description_lists_its_problems(fmus, tmp_path, capsys):
+    """A variable without a valueReference (fmpy cannot read it): info says what the FMU is
+    and why it cannot be loaded, with exit status 0."""
+    bad = rewrite_fmu(fmus["readme"], tmp_path / "NoRef.fmu", replace={MD: (
+        'name="realOut" valueReference="1"', 'name="realOut"')})
+    assert main(["fmu", "info", str(bad)]) == 0
+    out = capsys.readouterr().out
+    assert "model 'PythonSlave', FMI 2.0" in out
+    assert "error: variable 'realOut'" in out and "no valueReference" in out
