@@ -7,6 +7,8 @@
     ``--all`` lists every variable, the interfaces' capabilities, every other variable
     (locals, calculated parameters, clocks...), cosim's port names and the model
     description's problems.
+    ``info`` never refuses an FMU for a broken model description rule: it reads it as
+    ``--validate none`` does and says which problems make loading refuse it.
 ``cosim fmu validate FMU [--strict] [--instantiate]``
     The model description against the FMI schema and rules, the binary for each
     interface (read, not loaded: architecture and exported FMI functions) and
@@ -19,7 +21,8 @@
     Run the FMU alone through cosim's importer (not fmpy's ``simulate_fmu``): Model
     Exchange on a cosim solver (default ``bdf``, a stiff variable-order method like FMPy's
     CVode, so stiff models such as Robertson's do not crawl; results on the ``--dt`` grid),
-    Co-Simulation on the master with communication step ``--step``.  ``--set`` sets any
+    Co-Simulation on the master with communication step ``--step``.  ``--validate
+    warn|strict|none`` as ``load_fmu(validate=...)`` (:mod:`fmus.description`).  ``--set`` sets any
     variable FMI lets an importer set before initialization (parameters, inputs,
     ``initial="exact"``/``"approx"`` variables), typed by its declared type (a String
     stays text, ``"1"`` for a Float64 is 1.0, Int64/UInt64 exact, Binary in hex, an
@@ -36,7 +39,10 @@
     VALUE ...`` (repeatable), ``--input-file``, ``--relative-tolerance``,
     ``--interface-type``, ``--output-interval`` (the ``--dt`` output grid of Model
     Exchange, the ``--step`` of Co-Simulation) and ``--output-file FILE.csv`` (the results
-    there, replaced if it exists, instead of a folder).  ``--timeout`` is ours: the
+    there, replaced if it exists, instead of a folder).  The FMU gets the tolerance FMPy
+    gives it: ``--tolerance``, else ``--relative-tolerance``, else the default experiment's
+    (``fmi2SetupExperiment`` / ``fmi3EnterInitializationMode``, every interface; FMPy hands
+    it to Co-Simulation FMUs only).  ``--timeout`` is ours: the
     watchdog per FMU call of an ``--out-of-process`` run (FMPy's limits the whole run).
 ``cosim fmu export MODEL OUT.fmu [--via c|python] [--fmi 2|3] ...``
     ``MODEL`` is a model file (as for ``cosim run``) or ``package.module:function``.
@@ -107,10 +113,20 @@ def add_parser(sub: Any) -> None:
     s.add_argument("--output-interval", type=float, metavar="DT",
                    help="as FMPy: the output grid (--dt) of Model Exchange, the "
                         "communication step (--step) of Co-Simulation [s]")
-    s.add_argument("--rtol", "--relative-tolerance", dest="rtol", type=float, default=1e-6,
-                   help="relative tolerance of a variable-step solver (Model Exchange)")
+    s.add_argument("--rtol", "--relative-tolerance", dest="rtol", type=float,
+                   help="relative tolerance of a variable-step solver (Model Exchange; "
+                        "default 1e-6); as FMPy's --relative-tolerance also the FMU's "
+                        "tolerance unless --tolerance is given")
+    s.add_argument("--tolerance", type=float,
+                   help="relative tolerance given to the FMU (fmi2SetupExperiment, "
+                        "fmi3EnterInitializationMode; every interface): default --rtol if "
+                        "given, else the default experiment's tolerance, as FMPy")
     s.add_argument("--atol", type=float, default=1e-9,
                    help="absolute tolerance of a variable-step solver (Model Exchange)")
+    s.add_argument("--validate", default="warn", choices=("warn", "strict", "none"),
+                   help="model description rules: warn (default: load what FMPy loads, "
+                        "derive what is left out, warn), strict (refuse any broken rule) or "
+                        "none (do not check them, as FMPy's validate=False)")
     s.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
                    help="start value of a parameter, an input or an initial='exact'/'approx' "
                         "variable, typed by the variable (repeatable)")
@@ -216,10 +232,39 @@ class _Notes:
 
 # ------------------------------------------------------------------------ info
 def cmd_info(args: argparse.Namespace) -> int:
+    import warnings
+
+    from .errors import FMUWarning, ModelDescriptionError
     from .importer import fmu_info
-    info = fmu_info(args.fmu)
+    try:
+        with warnings.catch_warnings():  # info shows the problems, never refuses for them
+            warnings.filterwarnings("ignore", ".*validate='none'", FMUWarning)
+            info = fmu_info(args.fmu, validate="none")
+    except ModelDescriptionError as exc:  # not readable: what it is, and why not
+        print(_unreadable(args.fmu, exc))
+        return 0
     print(describe(info, args.all))
     return 0
+
+
+def _unreadable(path: str, exc: Any) -> str:
+    """``info`` of an FMU whose model description cannot be read: the header attributes, if
+    the XML parses, and every problem."""
+    from .archive import extract_fmu
+    from .description import _safe_parse
+    head = f"FMU {os.path.basename(path)}"
+    try:
+        archive = extract_fmu(path)  # held: its folder goes with it
+        root = _safe_parse(archive.root / "modelDescription.xml", path).getroot()
+        head += (f": model '{root.get('modelName')}', FMI {root.get('fmiVersion')}"
+                 + (f", generated by {root.get('generationTool')}"
+                    if root.get("generationTool") else ""))
+    except Exception:  # noqa: BLE001 - the problems below say why
+        pass
+    lines = [head, f"  the model description cannot be read ({len(exc.problems)} "
+             "problem(s); no validate setting loads it):"]
+    lines += [f"  error: {p}" for p in exc.problems]
+    return "\n".join(lines)
 
 
 # -------------------------------------------------------------------- validate
@@ -232,15 +277,17 @@ def cmd_validate(args: argparse.Namespace) -> int:
         raise CosimError(f"FMU '{args.fmu}': no such file")
     try:
         archive = extract_fmu(args.fmu)
-        info = read_description(archive.root, name, "warn")
+        # every rule's problem listed ("none" reads on); a skipped one is an error
+        info = read_description(archive.root, name, "none")
     except (ModelDescriptionError, FMUError) as exc:
         print(exc)
         print(f"{name}: INVALID")
         return 1
     counts = {"error": 0, "warning": 0, "info": 0}
     for p in info.problems:
-        counts[p.severity] = counts.get(p.severity, 0) + 1
-        print(f"  {p.severity}: {p}")
+        sev = "error" if p.severity == "skipped" else p.severity
+        counts[sev] = counts.get(sev, 0) + 1
+        print(f"  {sev}: {p}")
     for n in info.notes:
         print(f"  note: {n}")
     for itf, caps in info.interfaces.items():
@@ -276,7 +323,7 @@ def _instantiate(path: str, itf: str, timeout_s: float = 30.0) -> str | None:
         from .importer import FMU
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            fmu = FMU(path)
+            fmu = FMU(path, validate="none")  # the rules are reported above
             # in a child process: a crash of the FMU is a reported problem too
             if itf == "CoSimulation":
                 blk = fmu.subsystem("check", out_of_process=True, timeout_s=timeout_s)
@@ -307,7 +354,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
 
     from .importer import FMU, default_name
     _renamed(args, "interface", "--interface-type", "--interface")
-    fmu = FMU(args.fmu)
+    fmu = FMU(args.fmu, validate=args.validate)
     info = fmu.info
     itf = fmu.interface(args.interface or "auto")
     values = settings(info, args.set + _start_values(args.start_values))
@@ -331,6 +378,11 @@ def cmd_simulate(args: argparse.Namespace) -> int:
                          "call): add --out-of-process, or leave --timeout out")
     opts = dict(start=values, out_of_process=args.out_of_process,
                 timeout_s=10.0 if args.timeout is None else args.timeout)
+    tol = _tolerance(args, exp)
+    if tol is not None:
+        opts["tolerance"] = tol
+    if args.rtol is None:
+        args.rtol = 1e-6
     name = "fmu"
     wall = time.perf_counter()
     if itf in ("ModelExchange", "ScheduledExecution"):  # a block in a diagram
@@ -375,6 +427,17 @@ def _renamed(args: argparse.Namespace, dest: str, new: str, old: str) -> None:
     why = (" (in cosim, --interface names a CAN or I/O interface, as in cosim hil and cosim "
            "replay)" if old == "--interface" else " (one name for the FMI interface type)")
     print(f"note: {old} is deprecated here, use {new}{why}", file=sys.stderr)
+
+
+def _tolerance(args: argparse.Namespace, exp: dict) -> float | None:
+    """The tolerance the FMU gets (as FMPy's ``simulate_fmu``: the given relative tolerance,
+    else the default experiment's; none: ``toleranceDefined`` false)."""
+    for opt, tol in (("--tolerance", args.tolerance), ("--rtol", args.rtol)):
+        if tol is not None:
+            if not 0 < tol < 1:
+                raise CosimError(f"{opt} {tol:g}: a relative tolerance is between 0 and 1")
+            return float(tol)
+    return exp.get("tolerance")
 
 
 def _start_values(words: list[str]) -> list[str]:

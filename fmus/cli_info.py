@@ -183,13 +183,19 @@ def describe(info: Any, everything: bool = False) -> str:
     if folded:
         lines.append(f"({folded} scalar variables of arrays shown one line per array: "
                      "--all lists each)")
+    # info reads with validate='none': an error it skipped is one simulate refuses
+    refused = sum(p.severity == "skipped" for p in info.problems)
     if everything:
         for p in info.problems:
-            lines.append(f"{p.severity}: {p}")
+            lines.append(f"{'error' if p.severity == 'skipped' else p.severity}: {p}")
         for n in info.notes:
             lines.append(f"note: {n}")
     elif info.problems:
         lines.append(f"({len(info.problems)} model description notes: --all shows them)")
+    if refused:
+        lines.append(f"{refused} of them break rules for which loading refuses the FMU "
+                     "(cosim fmu simulate --validate none, load_fmu(..., validate='none') "
+                     "run it anyway, unchecked)")
     return "\n".join(lines)
 
 

@@ -13,16 +13,23 @@ variable belongs to), the continuous states, the event indicators, and each
 output's feedthrough.
 
 Each broken rule is a :class:`Problem` naming the variable, its line and the
-rule.  Problems that make the import give wrong results (a missing or
-duplicated value reference, a reference that points nowhere, duplicate names,
-an input without a start value, a start value that does not parse, ``min >
-max``, a start outside ``[min, max]``, outputs missing from
-``ModelStructure``...) raise :class:`~fmus.errors.ModelDescriptionError`; the
-others (schema violations the import can read past, incomplete
-``InitialUnknowns``, undefined units) are warnings, or errors with
-``validate="strict"``.  One defect is one problem: what only follows from it
-(the schema's message on the same attribute, references to a variable whose
-value reference is missing) is not listed again.
+rule with the section of the FMU's own standard (FMI 2.0 or 3.0).  The default
+``validate="warn"`` loads what FMPy's ``read_model_description(validate=True)``
+reads: a rule FMPy reads past is a warning, and where the model description
+leaves structure out the import derives it as the standard's defaults say
+(outputs missing from ``ModelStructure`` depend on every input, as FMPy 0.3.32's
+container writer leaves them out; a non-Real variable without a variability,
+as pythonfmu writes them, is ``discrete``; broken bounds are not used; a start
+that does not parse is not set).  What FMPy refuses (duplicate names, an input
+without a start value, a non-Real variable declared ``continuous``...) raises
+:class:`~fmus.errors.ModelDescriptionError`, whose hint says how to load it anyway
+(``validate="none"``, FMPy's ``validate=False``); what fmpy cannot read, or the
+import cannot run right (a missing or duplicated value reference, a reference
+that points nowhere, a state derivative without its state), is refused whatever
+``validate`` says.  ``validate="strict"`` refuses the warnings too.  One defect
+is one problem: what only follows from it (the schema's message on the same
+attribute, references to a variable whose value reference is missing) is not
+listed again.
 
 Units are mapped to cosim unit strings by :func:`fmus.fmi_units.map_unit`
 (``units={"var": "..."}`` at import replaces a mapping).
@@ -47,8 +54,8 @@ from .description_rules import Problem, check_rules, fmt, reference_problems
 from .errors import ModelDescriptionError
 from .fmi_units import map_unit
 
-__all__ = ["ClockInfo", "FMUInfo", "Problem", "Variable", "map_unit", "port_name",
-           "read_description"]
+__all__ = ["ClockInfo", "FMUInfo", "Problem", "VALIDATE", "Variable", "map_unit",
+           "port_name", "read_description"]
 
 REAL_TYPES = frozenset({"Real", "Float64", "Float32"})
 INT_TYPES = frozenset({"Integer", "Enumeration", "Int8", "UInt8", "Int16", "UInt16", "Int32",
@@ -403,15 +410,21 @@ def read_description(root: str | Path, label: str = "", validate: str = "warn",
         Directory of the extracted FMU.
     label : str
         The FMU's name for messages (default: the directory name).
-    validate : ``"warn"`` | ``"strict"``
-        ``"strict"`` turns every problem into an error.
+    validate : ``"warn"`` | ``"strict"`` | ``"none"``
+        ``"warn"`` (default) loads what FMPy's ``read_model_description(validate=True)``
+        reads, with one warning per broken rule and the structure the import derives
+        (:mod:`fmus.description_rules`); ``"strict"`` turns every warning into an error;
+        ``"none"`` skips the rules (as FMPy's ``validate=False``): the problems stay in
+        :attr:`FMUInfo.problems`, one warning says so.  What fmpy cannot read, or the
+        import cannot run right (a state derivative without its state), is refused
+        whatever ``validate`` says.
     units : dict, optional
         ``{variable name: cosim unit}`` replacing the mapped units.
     port_names : dict, optional
         ``{variable name: port name}`` replacing the generated port names.
     """
-    if validate not in ("warn", "strict"):
-        raise ValueError(f"validate must be 'warn' or 'strict', got {validate!r}")
+    if validate not in VALIDATE:
+        raise ValueError(f"validate must be 'warn', 'strict' or 'none', got {validate!r}")
     root = Path(root)
     label = label or root.name
     tree = _safe_parse(root / "modelDescription.xml", label)
@@ -429,14 +442,15 @@ def read_description(root: str | Path, label: str = "", validate: str = "warn",
     try:
         md = read_model_description(str(root), validate=False)
     except ValidationError as exc:
-        probs = [Problem("FMI model structure", str(p)) for p in exc.problems]
+        probs = [Problem("FMI model structure", str(p), skippable=False)
+                 for p in exc.problems]
         raise ModelDescriptionError(_summary(label, probs), probs) from None
     except Exception as exc:  # noqa: BLE001 - fmpy raises bare Exceptions
         var, line = None, None
         m = re.search(r'[Vv]ariable "([^"]+)"(?: \(line (\d+)\))?', str(exc))
         if m:
             var, line = m.group(1), int(m.group(2)) if m.group(2) else None
-        probs = [Problem(_rule_of(str(exc)), str(exc), var, line)] + [
+        probs = [Problem(_rule_of(str(exc), major), str(exc), var, line, skippable=False)] + [
             p for p in problems if p.severity == "error"]
         raise ModelDescriptionError(_summary(label, probs), probs) from None
     info = _build_info(md, root, label, units or {}, port_names or {}, problems)
@@ -450,29 +464,56 @@ def read_description(root: str | Path, label: str = "", validate: str = "warn",
                    if el.get("intermediateUpdate") in ("true", "1")}
         for v in info.variables:
             v.intermediate_update = v.name in flagged
-    check_rules(info, md)
-    errors = [p for p in info.problems if p.severity == "error"
-              or (validate == "strict" and p.severity == "warning")]
-    if errors:
-        raise ModelDescriptionError(_summary(label, errors), errors)
+    check_rules(info, md, _omitted_variability(tree))
+    if validate == "none":
+        refused = [p for p in info.problems if p.severity == "error" and not p.skippable]
+    else:
+        refused = [p for p in info.problems if p.severity == "error"
+                   or (validate == "strict" and p.severity == "warning")]
+    if refused:
+        raise ModelDescriptionError(_summary(label, refused, validate), refused)
+    if validate == "none":  # the rules were not checked: say so (FMUFile warns once)
+        for p in info.problems:
+            if p.severity == "error":
+                p.severity = "skipped"
     return info
 
 
-def _rule_of(msg: str) -> str:
+VALIDATE = ("warn", "strict", "none")
+
+
+def _omitted_variability(tree: Any) -> frozenset:
+    """Names of the variables whose element has no ``variability`` attribute."""
+    return frozenset(el.get("name") for el in tree.getroot().iterfind("ModelVariables/*")
+                     if isinstance(el.tag, str) and el.get("variability") is None)
+
+
+def _rule_of(msg: str, major: int) -> str:
     if "combination" in msg:
-        return "FMI causality/variability/initial combinations (FMI 2.0 table 2.2.7)"
+        return ("FMI causality/variability/initial combinations "
+                + ("(FMI 2.0 section 2.2.7)" if major == 2 else "(FMI 3.0 section 2.4.7.4)"))
     if "declaredType" in msg:
         return "declaredType must name a TypeDefinitions entry"
     return "FMI model description"
 
 
-def _summary(label: str, problems: list) -> str:
+def _summary(label: str, problems: list, validate: str = "warn") -> str:
+    """The refusal: every problem, then what to do (an option only where it loads it)."""
     head = (f"FMU '{label}': modelDescription.xml does not validate "
             f"({len(problems)} problem{'s' if len(problems) != 1 else ''}):")
     body = "\n".join(f"  - {p}" for p in problems[:20])
     more = f"\n  ... and {len(problems) - 20} more" if len(problems) > 20 else ""
-    return (f"{head}\n{body}{more}\n  fix the FMU (its exporting tool), or for a warning-level "
-            "rule import with validate='warn'")
+    if not all(p.skippable for p in problems):
+        hint = ("fix the FMU (its exporting tool): the import cannot read or run it as it is, "
+                "whatever validate says")
+    elif all(p.severity == "warning" for p in problems):
+        hint = ("fix the FMU (its exporting tool), or load it with validate='warn' (the "
+                "default; --validate warn): the import works around these rules")
+    else:
+        hint = ("fix the FMU (its exporting tool), or load it anyway with validate='none' "
+                "(cosim fmu simulate --validate none), as FMPy's validate=False: the rules "
+                "are not checked and the results are yours to judge")
+    return f"{head}\n{body}{more}\n  {hint}"
 
 
 _CAP_ALIASES = {"canGetAndSetFMUState": "canGetAndSetFMUstate",
@@ -541,9 +582,10 @@ def _read_clocks(info: FMUInfo, tree: Any) -> None:
         for tok in (el.get("clocks") or "").split():
             c = by_vr.get(int(tok))  # existence checked by reference_problems
             if c is not None and c.kind != "clock":
-                info.problems.append(Problem(
+                info.problems.append(Problem(  # FMPy reads past it
                     "clocks names Clock variables (FMI 3.0 section 2.4.7.5)",
-                    f"clocks refers to {c.name!r}, a {c.type} variable", v.name, v.line))
+                    f"clocks refers to {c.name!r}, a {c.type} variable", v.name, v.line,
+                    "warning", derived=f"ignores the reference to {c.name!r}"))
             elif c is not None:
                 names.append(c.name)
         v.clocks = tuple(names)
@@ -598,9 +640,14 @@ def _build_info(md: Any, root: Path, label: str, units: dict, port_names: dict,
                 # one problem per defect: the schema's message on it is dropped
                 problems[:] = [p for p in problems if not (
                     p.variable == mv.name and f"attribute '{a}'" in p.message)]
-                problems.append(Problem("attribute values must parse as the variable's type",
-                                        f"{a}={text!r} is not a {typ} value ({exc})",
-                                        mv.name, mv.sourceline))
+                # FMPy reads past it (it parses values when it sets them)
+                problems.append(Problem(
+                    "attribute values must parse as the variable's type ("
+                    + ("FMI 2.0 section 2.2.7)" if md.fmiVersion == "2.0"
+                       else "FMI 3.0 section 2.4.7)"),
+                    f"{a}={text!r} is not a {typ} value ({exc})", mv.name, mv.sourceline,
+                    "warning", derived=f"ignores this {a} value" + (
+                        " (the FMU's own start applies)" if a == "start" else "")))
         if fmi_unit is not None and typ in REAL_TYPES:
             if mv.name in units:
                 v.unit = units[mv.name]
@@ -610,7 +657,9 @@ def _build_info(md: Any, root: Path, label: str, units: dict, port_names: dict,
                     u = unit_defs.get(fmi_unit)
                     if u is None:
                         problems.append(Problem(
-                            "units must be defined in UnitDefinitions (FMI 2.0 section 2.2.2)",
+                            "units must be defined in UnitDefinitions (" + (
+                                "FMI 2.0 section 2.2.2)" if md.fmiVersion == "2.0"
+                                else "FMI 3.0 section 2.4.2)"),
                             f"unit {fmi_unit!r} is not defined in UnitDefinitions", mv.name,
                             mv.sourceline, "warning"))
                     conv_map[fmi_unit] = map_unit(fmi_unit, u.baseUnit if u else None)

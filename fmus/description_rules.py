@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["Problem", "check_rules", "reference_problems"]
+__all__ = ["Problem", "check_rules", "grouped", "reference_problems", "section"]
 
 VR_RULE_2 = "every variable has a valueReference (FMI 2.0 section 2.2.7)"
 VR_RULE_3 = "every variable has a valueReference (FMI 3.0 section 2.4.7)"
@@ -41,11 +41,38 @@ class Problem:
     # "error": import refused; "warning": import goes on with a warning; "info": listed in
     # FMUInfo.problems only (a rule the import does not rely on)
     severity: str = "error"
+    # what the import takes in place of what the model description leaves out or breaks
+    derived: str = ""
+    # False: no ``validate`` setting loads it (fmpy cannot read it, or the import cannot
+    # run it right); True: ``validate="none"`` goes on (with ``derived`` if given)
+    skippable: bool = True
 
     def __str__(self) -> str:
         where = f"variable '{self.variable}'" if self.variable else "model description"
         line = f" (line {self.line})" if self.line else ""
-        return f"{where}{line}: {self.message} [rule: {self.rule}]"
+        then = f"; the import {self.derived}" if self.derived else ""
+        return f"{where}{line}: {self.message} [rule: {self.rule}]{then}"
+
+
+def grouped(problems: list, limit: int = 5) -> list[str]:
+    """One line per rule (the variables that break it, what the import takes): a warning
+    names each rule once, however many variables break it."""
+    by_rule: dict[str, list] = {}
+    for p in problems:
+        by_rule.setdefault(p.rule, []).append(p)
+    lines = []
+    for rule, ps in by_rule.items():
+        items = []
+        for p in ps[:limit]:
+            where = f"'{p.variable}'" if p.variable else "model description"
+            items.append(f"{where}{f' (line {p.line})' if p.line else ''}: {p.message}")
+        more = f"; and {len(ps) - limit} more" if len(ps) > limit else ""
+        derived = {p.derived for p in ps}
+        then = f"; the import {derived.pop()}" if len(derived) == 1 and "" not in derived \
+            else "".join(f"; the import {d} ('{p.variable}')" for p in ps[:limit]
+                         if (d := p.derived))
+        lines.append(f"[rule: {rule}] " + "; ".join(items) + more + then)
+    return lines
 
 
 def fmt(v: Any) -> str:
@@ -97,6 +124,8 @@ def reference_problems(tree: Any, major: int) -> list[Problem]:
             continue
         by_vr.setdefault(vr, []).append(el)
     if out:  # a variable without a usable value reference: its references dangle too
+        for p in out:
+            p.skippable = False
         return out
     if major >= 3:
         for vr, els in by_vr.items():
@@ -108,6 +137,8 @@ def reference_problems(tree: Any, major: int) -> list[Problem]:
         out += _dangling3(root, elements, set(by_vr))
     else:
         out += _dangling2(root, elements)
+    for p in out:  # fmpy cannot read past them, or reads them wrongly
+        p.skippable = False
     return out
 
 
@@ -168,85 +199,144 @@ def _dangling2(root: Any, elements: list) -> list[Problem]:
 
 
 # ----------------------------------------------------------- semantic rules
-def check_rules(info: Any, md: Any) -> None:
-    """The FMI rules the import relies on (each problem names variable and rule)."""
+def section(major: int, fmi2: str, fmi3: str) -> str:
+    """The section of the standard the FMU follows (``FMI 2.0 section 2.2.7`` or
+    ``FMI 3.0 section 2.4.7``)."""
+    return f"FMI 2.0 section {fmi2}" if major == 2 else f"FMI 3.0 section {fmi3}"
+
+
+def check_rules(info: Any, md: Any, omitted_variability: frozenset = frozenset()) -> None:
+    """The FMI rules the import relies on (each problem names variable, rule and the
+    section of the FMU's standard).
+
+    What FMPy's ``read_model_description(validate=True)`` reads is a warning, with the
+    structure the import derives where the model description leaves it out (the
+    problem's ``derived``); what it refuses is an error.  ``omitted_variability``: the
+    variables whose XML element has no ``variability`` attribute.
+    """
     P = info.problems.append
     major = info.fmi_major
+    var_sec = section(major, "2.2.7", "2.4.7")
     seen: dict[str, Any] = {}
     for v in info.variables:
         if v.name in seen:
-            P(Problem("variable names must be unique (FMI 2.0 section 2.2.7)",
+            P(Problem(f"variable names must be unique ({var_sec})",
                       f"name used twice (also on line {seen[v.name].line})", v.name, v.line))
         seen[v.name] = v
         no_start = v.start is None and not v.bad_start
         # clocks have no start value (FMI 3.0 section 2.4.7.5)
         if v.causality == "input" and no_start and v.kind != "clock":
-            P(Problem("inputs must have a start value (FMI 2.0 section 2.2.7, 3.0 2.4.7.4)",
+            P(Problem(f"inputs must have a start value ({var_sec})",
                       "input has no start value", v.name, v.line))
         if v.initial in ("exact", "approx") and no_start and v.kind != "clock":
-            P(Problem("initial='exact'/'approx' needs a start value",
+            P(Problem(f"initial='exact'/'approx' needs a start value ({var_sec})",
                       f"initial={v.initial!r} but no start value", v.name, v.line))
         if v.causality == "independent" and v.start is not None:
-            P(Problem("the independent variable has no start value", "start given", v.name,
-                      v.line))
-        if v.min is not None and v.max is not None and v.min > v.max:
-            P(Problem("min <= max", f"min = {v.min} > max = {v.max}", v.name, v.line))
-        s = v.start
-        if s is not None and v.kind in ("real", "int") and np.size(s):
-            lo = v.min if v.min is not None else -math.inf
-            hi = v.max if v.max is not None else math.inf
-            if v.kind == "int":  # exact for Int64/UInt64 beyond 2**53
-                vals = np.ravel(np.asarray(s, dtype=object)).tolist()
-                outside = any(x < lo or x > hi for x in vals)
-            else:
-                arr = np.asarray(s, dtype=float)
-                outside = bool(np.any(arr < lo) or np.any(arr > hi))
-            if outside:
-                P(Problem("min <= start <= max (FMI 2.0 section 2.2.7)",
-                          f"start = {fmt(s)} outside [{lo}, {hi}]", v.name, v.line))
+            P(Problem(f"the independent variable has no start value ({var_sec})",
+                      "start given", v.name, v.line))
+        _check_bounds(v, var_sec, P)
         if v.kind != "real" and v.variability == "continuous":
-            P(Problem("only Real/Float variables can be continuous",
-                      f"type {v.type} with variability='continuous'", v.name, v.line))
-    if sum(v.causality == "independent" for v in info.variables) > 1:
-        P(Problem("at most one independent variable",
-                  "more than one variable has causality='independent'"))
-    if major == 3 and not any(v.causality == "independent" for v in info.variables):
-        P(Problem("FMI 3 needs exactly one independent variable (section 2.4.7)",
+            _check_variability(v, v.name in omitted_variability, var_sec, P)
+    n_indep = sum(v.causality == "independent" for v in info.variables)
+    if n_indep > 1:  # FMPy refuses it in FMI 3 only
+        P(Problem(f"at most one independent variable ({var_sec})",
+                  "more than one variable has causality='independent'",
+                  severity="error" if major == 3 else "warning"))
+    if major == 3 and not n_indep:
+        P(Problem("FMI 3 needs exactly one independent variable (FMI 3.0 section 2.4.7)",
                   "no variable has causality='independent'", severity="warning"))
     _check_states(info, P)
     _check_structure(info, md, P)
     _check_interfaces(info, P)
 
 
+def _check_bounds(v: Any, var_sec: str, P: Any) -> None:
+    """``min <= max`` and ``min <= start <= max``: FMPy reads past both, so the import
+    does too, without the broken bounds (they would refuse every value, or the start)."""
+    if v.min is not None and v.max is not None and v.min > v.max:
+        P(Problem(f"min <= max ({var_sec})", f"min = {v.min} > max = {v.max}", v.name,
+                  v.line, "warning", derived="ignores the bounds of this variable"))
+        v.min = v.max = None
+        return
+    s = v.start
+    if s is not None and v.kind in ("real", "int") and np.size(s):
+        lo = v.min if v.min is not None else -math.inf
+        hi = v.max if v.max is not None else math.inf
+        if v.kind == "int":  # exact for Int64/UInt64 beyond 2**53
+            vals = np.ravel(np.asarray(s, dtype=object)).tolist()
+            outside = any(x < lo or x > hi for x in vals)
+        else:
+            arr = np.asarray(s, dtype=float)
+            outside = bool(np.any(arr < lo) or np.any(arr > hi))
+        if outside:
+            P(Problem(f"min <= start <= max ({var_sec})",
+                      f"start = {fmt(s)} outside [{lo}, {hi}]", v.name, v.line, "warning",
+                      derived="ignores the bounds of this variable"))
+            v.min = v.max = None
+
+
+def _check_variability(v: Any, omitted: bool, var_sec: str, P: Any) -> None:
+    """Only Real/Float variables are continuous.  FMI 2 makes an omitted variability
+    ``continuous``, which a non-Real variable cannot be (pythonfmu leaves it out for
+    Integer, Boolean and String variables): the import takes ``discrete``, FMI 3's
+    default for them.  A declared ``continuous`` is an error (FMPy refuses it too); with
+    ``validate='none'`` the import takes ``discrete`` as well: such a variable can only be
+    set in Event Mode or at communication points."""
+    rule = f"only Real/Float variables can be continuous ({var_sec})"
+    if omitted:
+        P(Problem(rule, f"type {v.type} without a variability attribute (FMI 2 default "
+                  "'continuous')", v.name, v.line, "warning",
+                  derived="takes variability='discrete' (FMI 3.0's default for it)"))
+    else:
+        P(Problem(rule, f"type {v.type} with variability='continuous'", v.name, v.line,
+                  derived="takes variability='discrete'"))
+    v.variability = "discrete"
+
+
 def _check_states(info: Any, P: Any) -> None:
+    """A state derivative the import cannot pair with its state cannot be worked around
+    (the state vector would not match the FMU's): refused whatever ``validate`` says."""
+    ms = section(info.fmi_major, "2.2.8", "2.4.8")
     for dv in info.derivatives:
         st = dv.derivative_of
         if st is None:
-            P(Problem("ModelStructure derivatives must have a 'derivative' attribute",
-                      "listed as a state derivative but names no state", dv.name, dv.line))
+            P(Problem(f"ModelStructure derivatives must have a 'derivative' attribute ({ms})",
+                      "listed as a state derivative but names no state", dv.name, dv.line,
+                      skippable=False))
         elif st.kind != "real" or dv.kind != "real":
-            P(Problem("states and derivatives are Real/Float variables",
-                      f"state {st.name!r} of type {st.type}", dv.name, dv.line))
+            P(Problem(f"states and derivatives are Real/Float variables ({ms})",
+                      f"state {st.name!r} of type {st.type}", dv.name, dv.line,
+                      skippable=False))
         elif st.shape != dv.shape:
-            P(Problem("a state and its derivative have the same shape",
+            P(Problem(f"a state and its derivative have the same shape ({ms})",
                       f"state {st.name!r} {st.shape} vs derivative {dv.shape}", dv.name,
-                      dv.line))
+                      dv.line, skippable=False))
 
 
 def _check_structure(info: Any, md: Any, P: Any) -> None:
+    """``ModelStructure`` outputs (FMPy reads a model structure that misses outputs or
+    lists other variables: FMPy's own container writer leaves it empty).  A missing output
+    depends on every input (the FMI default when dependencies are not given); a listed
+    non-output is ignored."""
+    major = info.fmi_major
+    ms = section(major, "2.2.8", "2.4.8")
+    where = "ModelStructure/Outputs" if major == 2 else "ModelStructure <Output>"
     listed = set(info.feedthrough)
     for v in info.outputs:
         if v.name not in listed:
-            P(Problem("ModelStructure must list every output (FMI 2.0 section 2.2.8)",
-                      "output missing from ModelStructure/Outputs", v.name, v.line))
+            P(Problem(f"ModelStructure must list every output ({ms})",
+                      f"output missing from {where}", v.name, v.line, "warning",
+                      derived="takes it to depend on every input (the FMI default)"))
+            info.feedthrough[v.name] = None
     names = {v.name: v for v in info.variables}
-    for out in listed:
+    for out in sorted(listed):
         if out in names and names[out].causality != "output":
-            P(Problem("ModelStructure/Outputs lists outputs only",
-                      f"listed but has causality={names[out].causality!r}", out,
-                      names[out].line))
+            P(Problem(f"ModelStructure outputs are variables with causality='output' ({ms})",
+                      f"listed in {where} but has causality={names[out].causality!r}", out,
+                      names[out].line, "warning", derived="ignores the entry"))
+            del info.feedthrough[out]
     # InitialUnknowns completeness (info: the import does not rely on it)
-    if info.fmi_major == 2 and md.initialUnknowns is not None:
+    if major == 2 and md.initialUnknowns is not None:
         have = {u.variable.name for u in md.initialUnknowns if u.variable is not None}
         need = {v.name for v in info.outputs if v.initial in ("approx", "calculated")}
         need |= {v.name for v in info.variables if v.causality == "calculatedParameter"}
@@ -258,12 +348,17 @@ def _check_structure(info: Any, md: Any, P: Any) -> None:
 
 
 def _check_interfaces(info: Any, P: Any) -> None:
+    major = info.fmi_major
     itfs = ("ModelExchange", "CoSimulation", "ScheduledExecution")
     if not any(i in info.interfaces for i in itfs):
         P(Problem("an FMU implements ModelExchange, CoSimulation or (FMI 3) "
-                  "ScheduledExecution", "no interface is declared"))
+                  f"ScheduledExecution ({section(major, '2.2.1', '2.4.1')})",
+                  "no interface is declared", severity="warning",
+                  derived="can describe it only (choosing an interface to run fails)"))
     for itf in itfs:
         mid = info.capability(itf, "modelIdentifier", None)
         if itf in info.interfaces and not (mid and re.fullmatch(r"[A-Za-z_]\w*", mid)):
-            P(Problem("modelIdentifier is a valid C identifier (FMI 2.0 section 2.2.1)",
-                      f"{itf} modelIdentifier {mid!r}"))
+            # FMPy reads it; the binary's file name is what counts (checked at load)
+            P(Problem("modelIdentifier is a valid C identifier "
+                      f"({section(major, '3.3 and 4.3', '2.4.1')})",
+                      f"{itf} modelIdentifier {mid!r}", severity="warning"))

@@ -21,6 +21,7 @@ from typing import Any
 
 from .archive import ArchiveLimits, check_binary, extract_fmu, platform_binary
 from .description import FMUInfo, port_name, read_description
+from .description_rules import grouped
 from .driver import DriverSpec
 from .errors import FMUBinaryError, FMUConfigError, FMUError, FMUWarning
 
@@ -38,8 +39,8 @@ class FMUFile:
     ----------
     path : path-like
         The ``.fmu`` file (or an extracted FMU directory).
-    validate : ``"warn"`` | ``"strict"``
-        See :func:`fmus.description.read_description`.
+    validate : ``"warn"`` | ``"strict"`` | ``"none"``
+        See :func:`fmus.description.read_description` (``"none"``: skip the rules).
     limits : ArchiveLimits, optional
         Extraction limits (:mod:`fmus.archive`).
     units : dict, optional
@@ -57,10 +58,16 @@ class FMUFile:
                                               units, port_names)
         self.info.path = self.path
         warn = [p for p in self.info.problems if p.severity == "warning"]
-        if warn:
+        if warn:  # once per FMU, one line per rule
             warnings.warn(f"FMU '{self.path.name}': modelDescription.xml breaks "
-                          f"{len(warn)} rule(s) the import works around:\n  "
-                          + "\n  ".join(str(p) for p in warn[:10]), FMUWarning, stacklevel=3)
+                          f"{len({p.rule for p in warn})} rule(s) the import works around:"
+                          "\n  " + "\n  ".join(grouped(warn)), FMUWarning, stacklevel=3)
+        skipped = [p for p in self.info.problems if p.severity == "skipped"]
+        if skipped:
+            warnings.warn(f"FMU '{self.path.name}': validate='none': modelDescription.xml "
+                          f"breaks {len({p.rule for p in skipped})} rule(s) the import does "
+                          "not check (results are yours to judge):\n  "
+                          + "\n  ".join(grouped(skipped)), FMUWarning, stacklevel=3)
         for note in self.info.notes:
             warnings.warn(f"FMU '{self.path.name}': {note}", FMUWarning, stacklevel=3)
         self._copies: list = []

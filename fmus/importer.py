@@ -101,7 +101,12 @@ def load_fmu(path: FMU | str | os.PathLike, name: str | None = None, *,
         Block/subsystem name (default: the model name).
     interface : ``"auto"``, ``"ModelExchange"`` (``"me"``), ``"CoSimulation"`` (``"cs"``)
         or ``"ScheduledExecution"`` (``"se"``)
-    validate, limits, units, port_names
+    validate : ``"warn"`` | ``"strict"`` | ``"none"``
+        Model description rules (:func:`fmus.description.read_description`): ``"warn"``
+        loads what FMPy loads, deriving what is left out, with one warning; ``"strict"``
+        refuses any broken rule; ``"none"`` does not check them (FMPy's
+        ``validate=False``).
+    limits, units, port_names
         See :class:`FMU`.
     check : bool
         Check the instantiation token now (:meth:`FMU.check_instance`; the binary is

@@ -173,6 +173,8 @@ class FMUScheduledBlock(SETicks, Block):
         interval, ``fmi3SetIntervalDecimal`` at initialization).
     out_of_process, timeout_s, call_log, logging_on
         As for :class:`~fmus.subsystem.FMUSubsystem`.
+    tolerance : float, optional
+        The relative tolerance given to ``fmi3EnterInitializationMode`` (default: none).
     check : bool
         Check the FMU's instantiation token now (:meth:`fmus.fmu_file.FMUFile.check_instance`:
         free when the token occurs in the binary, else one instantiate-and-free), so a
@@ -190,8 +192,9 @@ class FMUScheduledBlock(SETicks, Block):
                  parameters: dict | None = None, start: dict | None = None,
                  clock_intervals: dict | None = None, out_of_process: bool = False,
                  timeout_s: float | None = 10.0, call_log: Any = None,
-                 logging_on: bool = False) -> None:
+                 logging_on: bool = False, tolerance: float | None = None) -> None:
         self.fmu = fmu = as_fmu(fmu)
+        self.tolerance = tolerance
         info = self.info = fmu.info
         fmu.interface("ScheduledExecution")
         if check:  # the instantiation token now, not at the first step
@@ -405,7 +408,7 @@ class FMUScheduledBlock(SETicks, Block):
             params = {v: ctx.param(h) for v, h in self._params}
             set_before_init(inst, self._param_keys, params, self._start_values)
             run.pushed = {v: params[v] for v, _ in self._tunable}
-            drv.enter_initialization(t0, None, None)
+            drv.enter_initialization(t0, self.tolerance, None)
             if self._intervals:
                 vrs = [v.vr for v in self.in_clocks if v.name in self._intervals]
                 drv.set_intervals(vrs, [self._intervals[v.name] for v in self.in_clocks
