@@ -9,6 +9,9 @@ The co-simulation protocol (:class:`Subsystem`) is what the master knows:
 * ``get_outputs()``: the outputs at the current time,
 * ``save_state()`` / ``restore_state(token)`` for rollback (``can_save_state``),
 * ``feedthrough()``: which inputs each output reads directly,
+* ``initial_feedthrough()`` and ``finish_initialization()``: between ``initialize`` and
+  ``finish_initialization`` the master sets the inputs at ``t0`` and reads the initial
+  outputs (an FMU in Initialization Mode) until they are consistent,
 * optionally ``output_jacobian()``: d outputs / d inputs at the current point,
 * optionally ``step_jacobian()``: d outputs at the end of the last step / d the
   inputs' values there (the sensitivity iterative Newton coupling needs),
@@ -154,6 +157,19 @@ class Subsystem(ABC):
     def feedthrough(self) -> dict[str, set[str]]:
         """For each output, the inputs it reads directly (default: all)."""
         return {o: set(self.input_names) for o in self.output_names}
+
+    def initial_feedthrough(self) -> dict[str, set[str]]:
+        """For each output, the inputs it depends on at initialization (default: as
+        :meth:`feedthrough`; an FMU's ``InitialUnknowns`` may add inputs that set its
+        initial states, e.g. a lag starting at steady state ``y(0) = u(0)``)."""
+        return self.feedthrough()
+
+    def finish_initialization(self) -> None:
+        """End the initialization the master began with :meth:`initialize`.
+
+        Between the two, ``set_inputs`` + ``refresh_outputs`` give the initial outputs for
+        the inputs at the start time (an FMU is in Initialization Mode then).  Default:
+        nothing to do."""
 
     def save_state(self) -> Any:
         raise ContextError(f"subsystem '{self.name}' cannot save its state; rollback-based "

@@ -131,6 +131,20 @@ def _convert(vs: list, vals: list) -> list:
     return out
 
 
+def subsystem_hint(fmu: FMU, block: str, interface: str) -> str:
+    """How to give FMU ``fmu``, imported as ``block`` for ``interface``, to a
+    :class:`~cosim.master.MasterScheduler` (one sentence, for its refusal)."""
+    where = f"FMU '{fmu.path.name}' imported for {interface}"
+    wrap = f"DiagramSubsystem({block}, solver=..., dt=...)"
+    if "CoSimulation" in fmu.info.interfaces:
+        why = (" (load_fmu's choice when an FMU offers both)"
+               if interface == "ModelExchange" else "")
+        return (f"it is {where}{why}; for a master load it with "
+                f"load_fmu(path, interface='CoSimulation'), or wrap the block, {wrap}")
+    return (f"it is {where} and the FMU offers no Co-Simulation interface; wrap the block, "
+            f"{wrap}")
+
+
 class FMUBlock(MEEvents, Block):
     """A Model Exchange FMU as a :class:`~cosim.block.Block` (see the module docstring).
 
@@ -648,6 +662,11 @@ class FMUBlock(MEEvents, Block):
     def describe_fmu(self) -> str:
         """The FMU's metadata and ports (``print(block.describe_fmu())``)."""
         return str(self.info)
+
+    def subsystem_hint(self) -> str:
+        """Why this block is not a master's subsystem and what to give instead (one
+        sentence: the Co-Simulation interface, or a ``DiagramSubsystem``)."""
+        return subsystem_hint(self.fmu, "block", "ModelExchange")
 
     def set_parameter_default(self, name: str, value: Any) -> None:
         """Change a parameter's default (contexts made later start from it)."""

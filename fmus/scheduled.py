@@ -522,6 +522,11 @@ class FMUScheduledBlock(SETicks, Block):
         """The FMU's metadata and ports (``print(block.describe_fmu())``)."""
         return str(self.info)
 
+    def subsystem_hint(self) -> str:
+        """Why this block is not a master's subsystem and what to give instead."""
+        from .fmu_block import subsystem_hint
+        return subsystem_hint(self.fmu, "block", "ScheduledExecution")
+
     def clock_ticks(self, clock: str) -> list[float]:
         """The times at which ``clock`` (an input clock: its partition ran; an output
         clock: it ticked) ticked in the current run."""

@@ -1,0 +1,92 @@
+"""The steady-state lag FMU of the initialization tests (``tests/fmu_sources/init_lag.h``).
+
+``x' = (K u - x) / T``, ``y = x + D u``, ``x(0) = K u(0)`` computed in Initialization Mode:
+the FMU starts at steady state from its input, so its initial output is right only when the
+importer sets the input before ``exitInitializationMode`` (as FMPy does).  :func:`build`
+writes the model description for FMI 2 or 3 (ME + CS), with or without the direct
+feedthrough ``D u`` in ``ModelStructure`` (without it an output depends on the input only at
+initialization, through ``InitialUnknowns``).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.fmu_builders import build_c_fmu
+
+GUID = "{0b1d7a2e-3c4f-4e5a-9b6c-7d8e9f0a1b21}"
+
+
+def _xml2(K: float, T: float, D: float, ft: bool) -> str:
+    deps = "1 3" if ft else "1"
+    return f"""<?xml version="1.0" encoding="UTF-8"?>
+<fmiModelDescription fmiVersion="2.0" modelName="InitLag" guid="{GUID}"
+  description="lag starting at steady state from its input (cosim test FMU)"
+  generationTool="hand-written C (tests/fmu_sources)" numberOfEventIndicators="0">
+  <ModelExchange modelIdentifier="InitLag" canGetAndSetFMUstate="true"
+    completedIntegratorStepNotNeeded="true"/>
+  <CoSimulation modelIdentifier="InitLag" canHandleVariableCommunicationStepSize="true"
+    canGetAndSetFMUstate="true" canSerializeFMUstate="true"/>
+  <DefaultExperiment startTime="0" stopTime="2" stepSize="0.01"/>
+  <ModelVariables>
+    <ScalarVariable name="x" valueReference="0" causality="local" variability="continuous" initial="calculated"><Real/></ScalarVariable>
+    <ScalarVariable name="der(x)" valueReference="1" causality="local"><Real derivative="1"/></ScalarVariable>
+    <ScalarVariable name="u" valueReference="2" causality="input"><Real start="0"/></ScalarVariable>
+    <ScalarVariable name="y" valueReference="3" causality="output"><Real/></ScalarVariable>
+    <ScalarVariable name="K" valueReference="4" causality="parameter" variability="fixed"><Real start="{K!r}"/></ScalarVariable>
+    <ScalarVariable name="T" valueReference="5" causality="parameter" variability="fixed"><Real start="{T!r}"/></ScalarVariable>
+    <ScalarVariable name="D" valueReference="6" causality="parameter" variability="fixed"><Real start="{D!r}"/></ScalarVariable>
+  </ModelVariables>
+  <ModelStructure>
+    <Outputs>
+      <Unknown index="4" dependencies="{deps}"/>
+    </Outputs>
+    <Derivatives>
+      <Unknown index="2" dependencies="1 3"/>
+    </Derivatives>
+    <InitialUnknowns>
+      <Unknown index="1" dependencies="3"/>
+      <Unknown index="2" dependencies="3"/>
+      <Unknown index="4" dependencies="3"/>
+    </InitialUnknowns>
+  </ModelStructure>
+</fmiModelDescription>
+"""
+
+
+def _xml3(K: float, T: float, D: float, ft: bool) -> str:
+    deps = "0 2" if ft else "0"
+    return f"""<?xml version="1.0" encoding="UTF-8"?>
+<fmiModelDescription fmiVersion="3.0" modelName="InitLag" instantiationToken="{GUID}"
+  description="lag starting at steady state from its input (cosim test FMU)"
+  generationTool="hand-written C (tests/fmu_sources)">
+  <ModelExchange modelIdentifier="InitLag" canGetAndSetFMUState="true"/>
+  <CoSimulation modelIdentifier="InitLag" canHandleVariableCommunicationStepSize="true"
+    canGetAndSetFMUState="true" canSerializeFMUState="true"/>
+  <DefaultExperiment startTime="0" stopTime="2" stepSize="0.01"/>
+  <ModelVariables>
+    <Float64 name="time" valueReference="7" causality="independent" variability="continuous"/>
+    <Float64 name="x" valueReference="0" causality="local" variability="continuous" initial="calculated"/>
+    <Float64 name="der(x)" valueReference="1" causality="local" variability="continuous" derivative="0"/>
+    <Float64 name="u" valueReference="2" causality="input" variability="continuous" start="0"/>
+    <Float64 name="y" valueReference="3" causality="output" variability="continuous"/>
+    <Float64 name="K" valueReference="4" causality="parameter" variability="fixed" start="{K!r}"/>
+    <Float64 name="T" valueReference="5" causality="parameter" variability="fixed" start="{T!r}"/>
+    <Float64 name="D" valueReference="6" causality="parameter" variability="fixed" start="{D!r}"/>
+  </ModelVariables>
+  <ModelStructure>
+    <Output valueReference="3" dependencies="{deps}"/>
+    <ContinuousStateDerivative valueReference="1"/>
+    <InitialUnknown valueReference="0" dependencies="2"/>
+    <InitialUnknown valueReference="1" dependencies="2"/>
+    <InitialUnknown valueReference="3" dependencies="2"/>
+  </ModelStructure>
+</fmiModelDescription>
+"""
+
+
+def build(dest: Path, *, fmi: int = 2, K: float = 1.0, T: float = 0.5, D: float = 0.0,
+          feedthrough: bool = False, name: str = "InitLag") -> Path:
+    """The lag FMU (ME + CS) in ``dest/<name>.fmu`` with these parameter start values."""
+    xml = (_xml2 if fmi == 2 else _xml3)(float(K), float(T), float(D), feedthrough)
+    return build_c_fmu("init_lag", Path(dest), fmi=fmi, xml=xml, name=name)
