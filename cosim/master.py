@@ -70,7 +70,7 @@ def _check_subsystem(s: Any) -> None:
         raise NotADiagramError(f"MasterScheduler: got {s!r} as a subsystem: {hint()}")
     if isinstance(s, (str, os.PathLike)):
         raise NotADiagramError(f"MasterScheduler: got the path {os.fspath(s)!r} as a "
-                               "subsystem: load it first, e.g. an FMU with "
+                               "subsystem: load it first, for an FMU "
                                "fmus.load_fmu(path, interface='CoSimulation')")
     if isinstance(s, DiagramBuilder):
         raise NotADiagramError(f"MasterScheduler: got the DiagramBuilder '{s.name}' as a "

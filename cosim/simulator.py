@@ -320,6 +320,14 @@ class Simulator(FixedStepping):
         self.ctx.time = self.ctx.mode_time = self.ctx.ticks * _NS
         self._call_eval(self._eval_cont)
 
+    def reinitialize_outputs(self) -> None:
+        """:meth:`evaluate_outputs` at the start time, then the blocks' initial checks (an
+        FMU block initialized with other inputs initializes again with these): for a
+        co-simulation master setting the inputs at initialization."""
+        self.evaluate_outputs()
+        if self._init_checks:
+            self._initial_checks(self._eval_cont)
+
     def reset_solver_history(self) -> None:
         """Forget multistep history (after a rollback of the context)."""
         if getattr(self, "_fixed_solver", None) is not None:

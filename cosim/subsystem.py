@@ -170,6 +170,7 @@ class Subsystem(ABC):
         Between the two, ``set_inputs`` + ``refresh_outputs`` give the initial outputs for
         the inputs at the start time (an FMU is in Initialization Mode then).  Default:
         nothing to do."""
+        return None
 
     def save_state(self) -> Any:
         raise ContextError(f"subsystem '{self.name}' cannot save its state; rollback-based "
@@ -285,6 +286,10 @@ class DiagramSubsystem(Subsystem):
         self.ctx.ticks = t0_ticks
         self.ctx.time = self.ctx.mode_time = t0_ticks * 1e-9
         self.sim.initialize()
+        self._initializing = True
+
+    def finish_initialization(self) -> None:
+        self._initializing = False
 
     def check_step(self, h_ticks: int) -> None:
         if self.dt_ticks and self.sim.fixed and h_ticks % self.dt_ticks:
@@ -301,9 +306,13 @@ class DiagramSubsystem(Subsystem):
                 self._drivers[name].set_polynomial(self.ctx, t0, coeffs)
 
     def refresh_outputs(self) -> None:
-        self.sim.evaluate_outputs()
+        if getattr(self, "_initializing", False):  # FMU blocks initialize with these inputs
+            self.sim.reinitialize_outputs()
+        else:
+            self.sim.evaluate_outputs()
 
     def do_step(self, t0_ticks: int, h_ticks: int) -> None:
+        self._initializing = False
         if self.ctx.ticks != t0_ticks:
             raise ContextError(f"subsystem '{self.name}' is at t = {self.ctx.time:.9g} s, "
                                f"asked to step from {t0_ticks * 1e-9:.9g} s")

@@ -145,6 +145,14 @@ def subsystem_hint(fmu: FMU, block: str, interface: str) -> str:
             f"{wrap}")
 
 
+class _Unconnected:
+    """Reads every input port as its value when unconnected (its start value)."""
+
+    @staticmethod
+    def input(port: Any) -> Any:
+        return port.zero()
+
+
 class FMUBlock(MEEvents, Block):
     """A Model Exchange FMU as a :class:`~cosim.block.Block` (see the module docstring).
 
@@ -243,6 +251,8 @@ class FMUBlock(MEEvents, Block):
         self._in_fast = [all(v.kind == "real" and not v.shape for v in vs)
                          for _, vs, _, _ in self._in_groups]
         self._in_slots: list = []
+        self._late: set = set()  # inputs whose sources run after this block's first output
+        self._partial: tuple | None = None  # (ctx, t0) of a run started before them
         self._sl = slice(0, 0)
         # --- parameters (defaults: start values, or the user's)
         self._params: list = []
@@ -363,6 +373,27 @@ class FMUBlock(MEEvents, Block):
             self._sl = slice(a, b)
         self._in_slots = [tuple(plan.input_slot[p] for p in ports)
                           for _, _, ports, _ in self._in_groups]
+        self._late = self._late_inputs(plan)
+
+    def _late_inputs(self, plan: Any) -> set:
+        """The input ports whose sources the plan evaluates after this block's first output
+        (their slots hold no value yet when that output starts the run)."""
+        pos, k = {}, 0
+        for comp in plan.order:
+            for n in comp:
+                pos[n.index] = k
+                k += 1
+        mine = [pos[n.index] for n in plan.nodes if n.block is self and n.index in pos]
+        if not mine:
+            return set()
+        first = min(mine)
+        late = set()
+        for _, _, ports, _ in self._in_groups:
+            for p in ports:
+                prod = plan.producer.get(plan.input_slot[p])
+                if prod is not None and pos.get(prod.index, -1) >= first:
+                    late.add(p)
+        return late
 
     def _activate(self, ctx: Any) -> None:
         prev = self._ctx
@@ -392,9 +423,13 @@ class FMUBlock(MEEvents, Block):
         self._bind(ctx)
         self._seen.add(ctx)
         self._ctx = ctx
-        self._start_run(ctx)
+        self._start_run(ctx, partial=True)
 
-    def _start_run(self, ctx: Any) -> None:
+    def _start_run(self, ctx: Any, partial: bool = False) -> None:
+        """Initialize the FMU at the context's time with the inputs' values set in
+        Initialization Mode.  ``partial`` (a run started by the block's first output at the
+        start time): inputs whose sources have not run yet take their start values until
+        the initial check (:meth:`_initial_inputs_check`) initializes again with all."""
         inst = self.inst
         drv = inst.start()
         self._reset_cache()
@@ -411,8 +446,10 @@ class FMUBlock(MEEvents, Block):
             self._pushed_params = params
             drv.enter_initialization(t0, self.tolerance, None)
             self._init_u = {}
+            late = self._late if partial else ()
+            self._partial = (ctx, t0) if late else None
             for key, vs, ports, _ in self._in_groups:
-                vals = tuple(self._input_values(ctx, vs, ports))
+                vals = tuple(self._initial_values(ctx, vs, ports, late))
                 drv.set(key, vals)
                 self._u[key] = self._init_u[key] = vals
             drv.exit_initialization()
@@ -440,9 +477,23 @@ class FMUBlock(MEEvents, Block):
     def _set_before_init(self, params: dict) -> None:
         set_before_init(self.inst, self._param_keys, params, self._start_values)
 
+    def _initial_values(self, ctx: Any, vs: list, ports: list, late: Any) -> list:
+        """The inputs' values at initialization; those in ``late`` (not computed yet) their
+        start values (the port's value when unconnected)."""
+        if not late or not any(p in late for p in ports):
+            return self._input_values(ctx, vs, ports)
+        vals: list = []
+        for v, p in zip(vs, ports):
+            if p in late:
+                vals.extend(self._input_values(_Unconnected(), [v], [p]))
+            else:
+                vals.extend(self._input_values(ctx, [v], [p]))
+        return vals
+
     def _initial_inputs_check(self, ctx: Any) -> bool:
         """After the start outputs are evaluated: initialize again if the inputs given at
         initialization were not yet their sources' values (the block ran first)."""
+        self._partial = None
         if ctx is not self._ctx or not self._in_groups or not self.inst.initialized:
             return False
         for key, vs, ports, _ in self._in_groups:
@@ -498,6 +549,11 @@ class FMUBlock(MEEvents, Block):
         return ctx.time, (ctx.xc[self._sl].tolist() if self.nx else None)
 
     def _read_inputs(self, ctx: Any) -> tuple:
+        part = self._partial
+        if part is not None:
+            if part[0] is ctx and ctx.time == part[1]:  # sources not run yet: as initialized
+                return tuple(self._init_u[key] for key, _, _, _ in self._in_groups)
+            self._partial = None
         s = ctx.signals
         out = []
         for fast, slots, (_, vs, ports, _) in zip(self._in_fast, self._in_slots,

@@ -29,13 +29,20 @@ def _xml2(K: float, T: float, D: float, ft: bool) -> str:
     canGetAndSetFMUstate="true" canSerializeFMUstate="true"/>
   <DefaultExperiment startTime="0" stopTime="2" stepSize="0.01"/>
   <ModelVariables>
-    <ScalarVariable name="x" valueReference="0" causality="local" variability="continuous" initial="calculated"><Real/></ScalarVariable>
-    <ScalarVariable name="der(x)" valueReference="1" causality="local"><Real derivative="1"/></ScalarVariable>
-    <ScalarVariable name="u" valueReference="2" causality="input"><Real start="0"/></ScalarVariable>
-    <ScalarVariable name="y" valueReference="3" causality="output"><Real/></ScalarVariable>
-    <ScalarVariable name="K" valueReference="4" causality="parameter" variability="fixed"><Real start="{K!r}"/></ScalarVariable>
-    <ScalarVariable name="T" valueReference="5" causality="parameter" variability="fixed"><Real start="{T!r}"/></ScalarVariable>
-    <ScalarVariable name="D" valueReference="6" causality="parameter" variability="fixed"><Real start="{D!r}"/></ScalarVariable>
+    <ScalarVariable name="x" valueReference="0"
+      causality="local" variability="continuous" initial="calculated"><Real/></ScalarVariable>
+    <ScalarVariable name="der(x)" valueReference="1"
+      causality="local"><Real derivative="1"/></ScalarVariable>
+    <ScalarVariable name="u" valueReference="2"
+      causality="input"><Real start="0"/></ScalarVariable>
+    <ScalarVariable name="y" valueReference="3"
+      causality="output"><Real/></ScalarVariable>
+    <ScalarVariable name="K" valueReference="4"
+      causality="parameter" variability="fixed"><Real start="{K!r}"/></ScalarVariable>
+    <ScalarVariable name="T" valueReference="5"
+      causality="parameter" variability="fixed"><Real start="{T!r}"/></ScalarVariable>
+    <ScalarVariable name="D" valueReference="6"
+      causality="parameter" variability="fixed"><Real start="{D!r}"/></ScalarVariable>
   </ModelVariables>
   <ModelStructure>
     <Outputs>
@@ -65,14 +72,22 @@ def _xml3(K: float, T: float, D: float, ft: bool) -> str:
     canGetAndSetFMUState="true" canSerializeFMUState="true"/>
   <DefaultExperiment startTime="0" stopTime="2" stepSize="0.01"/>
   <ModelVariables>
-    <Float64 name="time" valueReference="7" causality="independent" variability="continuous"/>
-    <Float64 name="x" valueReference="0" causality="local" variability="continuous" initial="calculated"/>
-    <Float64 name="der(x)" valueReference="1" causality="local" variability="continuous" derivative="0"/>
-    <Float64 name="u" valueReference="2" causality="input" variability="continuous" start="0"/>
-    <Float64 name="y" valueReference="3" causality="output" variability="continuous"/>
-    <Float64 name="K" valueReference="4" causality="parameter" variability="fixed" start="{K!r}"/>
-    <Float64 name="T" valueReference="5" causality="parameter" variability="fixed" start="{T!r}"/>
-    <Float64 name="D" valueReference="6" causality="parameter" variability="fixed" start="{D!r}"/>
+    <Float64 name="time" valueReference="7"
+      causality="independent" variability="continuous"/>
+    <Float64 name="x" valueReference="0"
+      causality="local" variability="continuous" initial="calculated"/>
+    <Float64 name="der(x)" valueReference="1"
+      causality="local" variability="continuous" derivative="0"/>
+    <Float64 name="u" valueReference="2"
+      causality="input" variability="continuous" start="0"/>
+    <Float64 name="y" valueReference="3"
+      causality="output" variability="continuous"/>
+    <Float64 name="K" valueReference="4"
+      causality="parameter" variability="fixed" start="{K!r}"/>
+    <Float64 name="T" valueReference="5"
+      causality="parameter" variability="fixed" start="{T!r}"/>
+    <Float64 name="D" valueReference="6"
+      causality="parameter" variability="fixed" start="{D!r}"/>
   </ModelVariables>
   <ModelStructure>
     <Output valueReference="3" dependencies="{deps}"/>
@@ -85,8 +100,9 @@ def _xml3(K: float, T: float, D: float, ft: bool) -> str:
 """
 
 
-def build(dest: Path, *, fmi: int = 2, K: float = 1.0, T: float = 0.5, D: float = 0.0,
-          feedthrough: bool = False, name: str = "InitLag") -> Path:
-    """The lag FMU (ME + CS) in ``dest/<name>.fmu`` with these parameter start values."""
-    xml = (_xml2 if fmi == 2 else _xml3)(float(K), float(T), float(D), feedthrough)
+def build(dest: Path, *, fmi: int = 2, feedthrough: bool = False,
+          name: str = "InitLag") -> Path:
+    """The lag FMU (ME + CS) in ``dest/<name>.fmu``; parameters ``K`` (start 1), ``T``
+    (0.5 s) and ``D`` (0), set with ``parameters=`` (``start_values=`` for FMPy)."""
+    xml = (_xml2 if fmi == 2 else _xml3)(1.0, 0.5, 0.0, feedthrough)
     return build_c_fmu("init_lag", Path(dest), fmi=fmi, xml=xml, name=name)

@@ -1,0 +1,226 @@
+"""Issue 31 items 1 and 4: inputs are set in Initialization Mode, on every interface.
+
+The corpus is the steady-state lag (:mod:`tests.unit.fmus.init_lag_fmu`: ``x(0) = K u(0)``
+computed in Initialization Mode): FMI 2 and 3, Co-Simulation (master of
+``FMUSubsystem``) and Model Exchange (``FMUBlock`` in a diagram), chains of 1-3 lags with and
+without direct feedthrough, and an algebraic loop at initialization.  Exact answer: the
+system starts at its equilibrium and stays there, so every output is constant.  Single
+FMUs are also compared with ``fmpy.simulate_fmu(input=...)``.  Before the fix a master
+set the inputs after ``exitInitializationMode``: y(0) = 0 instead of K u.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from blocks.sources import Constant
+from cosim import DiagramBuilder, MasterScheduler
+from cosim.coupling import GaussSeidel, Jacobi
+from cosim.errors import NotADiagramError
+from cosim.simulator import simulate
+from cosim.subsystem import DiagramSubsystem
+from tests.unit.fmus.init_lag_fmu import build
+
+pytest.importorskip("fmpy")
+
+U0 = 2.0
+#: (K, D) of each lag in a chain; steady state y = (K + D) u
+CHAINS = {1: [(1.5, 0.0)], 2: [(1.5, 0.0), (-0.5, 0.25)], 3: [(1.5, 0.0), (0.5, 0.0),
+                                                            (2.0, 0.5)]}
+
+
+@pytest.fixture(scope="module")
+def lags(tmp_path_factory):
+    root = tmp_path_factory.mktemp("init_lags")
+    cache: dict = {}
+
+    def get(fmi: int, K: float, D: float, name: str):
+        """The lag FMU file and the parameters that make it ``(K, D)``."""
+        key = (fmi, bool(D), name)
+        if key not in cache:
+            cache[key] = build(root / f"{fmi}_{bool(D)}_{name}", fmi=fmi,
+                               feedthrough=bool(D), name=name)
+        return cache[key], {"K": K, "D": D}
+    return get
+
+
+def _load(lags, fmi, K, D, name, itf):
+    from fmus import load_fmu
+    path, params = lags(fmi, K, D, name)
+    return load_fmu(path, interface=itf, name=name, parameters=params)
+
+
+def _source(value: float = U0) -> DiagramSubsystem:
+    b = DiagramBuilder("src")
+    c = b.add(Constant("c", value))
+    b.export_output(c.y, "y")
+    return DiagramSubsystem(b.build(), solver="euler", dt=0.01)
+
+
+def _exact(chain: list) -> list:
+    out, u = [], U0
+    for K, D in chain:
+        u = (K + D) * u
+        out.append(u)
+    return out
+
+
+@pytest.mark.parametrize("coupling", ["jacobi", "gauss_seidel"])
+@pytest.mark.parametrize("n", [1, 2, 3])
+@pytest.mark.parametrize("fmi", [2, 3])
+def test_a_master_sets_inputs_in_initialization_mode(lags, fmi, n, coupling):
+    chain = CHAINS[n]
+    subs = [_source()]
+    conns = []
+    prev = "src.y"
+    for i, (K, D) in enumerate(chain):
+        name = f"lag{i}"
+        subs.append(_load(lags, fmi, K, D, name, "cs"))
+        conns.append((prev, f"{name}.u"))
+        prev = f"{name}.y"
+    # shuffled: the master orders by the initial dependencies, not by the list
+    subs = subs[::-1]
+    cpl = Jacobi() if coupling == "jacobi" else GaussSeidel()
+    res = MasterScheduler(subs, conns, 0.01, coupling=cpl).run(0.2)
+    for i, want in enumerate(_exact(chain)):
+        y = res[f"lag{i}.y"]
+        assert np.max(np.abs(y - want)) < 1e-12, (i, y[:3], want)
+
+
+@pytest.mark.parametrize("n", [1, 2, 3])
+@pytest.mark.parametrize("fmi", [2, 3])
+def test_fmu_blocks_in_a_diagram_start_from_their_inputs(lags, fmi, n):
+    chain = CHAINS[n]
+    b = DiagramBuilder("d")
+    blocks = [b.add(_load(lags, fmi, K, D, f"lag{i}", "me"))
+              for i, (K, D) in reversed(list(enumerate(chain)))][::-1]
+    c = b.add(Constant("c", U0))  # added last
+    b.connect(c.y, blocks[0].inputs["u"])
+    for a, z in zip(blocks, blocks[1:]):
+        b.connect(a.outputs["y"], z.inputs["u"])
+    res = simulate(b.build(), 0.2, dt=0.01)
+    for i, want in enumerate(_exact(chain)):
+        y = res[f"lag{i}.y"]
+        assert np.max(np.abs(y - want)) < 1e-9, (i, y[:3], want)
+
+
+@pytest.mark.parametrize("loop_solver", ["newton", "broyden", "fixed_point"])
+@pytest.mark.parametrize("fmi", [2, 3])
+def test_an_algebraic_loop_at_initialization_is_iterated(lags, fmi, loop_solver):
+    """u1 = c + a y2, u2 = y1: no feedthrough in Step Mode, a loop in Initialization Mode
+    (x1 = K1 u1, x2 = K2 u2).  Fixed point x1 = K1 c / (1 - a K1 K2), an equilibrium."""
+    K1, K2, a, c = 1.5, 0.5, 0.5, 1.0  # loop gain a K1 K2 = 0.375
+    s1 = _load(lags, fmi, K1, 0.0, "A", "cs")
+    s2 = _load(lags, fmi, K2, 0.0, "B", "cs")
+    m = MasterScheduler([_source(0.0), s1, s2], [("B.y", "A.u", (a, c)), ("A.y", "B.u")],
+                        0.01, loop_solver=loop_solver)
+    res = m.run(0.2)
+    x1 = K1 * c / (1.0 - a * K1 * K2)
+    assert np.max(np.abs(res["A.y"] - x1)) < 1e-9
+    assert np.max(np.abs(res["B.y"] - K2 * x1)) < 1e-9
+    assert m.init_sweeps > 1  # iterated, not one ordered sweep
+
+
+@pytest.mark.parametrize("itf", ["cs", "me"])
+@pytest.mark.parametrize("fmi", [2, 3])
+def test_a_single_lag_agrees_with_fmpy(lags, fmi, itf):
+    """FMPy sets the inputs in Initialization Mode (fmpy/simulation.py): y(0) = K u(0)."""
+    import fmpy
+
+    K = 1.5
+    path, params = lags(fmi, K, 0.0, "Lag")
+    t = np.array([0.0, 1.0])
+    sig = np.array(list(zip(t, [U0, U0])), dtype=[("time", float), ("u", float)])
+    ref = fmpy.simulate_fmu(str(path), stop_time=0.2, output_interval=0.01, input=sig,
+                            start_values=params,
+                            fmi_type="CoSimulation" if itf == "cs" else "ModelExchange")
+    if itf == "cs":
+        res = MasterScheduler([_source(), _load(lags, fmi, K, 0.0, "Lag", "cs")],
+                              [("src.y", "Lag.u")], 0.01).run(0.2)
+    else:
+        b = DiagramBuilder("d")
+        blk = b.add(_load(lags, fmi, K, 0.0, "Lag", "me"))
+        c = b.add(Constant("c", U0))
+        b.connect(c.y, blk.inputs["u"])
+        res = simulate(b.build(), 0.2, dt=0.01)
+    assert ref["y"][0] == pytest.approx(K * U0, abs=1e-12)  # the oracle's own start
+    y = np.interp(ref["time"], res.time, res["Lag.y"])
+    assert np.max(np.abs(y - ref["y"])) < 1e-9
+
+
+def test_the_cli_sets_inputs_in_initialization_mode(lags, tmp_path):
+    from cosim.cli import main
+    from cosim.writers import read_csv
+    path, _ = lags(2, 1.5, 0.0, "Lag")
+    csv = tmp_path / "u.csv"
+    csv.write_text(f"time,u\n0,{U0}\n1,{U0}\n")
+    for itf in ("cs", "me"):
+        out = tmp_path / itf
+        assert main(["fmu", "simulate", str(path), "--input", str(csv), "--stop-time", "0.2",
+                     "--set", "K=1.5", "--out", str(out), "-q", "--interface-type", itf]) == 0
+        res = read_csv(out / "results.csv")
+        assert np.max(np.abs(res["y"] - 1.5 * U0)) < 1e-9, (itf, res["y"][:3])
+
+
+def test_a_subsystem_used_alone_sets_its_inputs_before_leaving_initialization(lags):
+    """initialize, set_inputs, do_step (no master): do_step ends the initialization."""
+    sub = _load(lags, 3, 1.5, 0.0, "Lag", "cs")
+    sub.initialize(0)
+    sub.set_inputs(0.0, {"u": (U0,)})
+    sub.do_step(0, 10_000_000)
+    assert sub.get_outputs()["y"] == pytest.approx(1.5 * U0, abs=1e-12)
+
+
+# ------------------------------------------------------------------ item 4
+def _objects(lags, tmp_path):
+    from fmus import FMU, load_fmu
+    path, _ = lags(2, 1.0, 0.0, "Lag")
+    me_only = tmp_path / "MEOnly.fmu"
+    from tests.fmu_builders import rewrite_fmu
+    rewrite_fmu(path, me_only, replace={"modelDescription.xml": (
+        '<CoSimulation modelIdentifier="InitLag" canHandleVariableCommunicationStepSize="true"'
+        '\n    canGetAndSetFMUstate="true" canSerializeFMUstate="true"/>', "")})
+    b = DiagramBuilder("d")
+    b.add(Constant("c", 1.0))
+    return {
+        "FMUBlock of an ME+CS FMU": (load_fmu(path), "interface='CoSimulation'"),
+        "FMUBlock of an ME-only FMU": (load_fmu(me_only), "DiagramSubsystem(block"),
+        "FMU file object": (FMU(path), "fmu.subsystem()"),
+        "path string": (str(path), "load_fmu(path, interface='CoSimulation')"),
+        "pathlib.Path": (path, "load_fmu(path, interface='CoSimulation')"),
+        "DiagramBuilder": (b, "call build() first"),
+        "Diagram": (b.build(), "DiagramSubsystem(diagram"),
+        "plain block": (Constant("k", 1.0), "DiagramSubsystem(block"),
+        "number": (3, "must be Subsystem objects"),
+    }
+
+
+def test_a_master_refuses_what_is_not_a_subsystem_saying_what_to_give(lags, tmp_path):
+    for what, (obj, hint) in _objects(lags, tmp_path).items():
+        with pytest.raises(NotADiagramError) as exc:
+            MasterScheduler([obj], [], 0.01)
+        msg = str(exc.value)
+        assert hint in msg, (what, msg)
+        assert msg.count(". ") == 0 or what == "number", (what, msg)  # one sentence
+
+
+def test_a_master_takes_the_co_simulation_interface_when_asked(lags):
+    from fmus import FMU, load_fmu
+    path, _ = lags(2, 1.0, 0.0, "Lag")
+    for sub in (load_fmu(path, interface="CoSimulation", name="Lag"),
+                FMU(path).subsystem("Lag"),
+                DiagramSubsystem(_wrap(load_fmu(path, name="Lag")), solver="rk4", dt=0.01,
+                                 name="Lag")):
+        res = MasterScheduler([_source(), sub], [("src.y", "Lag.u")], 0.01).run(0.05)
+        assert math.isclose(res["Lag.y"][-1], U0, abs_tol=1e-9), type(sub).__name__
+
+
+def _wrap(block):
+    b = DiagramBuilder("w")
+    b.add(block)
+    b.export_input(block.inputs["u"], "u")
+    b.export_output(block.outputs["y"], "y")
+    return b.build()
