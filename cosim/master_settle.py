@@ -50,8 +50,11 @@ class LoopSettler:
             self._publish(s, t0, s.get_outputs())
         init_subs = self._feedthrough_order(initial=True)
         solver = "fixed_point" if self.loop_solver == "fixed_point" else "broyden"
+        counts = self.loop_solves, self.loop_evaluations  # those count communication points
+        #: sweeps or loop evaluations that made the initial values consistent
         self.init_sweeps = self._settle(t0, init_subs, max_iter, tol,
                                         once=self._settle_once, solver=solver)
+        self.loop_solves, self.loop_evaluations = counts
         for s in self.subsystems:
             if s.input_names and s not in init_subs:
                 s.set_inputs(t0 * _NS, self.input_polys(s, t0, constant=True))
