@@ -145,8 +145,29 @@ def subsystem_hint(fmu: FMU, block: str, interface: str) -> str:
             f"{wrap}")
 
 
-class _Unconnected:
-    """Reads every input port as its value when unconnected (its start value)."""
+def late_inputs(block: Block, plan: Any, ports: list) -> set:
+    """Those of ``block``'s input ``ports`` whose sources ``plan`` evaluates after the
+    block's first output (their slots hold no value yet when that output starts the FMU)."""
+    pos, k = {}, 0
+    for comp in plan.order:
+        for n in comp:
+            pos[n.index] = k
+            k += 1
+    mine = [pos[n.index] for n in plan.nodes if n.block is block and n.index in pos]
+    if not mine:
+        return set()
+    first = min(mine)
+    late = set()
+    for p in ports:
+        prod = plan.producer.get(plan.input_slot[p])
+        if prod is not None and pos.get(prod.index, -1) >= first:
+            late.add(p)
+    return late
+
+
+class Unconnected:
+    """A stand-in context that reads every input port as its value when unconnected (the
+    start value of an FMU input)."""
 
     @staticmethod
     def input(port: Any) -> Any:
@@ -376,24 +397,7 @@ class FMUBlock(MEEvents, Block):
         self._late = self._late_inputs(plan)
 
     def _late_inputs(self, plan: Any) -> set:
-        """The input ports whose sources the plan evaluates after this block's first output
-        (their slots hold no value yet when that output starts the run)."""
-        pos, k = {}, 0
-        for comp in plan.order:
-            for n in comp:
-                pos[n.index] = k
-                k += 1
-        mine = [pos[n.index] for n in plan.nodes if n.block is self and n.index in pos]
-        if not mine:
-            return set()
-        first = min(mine)
-        late = set()
-        for _, _, ports, _ in self._in_groups:
-            for p in ports:
-                prod = plan.producer.get(plan.input_slot[p])
-                if prod is not None and pos.get(prod.index, -1) >= first:
-                    late.add(p)
-        return late
+        return late_inputs(self, plan, [p for _, _, ports, _ in self._in_groups for p in ports])
 
     def _activate(self, ctx: Any) -> None:
         prev = self._ctx
@@ -485,7 +489,7 @@ class FMUBlock(MEEvents, Block):
         vals: list = []
         for v, p in zip(vs, ports):
             if p in late:
-                vals.extend(self._input_values(_Unconnected(), [v], [p]))
+                vals.extend(self._input_values(Unconnected(), [v], [p]))
             else:
                 vals.extend(self._input_values(ctx, [v], [p]))
         return vals
