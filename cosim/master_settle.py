@@ -9,6 +9,8 @@ computes the first macro steps of a high-order start by waveform relaxation.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from .errors import BuildError
@@ -32,16 +34,19 @@ class LoopSettler:
         * **ordered** when no initial output depends on itself through the connections:
           one sweep in the order of the subsystems' initial dependencies
           (``initial_feedthrough()``: an FMU's ``InitialUnknowns``, FMI 2.0 section 2.2.8,
-          FMI 3.0 section 2.4.8), exact;
+          FMI 3.0 section 2.4.8), exact; each subsystem ends its initialization
+          (``finish_initialization``: an FMU leaves Initialization Mode) right after its
+          inputs are set, so the ones downstream get the outputs it has after that (also
+          from FMUs that compute their initial values only in ``exitInitializationMode``);
         * **iterated** otherwise (an algebraic loop at initialization): sweeps until
           nothing changes with ``loop_solver="fixed_point"``, else Broyden's secant method
           (the output Jacobians describe the step-mode outputs, not the initialization
-          equations, so Newton is not used here); at most ``max_iter`` evaluations.
+          equations, so Newton is not used here); at most ``max_iter`` evaluations; then
+          every subsystem ends its initialization.
 
-        Then every subsystem with inputs gets them once more (those outside the sweep
-        too), initialization ends (``finish_initialization``: an FMU leaves
-        Initialization Mode) and the feedthrough outputs are made consistent as at every
-        communication point.
+        Subsystems whose outputs depend on no input at initialization come last (their
+        inputs are then final).  Then the feedthrough outputs are made consistent as at
+        every communication point.
         """
         t0 = to_ticks(t0_s, "start time")
         self.t = t0
@@ -49,22 +54,28 @@ class LoopSettler:
             s.initialize(t0)
             self._publish(s, t0, s.get_outputs())
         init_subs = self._feedthrough_order(initial=True)
-        solver = "fixed_point" if self.loop_solver == "fixed_point" else "broyden"
-        counts = self.loop_solves, self.loop_evaluations  # those count communication points
+        rest = [s for s in self.subsystems if s not in init_subs]
         #: sweeps or loop evaluations that made the initial values consistent
-        self.init_sweeps = self._settle(t0, init_subs, max_iter, tol,
-                                        once=self._settle_once, solver=solver)
-        self.loop_solves, self.loop_evaluations = counts
-        for s in self.subsystems:
-            if s.input_names and s not in init_subs:
-                s.set_inputs(t0 * _NS, self.input_polys(s, t0, constant=True))
-                self.refresh_subsystem(s)
-            finish = getattr(s, "finish_initialization", None)
-            if finish is not None:
-                finish()
-            self._publish(s, t0, s.get_outputs())
+        self.init_sweeps = 1 if init_subs and self.coupled_sources else 0
+        if not self._settle_once:
+            solver = "fixed_point" if self.loop_solver == "fixed_point" else "broyden"
+            counts = self.loop_solves, self.loop_evaluations  # those count comm. points
+            self.init_sweeps = self._settle(t0, init_subs, max_iter, tol, solver=solver)
+            self.loop_solves, self.loop_evaluations = counts
+        for s in init_subs + rest:
+            self._end_initialization(s, t0)
         self.feedthrough_subs = self._feedthrough_order()
         self._settle(t0, self.subsystems, max_iter, tol)
+
+    def _end_initialization(self, s: Any, t0: int) -> None:
+        """Give ``s`` its inputs at ``t0``, end its initialization, publish its outputs."""
+        if s.input_names:
+            s.set_inputs(t0 * _NS, self.input_polys(s, t0, constant=True))
+            self.refresh_subsystem(s)
+        finish = getattr(s, "finish_initialization", None)
+        if finish is not None:
+            finish()
+        self._publish(s, t0, s.get_outputs())
 
     def _feedthrough_order(self, initial: bool = False) -> list:
         """Subsystems with feedthrough, in dependency order; sets ``_settle_once``.

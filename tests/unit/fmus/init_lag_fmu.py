@@ -106,3 +106,79 @@ def build(dest: Path, *, fmi: int = 2, feedthrough: bool = False,
     (0.5 s) and ``D`` (0), set with ``parameters=`` (``start_values=`` for FMPy)."""
     xml = (_xml2 if fmi == 2 else _xml3)(1.0, 0.5, 0.0, feedthrough)
     return build_c_fmu("init_lag", Path(dest), fmi=fmi, xml=xml, name=name)
+
+
+#: The lag as pythonfmu's README writes a slave (FMI 2 CS): its initial value is computed in
+#: ``exit_initialization_mode``, so in Initialization Mode its output is still the old one.
+PY_LAG = '''
+import math
+
+from pythonfmu import Fmi2Causality, Fmi2Slave, Fmi2Variability, Real
+
+
+class PyLag(Fmi2Slave):
+    """y' = (K u - y) / T, y(0) = K u(0) (set when leaving Initialization Mode)."""
+
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        self.u = 0.0
+        self.y = 0.0
+        self.K = 1.0
+        self.T = 0.5
+        self.register_variable(Real("u", causality=Fmi2Causality.input))
+        self.register_variable(Real("y", causality=Fmi2Causality.output))
+        self.register_variable(Real("K", causality=Fmi2Causality.parameter,
+                                    variability=Fmi2Variability.fixed))
+        self.register_variable(Real("T", causality=Fmi2Causality.parameter,
+                                    variability=Fmi2Variability.fixed))
+
+    def exit_initialization_mode(self):
+        self.y = self.K * self.u
+
+    def do_step(self, current_time, step_size):
+        target = self.K * self.u  # the input held over the step: the exact solution
+        self.y = target + (self.y - target) * math.exp(-step_size / self.T)
+        return True
+'''
+
+#: The same with pythonfmu3 (FMI 3 CS).
+PY_LAG3 = '''
+import math
+
+from pythonfmu3 import Fmi3Causality, Fmi3Slave, Fmi3Variability, Float64
+
+
+class PyLag3(Fmi3Slave):
+    """y' = (K u - y) / T, y(0) = K u(0) (set when leaving Initialization Mode)."""
+
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        self.time = 0.0
+        self.u = 0.0
+        self.y = 0.0
+        self.K = 1.0
+        self.T = 0.5
+        self.register_variable(Float64("time", causality=Fmi3Causality.independent,
+                                       variability=Fmi3Variability.continuous))
+        self.register_variable(Float64("u", causality=Fmi3Causality.input, start=0.0))
+        self.register_variable(Float64("y", causality=Fmi3Causality.output))
+        self.register_variable(Float64("K", causality=Fmi3Causality.parameter,
+                                       variability=Fmi3Variability.fixed, start=1.0))
+        self.register_variable(Float64("T", causality=Fmi3Causality.parameter,
+                                       variability=Fmi3Variability.fixed, start=0.5))
+
+    def exit_initialization_mode(self):
+        self.y = self.K * self.u
+
+    def do_step(self, current_time, step_size):
+        target = self.K * self.u
+        self.y = target + (self.y - target) * math.exp(-step_size / self.T)
+        self.time = current_time + step_size
+        return True
+'''
+
+
+def build_python(dest: Path, *, fmi: int = 2) -> Path:
+    """The pythonfmu (``fmi=2``) or pythonfmu3 (``fmi=3``) lag, as their READMEs build one."""
+    from tests.fmu_builders import build_pythonfmu
+    return build_pythonfmu(PY_LAG if fmi == 2 else PY_LAG3, Path(dest), fmi=fmi)

@@ -22,7 +22,7 @@ from cosim.coupling import GaussSeidel, Jacobi
 from cosim.errors import NotADiagramError
 from cosim.simulator import simulate
 from cosim.subsystem import DiagramSubsystem
-from tests.unit.fmus.init_lag_fmu import build
+from tests.unit.fmus.init_lag_fmu import build, build_python
 
 pytest.importorskip("fmpy")
 
@@ -172,6 +172,63 @@ def test_a_subsystem_used_alone_sets_its_inputs_before_leaving_initialization(la
     sub.set_inputs(0.0, {"u": (U0,)})
     sub.do_step(0, 10_000_000)
     assert sub.get_outputs()["y"] == pytest.approx(1.5 * U0, abs=1e-12)
+
+
+@pytest.fixture(scope="module")
+def py_lags(tmp_path_factory):
+    """The pythonfmu and pythonfmu3 lags (their initial value set at exitInitializationMode)."""
+    pytest.importorskip("pythonfmu")
+    pytest.importorskip("pythonfmu3")
+    root = tmp_path_factory.mktemp("py_lags")
+    return {fmi: build_python(root / str(fmi), fmi=fmi) for fmi in (2, 3)}
+
+
+@pytest.mark.parametrize("order", ["c_py2_py3", "py3_py2_c", "py2_c_py3"])
+def test_a_chain_of_fmus_from_three_exporters_starts_at_its_fixed_point(lags, py_lags, order):
+    """The pythonfmu lags compute y(0) only when leaving Initialization Mode: the master ends
+    each one's initialization before the next one downstream gets its input."""
+    from fmus import load_fmu
+    gains = {"c": 1.5, "py2": -0.5, "py3": 2.0}
+    kinds = order.split("_")
+    subs, conns, prev = [_source()], [], "src.y"
+    for i, kind in enumerate(kinds):
+        name = f"lag{i}"
+        if kind == "c":
+            sub = _load(lags, 2, gains[kind], 0.0, name, "cs")
+        else:
+            sub = load_fmu(py_lags[2 if kind == "py2" else 3], interface="cs", name=name,
+                           parameters={"K": gains[kind]})
+        subs.append(sub)
+        conns.append((prev, f"{name}.u"))
+        prev = f"{name}.y"
+    res = MasterScheduler(subs[::-1], conns, 0.01).run(0.1)
+    want = U0
+    for i, kind in enumerate(kinds):
+        want *= gains[kind]
+        y = res[f"lag{i}.y"]
+        assert np.max(np.abs(y - want)) < 1e-12, (order, i, y[:3], want)
+
+
+@pytest.mark.parametrize("fmi", [2, 3])
+def test_a_pythonfmu_lag_agrees_with_fmpy(py_lags, fmi):
+    import fmpy
+
+    from fmus import load_fmu
+    path = py_lags[fmi]
+    t = np.array([0.0, 0.05, 0.05, 1.0])  # u steps from 2 to 1 at t = 0.05
+    sig = np.array(list(zip(t, [U0, U0, 1.0, 1.0])), dtype=[("time", float), ("u", float)])
+    ref = fmpy.simulate_fmu(str(path), stop_time=0.1, output_interval=0.01, input=sig,
+                            start_values={"K": 1.5})
+    from blocks.tables import FromArrays
+    b = DiagramBuilder("src")
+    c = b.add(FromArrays("u", [0.0, 0.05, 0.05, 1.0], [U0, U0, 1.0, 1.0]))
+    b.export_output(c.y, "y")
+    src = DiagramSubsystem(b.build(), solver="euler", dt=0.01)
+    res = MasterScheduler([src, load_fmu(path, interface="cs", name="Lag",
+                                         parameters={"K": 1.5})],
+                          [("src.y", "Lag.u")], 0.01, extrapolation=0).run(0.1)
+    assert ref["y"][0] == pytest.approx(1.5 * U0, abs=1e-12)
+    assert np.max(np.abs(res["Lag.y"] - ref["y"])) < 1e-9, (res["Lag.y"][:7], ref["y"][:7])
 
 
 # ------------------------------------------------------------------ item 4
