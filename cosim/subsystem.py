@@ -54,6 +54,11 @@ class CouplingInput(Block):
     out  y   shape and unit of the input it drives (no inputs)
     """
 
+    #: its output has no value of its own before the master sets the polynomial (the zero
+    #: it starts with is a placeholder): blocks that initialize an FMU from it use the
+    #: FMU's start value until then (:func:`fmus.fmu_block.late_inputs`)
+    initially_unset = True
+
     def __init__(self, name: str, shape: Any = (), unit: str | None = None) -> None:
         super().__init__(name)
         size = int(np.prod(shape)) if shape else 1

@@ -147,7 +147,9 @@ def subsystem_hint(fmu: FMU, block: str, interface: str) -> str:
 
 def late_inputs(block: Block, plan: Any, ports: list) -> set:
     """Those of ``block``'s input ``ports`` whose sources ``plan`` evaluates after the
-    block's first output (their slots hold no value yet when that output starts the FMU)."""
+    block's first output (their slots hold no value yet when that output starts the FMU),
+    or whose source is a placeholder until set (``initially_unset``: a master's
+    :class:`~cosim.subsystem.CouplingInput`)."""
     pos, k = {}, 0
     for comp in plan.order:
         for n in comp:
@@ -160,7 +162,8 @@ def late_inputs(block: Block, plan: Any, ports: list) -> set:
     late = set()
     for p in ports:
         prod = plan.producer.get(plan.input_slot[p])
-        if prod is not None and pos.get(prod.index, -1) >= first:
+        if prod is not None and (pos.get(prod.index, -1) >= first
+                                 or getattr(prod.block, "initially_unset", False)):
             late.add(p)
     return late
 

@@ -77,3 +77,32 @@ def test_feedthrough_cs_in_a_master_gets_its_inputs_in_initialization_mode(refer
     for name, v in want.items():
         y = np.asarray(res[f"Feedthrough.{name}"])
         assert np.all(y == v), (name, y[:3], v)
+
+
+@pytest.mark.parametrize("fmi", [2, 3])
+def test_feedthrough_me_wrapped_for_a_master_gets_no_placeholder_zero(reference_fmus, fmi):
+    """A DiagramSubsystem around the ME block: its coupling inputs hold a placeholder zero
+    until the master sets them; the FMU starts from its start values instead, then from the
+    master's.  Real inputs only: a diagram's exported inputs are float coupling inputs
+    (integer and Boolean couplings are issue 31 item 2)."""
+    from fmus import load_fmu
+    blk = load_fmu(reference_fmus[(fmi, "Feedthrough")], interface="ModelExchange")
+    w = DiagramBuilder("w")
+    w.add(blk)
+    src = DiagramBuilder("src")
+    conns = []
+    for p in blk.inputs.values():
+        if np.dtype(p.dtype).kind != "f":
+            continue
+        w.export_input(p, p.name)
+        w.export_output(blk.outputs[_out_name(p.name)], _out_name(p.name))
+        c = src.add(Constant(f"c_{p.name}", _value(p), dtype=p.dtype))
+        src.export_output(c.y, p.name)
+        conns.append((f"src.{p.name}", f"ft.{p.name}"))
+    subs = [DiagramSubsystem(w.build(), solver="euler", dt=0.01, name="ft"),
+            DiagramSubsystem(src.build(), solver="euler", dt=0.01)]
+    res = MasterScheduler(subs, conns, 0.01, extrapolation=0).run(0.05)
+    for p in blk.inputs.values():
+        if np.dtype(p.dtype).kind == "f":
+            y = np.asarray(res[f"ft.{_out_name(p.name)}"])
+            assert np.all(y == _value(p)), (p.name, y[:3])
