@@ -182,3 +182,52 @@ def build_python(dest: Path, *, fmi: int = 2) -> Path:
     """The pythonfmu (``fmi=2``) or pythonfmu3 (``fmi=3``) lag, as their READMEs build one."""
     from tests.fmu_builders import build_pythonfmu
     return build_pythonfmu(PY_LAG if fmi == 2 else PY_LAG3, Path(dest), fmi=fmi)
+
+
+def build_container(dest: Path, n: int = 2) -> Path:
+    """FMPy's container FMU (FMI 3 CS, ``fmpy.container_fmu``) of ``n`` FMI 3 lags in series:
+    input ``u`` -> lag0 -> ... -> output ``y``.  Its ``ModelStructure`` is filled (FMPy's
+    writer writes what it is given; left empty it is issue 31 item 3's case).  Needs FMPy's
+    container binary for this platform (FMPy >= 0.3.22)."""
+    import uuid
+
+    from fmpy import read_model_description
+    from fmpy.container_fmu import Configuration
+    from fmpy.container_fmu.cli import create_container_fmu
+    from fmpy.container_fmu.config import Component, Connection
+    from fmpy.model_description import (
+        CoSimulation,
+        DefaultExperiment,
+        ModelDescription,
+        ModelVariable,
+        Unknown,
+    )
+    dest = Path(dest)
+    paths = [build(dest / f"lag{i}", fmi=3, name=f"lag{i}") for i in range(n)]
+    comps = [Component(name=f"lag{i}", filename=p, modelDescription=read_model_description(p))
+             for i, p in enumerate(paths)]
+    var = [{v.name: v for v in c.modelDescription.modelVariables} for c in comps]
+    md = ModelDescription(fmiVersion="3.0", modelName="Container",
+                          instantiationToken=str(uuid.uuid4()))
+    md.coSimulation = CoSimulation(modelIdentifier="container_fmu")
+    md.coSimulation.fixedInternalStepSize = 0.01
+    md.defaultExperiment = DefaultExperiment(startTime="0", stopTime="1", stepSize="0.01")
+    t = ModelVariable(name="time", causality="independent", variability="continuous",
+                      type="Float64")
+    u = ModelVariable(name="u", causality="input", variability="continuous", type="Float64",
+                      start="0")
+    y = ModelVariable(name="y", causality="output", variability="continuous", type="Float64")
+    md.modelVariables = [t, u, y]
+    md.outputs = [Unknown(index=3, variable=y)]
+    md.initialUnknowns = [Unknown(index=3, variable=y)]
+    conns = [Connection(comps[i], [var[i]["y"]], comps[i + 1], [var[i + 1]["u"]])
+             for i in range(n - 1)]
+    cfg = Configuration(parallelDoStep=False, modelDescription=md, components=comps,
+                        connections=conns,
+                        variableMappings={u: [(comps[0], var[0]["u"])],
+                                          y: [(comps[-1], var[-1]["y"])]})
+    work = dest / "container"
+    work.mkdir(parents=True, exist_ok=True)
+    out = dest / "Container.fmu"
+    create_container_fmu(cfg, work, out)
+    return out

@@ -22,7 +22,7 @@ from cosim.coupling import GaussSeidel, Jacobi
 from cosim.errors import NotADiagramError
 from cosim.simulator import simulate
 from cosim.subsystem import DiagramSubsystem
-from tests.unit.fmus.init_lag_fmu import build, build_python
+from tests.unit.fmus.init_lag_fmu import build, build_container, build_python
 
 pytest.importorskip("fmpy")
 
@@ -229,6 +229,22 @@ def test_a_pythonfmu_lag_agrees_with_fmpy(py_lags, fmi):
                           [("src.y", "Lag.u")], 0.01, extrapolation=0).run(0.1)
     assert ref["y"][0] == pytest.approx(1.5 * U0, abs=1e-12)
     assert np.max(np.abs(res["Lag.y"] - ref["y"])) < 1e-9, (res["Lag.y"][:7], ref["y"][:7])
+
+
+@pytest.mark.parametrize("n", [1, 2, 3])
+def test_a_container_of_fmus_gets_its_input_in_initialization_mode(tmp_path, n):
+    """FMPy's container computes its nested outputs when it leaves Initialization Mode;
+    before the fix its y started at 0 and lagged (0.0046 at t = 0.04 s instead of 2)."""
+    import fmpy
+    pytest.importorskip("fmpy.container_fmu")
+    from fmus import load_fmu
+    path = build_container(tmp_path, n)
+    sig = np.array([(0.0, U0), (1.0, U0)], dtype=[("time", float), ("u", float)])
+    ref = fmpy.simulate_fmu(str(path), stop_time=0.1, output_interval=0.01, input=sig)
+    res = MasterScheduler([_source(), load_fmu(path, interface="cs", name="C")],
+                          [("src.y", "C.u")], 0.01).run(0.1)
+    assert np.max(np.abs(ref["y"] - U0)) < 1e-12  # the oracle: exact (K = 1 throughout)
+    assert np.max(np.abs(res["C.y"] - ref["y"])) < 1e-12, res["C.y"][:3]
 
 
 # ------------------------------------------------------------------ item 4
