@@ -145,6 +145,25 @@ def subsystem_hint(fmu: FMU, block: str, interface: str) -> str:
             f"{wrap}")
 
 
+#: relative change of a Real input below which an initialization stands (the fixed point
+#: of a loop at initialization is reached to this, not bit for bit)
+INIT_RTOL = 1e-13
+
+
+def _moved(given: tuple | None, now: tuple) -> bool:
+    """Whether inputs ``now`` differ from those ``given`` at initialization (Reals by more
+    than :data:`INIT_RTOL`, other types at all)."""
+    if given is None or len(given) != len(now):
+        return True
+    for a, b in zip(given, now):
+        if type(a) is float and type(b) is float:
+            if abs(a - b) > INIT_RTOL * (1.0 + max(abs(a), abs(b))):
+                return True
+        elif a != b:
+            return True
+    return False
+
+
 def late_inputs(block: Block, plan: Any, ports: list) -> set:
     """Those of ``block``'s input ``ports`` whose sources ``plan`` evaluates after the
     block's first output (their slots hold no value yet when that output starts the FMU),
@@ -504,7 +523,7 @@ class FMUBlock(MEEvents, Block):
         if ctx is not self._ctx or not self._in_groups or not self.inst.initialized:
             return False
         for key, vs, ports, _ in self._in_groups:
-            if self._init_u.get(key) != tuple(self._input_values(ctx, vs, ports)):
+            if _moved(self._init_u.get(key), tuple(self._input_values(ctx, vs, ports))):
                 self._start_run(ctx)
                 return True
         return False
