@@ -16,6 +16,12 @@ an ordinary subsystem:
   ``terminate`` flag of ``doStep`` or of the event iteration) ends the master's run
   cleanly after that communication point, with the reason in
   ``results.diagnostics["terminated"]``;
+* ``initialize`` enters Initialization Mode and stays there: ``set_inputs`` +
+  ``refresh_outputs`` set the inputs and read the initial outputs in it (as FMPy sets
+  inputs before ``exitInitializationMode``), ``finish_initialization`` (called by the
+  master, else by the first ``do_step``) sets the inputs given and leaves it;
+  ``initial_feedthrough`` gives the master the outputs' dependencies at initialization
+  (``ModelStructure/InitialUnknowns``) to order or iterate the connected FMUs by;
 * ``set_inputs(t0, polys)`` keeps the master's polynomials; the values at the
   start of the step are set before ``doStep``.  An FMI 2 FMU with
   ``canInterpolateInputs`` also gets the polynomial's time derivatives
