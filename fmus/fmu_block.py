@@ -24,9 +24,11 @@ r"""A Model Exchange FMU as a block, integrated by cosim's solvers.
   ``nextEventTime`` exactly (on the first 1 ns tick at or after it), and "now" for
   step events (``completedIntegratorStep`` asking for event mode), tunable
   parameter changes and termination requests;
-* initialization with the connected inputs' values: the FMU is initialized at its
-  first evaluation, and again (an initial check) if its inputs' sources had not run
-  yet then;
+* initialization with the connected inputs' values, set in Initialization Mode: the FMU
+  is initialized at its first evaluation, inputs whose sources run later taking their start
+  values then (:func:`late_inputs`: never a zero from a signal not computed yet), and again
+  (an initial check) while its inputs differ from those it was initialized with (Reals by
+  more than :data:`INIT_RTOL` relative): a fixed-point iteration over the diagram;
 * ``terminateSimulation`` ends the run cleanly at that time (results kept, the reason
   in ``results.diagnostics["terminated"]``); the simulator records the value before
   and after every event (``event_samples``, as FMPy does);
