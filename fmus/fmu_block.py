@@ -136,7 +136,9 @@ def _convert(vs: list, vals: list) -> list:
 def subsystem_hint(fmu: FMU, block: str, interface: str) -> str:
     """How to give FMU ``fmu``, imported as ``block`` for ``interface``, to a
     :class:`~cosim.master.MasterScheduler` (one sentence, for its refusal)."""
-    where = f"FMU '{fmu.path.name}' imported for {interface}"
+    label = {"ModelExchange": "Model Exchange",
+             "ScheduledExecution": "Scheduled Execution"}.get(interface, interface)
+    where = f"FMU '{fmu.path.name}' imported for {label}"
     wrap = f"DiagramSubsystem({block}, solver=..., dt=...)"
     if "CoSimulation" in fmu.info.interfaces:
         why = (" (load_fmu's choice when an FMU offers both)"
