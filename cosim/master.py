@@ -69,8 +69,8 @@ def _check_subsystem(s: Any) -> None:
     if callable(hint) and not hasattr(s, "input_names"):
         raise NotADiagramError(f"MasterScheduler: got {s!r} as a subsystem: {hint()}")
     if isinstance(s, (str, os.PathLike)):
-        raise NotADiagramError(f"MasterScheduler: got the path {os.fspath(s)!r} as a "
-                               "subsystem: load it first, for an FMU "
+        raise NotADiagramError(f"MasterScheduler: got the path {os.fspath(s)!r} (a "
+                               f"{type(s).__name__}) as a subsystem: load it first, for an FMU "
                                "fmus.load_fmu(path, interface='CoSimulation')")
     if isinstance(s, DiagramBuilder):
         raise NotADiagramError(f"MasterScheduler: got the DiagramBuilder '{s.name}' as a "
