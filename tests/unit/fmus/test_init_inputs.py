@@ -90,6 +90,59 @@ def test_a_master_sets_inputs_in_initialization_mode(lags, fmi, n, coupling):
         assert np.max(np.abs(y - want)) < 1e-12, (i, y[:3], want)
 
 
+def _random_chain(seed: int) -> list:
+    """``[(fmi, K, D, interface options)]`` of 1-3 lags, FMI versions mixed."""
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(1, 4))
+    return [(int(rng.choice([2, 3])), float(np.round(rng.uniform(-2, 2), 3)),
+             float(np.round(rng.uniform(-1, 1), 3)) if rng.random() < 0.5 else 0.0)
+            for _ in range(n)]
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_generated_chains_in_a_master_and_in_a_diagram_start_at_their_fixed_point(lags, seed):
+    """Seeded chains: FMI 2 and 3 mixed, random gains, feedthrough or not; the master (CS, in
+    a shuffled list) and a diagram (ME) against the exact equilibrium."""
+    chain = _random_chain(seed)
+    subs, conns, prev = [_source()], [], "src.y"
+    b = DiagramBuilder("d")
+    blocks = []
+    for i, (fmi, K, D) in enumerate(chain):
+        subs.append(_load(lags, fmi, K, D, f"lag{i}", "cs"))
+        conns.append((prev, f"lag{i}.u"))
+        prev = f"lag{i}.y"
+        blocks.append(b.add(_load(lags, fmi, K, D, f"lag{i}", "me")))
+    rng = np.random.default_rng(seed)
+    order = rng.permutation(len(subs))
+    res_cs = MasterScheduler([subs[k] for k in order], conns, 0.01).run(0.1)
+    c = b.add(Constant("c", U0))
+    b.connect(c.y, blocks[0].inputs["u"])
+    for a, z in zip(blocks, blocks[1:]):
+        b.connect(a.outputs["y"], z.inputs["u"])
+    res_me = simulate(b.build(), 0.1, dt=0.01)
+    for i, want in enumerate(_exact([(K, D) for _, K, D in chain])):
+        assert np.max(np.abs(res_cs[f"lag{i}.y"] - want)) < 1e-12, (chain, i)
+        assert np.max(np.abs(res_me[f"lag{i}.y"] - want)) < 1e-9, (chain, i)
+
+
+def test_a_chain_out_of_process_sets_inputs_in_initialization_mode(lags):
+    from fmus import load_fmu
+    subs, conns, prev = [_source()], [], "src.y"
+    for i, (K, D) in enumerate(CHAINS[2]):
+        path, params = lags(3, K, D, f"lag{i}")
+        subs.append(load_fmu(path, interface="cs", name=f"lag{i}", parameters=params,
+                             out_of_process=True))
+        conns.append((prev, f"lag{i}.u"))
+        prev = f"lag{i}.y"
+    try:
+        res = MasterScheduler(subs[::-1], conns, 0.01).run(0.05)
+    finally:
+        for s in subs[1:]:
+            s.free()
+    for i, want in enumerate(_exact(CHAINS[2])):
+        assert np.max(np.abs(res[f"lag{i}.y"] - want)) < 1e-12
+
+
 @pytest.mark.parametrize("n", [1, 2, 3])
 @pytest.mark.parametrize("fmi", [2, 3])
 def test_fmu_blocks_in_a_diagram_start_from_their_inputs(lags, fmi, n):
