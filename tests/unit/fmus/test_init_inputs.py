@@ -227,10 +227,11 @@ def test_a_single_lag_agrees_with_fmpy(lags, fmi, itf):
     assert np.max(np.abs(y - ref["y"])) < 1e-9
 
 
-def test_the_cli_sets_inputs_in_initialization_mode(lags, tmp_path):
+@pytest.mark.parametrize("fmi", [2, 3])
+def test_the_cli_sets_inputs_in_initialization_mode(lags, tmp_path, fmi):
     from cosim.cli import main
     from cosim.writers import read_csv
-    path, _ = lags(2, 1.5, 0.0, "Lag")
+    path, _ = lags(fmi, 1.5, 0.0, "Lag")
     csv = tmp_path / "u.csv"
     csv.write_text(f"time,u\n0,{U0}\n1,{U0}\n")
     for itf in ("cs", "me"):
