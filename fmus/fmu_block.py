@@ -179,14 +179,14 @@ def late_inputs(block: Block, plan: Any, ports: list) -> set:
             pos[n.index] = k
             k += 1
     mine = [pos[n.index] for n in plan.nodes if n.block is block and n.index in pos]
-    if not mine:
-        return set()
-    first = min(mine)
+    first = min(mine) if mine else math.inf  # no outputs: it starts after all of them
     late = set()
     for p in ports:
         prod = plan.producer.get(plan.input_slot[p])
-        if prod is not None and (pos.get(prod.index, -1) >= first
-                                 or getattr(prod.block, "initially_unset", False)):
+        if prod is None:
+            continue
+        src = prod.block if prod.block is not None else prod.ports[0].block  # unit conversion
+        if pos.get(prod.index, -1) >= first or getattr(src, "initially_unset", False):
             late.add(p)
     return late
 
