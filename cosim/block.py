@@ -432,7 +432,8 @@ class Block:
         """Call ``fn(ctx)`` after the outputs at the start time are evaluated; if it
         returns True (the block redid its initialization with the inputs it now sees,
         e.g. an FMU initialized before its inputs' sources had run), the start outputs are
-        evaluated again (until no block asks for it, at most 10 rounds)."""
+        evaluated again (until no block asks for it, at most ``INIT_ROUNDS`` = 100 rounds of
+        :mod:`cosim.simulator`)."""
         self._decl.initial_checks.append(fn)
 
     # ------------------------------------------------------------ protocol

@@ -55,9 +55,23 @@ _NS = SECONDS_PER_TICK
 
 
 def _check_subsystem(s: Any) -> None:
-    """Refuse what is not a subsystem, saying how to make one of it."""
+    """Refuse what is not a subsystem, saying how to make one of it.
+
+    An object may say itself how to make a subsystem of it: a ``subsystem_hint()``
+    method returning that sentence (an FMU imported as a block names the interface to
+    load instead, :meth:`fmus.fmu_block.FMUBlock.subsystem_hint`).
+    """
+    import os
+
     from .block import Block
     from .diagram import DiagramBuilder
+    hint = getattr(s, "subsystem_hint", None)
+    if callable(hint) and not hasattr(s, "input_names"):
+        raise NotADiagramError(f"MasterScheduler: got {s!r} as a subsystem: {hint()}")
+    if isinstance(s, (str, os.PathLike)):
+        raise NotADiagramError(f"MasterScheduler: got the path {os.fspath(s)!r} (a "
+                               f"{type(s).__name__}) as a subsystem: load it first, for an FMU "
+                               "fmus.load_fmu(path, interface='CoSimulation')")
     if isinstance(s, DiagramBuilder):
         raise NotADiagramError(f"MasterScheduler: got the DiagramBuilder '{s.name}' as a "
                                "subsystem: call build() first and wrap the diagram, "

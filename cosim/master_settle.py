@@ -9,6 +9,8 @@ computes the first macro steps of a high-order start by waveform relaxation.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from .errors import BuildError
@@ -21,30 +23,75 @@ class LoopSettler:
     """Initialization and consistent feedthrough outputs (mixin of ``MasterScheduler``)."""
 
     def initialize(self, t0_s: float = 0.0, max_iter: int = 50, tol: float = 1e-12) -> None:
-        """Initialize the subsystems and make the initial outputs consistent.
+        """Initialize the subsystems with their inputs at ``t0``; make the outputs consistent.
 
-        Outputs with feedthrough depend on inputs at ``t0``: constant inputs are
-        iterated to a fixed point (at most ``max_iter`` sweeps).
+        The initial values of connected subsystems are a fixed point of the connections
+        at ``t0``.  Every subsystem is initialized (an FMU enters Initialization Mode),
+        then each one's inputs are set to the published values at ``t0`` and its initial
+        outputs read again (``set_inputs`` + ``refresh_outputs``; an FMU still in
+        Initialization Mode, as FMPy sets inputs there):
+
+        * **ordered** when no initial output depends on itself through the connections:
+          one sweep in the order of the subsystems' initial dependencies
+          (``initial_feedthrough()``: an FMU's ``InitialUnknowns``, FMI 2.0 section 2.2.8,
+          FMI 3.0 section 2.4.8), exact; each subsystem ends its initialization
+          (``finish_initialization``: an FMU leaves Initialization Mode) right after its
+          inputs are set, so the ones downstream get the outputs it has after that (also
+          from FMUs that compute their initial values only in ``exitInitializationMode``);
+        * **iterated** otherwise (an algebraic loop at initialization): sweeps until
+          nothing changes with ``loop_solver="fixed_point"``, else Broyden's secant method
+          (the output Jacobians describe the step-mode outputs, not the initialization
+          equations, so Newton is not used here); at most ``max_iter`` evaluations; then
+          every subsystem ends its initialization.
+
+        Subsystems whose outputs depend on no input at initialization come last (their
+        inputs are then final).  Then the feedthrough outputs are made consistent as at
+        every communication point.
         """
         t0 = to_ticks(t0_s, "start time")
         self.t = t0
         for s in self.subsystems:
             s.initialize(t0)
             self._publish(s, t0, s.get_outputs())
+        init_subs = self._feedthrough_order(initial=True)
+        rest = [s for s in self.subsystems if s not in init_subs]
+        #: sweeps or loop evaluations that made the initial values consistent
+        self.init_sweeps = 1 if init_subs and self.coupled_sources else 0
+        if not self._settle_once:
+            solver = "fixed_point" if self.loop_solver == "fixed_point" else "broyden"
+            counts = self.loop_solves, self.loop_evaluations  # those count comm. points
+            self.init_sweeps = self._settle(t0, init_subs, max_iter, tol, solver=solver)
+            self.loop_solves, self.loop_evaluations = counts
+        for s in init_subs + rest:
+            self._end_initialization(s, t0)
         self.feedthrough_subs = self._feedthrough_order()
-        sweeps = self._settle(t0, self.subsystems, max_iter, tol)
-        self.init_sweeps = sweeps
+        self._settle(t0, self.subsystems, max_iter, tol)
 
-    def _feedthrough_order(self) -> list:
+    def _end_initialization(self, s: Any, t0: int) -> None:
+        """Give ``s`` its inputs at ``t0``, end its initialization, publish its outputs."""
+        if s.input_names:
+            s.set_inputs(t0 * _NS, self.input_polys(s, t0, constant=True))
+            self.refresh_subsystem(s)
+        finish = getattr(s, "finish_initialization", None)
+        if finish is not None:
+            finish()
+        self._publish(s, t0, s.get_outputs())
+
+    def _feedthrough_order(self, initial: bool = False) -> list:
         """Subsystems with feedthrough, in dependency order; sets ``_settle_once``.
 
         If no feedthrough output depends (through other subsystems' feedthrough)
         on itself, one sweep in this order settles the communication point
-        exactly; otherwise sweeps are repeated until nothing changes.
+        exactly; otherwise sweeps are repeated until nothing changes.  ``initial``:
+        the dependencies at initialization (``initial_feedthrough()``).
         """
+        def deps_of(s):
+            fn = getattr(s, "initial_feedthrough", None) if initial else None
+            return (fn or s.feedthrough)()
+
         # feedthrough from connected inputs only (an unconnected optional input is constant)
         ft = {s.name: {o: {i for i in ins if (s.name, i) in self.sources}
-                       for o, ins in s.feedthrough().items()} for s in self.subsystems}
+                       for o, ins in deps_of(s).items()} for s in self.subsystems}
         # only outputs with feedthrough change when inputs change at a fixed state
         self._ft_outs = {s.name: [(o, h) for o, h in self._outs[s.name] if ft[s.name].get(o)]
                          for s in self.subsystems}
@@ -69,19 +116,20 @@ class LoopSettler:
         return order
 
     def _settle(self, t: int, subs: list, max_iter: int = 50, tol: float = 1e-12,
-                once: bool = False) -> int:
+                once: bool = False, solver: str | None = None) -> int:
         """Make feedthrough outputs at ``t`` consistent with the published inputs at ``t``.
 
         Each subsystem in ``subs`` gets its inputs as constants (the published
         values at ``t``) and recomputes its outputs.  ``once``: one sweep in
         dependency order is exact (no loop).  Otherwise the loop solver
         (:meth:`_solve_loop`), or with ``"fixed_point"`` sweeps until nothing
-        changes.
+        changes.  ``solver``: instead of ``loop_solver``.
         """
         if not self.coupled_sources:
             return 0  # nothing is connected: nothing to make consistent
-        if not once and self.loop_solver != "fixed_point":
-            return self._solve_loop(t, subs, max_iter, tol)
+        solver = solver or self.loop_solver
+        if not once and solver != "fixed_point":
+            return self._solve_loop(t, subs, max_iter, tol, solver)
         for sweep in range(1, max_iter + 1):
             change = 0.0
             scale = 0.0
@@ -106,7 +154,8 @@ class LoopSettler:
                          "the subsystems' feedthrough forms an algebraic loop: use an "
                          "iterative coupling or break the loop")
 
-    def _solve_loop(self, t: int, subs: list, max_iter: int, tol: float) -> int:
+    def _solve_loop(self, t: int, subs: list, max_iter: int, tol: float,
+                    solver: str | None = None) -> int:
         """Solve ``z = Psi(z)`` for the coupled outputs at ``t``; returns the evaluations.
 
         ``Psi``: every subsystem in ``subs`` reads the published values ``z`` as
@@ -117,7 +166,8 @@ class LoopSettler:
         """
         z = self.pack_last()
         n = z.size
-        newton = self.loop_solver == "newton"
+        solver = solver or self.loop_solver
+        newton = solver == "newton"
         ft_keys = {(s.name, o) for s in subs for o, _ in self._ft_outs[s.name]}
         Jinv = -np.eye(n)
         dz = g_prev = None
@@ -156,7 +206,7 @@ class LoopSettler:
                                              else float(val[0]))
         raise BuildError(f"MasterScheduler: the algebraic loop of feedthrough outputs at t = "
                          f"{t * _NS:.9g} s did not converge in {max_iter} evaluations "
-                         f"({self.loop_solver}, last residual {res:.3g}); check the loop "
+                         f"({solver}, last residual {res:.3g}); check the loop "
                          "gain and the subsystems' output Jacobians, or break the loop with "
                          "a delay")
 

@@ -63,6 +63,10 @@ from .time import SECONDS_PER_TICK, TICKS_PER_SECOND, format_time, to_ticks
 from .variable_step import advance_variable
 
 _NS = SECONDS_PER_TICK
+#: rounds of re-initialization at the start time (:meth:`Simulator._initial_checks`): a
+#: chain of blocks initializing from their inputs needs one per block, an algebraic loop at
+#: initialization one or two per fixed-point iteration
+INIT_ROUNDS = 100
 #: the progress bar of a run without one (draws nothing; shared)
 _NO_BAR = ProgressBar(0, 0, False)
 
@@ -320,6 +324,14 @@ class Simulator(FixedStepping):
         self.ctx.time = self.ctx.mode_time = self.ctx.ticks * _NS
         self._call_eval(self._eval_cont)
 
+    def reinitialize_outputs(self) -> None:
+        """:meth:`evaluate_outputs` at the start time, then the blocks' initial checks (an
+        FMU block initialized with other inputs initializes again with these): for a
+        co-simulation master setting the inputs at initialization."""
+        self.evaluate_outputs()
+        if self._init_checks:
+            self._initial_checks(self._eval_cont)
+
     def reset_solver_history(self) -> None:
         """Forget multistep history (after a rollback of the context)."""
         if getattr(self, "_fixed_solver", None) is not None:
@@ -440,14 +452,15 @@ class Simulator(FixedStepping):
     def _initial_checks(self, fn: Any) -> None:
         """Blocks that initialized before their inputs were known redo it (and the start
         outputs are evaluated again) until none asks for it."""
-        for _ in range(10):
+        for _ in range(INIT_ROUNDS):
             if not any([check(self.ctx) for check in self._init_checks]):
                 return
             self._call_eval(fn)
         raise StepError(f"the outputs at the start time t = {self.ctx.time:.9g} s did not "
-                        "settle in 10 rounds of re-initialization (blocks whose initial "
-                        "outputs depend on their own inputs through the diagram: an "
-                        "algebraic loop at initialization); give the loop's inputs start "
+                        f"settle in {INIT_ROUNDS} rounds of re-initialization (blocks whose "
+                        "initial outputs depend on their own inputs through the diagram: an "
+                        "algebraic loop at initialization, iterated as a fixed point, which "
+                        "needs a loop gain well below 1); give the loop's inputs start "
                         "values that are consistent, or break the loop")
 
     @staticmethod

@@ -9,6 +9,9 @@ The co-simulation protocol (:class:`Subsystem`) is what the master knows:
 * ``get_outputs()``: the outputs at the current time,
 * ``save_state()`` / ``restore_state(token)`` for rollback (``can_save_state``),
 * ``feedthrough()``: which inputs each output reads directly,
+* ``initial_feedthrough()`` and ``finish_initialization()``: between ``initialize`` and
+  ``finish_initialization`` the master sets the inputs at ``t0`` and reads the initial
+  outputs (an FMU in Initialization Mode) until they are consistent,
 * optionally ``output_jacobian()``: d outputs / d inputs at the current point,
 * optionally ``step_jacobian()``: d outputs at the end of the last step / d the
   inputs' values there (the sensitivity iterative Newton coupling needs),
@@ -50,6 +53,11 @@ class CouplingInput(Block):
     -----
     out  y   shape and unit of the input it drives (no inputs)
     """
+
+    #: its output has no value of its own before the master sets the polynomial (the zero
+    #: it starts with is a placeholder): blocks that initialize an FMU from it use the
+    #: FMU's start value until then (:func:`fmus.fmu_block.late_inputs`)
+    initially_unset = True
 
     def __init__(self, name: str, shape: Any = (), unit: str | None = None) -> None:
         super().__init__(name)
@@ -154,6 +162,20 @@ class Subsystem(ABC):
     def feedthrough(self) -> dict[str, set[str]]:
         """For each output, the inputs it reads directly (default: all)."""
         return {o: set(self.input_names) for o in self.output_names}
+
+    def initial_feedthrough(self) -> dict[str, set[str]]:
+        """For each output, the inputs it depends on at initialization (default: as
+        :meth:`feedthrough`; an FMU's ``InitialUnknowns`` may add inputs that set its
+        initial states, e.g. a lag starting at steady state ``y(0) = u(0)``)."""
+        return self.feedthrough()
+
+    def finish_initialization(self) -> None:
+        """End the initialization the master began with :meth:`initialize`.
+
+        Between the two, ``set_inputs`` + ``refresh_outputs`` give the initial outputs for
+        the inputs at the start time (an FMU is in Initialization Mode then).  Default:
+        nothing to do."""
+        return None
 
     def save_state(self) -> Any:
         raise ContextError(f"subsystem '{self.name}' cannot save its state; rollback-based "
@@ -269,6 +291,10 @@ class DiagramSubsystem(Subsystem):
         self.ctx.ticks = t0_ticks
         self.ctx.time = self.ctx.mode_time = t0_ticks * 1e-9
         self.sim.initialize()
+        self._initializing = True
+
+    def finish_initialization(self) -> None:
+        self._initializing = False
 
     def check_step(self, h_ticks: int) -> None:
         if self.dt_ticks and self.sim.fixed and h_ticks % self.dt_ticks:
@@ -285,9 +311,13 @@ class DiagramSubsystem(Subsystem):
                 self._drivers[name].set_polynomial(self.ctx, t0, coeffs)
 
     def refresh_outputs(self) -> None:
-        self.sim.evaluate_outputs()
+        if getattr(self, "_initializing", False):  # FMU blocks initialize with these inputs
+            self.sim.reinitialize_outputs()
+        else:
+            self.sim.evaluate_outputs()
 
     def do_step(self, t0_ticks: int, h_ticks: int) -> None:
+        self._initializing = False
         if self.ctx.ticks != t0_ticks:
             raise ContextError(f"subsystem '{self.name}' is at t = {self.ctx.time:.9g} s, "
                                f"asked to step from {t0_ticks * 1e-9:.9g} s")

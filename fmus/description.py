@@ -188,6 +188,8 @@ class FMUInfo:
     derivatives: list = field(default_factory=list)   # their derivative Variables
     n_event_indicators: int = 0
     feedthrough: dict = field(default_factory=dict)   # output name -> set of inputs | None
+    #: output name -> inputs it depends on in Initialization Mode (None: all)
+    initial_feedthrough: dict = field(default_factory=dict)
     problems: list = field(default_factory=list)
     notes: list = field(default_factory=list)         # unit mapping notes
     md: Any = None                                    # fmpy's ModelDescription
@@ -703,4 +705,30 @@ def _build_info(md: Any, root: Path, label: str, units: dict, port_names: dict,
         else:
             info.feedthrough[unk.variable.name] = {names[id(d)] for d in unk.dependencies
                                                    if id(d) in inputs}
+    info.initial_feedthrough = _initial_feedthrough(md, inputs, names)
     return info
+
+
+def _initial_feedthrough(md: Any, inputs: set, names: dict) -> dict:
+    """``{output: inputs it depends on in Initialization Mode, or None for all}``.
+
+    From ``ModelStructure/InitialUnknowns`` (FMI 2.0 section 2.2.8) / ``InitialUnknown``
+    (FMI 3.0 section 2.4.8): a listed output depends on the inputs its ``dependencies``
+    name (all knowns when the attribute is absent); an output not listed has its start
+    value at initialization (``initial="exact"``), which no input changes.  An FMU that
+    lists no initial unknowns at all (a lax exporter) is taken to let every output depend
+    on every input (the master then iterates rather than trusting an order).
+    """
+    unknowns = [u for u in getattr(md, "initialUnknowns", None) or []
+                if u.variable is not None]
+    outs = [m.name for m in md.modelVariables if m.causality == "output"]
+    if not unknowns:
+        return {o: None for o in outs}
+    deps: dict = {o: set() for o in outs}
+    for unk in unknowns:
+        name = unk.variable.name
+        if name not in deps:
+            continue
+        deps[name] = None if unk.dependencies is None else {
+            names[id(d)] for d in unk.dependencies if id(d) in inputs}
+    return deps

@@ -24,9 +24,11 @@ r"""A Model Exchange FMU as a block, integrated by cosim's solvers.
   ``nextEventTime`` exactly (on the first 1 ns tick at or after it), and "now" for
   step events (``completedIntegratorStep`` asking for event mode), tunable
   parameter changes and termination requests;
-* initialization with the connected inputs' values: the FMU is initialized at its
-  first evaluation, and again (an initial check) if its inputs' sources had not run
-  yet then;
+* initialization with the connected inputs' values, set in Initialization Mode: the FMU
+  is initialized at its first evaluation, inputs whose sources run later taking their start
+  values then (:func:`late_inputs`: never a zero from a signal not computed yet), and again
+  (an initial check) while its inputs differ from those it was initialized with (Reals by
+  more than :data:`INIT_RTOL` relative): a fixed-point iteration over the diagram;
 * ``terminateSimulation`` ends the run cleanly at that time (results kept, the reason
   in ``results.diagnostics["terminated"]``); the simulator records the value before
   and after every event (``event_samples``, as FMPy does);
@@ -131,6 +133,73 @@ def _convert(vs: list, vals: list) -> list:
     return out
 
 
+def subsystem_hint(fmu: FMU, block: str, interface: str) -> str:
+    """How to give FMU ``fmu``, imported as ``block`` for ``interface``, to a
+    :class:`~cosim.master.MasterScheduler` (one sentence, for its refusal)."""
+    label = {"ModelExchange": "Model Exchange",
+             "ScheduledExecution": "Scheduled Execution"}.get(interface, interface)
+    where = f"FMU '{fmu.path.name}' imported for {label}"
+    wrap = f"DiagramSubsystem({block}, solver=..., dt=...)"
+    if "CoSimulation" in fmu.info.interfaces:
+        why = (" (load_fmu's choice when an FMU offers both)"
+               if interface == "ModelExchange" else "")
+        return (f"it is {where}{why}; for a master load it with "
+                f"load_fmu(path, interface='CoSimulation'), or wrap the block, {wrap}")
+    return (f"it is {where} and the FMU offers no Co-Simulation interface; wrap the block, "
+            f"{wrap}")
+
+
+#: relative change of a Real input below which an initialization stands (the fixed point
+#: of a loop at initialization is reached to this, not bit for bit)
+INIT_RTOL = 1e-13
+
+
+def _moved(given: tuple | None, now: tuple) -> bool:
+    """Whether inputs ``now`` differ from those ``given`` at initialization (Reals by more
+    than :data:`INIT_RTOL`, other types at all)."""
+    if given is None or len(given) != len(now):
+        return True
+    for a, b in zip(given, now):
+        if type(a) is float and type(b) is float:
+            if abs(a - b) > INIT_RTOL * (1.0 + max(abs(a), abs(b))):
+                return True
+        elif a != b:
+            return True
+    return False
+
+
+def late_inputs(block: Block, plan: Any, ports: list) -> set:
+    """Those of ``block``'s input ``ports`` whose sources ``plan`` evaluates after the
+    block's first output (their slots hold no value yet when that output starts the FMU),
+    or whose source is a placeholder until set (``initially_unset``: a master's
+    :class:`~cosim.subsystem.CouplingInput`)."""
+    pos, k = {}, 0
+    for comp in plan.order:
+        for n in comp:
+            pos[n.index] = k
+            k += 1
+    mine = [pos[n.index] for n in plan.nodes if n.block is block and n.index in pos]
+    first = min(mine) if mine else math.inf  # no outputs: it starts after all of them
+    late = set()
+    for p in ports:
+        prod = plan.producer.get(plan.input_slot[p])
+        if prod is None:
+            continue
+        src = prod.block if prod.block is not None else prod.ports[0].block  # unit conversion
+        if pos.get(prod.index, -1) >= first or getattr(src, "initially_unset", False):
+            late.add(p)
+    return late
+
+
+class Unconnected:
+    """A stand-in context that reads every input port as its value when unconnected (the
+    start value of an FMU input)."""
+
+    @staticmethod
+    def input(port: Any) -> Any:
+        return port.zero()
+
+
 class FMUBlock(MEEvents, Block):
     """A Model Exchange FMU as a :class:`~cosim.block.Block` (see the module docstring).
 
@@ -229,6 +298,8 @@ class FMUBlock(MEEvents, Block):
         self._in_fast = [all(v.kind == "real" and not v.shape for v in vs)
                          for _, vs, _, _ in self._in_groups]
         self._in_slots: list = []
+        self._late: set = set()  # inputs whose sources run after this block's first output
+        self._partial: tuple | None = None  # (ctx, t0) of a run started before them
         self._sl = slice(0, 0)
         # --- parameters (defaults: start values, or the user's)
         self._params: list = []
@@ -349,6 +420,10 @@ class FMUBlock(MEEvents, Block):
             self._sl = slice(a, b)
         self._in_slots = [tuple(plan.input_slot[p] for p in ports)
                           for _, _, ports, _ in self._in_groups]
+        self._late = self._late_inputs(plan)
+
+    def _late_inputs(self, plan: Any) -> set:
+        return late_inputs(self, plan, [p for _, _, ports, _ in self._in_groups for p in ports])
 
     def _activate(self, ctx: Any) -> None:
         prev = self._ctx
@@ -378,9 +453,13 @@ class FMUBlock(MEEvents, Block):
         self._bind(ctx)
         self._seen.add(ctx)
         self._ctx = ctx
-        self._start_run(ctx)
+        self._start_run(ctx, partial=True)
 
-    def _start_run(self, ctx: Any) -> None:
+    def _start_run(self, ctx: Any, partial: bool = False) -> None:
+        """Initialize the FMU at the context's time with the inputs' values set in
+        Initialization Mode.  ``partial`` (a run started by the block's first output at the
+        start time): inputs whose sources have not run yet take their start values until
+        the initial check (:meth:`_initial_inputs_check`) initializes again with all."""
         inst = self.inst
         drv = inst.start()
         self._reset_cache()
@@ -397,8 +476,10 @@ class FMUBlock(MEEvents, Block):
             self._pushed_params = params
             drv.enter_initialization(t0, self.tolerance, None)
             self._init_u = {}
+            late = self._late if partial else ()
+            self._partial = (ctx, t0) if late else None
             for key, vs, ports, _ in self._in_groups:
-                vals = tuple(self._input_values(ctx, vs, ports))
+                vals = tuple(self._initial_values(ctx, vs, ports, late))
                 drv.set(key, vals)
                 self._u[key] = self._init_u[key] = vals
             drv.exit_initialization()
@@ -426,13 +507,27 @@ class FMUBlock(MEEvents, Block):
     def _set_before_init(self, params: dict) -> None:
         set_before_init(self.inst, self._param_keys, params, self._start_values)
 
+    def _initial_values(self, ctx: Any, vs: list, ports: list, late: Any) -> list:
+        """The inputs' values at initialization; those in ``late`` (not computed yet) their
+        start values (the port's value when unconnected)."""
+        if not late or not any(p in late for p in ports):
+            return self._input_values(ctx, vs, ports)
+        vals: list = []
+        for v, p in zip(vs, ports):
+            if p in late:
+                vals.extend(self._input_values(Unconnected(), [v], [p]))
+            else:
+                vals.extend(self._input_values(ctx, [v], [p]))
+        return vals
+
     def _initial_inputs_check(self, ctx: Any) -> bool:
         """After the start outputs are evaluated: initialize again if the inputs given at
         initialization were not yet their sources' values (the block ran first)."""
+        self._partial = None
         if ctx is not self._ctx or not self._in_groups or not self.inst.initialized:
             return False
         for key, vs, ports, _ in self._in_groups:
-            if self._init_u.get(key) != tuple(self._input_values(ctx, vs, ports)):
+            if _moved(self._init_u.get(key), tuple(self._input_values(ctx, vs, ports))):
                 self._start_run(ctx)
                 return True
         return False
@@ -484,6 +579,11 @@ class FMUBlock(MEEvents, Block):
         return ctx.time, (ctx.xc[self._sl].tolist() if self.nx else None)
 
     def _read_inputs(self, ctx: Any) -> tuple:
+        part = self._partial
+        if part is not None:
+            if part[0] is ctx and ctx.time == part[1]:  # sources not run yet: as initialized
+                return tuple(self._init_u[key] for key, _, _, _ in self._in_groups)
+            self._partial = None
         s = ctx.signals
         out = []
         for fast, slots, (_, vs, ports, _) in zip(self._in_fast, self._in_slots,
@@ -648,6 +748,11 @@ class FMUBlock(MEEvents, Block):
     def describe_fmu(self) -> str:
         """The FMU's metadata and ports (``print(block.describe_fmu())``)."""
         return str(self.info)
+
+    def subsystem_hint(self) -> str:
+        """Why this block is not a master's subsystem and what to give instead (one
+        sentence: the Co-Simulation interface, or a ``DiagramSubsystem``)."""
+        return subsystem_hint(self.fmu, "block", "ModelExchange")
 
     def set_parameter_default(self, name: str, value: Any) -> None:
         """Change a parameter's default (contexts made later start from it)."""

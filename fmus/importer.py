@@ -82,6 +82,15 @@ class FMU(FMUFile):
         return FMUScheduledBlock(self, name, check=check, **options)
 
 
+    def subsystem_hint(self) -> str:
+        """What a :class:`~cosim.master.MasterScheduler` takes instead of this file."""
+        if "CoSimulation" in self.info.interfaces:
+            return ("an FMU file is not a subsystem; give the master "
+                    "fmu.subsystem() (its Co-Simulation interface)")
+        return ("an FMU file is not a subsystem, and this one offers no Co-Simulation "
+                "interface; give the master DiagramSubsystem(fmu.block(), solver=..., dt=...)")
+
+
 def fmu_info(path: str | os.PathLike, **kw: Any) -> FMUInfo:
     """The checked model description of an FMU (``print()`` it for the metadata and ports)."""
     return FMU(path, **kw).info

@@ -391,10 +391,16 @@ class FMUScheduledBlock(SETicks, Block):
                 f"block '{self.path}': this context was left mid-run for another one, and "
                 f"{why}; finish one run before starting another, or use one block per context")
         self._ctx = ctx
-        self._start_run(ctx)
+        self._start_run(ctx, partial=True)
 
-    def _start_run(self, ctx: Any) -> None:
-        """Initialize the FMU at the context's time with its current inputs."""
+    def _start_run(self, ctx: Any, partial: bool = False) -> None:
+        """Initialize the FMU at the context's time with its current inputs, set in
+        Initialization Mode.  ``partial`` (started by the block's output at the start time):
+        inputs whose sources have not run yet take their start values until the initial
+        check initializes again with all (:func:`fmus.fmu_block.late_inputs`)."""
+        from .fmu_block import Unconnected, late_inputs
+        late = late_inputs(self, ctx.plan, [p for _, _, ports in self._all_in
+                                            for p in ports]) if partial else ()
         inst = self.inst
         drv = inst.start()
         self.events = []
@@ -414,7 +420,8 @@ class FMUScheduledBlock(SETicks, Block):
                 drv.set_intervals(vrs, [self._intervals[v.name] for v in self.in_clocks
                                         if v.name in self._intervals])
             for key, vs, ports in self._all_in:
-                vals = _flat_inputs(ctx, vs, ports)
+                vals = [x for v, p in zip(vs, ports)
+                        for x in _flat_inputs(Unconnected() if p in late else ctx, [v], [p])]
                 drv.set(key, vals)
                 run.init_u.append(vals)
             self._place_timers(drv, timers, t0)
@@ -524,6 +531,11 @@ class FMUScheduledBlock(SETicks, Block):
     def describe_fmu(self) -> str:
         """The FMU's metadata and ports (``print(block.describe_fmu())``)."""
         return str(self.info)
+
+    def subsystem_hint(self) -> str:
+        """Why this block is not a master's subsystem and what to give instead."""
+        from .fmu_block import subsystem_hint
+        return subsystem_hint(self.fmu, "block", "ScheduledExecution")
 
     def clock_ticks(self, clock: str) -> list[float]:
         """The times at which ``clock`` (an input clock: its partition ran; an output

@@ -16,6 +16,12 @@ an ordinary subsystem:
   ``terminate`` flag of ``doStep`` or of the event iteration) ends the master's run
   cleanly after that communication point, with the reason in
   ``results.diagnostics["terminated"]``;
+* ``initialize`` enters Initialization Mode and stays there: ``set_inputs`` +
+  ``refresh_outputs`` set the inputs and read the initial outputs in it (as FMPy sets
+  inputs before ``exitInitializationMode``), ``finish_initialization`` (called by the
+  master, else by the first ``do_step``) sets the inputs given and leaves it;
+  ``initial_feedthrough`` gives the master the outputs' dependencies at initialization
+  (``ModelStructure/InitialUnknowns``) to order or iterate the connected FMUs by;
 * ``set_inputs(t0, polys)`` keeps the master's polynomials; the values at the
   start of the step are set before ``doStep``.  An FMI 2 FMU with
   ``canInterpolateInputs`` also gets the polynomial's time derivatives
@@ -309,6 +315,7 @@ class FMUSubsystem(FMUJacobians, Subsystem):
         self._polys: dict = {}
         self._poly_t0 = 0.0
         self._outs: list | None = None
+        self._initializing = False  # in Initialization Mode (initialize ... finish)
         self._out_dict: dict | None = None
         self._t: int | None = None
         self._h_first: int | None = None
@@ -366,6 +373,19 @@ class FMUSubsystem(FMUJacobians, Subsystem):
     def feedthrough(self) -> dict[str, set[str]]:
         return {k: set(v) for k, v in self._ft.items()}
 
+    def initial_feedthrough(self) -> dict[str, set[str]]:
+        """The inputs each output depends on in Initialization Mode
+        (``ModelStructure/InitialUnknowns``; unlisted outputs: none; an FMU listing no
+        initial unknowns: all), joined with :meth:`feedthrough`."""
+        ins = {v.name: v.port for v in self.in_vars}
+        out = {}
+        for v in self.out_vars:
+            deps = self.info.initial_feedthrough.get(v.name)
+            out[v.port] = set(ins.values()) if deps is None else {ins[d] for d in deps
+                                                                  if d in ins}
+            out[v.port] |= self._ft.get(v.port, set())
+        return out
+
     def check_step(self, h_ticks: int) -> None:
         """Called by the master with the communication step (ticks)."""
         if h_ticks <= 0:
@@ -402,7 +422,28 @@ class FMUSubsystem(FMUJacobians, Subsystem):
         try:
             set_before_init(inst, self._param_keys, self.params, self._start_values)
             drv.enter_initialization(t0, self.tolerance, self.stop_time)
+            self._initializing = True
+            self._outs = [drv.get(k) for k in self._out_keys]
+        except FMUError:
+            inst.broken = True
+            raise
+        self._out_dict = None
+        self._t = t0_ticks
+        self._polys = {}
+
+    def finish_initialization(self) -> None:
+        """Set the inputs given since :meth:`initialize` and leave Initialization Mode
+        (FMI 3 with event mode: the event iteration, then Step Mode); the outputs are read
+        again.  :meth:`do_step` calls it when the master did not."""
+        if not self._initializing:
+            return
+        inst, drv = self.inst, self.inst.drv
+        t0 = self._t * _NS
+        try:
+            for key, vals in self._input_sets(t0):
+                drv.set(key, vals)
             drv.exit_initialization()
+            self._initializing = False
             inst.initialized = True
             if self.event_mode:  # FMI 3: Event Mode after initialization
                 terminate, _, _ = drv.event_iteration()
@@ -414,8 +455,6 @@ class FMUSubsystem(FMUJacobians, Subsystem):
             inst.broken = True
             raise
         self._out_dict = None
-        self._t = t0_ticks
-        self._polys = {}
 
     def _terminate(self, t: float, when: str = "") -> None:
         self.terminated = {"t": t, "reason": f"FMU '{self.fmu.path.name}' asked to terminate "
@@ -529,6 +568,8 @@ class FMUSubsystem(FMUJacobians, Subsystem):
                             "(canHandleVariableCommunicationStepSize=false): it started with "
                             f"{format_time(self._h_first)}, asked for {format_time(h_ticks)}; "
                             "use a fixed macro step without step control")
+        if self._initializing:
+            self.finish_initialization()
         drv = self.inst.drv
         t, h = t0_ticks * _NS, h_ticks * _NS
         t_end = (t0_ticks + h_ticks) * _NS
