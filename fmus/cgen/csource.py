@@ -65,6 +65,7 @@ def model_source(prog: Program, *, fmi_version: str, model_identifier: str, toke
     variables = flat_variables(prog, fmi_version)
     zoh = prog.zoh
     nv = len(zoh["v"]) if zoh else 0
+    in_off = [v.offset + i for v in prog.variables if v.kind == "input" for i in range(v.size)]
     defines = "\n".join([
         f"#define COSIM_MODEL_IDENTIFIER {c_string(model_identifier)}",
         f"#define COSIM_TOKEN {c_string(token)}",
@@ -75,6 +76,7 @@ def model_source(prog: Program, *, fmi_version: str, model_identifier: str, toke
         f"#define NG {len(prog.rate_groups)}",
         f"#define NBP {len(prog.breakpoints)}",
         f"#define NV {nv}",
+        f"#define NIN {len(in_off)}",
         f"#define COSIM_METHOD {METHODS[prog.integrator]}",
         f"#define COSIM_H_TICKS INT64_C({int(prog.step_ticks)})",
         f"#define COSIM_NVARS {len(variables)}",
@@ -88,6 +90,7 @@ def model_source(prog: Program, *, fmi_version: str, model_identifier: str, toke
         _array("COSIM_RG_OFFSET", [g[1] for g in prog.rate_groups], "int64_t", fmt=_i64),
         _array("COSIM_BREAKPOINTS", prog.breakpoints, "int64_t", fmt=_i64),
         _array("COSIM_X_NAMES", prog.x_names or [""], "char *const", fmt=c_string),
+        _array("COSIM_IN_OFF", in_off, "int", fmt=str),
     ]
     if zoh:
         nx = prog.plan.n_continuous

@@ -22,6 +22,7 @@
 #define NG1 (NG > 0 ? NG : 1)
 #define NBP1 (NBP > 0 ? NBP : 1)
 #define NV1 (NV > 0 ? NV : 1)
+#define NIN1 (NIN > 0 ? NIN : 1)
 
 #define COSIM_EULER 1
 #define COSIM_HEUN 2
@@ -39,14 +40,26 @@ typedef struct {
     double p[NP1];       /* parameters */
     double s[NS1];       /* signals: inputs, outputs (sampled ones held), conversions */
     int64_t event_tick;  /* Model Exchange: the last tick whose events were handled */
+    double u_start[NIN1];  /* input interpolation: the inputs at the start of the step */
+    double du[NIN1][3];    /* FMI 2 input derivatives of orders 1..3 set for the next step */
+    double du_t0;          /* the time the input derivatives refer to [s] */
+    int has_du;            /* input derivatives were set since the last step */
     int dirty;           /* outputs must be re-evaluated before they are read */
     int initialized;
 } ModelState;
 
 #define ZOH_N (NX + NV + 1)
 
-typedef struct {
+typedef struct CosimModel Model;
+
+/* Input interpolation within a step: sets the inputs in st.s to their values at time t
+ * (FMI 2: the polynomial of the input derivatives; FMI 3: the importer's intermediate update).
+ * NULL: inputs are held over the step. */
+typedef void (*CosimInputsAt)(Model *M, double t);
+
+struct CosimModel {
     ModelState st;
+    CosimInputsAt inputs_at;
     double dx[NX1];
     const char *error;
     char errbuf[512];
@@ -56,7 +69,7 @@ typedef struct {
     double zoh_T[2][NX1 * ZOH_N];      /* rows of expm([[A B e];[0 0 0]] h): [Phi Gamma g] */
     double zoh_work[8 * ZOH_N * ZOH_N];   /* aug, E, 6 for expm */
 #endif
-} Model;
+};
 
 static void cosim_fail(Model *M, const char *msg) {
     if (!M->error) M->error = msg;
@@ -167,6 +180,7 @@ static void cosim_derivatives(Model *M) {
 /* ---------------------------------------------------------------------- integrators */
 #if NX > 0 && COSIM_METHOD != COSIM_ZOH
 static void cosim_rhs(Model *M, double t, const double *x, double *dx) {
+    if (M->inputs_at) M->inputs_at(M, t);
     M->st.time = t;
     cosim_eval_deriv(M, x);
     cosim_derivs(M, x, dx);
@@ -377,6 +391,7 @@ static int cosim_advance(Model *M, int64_t end) {
         }
         if (M->error || cosim_check_finite(M, stop)) return -1;
 #endif
+        if (M->inputs_at) M->inputs_at(M, (double)stop * 1e-9);
         cosim_major(M, stop, 0);
     }
     return M->error ? -1 : 0;
@@ -394,6 +409,88 @@ static void cosim_me_event(Model *M) {
         S->mode_time = S->time;
         S->dirty = 1;
     }
+}
+
+/* ------------------------------------------------------------ input interpolation */
+/* FMI 2 canInterpolateInputs: the input at t is the Taylor polynomial of the derivatives set
+ * with fmi2SetRealInputDerivatives, u(t) = u0 + d1 tau + d2 tau^2/2 + d3 tau^3/6, tau = t - t0 */
+static void cosim_poly_inputs(Model *M, double t) {
+    ModelState *S = &M->st;
+    double tau = t - S->du_t0;
+    int i;
+    for (i = 0; i < NIN; i++) {
+        const double *d = S->du[i];
+        S->s[COSIM_IN_OFF[i]] = S->u_start[i] + tau * (d[0] + tau * (d[1] / 2.0 + tau * d[2] / 6.0));
+    }
+    S->dirty = 1;
+    (void)tau;
+}
+
+/* the index of the input element stored at signal offset off (-1 if it is not an input) */
+static int cosim_input_index(size_t off) {
+    int i;
+    for (i = 0; i < NIN; i++)
+        if ((size_t)COSIM_IN_OFF[i] == off) return i;
+    (void)off;
+    return -1;
+}
+
+/* Start of a step with interpolated inputs: the values set now are the polynomial's base. */
+static void cosim_begin_interpolation(Model *M) {
+    ModelState *S = &M->st;
+    int i;
+    for (i = 0; i < NIN; i++) S->u_start[i] = S->s[COSIM_IN_OFF[i]];
+    S->du_t0 = (double)S->ticks * 1e-9;
+}
+
+/* End of a step: the derivatives are used up; the inputs keep their end-of-step values. */
+static void cosim_end_interpolation(Model *M) {
+    M->inputs_at = NULL;
+    M->st.has_du = 0;
+    memset(M->st.du, 0, sizeof M->st.du);
+}
+
+/* ---------------------------------------------------------- directional derivatives */
+/* sens = d unknown / d known . seed at the current time and state, by central differences
+ * of the model's own equations (outputs and state derivatives; sampled outputs are held, so
+ * their derivative is 0).  The step is h = cbrt(eps) (1 + max|known|) / max|seed|: exact to
+ * rounding (~1e-10 relative) where the unknowns are linear in the knowns, O(h^2) elsewhere
+ * (a kink such as a saturation limit within h gives the mean of the two slopes).  The
+ * instance's state is restored afterwards. */
+static void cosim_directional(Model *M, double *const *known, const double *seed, size_t nk,
+                              double *const *unknown, size_t nu, int need_derivs, double *sens) {
+    ModelState saved;
+    double dx_saved[NX1];
+    double *base, *plus;
+    double vmax = 0.0, smax = 0.0, h;
+    size_t k, j;
+    int side;
+    for (j = 0; j < nu; j++) sens[j] = 0.0;
+    for (k = 0; k < nk; k++) {
+        if (fabs(*known[k]) > vmax) vmax = fabs(*known[k]);
+        if (fabs(seed[k]) > smax) smax = fabs(seed[k]);
+    }
+    if (smax == 0.0 || nu == 0) return;
+    base = (double *)malloc(sizeof(double) * (nk + nu + 1));
+    if (!base) { cosim_fail(M, "out of memory"); return; }
+    plus = base + nk;
+    memcpy(&saved, &M->st, sizeof(ModelState));
+    memcpy(dx_saved, M->dx, sizeof dx_saved);
+    for (k = 0; k < nk; k++) base[k] = *known[k];
+    h = 6.0554544523933395e-06 * (1.0 + vmax) / smax;
+    for (side = 0; side < 2; side++) {
+        double sign = side == 0 ? 1.0 : -1.0;
+        for (k = 0; k < nk; k++) *known[k] = base[k] + sign * h * seed[k];
+        cosim_eval(M, M->st.x, M->st.initialized ? NULL : COSIM_ALL_DUE);
+        if (need_derivs) cosim_derivatives(M);
+        for (j = 0; j < nu; j++) {
+            if (side == 0) plus[j] = *unknown[j];
+            else sens[j] = (plus[j] - *unknown[j]) / (2.0 * h);
+        }
+        memcpy(&M->st, &saved, sizeof(ModelState));
+    }
+    memcpy(M->dx, dx_saved, sizeof dx_saved);
+    free(base);
 }
 
 /* the variable table: value reference -> storage */

@@ -3,7 +3,8 @@
  * Model Exchange and Co-Simulation over the model core in model.h: Real variables through a
  * value-reference table, FMU state get/set/serialize (a copy of the flat ModelState), time
  * events for sampled blocks in Model Exchange, a fixed-step internal integrator in
- * Co-Simulation.  No Python, no global mutable state.
+ * Co-Simulation that follows the input derivatives (canInterpolateInputs, up to order 3),
+ * directional derivatives by central differences of the model's equations.  No Python, no global mutable state.
  */
 #include "fmi2Functions.h"
 #include "model.h"
@@ -241,11 +242,40 @@ fmi2Status fmi2DeSerializeFMUstate(fmi2Component c, const fmi2Byte b[], size_t s
     return fmi2OK;
 }
 
-fmi2Status fmi2GetDirectionalDerivative(fmi2Component c, const fmi2ValueReference u[], size_t nu,
-                                        const fmi2ValueReference z[], size_t nz, const fmi2Real dv[],
+/* Directional derivatives of outputs (and, in Model Exchange, state derivatives) with respect
+ * to inputs (and states), by central differences of the model's equations: cosim_directional
+ * in model.h. */
+fmi2Status fmi2GetDirectionalDerivative(fmi2Component c, const fmi2ValueReference z[], size_t nz,
+                                        const fmi2ValueReference u[], size_t nu, const fmi2Real dv[],
                                         fmi2Real dz[]) {
-    (void)u; (void)nu; (void)z; (void)nz; (void)dv; (void)dz;
-    return bad_call((Instance *)c, "fmi2GetDirectionalDerivative", "not provided");
+    Instance *m = (Instance *)c;
+    double **ptrs;
+    size_t i, size;
+    int kind, need_derivs = 0;
+    if (nz == 0) return fmi2OK;
+    if (m->mode == MODE_INSTANTIATED)
+        return bad_call(m, "fmi2GetDirectionalDerivative", "not before initialization mode");
+    ptrs = (double **)malloc(sizeof(double *) * (nu + nz + 1));
+    if (!ptrs) return bad_call(m, "fmi2GetDirectionalDerivative", "out of memory");
+    for (i = 0; i < nu; i++) {
+        ptrs[i] = cosim_var_ptr(&m->m, u[i], &size, &kind);
+        if (!ptrs[i] || !(kind == VK_INPUT || (kind == VK_STATE && m->type == fmi2ModelExchange))) {
+            free(ptrs);
+            return bad_call(m, "fmi2GetDirectionalDerivative", "a known is not an input (or, in "
+                            "Model Exchange, a continuous state)");
+        }
+    }
+    for (i = 0; i < nz; i++) {
+        ptrs[nu + i] = cosim_var_ptr(&m->m, z[i], &size, &kind);
+        if (!ptrs[nu + i]) {
+            free(ptrs);
+            return bad_call(m, "fmi2GetDirectionalDerivative", "unknown value reference");
+        }
+        if (kind == VK_DER) need_derivs = 1;
+    }
+    cosim_directional(&m->m, ptrs, dv, nu, ptrs + nu, nz, need_derivs, dz);
+    free(ptrs);
+    return check(m, "fmi2GetDirectionalDerivative");
 }
 
 /* --------------------------------------------------------------- Model Exchange */
@@ -334,10 +364,33 @@ fmi2Status fmi2GetNominalsOfContinuousStates(fmi2Component c, fmi2Real x_nominal
 }
 
 /* ----------------------------------------------------------------- Co-Simulation */
+/* canInterpolateInputs: the derivatives (orders 1..3) of inputs at the start of the next step;
+ * that step follows their Taylor polynomial (cosim_poly_inputs), then they are used up. */
 fmi2Status fmi2SetRealInputDerivatives(fmi2Component c, const fmi2ValueReference vr[], size_t n,
                                        const fmi2Integer order[], const fmi2Real value[]) {
+    Instance *m = (Instance *)c;
+#if COSIM_METHOD == COSIM_ZOH
     (void)vr; (void)n; (void)order; (void)value;
-    return bad_call((Instance *)c, "fmi2SetRealInputDerivatives", "inputs are held over a step");
+    return bad_call(m, "fmi2SetRealInputDerivatives",
+                    "the exact zero-order-hold step holds the inputs over a step "
+                    "(canInterpolateInputs is false)");
+#else
+    size_t i, size;
+    int kind, idx;
+    for (i = 0; i < n; i++) {
+        double *ptr = cosim_var_ptr(&m->m, vr[i], &size, &kind);
+        if (!ptr || kind != VK_INPUT)
+            return bad_call(m, "fmi2SetRealInputDerivatives", "the variable is not an input");
+        if (order[i] < 1 || order[i] > 3)
+            return bad_call(m, "fmi2SetRealInputDerivatives",
+                            "this FMU follows input derivatives of order 1, 2 and 3 only");
+        idx = cosim_input_index((size_t)(ptr - m->m.st.s));
+        if (idx < 0) return bad_call(m, "fmi2SetRealInputDerivatives", "the variable is not an input");
+        m->m.st.du[idx][order[i] - 1] = value[i];
+    }
+    m->m.st.has_du = 1;
+    return fmi2OK;
+#endif
 }
 
 fmi2Status fmi2GetRealOutputDerivatives(fmi2Component c, const fmi2ValueReference vr[], size_t n,
@@ -360,7 +413,12 @@ fmi2Status fmi2DoStep(fmi2Component c, fmi2Real t, fmi2Real h, fmi2Boolean noSet
         return bad_call(m, "fmi2DoStep", buf);
     }
     if (h < 0 || end < S->ticks) return bad_call(m, "fmi2DoStep", "negative step size");
+    if (S->has_du) {
+        cosim_begin_interpolation(&m->m);
+        m->m.inputs_at = cosim_poly_inputs;
+    }
     cosim_advance(&m->m, end);
+    cosim_end_interpolation(&m->m);
     return check(m, "fmi2DoStep");
 }
 

@@ -3,7 +3,9 @@
  * Model Exchange and Co-Simulation over the model core in model.h: Float64 variables (arrays
  * for vector ports and matrix parameters) through a value-reference table, FMU state
  * get/set/serialize (a copy of the flat ModelState), time events for sampled blocks in Model
- * Exchange, a fixed-step internal integrator in Co-Simulation (no event mode, no early return).
+ * Exchange, a fixed-step internal integrator in Co-Simulation (no event mode, no early return)
+ * that asks the importer for its inputs at each Runge-Kutta stage (intermediate update),
+ * directional derivatives by central differences of the model's equations.
  * No Python, no global mutable state.
  */
 #include "fmi3Functions.h"
@@ -21,6 +23,7 @@ typedef struct {
     char name[128];
     fmi3InstanceEnvironment env;
     fmi3LogMessageCallback log;
+    fmi3IntermediateUpdateCallback intermediate;  /* Co-Simulation: input interpolation */
     int logging;
 } Instance;
 
@@ -109,18 +112,25 @@ fmi3Instance fmi3InstantiateCoSimulation(fmi3String instanceName, fmi3String ins
                                          fmi3LogMessageCallback logMessage,
                                          fmi3IntermediateUpdateCallback intermediateUpdate) {
     (void)resourcePath; (void)visible; (void)earlyReturnAllowed;
-    (void)requiredIntermediateVariables; (void)nRequiredIntermediateVariables; (void)intermediateUpdate;
+    (void)requiredIntermediateVariables; (void)nRequiredIntermediateVariables;
 #if defined(COSIM_HAS_CS)
+    Instance *c;
     if (eventModeUsed) {
         if (logMessage) logMessage(instanceEnvironment, fmi3Error, "logStatusError",
                                    "fmi3InstantiateCoSimulation: event mode is not supported");
         return NULL;
     }
-    return instantiate(instanceName, instantiationToken, TYPE_CS, loggingOn, instanceEnvironment,
-                       logMessage);
+    c = instantiate(instanceName, instantiationToken, TYPE_CS, loggingOn, instanceEnvironment,
+                    logMessage);
+#if COSIM_METHOD != COSIM_ZOH && NIN > 0
+    if (c) c->intermediate = intermediateUpdate;
+#else
+    (void)intermediateUpdate;
+#endif
+    return c;
 #else
     (void)instanceName; (void)instantiationToken; (void)loggingOn; (void)eventModeUsed;
-    (void)instanceEnvironment; (void)logMessage;
+    (void)instanceEnvironment; (void)logMessage; (void)intermediateUpdate;
     return NULL;
 #endif
 }
@@ -368,13 +378,55 @@ fmi3Status fmi3DeserializeFMUState(fmi3Instance instance, const fmi3Byte seriali
     return fmi3OK;
 }
 
+/* Directional derivatives of outputs (and, in Model Exchange, state derivatives) with respect
+ * to inputs (and states), by central differences of the model's equations: cosim_directional
+ * in model.h.  Array variables take one seed and give one sensitivity per element. */
 fmi3Status fmi3GetDirectionalDerivative(fmi3Instance instance, const fmi3ValueReference unknowns[],
                                         size_t nUnknowns, const fmi3ValueReference knowns[], size_t nKnowns,
                                         const fmi3Float64 seed[], size_t nSeed, fmi3Float64 sensitivity[],
                                         size_t nSensitivity) {
-    (void)unknowns; (void)nUnknowns; (void)knowns; (void)nKnowns; (void)seed; (void)nSeed;
-    (void)sensitivity; (void)nSensitivity;
-    return bad_call((Instance *)instance, "fmi3GetDirectionalDerivative", "not provided");
+    Instance *m = (Instance *)instance;
+    double **kp, **up;
+    size_t i, k, size, nk = 0, nu = 0;
+    int kind, need_derivs = 0;
+    if (nUnknowns == 0) return fmi3OK;
+    if (m->mode == MODE_INSTANTIATED)
+        return bad_call(m, "fmi3GetDirectionalDerivative", "not before initialization mode");
+    kp = (double **)malloc(sizeof(double *) * (nSeed + nSensitivity + 1));
+    if (!kp) return bad_call(m, "fmi3GetDirectionalDerivative", "out of memory");
+    up = kp + nSeed;
+    for (i = 0; i < nKnowns; i++) {
+        double *ptr = cosim_var_ptr(&m->m, knowns[i], &size, &kind);
+        if (!ptr || !(kind == VK_INPUT || (kind == VK_STATE && m->type == TYPE_ME))) {
+            free(kp);
+            return bad_call(m, "fmi3GetDirectionalDerivative", "a known is not an input (or, in "
+                            "Model Exchange, a continuous state)");
+        }
+        for (k = 0; k < size; k++) {
+            if (nk == nSeed) { free(kp); return bad_call(m, "fmi3GetDirectionalDerivative", "nSeed too small"); }
+            kp[nk++] = ptr + k;
+        }
+    }
+    for (i = 0; i < nUnknowns; i++) {
+        double *ptr = cosim_var_ptr(&m->m, unknowns[i], &size, &kind);
+        if (!ptr) { free(kp); return bad_call(m, "fmi3GetDirectionalDerivative", "unknown value reference"); }
+        if (kind == VK_DER) need_derivs = 1;
+        for (k = 0; k < size; k++) {
+            if (nu == nSensitivity) {
+                free(kp);
+                return bad_call(m, "fmi3GetDirectionalDerivative", "nSensitivity too small");
+            }
+            up[nu++] = ptr + k;
+        }
+    }
+    if (nk != nSeed || nu != nSensitivity) {
+        free(kp);
+        return bad_call(m, "fmi3GetDirectionalDerivative",
+                        "nSeed / nSensitivity differ from the number of elements of the variables");
+    }
+    cosim_directional(&m->m, kp, seed, nk, up, nu, need_derivs, sensitivity);
+    free(kp);
+    return check(m, "fmi3GetDirectionalDerivative");
 }
 
 fmi3Status fmi3GetAdjointDerivative(fmi3Instance instance, const fmi3ValueReference unknowns[],
@@ -570,6 +622,16 @@ fmi3Status fmi3GetOutputDerivatives(fmi3Instance instance, const fmi3ValueRefere
     return bad_call((Instance *)instance, "fmi3GetOutputDerivatives", "not provided");
 }
 
+/* Intermediate update (providesIntermediateUpdate): before each Runge-Kutta stage and at each
+ * internal step's end the importer may set the inputs flagged intermediateUpdate to their
+ * values at that time (getting variables is not allowed there: the state is mid-step). */
+static void intermediate_inputs(Model *M, double t) {
+    Instance *c = (Instance *)M;  /* the model is the instance's first member */
+    fmi3Boolean early = fmi3False;
+    fmi3Float64 early_time = t;
+    c->intermediate(c->env, t, fmi3True, fmi3False, fmi3False, fmi3False, &early, &early_time);
+}
+
 fmi3Status fmi3DoStep(fmi3Instance instance, fmi3Float64 currentCommunicationPoint,
                       fmi3Float64 communicationStepSize, fmi3Boolean noSetFMUStatePriorToCurrentPoint,
                       fmi3Boolean *eventHandlingNeeded, fmi3Boolean *terminateSimulation,
@@ -593,7 +655,9 @@ fmi3Status fmi3DoStep(fmi3Instance instance, fmi3Float64 currentCommunicationPoi
         return bad_call(m, "fmi3DoStep", buf);
     }
     if (h < 0 || end < S->ticks) return bad_call(m, "fmi3DoStep", "negative step size");
+    if (m->intermediate) m->m.inputs_at = intermediate_inputs;
     cosim_advance(&m->m, end);
+    cosim_end_interpolation(&m->m);
     status = check(m, "fmi3DoStep");
     *lastSuccessfulTime = (double)S->ticks * 1e-9;
     return status;
