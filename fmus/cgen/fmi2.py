@@ -9,8 +9,8 @@ has a ``der(...)`` variable.  ``ModelStructure/Outputs`` lists the inputs each
 output reads directly (and, for Model Exchange, the states it reads), so a
 master sees the feedthrough exactly.
 
-Co-Simulation declares ``canInterpolateInputs`` (except with the exact zero-order-hold
-integrator): the derivatives of orders 1 to 3 set with ``fmi2SetRealInputDerivatives``
+Co-Simulation declares ``canInterpolateInputs`` (``export_fmu(interpolate_inputs=...)``:
+by default except with the exact zero-order-hold integrator): the derivatives of orders 1 to 3 set with ``fmi2SetRealInputDerivatives``
 before a ``doStep`` make the inputs follow their Taylor polynomial at every Runge-Kutta
 stage of that step (FMI 2.0 has no attribute for the highest order: a higher order is an
 error that says so).  Both interfaces declare
@@ -30,9 +30,9 @@ WRAPPER = "fmi2.c"
 
 
 def interpolates_inputs(prog: Program) -> bool:
-    """Whether the Co-Simulation step follows the inputs' polynomial (every integrator but
-    the exact zero-order-hold step, which holds them by construction)."""
-    return prog.integrator != "zoh"
+    """Whether the Co-Simulation step follows the inputs' polynomial
+    (``export_fmu(interpolate_inputs=...)``)."""
+    return prog.interpolate_inputs
 
 
 def _elem_name(v: Any, i: int, size: int) -> str:

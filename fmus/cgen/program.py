@@ -87,6 +87,7 @@ class Program:
     fuse_linear: bool = True
     expose_locals: bool = False
     kinds: tuple[str, ...] = ("cs",)
+    interpolate_inputs: bool = False  # Co-Simulation follows the input polynomial
     plan: Any = None
     slot_offset: list[int] = field(default_factory=list)
     n_signals: int = 0

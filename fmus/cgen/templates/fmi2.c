@@ -369,11 +369,10 @@ fmi2Status fmi2GetNominalsOfContinuousStates(fmi2Component c, fmi2Real x_nominal
 fmi2Status fmi2SetRealInputDerivatives(fmi2Component c, const fmi2ValueReference vr[], size_t n,
                                        const fmi2Integer order[], const fmi2Real value[]) {
     Instance *m = (Instance *)c;
-#if COSIM_METHOD == COSIM_ZOH
+#if !COSIM_INTERPOLATE
     (void)vr; (void)n; (void)order; (void)value;
     return bad_call(m, "fmi2SetRealInputDerivatives",
-                    "the exact zero-order-hold step holds the inputs over a step "
-                    "(canInterpolateInputs is false)");
+                    "this FMU holds its inputs over a step (canInterpolateInputs is false)");
 #else
     size_t i, size;
     int kind, idx;

@@ -122,7 +122,7 @@ fmi3Instance fmi3InstantiateCoSimulation(fmi3String instanceName, fmi3String ins
     }
     c = instantiate(instanceName, instantiationToken, TYPE_CS, loggingOn, instanceEnvironment,
                     logMessage);
-#if COSIM_METHOD != COSIM_ZOH && NIN > 0
+#if COSIM_INTERPOLATE && NIN > 0
     if (c) c->intermediate = intermediateUpdate;
 #else
     (void)intermediateUpdate;
