@@ -1,0 +1,295 @@
+"""Issue 31: the project's generated-C FMUs as first-class citizens of other tools.
+
+* input interpolation: FMI 2 ``canInterpolateInputs`` with ``fmi2SetRealInputDerivatives``
+  (orders 1..3, the Taylor polynomial at every Runge-Kutta stage), FMI 3 intermediate update
+  at every stage; the inputs held where the option is off or cannot take effect;
+* ``providesDirectionalDerivative(s)``: equal to finite differences of the FMU's own outputs
+  and state derivatives over a generated corpus of diagrams (linear ones to rounding);
+* FMPy's validation accepts every interface with these capabilities.
+
+The order test of the master with these FMUs is in tests/system/test_master_fmu_coupling.py.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import shutil
+
+import numpy as np
+import pytest
+
+from blocks import (
+    Abs,
+    FirstOrderLag,
+    Gain,
+    Integrator,
+    Product,
+    Saturation,
+    StateSpace,
+    Sum,
+)
+from cosim import DiagramBuilder
+from fmus.cgen import FMUExportError
+from fmus.export import export_fmu
+from fmus.fmu_file import as_fmu
+
+fmpy = pytest.importorskip("fmpy")
+needs_gcc = pytest.mark.skipif(shutil.which("gcc") is None, reason="needs gcc")
+
+
+# ----------------------------------------------------------------- helpers
+def integrator_diagram():
+    """y = integral of u (and u passed through): RK4 integrates a cubic in t exactly."""
+    b = DiagramBuilder("integ")
+    b.add(Integrator("i", 0.0))
+    b.add(Gain("pass", 1.0))
+    b.export_input("i.u", "u")
+    b.connect("i.y", "pass.u")
+    b.export_output("pass.y", "y")
+    return b.build()
+
+
+def _slave(path, kind="cs"):
+    """An fmpy instance of ``path`` (FMI 2 or 3, CS or ME), initialized at t = 0."""
+    from fmpy import extract, read_model_description
+    from fmpy.fmi2 import FMU2Model, FMU2Slave
+    from fmpy.fmi3 import FMU3Model, FMU3Slave
+    md = read_model_description(str(path))
+    v3 = md.fmiVersion.startswith("3")
+    iface = md.coSimulation if kind == "cs" else md.modelExchange
+    cls = {(False, "cs"): FMU2Slave, (False, "me"): FMU2Model, (True, "cs"): FMU3Slave,
+           (True, "me"): FMU3Model}[v3, kind]
+    fmu = cls(guid=md.guid, unzipDirectory=extract(str(path)),
+              modelIdentifier=iface.modelIdentifier, instanceName="x")
+    if v3:
+        fmu.instantiate()
+        fmu.enterInitializationMode(startTime=0.0)
+    else:
+        fmu.instantiate()
+        fmu.setupExperiment(startTime=0.0)
+        fmu.enterInitializationMode()
+    fmu.exitInitializationMode()
+    return md, fmu, v3
+
+
+# ------------------------------------------------------ input interpolation
+@needs_gcc
+def test_fmi2_input_derivatives_make_the_step_follow_the_taylor_polynomial(tmp_path):
+    """y(H) = a H + b H^2/2 + c H^3/6 + d H^4/24 exactly (RK4 on a cubic in t); the next
+    step without derivatives holds u at its end-of-step value.  Before issue 31:
+    ``fmi2SetRealInputDerivatives`` returned fmi2Error ("inputs are held over a step")."""
+    from fmpy import read_model_description
+    path = export_fmu(integrator_diagram(), tmp_path / "i2.fmu", "2.0", step=0.05)
+    md = read_model_description(str(path))
+    assert md.coSimulation.canInterpolateInputs
+    vr = {v.name: v.valueReference for v in md.modelVariables}
+    _, fmu, _ = _slave(path)
+    a, b, c, d, h = 1.5, -2.0, 3.0, 4.0, 0.2
+    fmu.setReal([vr["u"]], [a])
+    for order, val in ((1, b), (2, c), (3, d)):
+        fmu.setRealInputDerivatives([vr["u"]], [order], [val])
+    fmu.doStep(0.0, h)
+    y = fmu.getReal([vr["y"]])[0]
+    exact = a * h + b * h**2 / 2 + c * h**3 / 6 + d * h**4 / 24
+    assert y == pytest.approx(exact, rel=1e-14, abs=1e-15)
+    u_end = a + b * h + c * h**2 / 2 + d * h**3 / 6
+    assert fmu.getReal([vr["u"]])[0] == pytest.approx(u_end, rel=1e-14)
+    fmu.doStep(h, h)  # derivatives used up: held at u_end
+    assert fmu.getReal([vr["y"]])[0] == pytest.approx(exact + u_end * h, rel=1e-13)
+    with pytest.raises(Exception, match="FMI|fmi2"):  # noqa: PT011 - fmpy's call exception
+        fmu.setRealInputDerivatives([vr["u"]], [4], [1.0])
+    fmu.terminate()
+    fmu.freeInstance()
+
+
+@needs_gcc
+def test_fmi3_intermediate_update_sets_the_inputs_at_every_stage(tmp_path):
+    """The FMI 3 mechanism (no input derivatives in FMI 3 Co-Simulation): the importer's
+    intermediate-update callback sets the inputs flagged ``intermediateUpdate`` at each
+    stage; the project's own importer gives the master's polynomial there."""
+    from fmpy import read_model_description
+
+    from fmus import load_fmu
+    path = export_fmu(integrator_diagram(), tmp_path / "i3.fmu", "3.0", step=0.05)
+    md = read_model_description(str(path))
+    assert md.coSimulation.providesIntermediateUpdate
+    sub = load_fmu(path, name="f")
+    assert [v.intermediate_update for v in sub.info.inputs] == [True]  # fmpy does not read it
+    assert sub.max_input_order == {"u": 3}
+    sub.initialize(0)
+    coeffs = (1.5, -2.0, 3.0 / 2, 4.0 / 6)  # the master's polynomial in (t - t0)
+    sub.set_inputs(0.0, {"u": coeffs})
+    h = 0.2
+    sub.do_step(0, 200_000_000)
+    exact = sum(ck * h ** (k + 1) / (k + 1) for k, ck in enumerate(coeffs))
+    assert sub.get_outputs()["y"] == pytest.approx(exact, rel=1e-13)
+    sub.free()
+
+
+@needs_gcc
+@pytest.mark.parametrize("version", ["2.0", "3.0"])
+def test_held_inputs_where_asked_or_where_interpolation_cannot_take_effect(tmp_path, version):
+    from fmpy import read_model_description
+
+    def caps(path):
+        cs = read_model_description(str(path)).coSimulation
+        return bool(getattr(cs, "canInterpolateInputs", False)
+                    or getattr(cs, "providesIntermediateUpdate", False))
+    d = integrator_diagram()
+    assert caps(export_fmu(d, tmp_path / "a.fmu", version, step=0.05, compile=False))
+    assert not caps(export_fmu(d, tmp_path / "b.fmu", version, step=0.05, compile=False,
+                               interpolate_inputs=False))
+    assert not caps(export_fmu(d, tmp_path / "c.fmu", version, integrator="zoh",
+                               compile=False))
+    with pytest.raises(FMUExportError, match=r"integrator='zoh' takes the exact step"):
+        export_fmu(d, tmp_path / "d.fmu", version, integrator="zoh", interpolate_inputs=True)
+    with pytest.raises(FMUExportError, match=r"input interpolation is a Co-Simulation feature"):
+        export_fmu(d, tmp_path / "e.fmu", version, "me", interpolate_inputs=True)
+
+
+# --------------------------------------------------- directional derivatives
+def random_diagram(seed: int):
+    """A generated diagram: 1-3 inputs, 4-9 blocks wired at random (linear: Gain, Sum,
+    StateSpace with feedthrough, Integrator, FirstOrderLag; nonlinear: Product,
+    Saturation, Abs), 1-3 outputs.  Returns ``(diagram, linear)``."""
+    rng = np.random.default_rng(seed)
+    b = DiagramBuilder(f"rand{seed}")
+    n_in = int(rng.integers(1, 4))
+    linear_only = seed % 3 == 0
+    sources = []  # output paths
+    for i in range(n_in):
+        g = b.add(Gain(f"in{i}", 1.0))
+        b.export_input(g.u, f"u{i}")
+        sources.append(f"in{i}.y")
+    kinds = ["gain", "sum", "ss", "integ", "lag"] + ([] if linear_only else
+                                                     ["prod", "sat", "abs"])
+    linear = True
+    for k in range(int(rng.integers(4, 10))):
+        kind = str(rng.choice(kinds))
+        pick = [str(rng.choice(sources)) for _ in range(2)]
+        name = f"b{k}"
+        if kind == "gain":
+            b.add(Gain(name, float(rng.uniform(-2, 2))))
+            b.connect(pick[0], f"{name}.u")
+        elif kind == "sum":
+            b.add(Sum(name, "+-"))
+            b.connect(pick[0], f"{name}.u0")
+            b.connect(pick[1], f"{name}.u1")
+        elif kind == "ss":
+            a = -float(rng.uniform(0.5, 3))
+            b.add(StateSpace(name, [[a]], [[1.0]], [[float(rng.uniform(-1, 1))]],
+                             [[float(rng.uniform(-1, 1))]], x0=[float(rng.uniform(-1, 1))]))
+            b.connect(pick[0], f"{name}.u")
+        elif kind == "integ":
+            b.add(Integrator(name, float(rng.uniform(-1, 1))))
+            b.connect(pick[0], f"{name}.u")
+        elif kind == "lag":
+            b.add(FirstOrderLag(name, float(rng.uniform(0.1, 1)), y0=float(rng.uniform(-1, 1))))
+            b.connect(pick[0], f"{name}.u")
+        elif kind == "prod":
+            linear = False
+            b.add(Product(name, "**"))
+            b.connect(pick[0], f"{name}.u0")
+            b.connect(pick[1], f"{name}.u1")
+        elif kind == "sat":
+            linear = False
+            b.add(Saturation(name, -0.8, 0.9))
+            b.connect(pick[0], f"{name}.u")
+        else:
+            linear = False
+            b.add(Abs(name))
+            b.connect(pick[0], f"{name}.u")
+        sources.append(f"{name}.y")
+    outs = sources[n_in:]
+    chosen = sorted({str(x) for x in rng.choice(outs, size=min(3, len(outs)), replace=False)})
+    for j, src in enumerate(chosen):
+        b.export_output(src, f"y{j}")
+    return b.build(), linear
+
+
+CORPUS = range(12)
+
+
+def _check_directional(md, fmu, v3, kind, linear, rng):
+    """Directional derivatives along unit and random seeds against central differences of
+    the FMU's own outputs (and state derivatives in ME)."""
+    ins = [v for v in md.modelVariables if v.causality == "input"]
+    outs = [v for v in md.modelVariables if v.causality == "output"]
+    ders = [v for v in md.modelVariables if v.derivative] if kind == "me" else []
+    states = [v.derivative for v in ders]
+    knowns = ins + states
+    unknowns = outs + ders
+    get = fmu.getFloat64 if v3 else fmu.getReal
+    put = fmu.setFloat64 if v3 else fmu.setReal
+    u = [float(x) for x in rng.uniform(-1.2, 1.2, len(ins))]
+    if ins:
+        put([v.valueReference for v in ins], u)
+    x = [float(a) for a in get([v.valueReference for v in states])] if states else []
+
+    def f(vals):
+        if ins:
+            put([v.valueReference for v in ins], [float(a) for a in vals[:len(ins)]])
+        if states:
+            xs = [float(a) for a in vals[len(ins):]]
+            fmu.setContinuousStates((ctypes.c_double * len(xs))(*xs), len(xs))
+        return np.array(get([v.valueReference for v in unknowns]))
+
+    base = np.array(u + x, dtype=float)
+    seeds = list(np.eye(len(knowns))) + [rng.uniform(-1, 1, len(knowns))]
+    for seed in seeds:
+        kv = [v.valueReference for v in knowns]
+        uv = [v.valueReference for v in unknowns]
+        f(base)  # the point of the derivative
+        dd = np.array(fmu.getDirectionalDerivative(uv, kv, list(seed)))
+        eps = 1e-6
+        fd = (f(base + eps * seed) - f(base - eps * seed)) / (2 * eps)
+        f(base)
+        np.testing.assert_allclose(dd, fd, rtol=1e-6, atol=1e-6)
+        if linear:  # exact: a unit step of a linear map
+            exact = f(base + seed) - f(base)
+            f(base)
+            np.testing.assert_allclose(dd, exact, rtol=1e-9, atol=1e-9)
+
+
+@needs_gcc
+@pytest.mark.parametrize("version", ["2.0", "3.0"])
+@pytest.mark.parametrize("kind", ["cs", "me"])
+def test_directional_derivatives_equal_finite_differences_over_a_corpus(tmp_path, version,
+                                                                         kind):
+    """12 generated diagrams (every third all-linear), after a few steps with random inputs;
+    before issue 31 ``getDirectionalDerivative`` returned an error ("not provided")."""
+    rng = np.random.default_rng(31)
+    n_linear = 0
+    for seed in CORPUS:
+        d, linear = random_diagram(seed)
+        n_linear += linear
+        path = export_fmu(d, tmp_path / f"r{seed}_{version}_{kind}.fmu", version, kind,
+                          step=0.01)
+        md, fmu, v3 = _slave(path, kind)
+        caps = as_fmu(path).info.interfaces["CoSimulation" if kind == "cs" else
+                                            "ModelExchange"]
+        assert caps["providesDirectionalDerivative"]  # fmpy 0.3.32 reads it for FMI 2 only
+        if kind == "cs":
+            ins = [v.valueReference for v in md.modelVariables if v.causality == "input"]
+            for k in range(5):
+                if ins:
+                    (fmu.setFloat64 if v3 else fmu.setReal)(ins, list(rng.uniform(-1, 1,
+                                                                                   len(ins))))
+                fmu.doStep(k * 0.1, 0.1)
+        else:
+            fmu.enterContinuousTimeMode()
+            fmu.setTime(0.3)
+        _check_directional(md, fmu, v3, kind, linear, rng)
+        fmu.terminate()
+        fmu.freeInstance()
+    assert 0 < n_linear < len(CORPUS)
+
+
+# ----------------------------------------------------------- FMPy accepts
+@pytest.mark.parametrize("version", ["2.0", "3.0"])
+@pytest.mark.parametrize("kind", ["cs", "me", "both"])
+def test_fmpy_validation_accepts_the_new_capabilities(tmp_path, version, kind):
+    from fmpy.validation import validate_fmu
+    d, _ = random_diagram(1)
+    path = export_fmu(d, tmp_path / "v.fmu", version, kind, step=0.01, compile=False)
+    assert validate_fmu(str(path)) == []
