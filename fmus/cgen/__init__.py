@@ -81,6 +81,7 @@ from .model import (
     CArray,
     CContext,
     CModel,
+    CZeroCrossing,
     FMUExportError,
     c_float,
     find_c_model,
@@ -89,5 +90,5 @@ from .model import (
     registered_types,
 )
 
-__all__ = ["CArray", "CContext", "CModel", "FMUExportError", "c_float", "find_c_model",
-           "linear_c_model", "register_c_model", "registered_types"]
+__all__ = ["CArray", "CContext", "CModel", "CZeroCrossing", "FMUExportError", "c_float",
+           "find_c_model", "linear_c_model", "register_c_model", "registered_types"]

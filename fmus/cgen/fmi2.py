@@ -10,10 +10,10 @@ output reads directly (and, for Model Exchange, the states it reads), so a
 master sees the feedthrough exactly.
 
 Co-Simulation declares ``canInterpolateInputs`` (``export_fmu(interpolate_inputs=...)``:
-by default except with the exact zero-order-hold integrator): the derivatives of orders 1 to 3 set with ``fmi2SetRealInputDerivatives``
-before a ``doStep`` make the inputs follow their Taylor polynomial at every Runge-Kutta
-stage of that step (FMI 2.0 has no attribute for the highest order: a higher order is an
-error that says so).  Both interfaces declare
+by default except with the exact zero-order-hold integrator): the derivatives of orders 1
+to 3 set with ``fmi2SetRealInputDerivatives`` before a ``doStep`` make the inputs follow
+their Taylor polynomial at every Runge-Kutta stage of that step (FMI 2.0 has no attribute
+for the highest order: a higher order is an error that says so).  Both interfaces declare
 ``providesDirectionalDerivative`` (central differences of the model's equations inside
 the FMU: ``cosim_directional`` in ``templates/core.c``).
 """
@@ -60,7 +60,8 @@ def model_description(prog: Program, *, model_name: str, model_identifier: str, 
     root = ET.Element("fmiModelDescription", {
         "fmiVersion": "2.0", "modelName": model_name, "guid": guid,
         "description": description, **generation,
-        "variableNamingConvention": "flat", "numberOfEventIndicators": "0"})
+        "variableNamingConvention": "flat",
+        "numberOfEventIndicators": str(len(prog.zero_crossings))})
     caps = {"modelIdentifier": model_identifier, "canNotUseMemoryManagementFunctions": "true",
             "canGetAndSetFMUstate": "true", "canSerializeFMUstate": "true",
             "providesDirectionalDerivative": "true"}

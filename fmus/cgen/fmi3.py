@@ -104,6 +104,9 @@ def model_description(prog: Program, *, model_name: str, model_identifier: str, 
     for vr, v in enumerate(prog.variables):
         if v.kind in ("output", "der"):
             ET.SubElement(ms, "InitialUnknown", valueReference=str(vr))
+    for vr, v in enumerate(prog.variables):
+        if v.kind == "indicator":
+            ET.SubElement(ms, "EventIndicator", valueReference=str(vr))
     return to_text(root)
 
 

@@ -23,6 +23,7 @@
 #define NBP1 (NBP > 0 ? NBP : 1)
 #define NV1 (NV > 0 ? NV : 1)
 #define NIN1 (NIN > 0 ? NIN : 1)
+#define NZ1 (NZ > 0 ? NZ : 1)
 
 #define COSIM_EULER 1
 #define COSIM_HEUN 2
@@ -44,6 +45,7 @@ typedef struct {
     double du[NIN1][3];    /* FMI 2 input derivatives of orders 1..3 set for the next step */
     double du_t0;          /* the time the input derivatives refer to [s] */
     int has_du;            /* input derivatives were set since the last step */
+    unsigned char zc_pre[NZ1];  /* Model Exchange: event indicator > 0 at the last event */
     int dirty;           /* outputs must be re-evaluated before they are read */
     int initialized;
 } ModelState;
@@ -61,6 +63,7 @@ struct CosimModel {
     ModelState st;
     CosimInputsAt inputs_at;
     double dx[NX1];
+    double z[NZ1];       /* event indicators (read through their FMI variables) */
     const char *error;
     char errbuf[512];
 #if COSIM_METHOD == COSIM_ZOH
@@ -411,6 +414,41 @@ static void cosim_me_event(Model *M) {
     }
 }
 
+/* ------------------------------------------------------------------ state events */
+/* Model Exchange event indicators are the witnesses of the blocks' zero crossings.  The sign
+ * of each (z > 0) is kept at the end of every event (and of initialization); at the next event
+ * a crossing whose sign changed in its declared direction runs its handler.  A witness left
+ * exactly at 0 (a bouncing ball put back on the floor) counts as being on the side its
+ * crossing starts from (positive for a falling crossing): importers do not report a witness
+ * leaving 0 as an event (CVODE deactivates a root function that starts at 0). */
+static void cosim_zc_store(Model *M) {
+    double z[NZ1];
+    int k;
+    cosim_ensure_outputs(M);
+    cosim_indicators(M, z);
+    for (k = 0; k < NZ; k++) M->st.zc_pre[k] = z[k] > 0.0 || (z[k] == 0.0 && COSIM_ZC_DIR[k] < 0);
+}
+
+/* the handlers of the crossings since the last event, in declaration order; returns whether
+ * any ran (continuous states may have changed); *terminate set by a terminal crossing */
+static int cosim_zc_event(Model *M, int *terminate) {
+    double z[NZ1];
+    int k, ran = 0;
+    cosim_ensure_outputs(M);
+    cosim_indicators(M, z);
+    for (k = 0; k < NZ; k++) {
+        int now = z[k] > 0.0, pre = M->st.zc_pre[k];
+        int dir = now ? 1 : -1;
+        if (now == pre || (COSIM_ZC_DIR[k] != 0 && COSIM_ZC_DIR[k] != dir)) continue;
+        cosim_zc_handle(M, k);
+        ran = 1;
+        if (COSIM_ZC_TERMINAL[k]) *terminate = 1;
+    }
+    if (ran) M->st.dirty = 1;
+    cosim_zc_store(M);
+    return ran;
+}
+
 /* ------------------------------------------------------------ input interpolation */
 /* FMI 2 canInterpolateInputs: the input at t is the Taylor polynomial of the derivatives set
  * with fmi2SetRealInputDerivatives, u(t) = u0 + d1 tau + d2 tau^2/2 + d3 tau^3/6, tau = t - t0 */
@@ -507,6 +545,10 @@ static double *cosim_var_ptr(Model *M, unsigned int vr, size_t *n, int *kind) {
     case AREA_S: return S->s + v->offset;
     case AREA_X: return S->x + v->offset;
     case AREA_DX: return M->dx + v->offset;
+    case AREA_Z:
+        cosim_ensure_outputs(M);
+        cosim_indicators(M, M->z);
+        return M->z + v->offset;
     default: return NULL;
     }
 }

@@ -122,6 +122,7 @@ fmi2Status fmi2ExitInitializationMode(fmi2Component c) {
         S->time = S->mode_time = (double)S->ticks * 1e-9;
         cosim_eval(&m->m, S->x, COSIM_ALL_DUE);
         S->dirty = 0;
+        cosim_zc_store(&m->m);
         m->mode = MODE_EVENT;
     }
     return check(m, "fmi2ExitInitializationMode");
@@ -272,6 +273,10 @@ fmi2Status fmi2GetDirectionalDerivative(fmi2Component c, const fmi2ValueReferenc
             return bad_call(m, "fmi2GetDirectionalDerivative", "unknown value reference");
         }
         if (kind == VK_DER) need_derivs = 1;
+        if (kind == VK_INDICATOR) {
+            free(ptrs);
+            return bad_call(m, "fmi2GetDirectionalDerivative", "event indicators are not unknowns");
+        }
     }
     cosim_directional(&m->m, ptrs, dv, nu, ptrs + nu, nz, need_derivs, dz);
     free(ptrs);
@@ -287,12 +292,14 @@ fmi2Status fmi2EnterEventMode(fmi2Component c) {
 fmi2Status fmi2NewDiscreteStates(fmi2Component c, fmi2EventInfo *info) {
     Instance *m = (Instance *)c;
     int64_t next;
+    int terminate = 0, changed;
     cosim_me_event(&m->m);
+    changed = cosim_zc_event(&m->m, &terminate);
     next = cosim_next_event(llround(m->m.st.time * 1e9));
     info->newDiscreteStatesNeeded = fmi2False;
-    info->terminateSimulation = fmi2False;
+    info->terminateSimulation = terminate ? fmi2True : fmi2False;
     info->nominalsOfContinuousStatesChanged = fmi2False;
-    info->valuesOfContinuousStatesChanged = fmi2False;
+    info->valuesOfContinuousStatesChanged = changed ? fmi2True : fmi2False;
     info->nextEventTimeDefined = next != INT64_MAX ? fmi2True : fmi2False;
     info->nextEventTime = next != INT64_MAX ? (double)next * 1e-9 : 0.0;
     return check(m, "fmi2NewDiscreteStates");
@@ -341,9 +348,14 @@ fmi2Status fmi2GetDerivatives(fmi2Component c, fmi2Real derivatives[], size_t nx
 }
 
 fmi2Status fmi2GetEventIndicators(fmi2Component c, fmi2Real ei[], size_t ni) {
+    Instance *m = (Instance *)c;
+    if (ni != NZ) return bad_call(m, "fmi2GetEventIndicators", "wrong number of event indicators");
+#if NZ > 0
+    cosim_ensure_outputs(&m->m);
+    cosim_indicators(&m->m, ei);
+#endif
     (void)ei;
-    if (ni != 0) return bad_call((Instance *)c, "fmi2GetEventIndicators", "the model has no event indicators");
-    return fmi2OK;
+    return check(m, "fmi2GetEventIndicators");
 }
 
 fmi2Status fmi2GetContinuousStates(fmi2Component c, fmi2Real x[], size_t nx) {

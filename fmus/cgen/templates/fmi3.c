@@ -176,6 +176,7 @@ fmi3Status fmi3ExitInitializationMode(fmi3Instance instance) {
         S->time = S->mode_time = (double)S->ticks * 1e-9;
         cosim_eval(&m->m, S->x, COSIM_ALL_DUE);
         S->dirty = 0;
+        cosim_zc_store(&m->m);
         m->mode = MODE_EVENT;
     }
     return check(m, "fmi3ExitInitializationMode");
@@ -411,6 +412,10 @@ fmi3Status fmi3GetDirectionalDerivative(fmi3Instance instance, const fmi3ValueRe
         double *ptr = cosim_var_ptr(&m->m, unknowns[i], &size, &kind);
         if (!ptr) { free(kp); return bad_call(m, "fmi3GetDirectionalDerivative", "unknown value reference"); }
         if (kind == VK_DER) need_derivs = 1;
+        if (kind == VK_INDICATOR) {
+            free(kp);
+            return bad_call(m, "fmi3GetDirectionalDerivative", "event indicators are not unknowns");
+        }
         for (k = 0; k < size; k++) {
             if (nu == nSensitivity) {
                 free(kp);
@@ -510,13 +515,15 @@ fmi3Status fmi3UpdateDiscreteStates(fmi3Instance instance, fmi3Boolean *discrete
                                     fmi3Boolean *nextEventTimeDefined, fmi3Float64 *nextEventTime) {
     Instance *m = (Instance *)instance;
     int64_t next;
+    int terminate = 0, changed;
     if (m->type != TYPE_ME) return bad_call(m, "fmi3UpdateDiscreteStates", "event mode is not supported in Co-Simulation");
     cosim_me_event(&m->m);
+    changed = cosim_zc_event(&m->m, &terminate);
     next = cosim_next_event(llround(m->m.st.time * 1e9));
     *discreteStatesNeedUpdate = fmi3False;
-    *terminateSimulation = fmi3False;
+    *terminateSimulation = terminate ? fmi3True : fmi3False;
     *nominalsOfContinuousStatesChanged = fmi3False;
-    *valuesOfContinuousStatesChanged = fmi3False;
+    *valuesOfContinuousStatesChanged = changed ? fmi3True : fmi3False;
     *nextEventTimeDefined = next != INT64_MAX ? fmi3True : fmi3False;
     *nextEventTime = next != INT64_MAX ? (double)next * 1e-9 : 0.0;
     return check(m, "fmi3UpdateDiscreteStates");
@@ -570,10 +577,15 @@ fmi3Status fmi3GetContinuousStateDerivatives(fmi3Instance instance, fmi3Float64 
 
 fmi3Status fmi3GetEventIndicators(fmi3Instance instance, fmi3Float64 eventIndicators[],
                                   size_t nEventIndicators) {
+    Instance *m = (Instance *)instance;
+    if (nEventIndicators != NZ)
+        return bad_call(m, "fmi3GetEventIndicators", "wrong number of event indicators");
+#if NZ > 0
+    cosim_ensure_outputs(&m->m);
+    cosim_indicators(&m->m, eventIndicators);
+#endif
     (void)eventIndicators;
-    if (nEventIndicators != 0)
-        return bad_call((Instance *)instance, "fmi3GetEventIndicators", "the model has no event indicators");
-    return fmi3OK;
+    return check(m, "fmi3GetEventIndicators");
 }
 
 fmi3Status fmi3GetContinuousStates(fmi3Instance instance, fmi3Float64 continuousStates[],
@@ -597,7 +609,7 @@ fmi3Status fmi3GetNominalsOfContinuousStates(fmi3Instance instance, fmi3Float64 
 
 fmi3Status fmi3GetNumberOfEventIndicators(fmi3Instance instance, size_t *nEventIndicators) {
     (void)instance;
-    *nEventIndicators = 0;
+    *nEventIndicators = NZ;
     return fmi3OK;
 }
 

@@ -28,8 +28,8 @@ from blocks import (
     StateSpace,
     Sum,
 )
-from cosim import DiagramBuilder
-from fmus.cgen import FMUExportError
+from cosim import Block, DiagramBuilder
+from fmus.cgen import CModel, CZeroCrossing, FMUExportError
 from fmus.export import export_fmu
 from fmus.fmu_file import as_fmu
 
@@ -293,3 +293,104 @@ def test_fmpy_validation_accepts_the_new_capabilities(tmp_path, version, kind):
     d, _ = random_diagram(1)
     path = export_fmu(d, tmp_path / "v.fmu", version, kind, step=0.01, compile=False)
     assert validate_fmu(str(path)) == []
+
+
+# ------------------------------------------------------- state events (ME)
+class Ball(Block):
+    """A bouncing ball with a C description of its zero crossing (falling through h = 0:
+    v <- -e v, h <- 0)."""
+
+    def __init__(self, name, h0=10.0, e=0.8, g=9.81):
+        super().__init__(name)
+        self.e, self.g = e, g
+        self.x = self.declare_continuous_state("x", [h0, 0.0])
+        self.height = self.declare_output("height", lambda ctx: float(ctx.state(self.x)[0]),
+                                          unit="m", depends_on=())
+        self.velocity = self.declare_output("velocity",
+                                            lambda ctx: float(ctx.state(self.x)[1]),
+                                            unit="m/s", depends_on=())
+        self.declare_zero_crossing(lambda ctx: ctx.state(self.x)[0], self._impact,
+                                   direction=-1, name="impact")
+
+    def derivatives(self, ctx):
+        return np.array([ctx.state(self.x)[1], -self.g])
+
+    def _impact(self, ctx):
+        _, v = ctx.state(self.x)
+        ctx.set_state(self.x, [0.0, -self.e * v])
+
+    def c_model(self, cg):
+        h, v = cg.x(self.x, 0), cg.x(self.x, 1)
+        return CModel(
+            outputs={"height": f"{cg.y(self.height)} = {h};",
+                     "velocity": f"{cg.y(self.velocity)} = {v};"},
+            derivatives=f"{cg.dx(self.x, 0)} = {v};\n{cg.dx(self.x, 1)} = {-self.g!r};",
+            zero_crossings={"impact": CZeroCrossing(
+                witness=h, handler=f"{h} = 0.0;\n{v} = {-self.e!r} * {v};")})
+
+
+def ball_diagram():
+    b = DiagramBuilder("ball")
+    b.add(Ball("ball"))
+    b.export_output("ball.height", "h")
+    b.export_output("ball.velocity", "v")
+    return b.build()
+
+
+def _impacts(t, v):
+    """Times where the velocity jumps up (an impact: two rows at the same time)."""
+    t, v = np.asarray(t), np.asarray(v)
+    jumps = np.flatnonzero(np.diff(v) > 1.0)
+    return t[jumps + 1]
+
+
+def test_zero_crossings_in_co_simulation_are_refused_in_words(tmp_path):
+    with pytest.raises(FMUExportError, match=r"declares zero crossings.*Model Exchange only.*"
+                                             r"kind='me'"):
+        export_fmu(ball_diagram(), tmp_path / "b.fmu", "2.0", "cs", step=1e-3)
+
+
+def test_a_zero_crossing_without_c_is_named(tmp_path):
+    class Bare(Ball):
+        def c_model(self, cg):
+            cm = super().c_model(cg)
+            cm.zero_crossings = {}
+            return cm
+    b = DiagramBuilder("bare")
+    b.add(Bare("ball"))
+    b.export_output("ball.height", "h")
+    with pytest.raises(FMUExportError, match=r"no C for its zero crossing 'impact'"):
+        export_fmu(b.build(), tmp_path / "b.fmu", "2.0", "me")
+
+
+@needs_gcc
+@pytest.mark.parametrize("version", ["2.0", "3.0"])
+def test_state_events_in_model_exchange_agree_with_the_native_diagram(tmp_path, version):
+    """The event FMU's impact times (FMPy's CVode, and the project's own ME import in the
+    Simulator) against the native diagram's and the analytic ones.  Before issue 31 the
+    export refused every block with zero crossings."""
+    from fmpy import simulate_fmu
+    from fmpy.validation import validate_fmu
+
+    from blocks.benchmarks.bouncing_ball import analytic_impacts
+    from cosim import Simulator
+    from fmus import load_fmu
+    exact = analytic_impacts(n=4)
+    t_end = round(exact[-1] + 0.2, 3)
+    path = export_fmu(ball_diagram(), tmp_path / "ball.fmu", version, "me")
+    assert validate_fmu(str(path)) == []
+    r = simulate_fmu(str(path), fmi_type="ModelExchange", stop_time=t_end,
+                     output_interval=1e-3, relative_tolerance=1e-10, output=["h", "v"])
+    fmpy_t = _impacts(r["time"], r["v"])
+    native = Simulator(ball_diagram(), solver="rk45", rtol=1e-10, atol=1e-12).run(t_end)
+    native_t = _impacts(native.time, native["ball.velocity"])
+    b = DiagramBuilder("host")
+    b.add(load_fmu(path, name="ball"))
+    ours = Simulator(b.build(), solver="rk45", rtol=1e-10, atol=1e-12).run(t_end)
+    ours_t = _impacts(ours.time, ours["ball.v"])
+    print(f"\nFMI {version}: exact {np.round(exact, 6)}\n  fmpy {fmpy_t}\n  native {native_t}"
+          f"\n  ours {ours_t}")
+    for got in (fmpy_t, native_t, ours_t):
+        assert len(got) == 4
+        np.testing.assert_allclose(got, exact, atol=1e-6)
+    np.testing.assert_allclose(ours_t, native_t, atol=1e-7)
