@@ -415,37 +415,49 @@ static void cosim_me_event(Model *M) {
 }
 
 /* ------------------------------------------------------------------ state events */
-/* Model Exchange event indicators are the witnesses of the blocks' zero crossings.  The sign
- * of each (z > 0) is kept at the end of every event (and of initialization); at the next event
- * a crossing whose sign changed in its declared direction runs its handler.  A witness left
- * exactly at 0 (a bouncing ball put back on the floor) counts as being on the side its
- * crossing starts from (positive for a falling crossing): importers do not report a witness
- * leaving 0 as an event (CVODE deactivates a root function that starts at 0). */
-static void cosim_zc_store(Model *M) {
+/* Model Exchange event indicators are the witnesses of the blocks' zero crossings.  The side
+ * of each (positive or negative) is kept at the end of every event and of initialization; at
+ * the next event a witness on the other side has crossed, and one exactly at 0 has reached the
+ * boundary (importers often locate the root exactly there), which counts as crossed too.  A
+ * crossing in the declared direction runs its handler.  A witness left exactly at 0 after an
+ * event (a bouncing ball put back on the floor, a relay at its threshold) is kept on the side
+ * its declared crossing starts from (positive for a falling crossing, negative for a rising
+ * one), because importers do not report a witness leaving 0 as an event (CVODE deactivates a
+ * root function that starts at 0); a direction-0 crossing keeps the side it arrived on. */
+static void cosim_zc_store(Model *M, const int *arrived) {
     double z[NZ1];
     int k;
     cosim_ensure_outputs(M);
     cosim_indicators(M, z);
-    for (k = 0; k < NZ; k++) M->st.zc_pre[k] = z[k] > 0.0 || (z[k] == 0.0 && COSIM_ZC_DIR[k] < 0);
+    for (k = 0; k < NZ; k++) {
+        if (z[k] > 0.0) M->st.zc_pre[k] = 1;
+        else if (z[k] < 0.0) M->st.zc_pre[k] = 0;
+        else if (COSIM_ZC_DIR[k] != 0) M->st.zc_pre[k] = COSIM_ZC_DIR[k] < 0;
+        else if (arrived) M->st.zc_pre[k] = (unsigned char)arrived[k];
+        else M->st.zc_pre[k] = 0;
+    }
 }
 
 /* the handlers of the crossings since the last event, in declaration order; returns whether
  * any ran (continuous states may have changed); *terminate set by a terminal crossing */
 static int cosim_zc_event(Model *M, int *terminate) {
     double z[NZ1];
+    int side[NZ1];
     int k, ran = 0;
     cosim_ensure_outputs(M);
     cosim_indicators(M, z);
     for (k = 0; k < NZ; k++) {
-        int now = z[k] > 0.0, pre = M->st.zc_pre[k];
-        int dir = now ? 1 : -1;
-        if (now == pre || (COSIM_ZC_DIR[k] != 0 && COSIM_ZC_DIR[k] != dir)) continue;
+        int pre = M->st.zc_pre[k];
+        int now = z[k] > 0.0 ? 1 : z[k] < 0.0 ? 0 : !pre;
+        side[k] = now;
+        if (now == pre || (COSIM_ZC_DIR[k] != 0 && COSIM_ZC_DIR[k] != (now ? 1 : -1))) continue;
         cosim_zc_handle(M, k);
         ran = 1;
         if (COSIM_ZC_TERMINAL[k]) *terminate = 1;
     }
     if (ran) M->st.dirty = 1;
-    cosim_zc_store(M);
+    cosim_zc_store(M, side);
+    (void)side;
     return ran;
 }
 

@@ -122,7 +122,7 @@ fmi2Status fmi2ExitInitializationMode(fmi2Component c) {
         S->time = S->mode_time = (double)S->ticks * 1e-9;
         cosim_eval(&m->m, S->x, COSIM_ALL_DUE);
         S->dirty = 0;
-        cosim_zc_store(&m->m);
+        cosim_zc_store(&m->m, NULL);
         m->mode = MODE_EVENT;
     }
     return check(m, "fmi2ExitInitializationMode");

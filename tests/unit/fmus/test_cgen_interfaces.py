@@ -337,11 +337,11 @@ def ball_diagram():
     return b.build()
 
 
-def _impacts(t, v):
-    """Times where the velocity jumps up (an impact: two rows at the same time)."""
-    t, v = np.asarray(t), np.asarray(v)
-    jumps = np.flatnonzero(np.diff(v) > 1.0)
-    return t[jumps + 1]
+def _impacts(t, h, v):
+    """Impact times: the rows just after an impact (h put back at exactly 0, rising); the
+    Simulator records only those by default, FMPy records both sides."""
+    t, h, v = np.asarray(t), np.asarray(h), np.asarray(v)
+    return np.unique(t[(h == 0.0) & (v > 0.0)])
 
 
 def test_zero_crossings_in_co_simulation_are_refused_in_words(tmp_path):
@@ -381,16 +381,124 @@ def test_state_events_in_model_exchange_agree_with_the_native_diagram(tmp_path, 
     assert validate_fmu(str(path)) == []
     r = simulate_fmu(str(path), fmi_type="ModelExchange", stop_time=t_end,
                      output_interval=1e-3, relative_tolerance=1e-10, output=["h", "v"])
-    fmpy_t = _impacts(r["time"], r["v"])
+    fmpy_t = _impacts(r["time"], r["h"], r["v"])
     native = Simulator(ball_diagram(), solver="rk45", rtol=1e-10, atol=1e-12).run(t_end)
-    native_t = _impacts(native.time, native["ball.velocity"])
+    native_t = _impacts(native.time, native["ball.height"], native["ball.velocity"])
     b = DiagramBuilder("host")
     b.add(load_fmu(path, name="ball"))
     ours = Simulator(b.build(), solver="rk45", rtol=1e-10, atol=1e-12).run(t_end)
-    ours_t = _impacts(ours.time, ours["ball.v"])
+    ours_t = _impacts(ours.time, ours["ball.h"], ours["ball.v"])
     print(f"\nFMI {version}: exact {np.round(exact, 6)}\n  fmpy {fmpy_t}\n  native {native_t}"
           f"\n  ours {ours_t}")
     for got in (fmpy_t, native_t, ours_t):
         assert len(got) == 4
         np.testing.assert_allclose(got, exact, atol=1e-6)
     np.testing.assert_allclose(ours_t, native_t, atol=1e-7)
+
+
+class Thermostat(Block):
+    """T' = P mode - k (T - Ta); crossings: ``hot`` (T rises through T_hi: mode 0),
+    ``cold`` (T falls through T_lo: mode 1), ``stop`` (terminal, t rises through
+    ``t_stop``, no handler)."""
+
+    def __init__(self, name, T0=18.0, lo=19.0, hi=21.0, P=3.0, k=0.2, Ta=10.0, t_stop=None):
+        super().__init__(name)
+        self.lo, self.hi, self.P, self.k, self.Ta, self.t_stop = lo, hi, P, k, Ta, t_stop
+        self.T = self.declare_continuous_state("T", T0)
+        self.mode = self.declare_discrete_state("mode", 1.0)
+        self.temp = self.declare_output("temp", lambda ctx: float(ctx.state(self.T)),
+                                        depends_on=())
+        self.on = self.declare_output("on", lambda ctx: float(ctx.discrete(self.mode)),
+                                      depends_on=())
+        self.declare_zero_crossing(lambda ctx: float(ctx.state(self.T)) - hi,
+                                   lambda ctx: ctx.set_discrete(self.mode, 0.0),
+                                   direction=1, name="hot")
+        self.declare_zero_crossing(lambda ctx: float(ctx.state(self.T)) - lo,
+                                   lambda ctx: ctx.set_discrete(self.mode, 1.0),
+                                   direction=-1, name="cold")
+        if t_stop is not None:
+            self.declare_zero_crossing(lambda ctx: ctx.time - t_stop, None, direction=1,
+                                       name="stop", terminal=True)
+
+    def derivatives(self, ctx):
+        T = float(ctx.state(self.T))
+        return self.P * float(ctx.discrete(self.mode)) - self.k * (T - self.Ta)
+
+    def c_model(self, cg):
+        T, m = cg.x(self.T), cg.xd(self.mode)
+        zc = {"hot": CZeroCrossing(f"{T} - {self.hi!r}", f"{m} = 0.0;"),
+              "cold": CZeroCrossing(f"{T} - {self.lo!r}", f"{m} = 1.0;")}
+        if self.t_stop is not None:
+            zc["stop"] = CZeroCrossing(f"{cg.t} - {self.t_stop!r}")
+        return CModel(outputs={"temp": f"{cg.y(self.temp)} = {T};",
+                               "on": f"{cg.y(self.on)} = {m};"},
+                      derivatives=f"{cg.dx(self.T)} = {self.P!r} * {m} - {self.k!r} * "
+                                  f"({T} - {self.Ta!r});",
+                      zero_crossings=zc)
+
+
+def thermostat_diagram(**kw):
+    b = DiagramBuilder("thermo")
+    b.add(Thermostat("th", **kw))
+    b.export_output("th.temp", "T")
+    b.export_output("th.on", "on")
+    return b.build()
+
+
+def _switches(t, on):
+    """Times where ``on`` changes (event rows: two rows at one time)."""
+    t, on = np.asarray(t), np.asarray(on)
+    return t[np.flatnonzero(np.diff(on) != 0) + 1]
+
+
+@needs_gcc
+@pytest.mark.parametrize("version", ["2.0", "3.0"])
+@pytest.mark.parametrize("case", ["relay", "relay_terminal", "ball_soft", "ball_moon"])
+def test_event_fmus_switch_when_the_native_diagram_does(tmp_path, version, case):
+    """A corpus of event FMUs: rising and falling crossings with discrete-state handlers,
+    a terminal crossing without handler, balls of other parameters; the event times of
+    FMPy and of the project's ME import against the native diagram."""
+    from fmpy import simulate_fmu
+
+    from cosim import Simulator
+    from fmus import load_fmu
+    if case.startswith("relay"):
+        def make():
+            return thermostat_diagram(t_stop=23.5 if case == "relay_terminal" else None)
+        t_end, sigs = 30.0, ("T", "on")
+
+        def find(t, sig):
+            return _switches(t, sig("on"))
+    else:
+        h0, e, g = (5.0, 0.6, 9.81) if case == "ball_soft" else (3.0, 0.9, 1.62)
+
+        def make():
+            b = DiagramBuilder("ball")
+            b.add(Ball("ball", h0, e, g))
+            b.export_output("ball.height", "h")
+            b.export_output("ball.velocity", "v")
+            return b.build()
+        t_end, sigs = (3.5 if case == "ball_soft" else 12.0), ("h", "v")
+
+        def find(t, sig):
+            return _impacts(t, sig("h"), sig("v"))
+    path = export_fmu(make(), tmp_path / f"{case}.fmu", version, "me")
+    native = Simulator(make(), solver="rk45", rtol=1e-10, atol=1e-12).run(t_end)
+    d = make()
+    want = find(native.time, lambda o: native[d.output_map[d.output(o)].path])
+    r = simulate_fmu(str(path), fmi_type="ModelExchange", stop_time=t_end,
+                     output_interval=1e-2, relative_tolerance=1e-10, output=list(sigs))
+    got_fmpy = find(r["time"], lambda o: r[o])
+    b = DiagramBuilder("host")
+    b.add(load_fmu(path, name="f"))
+    ours = Simulator(b.build(), solver="rk45", rtol=1e-10, atol=1e-12).run(t_end)
+    got_ours = find(ours.time, lambda o: ours[f"f.{o}"])
+    print(f"\n{case} FMI {version}: {len(want)} events; ends native {native.time[-1]}, "
+          f"fmpy {r['time'][-1]}, ours {ours.time[-1]}")
+    assert len(want) >= 3 and len(got_fmpy) == len(want) and len(got_ours) == len(want)
+    print(f"  max |t_fmpy - t_native| {np.max(np.abs(got_fmpy - want)):.1e}, "
+          f"max |t_ours - t_native| {np.max(np.abs(got_ours - want)):.1e}")
+    np.testing.assert_allclose(got_fmpy, want, atol=1e-6)
+    np.testing.assert_allclose(got_ours, want, atol=1e-7)
+    assert r["time"][-1] == pytest.approx(native.time[-1], abs=1e-6)
+    assert ours.time[-1] == pytest.approx(native.time[-1], abs=1e-6)
