@@ -40,6 +40,11 @@ Each statement group is emitted inside its own ``{ }`` (declare locals freely);
 an error with that message (e.g. a table input out of range).  Shared C
 functions go to file scope once with ``cg.helper(key, code)``.
 
+A block's zero crossings (``declare_zero_crossing``) need C too, by name:
+``CModel(zero_crossings={"impact": CZeroCrossing(witness=h, handler=...)})``
+(a C expression whose sign change is the event, statements that may assign
+``cg.x`` and ``cg.xd``); they become Model Exchange state events.
+
 Semantics are those of :mod:`cosim.simulator`: outputs in evaluation order;
 a sampled block's outputs only at its hits (held in between); the update of
 every due block after all outputs, with the same inputs.  The statements must
