@@ -502,3 +502,29 @@ def test_event_fmus_switch_when_the_native_diagram_does(tmp_path, version, case)
     np.testing.assert_allclose(got_ours, want, atol=1e-7)
     assert r["time"][-1] == pytest.approx(native.time[-1], abs=1e-6)
     assert ours.time[-1] == pytest.approx(native.time[-1], abs=1e-6)
+
+
+@needs_gcc
+@pytest.mark.parametrize("version", ["2.0", "3.0"])
+def test_fmpy_results_are_those_of_held_inputs(tmp_path, version):
+    """FMPy's ``simulate_fmu`` sets no input derivatives and sets no inputs in intermediate
+    update, so an interpolating FMU gives FMPy exactly the held-input results (which
+    tests/unit/fmus/test_cgen_export.py checks against the Simulator)."""
+    from fmpy import simulate_fmu
+    d, _ = random_diagram(4)
+    names = sorted(d.inputs)
+    outs = sorted(d.outputs)
+    ts = np.linspace(0.0, 2.0, 41)
+    sig = np.zeros(len(ts), dtype=[("time", float)] + [(n, float) for n in names])
+    sig["time"] = ts
+    for i, n in enumerate(names):
+        sig[n] = np.sin((i + 1) * ts)
+    runs = []
+    for interp in (None, False):
+        path = export_fmu(d, tmp_path / f"f{interp}.fmu", version, step=0.01,
+                          interpolate_inputs=interp)
+        runs.append(simulate_fmu(str(path), stop_time=2.0, output_interval=0.05, input=sig,
+                                 output=outs))
+    assert names and outs
+    for o in outs:
+        np.testing.assert_array_equal(runs[0][o], runs[1][o])
