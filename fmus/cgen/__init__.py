@@ -64,8 +64,9 @@ Limitations
   becomes non-finite fails the step with the state's name.
 * Time is integer nanoseconds (as in the Simulator): communication points are
   rounded to 1 ns.  At a sample hit that coincides with a communication point
-  a Co-Simulation FMU uses the inputs held over the step that ends there (the
-  Simulator's semantics); a Model Exchange FMU uses the inputs set at the event.
+  a Co-Simulation FMU uses the inputs of the step that ends there (held, or with
+  interpolation the importer's polynomial at that time, as a native
+  ``DiagramSubsystem`` does); a Model Exchange FMU uses the inputs set at the event.
 * A registered description also applies to subclasses (TransferFunction and
   FirstOrderLag use StateSpace's): a subclass that changes the arithmetic must
   give its own ``c_model``.  The descriptions of Saturation, DeadZone, Switch,
