@@ -37,7 +37,7 @@ input interpolation       Co-Simulation with a Runge-Kutta integrator: FMI 2
                           (``export_fmu(interpolate_inputs=...)``)
 directional derivatives   outputs and state derivatives with respect to inputs and
                           states, central differences inside the FMU (linear parts
-                          exact to rounding, ~1e-10 relative)
+                          exact to rounding, ~1e-11 relative)
 units                     port and parameter units as ``UnitDefinitions``
                           (``cosim.units`` BaseUnit model)
 ========================  =========================================================

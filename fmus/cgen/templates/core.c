@@ -504,7 +504,7 @@ static void cosim_end_interpolation(Model *M) {
 /* sens = d unknown / d known . seed at the current time and state, by central differences
  * of the model's own equations (outputs and state derivatives; sampled outputs are held, so
  * their derivative is 0).  The step is h = cbrt(eps) (1 + max|known|) / max|seed|: exact to
- * rounding (~1e-10 relative) where the unknowns are linear in the knowns, O(h^2) elsewhere
+ * rounding (~1e-11 relative) where the unknowns are linear in the knowns, O(h^2) elsewhere
  * (a kink such as a saturation limit within h gives the mean of the two slopes).  The
  * instance's state is restored afterwards. */
 static void cosim_directional(Model *M, double *const *known, const double *seed, size_t nk,
