@@ -36,8 +36,9 @@ input interpolation       Co-Simulation with a Runge-Kutta integrator: FMI 2
                           FMI 3 intermediate update at every stage
                           (``export_fmu(interpolate_inputs=...)``)
 directional derivatives   outputs and state derivatives with respect to inputs and
-                          states, central differences inside the FMU (linear parts
-                          exact to rounding, ~1e-11 relative)
+                          states: the diagram's Jacobian through a tangent program
+                          (fused linear groups exact, other blocks by central
+                          differences of their own C; :mod:`fmus.cgen.tangent`)
 units                     port and parameter units as ``UnitDefinitions``
                           (``cosim.units`` BaseUnit model)
 ========================  =========================================================
@@ -71,9 +72,10 @@ Limitations
   FirstOrderLag use StateSpace's): a subclass that changes the arithmetic must
   give its own ``c_model``.  The descriptions of Saturation, DeadZone, Switch,
   Ramp and Sine read constants those blocks keep only in their output closures.
-* Directional derivatives are central differences, not symbolic: O(h^2) for
-  nonlinear blocks, the mean slope at a kink within the step; none with respect to
-  parameters, no adjoint derivatives.  Input derivatives above order 3 are an error;
+* Directional derivatives of blocks outside fused linear groups (nonlinear
+  blocks; every block with ``fuse_linear=False``) are central differences: O(h^2),
+  the mean slope at a kink within the step; none with respect to parameters, no
+  adjoint derivatives.  Input derivatives above order 3 are an error;
   ``integrator="zoh"`` holds inputs (no interpolation); no output derivatives.
   FMI 3 without event mode, early return, intermediate get, clocks or Scheduled
   Execution; ``fmi3GetVariableDependencies`` is not provided (the model description

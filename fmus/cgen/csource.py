@@ -180,6 +180,7 @@ def _functions(prog: Program) -> str:
     fns.append("static void cosim_zc_handle(Model *M, int k) {\n"
                + _indent(_LOCALS + "\ndouble *x = S->x;\n(void)x;\nswitch (k) {\n"
                          + cases + "\ndefault: break;\n}") + "\n}")
+    fns.append(prog.tangent)
     if prog.zoh:
         body = "\n".join(f"v[{j}] = {name};" for j, name in enumerate(prog.zoh["v"]))
         fns.append("static void cosim_zoh_inputs(Model *M, double *v) {\n"

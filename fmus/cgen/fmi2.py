@@ -14,8 +14,7 @@ by default except with the exact zero-order-hold integrator): the derivatives of
 to 3 set with ``fmi2SetRealInputDerivatives`` before a ``doStep`` make the inputs follow
 their Taylor polynomial at every Runge-Kutta stage of that step (FMI 2.0 has no attribute
 for the highest order: a higher order is an error that says so).  Both interfaces declare
-``providesDirectionalDerivative`` (central differences of the model's equations inside
-the FMU: ``cosim_directional`` in ``templates/core.c``).
+``providesDirectionalDerivative`` (the tangent program of :mod:`fmus.cgen.tangent`).
 """
 
 from __future__ import annotations

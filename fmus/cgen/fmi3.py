@@ -9,7 +9,7 @@ Runge-Kutta integrator it declares ``providesIntermediateUpdate`` and flags its 
 ``intermediateUpdate``: before each stage of its internal steps (and at each internal
 step's end) it calls the importer's intermediate-update callback, which may set the inputs
 to their values at that time (the FMI 3 replacement of FMI 2's input derivatives).  Both
-interfaces declare ``providesDirectionalDerivatives`` (central differences inside the FMU).
+interfaces declare ``providesDirectionalDerivatives`` (:mod:`fmus.cgen.tangent`).
 ``sources/buildDescription.xml`` lists the single translation unit and ``libm``.
 """
 

@@ -41,6 +41,7 @@ from .model import (
     find_c_model,
     registered_types,
 )
+from .tangent import tangent_source
 
 INTEGRATORS = ("euler", "heun", "midpoint", "rk4", "zoh")
 
@@ -108,6 +109,7 @@ class Program:
     x0: list[float] = field(default_factory=list)
     #: state events: (witness expression, handler code, direction, terminal, label)
     zero_crossings: list[tuple] = field(default_factory=list)
+    tangent: str = ""  # C of cosim_jvp (fmus.cgen.tangent)
 
     # ------------------------------------------------------------- build
     def build(self) -> Program:
@@ -135,6 +137,7 @@ class Program:
         self.breakpoints = sorted({t for b in plan.blocks for ev_ in b.time_events
                                    for t in ev_.times})
         self._variables()
+        self.tangent = tangent_source(self, self.ev)
         del self.ev
         return self
 

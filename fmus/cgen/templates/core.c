@@ -84,6 +84,50 @@ static const int COSIM_ALL_DUE[NG1] = {/*@ALL_DUE@*/};
 
 /*@HELPERS@*/
 
+/* Central difference of one block's C (fn: its outputs into s[], or its derivatives into
+ * dx[]) along the tangents of its inputs (signals in[]) and states (xs[]): the tangents of
+ * out[] (signals, or state indices when into_dx) go to tres.  The step is
+ * h = cbrt(eps) (1 + max|value|) / max|tangent|; inputs, states and outputs are restored. */
+static void cosim_fd_block(Model *M, void (*fn)(Model *, double *), int into_dx,
+                           const int *in, int nin, const int *xs, int nxs,
+                           const int *out, int nout, const double *ts, const double *tx,
+                           double *tres) {
+    ModelState *S = &M->st;
+    double u0[NS1 + NX1], y0[NS1 + NX1], yp[NS1 + NX1], dxb[NX1];
+    double vmax = 0.0, tmax = 0.0, h;
+    int i, side;
+    for (i = 0; i < nin; i++) {
+        if (fabs(S->s[in[i]]) > vmax) vmax = fabs(S->s[in[i]]);
+        if (fabs(ts[in[i]]) > tmax) tmax = fabs(ts[in[i]]);
+    }
+    for (i = 0; i < nxs; i++) {
+        if (fabs(S->x[xs[i]]) > vmax) vmax = fabs(S->x[xs[i]]);
+        if (fabs(tx[xs[i]]) > tmax) tmax = fabs(tx[xs[i]]);
+    }
+    for (i = 0; i < nout; i++) tres[out[i]] = 0.0;
+    if (tmax == 0.0) return;
+    h = 6.0554544523933395e-06 * (1.0 + vmax) / tmax;
+    for (i = 0; i < nin; i++) u0[i] = S->s[in[i]];
+    for (i = 0; i < nxs; i++) u0[nin + i] = S->x[xs[i]];
+    if (!into_dx)
+        for (i = 0; i < nout; i++) y0[i] = S->s[out[i]];
+    for (side = 0; side < 2; side++) {
+        double sh = side == 0 ? h : -h;
+        for (i = 0; i < nin; i++) S->s[in[i]] = u0[i] + sh * ts[in[i]];
+        for (i = 0; i < nxs; i++) S->x[xs[i]] = u0[nin + i] + sh * tx[xs[i]];
+        fn(M, dxb);
+        for (i = 0; i < nout; i++) {
+            double v = into_dx ? dxb[out[i]] : S->s[out[i]];
+            if (side == 0) yp[i] = v;
+            else tres[out[i]] = (yp[i] - v) / (2.0 * h);
+        }
+    }
+    for (i = 0; i < nin; i++) S->s[in[i]] = u0[i];
+    for (i = 0; i < nxs; i++) S->x[xs[i]] = u0[nin + i];
+    if (!into_dx)
+        for (i = 0; i < nout; i++) S->s[out[i]] = y0[i];
+}
+
 /*@FUNCTIONS@*/
 
 /* ------------------------------------------------------------------ initial values */
@@ -501,46 +545,38 @@ static void cosim_end_interpolation(Model *M) {
 }
 
 /* ---------------------------------------------------------- directional derivatives */
-/* sens = d unknown / d known . seed at the current time and state, by central differences
- * of the model's own equations (outputs and state derivatives; sampled outputs are held, so
- * their derivative is 0).  The step is h = cbrt(eps) (1 + max|known|) / max|seed|: exact to
- * rounding (~1e-11 relative) where the unknowns are linear in the knowns, O(h^2) elsewhere
- * (a kink such as a saturation limit within h gives the mean of the two slopes).  The
- * instance's state is restored afterwards. */
+/* sens = d unknown / d known . seed at the current time and state: the tangent program
+ * cosim_jvp (fmus/cgen/tangent.py: linear parts by their matrices, other blocks by central
+ * differences of their own C).  Knowns are inputs (signals) and continuous states; unknowns
+ * are signals (outputs, locals) and state derivatives.  The instance's state is restored. */
 static void cosim_directional(Model *M, double *const *known, const double *seed, size_t nk,
                               double *const *unknown, size_t nu, int need_derivs, double *sens) {
+    ModelState *S = &M->st;
     ModelState saved;
-    double dx_saved[NX1];
-    double *base, *plus;
-    double vmax = 0.0, smax = 0.0, h;
+    double *ts, *tx, *tdx;
     size_t k, j;
-    int side;
-    for (j = 0; j < nu; j++) sens[j] = 0.0;
+    (void)need_derivs;
+    ts = (double *)calloc(NS1 + 2 * NX1, sizeof(double));
+    if (!ts) { cosim_fail(M, "out of memory"); return; }
+    tx = ts + NS1;
+    tdx = tx + NX1;
     for (k = 0; k < nk; k++) {
-        if (fabs(*known[k]) > vmax) vmax = fabs(*known[k]);
-        if (fabs(seed[k]) > smax) smax = fabs(seed[k]);
+        const double *q = known[k];
+        if (q >= S->s && q < S->s + NS) ts[q - S->s] += seed[k];
+        else if (q >= S->x && q < S->x + NX) tx[q - S->x] += seed[k];
     }
-    if (smax == 0.0 || nu == 0) return;
-    base = (double *)malloc(sizeof(double) * (nk + nu + 1));
-    if (!base) { cosim_fail(M, "out of memory"); return; }
-    plus = base + nk;
-    memcpy(&saved, &M->st, sizeof(ModelState));
-    memcpy(dx_saved, M->dx, sizeof dx_saved);
-    for (k = 0; k < nk; k++) base[k] = *known[k];
-    h = 6.0554544523933395e-06 * (1.0 + vmax) / smax;
-    for (side = 0; side < 2; side++) {
-        double sign = side == 0 ? 1.0 : -1.0;
-        for (k = 0; k < nk; k++) *known[k] = base[k] + sign * h * seed[k];
-        cosim_eval(M, M->st.x, M->st.initialized ? NULL : COSIM_ALL_DUE);
-        if (need_derivs) cosim_derivatives(M);
-        for (j = 0; j < nu; j++) {
-            if (side == 0) plus[j] = *unknown[j];
-            else sens[j] = (plus[j] - *unknown[j]) / (2.0 * h);
-        }
-        memcpy(&M->st, &saved, sizeof(ModelState));
+    cosim_ensure_outputs(M);
+    memcpy(&saved, S, sizeof(ModelState));
+    cosim_jvp(M, ts, tx, tdx);
+    memcpy(S, &saved, sizeof(ModelState));
+    for (j = 0; j < nu; j++) {
+        const double *q = unknown[j];
+        if (q >= S->s && q < S->s + NS) sens[j] = ts[q - S->s];
+        else if (q >= M->dx && q < M->dx + NX) sens[j] = tdx[q - M->dx];
+        else if (q >= S->x && q < S->x + NX) sens[j] = tx[q - S->x];
+        else sens[j] = 0.0;
     }
-    memcpy(M->dx, dx_saved, sizeof dx_saved);
-    free(base);
+    free(ts);
 }
 
 /* the variable table: value reference -> storage */

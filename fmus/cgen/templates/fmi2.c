@@ -4,7 +4,7 @@
  * value-reference table, FMU state get/set/serialize (a copy of the flat ModelState), time
  * events for sampled blocks in Model Exchange, a fixed-step internal integrator in
  * Co-Simulation that follows the input derivatives (canInterpolateInputs, up to order 3),
- * directional derivatives by central differences of the model's equations.  No Python, no global mutable state.
+ * directional derivatives from the tangent program (fmus/cgen/tangent.py).  No Python, no global mutable state.
  */
 #include "fmi2Functions.h"
 #include "model.h"
@@ -244,8 +244,7 @@ fmi2Status fmi2DeSerializeFMUstate(fmi2Component c, const fmi2Byte b[], size_t s
 }
 
 /* Directional derivatives of outputs (and, in Model Exchange, state derivatives) with respect
- * to inputs (and states), by central differences of the model's equations: cosim_directional
- * in model.h. */
+ * to inputs (and states): the tangent program, cosim_directional in model.h. */
 fmi2Status fmi2GetDirectionalDerivative(fmi2Component c, const fmi2ValueReference z[], size_t nz,
                                         const fmi2ValueReference u[], size_t nu, const fmi2Real dv[],
                                         fmi2Real dz[]) {

@@ -5,7 +5,7 @@
  * get/set/serialize (a copy of the flat ModelState), time events for sampled blocks in Model
  * Exchange, a fixed-step internal integrator in Co-Simulation (no event mode, no early return)
  * that asks the importer for its inputs at each Runge-Kutta stage (intermediate update),
- * directional derivatives by central differences of the model's equations.
+ * directional derivatives from the tangent program (fmus/cgen/tangent.py).
  * No Python, no global mutable state.
  */
 #include "fmi3Functions.h"
@@ -380,8 +380,7 @@ fmi3Status fmi3DeserializeFMUState(fmi3Instance instance, const fmi3Byte seriali
 }
 
 /* Directional derivatives of outputs (and, in Model Exchange, state derivatives) with respect
- * to inputs (and states), by central differences of the model's equations: cosim_directional
- * in model.h.  Array variables take one seed and give one sensitivity per element. */
+ * to inputs (and states): the tangent program, cosim_directional in model.h.  Array variables take one seed and give one sensitivity per element. */
 fmi3Status fmi3GetDirectionalDerivative(fmi3Instance instance, const fmi3ValueReference unknowns[],
                                         size_t nUnknowns, const fmi3ValueReference knowns[], size_t nKnowns,
                                         const fmi3Float64 seed[], size_t nSeed, fmi3Float64 sensitivity[],
