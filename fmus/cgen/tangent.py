@@ -118,7 +118,8 @@ def tangent_source(prog: Any, ev: Any) -> str:
         body.append(fd_call(cm.derivatives, f"block '{b.path}' derivatives", ins, xs, xs,
                             True))
     jvp = ("static void cosim_jvp(Model *M, double *ts, const double *tx, double *tdx) {\n"
-           + _indent("(void)M; (void)ts; (void)tx; (void)tdx;\n" + "\n".join(body)) + "\n}")
+           + _indent("(void)M; (void)ts; (void)tx; (void)tdx; (void)cosim_fd_block;\n"
+                     + "\n".join(body)) + "\n}")
     return "\n\n".join(fns + [jvp])
 
 

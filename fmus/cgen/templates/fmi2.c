@@ -52,6 +52,38 @@ static fmi2Status bad_call(Instance *c, const char *fn, const char *why) {
     return fmi2Error;
 }
 
+/* ---------------------------------------------------- input interpolation (FMI 2) */
+/* FMI 2 canInterpolateInputs: the input at t is the Taylor polynomial of the derivatives set
+ * with fmi2SetRealInputDerivatives, u(t) = u0 + d1 tau + d2 tau^2/2 + d3 tau^3/6, tau = t - t0 */
+static void cosim_poly_inputs(Model *M, double t) {
+    ModelState *S = &M->st;
+    double tau = t - S->du_t0;
+    int i;
+    for (i = 0; i < NIN; i++) {
+        const double *d = S->du[i];
+        S->s[COSIM_IN_OFF[i]] = S->u_start[i] + tau * (d[0] + tau * (d[1] / 2.0 + tau * d[2] / 6.0));
+    }
+    S->dirty = 1;
+    (void)tau;
+}
+
+/* the index of the input element stored at signal offset off (-1 if it is not an input) */
+static int cosim_input_index(size_t off) {
+    int i;
+    for (i = 0; i < NIN; i++)
+        if ((size_t)COSIM_IN_OFF[i] == off) return i;
+    (void)off;
+    return -1;
+}
+
+/* Start of a step with interpolated inputs: the values set now are the polynomial's base. */
+static void cosim_begin_interpolation(Model *M) {
+    ModelState *S = &M->st;
+    int i;
+    for (i = 0; i < NIN; i++) S->u_start[i] = S->s[COSIM_IN_OFF[i]];
+    S->du_t0 = (double)S->ticks * 1e-9;
+}
+
 const char *fmi2GetTypesPlatform(void) { return fmi2TypesPlatform; }
 const char *fmi2GetVersion(void) { return fmi2Version; }
 
@@ -382,6 +414,7 @@ fmi2Status fmi2SetRealInputDerivatives(fmi2Component c, const fmi2ValueReference
     Instance *m = (Instance *)c;
 #if !COSIM_INTERPOLATE
     (void)vr; (void)n; (void)order; (void)value;
+    (void)cosim_input_index; (void)cosim_poly_inputs; (void)cosim_begin_interpolation;
     return bad_call(m, "fmi2SetRealInputDerivatives",
                     "this FMU holds its inputs over a step (canInterpolateInputs is false)");
 #else
