@@ -74,7 +74,8 @@ def export_fmu(model: Any, path: str | Path, fmi_version: str = "2.0", kind: str
                step: float | None = None, fuse_linear: bool = True,
                expose_locals: bool = False, compile: bool = True, cc: str | None = None,
                cflags: tuple[str, ...] = (), start_time: float = 0.0,
-               stop_time: float | None = None, description: str | None = None) -> Path:
+               stop_time: float | None = None, description: str | None = None,
+               interpolate_inputs: bool | None = None) -> Path:
     """Export ``model`` (a leaf block or a built diagram) as an FMU of generated C.
 
     Parameters
@@ -112,6 +113,13 @@ def export_fmu(model: Any, path: str | Path, fmi_version: str = "2.0", kind: str
     start_time, stop_time : float
         The ``DefaultExperiment``.
     description : str, optional
+    interpolate_inputs : bool, optional
+        Co-Simulation: follow the importer's input polynomial within a step (FMI 2
+        ``canInterpolateInputs`` with ``fmi2SetRealInputDerivatives`` up to order 3; FMI 3
+        intermediate update at each Runge-Kutta stage), so a master with extrapolation
+        order p couples the FMU at global order p + 1.  Default: with every integrator
+        but ``"zoh"`` (whose exact step holds the inputs); ``False`` holds the inputs
+        over each step (order 1 whatever p).
 
     Returns
     -------
@@ -147,8 +155,10 @@ def export_fmu(model: Any, path: str | Path, fmi_version: str = "2.0", kind: str
             f"state(s): give step= (the fixed internal step [s] of the FMU's {integrator} "
             "integrator in Co-Simulation), or integrator='zoh' for an exact step of a linear "
             "system")
+    interpolate_inputs = _interpolation(interpolate_inputs, integrator, kinds)
     prog = Program(diagram, ctx, integrator=integrator, step_ticks=step_ticks,
-                   fuse_linear=fuse_linear, expose_locals=expose_locals, kinds=kinds).build()
+                   fuse_linear=fuse_linear, expose_locals=expose_locals, kinds=kinds,
+                   interpolate_inputs=interpolate_inputs).build()
 
     name = model_name or diagram.name
     ident = re.sub(r"\W", "_", name)
@@ -164,6 +174,7 @@ def export_fmu(model: Any, path: str | Path, fmi_version: str = "2.0", kind: str
               f"{' + '.join(k.upper() for k in kinds)}; integrator {integrator}"
               + (f", step {step} s" if step else "") + ". Do not edit: re-export instead. */\n")
     defines = "".join(f"#define COSIM_HAS_{k.upper()} 1\n" for k in kinds)
+    defines += f"#define COSIM_INTERPOLATE {int(interpolate_inputs)}\n"
     source = csource.model_source(prog, fmi_version=fmi_version, model_identifier=ident,
                                   token=_TOKEN, header=header + defines)
     wrapper_name = fmi2.WRAPPER if fmi_version == "2.0" else fmi3.WRAPPER
@@ -195,6 +206,23 @@ def export_fmu(model: Any, path: str | Path, fmi_version: str = "2.0", kind: str
         if compile:
             build.compile_binary(root, ident, fmi_version, cc=cc, extra_flags=tuple(cflags))
         return build.pack(root, path)
+
+
+def _interpolation(interpolate_inputs: bool | None, integrator: str, kinds: tuple) -> bool:
+    """Resolve ``interpolate_inputs`` (an explicit ``True`` that cannot take effect is an
+    error)."""
+    if interpolate_inputs is None:
+        return "cs" in kinds and integrator != "zoh"
+    if interpolate_inputs and "cs" not in kinds:
+        raise FMUExportError("export_fmu(interpolate_inputs=True): input interpolation is a "
+                             "Co-Simulation feature; export with kind='cs' or 'both', or drop "
+                             "the option (Model Exchange inputs are set by the importer's "
+                             "integrator)")
+    if interpolate_inputs and integrator == "zoh":
+        raise FMUExportError("export_fmu(interpolate_inputs=True): integrator='zoh' takes the "
+                             "exact step of inputs held over the step; choose a Runge-Kutta "
+                             "integrator (with step=) to interpolate inputs, or drop the option")
+    return bool(interpolate_inputs)
 
 
 def _as_diagram(model: Any, context: Any) -> Diagram:

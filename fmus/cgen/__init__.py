@@ -28,14 +28,27 @@ fused linear subsystems   straight-line ``A x + B v + e`` / ``C x + D v + f``
 Co-Simulation integrator  explicit Runge-Kutta (rk4, heun, midpoint, euler) with a
                           fixed internal step, or ``zoh``: the exact step of an
                           all-linear continuous part (matrix exponential in C)
-Model Exchange            sample hits and time events as ``nextEventTime``
+Model Exchange            sample hits and time events as ``nextEventTime``; zero
+                          crossings with C (``CZeroCrossing``) as state events
+                          (event indicators)
+input interpolation       Co-Simulation with a Runge-Kutta integrator: FMI 2
+                          ``canInterpolateInputs`` (input derivatives of orders 1-3),
+                          FMI 3 intermediate update at every stage
+                          (``export_fmu(interpolate_inputs=...)``)
+directional derivatives   outputs and state derivatives with respect to inputs and
+                          states: the diagram's Jacobian through a tangent program
+                          (fused linear groups exact, other blocks by central
+                          differences of their own C; :mod:`fmus.cgen.tangent`)
 units                     port and parameter units as ``UnitDefinitions``
                           (``cosim.units`` BaseUnit model)
 ========================  =========================================================
 
 Limitations
 -----------
-* No zero crossings (state events, event indicators), no algebraic loops
+* Zero crossings only in Model Exchange and only where the block's C description
+  gives them (``CModel.zero_crossings``); no event iteration (a crossing a handler
+  causes is seen at the next event); a direction-0 crossing whose witness stays
+  exactly at 0 after its event is kept on the side it arrived on.  No algebraic loops
   through nonlinear blocks, no Python code (``FunctionBlock``,
   ``ClosedFormSource``, ``FromArrays``/``FromFile``, ``Pulse``, time-event
   handlers, monitors are not exported).
@@ -52,15 +65,21 @@ Limitations
   becomes non-finite fails the step with the state's name.
 * Time is integer nanoseconds (as in the Simulator): communication points are
   rounded to 1 ns.  At a sample hit that coincides with a communication point
-  a Co-Simulation FMU uses the inputs held over the step that ends there (the
-  Simulator's semantics); a Model Exchange FMU uses the inputs set at the event.
+  a Co-Simulation FMU uses the inputs of the step that ends there (held, or with
+  interpolation the importer's polynomial at that time, as a native
+  ``DiagramSubsystem`` does); a Model Exchange FMU uses the inputs set at the event.
 * A registered description also applies to subclasses (TransferFunction and
   FirstOrderLag use StateSpace's): a subclass that changes the arithmetic must
   give its own ``c_model``.  The descriptions of Saturation, DeadZone, Switch,
   Ramp and Sine read constants those blocks keep only in their output closures.
-* No directional derivatives; FMI 3 without event mode, early return, clocks
-  or Scheduled Execution; ``fmi3GetVariableDependencies`` is not provided (the
-  model description has the dependencies).
+* Directional derivatives of blocks outside fused linear groups (nonlinear
+  blocks; every block with ``fuse_linear=False``) are central differences: O(h^2),
+  the mean slope at a kink within the step; none with respect to parameters, no
+  adjoint derivatives.  Input derivatives above order 3 are an error;
+  ``integrator="zoh"`` holds inputs (no interpolation); no output derivatives.
+  FMI 3 without event mode, early return, intermediate get, clocks or Scheduled
+  Execution; ``fmi3GetVariableDependencies`` is not provided (the model description
+  has the dependencies).
 * Binaries are compiled for Linux x86_64 (FMI 2 and 3) and aarch64 (FMI 3);
   elsewhere export a source FMU (``compile=False``).
 * Results agree with the Simulator to rounding, not always to the last bit:
@@ -81,6 +100,7 @@ from .model import (
     CArray,
     CContext,
     CModel,
+    CZeroCrossing,
     FMUExportError,
     c_float,
     find_c_model,
@@ -89,5 +109,5 @@ from .model import (
     registered_types,
 )
 
-__all__ = ["CArray", "CContext", "CModel", "FMUExportError", "c_float", "find_c_model",
-           "linear_c_model", "register_c_model", "registered_types"]
+__all__ = ["CArray", "CContext", "CModel", "CZeroCrossing", "FMUExportError", "c_float",
+           "find_c_model", "linear_c_model", "register_c_model", "registered_types"]

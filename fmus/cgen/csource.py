@@ -25,8 +25,9 @@ from .program import Program, _indent
 
 TEMPLATES = Path(__file__).parent / "templates"
 METHODS = {"euler": 1, "heun": 2, "midpoint": 3, "rk4": 4, "zoh": 5}
-KIND_CODES = {"time": 0, "param": 1, "input": 2, "output": 3, "state": 4, "der": 5, "local": 6}
-AREA_CODES = {"T": 0, "P": 1, "S": 2, "X": 3, "DX": 4}
+KIND_CODES = {"time": 0, "param": 1, "input": 2, "output": 3, "state": 4, "der": 5, "local": 6,
+              "indicator": 7}
+AREA_CODES = {"T": 0, "P": 1, "S": 2, "X": 3, "DX": 4, "Z": 5}
 
 _LOCALS = """ModelState *S = &M->st;
 double *s = S->s;
@@ -65,6 +66,7 @@ def model_source(prog: Program, *, fmi_version: str, model_identifier: str, toke
     variables = flat_variables(prog, fmi_version)
     zoh = prog.zoh
     nv = len(zoh["v"]) if zoh else 0
+    in_off = [v.offset + i for v in prog.variables if v.kind == "input" for i in range(v.size)]
     defines = "\n".join([
         f"#define COSIM_MODEL_IDENTIFIER {c_string(model_identifier)}",
         f"#define COSIM_TOKEN {c_string(token)}",
@@ -75,6 +77,8 @@ def model_source(prog: Program, *, fmi_version: str, model_identifier: str, toke
         f"#define NG {len(prog.rate_groups)}",
         f"#define NBP {len(prog.breakpoints)}",
         f"#define NV {nv}",
+        f"#define NIN {len(in_off)}",
+        f"#define NZ {len(prog.zero_crossings)}",
         f"#define COSIM_METHOD {METHODS[prog.integrator]}",
         f"#define COSIM_H_TICKS INT64_C({int(prog.step_ticks)})",
         f"#define COSIM_NVARS {len(variables)}",
@@ -88,6 +92,9 @@ def model_source(prog: Program, *, fmi_version: str, model_identifier: str, toke
         _array("COSIM_RG_OFFSET", [g[1] for g in prog.rate_groups], "int64_t", fmt=_i64),
         _array("COSIM_BREAKPOINTS", prog.breakpoints, "int64_t", fmt=_i64),
         _array("COSIM_X_NAMES", prog.x_names or [""], "char *const", fmt=c_string),
+        _array("COSIM_IN_OFF", in_off, "int", fmt=str),
+        _array("COSIM_ZC_DIR", [z[2] for z in prog.zero_crossings], "int", fmt=str),
+        _array("COSIM_ZC_TERMINAL", [int(z[3]) for z in prog.zero_crossings], "int", fmt=str),
     ]
     if zoh:
         nx = prog.plan.n_continuous
@@ -98,8 +105,9 @@ def model_source(prog: Program, *, fmi_version: str, model_identifier: str, toke
     for name, arr in prog.consts:
         tables.append(_array(name, arr.reshape(-1)))
     tables.append(
-        "enum { AREA_T, AREA_P, AREA_S, AREA_X, AREA_DX };\n"
-        "enum { VK_TIME, VK_PARAM, VK_INPUT, VK_OUTPUT, VK_STATE, VK_DER, VK_LOCAL };\n"
+        "enum { AREA_T, AREA_P, AREA_S, AREA_X, AREA_DX, AREA_Z };\n"
+        "enum { VK_TIME, VK_PARAM, VK_INPUT, VK_OUTPUT, VK_STATE, VK_DER, VK_LOCAL, "
+        "VK_INDICATOR };\n"
         "typedef struct { unsigned char kind, area; unsigned int offset, size; } CosimVar;\n"
         "static const CosimVar COSIM_VARS[COSIM_NVARS] = {\n"
         + ",\n".join(f"    {{{KIND_CODES[v.kind]}, {AREA_CODES[v.area]}, {off}, {size}}}"
@@ -161,6 +169,18 @@ def _functions(prog: Program) -> str:
     fns.append("static void cosim_updates(Model *M, const int *due) {\n"
                + _indent(_LOCALS + "\nconst double *x = S->x;\n(void)x; (void)due;\n"
                          + "\n".join(upd)) + "\n}")
+    zc = prog.zero_crossings
+    fns.append("static void cosim_indicators(Model *M, double *z) {\n"
+               + _indent(_LOCALS + "\nconst double *x = S->x;\n(void)x; (void)z;\n"
+                         + "\n".join(f"z[{k}] = {w}; /* {_comment(label)} */"
+                                      for k, (w, _h, _d, _t, label) in enumerate(zc)))
+               + "\n}")
+    cases = "\n".join(f"case {k}: /* {_comment(label)} */\n{{\n{_indent(h)}\n}}\nbreak;"
+                       for k, (_w, h, _d, _t, label) in enumerate(zc))
+    fns.append("static void cosim_zc_handle(Model *M, int k) {\n"
+               + _indent(_LOCALS + "\ndouble *x = S->x;\n(void)x;\nswitch (k) {\n"
+                         + cases + "\ndefault: break;\n}") + "\n}")
+    fns.append(prog.tangent)
     if prog.zoh:
         body = "\n".join(f"v[{j}] = {name};" for j, name in enumerate(prog.zoh["v"]))
         fns.append("static void cosim_zoh_inputs(Model *M, double *v) {\n"

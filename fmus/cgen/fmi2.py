@@ -8,6 +8,13 @@ states are ``local`` with ``initial="exact"``; in Model Exchange each state
 has a ``der(...)`` variable.  ``ModelStructure/Outputs`` lists the inputs each
 output reads directly (and, for Model Exchange, the states it reads), so a
 master sees the feedthrough exactly.
+
+Co-Simulation declares ``canInterpolateInputs`` (``export_fmu(interpolate_inputs=...)``:
+by default except with the exact zero-order-hold integrator): the derivatives of orders 1
+to 3 set with ``fmi2SetRealInputDerivatives`` before a ``doStep`` make the inputs follow
+their Taylor polynomial at every Runge-Kutta stage of that step (FMI 2.0 has no attribute
+for the highest order: a higher order is an error that says so).  Both interfaces declare
+``providesDirectionalDerivative`` (the tangent program of :mod:`fmus.cgen.tangent`).
 """
 
 from __future__ import annotations
@@ -19,6 +26,12 @@ from .program import Program
 from .xmlutil import default_experiment, num, to_text, unit_definitions, used_units
 
 WRAPPER = "fmi2.c"
+
+
+def interpolates_inputs(prog: Program) -> bool:
+    """Whether the Co-Simulation step follows the inputs' polynomial
+    (``export_fmu(interpolate_inputs=...)``)."""
+    return prog.interpolate_inputs
 
 
 def _elem_name(v: Any, i: int, size: int) -> str:
@@ -46,9 +59,11 @@ def model_description(prog: Program, *, model_name: str, model_identifier: str, 
     root = ET.Element("fmiModelDescription", {
         "fmiVersion": "2.0", "modelName": model_name, "guid": guid,
         "description": description, **generation,
-        "variableNamingConvention": "flat", "numberOfEventIndicators": "0"})
+        "variableNamingConvention": "flat",
+        "numberOfEventIndicators": str(len(prog.zero_crossings))})
     caps = {"modelIdentifier": model_identifier, "canNotUseMemoryManagementFunctions": "true",
-            "canGetAndSetFMUstate": "true", "canSerializeFMUstate": "true"}
+            "canGetAndSetFMUstate": "true", "canSerializeFMUstate": "true",
+            "providesDirectionalDerivative": "true"}
     for kind in ("me", "cs"):
         if kind not in kinds:
             continue
@@ -56,8 +71,10 @@ def model_description(prog: Program, *, model_name: str, model_identifier: str, 
             el = ET.SubElement(root, "ModelExchange",
                                {**caps, "completedIntegratorStepNotNeeded": "true"})
         else:
-            el = ET.SubElement(root, "CoSimulation",
-                               {**caps, "canHandleVariableCommunicationStepSize": "true"})
+            cs = {**caps, "canHandleVariableCommunicationStepSize": "true"}
+            if interpolates_inputs(prog):
+                cs["canInterpolateInputs"] = "true"
+            el = ET.SubElement(root, "CoSimulation", cs)
         files = ET.SubElement(el, "SourceFiles")
         for f in sources:
             ET.SubElement(files, "File", name=f)

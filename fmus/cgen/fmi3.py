@@ -4,7 +4,12 @@ Variables are ``Float64``; vector ports, vector states and matrix parameters
 are arrays (``<Dimension>``, row-major), naming convention ``flat``.  The
 Co-Simulation interface declares ``canHandleVariableCommunicationStepSize``,
 ``fixedInternalStepSize`` (the Runge-Kutta step), ``canGetAndSetFMUState`` and
-``canSerializeFMUState``; it has no event mode and never returns early.
+``canSerializeFMUState``; it has no event mode and never returns early.  With a
+Runge-Kutta integrator it declares ``providesIntermediateUpdate`` and flags its inputs
+``intermediateUpdate``: before each stage of its internal steps (and at each internal
+step's end) it calls the importer's intermediate-update callback, which may set the inputs
+to their values at that time (the FMI 3 replacement of FMI 2's input derivatives).  Both
+interfaces declare ``providesDirectionalDerivatives`` (:mod:`fmus.cgen.tangent`).
 ``sources/buildDescription.xml`` lists the single translation unit and ``libm``.
 """
 
@@ -12,6 +17,7 @@ from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 
+from .fmi2 import interpolates_inputs
 from .program import Program
 from .xmlutil import default_experiment, num, to_text, unit_definitions, used_units
 
@@ -26,11 +32,15 @@ def model_description(prog: Program, *, model_name: str, model_identifier: str, 
         "fmiVersion": "3.0", "modelName": model_name, "instantiationToken": token,
         "description": description, **generation, "variableNamingConvention": "flat"})
     caps = {"modelIdentifier": model_identifier, "canGetAndSetFMUState": "true",
-            "canSerializeFMUState": "true"}
+            "canSerializeFMUState": "true", "providesDirectionalDerivatives": "true"}
+    interpolate = "cs" in kinds and interpolates_inputs(prog) and any(
+        v.kind == "input" for v in prog.variables)
     if "me" in kinds:
         ET.SubElement(root, "ModelExchange", {**caps, "needsCompletedIntegratorStep": "false"})
     if "cs" in kinds:
         cs = {**caps, "canHandleVariableCommunicationStepSize": "true", "hasEventMode": "false"}
+        if interpolate:
+            cs["providesIntermediateUpdate"] = "true"
         if prog.step_ticks and prog.integrator != "zoh" and prog.plan.n_continuous:
             cs["fixedInternalStepSize"] = num(prog.step_ticks * 1e-9)
         ET.SubElement(root, "CoSimulation", cs)
@@ -50,6 +60,8 @@ def model_description(prog: Program, *, model_name: str, model_identifier: str, 
             attrs.update(causality="parameter", variability="tunable", initial="exact")
         elif v.kind == "input":
             attrs.update(causality="input", variability="continuous")
+            if interpolate:
+                attrs["intermediateUpdate"] = "true"
         elif v.kind == "output":
             attrs.update(causality="output",
                          variability="discrete" if v.discrete else "continuous",
@@ -92,6 +104,9 @@ def model_description(prog: Program, *, model_name: str, model_identifier: str, 
     for vr, v in enumerate(prog.variables):
         if v.kind in ("output", "der"):
             ET.SubElement(ms, "InitialUnknown", valueReference=str(vr))
+    for vr, v in enumerate(prog.variables):
+        if v.kind == "indicator":
+            ET.SubElement(ms, "EventIndicator", valueReference=str(vr))
     return to_text(root)
 
 

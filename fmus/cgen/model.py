@@ -40,6 +40,11 @@ Each statement group is emitted inside its own ``{ }`` (declare locals freely);
 an error with that message (e.g. a table input out of range).  Shared C
 functions go to file scope once with ``cg.helper(key, code)``.
 
+A block's zero crossings (``declare_zero_crossing``) need C too, by name:
+``CModel(zero_crossings={"impact": CZeroCrossing(witness=h, handler=...)})``
+(a C expression whose sign change is the event, statements that may assign
+``cg.x`` and ``cg.xd``); they become Model Exchange state events.
+
 Semantics are those of :mod:`cosim.simulator`: outputs in evaluation order;
 a sampled block's outputs only at its hits (held in between); the update of
 every due block after all outputs, with the same inputs.  The statements must
@@ -70,6 +75,26 @@ class FMUExportError(FMUError, BuildError):
 
 
 @dataclass
+class CZeroCrossing:
+    """The C of one zero crossing a block declares (``declare_zero_crossing``): exported as
+    a Model Exchange event indicator (state event).
+
+    Attributes
+    ----------
+    witness : str
+        A C expression (double) whose sign change is the event; it may read what the
+        outputs read (``cg.x``, ``cg.u``, ``cg.xd``, parameters, ``cg.t``) and the block's
+        own outputs ``cg.y``.
+    handler : str
+        Statements run at the event: they may assign continuous states (``cg.x``) and
+        discrete states (``cg.xd``); empty for a crossing without handler.
+    """
+
+    witness: str
+    handler: str = ""
+
+
+@dataclass
 class CModel:
     """The C description of one block (see the module docstring).
 
@@ -85,12 +110,16 @@ class CModel:
     time_dependent : bool
         The outputs change continuously with time (``cg.t``) between events:
         such a block cannot feed the exact zero-order-hold integrator.
+    zero_crossings : dict
+        Zero-crossing name (as declared) -> :class:`CZeroCrossing`; needed for every
+        zero crossing the block declares (exported in Model Exchange only).
     """
 
     outputs: dict[str, str] = field(default_factory=dict)
     derivatives: str = ""
     update: str | list[str] = ""
     time_dependent: bool = False
+    zero_crossings: dict[str, CZeroCrossing] = field(default_factory=dict)
 
 
 # -------------------------------------------------------------- literals

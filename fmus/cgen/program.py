@@ -41,6 +41,7 @@ from .model import (
     find_c_model,
     registered_types,
 )
+from .tangent import tangent_source
 
 INTEGRATORS = ("euler", "heun", "midpoint", "rk4", "zoh")
 
@@ -50,8 +51,8 @@ class Var:
     """An FMI variable (an array for FMI 3; FMI 2 splits it into scalars)."""
 
     name: str
-    kind: str  # time | param | input | output | state | der | local
-    area: str  # T | P | S | X | DX
+    kind: str  # time | param | input | output | state | der | local | indicator
+    area: str  # T | P | S | X | DX | Z (event indicators)
     offset: int
     shape: tuple[int, ...]
     start: np.ndarray | None
@@ -87,6 +88,7 @@ class Program:
     fuse_linear: bool = True
     expose_locals: bool = False
     kinds: tuple[str, ...] = ("cs",)
+    interpolate_inputs: bool = False  # Co-Simulation follows the input polynomial
     plan: Any = None
     slot_offset: list[int] = field(default_factory=list)
     n_signals: int = 0
@@ -105,6 +107,9 @@ class Program:
     zoh: dict | None = None
     x_names: list[str] = field(default_factory=list)
     x0: list[float] = field(default_factory=list)
+    #: state events: (witness expression, handler code, direction, terminal, label)
+    zero_crossings: list[tuple] = field(default_factory=list)
+    tangent: str = ""  # C of cosim_jvp (fmus.cgen.tangent)
 
     # ------------------------------------------------------------- build
     def build(self) -> Program:
@@ -124,6 +129,7 @@ class Program:
         self._emit_ops()
         self._emit_derivatives()
         self._emit_updates()
+        self._emit_zero_crossings()
         if self._missing:
             self._raise_missing()
         if self.integrator == "zoh":
@@ -131,17 +137,19 @@ class Program:
         self.breakpoints = sorted({t for b in plan.blocks for ev_ in b.time_events
                                    for t in ev_.times})
         self._variables()
+        self.tangent = tangent_source(self, self.ev)
         del self.ev
         return self
 
     def _check_supported(self) -> None:
         plan = self.plan
         for b in plan.blocks:
-            if b.zero_crossings:
+            if b.zero_crossings and "cs" in self.kinds:
                 raise FMUExportError(
                     f"export_fmu(): block '{b.path}' ({type(b).__name__}) declares zero "
-                    "crossings (state events); generated C FMUs have no event indicators. "
-                    "Export a diagram without it, or replace it by a sampled block")
+                    "crossings (state events); generated C exports them as event indicators "
+                    "in Model Exchange only (the Co-Simulation integrator does not locate "
+                    "events). Export with kind='me', or replace the block by a sampled one")
             if b.opaque_states:
                 raise FMUExportError(
                     f"export_fmu(): block '{b.path}' ({type(b).__name__}) keeps state outside "
@@ -358,6 +366,29 @@ class Program:
                                  + "\n}")
             self.updates.append(codes)
 
+    def _emit_zero_crossings(self) -> None:
+        """Each declared zero crossing from the block's C description (by name)."""
+        for b in self.plan.blocks:
+            if not b.zero_crossings:
+                continue
+            cm = self.cmodel(b)
+            if cm is None:
+                continue
+            for z in b.zero_crossings:
+                cz = cm.zero_crossings.get(z.name)
+                if cz is None:
+                    raise FMUExportError(
+                        f"the C description of block '{b.path}' ({type(b).__name__}) gives no "
+                        f"C for its zero crossing {z.name!r}; add CModel(zero_crossings="
+                        f"{{{z.name!r}: CZeroCrossing(witness, handler)}}) (described: "
+                        f"{', '.join(cm.zero_crossings) or 'none'})")
+                if z.handler is not None and not cz.handler.strip():
+                    raise FMUExportError(
+                        f"the C description of block '{b.path}' ({type(b).__name__}) gives no "
+                        f"handler code for zero crossing {z.name!r}, which has a handler")
+                self.zero_crossings.append((cz.witness, cz.handler, int(z.direction),
+                                            bool(z.terminal), f"{b.path}.{z.name}"))
+
     # -------------------------------------------------------------- zoh
     def _prepare_zoh(self) -> None:
         ev, plan = self.ev, self.plan
@@ -439,6 +470,14 @@ class Program:
             if "me" in self.kinds:
                 vs.append(Var(f"der({name})", "der", "DX", a, shape, None, None,
                               f"derivative of {name}", state=name))
+        if "me" in self.kinds:  # event indicators (FMI 3 lists them in ModelStructure)
+            k = 0
+            for b in plan.blocks:
+                for z in b.zero_crossings:
+                    vs.append(Var(f"{fmi_path(b)}.{z.name}.witness", "indicator", "Z", k, (),
+                                  None, None, f"event indicator of zero crossing {z.name!r} "
+                                  f"of block '{b.path}'"))
+                    k += 1
         if self.expose_locals:
             taken = {v.name for v in vs}
             for b in plan.blocks:

@@ -5,7 +5,8 @@ Model: the LIM two-mass oscillator, f-s coupling (bench/lim.py), case 1, against
 exact solution.  FMU subsystems: ``tests/fmu_sources/lim_m1.h``/``lim_m2.h`` (C, FMI 2
 CS, RK4 at H/10 inside, ``canInterpolateInputs``: the master's polynomial reaches them
 through input derivatives) and the native diagrams exported as generated-C FMUs
-(``export_fmu``: inputs held over a step).
+(``export_fmu``, issue 31: FMI 2 with ``canInterpolateInputs``, FMI 3 with intermediate
+update at each Runge-Kutta stage; ``interpolate_inputs=False``: inputs held over a step).
 """
 
 from __future__ import annotations
@@ -38,10 +39,12 @@ def files(tmp_path_factory):
         "0a002}", "0a003}")
     out["stop"] = build_c_fmu("lim_m2_stop", d, xml=xml)
     for h in (2e-3, 1e-3):
-        out[("g1", h)] = export_fmu(m1_diagram(), d / f"m1_{h:g}.fmu", "2.0", "cs",
-                                    step=h / 10, model_name="m1")
-        out[("g2", h)] = export_fmu(m2_diagram(), d / f"m2_{h:g}.fmu", "2.0", "cs",
-                                    step=h / 10, model_name="m2")
+        for kind, ver, interp in (("generated", "2.0", None), ("generated3", "3.0", None),
+                                  ("generated_held", "2.0", False)):
+            for i, diagram in ((1, m1_diagram), (2, m2_diagram)):
+                out[(kind, i, h)] = export_fmu(diagram(), d / f"{kind}_m{i}_{h:g}.fmu", ver,
+                                               "cs", step=h / 10, model_name=f"m{i}",
+                                               interpolate_inputs=interp)
     return out
 
 
@@ -54,7 +57,7 @@ def _subs(kind, files, h):
                 DiagramSubsystem(m2_diagram(), solver="rk4", dt=h / 10, hold_inputs=True)]
     if kind == "fmu":  # C FMUs that interpolate their inputs
         return [load_fmu(files["c1"], name="m1"), load_fmu(files["c2"], name="m2")]
-    return [load_fmu(files[("g1", h)], name="m1"), load_fmu(files[("g2", h)], name="m2")]
+    return [load_fmu(files[(kind, 1, h)], name="m1"), load_fmu(files[(kind, 2, h)], name="m2")]
 
 
 def _run(kind, files, coupling, order, h=H, t_end=1.0, **kw):
@@ -73,10 +76,13 @@ COUPLINGS = {"jacobi": Jacobi, "gauss_seidel": lambda: GaussSeidel(["m2", "m1"])
 
 @pytest.mark.parametrize("order", [0, 1, 2, 3])
 @pytest.mark.parametrize("coupling", list(COUPLINGS))
-@pytest.mark.parametrize("kind", ["native", "fmu"])
+@pytest.mark.parametrize("kind", ["native", "fmu", "generated", "generated3"])
 def test_global_order_is_p_plus_1_for_every_coupling_native_and_fmu(files, kind, coupling,
                                                                     order):
-    """Observed order log2(e(2H) / e(H)) within 0.1 of p + 1 (iterative order 3: was 3)."""
+    """Observed order log2(e(2H) / e(H)) within 0.1 of p + 1 (iterative order 3: was 3).
+
+    ``generated``/``generated3``: the project's own exported FMUs (FMI 2 / FMI 3), which
+    held their inputs before issue 31 (observed order 1 for every p)."""
     errs = [_run(kind, files, COUPLINGS[coupling](), order, h)[0] for h in (2e-3, 1e-3)]
     observed = math.log2(errs[0] / errs[1])
     print(f"\n{kind} {coupling} order {order}: errors {errs[0]:.3e} {errs[1]:.3e}, "
@@ -95,10 +101,10 @@ def test_iterative_coupling_of_fmus_equals_native_and_differs_from_jacobi(files)
           f"errors {e_nat:.3e} / {e_fmu:.3e}")
     assert diff < 1e-9  # measured 4e-11
     with pytest.warns(CosimWarning, match=r"'m2.fc' \(1 -> 0\)"):
-        e_held, held, _ = _run("generated", files, Iterative("newton"), 1)
+        e_held, held, _ = _run("generated_held", files, Iterative("newton"), 1)
     with pytest.warns(CosimWarning):
         e_ref, ref, _ = _run("native_held", files, Iterative("newton"), 1)
-    _, jac, _ = _run("generated", files, Jacobi(), 0)
+    _, jac, _ = _run("generated_held", files, Jacobi(), 0)
     same = max(np.max(np.abs(held[k] - ref[k])) for k in ("m1.fc", "m2.x2", "m2.v2"))
     apart = np.max(np.abs(held["m2.x2"] - jac["m2.x2"]))
     print(f"held-input FMUs vs native held: {same:.2e}; vs Jacobi ZOH: {apart:.2e}; "
@@ -196,7 +202,7 @@ def test_explicit_order_a_held_subsystem_cannot_follow_warns_the_default_does_no
 
 
 @pytest.mark.parametrize("coupling", ["jacobi", "gauss_seidel"])
-@pytest.mark.parametrize("kind", ["fmu", "generated"])
+@pytest.mark.parametrize("kind", ["fmu", "generated", "generated_held"])
 def test_compiled_loop_equals_the_python_loop(files, kind, coupling):
     for order in (0, 1, 2, 3):
         runs = {}
@@ -212,7 +218,7 @@ def test_compiled_loop_equals_the_python_loop(files, kind, coupling):
         for k in py.signals:
             scale = 1.0 + np.max(np.abs(py[k]))
             diff = np.max(np.abs(py[k] - c[k])) / scale
-            if kind == "generated" or order <= 1:
+            if kind == "generated_held" or order <= 1:
                 assert diff == 0.0, (k, order, diff)  # same values, same calls: bit for bit
             else:
                 assert diff < 1e-12, (k, order, diff)  # divided differences: round-off

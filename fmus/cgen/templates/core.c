@@ -22,6 +22,8 @@
 #define NG1 (NG > 0 ? NG : 1)
 #define NBP1 (NBP > 0 ? NBP : 1)
 #define NV1 (NV > 0 ? NV : 1)
+#define NIN1 (NIN > 0 ? NIN : 1)
+#define NZ1 (NZ > 0 ? NZ : 1)
 
 #define COSIM_EULER 1
 #define COSIM_HEUN 2
@@ -39,15 +41,29 @@ typedef struct {
     double p[NP1];       /* parameters */
     double s[NS1];       /* signals: inputs, outputs (sampled ones held), conversions */
     int64_t event_tick;  /* Model Exchange: the last tick whose events were handled */
+    double u_start[NIN1];  /* input interpolation: the inputs at the start of the step */
+    double du[NIN1][3];    /* FMI 2 input derivatives of orders 1..3 set for the next step */
+    double du_t0;          /* the time the input derivatives refer to [s] */
+    int has_du;            /* input derivatives were set since the last step */
+    unsigned char zc_pre[NZ1];  /* Model Exchange: event indicator > 0 at the last event */
     int dirty;           /* outputs must be re-evaluated before they are read */
     int initialized;
 } ModelState;
 
 #define ZOH_N (NX + NV + 1)
 
-typedef struct {
+typedef struct CosimModel Model;
+
+/* Input interpolation within a step: sets the inputs in st.s to their values at time t
+ * (FMI 2: the polynomial of the input derivatives; FMI 3: the importer's intermediate update).
+ * NULL: inputs are held over the step. */
+typedef void (*CosimInputsAt)(Model *M, double t);
+
+struct CosimModel {
     ModelState st;
+    CosimInputsAt inputs_at;
     double dx[NX1];
+    double z[NZ1];       /* event indicators (read through their FMI variables) */
     const char *error;
     char errbuf[512];
 #if COSIM_METHOD == COSIM_ZOH
@@ -56,7 +72,7 @@ typedef struct {
     double zoh_T[2][NX1 * ZOH_N];      /* rows of expm([[A B e];[0 0 0]] h): [Phi Gamma g] */
     double zoh_work[8 * ZOH_N * ZOH_N];   /* aug, E, 6 for expm */
 #endif
-} Model;
+};
 
 static void cosim_fail(Model *M, const char *msg) {
     if (!M->error) M->error = msg;
@@ -67,6 +83,50 @@ static const int COSIM_ALL_DUE[NG1] = {/*@ALL_DUE@*/};
 /*@TABLES@*/
 
 /*@HELPERS@*/
+
+/* Central difference of one block's C (fn: its outputs into s[], or its derivatives into
+ * dx[]) along the tangents of its inputs (signals in[]) and states (xs[]): the tangents of
+ * out[] (signals, or state indices when into_dx) go to tres.  The step is
+ * h = cbrt(eps) (1 + max|value|) / max|tangent|; inputs, states and outputs are restored. */
+static void cosim_fd_block(Model *M, void (*fn)(Model *, double *), int into_dx,
+                           const int *in, int nin, const int *xs, int nxs,
+                           const int *out, int nout, const double *ts, const double *tx,
+                           double *tres) {
+    ModelState *S = &M->st;
+    double u0[NS1 + NX1], y0[NS1 + NX1], yp[NS1 + NX1], dxb[NX1];
+    double vmax = 0.0, tmax = 0.0, h;
+    int i, side;
+    for (i = 0; i < nin; i++) {
+        if (fabs(S->s[in[i]]) > vmax) vmax = fabs(S->s[in[i]]);
+        if (fabs(ts[in[i]]) > tmax) tmax = fabs(ts[in[i]]);
+    }
+    for (i = 0; i < nxs; i++) {
+        if (fabs(S->x[xs[i]]) > vmax) vmax = fabs(S->x[xs[i]]);
+        if (fabs(tx[xs[i]]) > tmax) tmax = fabs(tx[xs[i]]);
+    }
+    for (i = 0; i < nout; i++) tres[out[i]] = 0.0;
+    if (tmax == 0.0) return;
+    h = 6.0554544523933395e-06 * (1.0 + vmax) / tmax;
+    for (i = 0; i < nin; i++) u0[i] = S->s[in[i]];
+    for (i = 0; i < nxs; i++) u0[nin + i] = S->x[xs[i]];
+    if (!into_dx)
+        for (i = 0; i < nout; i++) y0[i] = S->s[out[i]];
+    for (side = 0; side < 2; side++) {
+        double sh = side == 0 ? h : -h;
+        for (i = 0; i < nin; i++) S->s[in[i]] = u0[i] + sh * ts[in[i]];
+        for (i = 0; i < nxs; i++) S->x[xs[i]] = u0[nin + i] + sh * tx[xs[i]];
+        fn(M, dxb);
+        for (i = 0; i < nout; i++) {
+            double v = into_dx ? dxb[out[i]] : S->s[out[i]];
+            if (side == 0) yp[i] = v;
+            else tres[out[i]] = (yp[i] - v) / (2.0 * h);
+        }
+    }
+    for (i = 0; i < nin; i++) S->s[in[i]] = u0[i];
+    for (i = 0; i < nxs; i++) S->x[xs[i]] = u0[nin + i];
+    if (!into_dx)
+        for (i = 0; i < nout; i++) S->s[out[i]] = y0[i];
+}
 
 /*@FUNCTIONS@*/
 
@@ -167,6 +227,7 @@ static void cosim_derivatives(Model *M) {
 /* ---------------------------------------------------------------------- integrators */
 #if NX > 0 && COSIM_METHOD != COSIM_ZOH
 static void cosim_rhs(Model *M, double t, const double *x, double *dx) {
+    if (M->inputs_at) M->inputs_at(M, t);
     M->st.time = t;
     cosim_eval_deriv(M, x);
     cosim_derivs(M, x, dx);
@@ -377,6 +438,7 @@ static int cosim_advance(Model *M, int64_t end) {
         }
         if (M->error || cosim_check_finite(M, stop)) return -1;
 #endif
+        if (M->inputs_at) M->inputs_at(M, (double)stop * 1e-9);
         cosim_major(M, stop, 0);
     }
     return M->error ? -1 : 0;
@@ -396,6 +458,96 @@ static void cosim_me_event(Model *M) {
     }
 }
 
+/* ------------------------------------------------------------------ state events */
+/* Model Exchange event indicators are the witnesses of the blocks' zero crossings.  The side
+ * of each (positive or negative) is kept at the end of every event and of initialization; at
+ * the next event a witness on the other side has crossed, and one exactly at 0 has reached the
+ * boundary (importers often locate the root exactly there), which counts as crossed too.  A
+ * crossing in the declared direction runs its handler.  A witness left exactly at 0 after an
+ * event (a bouncing ball put back on the floor, a relay at its threshold) is kept on the side
+ * its declared crossing starts from (positive for a falling crossing, negative for a rising
+ * one), because importers do not report a witness leaving 0 as an event (CVODE deactivates a
+ * root function that starts at 0); a direction-0 crossing keeps the side it arrived on. */
+static void cosim_zc_store(Model *M, const int *arrived) {
+    double z[NZ1];
+    int k;
+    cosim_ensure_outputs(M);
+    cosim_indicators(M, z);
+    for (k = 0; k < NZ; k++) {
+        if (z[k] > 0.0) M->st.zc_pre[k] = 1;
+        else if (z[k] < 0.0) M->st.zc_pre[k] = 0;
+        else if (COSIM_ZC_DIR[k] != 0) M->st.zc_pre[k] = COSIM_ZC_DIR[k] < 0;
+        else if (arrived) M->st.zc_pre[k] = (unsigned char)arrived[k];
+        else M->st.zc_pre[k] = 0;
+    }
+}
+
+/* the handlers of the crossings since the last event, in declaration order; returns whether
+ * any ran (continuous states may have changed); *terminate set by a terminal crossing */
+static int cosim_zc_event(Model *M, int *terminate) {
+    double z[NZ1];
+    int side[NZ1];
+    int k, ran = 0;
+    cosim_ensure_outputs(M);
+    cosim_indicators(M, z);
+    for (k = 0; k < NZ; k++) {
+        int pre = M->st.zc_pre[k];
+        int now = z[k] > 0.0 ? 1 : z[k] < 0.0 ? 0 : !pre;
+        side[k] = now;
+        if (now == pre || (COSIM_ZC_DIR[k] != 0 && COSIM_ZC_DIR[k] != (now ? 1 : -1))) continue;
+        cosim_zc_handle(M, k);
+        ran = 1;
+        if (COSIM_ZC_TERMINAL[k]) *terminate = 1;
+    }
+    if (ran) M->st.dirty = 1;
+    cosim_zc_store(M, side);
+    (void)side;
+    return ran;
+}
+
+/* ------------------------------------------------------------ input interpolation */
+/* End of a step: the derivatives are used up; the inputs keep their end-of-step values. */
+static void cosim_end_interpolation(Model *M) {
+    M->inputs_at = NULL;
+    M->st.has_du = 0;
+    memset(M->st.du, 0, sizeof M->st.du);
+}
+
+/* ---------------------------------------------------------- directional derivatives */
+/* sens = d unknown / d known . seed at the current time and state: the tangent program
+ * cosim_jvp (fmus/cgen/tangent.py: linear parts by their matrices, other blocks by central
+ * differences of their own C).  Knowns are inputs (signals) and continuous states; unknowns
+ * are signals (outputs, locals) and state derivatives.  The instance's state is restored. */
+static void cosim_directional(Model *M, double *const *known, const double *seed, size_t nk,
+                              double *const *unknown, size_t nu, int need_derivs, double *sens) {
+    ModelState *S = &M->st;
+    ModelState saved;
+    double *ts, *tx, *tdx;
+    size_t k, j;
+    (void)need_derivs;
+    ts = (double *)calloc(NS1 + 2 * NX1, sizeof(double));
+    if (!ts) { cosim_fail(M, "out of memory"); return; }
+    tx = ts + NS1;
+    tdx = tx + NX1;
+    for (k = 0; k < nk; k++) {
+        const double *q = known[k];
+        if (q >= S->s && q < S->s + NS) ts[q - S->s] += seed[k];
+        else if (q >= S->x && q < S->x + NX) tx[q - S->x] += seed[k];
+    }
+    cosim_ensure_outputs(M);
+    memcpy(&saved, S, sizeof(ModelState));
+    cosim_jvp(M, ts, tx, tdx);
+    memcpy(S, &saved, sizeof(ModelState));
+    for (j = 0; j < nu; j++) {
+        const double *q = unknown[j];
+        if (q >= S->s && q < S->s + NS) sens[j] = ts[q - S->s];
+        else if (q >= M->dx && q < M->dx + NX) sens[j] = tdx[q - M->dx];
+        else if (q >= S->x && q < S->x + NX) sens[j] = tx[q - S->x];
+        else sens[j] = 0.0;
+    }
+    free(ts);
+}
+
 /* the variable table: value reference -> storage */
 static double *cosim_var_ptr(Model *M, unsigned int vr, size_t *n, int *kind) {
     ModelState *S = &M->st;
@@ -410,6 +562,10 @@ static double *cosim_var_ptr(Model *M, unsigned int vr, size_t *n, int *kind) {
     case AREA_S: return S->s + v->offset;
     case AREA_X: return S->x + v->offset;
     case AREA_DX: return M->dx + v->offset;
+    case AREA_Z:
+        cosim_ensure_outputs(M);
+        cosim_indicators(M, M->z);
+        return M->z + v->offset;
     default: return NULL;
     }
 }

@@ -3,7 +3,8 @@
  * Model Exchange and Co-Simulation over the model core in model.h: Real variables through a
  * value-reference table, FMU state get/set/serialize (a copy of the flat ModelState), time
  * events for sampled blocks in Model Exchange, a fixed-step internal integrator in
- * Co-Simulation.  No Python, no global mutable state.
+ * Co-Simulation that follows the input derivatives (canInterpolateInputs, up to order 3),
+ * directional derivatives from the tangent program (fmus/cgen/tangent.py).  No Python, no global mutable state.
  */
 #include "fmi2Functions.h"
 #include "model.h"
@@ -49,6 +50,38 @@ static fmi2Status bad_call(Instance *c, const char *fn, const char *why) {
     snprintf(buf, sizeof buf, "%s: %s", fn, why);
     logmsg(c, fmi2Error, "logStatusError", buf);
     return fmi2Error;
+}
+
+/* ---------------------------------------------------- input interpolation (FMI 2) */
+/* FMI 2 canInterpolateInputs: the input at t is the Taylor polynomial of the derivatives set
+ * with fmi2SetRealInputDerivatives, u(t) = u0 + d1 tau + d2 tau^2/2 + d3 tau^3/6, tau = t - t0 */
+static void cosim_poly_inputs(Model *M, double t) {
+    ModelState *S = &M->st;
+    double tau = t - S->du_t0;
+    int i;
+    for (i = 0; i < NIN; i++) {
+        const double *d = S->du[i];
+        S->s[COSIM_IN_OFF[i]] = S->u_start[i] + tau * (d[0] + tau * (d[1] / 2.0 + tau * d[2] / 6.0));
+    }
+    S->dirty = 1;
+    (void)tau;
+}
+
+/* the index of the input element stored at signal offset off (-1 if it is not an input) */
+static int cosim_input_index(size_t off) {
+    int i;
+    for (i = 0; i < NIN; i++)
+        if ((size_t)COSIM_IN_OFF[i] == off) return i;
+    (void)off;
+    return -1;
+}
+
+/* Start of a step with interpolated inputs: the values set now are the polynomial's base. */
+static void cosim_begin_interpolation(Model *M) {
+    ModelState *S = &M->st;
+    int i;
+    for (i = 0; i < NIN; i++) S->u_start[i] = S->s[COSIM_IN_OFF[i]];
+    S->du_t0 = (double)S->ticks * 1e-9;
 }
 
 const char *fmi2GetTypesPlatform(void) { return fmi2TypesPlatform; }
@@ -121,6 +154,7 @@ fmi2Status fmi2ExitInitializationMode(fmi2Component c) {
         S->time = S->mode_time = (double)S->ticks * 1e-9;
         cosim_eval(&m->m, S->x, COSIM_ALL_DUE);
         S->dirty = 0;
+        cosim_zc_store(&m->m, NULL);
         m->mode = MODE_EVENT;
     }
     return check(m, "fmi2ExitInitializationMode");
@@ -241,11 +275,43 @@ fmi2Status fmi2DeSerializeFMUstate(fmi2Component c, const fmi2Byte b[], size_t s
     return fmi2OK;
 }
 
-fmi2Status fmi2GetDirectionalDerivative(fmi2Component c, const fmi2ValueReference u[], size_t nu,
-                                        const fmi2ValueReference z[], size_t nz, const fmi2Real dv[],
+/* Directional derivatives of outputs (and, in Model Exchange, state derivatives) with respect
+ * to inputs (and states): the tangent program, cosim_directional in model.h. */
+fmi2Status fmi2GetDirectionalDerivative(fmi2Component c, const fmi2ValueReference z[], size_t nz,
+                                        const fmi2ValueReference u[], size_t nu, const fmi2Real dv[],
                                         fmi2Real dz[]) {
-    (void)u; (void)nu; (void)z; (void)nz; (void)dv; (void)dz;
-    return bad_call((Instance *)c, "fmi2GetDirectionalDerivative", "not provided");
+    Instance *m = (Instance *)c;
+    double **ptrs;
+    size_t i, size;
+    int kind, need_derivs = 0;
+    if (nz == 0) return fmi2OK;
+    if (m->mode == MODE_INSTANTIATED)
+        return bad_call(m, "fmi2GetDirectionalDerivative", "not before initialization mode");
+    ptrs = (double **)malloc(sizeof(double *) * (nu + nz + 1));
+    if (!ptrs) return bad_call(m, "fmi2GetDirectionalDerivative", "out of memory");
+    for (i = 0; i < nu; i++) {
+        ptrs[i] = cosim_var_ptr(&m->m, u[i], &size, &kind);
+        if (!ptrs[i] || !(kind == VK_INPUT || (kind == VK_STATE && m->type == fmi2ModelExchange))) {
+            free(ptrs);
+            return bad_call(m, "fmi2GetDirectionalDerivative", "a known is not an input (or, in "
+                            "Model Exchange, a continuous state)");
+        }
+    }
+    for (i = 0; i < nz; i++) {
+        ptrs[nu + i] = cosim_var_ptr(&m->m, z[i], &size, &kind);
+        if (!ptrs[nu + i]) {
+            free(ptrs);
+            return bad_call(m, "fmi2GetDirectionalDerivative", "unknown value reference");
+        }
+        if (kind == VK_DER) need_derivs = 1;
+        if (kind == VK_INDICATOR) {
+            free(ptrs);
+            return bad_call(m, "fmi2GetDirectionalDerivative", "event indicators are not unknowns");
+        }
+    }
+    cosim_directional(&m->m, ptrs, dv, nu, ptrs + nu, nz, need_derivs, dz);
+    free(ptrs);
+    return check(m, "fmi2GetDirectionalDerivative");
 }
 
 /* --------------------------------------------------------------- Model Exchange */
@@ -257,12 +323,14 @@ fmi2Status fmi2EnterEventMode(fmi2Component c) {
 fmi2Status fmi2NewDiscreteStates(fmi2Component c, fmi2EventInfo *info) {
     Instance *m = (Instance *)c;
     int64_t next;
+    int terminate = 0, changed;
     cosim_me_event(&m->m);
+    changed = cosim_zc_event(&m->m, &terminate);
     next = cosim_next_event(llround(m->m.st.time * 1e9));
     info->newDiscreteStatesNeeded = fmi2False;
-    info->terminateSimulation = fmi2False;
+    info->terminateSimulation = terminate ? fmi2True : fmi2False;
     info->nominalsOfContinuousStatesChanged = fmi2False;
-    info->valuesOfContinuousStatesChanged = fmi2False;
+    info->valuesOfContinuousStatesChanged = changed ? fmi2True : fmi2False;
     info->nextEventTimeDefined = next != INT64_MAX ? fmi2True : fmi2False;
     info->nextEventTime = next != INT64_MAX ? (double)next * 1e-9 : 0.0;
     return check(m, "fmi2NewDiscreteStates");
@@ -311,9 +379,14 @@ fmi2Status fmi2GetDerivatives(fmi2Component c, fmi2Real derivatives[], size_t nx
 }
 
 fmi2Status fmi2GetEventIndicators(fmi2Component c, fmi2Real ei[], size_t ni) {
+    Instance *m = (Instance *)c;
+    if (ni != NZ) return bad_call(m, "fmi2GetEventIndicators", "wrong number of event indicators");
+#if NZ > 0
+    cosim_ensure_outputs(&m->m);
+    cosim_indicators(&m->m, ei);
+#endif
     (void)ei;
-    if (ni != 0) return bad_call((Instance *)c, "fmi2GetEventIndicators", "the model has no event indicators");
-    return fmi2OK;
+    return check(m, "fmi2GetEventIndicators");
 }
 
 fmi2Status fmi2GetContinuousStates(fmi2Component c, fmi2Real x[], size_t nx) {
@@ -334,10 +407,33 @@ fmi2Status fmi2GetNominalsOfContinuousStates(fmi2Component c, fmi2Real x_nominal
 }
 
 /* ----------------------------------------------------------------- Co-Simulation */
+/* canInterpolateInputs: the derivatives (orders 1..3) of inputs at the start of the next step;
+ * that step follows their Taylor polynomial (cosim_poly_inputs), then they are used up. */
 fmi2Status fmi2SetRealInputDerivatives(fmi2Component c, const fmi2ValueReference vr[], size_t n,
                                        const fmi2Integer order[], const fmi2Real value[]) {
+    Instance *m = (Instance *)c;
+#if !COSIM_INTERPOLATE
     (void)vr; (void)n; (void)order; (void)value;
-    return bad_call((Instance *)c, "fmi2SetRealInputDerivatives", "inputs are held over a step");
+    (void)cosim_input_index; (void)cosim_poly_inputs; (void)cosim_begin_interpolation;
+    return bad_call(m, "fmi2SetRealInputDerivatives",
+                    "this FMU holds its inputs over a step (canInterpolateInputs is false)");
+#else
+    size_t i, size;
+    int kind, idx;
+    for (i = 0; i < n; i++) {
+        double *ptr = cosim_var_ptr(&m->m, vr[i], &size, &kind);
+        if (!ptr || kind != VK_INPUT)
+            return bad_call(m, "fmi2SetRealInputDerivatives", "the variable is not an input");
+        if (order[i] < 1 || order[i] > 3)
+            return bad_call(m, "fmi2SetRealInputDerivatives",
+                            "this FMU follows input derivatives of order 1, 2 and 3 only");
+        idx = cosim_input_index((size_t)(ptr - m->m.st.s));
+        if (idx < 0) return bad_call(m, "fmi2SetRealInputDerivatives", "the variable is not an input");
+        m->m.st.du[idx][order[i] - 1] = value[i];
+    }
+    m->m.st.has_du = 1;
+    return fmi2OK;
+#endif
 }
 
 fmi2Status fmi2GetRealOutputDerivatives(fmi2Component c, const fmi2ValueReference vr[], size_t n,
@@ -360,7 +456,12 @@ fmi2Status fmi2DoStep(fmi2Component c, fmi2Real t, fmi2Real h, fmi2Boolean noSet
         return bad_call(m, "fmi2DoStep", buf);
     }
     if (h < 0 || end < S->ticks) return bad_call(m, "fmi2DoStep", "negative step size");
+    if (S->has_du) {
+        cosim_begin_interpolation(&m->m);
+        m->m.inputs_at = cosim_poly_inputs;
+    }
     cosim_advance(&m->m, end);
+    cosim_end_interpolation(&m->m);
     return check(m, "fmi2DoStep");
 }
 

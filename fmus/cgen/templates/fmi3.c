@@ -3,7 +3,9 @@
  * Model Exchange and Co-Simulation over the model core in model.h: Float64 variables (arrays
  * for vector ports and matrix parameters) through a value-reference table, FMU state
  * get/set/serialize (a copy of the flat ModelState), time events for sampled blocks in Model
- * Exchange, a fixed-step internal integrator in Co-Simulation (no event mode, no early return).
+ * Exchange, a fixed-step internal integrator in Co-Simulation (no event mode, no early return)
+ * that asks the importer for its inputs at each Runge-Kutta stage (intermediate update),
+ * directional derivatives from the tangent program (fmus/cgen/tangent.py).
  * No Python, no global mutable state.
  */
 #include "fmi3Functions.h"
@@ -21,6 +23,7 @@ typedef struct {
     char name[128];
     fmi3InstanceEnvironment env;
     fmi3LogMessageCallback log;
+    fmi3IntermediateUpdateCallback intermediate;  /* Co-Simulation: input interpolation */
     int logging;
 } Instance;
 
@@ -109,18 +112,25 @@ fmi3Instance fmi3InstantiateCoSimulation(fmi3String instanceName, fmi3String ins
                                          fmi3LogMessageCallback logMessage,
                                          fmi3IntermediateUpdateCallback intermediateUpdate) {
     (void)resourcePath; (void)visible; (void)earlyReturnAllowed;
-    (void)requiredIntermediateVariables; (void)nRequiredIntermediateVariables; (void)intermediateUpdate;
+    (void)requiredIntermediateVariables; (void)nRequiredIntermediateVariables;
 #if defined(COSIM_HAS_CS)
+    Instance *c;
     if (eventModeUsed) {
         if (logMessage) logMessage(instanceEnvironment, fmi3Error, "logStatusError",
                                    "fmi3InstantiateCoSimulation: event mode is not supported");
         return NULL;
     }
-    return instantiate(instanceName, instantiationToken, TYPE_CS, loggingOn, instanceEnvironment,
-                       logMessage);
+    c = instantiate(instanceName, instantiationToken, TYPE_CS, loggingOn, instanceEnvironment,
+                    logMessage);
+#if COSIM_INTERPOLATE && NIN > 0
+    if (c) c->intermediate = intermediateUpdate;
+#else
+    (void)intermediateUpdate;
+#endif
+    return c;
 #else
     (void)instanceName; (void)instantiationToken; (void)loggingOn; (void)eventModeUsed;
-    (void)instanceEnvironment; (void)logMessage;
+    (void)instanceEnvironment; (void)logMessage; (void)intermediateUpdate;
     return NULL;
 #endif
 }
@@ -166,6 +176,7 @@ fmi3Status fmi3ExitInitializationMode(fmi3Instance instance) {
         S->time = S->mode_time = (double)S->ticks * 1e-9;
         cosim_eval(&m->m, S->x, COSIM_ALL_DUE);
         S->dirty = 0;
+        cosim_zc_store(&m->m, NULL);
         m->mode = MODE_EVENT;
     }
     return check(m, "fmi3ExitInitializationMode");
@@ -368,13 +379,58 @@ fmi3Status fmi3DeserializeFMUState(fmi3Instance instance, const fmi3Byte seriali
     return fmi3OK;
 }
 
+/* Directional derivatives of outputs (and, in Model Exchange, state derivatives) with respect
+ * to inputs (and states): the tangent program, cosim_directional in model.h.  Array variables take one seed and give one sensitivity per element. */
 fmi3Status fmi3GetDirectionalDerivative(fmi3Instance instance, const fmi3ValueReference unknowns[],
                                         size_t nUnknowns, const fmi3ValueReference knowns[], size_t nKnowns,
                                         const fmi3Float64 seed[], size_t nSeed, fmi3Float64 sensitivity[],
                                         size_t nSensitivity) {
-    (void)unknowns; (void)nUnknowns; (void)knowns; (void)nKnowns; (void)seed; (void)nSeed;
-    (void)sensitivity; (void)nSensitivity;
-    return bad_call((Instance *)instance, "fmi3GetDirectionalDerivative", "not provided");
+    Instance *m = (Instance *)instance;
+    double **kp, **up;
+    size_t i, k, size, nk = 0, nu = 0;
+    int kind, need_derivs = 0;
+    if (nUnknowns == 0) return fmi3OK;
+    if (m->mode == MODE_INSTANTIATED)
+        return bad_call(m, "fmi3GetDirectionalDerivative", "not before initialization mode");
+    kp = (double **)malloc(sizeof(double *) * (nSeed + nSensitivity + 1));
+    if (!kp) return bad_call(m, "fmi3GetDirectionalDerivative", "out of memory");
+    up = kp + nSeed;
+    for (i = 0; i < nKnowns; i++) {
+        double *ptr = cosim_var_ptr(&m->m, knowns[i], &size, &kind);
+        if (!ptr || !(kind == VK_INPUT || (kind == VK_STATE && m->type == TYPE_ME))) {
+            free(kp);
+            return bad_call(m, "fmi3GetDirectionalDerivative", "a known is not an input (or, in "
+                            "Model Exchange, a continuous state)");
+        }
+        for (k = 0; k < size; k++) {
+            if (nk == nSeed) { free(kp); return bad_call(m, "fmi3GetDirectionalDerivative", "nSeed too small"); }
+            kp[nk++] = ptr + k;
+        }
+    }
+    for (i = 0; i < nUnknowns; i++) {
+        double *ptr = cosim_var_ptr(&m->m, unknowns[i], &size, &kind);
+        if (!ptr) { free(kp); return bad_call(m, "fmi3GetDirectionalDerivative", "unknown value reference"); }
+        if (kind == VK_DER) need_derivs = 1;
+        if (kind == VK_INDICATOR) {
+            free(kp);
+            return bad_call(m, "fmi3GetDirectionalDerivative", "event indicators are not unknowns");
+        }
+        for (k = 0; k < size; k++) {
+            if (nu == nSensitivity) {
+                free(kp);
+                return bad_call(m, "fmi3GetDirectionalDerivative", "nSensitivity too small");
+            }
+            up[nu++] = ptr + k;
+        }
+    }
+    if (nk != nSeed || nu != nSensitivity) {
+        free(kp);
+        return bad_call(m, "fmi3GetDirectionalDerivative",
+                        "nSeed / nSensitivity differ from the number of elements of the variables");
+    }
+    cosim_directional(&m->m, kp, seed, nk, up, nu, need_derivs, sensitivity);
+    free(kp);
+    return check(m, "fmi3GetDirectionalDerivative");
 }
 
 fmi3Status fmi3GetAdjointDerivative(fmi3Instance instance, const fmi3ValueReference unknowns[],
@@ -458,13 +514,15 @@ fmi3Status fmi3UpdateDiscreteStates(fmi3Instance instance, fmi3Boolean *discrete
                                     fmi3Boolean *nextEventTimeDefined, fmi3Float64 *nextEventTime) {
     Instance *m = (Instance *)instance;
     int64_t next;
+    int terminate = 0, changed;
     if (m->type != TYPE_ME) return bad_call(m, "fmi3UpdateDiscreteStates", "event mode is not supported in Co-Simulation");
     cosim_me_event(&m->m);
+    changed = cosim_zc_event(&m->m, &terminate);
     next = cosim_next_event(llround(m->m.st.time * 1e9));
     *discreteStatesNeedUpdate = fmi3False;
-    *terminateSimulation = fmi3False;
+    *terminateSimulation = terminate ? fmi3True : fmi3False;
     *nominalsOfContinuousStatesChanged = fmi3False;
-    *valuesOfContinuousStatesChanged = fmi3False;
+    *valuesOfContinuousStatesChanged = changed ? fmi3True : fmi3False;
     *nextEventTimeDefined = next != INT64_MAX ? fmi3True : fmi3False;
     *nextEventTime = next != INT64_MAX ? (double)next * 1e-9 : 0.0;
     return check(m, "fmi3UpdateDiscreteStates");
@@ -518,10 +576,15 @@ fmi3Status fmi3GetContinuousStateDerivatives(fmi3Instance instance, fmi3Float64 
 
 fmi3Status fmi3GetEventIndicators(fmi3Instance instance, fmi3Float64 eventIndicators[],
                                   size_t nEventIndicators) {
+    Instance *m = (Instance *)instance;
+    if (nEventIndicators != NZ)
+        return bad_call(m, "fmi3GetEventIndicators", "wrong number of event indicators");
+#if NZ > 0
+    cosim_ensure_outputs(&m->m);
+    cosim_indicators(&m->m, eventIndicators);
+#endif
     (void)eventIndicators;
-    if (nEventIndicators != 0)
-        return bad_call((Instance *)instance, "fmi3GetEventIndicators", "the model has no event indicators");
-    return fmi3OK;
+    return check(m, "fmi3GetEventIndicators");
 }
 
 fmi3Status fmi3GetContinuousStates(fmi3Instance instance, fmi3Float64 continuousStates[],
@@ -545,7 +608,7 @@ fmi3Status fmi3GetNominalsOfContinuousStates(fmi3Instance instance, fmi3Float64 
 
 fmi3Status fmi3GetNumberOfEventIndicators(fmi3Instance instance, size_t *nEventIndicators) {
     (void)instance;
-    *nEventIndicators = 0;
+    *nEventIndicators = NZ;
     return fmi3OK;
 }
 
@@ -568,6 +631,16 @@ fmi3Status fmi3GetOutputDerivatives(fmi3Instance instance, const fmi3ValueRefere
                                     size_t nValues) {
     (void)valueReferences; (void)nValueReferences; (void)orders; (void)values; (void)nValues;
     return bad_call((Instance *)instance, "fmi3GetOutputDerivatives", "not provided");
+}
+
+/* Intermediate update (providesIntermediateUpdate): before each Runge-Kutta stage and at each
+ * internal step's end the importer may set the inputs flagged intermediateUpdate to their
+ * values at that time (getting variables is not allowed there: the state is mid-step). */
+static void intermediate_inputs(Model *M, double t) {
+    Instance *c = (Instance *)M;  /* the model is the instance's first member */
+    fmi3Boolean early = fmi3False;
+    fmi3Float64 early_time = t;
+    c->intermediate(c->env, t, fmi3True, fmi3False, fmi3False, fmi3False, &early, &early_time);
 }
 
 fmi3Status fmi3DoStep(fmi3Instance instance, fmi3Float64 currentCommunicationPoint,
@@ -593,7 +666,9 @@ fmi3Status fmi3DoStep(fmi3Instance instance, fmi3Float64 currentCommunicationPoi
         return bad_call(m, "fmi3DoStep", buf);
     }
     if (h < 0 || end < S->ticks) return bad_call(m, "fmi3DoStep", "negative step size");
+    if (m->intermediate) m->m.inputs_at = intermediate_inputs;
     cosim_advance(&m->m, end);
+    cosim_end_interpolation(&m->m);
     status = check(m, "fmi3DoStep");
     *lastSuccessfulTime = (double)S->ticks * 1e-9;
     return status;
