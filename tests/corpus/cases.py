@@ -440,3 +440,44 @@ def run_case(case: Case, path: Path, via: str, out: Path) -> Outcome:
     except Exception as exc:  # noqa: BLE001
         return Outcome(case, via, what, None, False, f"{type(exc).__name__}: {exc}"[:300])
     return Outcome(case, via, what, err, not why, why)
+
+
+# ----------------------------------------------------------------- the docs table
+def oracle_text(case: Case) -> str:
+    """What a case is compared with (static: from the case's definition)."""
+    if case.fmpy_defect:
+        text = f"exact (FMPy: {case.fmpy_defect})"
+    elif case.exact is not None and case.interface == "ME":
+        text = "exact; FMPy checked against it"
+    elif case.exact is not None:
+        text = "FMPy, checked against the exact answer"
+    else:
+        text = "FMPy"
+    if not case.fmpy_validate:
+        text += " (FMPy with validate=False: its validation refuses the FMU)"
+    if case.strings:
+        text += "; String outputs: exact (FMPy records none)"
+    return text
+
+
+def expected_text(case: Case, via: str) -> str:
+    """``agrees`` or the issue 31 items its strict xfail names."""
+    import re
+    reason = case.xfail.get(via)
+    if not reason:
+        return "agrees"
+    items = sorted(set(re.findall(r"item (\d)", reason)))
+    return "fails: issue 31 item" + ("s " if len(items) > 1 else " ") + ", ".join(items)
+
+
+def markdown_table(catalogue: dict) -> str:
+    """The corpus table of ``docs/libraries/fmi.md``: one row per FMU x interface
+    (``catalogue``: ``{fmu id: (exporter, FMI version, what)}``)."""
+    lines = ["| FMU | exporter | FMI | interface | what | compared with | API | CLI |",
+             "|---|---|---|---|---|---|---|---|"]
+    for c in cases():
+        exporter, fmi, what = catalogue[c.fmu]
+        lines.append(f"| {c.fmu} | {exporter} | {fmi}.0 | {c.interface} | {what} | "
+                     f"{oracle_text(c)} | {expected_text(c, 'api')} | "
+                     f"{expected_text(c, 'cli')} |")
+    return "\n".join(lines)

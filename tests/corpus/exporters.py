@@ -357,6 +357,30 @@ def fmt_renamed(feedthrough: Path, dest: Path, fmi: int) -> Path:
 
 
 # ----------------------------------------------------------------- the corpus
+#: ``{fmu id: (exporter, FMI version, what it is)}``
+CATALOGUE = {
+    "pf2-readme": ("pythonfmu", 2, "README's `PythonSlave` as the README writes it "
+                   "(variability of Integer/Boolean/String left unset)"),
+    "pf2-lag": ("pythonfmu", 2, "lag initialised from its input, y(0) = u(0); a parameter"),
+    "pf2-types": ("pythonfmu", 2, "Real, Integer, Boolean, String inputs and outputs; "
+                  "Real and Integer parameters"),
+    "pf3-types": ("pythonfmu3", 3, "Float64, Int32, Int64, UInt64, Boolean, String inputs and "
+                  "outputs; parameters"),
+    "pf3-decay-me": ("pythonfmu3", 3, "Model Exchange x' = -k x + u, y = 3 x"),
+    "fmpy-container": ("FMPy", 2, "container (FMI 2) of two FMI 3 Reference Feedthrough FMUs "
+                       "in series, as FMPy's own test writes it"),
+    "fmt-container2": ("fmu-manipulation-toolbox", 2, "`fmucontainer` (FMI 2) from a CSV: "
+                       "Reference Feedthrough -> Oscillator, starts from its input"),
+    "fmt-container3": ("fmu-manipulation-toolbox", 3, "`fmucontainer` (FMI 3) from the same "
+                       "CSV"),
+    "fmt-renamed2": ("fmu-manipulation-toolbox", 2, "`fmutool -rename-from-csv` on the "
+                     "Reference Feedthrough (FMI 2, ME and CS): every FMI 2 type"),
+    "fmt-renamed3": ("fmu-manipulation-toolbox", 3, "`fmutool -rename-from-csv` on the "
+                     "Reference Feedthrough (FMI 3, ME and CS): Float64, Int8, UInt16, Int32, "
+                     "Int64, UInt64, Boolean, Enumeration, String"),
+}
+
+
 def build_corpus(dest: Path, reference_fmus: dict | None) -> dict[str, CorpusFMU]:
     """Build every FMU of the corpus in ``dest``; ``reference_fmus``: ``{(fmi, model): path}``
     of the Reference FMUs (``None``: they cannot be built here, the containers are skipped)."""
@@ -365,7 +389,8 @@ def build_corpus(dest: Path, reference_fmus: dict | None) -> dict[str, CorpusFMU
     versions = exporter_versions()
     out: dict[str, CorpusFMU] = {}
 
-    def make(fid: str, exporter: str, fmi: int, what: str, build) -> None:
+    def make(fid: str, build) -> None:
+        exporter, fmi, what = CATALOGUE[fid]
         entry = CorpusFMU(fid, exporter, fmi, what)
         have = versions[exporter]
         if have is None:
@@ -380,16 +405,10 @@ def build_corpus(dest: Path, reference_fmus: dict | None) -> dict[str, CorpusFMU
                 entry.skip = f"{exporter}: {exc}"
         out[fid] = entry
 
-    make("pf2-readme", "pythonfmu", 2, "README's PythonSlave (variability left unset)",
-         lambda: _pythonfmu(PF2_README, dest / "pf2-readme", 2))
-    make("pf2-lag", "pythonfmu", 2, "lag initialised from its input, y(0) = u(0)",
-         lambda: _pythonfmu(PF2_LAG, dest / "pf2-lag", 2))
-    make("pf2-types", "pythonfmu", 2, "Real, Integer, Boolean, String inputs and outputs; "
-         "parameters", lambda: _pythonfmu(PF2_TYPES, dest / "pf2-types", 2))
-    make("pf3-types", "pythonfmu3", 3, "Float64, Int32, Int64, UInt64, Boolean, String inputs "
-         "and outputs; parameters", lambda: _pythonfmu(PF3_TYPES, dest / "pf3-types", 3))
-    make("pf3-decay-me", "pythonfmu3", 3, "Model Exchange x' = -k x + u, y = 3 x",
-         lambda: _pythonfmu(PF3_DECAY_ME, dest / "pf3-decay-me", 3))
+    src = {"pf2-readme": PF2_README, "pf2-lag": PF2_LAG, "pf2-types": PF2_TYPES,
+           "pf3-types": PF3_TYPES, "pf3-decay-me": PF3_DECAY_ME}
+    for fid, text in src.items():
+        make(fid, lambda fid=fid, text=text: _pythonfmu(text, dest / fid, CATALOGUE[fid][1]))
 
     def ref(fmi: int, model: str) -> Path:
         if reference_fmus is None:
@@ -403,16 +422,12 @@ def build_corpus(dest: Path, reference_fmus: dict | None) -> dict[str, CorpusFMU
         from tests.fmu_builders import build_c_fmu
         return build_c_fmu("oscillator", dest / "components")
 
-    make("fmpy-container", "FMPy", 2, "container (FMI 2) of two FMI 3 Feedthrough FMUs in "
-         "series", lambda: fmpy_container(ref(3, "Feedthrough"), dest))
+    make("fmpy-container", lambda: fmpy_container(ref(3, "Feedthrough"), dest))
     for fmi in (2, 3):
-        make(f"fmt-container{fmi}", "fmu-manipulation-toolbox", fmi,
-             f"container (FMI {fmi}): Feedthrough -> Oscillator, initialised from its input",
+        make(f"fmt-container{fmi}",
              lambda fmi=fmi: fmt_container(ref(2, "Feedthrough"), oscillator(), dest, fmi))
-    for fmi in (2, 3):
-        make(f"fmt-renamed{fmi}", "fmu-manipulation-toolbox", fmi,
-             f"Reference Feedthrough (FMI {fmi}, ME and CS) with its ports renamed by fmutool",
-             lambda fmi=fmi: fmt_renamed(ref(fmi, "Feedthrough"), dest, fmi))
+        make(f"fmt-renamed{fmi}", lambda fmi=fmi: fmt_renamed(ref(fmi, "Feedthrough"), dest, fmi))
+    assert set(out) == set(CATALOGUE), sorted(set(CATALOGUE) ^ set(out))
     return out
 
 

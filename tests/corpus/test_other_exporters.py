@@ -46,3 +46,19 @@ def test_corpus_covers_the_brief(corpus):
     kinds = {(corpus[c.fmu].fmi, c.interface) for c in CASES}
     assert kinds == {(2, "CS"), (2, "ME"), (3, "CS"), (3, "ME")}, kinds
     assert {corpus[c.fmu].exporter for c in CASES} == set(EXPORTERS)
+
+
+def test_docs_table_is_current():
+    """The corpus table of docs/libraries/fmi.md equals the one generated from the cases."""
+    import re
+    from pathlib import Path
+
+    from tests.corpus.cases import markdown_table
+    from tests.corpus.exporters import CATALOGUE
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "libraries" / "fmi.md").read_text()
+    m = re.search(r"<!-- corpus-table:begin -->\n(.*?)\n<!-- corpus-table:end -->", doc, re.S)
+    assert m, "docs/libraries/fmi.md has no corpus-table markers"
+    assert m.group(1) == markdown_table(CATALOGUE), (
+        "the corpus table in docs/libraries/fmi.md is stale: replace it with the output of "
+        "python -c 'from tests.corpus.cases import markdown_table; from tests.corpus.exporters "
+        "import CATALOGUE; print(markdown_table(CATALOGUE))'")
