@@ -62,3 +62,20 @@ def test_docs_table_is_current():
         "the corpus table in docs/libraries/fmi.md is stale: replace it with the output of "
         "python -c 'from tests.corpus.cases import markdown_table; from tests.corpus.exporters "
         "import CATALOGUE; print(markdown_table(CATALOGUE))'")
+
+
+def test_bench_target_counts_every_case():
+    """``python -m bench fmi``'s other_exporters targets: met only when every case agrees
+    and four exporters built FMUs; not measured when the corpus did not run."""
+    from bench.fmi import other_exporter_targets
+    rows = [{"case": "a-cs", "via": "api", "agrees": True},
+            {"case": "a-cs", "via": "cli", "agrees": False}]
+    four = ["FMPy", "fmu-manipulation-toolbox", "pythonfmu", "pythonfmu3"]
+    agree, exporters = other_exporter_targets({"agree": 1, "total": 2, "exporters": four,
+                                               "cases": rows})
+    assert agree["met"] is False and "a-cs (cli)" in agree["note"]
+    assert exporters["met"] is True and exporters["value"] == 4
+    agree, exporters = other_exporter_targets({"agree": 2, "total": 2, "exporters": four[:3],
+                                               "cases": [dict(r, agrees=True) for r in rows]})
+    assert agree["met"] is True and exporters["met"] is False
+    assert all(t["met"] is None for t in other_exporter_targets(None))
