@@ -119,6 +119,11 @@ def _decay_exact(k: float, rows: list):
     return ref
 
 
+def _van_der_pol(t: np.ndarray) -> dict:
+    from tests.conformance.cases import van_der_pol
+    return van_der_pol(np.asarray(t, float))
+
+
 ITEM1 = "issue 31 item 1: inputs are not set in Initialization Mode (CS)"
 ITEM1_ME = ("issue 31 item 1: a zero reaches the FMU before the connected value (ME): "
             "'0 is not a legal value for Enumeration_input'")
@@ -178,6 +183,9 @@ def cases() -> list[Case]:
                  lambda u: {"r": 2.5 * u["u_r"], "i": 3 * u["u_i"], "l": u["u_l"] - 1,
                             "w": u["u_w"] + 1, "b": not u["u_b"], "s": "ababab"}),
              xfail={v: ITEM2_STR for v in ("api", "cli")}),
+        Case("pf3-readme", "CS", 1.0, 0.1, outputs=("intOut", "realOut"),
+             exact=lambda t: {"intOut": [1] * len(t), "realOut": np.full(len(t), 3.0)}),
+        Case("pf3-readme-me", "ME", 10.0, 0.1, outputs=("x0", "x1"), exact=_van_der_pol),
         Case("pf3-decay-me", "ME", 2.0, 0.1, inputs={"u": decay_u}, start={"k": 2.0},
              outputs=("y",), exact=_decay_exact(2.0, decay_u)),
         Case("fmpy-container", "CS", 1.0, 0.1, inputs={"u": step_input(0.5, 1.0, 2.0)},

@@ -154,6 +154,80 @@ class Types2(Fmi2Slave):
 
 
 # ----------------------------------------------------------------- pythonfmu3 (FMI 3.0)
+#: pythonfmu3's README Co-Simulation example, as the README writes it
+PF3_README = '''
+from pythonfmu3 import Fmi3Causality, Fmi3Slave, Boolean, Int32, Float64, String
+
+
+class PythonSlave(Fmi3Slave):
+
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+
+        self.author = "John Doe"
+        self.description = "A simple description"
+
+        self.time = 0.0
+        self.intOut = 1
+        self.realOut = 3.0
+        self.booleanVariable = True
+        self.stringVariable = "Hello World!"
+        self.register_variable(Float64("time", causality=Fmi3Causality.independent))
+        self.register_variable(Int32("intOut", causality=Fmi3Causality.output))
+        self.register_variable(Float64("realOut", causality=Fmi3Causality.output))
+        self.register_variable(Boolean("booleanVariable", causality=Fmi3Causality.local))
+        self.register_variable(String("stringVariable", causality=Fmi3Causality.local))
+
+    def do_step(self, current_time, step_size):
+        return True
+'''
+
+#: pythonfmu3's README Model Exchange example (Van der Pol), as the README writes it (lines
+#: wrapped at 100 columns) but for its imports: the README's lack ``Fmi3Initial`` and
+#: ``Fmi3Variability`` (a NameError as written)
+PF3_README_ME = '''
+from pythonfmu3 import Fmi3Causality, Fmi3SlaveBase, Float64, ModelExchange
+from pythonfmu3 import Fmi3Initial, Fmi3Variability
+from typing import List
+
+
+class PythonSlaveMX(Fmi3SlaveBase, ModelExchange):
+
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+
+        self.author = "John Doe"
+        self.description = "A simple description"
+
+        self.time = 0.0
+        self.mu = 1.0
+        self.x0 = 2
+        self.x1 = 0
+        self.derx0 = 0.0
+        self.derx1 = 0.0
+
+        self.register_variable(Float64("time", causality=Fmi3Causality.independent,
+                                       variability=Fmi3Variability.continuous))
+        self.register_variable(Float64("x0", causality=Fmi3Causality.output, start=2,
+                                       variability=Fmi3Variability.continuous,
+                                       initial=Fmi3Initial.exact))
+        self.register_variable(Float64("x1", causality=Fmi3Causality.output, start=0,
+                                       variability=Fmi3Variability.continuous,
+                                       initial=Fmi3Initial.exact))
+        self.register_variable(Float64("derx0", causality=Fmi3Causality.local,
+                                       variability=Fmi3Variability.continuous, derivative=1))
+        self.register_variable(Float64("derx1", causality=Fmi3Causality.local,
+                                       variability=Fmi3Variability.continuous, derivative=2))
+        self.register_variable(Float64("mu", causality=Fmi3Causality.parameter,
+                                       variability=Fmi3Variability.fixed))
+
+
+    def get_continuous_state_derivatives(self) -> List[float]:
+        self.derx0 = self.x1
+        self.derx1 = self.mu * ((1 - self.x0**2) * self.x1) - self.x0
+        return [self.derx0, self.derx1]
+'''
+
 PF3_TYPES = '''
 from pythonfmu3 import (Boolean, Fmi3Causality, Fmi3Slave, Fmi3Variability, Float64, Int32,
                         Int64, String, UInt64)
@@ -240,9 +314,22 @@ class DecayME(Fmi3SlaveBase, ModelExchange):
 '''
 
 
-def _pythonfmu(source: str, dest: Path, fmi: int) -> Path:
-    from tests.fmu_builders import build_pythonfmu
-    return build_pythonfmu(textwrap.dedent(source), dest, fmi=fmi)
+def _pythonfmu(source: str, dest: Path, fmi: int, module: str) -> Path:
+    """pythonfmu (``fmi=2``) or pythonfmu3 building the class in ``source`` saved as
+    ``<module>.py``.  The module names differ across the corpus: both tools import the slave's
+    module by name into the importing process's interpreter, so two FMUs whose scripts share a
+    name (the READMEs' ``pythonslave.py``) cannot run in one process -- the second gets the
+    first one's class."""
+    import tempfile
+    if fmi == 2:
+        from pythonfmu.builder import FmuBuilder
+    else:
+        from pythonfmu3.builder import FmuBuilder
+    dest.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory() as td:
+        script = Path(td) / f"{module}.py"
+        script.write_text(textwrap.dedent(source))
+        return Path(FmuBuilder.build_FMU(script, dest=dest))
 
 
 # ----------------------------------------------------------------- FMPy's container writer
@@ -364,6 +451,10 @@ CATALOGUE = {
     "pf2-lag": ("pythonfmu", 2, "lag initialised from its input, y(0) = u(0); a parameter"),
     "pf2-types": ("pythonfmu", 2, "Real, Integer, Boolean, String inputs and outputs; "
                   "Real and Integer parameters"),
+    "pf3-readme": ("pythonfmu3", 3, "README's Co-Simulation `PythonSlave` as the README "
+                   "writes it"),
+    "pf3-readme-me": ("pythonfmu3", 3, "README's Model Exchange Van der Pol `PythonSlaveMX` "
+                      "(the README's missing imports added)"),
     "pf3-types": ("pythonfmu3", 3, "Float64, Int32, Int64, UInt64, Boolean, String inputs and "
                   "outputs; parameters"),
     "pf3-decay-me": ("pythonfmu3", 3, "Model Exchange x' = -k x + u, y = 3 x"),
@@ -406,9 +497,11 @@ def build_corpus(dest: Path, reference_fmus: dict | None) -> dict[str, CorpusFMU
         out[fid] = entry
 
     src = {"pf2-readme": PF2_README, "pf2-lag": PF2_LAG, "pf2-types": PF2_TYPES,
-           "pf3-types": PF3_TYPES, "pf3-decay-me": PF3_DECAY_ME}
+           "pf3-readme": PF3_README, "pf3-readme-me": PF3_README_ME, "pf3-types": PF3_TYPES,
+           "pf3-decay-me": PF3_DECAY_ME}
     for fid, text in src.items():
-        make(fid, lambda fid=fid, text=text: _pythonfmu(text, dest / fid, CATALOGUE[fid][1]))
+        make(fid, lambda fid=fid, text=text: _pythonfmu(text, dest / fid, CATALOGUE[fid][1],
+                                                        fid.replace("-", "_")))
 
     def ref(fmi: int, model: str) -> Path:
         if reference_fmus is None:
