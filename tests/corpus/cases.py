@@ -381,7 +381,8 @@ def run_cli(case: Case, path: Path, out: Path) -> Run:
                 w.writerow([_csv(x) for x in row])
         argv += ["--input", str(out / "inputs.csv")]
     err = io.StringIO()
-    with warnings.catch_warnings(), contextlib.redirect_stderr(err):
+    with (warnings.catch_warnings(), contextlib.redirect_stderr(err),
+          contextlib.redirect_stdout(io.StringIO())):  # its summary lines
         warnings.simplefilter("ignore")
         code = main(argv)
     if code != 0:
