@@ -148,7 +148,10 @@ def cases() -> list[Case]:
           "b_in": step_input(0.5, False, True), "e_in": step_input(0.4, 1, 2)}
     r3 = {**r2, "i8_in": step_input(0.2, -128, 127), "u16_in": step_input(0.6, 7, 65535),
           "i64_in": step_input(0.4, -(2 ** 62), 2 ** 62 + 1),
-          "u64_in": step_input(0.4, 5, 2 ** 64 - 1)}
+          "u64_in": step_input(0.4, 5, 2 ** 64 - 1),
+          "Float32_continuous_input": step_input(0.3, 0.25, -1.5),
+          "UInt8_input": step_input(0.7, 1, 255), "Int16_input": step_input(0.2, -32768, 32767),
+          "UInt32_input": step_input(0.6, 0, 4294967295)}
     renamed = []
     for fmi, rows in ((2, r2), (3, r3)):
         outs = tuple(n.replace("_in", "_out") if n != "u" else "y" for n in rows) + ("s_out",)

@@ -467,8 +467,9 @@ CATALOGUE = {
     "fmt-renamed2": ("fmu-manipulation-toolbox", 2, "`fmutool -rename-from-csv` on the "
                      "Reference Feedthrough (FMI 2, ME and CS): every FMI 2 type"),
     "fmt-renamed3": ("fmu-manipulation-toolbox", 3, "`fmutool -rename-from-csv` on the "
-                     "Reference Feedthrough (FMI 3, ME and CS): Float64, Int8, UInt16, Int32, "
-                     "Int64, UInt64, Boolean, Enumeration, String"),
+                     "Reference Feedthrough (FMI 3, ME and CS): Float32, Float64, Int8, UInt8, "
+                     "Int16, UInt16, Int32, UInt32, Int64, UInt64, Boolean, Enumeration, "
+                     "String"),
 }
 
 
