@@ -122,6 +122,20 @@ def _decay_exact(k: float, rows: list):
     return ref
 
 
+def _latch_exact(rows: dict):
+    def ref(t: np.ndarray) -> dict:
+        q, n, qs, ns = False, 0, [], []
+        for k in range(len(t)):
+            if k:
+                s_, r_ = (held(rows[x], t[k - 1]) for x in ("set", "reset"))
+                q = s_ or (q and not r_)
+                n += int(q)
+            qs.append(q)
+            ns.append(n)
+        return {"q": qs, "n": ns}
+    return ref
+
+
 def _van_der_pol(t: np.ndarray) -> dict:
     from tests.conformance.cases import van_der_pol
     return van_der_pol(np.asarray(t, float))
@@ -130,6 +144,8 @@ def _van_der_pol(t: np.ndarray) -> dict:
 ITEM1 = "issue 31 item 1: inputs are not set in Initialization Mode (CS)"
 ITEM1_ME = ("issue 31 item 1: a zero reaches the FMU before the connected value (ME): "
             "'0 is not a legal value for Enumeration_input'")
+ITEM2_BOOL = ("issue 31 item 2: a master whose only coupled signals are Boolean fails "
+              "(numpy boolean subtract)")
 ITEM2_STR = "issue 31 item 2: String outputs are not recorded in the results"
 ITEM2_ME = "issue 31 item 2: an FMUBlock has no String ports (s_out)"
 ITEM3 = "issue 31 item 3: "
@@ -144,6 +160,8 @@ def cases() -> list[Case]:
           "u_l": step_input(0.4, 2 ** 40, -(2 ** 40)), "u_w": step_input(0.4, 7, 2 ** 63 + 5),
           "u_b": step_input(0.5, False, True)}
     decay_u = step_input(0.5, 0.0, 1.0)
+    latch = {"set": [(0.0, False), (0.2, False), (0.2, True), (0.3, True), (0.3, False)],
+             "reset": step_input(0.6, False, True)}
     r2 = {"u": step_input(0.5, 1.0, 2.5), "n_in": step_input(0.3, 3, -7),
           "b_in": step_input(0.5, False, True), "e_in": step_input(0.4, 1, 2)}
     r3 = {**r2, "i8_in": step_input(0.2, -128, 127), "u16_in": step_input(0.6, 7, 65535),
@@ -187,6 +205,9 @@ def cases() -> list[Case]:
                             "s": "ababab"}),
              xfail={v: ITEM2_STR for v in ("api", "cli")},
              symptom="output 's' was not recorded"),
+        Case("pf2-latch", "CS", 1.0, 0.1, inputs=latch, outputs=("q", "n"),
+             exact=_latch_exact(latch),
+             xfail={v: ITEM2_BOOL for v in ("api", "cli")}, symptom="numpy boolean subtract"),
         Case("pf3-types", "CS", 1.0, 0.1, inputs=t3, start={"u_s": "ab", "g": 2.5, "n": 3},
              outputs=("r", "i", "l", "w", "b", "s"), strings=("s",),
              exact=lambda t: cs_after_step(

@@ -153,6 +153,35 @@ class Types2(Fmi2Slave):
 '''
 
 
+#: only Boolean inputs: a set/reset latch that counts the steps it is set
+PF2_LATCH = '''
+from pythonfmu import Boolean, Fmi2Causality, Fmi2Slave, Fmi2Variability, Integer
+
+
+class Latch(Fmi2Slave):
+    """q = set or (q and not reset) after each step; n counts the steps ending with q."""
+
+    description = "set/reset latch: Boolean inputs only"
+
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        self.set = False
+        self.reset = False
+        self.q = False
+        self.n = 0
+        d = Fmi2Variability.discrete
+        self.register_variable(Boolean("set", causality=Fmi2Causality.input, variability=d))
+        self.register_variable(Boolean("reset", causality=Fmi2Causality.input, variability=d))
+        self.register_variable(Boolean("q", causality=Fmi2Causality.output, variability=d))
+        self.register_variable(Integer("n", causality=Fmi2Causality.output, variability=d))
+
+    def do_step(self, current_time, step_size):
+        self.q = self.set or (self.q and not self.reset)
+        self.n += int(self.q)
+        return True
+'''
+
+
 # ----------------------------------------------------------------- pythonfmu3 (FMI 3.0)
 #: pythonfmu3's README Co-Simulation example, as the README writes it
 PF3_README = '''
@@ -451,6 +480,8 @@ CATALOGUE = {
     "pf2-lag": ("pythonfmu", 2, "lag initialised from its input, y(0) = u(0); a parameter"),
     "pf2-types": ("pythonfmu", 2, "Real, Integer, Boolean, String inputs and outputs; "
                   "Real and Integer parameters"),
+    "pf2-latch": ("pythonfmu", 2, "set/reset latch: Boolean inputs only, Boolean and "
+                  "Integer outputs"),
     "pf3-readme": ("pythonfmu3", 3, "README's Co-Simulation `PythonSlave` as the README "
                    "writes it"),
     "pf3-readme-me": ("pythonfmu3", 3, "README's Model Exchange Van der Pol `PythonSlaveMX` "
@@ -498,6 +529,7 @@ def build_corpus(dest: Path, reference_fmus: dict | None) -> dict[str, CorpusFMU
         out[fid] = entry
 
     src = {"pf2-readme": PF2_README, "pf2-lag": PF2_LAG, "pf2-types": PF2_TYPES,
+           "pf2-latch": PF2_LATCH,
            "pf3-readme": PF3_README, "pf3-readme-me": PF3_README_ME, "pf3-types": PF3_TYPES,
            "pf3-decay-me": PF3_DECAY_ME}
     for fid, text in src.items():
