@@ -5,17 +5,20 @@ checked by :func:`exporter_versions`):
 
 * **pythonfmu** 0.7.0 -- FMI 2.0 Co-Simulation FMUs from a Python class, among them its
   README's ``PythonSlave`` exactly as the README writes it;
-* **pythonfmu3** 0.3.4 -- FMI 3.0 Co-Simulation and Model Exchange FMUs from a Python class;
+* **pythonfmu3** 0.3.4 -- FMI 3.0 Co-Simulation and Model Exchange FMUs from a Python class,
+  among them its README's two examples;
 * **FMPy** 0.3.32 -- its container writer (``fmpy.container_fmu``: an FMI 2.0 CS container of
   FMI 3.0 components, as FMPy's own test writes it);
 * **fmu-manipulation-toolbox** 2.0 -- ``fmucontainer`` containers from a CSV description (the
-  format of its docs), as FMI 2.0 and as FMI 3.0 containers.
+  format of its docs), as FMI 2.0 and as FMI 3.0 containers, and ``fmutool`` renaming the ports
+  of the Reference Feedthrough FMU (ME and CS; its documented dump/edit/rename workflow).
 
-The containers hold the Modelica Reference FMUs (built from the vendored sources by
-``tests/conformance/build.py``) and the C test model ``Oscillator``
-(``tests/fmu_builders.py``).  :func:`build_corpus` returns ``{fmu id: CorpusFMU}``; an FMU
-that cannot be built here is a :class:`CorpusFMU` with ``skip`` saying which exporter and
-why (its cases are skipped with that reason, never silently dropped).
+:data:`CATALOGUE` lists the FMUs.  The containers and the renamed FMUs hold the Modelica
+Reference FMUs (built from the vendored sources by ``tests/conformance/build.py``) and the C
+test model ``Oscillator`` (``tests/fmu_builders.py``).  :func:`build_corpus` returns
+``{fmu id: CorpusFMU}``; an FMU that cannot be built here is a :class:`CorpusFMU` with
+``skip`` saying which exporter and why (its cases are skipped with that reason, never
+silently dropped).
 """
 
 from __future__ import annotations
