@@ -25,10 +25,11 @@ Cases (all measured over many 1 ms communication steps; medians of repeats):
     against upstream's results and exact or independent references: cases failed (goal 0);
     the per-case errors are in the JSON under ``conformance``.
 ``other_exporters`` (a target, not timed)
-    FMUs written by four other exporters (pythonfmu, pythonfmu3, FMPy's container writer,
-    fmu-manipulation-toolbox; ``tests/corpus``), every FMU x interface by the API and the CLI,
-    against FMPy's ``simulate_fmu`` (or the exact answer where FMPy has a named defect): cases
-    agreeing / total (goal all) and the number of exporters (goal >= 4); the per-case results
+    FMUs written by five other exporters (pythonfmu, pythonfmu3, unifmu, FMPy's container
+    writer, fmu-manipulation-toolbox; ``tests/corpus``), every FMU x interface by the API and
+    the CLI, against FMPy's ``simulate_fmu`` (or the exact answer where FMPy has a named
+    defect): cases agreeing / total (goal all) and the number of exporters (goal >= 4); the
+    per-case results
     are in the JSON under ``other_exporters``.
 ``me/rk4-step``
     The C test FMU ``Oscillator`` (tests/fmu_sources, FMI 2.0 ME) as an
@@ -53,7 +54,7 @@ from .harness import make_case, make_target, measure
 
 NAME = "fmi"
 DESCRIPTION = "FMU step costs: our FMU subsystem vs fmpy's raw calls; generated C vs pythonfmu"
-PACKAGES = ("fmpy", "pythonfmu", "pythonfmu3", "fmu-manipulation-toolbox")
+PACKAGES = ("fmpy", "pythonfmu", "pythonfmu3", "fmu-manipulation-toolbox", "unifmu")
 
 H = 1e-3
 ROOT = pathlib.Path(__file__).resolve().parents[1]

@@ -58,6 +58,7 @@ class Case:
     exact: Any = None               # callable(t) -> {output: values}, or None
     fmpy_defect: str = ""           # FMPy is wrong or crashes here: the upstream defect
     fmpy_validate: bool = True      # False: FMPy's own validation refuses the FMU, run anyway
+    fmpy_folder: str = ""           # why FMPy runs the extracted FMU folder (not the archive)
     strings: tuple = ()             # String outputs: FMPy records none, checked exactly
     xfail: dict = field(default_factory=dict)    # {"api"/"cli": reason} (issue 31 items)
     symptom: str = ""               # regex the failure of an xfail case must match
@@ -141,6 +142,12 @@ def _van_der_pol(t: np.ndarray) -> dict:
     return van_der_pol(np.asarray(t, float))
 
 
+#: unifmu 0.0.3's Python backend reads ``../modelDescription.xml`` beside its resources, which
+#: an importer need not extract (FMPy's ``simulate_fmu`` extracts only ``binaries/`` and
+#: ``resources/``): the backend dies and the FMU's ``fmi2Instantiate`` waits for it forever
+UNIFMU_DEFECT = ("unifmu 0.0.3's backend reads ../modelDescription.xml, which FMPy does not "
+                 "extract; its fmi2Instantiate then waits forever")
+
 ITEM1 = "issue 31 item 1: inputs are not set in Initialization Mode (CS)"
 ITEM1_ME = ("issue 31 item 1: a zero reaches the FMU before the connected value (ME): "
             "'0 is not a legal value for Enumeration_input'")
@@ -160,6 +167,8 @@ def cases() -> list[Case]:
           "u_l": step_input(0.4, 2 ** 40, -(2 ** 40)), "u_w": step_input(0.4, 7, 2 ** 63 + 5),
           "u_b": step_input(0.5, False, True)}
     decay_u = step_input(0.5, 0.0, 1.0)
+    uni = {"real_a": step_input(0.5, 1.0, 2.25), "integer_a": step_input(0.3, 4, 9),
+           "boolean_a": step_input(0.6, False, True)}
     latch = {"set": [(0.0, False), (0.2, False), (0.2, True), (0.3, True), (0.3, False)],
              "reset": step_input(0.6, False, True)}
     r2 = {"u": step_input(0.5, 1.0, 2.5), "n_in": step_input(0.3, 3, -7),
@@ -208,6 +217,18 @@ def cases() -> list[Case]:
         Case("pf2-latch", "CS", 1.0, 0.1, inputs=latch, outputs=("q", "n"),
              exact=_latch_exact(latch),
              xfail={v: ITEM2_BOOL for v in ("api", "cli")}, symptom="numpy boolean subtract"),
+        Case("unifmu-adder", "CS", 1.0, 0.1, inputs=uni,
+             start={"real_b": 0.5, "integer_b": -3, "boolean_b": False, "string_a": "uni",
+                    "string_b": "fmu"},
+             outputs=("real_c", "integer_c", "boolean_c", "string_c"), strings=("string_c",),
+             exact=lambda t: cs_after_step(
+                 uni, t, 0.1, {"real_c": 0.0, "integer_c": 0, "boolean_c": False,
+                               "string_c": ""},
+                 lambda u: {"real_c": u["real_a"] + 0.5, "integer_c": u["integer_a"] - 3,
+                            "boolean_c": u["boolean_a"], "string_c": "unifmu"}),
+             fmpy_folder=UNIFMU_DEFECT,
+             xfail={v: ITEM2_STR for v in ("api", "cli")},
+             symptom="output 'string_c' was not recorded"),
         Case("pf3-types", "CS", 1.0, 0.1, inputs=t3, start={"u_s": "ab", "g": 2.5, "n": 3},
              outputs=("r", "i", "l", "w", "b", "s"), strings=("s",),
              exact=lambda t: cs_after_step(
@@ -284,7 +305,15 @@ def run_fmpy(case: Case, path: Path) -> Run:
         kwargs.update(solver="CVode", relative_tolerance=ME_RTOL)
     elif kwargs["input"] is not None:
         kwargs["step_finished"] = _right_limit_sampler(path, kwargs["input"])
-    res = simulate_fmu(str(path), **kwargs)
+    if case.fmpy_folder:
+        import tempfile
+        import zipfile
+        with tempfile.TemporaryDirectory() as td:
+            with zipfile.ZipFile(path) as z:
+                z.extractall(td)
+            res = simulate_fmu(td, **kwargs)
+    else:
+        res = simulate_fmu(str(path), **kwargs)
     return _on_grid(case, np.asarray(res["time"], float),
                     {n: list(res[n]) for n in case.outputs if n not in case.strings})
 
@@ -507,6 +536,8 @@ def oracle_text(case: Case) -> str:
         text = "FMPy"
     if not case.fmpy_validate:
         text += " (FMPy with validate=False: its validation refuses the FMU)"
+    if case.fmpy_folder:
+        text += f" (FMPy on the extracted folder: {case.fmpy_folder})"
     if case.strings:
         text += "; String outputs: exact (FMPy records none)"
     return text

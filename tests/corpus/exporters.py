@@ -1,6 +1,6 @@
 """Build the corpus of FMUs written by other exporters (not by this project), at test time.
 
-Four exporters, each pinned in the ``test`` extra of ``pyproject.toml`` (the versions are
+Five exporters, each pinned in the ``test`` extra of ``pyproject.toml`` (the versions are
 checked by :func:`exporter_versions`):
 
 * **pythonfmu** 0.7.0 -- FMI 2.0 Co-Simulation FMUs from a Python class, among them its
@@ -9,6 +9,8 @@ checked by :func:`exporter_versions`):
   among them its README's two examples;
 * **FMPy** 0.3.32 -- its container writer (``fmpy.container_fmu``: an FMI 2.0 CS container of
   FMI 3.0 components, as FMPy's own test writes it);
+* **unifmu** 0.0.3 -- ``unifmu generate python``: its Python backend's template FMU (an
+  adder of every FMI 2 type), on its ``zmq`` backend (pyzmq; the ``grpc`` default needs grpcio);
 * **fmu-manipulation-toolbox** 2.0 -- ``fmucontainer`` containers from a CSV description (the
   format of its docs), as FMI 2.0 and as FMI 3.0 containers, and ``fmutool`` renaming the ports
   of the Reference Feedthrough FMU (ME and CS; its documented dump/edit/rename workflow).
@@ -31,9 +33,9 @@ from pathlib import Path
 
 #: the exporters of the corpus and the version each is pinned to (``pyproject.toml``)
 EXPORTERS = {"pythonfmu": "0.7.0", "pythonfmu3": "0.3.4", "FMPy": "0.3.32",
-             "fmu-manipulation-toolbox": "2.0"}
+             "fmu-manipulation-toolbox": "2.0", "unifmu": "0.0.3"}
 _DISTRIBUTION = {"pythonfmu": "pythonfmu", "pythonfmu3": "pythonfmu3", "FMPy": "fmpy",
-                 "fmu-manipulation-toolbox": "fmu_manipulation_toolbox"}
+                 "fmu-manipulation-toolbox": "fmu_manipulation_toolbox", "unifmu": "unifmu"}
 
 
 @dataclass
@@ -475,6 +477,35 @@ def fmt_renamed(feedthrough: Path, dest: Path, fmi: int) -> Path:
     return out
 
 
+# ----------------------------------------------------------------- unifmu
+def unifmu_adder(dest: Path) -> Path:
+    """``unifmu generate python``: the template FMU of unifmu's Python backend, switched to
+    its ``zmq`` backend in ``resources/launch.toml`` (the file unifmu's docs have users edit)
+    and started with this interpreter (``python3`` from ``PATH`` by default), zipped as unifmu's
+    docs say."""
+    import subprocess
+    import sys
+    p = subprocess.run([sys.executable, "-c", "import zmq"], capture_output=True, text=True)
+    if p.returncode:
+        raise _Unavailable("its Python backend needs pyzmq (pip install -e '.[test]')")
+    work = dest / "unifmu" / "adder"
+    shutil.rmtree(work, ignore_errors=True)  # unifmu writes a new folder only
+    work.parent.mkdir(parents=True, exist_ok=True)
+    p = subprocess.run([sys.executable, "-c", "from unifmu.cli import main; main()",
+                        "generate", "python", str(work)], capture_output=True, text=True,
+                       timeout=120)
+    if p.returncode:
+        raise RuntimeError(f"unifmu generate python failed:\n{p.stdout}{p.stderr}")
+    launch = work / "resources" / "launch.toml"
+    text = launch.read_text()
+    old_backend, old_cmd = 'backend = "grpc"', 'linux = ["python3", "backend_schemaless_rpc.py"]'
+    assert old_backend in text and old_cmd in text, text
+    launch.write_text(text.replace(old_backend, 'backend = "zmq"').replace(
+        old_cmd, f'linux = ["{sys.executable}", "backend_schemaless_rpc.py"]'))
+    from tests.fmu_builders import zip_dir
+    return zip_dir(work, dest / "unifmu" / "UnifmuAdder.fmu")
+
+
 # ----------------------------------------------------------------- the corpus
 #: ``{fmu id: (exporter, FMI version, what it is)}``
 CATALOGUE = {
@@ -485,6 +516,8 @@ CATALOGUE = {
                   "Real and Integer parameters"),
     "pf2-latch": ("pythonfmu", 2, "set/reset latch: Boolean inputs only, Boolean and "
                   "Integer outputs"),
+    "unifmu-adder": ("unifmu", 2, "`unifmu generate python` template: a + b of Real, Integer, "
+                     "Boolean, String (concatenation) inputs"),
     "pf3-readme": ("pythonfmu3", 3, "README's Co-Simulation `PythonSlave` as the README "
                    "writes it"),
     "pf3-readme-me": ("pythonfmu3", 3, "README's Model Exchange Van der Pol `PythonSlaveMX` "
@@ -551,6 +584,7 @@ def build_corpus(dest: Path, reference_fmus: dict | None) -> dict[str, CorpusFMU
         from tests.fmu_builders import build_c_fmu
         return build_c_fmu("oscillator", dest / "components")
 
+    make("unifmu-adder", lambda: unifmu_adder(dest))
     make("fmpy-container", lambda: fmpy_container(ref(3, "Feedthrough"), dest))
     for fmi in (2, 3):
         make(f"fmt-container{fmi}",

@@ -1,5 +1,5 @@
-"""Differential tests: FMUs written by four other exporters (pythonfmu, pythonfmu3, FMPy's
-container writer, fmu-manipulation-toolbox), run by the project through the import API and
+"""Differential tests: FMUs written by five other exporters (pythonfmu, pythonfmu3, unifmu,
+FMPy's container writer, fmu-manipulation-toolbox), run by the project through the import API and
 the command line, against FMPy's ``simulate_fmu`` with the same settings on the same grid
 (and the exact answer where there is one): :mod:`tests.corpus.cases`.
 
@@ -49,7 +49,7 @@ def test_other_exporter_fmu(corpus, case, via, tmp_path):
 
 
 def test_corpus_covers_the_brief(corpus):
-    """Four exporters, FMI 2 and 3, CS and ME, containers, an FMU initialised from its
+    """At least four exporters, FMI 2 and 3, CS and ME, containers, an FMU initialised from its
     input, every FMU of the corpus in at least one case."""
     assert len(EXPORTERS) >= 4
     assert exporter_versions() == EXPORTERS, "install the pinned exporters: pip install -e .[test]"
