@@ -29,8 +29,7 @@ Cases (all measured over many 1 ms communication steps; medians of repeats):
     writer, fmu-manipulation-toolbox; ``tests/corpus``), every FMU x interface by the API and
     the CLI, against FMPy's ``simulate_fmu`` (or the exact answer where FMPy has a named
     defect): cases agreeing / total (goal all) and the number of exporters (goal >= 4); the
-    per-case results
-    are in the JSON under ``other_exporters``.
+    per-case results are in the JSON under ``other_exporters``.
 ``me/rk4-step``
     The C test FMU ``Oscillator`` (tests/fmu_sources, FMI 2.0 ME) as an
     :class:`fmus.FMUBlock` in a diagram run by cosim's RK4 at 1 ms (constant input),
