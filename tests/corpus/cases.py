@@ -59,6 +59,7 @@ class Case:
     fmpy_defect: str = ""           # FMPy is wrong or crashes here: the upstream defect
     fmpy_validate: bool = True      # False: FMPy's own validation refuses the FMU, run anyway
     fmpy_folder: str = ""           # why FMPy runs the extracted FMU folder (not the archive)
+    isolate: str = ""               # why each run goes in a child process with a time limit
     strings: tuple = ()             # String outputs: FMPy records none, checked exactly
     xfail: dict = field(default_factory=dict)    # {"api"/"cli": reason} (issue 31 items)
     symptom: str = ""               # regex the failure of an xfail case must match
@@ -227,6 +228,7 @@ def cases() -> list[Case]:
                  lambda u: {"real_c": u["real_a"] + 0.5, "integer_c": u["integer_a"] - 3,
                             "boolean_c": u["boolean_a"], "string_c": "unifmu"}),
              fmpy_folder=UNIFMU_DEFECT,
+             isolate="a unifmu FMU whose backend dies hangs its importer in fmi2Instantiate",
              xfail={v: ITEM2_STR for v in ("api", "cli")},
              symptom="output 'string_c' was not recorded"),
         Case("pf3-types", "CS", 1.0, 0.1, inputs=t3, start={"u_s": "ab", "g": 2.5, "n": 3},
@@ -509,8 +511,51 @@ def oracle(case: Case, path: Path) -> tuple[dict, str, float]:
     return ref.values, "FMPy", tol
 
 
+#: the time limit of a case run in a child process (``Case.isolate``) [s]
+CHILD_TIMEOUT_S = 300.0
+
+
 def run_case(case: Case, path: Path, via: str, out: Path) -> Outcome:
     """Run and compare one case; a failure is an outcome, never raised (bench, docs)."""
+    if case.isolate:
+        return _run_in_child(case, path, via, out)
+    return _run_case(case, path, via, out)
+
+
+def _run_in_child(case: Case, path: Path, via: str, out: Path) -> Outcome:
+    """:func:`run_case` in a child process (its own session, killed whole at the limit)."""
+    import json
+    import os
+    import signal
+    import subprocess
+    import sys
+    root = Path(__file__).resolve().parents[2]
+    code = ("import json, sys; from pathlib import Path; "
+            "from tests.corpus.cases import cases, _run_case; "
+            "c = next(c for c in cases() if c.id == sys.argv[1]); "
+            "o = _run_case(c, Path(sys.argv[2]), sys.argv[3], Path(sys.argv[4])); "
+            "print('OUTCOME ' + json.dumps([o.oracle, o.error, o.passed, o.detail]))")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
+        [str(root)] + [x for x in [os.environ.get("PYTHONPATH")] if x])}
+    proc = subprocess.Popen([sys.executable, "-c", code, case.id, str(path), via, str(out)],
+                            cwd=root, env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL, text=True, start_new_session=True)
+    try:
+        stdout, _ = proc.communicate(timeout=CHILD_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate()
+        return Outcome(case, via, "FMPy", None, False,
+                       f"no result within {CHILD_TIMEOUT_S:g} s ({case.isolate})")
+    line = next((x for x in reversed(stdout.splitlines()) if x.startswith("OUTCOME ")), None)
+    if line is None:
+        return Outcome(case, via, "FMPy", None, False,
+                       f"the child process ended with status {proc.returncode} and no result")
+    oracle_, error, passed, detail = json.loads(line[len("OUTCOME "):])
+    return Outcome(case, via, oracle_, error, passed, detail)
+
+
+def _run_case(case: Case, path: Path, via: str, out: Path) -> Outcome:
     try:
         ref, what, tol = oracle(case, path)
     except Exception as exc:  # noqa: BLE001 - reported per case
