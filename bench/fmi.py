@@ -286,15 +286,15 @@ def run_other_exporters(tmp: pathlib.Path) -> dict:
     for case in corpus_cases():
         entry = corpus[case.fmu]
         for via in ("api", "cli"):
-            if entry.skip:
+            if entry.skip or entry.error:
                 rows.append({"case": case.id, "via": via, "exporter": entry.exporter,
-                             "agrees": False, "skipped": entry.skip})
+                             "agrees": False, "skipped": entry.skip, "detail": entry.error})
                 continue
             o = run_case(case, entry.path, via, tmp / "corpus-out" / f"{case.id}-{via}")
             rows.append({"case": case.id, "via": via, "exporter": entry.exporter,
                          "oracle": o.oracle, "error": o.error, "agrees": o.passed,
                          "detail": o.detail, "expected_failure": case.xfail.get(via, "")})
-    exporters = sorted({e.exporter for e in corpus.values() if not e.skip})
+    exporters = sorted({e.exporter for e in corpus.values() if not (e.skip or e.error)})
     return {"agree": sum(r["agrees"] for r in rows), "total": len(rows),
             "exporters": exporters, "cases": rows}
 

@@ -48,6 +48,7 @@ class CorpusFMU:
     what: str                      # one line for the docs table
     path: Path | None = None
     skip: str = ""                 # non-empty: "<exporter>: why it cannot be built here"
+    error: str = ""                # non-empty: the build failed (its cases fail with this)
 
 
 def exporter_versions() -> dict[str, str | None]:
@@ -562,6 +563,8 @@ def build_corpus(dest: Path, reference_fmus: dict | None) -> dict[str, CorpusFMU
                 entry.path = Path(build())
             except _Unavailable as exc:
                 entry.skip = f"{exporter}: {exc}"
+            except Exception as exc:  # noqa: BLE001 - a failed build fails that FMU's cases
+                entry.error = f"{exporter} failed to build {fid}: {type(exc).__name__}: {exc}"
         out[fid] = entry
 
     src = {"pf2-readme": PF2_README, "pf2-lag": PF2_LAG, "pf2-types": PF2_TYPES,

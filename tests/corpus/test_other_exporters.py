@@ -38,6 +38,7 @@ def test_other_exporter_fmu(corpus, case, via, tmp_path):
     entry = corpus[case.fmu]
     if entry.skip:
         pytest.skip(entry.skip)
+    assert not entry.error, entry.error
     out = run_case(case, entry.path, via, tmp_path)
     if via in case.xfail and not out.passed:
         # an expected failure only with its item's symptom: any other is a real failure
