@@ -92,3 +92,21 @@ def test_bench_target_counts_every_case():
                                                "cases": [dict(r, agrees=True) for r in rows]})
     assert agree["met"] is True and exporters["met"] is False
     assert all(t["met"] is None for t in other_exporter_targets(None))
+
+
+def test_oracle_checks_fmpy_against_the_exact_answer(corpus):
+    """FMPy disagreeing with the exact answer fails loudly (the defect must be named); a
+    case naming an FMPy defect is checked against the exact answer without FMPy."""
+    import dataclasses
+
+    import numpy as np
+
+    from tests.corpus.cases import oracle
+    case = next(c for c in CASES if c.id == "pf3-readme-cs")
+    wrong = dataclasses.replace(case, exact=lambda t: {"intOut": [2] * len(t),
+                                                       "realOut": np.full(len(t), 3.0)})
+    with pytest.raises(AssertionError, match="FMPy disagrees with the exact answer"):
+        oracle(wrong, corpus[case.fmu].path)
+    named = dataclasses.replace(wrong, fmpy_defect="a defect named here")
+    ref, what, _ = oracle(named, None)  # no FMU: FMPy is not run
+    assert ref["intOut"] == [2] * len(case.grid()) and "a defect named here" in what
