@@ -24,6 +24,12 @@ Cases (all measured over many 1 ms communication steps; medians of repeats):
     through every interface they offer, by the import API and by ``cosim fmu simulate``,
     against upstream's results and exact or independent references: cases failed (goal 0);
     the per-case errors are in the JSON under ``conformance``.
+``other_exporters`` (a target, not timed)
+    FMUs written by five other exporters (pythonfmu, pythonfmu3, unifmu, FMPy's container
+    writer, fmu-manipulation-toolbox; ``tests/corpus``), every FMU x interface by the API and
+    the CLI, against FMPy's ``simulate_fmu`` (or the exact answer where FMPy has a named
+    defect): cases agreeing / total (goal all) and the number of exporters (goal >= 4); the
+    per-case results are in the JSON under ``other_exporters``.
 ``me/rk4-step``
     The C test FMU ``Oscillator`` (tests/fmu_sources, FMI 2.0 ME) as an
     :class:`fmus.FMUBlock` in a diagram run by cosim's RK4 at 1 ms (constant input),
@@ -47,7 +53,7 @@ from .harness import make_case, make_target, measure
 
 NAME = "fmi"
 DESCRIPTION = "FMU step costs: our FMU subsystem vs fmpy's raw calls; generated C vs pythonfmu"
-PACKAGES = ("fmpy", "pythonfmu")
+PACKAGES = ("fmpy", "pythonfmu", "pythonfmu3", "fmu-manipulation-toolbox", "unifmu")
 
 H = 1e-3
 ROOT = pathlib.Path(__file__).resolve().parents[1]
@@ -238,8 +244,9 @@ def run(options) -> dict:
         mmr = measure(me_raw, repeats=reps, steps=n, blocks=1)
         cases.append(make_case("me/rk4-step", mm, {"fmpy-raw-rk4": mmr}))
         conformance = run_conformance(pathlib.Path(tmp))
-    return {"cases": cases, "targets": targets(cases, conformance),
-            "conformance": conformance}
+        other = run_other_exporters(pathlib.Path(tmp))
+    return {"cases": cases, "targets": targets(cases, conformance, other),
+            "conformance": conformance, "other_exporters": other}
 
 
 def run_conformance(tmp: pathlib.Path) -> dict:
@@ -260,7 +267,40 @@ def run_conformance(tmp: pathlib.Path) -> dict:
                        "passed": o.passed, "detail": o.detail} for o in outcomes]}
 
 
-def targets(cases: list[dict], conformance: dict | None = None) -> list[dict]:
+def run_other_exporters(tmp: pathlib.Path) -> dict:
+    """The corpus of other exporters' FMUs (``tests/corpus``) against FMPy, by the API and
+    the CLI: cases agreeing, total, exporters whose FMUs were built."""
+    from tests.conformance.build import MODELS, BuildUnavailable, build
+    from tests.conformance.conftest import CACHE
+    from tests.corpus.cases import cases as corpus_cases
+    from tests.corpus.cases import run_case
+    from tests.corpus.exporters import build_corpus
+    refs: dict | None = {}
+    try:
+        for v in MODELS:
+            refs.update({(v, m): p for m, p in build(v, CACHE / f"fmi{v}").items()})
+    except BuildUnavailable:
+        refs = None
+    corpus = build_corpus(tmp / "corpus", refs)
+    rows = []
+    for case in corpus_cases():
+        entry = corpus[case.fmu]
+        for via in ("api", "cli"):
+            if entry.skip or entry.error:
+                rows.append({"case": case.id, "via": via, "exporter": entry.exporter,
+                             "agrees": False, "skipped": entry.skip, "detail": entry.error})
+                continue
+            o = run_case(case, entry.path, via, tmp / "corpus-out" / f"{case.id}-{via}")
+            rows.append({"case": case.id, "via": via, "exporter": entry.exporter,
+                         "oracle": o.oracle, "error": o.error, "agrees": o.passed,
+                         "detail": o.detail, "expected_failure": case.xfail.get(via, "")})
+    exporters = sorted({e.exporter for e in corpus.values() if not (e.skip or e.error)})
+    return {"agree": sum(r["agrees"] for r in rows), "total": len(rows),
+            "exporters": exporters, "cases": rows}
+
+
+def targets(cases: list[dict], conformance: dict | None = None,
+            other: dict | None = None) -> list[dict]:
     by = {c["case"]: c for c in cases}
     conf = conformance or {}
     fails = conf["total"] - conf["passed"] if conf.get("total") is not None else None
@@ -280,4 +320,24 @@ def targets(cases: list[dict], conformance: dict | None = None) -> list[dict]:
                           "every interface offered x API and CLI)" if fails is not None
                           else conf.get("status", "not run"))
                     + (": " + ", ".join(failed[:8]) if failed else "")),
+        *other_exporter_targets(other),
+    ]
+
+
+def other_exporter_targets(other: dict | None) -> list[dict]:
+    """Cases of the other exporters' corpus agreeing with FMPy (goal: all), exporters (>= 4)."""
+    if not other:
+        return [make_target("other exporters: cases agreeing with FMPy or the exact answer",
+                            None, ">=", "1", note="not run"),
+                make_target("other exporters: exporters in the corpus", None, ">=", "4",
+                            note="not run")]
+    off = [f"{r['case']} ({r['via']})" for r in other["cases"] if not r["agrees"]]
+    return [
+        make_target("other exporters: cases agreeing with FMPy or the exact answer",
+                    other["agree"], ">=", str(other["total"]),
+                    note=f"{other['agree']} of {other['total']} (FMU x interface x API/CLI)"
+                    + (": not agreeing " + ", ".join(off[:8]) + (" ..." if len(off) > 8 else "")
+                       if off else "")),
+        make_target("other exporters: exporters in the corpus", len(other["exporters"]), ">=",
+                    "4", note=", ".join(other["exporters"])),
     ]
