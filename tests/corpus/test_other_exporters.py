@@ -3,8 +3,8 @@ FMPy's container writer, fmu-manipulation-toolbox), run by the project through t
 the command line, against FMPy's ``simulate_fmu`` with the same settings on the same grid
 (and the exact answer where there is one): :mod:`tests.corpus.cases`.
 
-Cases that fail because of issue 31 items 1-3 are strict xfails naming the item: they turn
-into failures (to be unmarked) when the fix lands.
+Cases that fail because of issue 31 item 2 (non-Real types, open) are strict xfails naming the
+item and its symptom: they turn into failures (to be unmarked) when the fix lands.
 """
 
 from __future__ import annotations
