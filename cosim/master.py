@@ -184,6 +184,7 @@ class MasterScheduler(ResultsRecorder, LoopSettler):
         #: the order each input gets: ``orders`` lowered to what its subsystem follows
         self.input_orders = self._input_orders(warn=extrapolation is not None)
         self.coupled_sources = sorted({src for src, _, _ in self.sources.values()})
+        self._real_keys: list | None = None  # real_sources, once every output is published
         for s in self.subsystems:
             check = getattr(s, "check_step", None)
             if check is not None:
@@ -438,26 +439,51 @@ class MasterScheduler(ResultsRecorder, LoopSettler):
             hist.push(t_end, outs[o])
 
     # ----------------------------------------------- interface vectors
+    @property
+    def real_sources(self) -> list:
+        """The coupled outputs the master iterates numerically: the Real ones.
+
+        Non-Real outputs (Boolean, Integer, Enumeration, String, Binary: a history
+        that is ``exact``) are held and propagated, never in ``z`` (:meth:`pack_last`).
+        Known once every output has been published (:meth:`initialize`).
+        """
+        keys = self._real_keys
+        if keys is None:
+            hist = self.histories
+            keys = [k for k in self.coupled_sources if not hist[k].exact]
+            if all(hist[k].t for k in self.coupled_sources):
+                self._real_keys = keys
+        return keys
+
     def pack_last(self) -> np.ndarray:
-        """The latest published values of the coupled outputs as one vector."""
-        return np.concatenate([self.histories[k].last for k in self.coupled_sources])
+        """The latest published values of the Real coupled outputs as one vector."""
+        keys = self.real_sources
+        if not keys:
+            return np.zeros(0)
+        return np.concatenate([self.histories[k].last for k in keys])
+
+    def exact_last(self) -> list:
+        """The latest published values of the non-Real coupled outputs (compared by ``==``)."""
+        hists = [self.histories[k] for k in self.coupled_sources]
+        return [h.last_value if h.scalar else h.last.tolist() for h in hists if h.exact]
 
     def unpack(self, z: np.ndarray) -> list[np.ndarray]:
+        """``z`` (as :meth:`pack_last`) cut into the values of :attr:`real_sources`."""
         out, i = [], 0
-        for k in self.coupled_sources:
+        for k in self.real_sources:
             n = self.histories[k].last.size
             out.append(z[i:i + n])
             i += n
         return out
 
     def interface_jacobian(self) -> np.ndarray:
-        """``dy/dz`` of the coupled outputs ``z`` (as in :meth:`pack_last`) at the current point.
+        """``dy/dz`` of the Real coupled outputs ``z`` (as in :meth:`pack_last`) here.
 
         Chained from each subsystem's ``output_jacobian()`` through the
         connections (with their unit scale factors); direct feedthrough only.
         """
         offsets, i = {}, 0
-        for key in self.coupled_sources:
+        for key in self.real_sources:
             size = self.histories[key].last.size
             offsets[key] = (i, size)
             i += size
@@ -477,6 +503,8 @@ class MasterScheduler(ResultsRecorder, LoopSettler):
                     if block is None:
                         continue
                     src, scale, _ = self.sources[(s.name, name)]
+                    if src not in offsets:  # a non-Real source: held, not in z
+                        continue
                     c0, cn = offsets[src]
                     J[r0:r0 + rn, c0:c0 + cn] += np.asarray(block, float).reshape(rn, cn) * scale
         return J
@@ -487,10 +515,10 @@ class MasterScheduler(ResultsRecorder, LoopSettler):
         if orders is None:  # the highest order any consumer of each source asks for
             orders = self._predict_orders = [
                 max(o for (dst, o) in self.orders.items() if self.sources[dst][0] == k)
-                for k in self.coupled_sources]
+                for k in self.real_sources]
         tau = H * _NS
         vals = []
-        for k, order in zip(self.coupled_sources, orders):
+        for k, order in zip(self.real_sources, orders):
             c = self.histories[k].polynomial(order, t0)
             if isinstance(c, tuple):  # scalar: Horner in plain floats
                 acc = c[-1]
