@@ -71,6 +71,12 @@ def _check_subsystem(s: Any) -> None:
                                f"(DiagramSubsystem, FMUSubsystem), got {type(s).__name__}")
 
 
+def _non_real(sub: Any, port: str) -> bool:
+    """Whether ``sub`` declares ``port`` non-Real (Boolean, integer, string, bytes)."""
+    dtype = getattr(sub, "dtypes", {}).get(port)
+    return dtype is not None and np.dtype(dtype).kind not in "fc"
+
+
 class MasterScheduler(ResultsRecorder, LoopSettler):
     """Couple :class:`~cosim.subsystem.Subsystem` objects (see module docstring).
 
@@ -94,6 +100,9 @@ class MasterScheduler(ResultsRecorder, LoopSettler):
         the step when extrapolating, at its end when interpolating, as iterative
         coupling and Gauss-Seidel's later subsystems do).  An order given here
         that a subsystem cannot follow is lowered with a :class:`CosimWarning`.
+        Non-Real signals (Boolean, Integer of any width, Enumeration, String,
+        Binary) are never extrapolated nor interpolated: every coupling holds
+        them at the newest value, whatever the order (no warning).
     step_control : StepController, optional
         Communication-step control (:mod:`cosim.step_control`); ``step_s`` is
         then the initial step.
@@ -292,6 +301,9 @@ class MasterScheduler(ResultsRecorder, LoopSettler):
         for (sname, inp), order in self.orders.items():
             limit = max_input_order(self.by_name[sname], inp)
             out[(sname, inp)] = min(order, limit)
+            src, out_port = self.sources[(sname, inp)][0]
+            if _non_real(self.by_name[sname], inp) or _non_real(self.by_name[src], out_port):
+                continue  # never extrapolated (held whatever the order): nothing to say
             if limit < order:
                 lowered.append(f"'{sname}.{inp}' ({order} -> {limit})")
         if lowered and warn:

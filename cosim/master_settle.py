@@ -21,6 +21,8 @@ from .errors import BuildError
 from .time import SECONDS_PER_TICK, to_ticks
 
 _NS = SECONDS_PER_TICK
+_DISCRETE = ("; a non-Real (Boolean, Integer, Enumeration, String, Binary) output changed in "
+             "the last evaluation: a discrete loop that does not settle")
 
 
 class LoopSettler:
@@ -112,7 +114,8 @@ class LoopSettler:
             if once or change <= tol * (1.0 + scale):
                 return sweep
         raise BuildError(f"MasterScheduler: coupling outputs at t = {t * _NS:.9g} s did not "
-                         f"become consistent in {max_iter} sweeps (last change {change:.3g}); "
+                         f"become consistent in {max_iter} sweeps (last change {change:.3g}"
+                         f"{_DISCRETE if change == float('inf') else ''}); "
                          "the subsystems' feedthrough forms an algebraic loop: use an "
                          "iterative coupling or break the loop")
 
@@ -125,7 +128,10 @@ class LoopSettler:
         Jacobian :meth:`interface_jacobian` (exact for linear feedthrough: two
         evaluations) or Broyden's secant update from ``-I``.  ``z`` holds the Real
         outputs only; the non-Real ones are propagated by the evaluations (module
-        docstring) and must come back unchanged.
+        docstring) and must come back unchanged: each evaluation publishes them
+        subsystem by subsystem (a Gauss-Seidel sweep, which settles a discrete loop
+        that a simultaneous update would flip back and forth), the Real outputs
+        after all subsystems (``Psi`` of the previous ``z``).
         """
         z = self.pack_last()
         held = self.exact_last()
@@ -141,10 +147,15 @@ class LoopSettler:
                 if s.input_names:
                     s.set_inputs(t * _NS, self.input_polys(s, t, constant=True))
                     self.refresh_subsystem(s)
-                    outs.append((s, s.get_outputs()))
+                    o = s.get_outputs()
+                    outs.append((s, o))
+                    for name, hist in self._ft_outs[s.name]:
+                        if hist.exact:  # non-Real: propagated at once (Gauss-Seidel)
+                            hist.push(t, o[name])
             for s, o in outs:
                 for name, hist in self._ft_outs[s.name]:
-                    hist.push(t, o[name])
+                    if not hist.exact:
+                        hist.push(t, o[name])
             y = self.pack_last()
             g = y - z
             res = float(np.max(np.abs(g), initial=0.0))
@@ -174,7 +185,8 @@ class LoopSettler:
                                              else float(val[0]))
         raise BuildError(f"MasterScheduler: the algebraic loop of feedthrough outputs at t = "
                          f"{t * _NS:.9g} s did not converge in {max_iter} evaluations "
-                         f"({self.loop_solver}, last residual {res:.3g}); check the loop "
+                         f"({self.loop_solver}, last residual {res:.3g}"
+                         f"{_DISCRETE if res == float('inf') else ''}); check the loop "
                          "gain and the subsystems' output Jacobians, or break the loop with "
                          "a delay")
 

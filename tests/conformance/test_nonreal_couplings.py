@@ -1,0 +1,167 @@
+"""Every non-Real FMI type through every coupling path of the master (issue 31, item 2).
+
+A generated corpus, types x paths: the Reference FMUs' Feedthrough (FMI 2: Integer,
+Boolean, Enumeration; FMI 3: Int8..UInt64, Boolean, Enumeration; each output equals its
+input) chained as
+
+    src (a diagram playing a table) -> A.X_input, A.X_output -> B.X_input,
+    B.X_output -> snk (a diagram whose input is of the same type) -> snk.y
+
+under every coupling (Jacobi, Gauss-Seidel, iterative fixed-point / Broyden / Newton),
+every loop solver and every extrapolation order.  Non-Real values are held, never
+extrapolated or iterated numerically, so the exact answer at each communication point is
+the table's value there (the master settles the feedthrough chain at every point): B's
+and snk's outputs must equal it exactly, in the port's own type (an Int64 or UInt64 never
+passes through float64).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from cosim import DiagramBuilder, MasterScheduler
+from cosim.coupling import GaussSeidel, Iterative, Jacobi
+from cosim.function_block import FunctionBlock
+from cosim.subsystem import DiagramSubsystem
+
+fmpy = pytest.importorskip("fmpy")
+
+STEP = 0.1
+T_END = 1.0
+TIMES = [0.0, 0.25, 0.5, 0.75]
+
+#: per FMI type: the values the source plays (the type's extremes where it has them)
+VALUES = {
+    "Int8": [-128, 127, 0, -1], "UInt8": [255, 0, 1, 254],
+    "Int16": [-32768, 32767, 0, -2], "UInt16": [65535, 0, 7, 65534],
+    "Int32": [-2**31, 2**31 - 1, 0, -3], "UInt32": [2**32 - 1, 0, 5, 2**31],
+    "Int64": [-2**63, 2**63 - 1, 0, 2**53 + 1], "UInt64": [2**64 - 1, 0, 2**63 + 1, 2**53 + 1],
+    "Boolean": [True, False, True, False], "Enumeration": [2, 1, 2, 1],
+}
+#: the FMI 2 variable of each type (FMI 2 has one Integer)
+FMI2 = {"Int32": "Int32", "Boolean": "Boolean", "Enumeration": "Enumeration"}
+
+COUPLINGS = {"jacobi": Jacobi, "gauss_seidel": GaussSeidel,
+             "fixed_point": lambda: Iterative("fixed_point"),
+             "broyden": lambda: Iterative("broyden"), "newton": lambda: Iterative("newton")}
+
+
+@pytest.fixture(scope="module")
+def feedthrough(reference_fmus) -> dict:
+    return {2: reference_fmus[(2, "Feedthrough")], 3: reference_fmus[(3, "Feedthrough")]}
+
+
+def _dtype(fmu_path, port: str):
+    from fmus import FMUSubsystem
+    return FMUSubsystem(fmu_path, name="probe").dtypes[port]
+
+
+def _source(typ: str, dtype) -> DiagramSubsystem:
+    from blocks.tables import FromArrays
+    b = DiagramBuilder("src")
+    s = b.add(FromArrays("table", TIMES, VALUES[typ], interpolation="previous",
+                         dtype=dtype))
+    b.export_output(s.y, "y")
+    return DiagramSubsystem(b.build(), solver="euler", dt=STEP, name="src")
+
+
+def _sink(dtype) -> DiagramSubsystem:
+    b = DiagramBuilder("snk")
+    f = b.add(FunctionBlock("pass", lambda u: u, inputs=[{"name": "u", "dtype": dtype}],
+                            outputs=[{"name": "y", "dtype": dtype}]))
+    b.export_input(f.in_ports[0], "u")
+    b.export_output(f.out_ports[0], "y")
+    return DiagramSubsystem(b.build(), solver="euler", dt=STEP, name="snk")
+
+
+def _expected(typ: str, t: np.ndarray) -> list:
+    idx = np.searchsorted(TIMES, t + 1e-12, side="right") - 1
+    return [VALUES[typ][i] for i in idx]
+
+
+def _master(path, var: str, typ: str, dtype, coupling: str, **kw) -> MasterScheduler:
+    from fmus import FMUSubsystem
+    subs = [_source(typ, dtype), FMUSubsystem(path, name="A"), FMUSubsystem(path, name="B"),
+            _sink(dtype)]
+    conns = [("src.y", f"A.{var}_input"), (f"A.{var}_output", f"B.{var}_input"),
+             (f"B.{var}_output", "snk.u")]
+    return MasterScheduler(subs, conns, STEP, coupling=COUPLINGS[coupling](), **kw)
+
+
+def _check(res, var: str, typ: str, dtype) -> None:
+    want = _expected(typ, np.asarray(res.time))
+    for sig in (f"A.{var}_output", f"B.{var}_output", "snk.y"):
+        got = np.asarray(res[sig])
+        assert got.dtype == np.dtype(dtype), (sig, got.dtype, dtype)
+        assert got.tolist() == want, sig
+
+
+CASES = ([(3, typ, c) for typ in VALUES for c in COUPLINGS]
+         + [(2, typ, c) for typ in FMI2 for c in COUPLINGS])
+
+
+@pytest.mark.parametrize("fmi,typ,coupling", CASES,
+                         ids=[f"fmi{f}-{t}-{c}" for f, t, c in CASES])
+def test_type_through_each_coupling(feedthrough, fmi, typ, coupling):
+    path = feedthrough[fmi]
+    var = typ if fmi == 3 else FMI2[typ]
+    dtype = _dtype(path, f"{var}_input")
+    res = _master(path, var, typ, dtype, coupling, high_order_start=False).run(T_END)
+    _check(res, var, typ, dtype)
+
+
+@pytest.mark.parametrize("loop_solver", ["newton", "broyden", "fixed_point"])
+@pytest.mark.parametrize("order", [0, 1, 2, 3])
+@pytest.mark.parametrize("typ", ["Boolean", "UInt64", "Int8"])
+def test_never_extrapolated_any_order_any_loop_solver(feedthrough, typ, order, loop_solver):
+    """Orders 2-3 also run the high-order start (waveform relaxation) over held values."""
+    path = feedthrough[3]
+    dtype = _dtype(path, f"{typ}_input")
+    m = _master(path, typ, typ, dtype, "jacobi", extrapolation=order, loop_solver=loop_solver)
+    _check(m.run(T_END), typ, typ, dtype)
+
+
+def test_boolean_only_loop_of_feedthrough(feedthrough):
+    """The issue's case: the only coupled signals are Boolean, in an algebraic loop."""
+    from fmus import FMUSubsystem
+    for fmi, path in feedthrough.items():
+        a = FMUSubsystem(path, name="a")
+        b = FMUSubsystem(path, name="b", start={"Boolean_input": True})
+        m = MasterScheduler([a, b], [("a.Boolean_output", "b.Boolean_input"),
+                                     ("b.Boolean_output", "a.Boolean_input")], STEP)
+        res = m.run(0.5)
+        assert res["a.Boolean_output"].dtype == np.bool_, fmi
+        assert res["a.Boolean_output"].tolist() == res["b.Boolean_output"].tolist()
+
+
+def test_mixed_real_and_every_type_at_once(feedthrough):
+    """Real and non-Real couplings together: ``z`` of the loop solve holds the Real ones."""
+    from fmus import FMUSubsystem
+    path = feedthrough[3]
+    start = {f"{t}_input": VALUES[t][1] for t in VALUES}
+    start["Float64_continuous_input"] = 2.5
+    a = FMUSubsystem(path, name="A", start=start)
+    b = FMUSubsystem(path, name="B")
+    names = [*VALUES, "Float64_continuous"]
+    conns = [(f"A.{n}_output", f"B.{n}_input") for n in names]
+    for coupling in ("jacobi", "newton"):
+        res = MasterScheduler([a, b], conns, STEP, coupling=COUPLINGS[coupling]()).run(0.5)
+        for n in names:
+            got = res[f"B.{n}_output"].tolist()
+            assert got == [start[f"{n}_input"]] * len(res.time), (coupling, n)
+
+
+def test_discrete_loop_that_never_settles_is_an_error():
+    """A Boolean inverter fed back has no consistent value: an error naming it."""
+    from cosim.errors import BuildError
+    b = DiagramBuilder("inv")
+    f = b.add(FunctionBlock("not", lambda u: not u, inputs=[{"name": "u", "dtype": bool}],
+                            outputs=[{"name": "y", "dtype": bool}]))
+    b.export_input(f.in_ports[0], "u")
+    b.export_output(f.out_ports[0], "y")
+    inv = DiagramSubsystem(b.build(), solver="euler", dt=STEP, name="inv")
+    for solver in ("newton", "fixed_point"):
+        m = MasterScheduler([inv], [("inv.y", "inv.u")], STEP, loop_solver=solver)
+        with pytest.raises(BuildError, match="non-Real"):
+            m.run(0.5)
