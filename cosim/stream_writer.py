@@ -337,8 +337,9 @@ class StreamWriter(Observer):
         if not self._dec.keep():
             return
         if self._any_vector:
-            row = tuple(np.array(s[k], dtype=float) if vec else s[k]
-                        for k, vec in zip(self._slots, self._vector, strict=True))
+            row = tuple(np.array(s[k], dtype=_kept(p)) if vec else s[k]
+                        for k, vec, p in zip(self._slots, self._vector, self.ports,
+                                             strict=True))
         else:
             row = self._get(s)
         self._times.append(t)
@@ -419,9 +420,10 @@ class StreamWriter(Observer):
         return status
 
     def _columns(self, rows: list[tuple]) -> list[np.ndarray]:
-        """One float array of shape ``(len(rows),) + port.shape`` per port."""
-        return [np.asarray([r[j] for r in rows], dtype=float).reshape((len(rows),) + p.shape)
-                for j, p in enumerate(self.ports)]
+        """One array of shape ``(len(rows),) + port.shape`` per port: float, or the port's
+        own dtype for Boolean and integer ports (exact: an Int64/UInt64 is not rounded)."""
+        return [np.asarray([r[j] for r in rows], dtype=_kept(p)).reshape(
+            (len(rows),) + p.shape) for j, p in enumerate(self.ports)]
 
     def _open(self, prov: dict) -> None:  # pragma: no cover - abstract
         raise NotImplementedError
@@ -434,3 +436,10 @@ class StreamWriter(Observer):
 
 
 # --------------------------------------------------------------------- CSV
+
+
+def _kept(port: Any) -> Any:
+    """The dtype a writer keeps ``port``'s values in: its own for Boolean and integer
+    ports, float for the others."""
+    dtype = np.dtype(getattr(port, "dtype", float))
+    return dtype if dtype.kind in "biu" else float
