@@ -103,8 +103,8 @@ class ResultsRecorder:
         signals, units = {}, {}
         for j, (sname, o) in enumerate(self.histories):
             dtype = getattr(self.by_name[sname], "dtypes", {}).get(o, float)
-            if np.dtype(dtype).kind not in "iub":
-                dtype = float
+            kind = np.dtype(dtype).kind  # non-Real signals in their own type
+            dtype = object if kind in "OSU" else dtype if kind in "iub" else float
             arr = np.array([r[j] for r in rows], dtype=dtype)
             if array is not None:  # rows of a compiled loop after the Python ones
                 arr = np.concatenate([arr, array[:, j].astype(dtype)])
