@@ -57,13 +57,13 @@ def _dtype(fmu_path, port: str):
     return FMUSubsystem(fmu_path, name="probe").dtypes[port]
 
 
-def _source(typ: str, dtype) -> DiagramSubsystem:
+def _source(typ: str, dtype, dt=STEP) -> DiagramSubsystem:
     from blocks.tables import FromArrays
     b = DiagramBuilder("src")
     s = b.add(FromArrays("table", TIMES, VALUES[typ], interpolation="previous",
                          dtype=dtype))
     b.export_output(s.y, "y")
-    return DiagramSubsystem(b.build(), solver="euler", dt=STEP, name="src")
+    return DiagramSubsystem(b.build(), solver="euler", dt=dt, name="src")
 
 
 def _sink(dtype) -> DiagramSubsystem:
@@ -202,44 +202,92 @@ class Counter(Fmi2Slave):
 '''
 
 
+RELAY = '''
+from pythonfmu import Boolean, Fmi2Causality, Fmi2Slave, Fmi2Variability, Integer, Real
+
+
+class Relay(Fmi2Slave):
+    """Integer, Boolean and Real inputs copied to its outputs at the end of each step."""
+
+    author = "cosim tests"
+
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        self.i_in = self.i_out = 0
+        self.e_in = self.e_out = 1
+        self.b_in = self.b_out = False
+        self.r_in = self.r_out = 0.0
+        for name in ("i", "e"):
+            self.register_variable(Integer(f"{name}_in", causality=Fmi2Causality.input,
+                                           variability=Fmi2Variability.discrete))
+            self.register_variable(Integer(f"{name}_out", causality=Fmi2Causality.output,
+                                           variability=Fmi2Variability.discrete))
+        self.register_variable(Boolean("b_in", causality=Fmi2Causality.input,
+                                       variability=Fmi2Variability.discrete))
+        self.register_variable(Boolean("b_out", causality=Fmi2Causality.output,
+                                       variability=Fmi2Variability.discrete))
+        self.register_variable(Real("r_in", causality=Fmi2Causality.input))
+        self.register_variable(Real("r_out", causality=Fmi2Causality.output))
+
+    def do_step(self, current_time, step_size):
+        self.i_out, self.e_out = self.i_in, self.e_in
+        self.b_out, self.r_out = self.b_in, self.r_in
+        return True
+'''
+
+
 @pytest.fixture(scope="module")
-def counter_fmu(tmp_path_factory):
+def counter_fmus(tmp_path_factory):
     from tests.fmu_builders import build_pythonfmu
-    return build_pythonfmu(COUNTER, tmp_path_factory.mktemp("counter"), fmi=2)
+    d = tmp_path_factory.mktemp("counter")
+    return build_pythonfmu(COUNTER, d, fmi=2), build_pythonfmu(RELAY, d, fmi=2)
 
 
-def _counter_master(counter_fmu, feedthrough_fmu, compiled, coupling):
+def _counter_master(fmus, compiled, coupling):
     from fmus import FMUSubsystem
-    subs = [FMUSubsystem(counter_fmu, name="cnt"), FMUSubsystem(feedthrough_fmu, name="A"),
-            FMUSubsystem(feedthrough_fmu, name="B")]
-    pairs = [("n", "Int32"), ("flag", "Boolean"), ("option", "Enumeration"),
-             ("x", "Float64_continuous")]
-    conns = [(f"cnt.{o}", f"A.{i}_input") for o, i in pairs]
-    conns += [(f"A.{i}_output", f"B.{i}_input") for _, i in pairs]
-    conns += [("cnt.big", "B.Float64_discrete_input")]  # a Real input fed by an Integer
+    counter, relay = fmus
+    subs = [FMUSubsystem(counter, name="cnt"), FMUSubsystem(relay, name="A"),
+            FMUSubsystem(relay, name="B")]
+    pairs = [("n", "i"), ("flag", "b"), ("option", "e"), ("big", "r")]  # big: Integer -> Real
+    conns = [(f"cnt.{o}", f"A.{i}_in") for o, i in pairs]
+    conns += [(f"A.{i}_out", f"B.{i}_in") for _, i in pairs]
     return MasterScheduler(subs, conns, STEP, coupling=COUPLINGS[coupling](),
                            compiled=compiled)
 
 
 @pytest.mark.parametrize("coupling", ["jacobi", "gauss_seidel"])
-def test_compiled_loop_carries_integer_and_boolean_exactly(counter_fmu, feedthrough,
-                                                           coupling):
-    """FMI 2 Integer, Enumeration and Boolean couplings run in the compiled loop, equal to
-    the Python loop bit for bit and to the exact answer (the counter's value, held)."""
-    py = _counter_master(counter_fmu, feedthrough[2], False, coupling).run(2.0)
-    m = _counter_master(counter_fmu, feedthrough[2], True, coupling)
-    c = m.run(2.0)
+def test_compiled_loop_carries_integer_and_boolean_exactly(counter_fmus, coupling):
+    """FMI 2 Integer, Enumeration-valued and Boolean couplings run in the compiled loop,
+    equal to the Python loop bit for bit and to the exact answer (the counter's values,
+    held; each relay passes on at the end of a step what it got at its start)."""
+    py = _counter_master(counter_fmus, False, coupling).run(2.0)
+    c = _counter_master(counter_fmus, True, coupling).run(2.0)
     assert c.diagnostics["compiled"] is True, c.diagnostics["compiled"]
     assert set(py.signals) == set(c.signals)
     for sig in py.signals:
         assert c[sig].dtype == py[sig].dtype, sig
         assert c[sig].tolist() == py[sig].tolist(), sig
     k = np.floor(np.asarray(c.time) / 0.25 + 1e-9).astype(int)
-    assert c["B.Int32_output"].tolist() == k.tolist()
-    assert c["B.Boolean_output"].tolist() == (k % 2 == 1).tolist()
-    assert c["B.Enumeration_output"].tolist() == (1 + k % 2).tolist()
-    big = np.where(k % 2 == 1, -2**31 + k, 2**31 - 1 - k)
-    assert c["B.Float64_discrete_output"].tolist() == big.astype(float).tolist()
+    # Jacobi: each relay sees its source's value at the step's start (two steps from the
+    # counter to B); Gauss-Seidel: the sources' new values (no lag)
+    lag = 0 if coupling == "gauss_seidel" else 2
+    first = max(lag, 1)  # at t0 a relay shows its start values (it outputs in do_step)
+    j = np.floor(np.maximum(np.asarray(c.time) - lag * STEP, 0.0) / 0.25 + 1e-9).astype(int)
+    assert c["cnt.n"].tolist() == k.tolist()
+    assert c["B.i_out"].tolist()[first:] == j.tolist()[first:]
+    assert c["B.b_out"].tolist()[first:] == (j % 2 == 1).tolist()[first:]
+    assert c["B.e_out"].tolist()[first:] == (1 + j % 2).tolist()[first:]
+    big = np.where(j % 2 == 1, -2**31 + j, 2**31 - 1 - j).astype(float)
+    assert c["B.r_out"].tolist()[first:] == big.tolist()[first:]
+
+
+def test_compiled_loop_says_why_not_for_string_ports(feedthrough):
+    """String/Binary ports stay in the Python loop, with the reason (never wrong rows)."""
+    from fmus import FMUSubsystem
+    subs = [FMUSubsystem(feedthrough[2], name="A"), FMUSubsystem(feedthrough[2], name="B")]
+    m = MasterScheduler(subs, [("A.Int32_output", "B.Int32_input")], STEP)
+    assert "String" in m.compiled_reason
+    assert m.run(0.3).diagnostics["compiled"] == m.compiled_reason
 
 
 # ------------------------------------------------------------- String and Binary
@@ -303,3 +351,32 @@ def test_string_and_binary_through_each_coupling(words_fmu, feedthrough, fmi, co
     with pytest.raises(OutputError, match="String/Binary signal"):
         MasterScheduler(subs, conns, STEP, writers=[CsvWriter(tmp_path / "x.csv",
                                                               ["B.String_output"])]).run(0.2)
+
+
+@pytest.mark.parametrize("typ", ["UInt64", "Boolean", "Int8"])
+@pytest.mark.parametrize("method", ["extrapolation", "richardson"])
+def test_step_control_holds_non_real_couplings(feedthrough, method, typ):
+    """The step controller's error estimates see the Real couplings only: a non-Real
+    signal has no extrapolation defect (it is held), and it is never subtracted."""
+    from cosim.step_control import StepController
+    path = feedthrough[3]
+    dtype = _dtype(path, f"{typ}_input")
+    subs = [_source(typ, dtype, dt="advance"), _counterpart_real(), _fmu_pair(path)]
+    ctl = StepController(method=method, rtol=1e-6, atol=1e-9, h_min_s=0.05, h_max_s=0.2)
+    conns = [("src.y", f"A.{typ}_input"), ("real.y", "A.Float64_continuous_input")]
+    res = MasterScheduler(subs, conns, 0.1, step_control=ctl).run(T_END)
+    assert res[f"A.{typ}_output"].tolist() == _expected(typ, res.time)
+    assert res["A.Float64_continuous_output"].tolist() == res["real.y"].tolist()
+
+
+def _counterpart_real() -> DiagramSubsystem:
+    from blocks.sources import Constant
+    b = DiagramBuilder("real")
+    c = b.add(Constant("c", 1.5))
+    b.export_output(c.y, "y")
+    return DiagramSubsystem(b.build(), solver="euler", dt="advance", name="real")
+
+
+def _fmu_pair(path):
+    from fmus import FMUSubsystem
+    return FMUSubsystem(path, name="A")
