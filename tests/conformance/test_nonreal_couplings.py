@@ -380,3 +380,14 @@ def _counterpart_real() -> DiagramSubsystem:
 def _fmu_pair(path):
     from fmus import FMUSubsystem
     return FMUSubsystem(path, name="A")
+
+
+def test_text_meets_numbers_is_a_connect_error(feedthrough):
+    from cosim.errors import ConnectError
+    from fmus import FMUSubsystem
+    subs = [FMUSubsystem(feedthrough[3], name="A"), FMUSubsystem(feedthrough[3], name="B")]
+    for src, dst in (("A.String_output", "B.Float64_continuous_input"),
+                     ("A.Int32_output", "B.String_input"),
+                     ("A.Binary_output", "B.Boolean_input")):
+        with pytest.raises(ConnectError, match="String or Binary signal connects only"):
+            MasterScheduler(subs, [(src, dst)], STEP)
