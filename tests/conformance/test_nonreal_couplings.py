@@ -391,3 +391,30 @@ def test_text_meets_numbers_is_a_connect_error(feedthrough):
                      ("A.Binary_output", "B.Boolean_input")):
         with pytest.raises(ConnectError, match="String or Binary signal connects only"):
             MasterScheduler(subs, [(src, dst)], STEP)
+
+
+@pytest.mark.parametrize("fmi", [2, 3])
+def test_fmu_blocks_and_blocks_in_a_diagram(feedthrough, fmi):
+    """Model Exchange: blocks -> FMU -> blocks for every type, exact and in its own dtype in
+    the Simulator's results (a Boolean stays bool).  Enumeration is left to issue 31 item 1
+    (a 0 reaches the FMU in Initialization Mode before the connected value)."""
+    from blocks.sources import Constant
+    from cosim import Simulator
+    from fmus import load_fmu
+    b = DiagramBuilder("d")
+    f = b.add(load_fmu(feedthrough[fmi], name="f", interface="ModelExchange"))
+    types = ["Int32", "Boolean"] if fmi == 2 else [t for t in VALUES if t != "Enumeration"]
+    outs = []
+    for t in types:
+        dtype = f.input(f"{t}_input").dtype
+        c = b.add(Constant(f"c_{t}", VALUES[t][0], dtype=dtype))
+        b.connect(c.y, f.input(f"{t}_input"))
+        g = b.add(FunctionBlock(f"g_{t}", lambda u: u, inputs=[{"name": "u", "dtype": dtype}],
+                                outputs=[{"name": "y", "dtype": dtype}]))
+        b.connect(f.output(f"{t}_output"), g.in_ports[0])
+        outs.append((t, dtype, f"g_{t}.y"))
+    res = Simulator(b.build(), solver="rk4", dt=STEP,
+                    record=[o for *_, o in outs]).run(0.3)
+    for t, dtype, o in outs:
+        assert res[o].dtype == dtype, (t, res[o].dtype)
+        assert res[o].tolist() == [VALUES[t][0]] * len(res.time), t
