@@ -55,13 +55,15 @@ class SignalHistory:
     iterates them numerically (:mod:`cosim.master_settle`).
     """
 
-    __slots__ = ("t", "v", "scalar", "exact")
+    __slots__ = ("t", "v", "scalar", "exact", "declared")
 
-    def __init__(self, depth: int = 4) -> None:
+    def __init__(self, depth: int = 4, exact: bool | None = None) -> None:
         self.t: deque[int] = deque(maxlen=depth)
         self.v: deque = deque(maxlen=depth)
         self.scalar: bool | None = None
-        self.exact = False
+        #: ``exact`` as the source port declares it (its dtype), else from the first value
+        self.declared = exact
+        self.exact = bool(exact)
 
     def push(self, tk: int, value) -> None:
         """Add the sample ``value`` at ``tk`` ticks (replacing samples at or after ``tk``)."""
@@ -77,7 +79,7 @@ class SignalHistory:
             return
         if self.scalar is None:
             self.scalar = np.ndim(value) == 0
-            self.exact = is_exact(value)
+            self.exact = is_exact(value) if self.declared is None else self.declared
         t.append(tk)
         if self.scalar:
             if type(value) is not float:

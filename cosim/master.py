@@ -71,6 +71,12 @@ def _check_subsystem(s: Any) -> None:
                                f"(DiagramSubsystem, FMUSubsystem), got {type(s).__name__}")
 
 
+def _declared_exact(sub: Any, port: str) -> bool | None:
+    """Whether ``sub`` declares ``port`` non-Real (None: no dtype declared)."""
+    dtype = getattr(sub, "dtypes", {}).get(port)
+    return None if dtype is None else np.dtype(dtype).kind not in "fc"
+
+
 def _non_real(sub: Any, port: str) -> bool:
     """Whether ``sub`` declares ``port`` non-Real (Boolean, integer, string, bytes)."""
     dtype = getattr(sub, "dtypes", {}).get(port)
@@ -200,7 +206,8 @@ class MasterScheduler(ResultsRecorder, LoopSettler):
                 check(s.rate * self.H)
         self.coupling.check(self)
         self.compiled = compiled
-        self.histories = {(s.name, o): SignalHistory(depth=5)
+        # a non-Real output (its declared dtype) is held and never iterated numerically
+        self.histories = {(s.name, o): SignalHistory(depth=5, exact=_declared_exact(s, o))
                           for s in self.subsystems for o in s.output_names}
         # per subsystem: (input, source history, order, scale, bias) and (output, history)
         self._feeds = {s.name: [(i, self.histories[self.sources[(s.name, i)][0]],
