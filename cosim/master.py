@@ -273,9 +273,10 @@ class MasterScheduler(ResultsRecorder, LoopSettler):
         if ss.shapes[s[1]] != ds.shapes[d[1]]:
             raise ConnectError(f"connection {src} {ss.shapes[s[1]]} -> {dst} "
                                f"{ds.shapes[d[1]]}: shape mismatch")
-        kinds = [np.dtype(getattr(sub, "dtypes", {}).get(port, float)).kind
-                 for sub, port in ((ss, s[1]), (ds, d[1]))]
-        if (kinds[0] in "OSU") != (kinds[1] in "OSU"):  # text meets numbers
+        declared = [getattr(sub, "dtypes", {}).get(port) for sub, port in ((ss, s[1]),
+                                                                          (ds, d[1]))]
+        kinds = [np.dtype(x).kind for x in declared if x is not None]
+        if len(kinds) == 2 and (kinds[0] in "OSU") != (kinds[1] in "OSU"):  # text vs numbers
             what = ["String/Binary" if k in "OSU" else "numeric" for k in kinds]
             raise ConnectError(f"connection {src} ({what[0]}) -> {dst} ({what[1]}): a "
                                "String or Binary signal connects only to a String or Binary "
