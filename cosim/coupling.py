@@ -127,6 +127,10 @@ class GaussSeidel(Coupling):
             master.collect(s, t0 + s.rate * H)
 
 
+_DISCRETE = ("; a non-Real (Boolean, Integer, Enumeration, String, Binary) coupling "
+             "output changed in the last sweep: a discrete loop that does not settle")
+
+
 class Iterative(Coupling):
     r"""Iterate each macro step until the coupling signals at its end are consistent.
 
@@ -144,6 +148,12 @@ class Iterative(Coupling):
     ``t_{k+1}`` (the master's loop solver, with the subsystems' output
     Jacobians), so ``y(z)`` depends on ``z`` only through the states: that is
     the part these methods iterate on.
+
+    Non-Real coupling outputs (Boolean, Integer, Enumeration, String, Binary) are
+    not in ``z``: they are held over the step, at the value of the last sweep at
+    ``t_{k+1}`` (the value at ``t_k`` in the first sweep), and propagated sweep by
+    sweep; the step is accepted when, besides the Real residual, none of them
+    changed in the last sweep.
 
     Newton's interface Jacobian is assembled, not swept:
 
@@ -189,6 +199,8 @@ class Iterative(Coupling):
         self._M: np.ndarray | None = None  # (J - I)^-1, kept across steps
         self._plan: dict | None = None
         self._raw: dict = {}
+        self._held: list = []  # the non-Real values at t_{k+1} the sweep used
+        self._next_held: list = []  # and those it published
         self.predictor_gap: tuple | None = None
 
     def check(self, master: Any) -> None:
@@ -205,6 +217,7 @@ class Iterative(Coupling):
                first: bool) -> np.ndarray:
         if not first:
             master.restore(snap)
+        self._held = self._next_held
         polys = self._polys(master, t0, H, z, master.subsystems)
         master._fed.update(polys)
         for s in master.subsystems:
@@ -218,17 +231,21 @@ class Iterative(Coupling):
             master._publish(s, t0 + H, outs)
         if master.feedthrough_subs:
             master._settle(t0 + H, master.feedthrough_subs, once=master._settle_once)
+        self._next_held = master.exact_last()
         return master.pack_last()
 
-    @staticmethod
-    def _polys(master: Any, t0: int, H: int, z: np.ndarray, subs: list) -> dict:
-        """The input polynomials through the history and ``z`` at ``t0 + H``."""
-        keys = master.coupled_sources
+    def _polys(self, master: Any, t0: int, H: int, z: np.ndarray, subs: list) -> dict:
+        """The input polynomials through the history and ``z`` at ``t0 + H`` (the
+        non-Real sources: the held values of this sweep)."""
+        keys = master.real_sources
         for key, val in zip(keys, master.unpack(z)):
             hist = master.histories[key]
             hist.push(t0 + H, float(val[0]) if hist.scalar else val)
+        exact = [k for k in master.coupled_sources if master.histories[k].exact]
+        for key, val in zip(exact, self._held):
+            master.histories[key].push(t0 + H, val)
         polys = {s.name: master.input_polys(s, t0) for s in subs}
-        for key in keys:
+        for key in master.coupled_sources:
             master.histories[key].truncate_after(t0)
         return polys
 
@@ -238,7 +255,7 @@ class Iterative(Coupling):
         if self._plan is not None:
             return self._plan
         offsets, i = {}, 0
-        for key in master.coupled_sources:
+        for key in master.real_sources:  # non-Real sources get no column
             n = master.histories[key].last.size
             offsets[key] = (i, n)
             i += n
@@ -246,7 +263,8 @@ class Iterative(Coupling):
         for s in master.subsystems:
             unread = set(s.unread_inputs()) if hasattr(s, "unread_inputs") else set()
             srcs = sorted({master.sources[(s.name, name)][0]
-                           for name, *_ in master._feeds[s.name] if name not in unread})
+                           for name, *_ in master._feeds[s.name] if name not in unread}
+                          & set(offsets))
             rows = [(o, offsets[(s.name, o)]) for o in s.output_names
                     if (s.name, o) in offsets]
             plan[s.name] = (srcs, rows)
@@ -276,6 +294,8 @@ class Iterative(Coupling):
                         if block is None:
                             continue
                         src, scale, _ = master.sources[(s.name, name)]
+                        if src not in offsets:
+                            continue
                         c0, cn = offsets[src]
                         S[r0:r0 + rn, c0:c0 + cn] += np.asarray(block, float).reshape(
                             rn, cn) * scale
@@ -307,6 +327,7 @@ class Iterative(Coupling):
     def step(self, master: Any, k: int, t0: int, H: int) -> None:
         snap = master.save()
         z = z_pred = master.predict(t0, H)
+        self._next_held = master.exact_last()  # non-Real: held at t_k in the first sweep
         y = self._sweep(master, snap, t0, H, z, first=True)
         n = z.size
         it = 1
@@ -323,16 +344,19 @@ class Iterative(Coupling):
         hist_g: list = []  # Anderson: recent residuals and images
         hist_y: list = []
         while True:
-            res = float(np.max(np.abs(g)))
-            if res <= self.tol * (1.0 + float(np.max(np.abs(y)))):
+            res = float(np.max(np.abs(g), initial=0.0))
+            if self._next_held != self._held:
+                res = float("inf")  # a non-Real output changed: sweep again with it
+            elif res <= self.tol * (1.0 + float(np.max(np.abs(y), initial=0.0))):
                 break
             if it >= self.max_iter:
                 raise LoopConvergenceError(
                     f"iterative coupling ({self.method}) did not converge in macro step "
                     f"t = {t0 * 1e-9:.9g} s: {it} sweeps, residual {res:.3g} (tol "
-                    f"{self.tol:g}); subsystems {', '.join(s.name for s in master.subsystems)}"
+                    f"{self.tol:g}{_DISCRETE if res == float('inf') else ''}); subsystems "
+                    f"{', '.join(s.name for s in master.subsystems)}"
                     "; reduce the macro step, use 'newton', or raise max_iter")
-            if self.method == "fixed_point":
+            if self.method == "fixed_point" or not n:
                 z_new = y
             elif self.method == "aitken":
                 if r_prev is not None:
@@ -367,7 +391,7 @@ class Iterative(Coupling):
             y_new = self._sweep(master, snap, t0, H, z_new, first=False)
             it += 1
             g_new = y_new - z_new
-            if self.method == "broyden" or newton:
+            if (self.method == "broyden" or newton) and n:
                 dz, dg = z_new - z, g_new - g
                 denom = float(dz @ M @ dg)
                 if denom != 0.0:

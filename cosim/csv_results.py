@@ -13,16 +13,17 @@ and an array signal gives one column per element, ``path[j]`` with ``j`` its fla
 (C-order) index (:func:`~cosim.observers.column_names`: the names of
 :meth:`Results.to_pandas <cosim.observers.Results.to_pandas>`).  Floats are written with
 the shortest text that reads back exactly; integer signals (an FMU's Int64 or UInt64
-included) as exact integers.
+included) as exact integers, Boolean signals as 0 and 1.
 
 Beside it, ``results.csv.json`` (the *sidecar*, :func:`sidecar_path`) holds what is not a
 signal value: the **units** of every column (``{"time": "s", "plant.x": "m", ...}``), the
 provenance (model, model hash, solver settings, package versions), the columns that are
-integers, and the run's status: ``"running"`` while the writer works (and after a kill),
-``"complete"``, ``"incomplete: ..."`` (chunks dropped by a full writer queue) or
-``"error: ..."``.  It is replaced atomically (written beside, then renamed), so it is
-always whole.  :func:`read_dataframe` returns the table as a DataFrame with the units in
-``df.attrs["units"]``; :func:`read_csv` as :class:`~cosim.observers.Results`.
+integers (and which of them are Booleans), and the run's status: ``"running"`` while
+the writer works (and after a kill), ``"complete"``, ``"incomplete: ..."`` (chunks
+dropped by a full writer queue) or ``"error: ..."``.  It is replaced atomically (written
+beside, then renamed), so it is always whole.  :func:`read_dataframe` returns the table as
+a DataFrame with the units in ``df.attrs["units"]``; :func:`read_csv` as
+:class:`~cosim.observers.Results`.
 
 Why the units are not in the CSV itself: the tools our users exchange results with write
 one header line of plain variable names (FMPy's ``write_csv``, OpenModelica's and
@@ -73,7 +74,12 @@ def sidecar_path(path: Any) -> Path:
 
 
 def _is_int(port: Any) -> bool:
-    return np.dtype(getattr(port, "dtype", float)).kind in "iu"
+    """Integer and Boolean ports are written as exact integers (a Boolean as 0/1)."""
+    return np.dtype(getattr(port, "dtype", float)).kind in "iub"
+
+
+def _is_bool(port: Any) -> bool:
+    return np.dtype(getattr(port, "dtype", float)).kind == "b"
 
 
 def _write_json(path: Path, doc: dict) -> None:
@@ -112,6 +118,8 @@ class CsvWriter(StreamWriter):
         self._meta = {"format": FORMAT, "units": units, "provenance": prov,
                       "integers": [self.names.get(p.path, p.path)
                                    for p, i in zip(self.ports, self._ints) if i],
+                      "booleans": [self.names.get(p.path, p.path)
+                                   for p in self.ports if _is_bool(p)],
                       "status": "running"}
         _write_json(sidecar_path(self.path), self._meta)
         buf = io.StringIO()
@@ -191,8 +199,8 @@ def read_csv(path: Any) -> Results:
     """Read a :class:`CsvWriter` file (also one whose writer was killed) into Results.
 
     Vector signals come back with shape ``(n_samples, n)``, integer signals exactly
-    (int64, or uint64 where a value needs it); the units (from the sidecar) are
-    ``results.units``, the provenance ``results.provenance`` and the run's status
+    (int64, or uint64 where a value needs it), Boolean signals as bool; the units (from
+    the sidecar) are ``results.units``, the provenance ``results.provenance`` and the run's status
     (``"complete"``, ``"error: ..."``, ``"running"`` if the writer did not finish)
     ``results.diagnostics["status"]``.  A cell that is not a number is an
     :class:`~cosim.errors.OutputError` naming its line and column.  A CSV without a
@@ -209,6 +217,8 @@ def read_csv(path: Any) -> Results:
         meta = dict(doc.get("provenance") or {})
         if doc.get("integers"):
             meta["integers"] = doc["integers"]
+        if doc.get("booleans"):
+            meta["booleans"] = doc["booleans"]
         meta["status"] = doc.get("status", "running")
         column_units = doc.get("units") or {}
         offset = 0
@@ -237,6 +247,7 @@ def read_csv(path: Any) -> Results:
         units.setdefault(m["path"], column_units.get(name, m["unit"] or ""))
     signals = {}
     exact = set(meta.get("integers") or ())
+    booleans = set(meta.get("booleans") or ())
     for p, cols in groups.items():
         vector = _COLUMN.match(header[cols[0]])["idx"] is not None
         if p in exact:  # integer signals, exactly (not through the float table)
@@ -244,7 +255,8 @@ def read_csv(path: Any) -> Results:
             ints = [[int(r[c]) for c in cols] for r in rows]
             dt = np.uint64 if any(x > np.iinfo(np.int64).max for r in ints for x in r) \
                 else np.int64
-            arr = np.array(ints, dtype=dt).reshape(len(rows), len(cols))
+            arr = np.array(ints, dtype=bool if p in booleans else dt).reshape(len(rows),
+                                                                               len(cols))
             signals[p] = arr if vector else arr[:, 0]
             continue
         signals[p] = table[:, cols] if vector else table[:, cols[0]]

@@ -46,19 +46,24 @@ class SignalHistory:
     """The last few ``(t, value)`` samples of one coupling signal (times in ticks).
 
     Scalar signals are kept as floats and their polynomials computed in plain
-    Python (a tuple of coefficients); vector signals as arrays.  Integer and Boolean
-    scalar signals (``exact``) are kept as they are (Python ints: an Int64 or UInt64
-    never passes through float64) and always held (zero-order: an integer signal is
-    not extrapolated).
+    Python (a tuple of coefficients); vector signals as arrays.  Non-Real signals
+    (``exact``: Boolean, Integer of any width, Enumeration, String, Binary; scalars
+    as Python ``bool``/``int``/``str``/``bytes``, vectors as arrays of their own
+    dtype) are kept as they are (an Int64 or UInt64 never passes through float64)
+    and are never extrapolated or interpolated: :meth:`polynomial` holds the newest
+    value whatever the order (a zero-order polynomial), and the master never
+    iterates them numerically (:mod:`cosim.master_settle`).
     """
 
-    __slots__ = ("t", "v", "scalar", "exact")
+    __slots__ = ("t", "v", "scalar", "exact", "declared")
 
-    def __init__(self, depth: int = 4) -> None:
+    def __init__(self, depth: int = 4, exact: bool | None = None) -> None:
         self.t: deque[int] = deque(maxlen=depth)
         self.v: deque = deque(maxlen=depth)
         self.scalar: bool | None = None
-        self.exact = False
+        #: ``exact`` as the source port declares it (its dtype), else from the first value
+        self.declared = exact
+        self.exact = bool(exact)
 
     def push(self, tk: int, value) -> None:
         """Add the sample ``value`` at ``tk`` ticks (replacing samples at or after ``tk``)."""
@@ -74,7 +79,7 @@ class SignalHistory:
             return
         if self.scalar is None:
             self.scalar = np.ndim(value) == 0
-            self.exact = self.scalar and isinstance(value, (bool, int, np.integer, np.bool_))
+            self.exact = is_exact(value) if self.declared is None else self.declared
         t.append(tk)
         if self.scalar:
             if type(value) is not float:
@@ -83,6 +88,8 @@ class SignalHistory:
                 else:
                     value = float(np.ravel(value)[0])
             self.v.append(value)
+        elif self.exact:  # kept in its own dtype (a copy: the source may reuse its buffer)
+            self.v.append(np.array(value).reshape(-1))
         else:
             self.v.append(np.array(value, dtype=float).reshape(-1))
 
@@ -100,6 +107,16 @@ class SignalHistory:
         self.v.clear()
         self.t.extend(snap[0])
         self.v.extend(snap[1])
+
+    def holds(self, value) -> bool:
+        """Whether the newest sample equals ``value`` exactly (non-Real signals)."""
+        if not self.v:
+            return False
+        v = self.v[-1]
+        if self.scalar:
+            value = value.item() if isinstance(value, np.generic) else value
+            return bool(v == value)
+        return bool(np.array_equal(v, np.reshape(value, -1)))
 
     @property
     def last(self) -> np.ndarray:
@@ -127,8 +144,8 @@ class SignalHistory:
         m = len(ts)
         if not m:
             raise ValueError("no samples yet")
-        if self.exact:
-            return (vs[-1],)
+        if self.exact:  # non-Real: held, never extrapolated
+            return (vs[-1],) if self.scalar else vs[-1][None, :]
         n = order + 1 if order + 1 < m else m
         if n == 1:
             return (vs[-1],) if self.scalar else vs[-1][None, :]
@@ -151,6 +168,24 @@ class SignalHistory:
                 return tuple(r[0] * a + r[1] * b + r[2] * c + r[3] * d for r in rows)
             return tuple(sum(w * v for w, v in zip(r, vals)) for r in rows)
         return W @ np.stack([vs[i] for i in range(m - n, m)])
+
+
+def is_exact(value) -> bool:
+    """Whether ``value`` is a non-Real signal value (held, never extrapolated or iterated).
+
+    Booleans, integers of any width (Enumerations included), strings and bytes (FMI
+    String and Binary), as Python or NumPy scalars or arrays of such a dtype.
+    """
+    if isinstance(value, (bool, int, str, bytes, np.integer, np.bool_, np.str_, np.bytes_)):
+        return True
+    dtype = getattr(value, "dtype", None)
+    if dtype is None:
+        if isinstance(value, (list, tuple)) and value:
+            return all(is_exact(x) for x in value)
+        return False
+    if dtype.kind == "O":
+        return value.size > 0 and is_exact(np.ravel(value)[0])
+    return dtype.kind in "biuUS"
 
 
 def evaluate(coeffs, tau: float) -> np.ndarray:

@@ -26,7 +26,7 @@ import numpy as np
 
 from .errors import MissingExtraError, OutputError
 from .observers import Results
-from .stream_writer import StreamWriter
+from .stream_writer import StreamWriter, _kept
 
 __all__ = ["Hdf5Writer", "read_hdf5"]
 
@@ -66,8 +66,8 @@ class Hdf5Writer(StreamWriter):
             self._time = f.create_dataset("time", (0,), "f8", maxshape=(None,), chunks=(rows,))
             self._time.attrs["unit"] = "s"
             self._ds = []
-            for p in self.ports:
-                ds = f.create_dataset("signals/" + p.path, (0,) + p.shape, "f8",
+            for p in self.ports:  # Boolean and integer signals in their own dtype (exact)
+                ds = f.create_dataset("signals/" + p.path, (0,) + p.shape, _kept(p),
                                       maxshape=(None,) + p.shape, chunks=(rows,) + p.shape)
                 ds.attrs["unit"], ds.attrs["path"] = p.unit_text or "", p.path
                 self._ds.append(ds)

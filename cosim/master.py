@@ -85,6 +85,18 @@ def _check_subsystem(s: Any) -> None:
                                f"(DiagramSubsystem, FMUSubsystem), got {type(s).__name__}")
 
 
+def _declared_exact(sub: Any, port: str) -> bool | None:
+    """Whether ``sub`` declares ``port`` non-Real (None: no dtype declared)."""
+    dtype = getattr(sub, "dtypes", {}).get(port)
+    return None if dtype is None else np.dtype(dtype).kind not in "fc"
+
+
+def _non_real(sub: Any, port: str) -> bool:
+    """Whether ``sub`` declares ``port`` non-Real (Boolean, integer, string, bytes)."""
+    dtype = getattr(sub, "dtypes", {}).get(port)
+    return dtype is not None and np.dtype(dtype).kind not in "fc"
+
+
 class MasterScheduler(ResultsRecorder, LoopSettler):
     """Couple :class:`~cosim.subsystem.Subsystem` objects (see module docstring).
 
@@ -108,6 +120,9 @@ class MasterScheduler(ResultsRecorder, LoopSettler):
         the step when extrapolating, at its end when interpolating, as iterative
         coupling and Gauss-Seidel's later subsystems do).  An order given here
         that a subsystem cannot follow is lowered with a :class:`CosimWarning`.
+        Non-Real signals (Boolean, Integer of any width, Enumeration, String,
+        Binary) are never extrapolated nor interpolated: every coupling holds
+        them at the newest value, whatever the order (no warning).
     step_control : StepController, optional
         Communication-step control (:mod:`cosim.step_control`); ``step_s`` is
         then the initial step.
@@ -198,13 +213,15 @@ class MasterScheduler(ResultsRecorder, LoopSettler):
         #: the order each input gets: ``orders`` lowered to what its subsystem follows
         self.input_orders = self._input_orders(warn=extrapolation is not None)
         self.coupled_sources = sorted({src for src, _, _ in self.sources.values()})
+        self._real_keys: list | None = None  # real_sources, once every output is published
         for s in self.subsystems:
             check = getattr(s, "check_step", None)
             if check is not None:
                 check(s.rate * self.H)
         self.coupling.check(self)
         self.compiled = compiled
-        self.histories = {(s.name, o): SignalHistory(depth=5)
+        # a non-Real output (its declared dtype) is held and never iterated numerically
+        self.histories = {(s.name, o): SignalHistory(depth=5, exact=_declared_exact(s, o))
                           for s in self.subsystems for o in s.output_names}
         # per subsystem: (input, source history, order, scale, bias) and (output, history)
         self._feeds = {s.name: [(i, self.histories[self.sources[(s.name, i)][0]],
@@ -270,6 +287,14 @@ class MasterScheduler(ResultsRecorder, LoopSettler):
         if ss.shapes[s[1]] != ds.shapes[d[1]]:
             raise ConnectError(f"connection {src} {ss.shapes[s[1]]} -> {dst} "
                                f"{ds.shapes[d[1]]}: shape mismatch")
+        declared = [getattr(sub, "dtypes", {}).get(port) for sub, port in ((ss, s[1]),
+                                                                          (ds, d[1]))]
+        kinds = [np.dtype(x).kind for x in declared if x is not None]
+        if len(kinds) == 2 and (kinds[0] in "OSU") != (kinds[1] in "OSU"):  # text vs numbers
+            what = ["String/Binary" if k in "OSU" else "numeric" for k in kinds]
+            raise ConnectError(f"connection {src} ({what[0]}) -> {dst} ({what[1]}): a "
+                               "String or Binary signal connects only to a String or Binary "
+                               "input; connect ports of the same kind")
         try:
             scale, bias = conversion(ss.units[s[1]], ds.units[d[1]])
         except UnitError as exc:
@@ -305,6 +330,9 @@ class MasterScheduler(ResultsRecorder, LoopSettler):
         for (sname, inp), order in self.orders.items():
             limit = max_input_order(self.by_name[sname], inp)
             out[(sname, inp)] = min(order, limit)
+            src, out_port = self.sources[(sname, inp)][0]
+            if _non_real(self.by_name[sname], inp) or _non_real(self.by_name[src], out_port):
+                continue  # never extrapolated (held whatever the order): nothing to say
             if limit < order:
                 lowered.append(f"'{sname}.{inp}' ({order} -> {limit})")
         if lowered and warn:
@@ -452,26 +480,51 @@ class MasterScheduler(ResultsRecorder, LoopSettler):
             hist.push(t_end, outs[o])
 
     # ----------------------------------------------- interface vectors
+    @property
+    def real_sources(self) -> list:
+        """The coupled outputs the master iterates numerically: the Real ones.
+
+        Non-Real outputs (Boolean, Integer, Enumeration, String, Binary: a history
+        that is ``exact``) are held and propagated, never in ``z`` (:meth:`pack_last`).
+        Known once every output has been published (:meth:`initialize`).
+        """
+        keys = self._real_keys
+        if keys is None:
+            hist = self.histories
+            keys = [k for k in self.coupled_sources if not hist[k].exact]
+            if all(hist[k].t for k in self.coupled_sources):
+                self._real_keys = keys
+        return keys
+
     def pack_last(self) -> np.ndarray:
-        """The latest published values of the coupled outputs as one vector."""
-        return np.concatenate([self.histories[k].last for k in self.coupled_sources])
+        """The latest published values of the Real coupled outputs as one vector."""
+        keys = self.real_sources
+        if not keys:
+            return np.zeros(0)
+        return np.concatenate([self.histories[k].last for k in keys])
+
+    def exact_last(self) -> list:
+        """The latest published values of the non-Real coupled outputs (compared by ``==``)."""
+        hists = [self.histories[k] for k in self.coupled_sources]
+        return [h.last_value if h.scalar else h.last.tolist() for h in hists if h.exact]
 
     def unpack(self, z: np.ndarray) -> list[np.ndarray]:
+        """``z`` (as :meth:`pack_last`) cut into the values of :attr:`real_sources`."""
         out, i = [], 0
-        for k in self.coupled_sources:
+        for k in self.real_sources:
             n = self.histories[k].last.size
             out.append(z[i:i + n])
             i += n
         return out
 
     def interface_jacobian(self) -> np.ndarray:
-        """``dy/dz`` of the coupled outputs ``z`` (as in :meth:`pack_last`) at the current point.
+        """``dy/dz`` of the Real coupled outputs ``z`` (as in :meth:`pack_last`) here.
 
         Chained from each subsystem's ``output_jacobian()`` through the
         connections (with their unit scale factors); direct feedthrough only.
         """
         offsets, i = {}, 0
-        for key in self.coupled_sources:
+        for key in self.real_sources:
             size = self.histories[key].last.size
             offsets[key] = (i, size)
             i += size
@@ -491,6 +544,8 @@ class MasterScheduler(ResultsRecorder, LoopSettler):
                     if block is None:
                         continue
                     src, scale, _ = self.sources[(s.name, name)]
+                    if src not in offsets:  # a non-Real source: held, not in z
+                        continue
                     c0, cn = offsets[src]
                     J[r0:r0 + rn, c0:c0 + cn] += np.asarray(block, float).reshape(rn, cn) * scale
         return J
@@ -501,10 +556,10 @@ class MasterScheduler(ResultsRecorder, LoopSettler):
         if orders is None:  # the highest order any consumer of each source asks for
             orders = self._predict_orders = [
                 max(o for (dst, o) in self.orders.items() if self.sources[dst][0] == k)
-                for k in self.coupled_sources]
+                for k in self.real_sources]
         tau = H * _NS
         vals = []
-        for k, order in zip(self.coupled_sources, orders):
+        for k, order in zip(self.real_sources, orders):
             c = self.histories[k].polynomial(order, t0)
             if isinstance(c, tuple):  # scalar: Horner in plain floats
                 acc = c[-1]

@@ -34,10 +34,18 @@ def package_versions() -> dict:
 class ResultsRecorder:
     """Rows, per-macro-step marks and the final results (mixin of ``MasterScheduler``)."""
 
+    def _dtype(self, sname: str, o: str) -> Any:
+        """The declared dtype of output ``o`` of ``sname``; undeclared: text stays text
+        (object), the rest float."""
+        dtype = getattr(self.by_name[sname], "dtypes", {}).get(o)
+        if dtype is None:
+            last = self.histories[(sname, o)].v
+            dtype = object if last and isinstance(last[-1], (str, bytes)) else float
+        return np.dtype(dtype)
+
     def _signals(self) -> list:
         return [_Signal(f"{sname}.{o}", self.by_name[sname].units[o] or "",
-                        tuple(self.by_name[sname].shapes[o]),
-                        np.dtype(getattr(self.by_name[sname], "dtypes", {}).get(o, float)))
+                        tuple(self.by_name[sname].shapes[o]), self._dtype(sname, o))
                 for sname, o in self.histories]
 
     def _rows(self) -> list:
@@ -102,9 +110,9 @@ class ResultsRecorder:
         t = np.asarray(times)
         signals, units = {}, {}
         for j, (sname, o) in enumerate(self.histories):
-            dtype = getattr(self.by_name[sname], "dtypes", {}).get(o, float)
-            if np.dtype(dtype).kind not in "iub":
-                dtype = float
+            dtype = self._dtype(sname, o)
+            kind = np.dtype(dtype).kind  # non-Real signals in their own type
+            dtype = object if kind in "OSU" else dtype if kind in "iub" else float
             arr = np.array([r[j] for r in rows], dtype=dtype)
             if array is not None:  # rows of a compiled loop after the Python ones
                 arr = np.concatenate([arr, array[:, j].astype(dtype)])

@@ -5,6 +5,12 @@ initializes the subsystems, orders the subsystems with direct feedthrough,
 makes feedthrough outputs consistent at a communication point (ordered sweeps,
 or the algebraic loop solved by Newton, Broyden or fixed-point iteration), and
 computes the first macro steps of a high-order start by waveform relaxation.
+
+Non-Real coupled outputs (Boolean, Integer of any width, Enumeration, String,
+Binary) are never iterated numerically: each evaluation propagates their new
+values as they are, and a point is consistent when, besides the Real residual,
+none of them changed in the last evaluation (a discrete loop that never settles,
+a Boolean inverter fed back, is the same error as a diverging Real loop).
 """
 
 from __future__ import annotations
@@ -17,6 +23,8 @@ from .errors import BuildError
 from .time import SECONDS_PER_TICK, to_ticks
 
 _NS = SECONDS_PER_TICK
+_DISCRETE = ("; a non-Real (Boolean, Integer, Enumeration, String, Binary) output changed in "
+             "the last evaluation: a discrete loop that does not settle")
 
 
 class LoopSettler:
@@ -142,6 +150,10 @@ class LoopSettler:
                 ft_outs = self._ft_outs[s.name]
                 if not once:
                     for o, hist in ft_outs:
+                        if hist.exact:  # held values: changed or not
+                            if not hist.holds(outs[o]):
+                                change = float("inf")
+                            continue
                         new = np.asarray(outs[o], dtype=float).reshape(-1)
                         change = max(change, float(np.max(np.abs(new - hist.last))))
                         scale = max(scale, float(np.max(np.abs(new))))
@@ -150,7 +162,8 @@ class LoopSettler:
             if once or change <= tol * (1.0 + scale):
                 return sweep
         raise BuildError(f"MasterScheduler: coupling outputs at t = {t * _NS:.9g} s did not "
-                         f"become consistent in {max_iter} sweeps (last change {change:.3g}); "
+                         f"become consistent in {max_iter} sweeps (last change {change:.3g}"
+                         f"{_DISCRETE if change == float('inf') else ''}); "
                          "the subsystems' feedthrough forms an algebraic loop: use an "
                          "iterative coupling or break the loop")
 
@@ -162,9 +175,15 @@ class LoopSettler:
         constant inputs and recomputes its outputs (states fixed; Schiehlen &
         Scholz's output equations solved together).  Newton with the interface
         Jacobian :meth:`interface_jacobian` (exact for linear feedthrough: two
-        evaluations) or Broyden's secant update from ``-I``.
+        evaluations) or Broyden's secant update from ``-I``.  ``z`` holds the Real
+        outputs only; the non-Real ones are propagated by the evaluations (module
+        docstring) and must come back unchanged: each evaluation publishes them
+        subsystem by subsystem (a Gauss-Seidel sweep, which settles a discrete loop
+        that a simultaneous update would flip back and forth), the Real outputs
+        after all subsystems (``Psi`` of the previous ``z``).
         """
         z = self.pack_last()
+        held = self.exact_last()
         n = z.size
         solver = solver or self.loop_solver
         newton = solver == "newton"
@@ -178,17 +197,27 @@ class LoopSettler:
                 if s.input_names:
                     s.set_inputs(t * _NS, self.input_polys(s, t, constant=True))
                     self.refresh_subsystem(s)
-                    outs.append((s, s.get_outputs()))
+                    o = s.get_outputs()
+                    outs.append((s, o))
+                    for name, hist in self._ft_outs[s.name]:
+                        if hist.exact:  # non-Real: propagated at once (Gauss-Seidel)
+                            hist.push(t, o[name])
             for s, o in outs:
                 for name, hist in self._ft_outs[s.name]:
-                    hist.push(t, o[name])
+                    if not hist.exact:
+                        hist.push(t, o[name])
             y = self.pack_last()
             g = y - z
             res = float(np.max(np.abs(g), initial=0.0))
-            if res <= tol * (1.0 + float(np.max(np.abs(y), initial=0.0))):
+            held, same = self.exact_last(), held
+            if held != same:
+                res = float("inf")  # a non-Real output changed: evaluate again
+            elif res <= tol * (1.0 + float(np.max(np.abs(y), initial=0.0))):
                 self.loop_evaluations += it
                 self.loop_solves += 1
                 return it
+            if not n:
+                continue  # only non-Real outputs: propagate them
             if newton:
                 dz = -np.linalg.solve(self.interface_jacobian() - np.eye(n), g)
             else:
@@ -200,13 +229,14 @@ class LoopSettler:
                 dz = -Jinv @ g
             g_prev = g
             z = z + dz
-            for key, val in zip(self.coupled_sources, self.unpack(z)):
+            for key, val in zip(self.real_sources, self.unpack(z)):
                 if key in ft_keys:  # others (no feedthrough, or not stepped) keep theirs
                     self.histories[key].push(t, val if not self.histories[key].scalar
                                              else float(val[0]))
         raise BuildError(f"MasterScheduler: the algebraic loop of feedthrough outputs at t = "
                          f"{t * _NS:.9g} s did not converge in {max_iter} evaluations "
-                         f"({solver}, last residual {res:.3g}); check the loop "
+                         f"({solver}, last residual {res:.3g}"
+                         f"{_DISCRETE if res == float('inf') else ''}); check the loop "
                          "gain and the subsystems' output Jacobians, or break the loop with "
                          "a delay")
 
@@ -230,6 +260,7 @@ class LoopSettler:
         H, t0 = self.H, self.t
         snap = self.save()
         keys = list(self.histories)
+        exact = [self.histories[key].exact for key in keys]
         prev = None
         change, scale = float("inf"), 0.0
         for sweep in range(1, max_sweeps + 1):
@@ -238,7 +269,7 @@ class LoopSettler:
                 self.restore(snap)
                 for j, row in enumerate(prev, start=1):
                     for key, v in zip(keys, row):
-                        self.histories[key].push(t0 + j * H, v if v.ndim else float(v))
+                        self.histories[key].push(t0 + j * H, v)
             window = []
             self.exchanges += p
             for k in range(p):
@@ -257,15 +288,13 @@ class LoopSettler:
                     return 0
                 if self.feedthrough_subs:
                     self._settle(tk + H, self.feedthrough_subs, once=self._settle_once)
-                window.append([np.array(self.histories[key].v[-1], dtype=float) for key in keys])
+                window.append([_sample(self.histories[key]) for key in keys])
                 if prev is not None:  # later points: the previous sweep's values
                     for j in range(k + 2, p + 1):
                         for key, v in zip(keys, prev[j - 1]):
-                            self.histories[key].push(t0 + j * H, v if v.ndim else float(v))
+                            self.histories[key].push(t0 + j * H, v)
             if prev is not None:
-                change = max(float(np.max(np.abs(a - b), initial=0.0))
-                             for r1, r2 in zip(window, prev) for a, b in zip(r1, r2))
-                scale = max(float(np.max(np.abs(a), initial=0.0)) for r in window for a in r)
+                change, scale = _window_gap(window, prev, exact)
             prev = window
             if change <= tol * (1.0 + scale):
                 break
@@ -278,6 +307,27 @@ class LoopSettler:
         for j in range(1, p + 1):  # the histories hold the last sweep's samples
             self.t = t0 + j * H
             times.append(self.t * _NS)
-            rows.append([float(v) if v.ndim == 0 else v for v in prev[j - 1]])
+            rows.append(list(prev[j - 1]))
             self._mark(H)
         return p
+
+
+def _sample(hist) -> object:
+    """The newest sample of a history as stored (scalars as they are, vectors copied)."""
+    v = hist.v[-1]
+    return v if hist.scalar else v.copy()
+
+
+def _window_gap(window: list, prev: list, exact: list) -> tuple[float, float]:
+    """``(change, scale)`` between two sweeps of the start window; a changed non-Real
+    sample is an infinite change (those are compared, never subtracted)."""
+    change = scale = 0.0
+    for r1, r2 in zip(window, prev):
+        for a, b, ex in zip(r1, r2, exact):
+            if ex:
+                if not np.array_equal(a, b):
+                    change = float("inf")
+                continue
+            change = max(change, float(np.max(np.abs(np.subtract(a, b)), initial=0.0)))
+            scale = max(scale, float(np.max(np.abs(a), initial=0.0)))
+    return change, scale

@@ -242,7 +242,8 @@ def defect_error(master: Any, ctl: Any, H: int) -> float:
     For every input fed by extrapolation: the order-``p`` polynomial it used,
     at the end of the step, against the order-``p+1`` polynomial through the
     new sample, i.e. the published output there (converted to the input's
-    unit).  Inputs fed by interpolation (Gauss-Seidel) have no defect.
+    unit).  Inputs fed by interpolation (Gauss-Seidel) and non-Real inputs (held,
+    never extrapolated) have no defect.
     """
     err = 0.0
     tau = H * _NS
@@ -251,6 +252,8 @@ def defect_error(master: Any, ctl: Any, H: int) -> float:
         if fed is None:
             continue
         for name, hist, _, scale, bias in master._feeds[s.name]:
+            if hist.exact:  # a non-Real signal is held by design: no extrapolation defect
+                continue
             used = evaluate(fed[name], tau)
             actual = hist.last * scale + bias
             e = np.abs(used - actual) / (ctl.atol + ctl.rtol * np.abs(actual))

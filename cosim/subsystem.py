@@ -49,9 +49,13 @@ class CouplingInput(Block):
     The coefficients live in the discrete state ``poly`` (set by the master
     before each macro step), so snapshots and rollback include them.
 
+    A non-Real input (``dtype`` Boolean, integer of any width, string, bytes) gets
+    the master's held value as it is (a polynomial of degree 0, never through
+    float64).
+
     Ports
     -----
-    out  y   shape and unit of the input it drives (no inputs)
+    out  y   shape, dtype and unit of the input it drives (no inputs)
     """
 
     #: its output has no value of its own before the master sets the polynomial (the zero
@@ -59,18 +63,29 @@ class CouplingInput(Block):
     #: FMU's start value until then (:func:`fmus.fmu_block.late_inputs`)
     initially_unset = True
 
-    def __init__(self, name: str, shape: Any = (), unit: str | None = None) -> None:
+    def __init__(self, name: str, shape: Any = (), unit: str | None = None,
+                 dtype: Any = float) -> None:
         super().__init__(name)
         size = int(np.prod(shape)) if shape else 1
         self.scalar = shape == ()
         self.shape = shape
-        init = (0.0, (0.0,)) if self.scalar else (0.0, np.zeros((1, size)))
+        self.dtype = np.dtype(dtype)
+        #: a non-Real input: held at the master's value, kept in its own dtype
+        self.exact = self.dtype.kind != "f"
+        if self.exact:
+            zero = self.dtype.type() if self.dtype.kind != "O" else None
+            zero = zero.item() if isinstance(zero, np.generic) else zero
+            init = (0.0, (zero,)) if self.scalar else (0.0, np.full((1, size), zero,
+                                                                    dtype=self.dtype))
+        else:
+            init = (0.0, (0.0,)) if self.scalar else (0.0, np.zeros((1, size)))
         self.poly = self.declare_discrete_state("poly", init)
         #: the index of ``poly`` in its diagram's contexts (``ctx.xd``), set by the
         #: :class:`DiagramSubsystem` that made the block: read every solver stage, it
         #: saves the handle lookup of ``ctx.discrete``
         self.xd_index: int | None = None
-        self.y = self.declare_output("y", self._calc, shape=shape, unit=unit, depends_on=())
+        self.y = self.declare_output("y", self._calc, shape=shape, unit=unit,
+                                     dtype=self.dtype, depends_on=())
 
     def _calc(self, ctx: Any) -> Any:
         i = self.xd_index
@@ -109,10 +124,12 @@ class CouplingInput(Block):
         """
         if self.scalar:
             if not isinstance(coeffs, tuple):
-                coeffs = tuple(float(v) for v in np.asarray(coeffs).reshape(len(coeffs), -1)[:, 0])
+                coeffs = np.asarray(coeffs).reshape(len(coeffs), -1)[:, 0]
+                coeffs = tuple(coeffs.tolist() if self.exact else (float(v) for v in coeffs))
             ctx.set_discrete(self.poly, (t0, coeffs))
         else:
-            ctx.set_discrete(self.poly, (float(t0), np.array(coeffs, dtype=float)))
+            ctx.set_discrete(self.poly, (float(t0), np.array(
+                coeffs, dtype=self.dtype if self.exact else float)))
 
 
 class Subsystem(ABC):
@@ -249,12 +266,15 @@ class DiagramSubsystem(Subsystem):
         b.add(diagram)
         self._drivers: dict[str, CouplingInput] = {}
         for p in diagram.inputs.values():
-            ci = b.add(CouplingInput(f"coupling_{p.name}", p.shape, p.unit_text))
+            ci = b.add(CouplingInput(f"coupling_{p.name}", p.shape, p.unit_text, p.dtype))
             b.connect(ci.y, p)
             self._drivers[p.name] = ci
         for p in diagram.outputs.values():
             b.export_output(p, p.name)
         self.wrapper = b.build()
+        held = [n for n, d in self._drivers.items() if d.exact]
+        if held and not hold_inputs:  # non-Real inputs follow no polynomial: held
+            self.max_input_order = {n: 0 if n in held else 3 for n in self._drivers}
         self.input_names = list(diagram.inputs)
         self.output_names = list(diagram.outputs)
         if not self.output_names:
@@ -264,7 +284,8 @@ class DiagramSubsystem(Subsystem):
                        + list(diagram.outputs.items())}
         self.units = {n: p.unit_text for n, p in list(diagram.inputs.items())
                       + list(diagram.outputs.items())}
-        self.dtypes = {n: p.dtype for n, p in diagram.outputs.items()}
+        self.dtypes = {n: p.dtype for n, p in list(diagram.inputs.items())
+                       + list(diagram.outputs.items())}
         self._out_ports = [self.wrapper.outputs[n] for n in self.output_names]
         self.ctx = self.wrapper.create_context()
         plan = self.wrapper.compile()

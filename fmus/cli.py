@@ -395,7 +395,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     if not args.quiet:
         units = {v.port: fmi_unit(v) for v in info.outputs}
         for k, v in list(res.signals.items())[:12]:
-            if k.startswith(f"{name}.") and v.ndim == 1 and v.size:
+            if k.startswith(f"{name}.") and v.ndim == 1 and v.size and v.dtype.kind != "O":
                 port = k[len(name) + 1:]
                 unit = f" {units.get(port) or res.units.get(k) or ''}".rstrip()
                 print(f"  {port:<28} final {_num(v[-1], 6)}{unit}   "
@@ -404,7 +404,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     if args.plot:
         from cosim.plotting import plot_results
         signals = [k for k, v in res.signals.items() if k.startswith(f"{name}.")
-                   and v.ndim == 1]
+                   and v.ndim == 1 and v.dtype.kind != "O"]  # not String/Binary
         if signals:
             print("plot:", plot_results(res, plot, signals,
                                         title=f"{info.model_name} ({itf})"))
@@ -552,7 +552,8 @@ def _run_cs(args: Any, fmu: Any, name: str, opts: dict, path: str, t_end: float,
             b.export_output(src.y, v.port)
             conns.append((f"inputs.{v.port}", f"{name}.{v.port}"))
         subs.insert(0, DiagramSubsystem(b.build(), solver="euler", dt=step))
-    record = [f"{name}.{o}" for o in sub.output_names]
+    # the outputs a results file holds (String/Binary ones are not recorded, as in FMPy)
+    record = [f"{name}.{o}" for o in sub.output_names if sub.dtypes[o].kind not in "OSU"]
     res = MasterScheduler(subs, conns, step, extrapolation=0,
                           writers=[CsvWriter(path, record, names=_columns(name, record))],
                           progress=not args.quiet).run(t_end, t0)

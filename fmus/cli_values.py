@@ -117,10 +117,7 @@ def settings(info: Any, pairs: list[str]) -> dict:
 # ----------------------------------------------------------------------- inputs
 def _input_file(path: str, info: Any) -> tuple[str, dict]:
     """``(time column, {input variable name: column})`` of an FMPy-style input file."""
-    from pathlib import Path
-
-    from blocks.tables import _read_csv
-    header, _ = _read_csv("--input", "input", Path(path), ",")
+    header = _table(path)[0]
     time_col = "time" if "time" in header else header[0]
     cols: dict = {}
     for c in header:
@@ -143,14 +140,17 @@ def _input_file(path: str, info: Any) -> tuple[str, dict]:
 def _sources(info: Any, csv_path: str | None) -> list:
     """``[(input variable, source block)]`` for the inputs the file feeds (the others are
     left unconnected: they keep their start or ``--set`` value).  Real inputs play the
-    column (linearly for continuous ones); Integer and Boolean inputs hold each value,
-    read exactly (an Int64/UInt64 column never passes through float64); a column named
-    after a triggered input clock of a Scheduled Execution FMU feeds its tick input."""
+    column (linearly for continuous ones); Integer, Enumeration and Boolean inputs hold
+    each value, read exactly (an Int64/UInt64 column never passes through float64; a
+    Boolean cell is ``true``/``false`` or a number, as FMPy reads it); a column named
+    after a triggered input clock of a Scheduled Execution FMU feeds its tick input.
+    Each column is read on its own, so a Boolean column of ``true``/``false`` may stand
+    beside numeric ones."""
     if not csv_path:
         return []
     import numpy as np
 
-    from blocks.tables import FromArrays, FromFile
+    from blocks.tables import FromArrays
 
     from .instance import port_dtype
     time_col, cols = _input_file(csv_path, info)
@@ -159,13 +159,17 @@ def _sources(info: Any, csv_path: str | None) -> list:
         if v.name not in cols:
             continue
         name = f"in_{v.port}"
+        t, raw = _exact_column(csv_path, time_col, cols[v.name])
         if v.kind == "real":
             continuous = v.variability == "continuous"
-            out.append((v, FromFile(name, csv_path, time_column=time_col, columns=cols[v.name],
-                                    interpolation="linear" if continuous else "previous",
-                                    unit=v.unit)))
+            try:
+                vals = [float(x) for x in raw]
+            except ValueError as exc:
+                raise CosimError(f"--input column {cols[v.name]!r} (input '{v.name}', "
+                                 f"{v.type}): {exc}") from None
+            out.append((v, FromArrays(name, t, vals, unit=v.unit,
+                                      interpolation="linear" if continuous else "previous")))
             continue
-        t, raw = _exact_column(csv_path, time_col, cols[v.name])
         dt = np.dtype(port_dtype(v)) if v.kind != "clock" else np.dtype(float)
         try:
             vals = [_exact_value(x, v) for x in raw]
@@ -177,14 +181,40 @@ def _sources(info: Any, csv_path: str | None) -> list:
     return out
 
 
+def _table(path: str) -> tuple[list, list]:
+    """``(header, rows)`` of an input file as text (``#`` starts a comment line); a clear
+    error for a missing file, an empty one or a ragged row."""
+    import csv
+    try:
+        with open(path, newline="", encoding="utf-8") as f:
+            rows = [(k, r) for k, r in enumerate(csv.reader(f), start=1)
+                    if r and not r[0].lstrip().startswith("#")]
+    except OSError as exc:
+        raise CosimError(f"--input: cannot read '{path}': {exc.strerror}") from None
+    if not rows:
+        raise CosimError(f"--input: '{path}' is empty (expected a header line)")
+    if len(rows) < 2:
+        raise CosimError(f"--input: '{path}' has a header but no data rows")
+    header = [h.strip() for h in rows[0][1]]
+    for line, r in rows[1:]:
+        if len(r) != len(header):
+            raise CosimError(f"--input: '{path}', line {line}: {len(r)} cells, the header "
+                             f"has {len(header)} columns")
+    return header, rows[1:]
+
+
 def _exact_column(path: str, time_col: str, col: str) -> tuple[list, list]:
     """The time column (floats) and ``col`` as the text of each row."""
-    import csv
-    with open(path, newline="", encoding="utf-8") as f:
-        rows = [r for r in csv.reader(f) if r and not r[0].lstrip().startswith("#")]
-    header = [h.strip() for h in rows[0]]
+    header, rows = _table(path)
     i, j = header.index(time_col), header.index(col)
-    return [float(r[i]) for r in rows[1:]], [r[j].strip() for r in rows[1:]]
+    times = []
+    for line, r in rows:
+        try:
+            times.append(float(r[i]))
+        except ValueError:
+            raise CosimError(f"--input: '{path}', line {line}: time {r[i]!r} is not a "
+                             "number") from None
+    return times, [r[j].strip() for _, r in rows]
 
 
 def _exact_value(text: str, var: Any) -> Any:

@@ -27,8 +27,10 @@ Data-exchange timing: that of the coupling (:mod:`cosim.coupling`) and of
 Limitations
 -----------
 * FMI 2.0 Co-Simulation FMUs in this process only (no ``out_of_process``, no
-  ``call_log``), with Real scalar inputs and outputs; FMI 3 FMUs, integer or
-  Boolean ports, arrays, and FMI 3 early return / event mode run the Python loop.
+  ``call_log``), with scalar Real, Integer, Enumeration and Boolean ports (the non-Real
+  ones held, as in Python); FMI 3 FMUs, String ports, arrays, and FMI 3 early return /
+  event mode run the Python loop, and so does an Integer or Boolean input fed by a Real
+  output or through a unit scale/offset (its rounding stays in Python).
 * Every subsystem at rate 1; no step control, power bonds, iterative coupling or
   algebraic loops of feedthrough outputs across FMUs (those need the Python loop's
   rollback, energy residuals and loop solver).
@@ -63,7 +65,9 @@ __all__ = ["CompiledLoop", "compiled_loop"]
 
 _NS = 1e-9
 _CFLAGS = ("-shared", "-fPIC", "-O2", "-std=c99", "-ffp-contract=off", "-Wall")
-_FUNCS = ("fmi2SetReal", "fmi2GetReal", "fmi2DoStep", "fmi2SetRealInputDerivatives")
+_FUNCS = ("fmi2SetReal", "fmi2GetReal", "fmi2DoStep", "fmi2SetRealInputDerivatives",
+          "fmi2SetInteger", "fmi2GetInteger", "fmi2SetBoolean", "fmi2GetBoolean")
+_KIND = {"real": 0, "int": 1, "bool": 2}
 _lib: Any = None
 
 
@@ -130,7 +134,9 @@ class _Plan(ctypes.Structure):
                 ("in_bias", _D), ("deriv_order", _I), ("out_start", _I), ("out_vr", _U),
                 ("out_sig", _I), ("out_ft", _I), ("settle", _I), ("hist_t", _L),
                 ("hist_v", _D), ("hist_n", _I), ("in_buf", _D), ("der_buf", _D),
-                ("out_buf", _D), ("ord_buf", _I)]
+                ("out_buf", _D), ("ord_buf", _I), ("set_int", _VP), ("get_int", _VP),
+                ("set_bool", _VP), ("get_bool", _VP), ("in_nreal", _I), ("out_nreal", _I),
+                ("in_kind", _I), ("out_kind", _I)]
 
 
 _CT = {np.int32: ctypes.c_int, np.uint32: ctypes.c_uint, np.float64: ctypes.c_double,
@@ -165,10 +171,18 @@ class CompiledLoop:
                 return f"subsystem '{s.name}' is an FMI 3 FMU"
             if s.inst.out_of_process or s.inst.call_log is not None:
                 return f"subsystem '{s.name}' runs out of process or with a call log"
-            bad = [v.port for v in s.in_vars + s.out_vars if v.kind != "real" or v.shape]
+            bad = [v.port for v in s.in_vars + s.out_vars if v.kind not in _KIND or v.shape]
             if bad:
-                return (f"subsystem '{s.name}' has non-Real or array ports "
+                return (f"subsystem '{s.name}' has array or String ports "
                         f"({', '.join(bad)})")
+            for v in s.in_vars:
+                if v.kind == "real" or (s.name, v.port) not in master.sources:
+                    continue
+                (src, out), scale, bias = master.sources[(s.name, v.port)]
+                kind = np.dtype(master.by_name[src].dtypes.get(out, float)).kind
+                if kind not in "iub" or scale != 1.0 or bias != 0.0:
+                    return (f"input '{s.name}.{v.port}' ({v.type}) is fed by a Real output or "
+                            "through a unit scale/offset (its rounding runs in Python)")
         if shutil.which(os.environ.get("CC") or "gcc") is None:
             return "no C compiler (gcc) found"
         return ""
@@ -188,8 +202,10 @@ class CompiledLoop:
         keys = list(master.histories)
         sig = {k: j for j, k in enumerate(keys)}
         comps, fset, fget, fstep, fder = [], [], [], [], []
+        fns_int: dict[str, list] = {n: [] for n in _FUNCS[4:]}
         in_start, in_vr, in_sig, in_order, in_scale, in_bias = [0], [], [], [], [], []
         out_start, out_vr, out_sig, out_ft, deriv, nsp = [0], [], [], [], [], []
+        in_nreal, out_nreal, in_kind, out_kind = [], [], [], []
         for s in subs:
             comp, fns = c_entry_points(s.inst.drv, list(_FUNCS))
             comps.append(comp)
@@ -197,19 +213,29 @@ class CompiledLoop:
             fget.append(fns["fmi2GetReal"])
             fstep.append(fns["fmi2DoStep"])
             fder.append(fns["fmi2SetRealInputDerivatives"])
-            for name, _hist, order, scale, bias in master._feeds[s.name]:
+            for n in fns_int:
+                fns_int[n].append(fns[n])
+            # Real ports first (one set/get call), then the held non-Real ones
+            feeds = sorted(master._feeds[s.name],
+                           key=lambda f: _KIND[s._in_by_port[f[0]].kind] > 0)
+            for name, hist, order, scale, bias in feeds:
                 src = master.sources[(s.name, name)][0]
                 in_vr.append(s._in_by_port[name].vr)
                 in_sig.append(sig[src])
-                in_order.append(order)
+                in_order.append(0 if hist.exact else order)  # a non-Real source: held
                 in_scale.append(scale)
                 in_bias.append(bias)
+                in_kind.append(_KIND[s._in_by_port[name].kind])
+            in_nreal.append(sum(1 for f in feeds if s._in_by_port[f[0]].kind == "real"))
             in_start.append(len(in_vr))
             ft = {o for o, _ in master._ft_outs[s.name]}
-            for v in s.out_vars:
+            outs = sorted(s.out_vars, key=lambda v: _KIND[v.kind] > 0)
+            for v in outs:
                 out_vr.append(v.vr)
                 out_sig.append(sig[(s.name, v.port)])
                 out_ft.append(1 if v.port in ft else 0)
+                out_kind.append(_KIND[v.kind])
+            out_nreal.append(sum(1 for v in outs if v.kind == "real"))
             out_start.append(len(out_vr))
             deriv.append(s.deriv_order if master._feeds[s.name] else 0)
             nsp.append(0 if s.can_save_state else 1)
@@ -243,7 +269,13 @@ class CompiledLoop:
             "out_sig": _arr(out_sig, np.int32), "out_ft": _arr(out_ft, np.int32),
             "settle": _arr(settle, np.int32), "hist_t": hist_t, "hist_v": hist_v,
             "hist_n": hist_n, "in_buf": np.zeros(nin), "der_buf": np.zeros(3 * nin),
-            "out_buf": np.zeros(nout), "ord_buf": np.zeros(nin, dtype=np.int32)}
+            "out_buf": np.zeros(nout), "ord_buf": np.zeros(nin, dtype=np.int32),
+            "set_int": _arr(fns_int["fmi2SetInteger"], np.uintp),
+            "get_int": _arr(fns_int["fmi2GetInteger"], np.uintp),
+            "set_bool": _arr(fns_int["fmi2SetBoolean"], np.uintp),
+            "get_bool": _arr(fns_int["fmi2GetBoolean"], np.uintp),
+            "in_nreal": _arr(in_nreal, np.int32), "out_nreal": _arr(out_nreal, np.int32),
+            "in_kind": _arr(in_kind, np.int32), "out_kind": _arr(out_kind, np.int32)}
         plan = _Plan(n_subs=len(subs), n_sig=n_sig,
                      gauss_seidel=int(isinstance(master.coupling, GaussSeidel)),
                      n_settle=len(settle))
@@ -304,8 +336,11 @@ class CompiledLoop:
         for j, key in enumerate(keys):
             h = master.histories[key]
             n = int(hn[j])
+            back = float
+            if h.exact:  # an Integer/Boolean signal, exact in the double buffer
+                back = bool if isinstance(h.last_value, bool) else int
             h.restore(([int(x) for x in ht[4 * j:4 * j + n]],
-                       [float(x) for x in hv[4 * j:4 * j + n]]))
+                       [back(x) for x in hv[4 * j:4 * j + n]]))
         for s in master.subsystems:
             s.steps += done
             master.steps[s.name] += done

@@ -14,6 +14,13 @@ FMUs' function addresses, value references, connections, orders) is data in a
   Python master's one ordered sweep: no algebraic loop);
 * the newest value of every signal goes into the row buffer.
 
+Integer (and Enumeration) and Boolean ports (FMI 2: 32-bit ``fmi2Integer``, ``int``
+``fmi2Boolean``, exact in a double) are held, never extrapolated: each subsystem's
+Real ports come first in its ranges and are set/got in one call, the others after them
+one by one with ``fmi2SetInteger``/``fmi2SetBoolean`` (``fmi2GetInteger``/
+``fmi2GetBoolean``).  The plan gives them only exact sources (no unit scale or offset),
+so the value set is the source's value.
+
 The polynomial through the last ``order + 1`` samples (times in integer ticks,
 offsets in seconds) is the one :class:`cosim.extrapolation.SignalHistory` gives:
 the same closed form for order 1, Newton's divided differences expanded to powers
@@ -29,6 +36,8 @@ typedef int (*set_real_t)(void *, const unsigned int *, size_t, const double *);
 typedef int (*get_real_t)(void *, const unsigned int *, size_t, double *);
 typedef int (*do_step_t)(void *, double, double, int);
 typedef int (*set_der_t)(void *, const unsigned int *, size_t, const int *, const double *);
+typedef int (*set_int_t)(void *, const unsigned int *, size_t, const int *);
+typedef int (*get_int_t)(void *, const unsigned int *, size_t, int *);
 
 #define DEPTH 4
 
@@ -52,6 +61,9 @@ typedef struct {
     int *hist_n;
     double *in_buf, *der_buf, *out_buf;
     int *ord_buf;
+    void **set_int, **get_int, **set_bool, **get_bool;
+    const int *in_nreal, *out_nreal; /* per subsystem: its Real ports (first in its range) */
+    const int *in_kind, *out_kind;   /* per port: 0 Real, 1 Integer/Enumeration, 2 Boolean */
 } Plan;
 
 static void push(Plan *p, int s, int64_t t, double v) {
@@ -108,10 +120,25 @@ static int poly(const Plan *p, int s, int order, int64_t t0, double *c) {
     return n;
 }
 
+/* the non-Real inputs of subsystem i (after its Real ones): held, one call each */
+static int set_held(Plan *p, int i) {
+    for (int j = p->in_start[i] + p->in_nreal[i]; j < p->in_start[i + 1]; j++) {
+        int s = p->in_sig[j];
+        double v = p->hist_v[(size_t)s * DEPTH + p->hist_n[s] - 1];
+        int x = p->in_kind[j] == 2 ? (v > 0.5) : (int)v;
+        void *f = p->in_kind[j] == 2 ? p->set_bool[i] : p->set_int[i];
+        int st = ((set_int_t)f)(p->comp[i], p->in_vr + j, 1, &x);
+        if (st > 1) return st;
+    }
+    return 0;
+}
+
 static int set_inputs(Plan *p, int i, int64_t t, int constant) {
-    int a = p->in_start[i], b = p->in_start[i + 1];
-    int n = b - a;
-    if (n == 0) return 0;
+    int a = p->in_start[i];
+    int n = p->in_nreal[i];
+    int b = a + n;
+    int st = set_held(p, i);
+    if (st > 1 || n == 0) return st;
     int dord = constant ? 0 : p->deriv_order[i];
     for (int j = a; j < b; j++) {
         double c[4];
@@ -132,7 +159,7 @@ static int set_inputs(Plan *p, int i, int64_t t, int constant) {
             }
         }
     }
-    int st = ((set_real_t)p->set_real[i])(p->comp[i], p->in_vr + a, (size_t)n, p->in_buf);
+    st = ((set_real_t)p->set_real[i])(p->comp[i], p->in_vr + a, (size_t)n, p->in_buf);
     if (st > 1) return st;
     for (int k = 1; k <= dord; k++) {
         for (int j = 0; j < n; j++) p->ord_buf[j] = k;
@@ -144,11 +171,20 @@ static int set_inputs(Plan *p, int i, int64_t t, int constant) {
 }
 
 static int get_outputs(Plan *p, int i, int64_t t, int ft_only) {
-    int a = p->out_start[i], b = p->out_start[i + 1];
-    int st = ((get_real_t)p->get_real[i])(p->comp[i], p->out_vr + a, (size_t)(b - a),
+    int a = p->out_start[i], b = a + p->out_nreal[i], e = p->out_start[i + 1];
+    int st = 0;
+    if (b > a)
+        st = ((get_real_t)p->get_real[i])(p->comp[i], p->out_vr + a, (size_t)(b - a),
                                           p->out_buf);
     if (st > 1) return st;
-    for (int j = a; j < b; j++)
+    for (int j = b; j < e; j++) { /* non-Real outputs, exact in a double */
+        int x = 0;
+        void *f = p->out_kind[j] == 2 ? p->get_bool[i] : p->get_int[i];
+        st = ((get_int_t)f)(p->comp[i], p->out_vr + j, 1, &x);
+        if (st > 1) return st;
+        p->out_buf[j - a] = p->out_kind[j] == 2 ? (double)(x != 0) : (double)x;
+    }
+    for (int j = a; j < e; j++)
         if (!ft_only || p->out_ft[j]) push(p, p->out_sig[j], t, p->out_buf[j - a]);
     return 0;
 }

@@ -6,10 +6,12 @@ classes; fmpy's one-shot ``simulate_fmu`` is never used).  The master sees
 an ordinary subsystem:
 
 * ports from the model description: every ``input`` and ``output`` of type
-  Real/Float, Integer and Boolean (FMI 3 arrays as array ports), units mapped
-  to cosim units (:mod:`fmus.description`), so the master's connections
-  convert and reject units as for any subsystem; integers pass exactly (Python
-  ints, held over the step: the master never extrapolates an integer);
+  Real/Float, Integer (every FMI 3 width), Enumeration and Boolean (FMI 3 arrays as
+  array ports), and scalar String and Binary ones (``str`` and ``bytes`` values),
+  units mapped to cosim units (:mod:`fmus.description`), so the master's connections
+  convert and reject units as for any subsystem; non-Real values pass exactly
+  (Python ints, bools, str, bytes, held over the step: the master never extrapolates
+  nor iterates them);
 * an input left unconnected in the master keeps the FMU's start value (or the
   ``start=`` value): ``optional_inputs`` lists them;
 * ``terminateSimulation`` (FMI 2: ``fmi2Discard`` with ``fmi2Terminated``; FMI 3: the
@@ -54,8 +56,8 @@ an ordinary subsystem:
 Ports
 -----
 ======  ======================================  =====================================
-in      each FMU ``input`` (Real/Int/Bool)      unit from the FMU, start as its value
-out     each FMU ``output`` (Real/Int/Bool)     feedthrough from ``ModelStructure``
+in      each FMU ``input`` (any type)           unit from the FMU, start as its value
+out     each FMU ``output`` (any type)          feedthrough from ``ModelStructure``
 ======  ======================================  =====================================
 
 Data-exchange timing (no interpolation, the FMU holds its inputs)::
@@ -75,8 +77,10 @@ Limitations
   when an order was given explicitly), so its side of the coupling is of order 1
   whatever the extrapolation (iterative coupling included: an implicit order-1
   coupling, tests/system/test_master_fmu_coupling.py).
-* String and Binary inputs/outputs and FMI 3 clocks are not ports (String and
-  Binary variables take ``start=`` values); Scheduled Execution is not supported; output
+* String and Binary *arrays* and FMI 3 clocks are not ports (String and Binary
+  arrays take ``start=`` values); String and Binary signals are in the in-memory
+  results only (the results files hold numbers: the writers' ``"all"`` leaves them
+  out); Scheduled Execution is not supported; output
   derivatives (``maxOutputDerivativeOrder``) are not used; arrays of inputs have
   no directional-derivative Jacobian (finite differences are used).
 * A discarded step (``fmi2Discard`` without ``fmi2Terminated``) raises
@@ -130,6 +134,30 @@ __all__ = ["FMUSubsystem"]
 _NS = 1e-9
 
 
+def _is_port(v: Any) -> bool:
+    """Whether an FMU input/output becomes a port (String and Binary: scalars only)."""
+    return v.kind in ("real", "int", "bool") or (v.kind in ("string", "binary")
+                                                 and not v.shape)
+
+
+def _text(x: Any, v: Any) -> str:
+    """A String input's value: a str (``numpy.str_`` included), else a clear error."""
+    x = x.item() if isinstance(x, np.generic) else x
+    if isinstance(x, str):
+        return x
+    raise StepError(f"String input '{v.name}' got {x!r} ({type(x).__name__}); connect a "
+                    "String output (or give a str start value)")
+
+
+def _bytes(x: Any, v: Any) -> bytes:
+    """A Binary input's value: bytes (``bytearray``, ``numpy.bytes_`` included)."""
+    x = x.item() if isinstance(x, np.generic) else x
+    if isinstance(x, (bytes, bytearray)):
+        return bytes(x)
+    raise StepError(f"Binary input '{v.name}' got {x!r} ({type(x).__name__}); connect a "
+                    "Binary output (or give a bytes start value)")
+
+
 def _poly_at(c: Any, tau: float) -> Any:
     """Value of a master polynomial (tuple of floats or array (order+1, size)) at tau."""
     if isinstance(c, tuple):
@@ -139,9 +167,12 @@ def _poly_at(c: Any, tau: float) -> Any:
         for k in range(len(c) - 2, -1, -1):
             acc = acc * tau + c[k]
         return acc
-    c = np.asarray(c, dtype=float)
+    c = np.asarray(c)
     if c.ndim == 1:
         c = c.reshape(-1, 1)
+    if len(c) == 1:  # held (every non-Real array): kept in its dtype
+        return c[0].copy()
+    c = c.astype(float)
     acc = c[-1].copy()
     for row in c[-2::-1]:
         acc = acc * tau + row
@@ -242,12 +273,12 @@ class FMUSubsystem(FMUJacobians, Subsystem):
         self.early_return = bool(early_return and self.fmi3
                                  and caps.get("mightReturnEarlyFromDoStep"))
         self.event_mode = bool(event_mode and self.fmi3 and caps.get("hasEventMode"))
-        port_ok = ("real", "int", "bool")
-        self.in_vars = [v for v in info.inputs if v.kind in port_ok]
-        self.out_vars = [v for v in info.outputs if v.kind in port_ok]
+        self.in_vars = [v for v in info.inputs if _is_port(v)]
+        self.out_vars = [v for v in info.outputs if _is_port(v)]
         if not self.out_vars:
             raise FMUConfigError(f"subsystem '{self.name}': FMU '{fmu.path.name}' has no "
-                                 "Real/Integer/Boolean outputs to exchange")
+                                 "outputs to exchange (String and Binary arrays are not "
+                                 "ports)")
         self.input_names = [v.port for v in self.in_vars]
         self.output_names = [v.port for v in self.out_vars]
         self.shapes = {v.port: v.shape for v in self.in_vars + self.out_vars}
@@ -505,15 +536,19 @@ class FMUSubsystem(FMUJacobians, Subsystem):
             else:
                 x = _poly_at(c, tau)
             kind = v.kind
-            if v.shape:
-                arr = np.asarray(x, dtype=float).ravel()
-                vals.extend(arr.tolist() if kind == "real" else
+            if v.shape:  # integer arrays exact (never through float64)
+                arr = np.asarray(x).ravel()
+                vals.extend(arr.astype(float).tolist() if kind == "real" else
                             [int(round(a)) if kind == "int" else bool(a) for a in arr])
             elif kind == "real":
                 vals.append(float(x) if type(x) is not float else x)
             elif kind == "int":  # exact: an integer is never passed through float64
                 x = x.item() if isinstance(x, np.generic) else x
                 vals.append(x if type(x) is int else int(round(float(np.ravel(x)[0]))))
+            elif kind == "string":
+                vals.append(x if type(x) is str else _text(x, v))
+            elif kind == "binary":
+                vals.append(x if type(x) is bytes else _bytes(x, v))
             else:
                 x = x.item() if isinstance(x, np.generic) else x
                 vals.append(x if type(x) is bool else bool(float(np.ravel(x)[0]) > 0.5))
@@ -648,8 +683,9 @@ class FMUSubsystem(FMUJacobians, Subsystem):
                         i += n
                     else:
                         x = vals[i]
-                        d[v.port] = float(x) if v.kind == "real" else (
-                            int(x) if v.kind == "int" else bool(x))
+                        kind = v.kind
+                        d[v.port] = float(x) if kind == "real" else int(x) if kind == "int" \
+                            else bool(x) if kind == "bool" else x  # str / bytes as they are
                         i += 1
             self._out_dict = d
         return d

@@ -73,3 +73,37 @@ def test_push_at_an_earlier_or_equal_time_replaces_later_samples():
     h.push(2 * MS, 7.0)
     h.restore(snap)
     assert h.last_value == 10.0
+
+
+@pytest.mark.parametrize("order", [0, 1, 2, 3])
+@pytest.mark.parametrize("values", [
+    [True, False, True, True], [2**64 - 1, 0, 7, 2**63 + 1], [-2**63, 5, -1, 2**53 + 1],
+    ["a", "b, c", "", "d"], [b"\x00", b"\xff", b"", b"ab"],
+    [np.array([1, -2], dtype=np.int64), np.array([2**62, 3], dtype=np.int64)] * 2])
+def test_non_real_signals_are_held_never_extrapolated(order, values):
+    """Every non-Real value (Boolean, integers of any width, String, Binary, integer
+    vectors) comes back as the newest sample, exactly and in its type, at any order."""
+    h = SignalHistory(depth=5)
+    for k, v in enumerate(values):
+        h.push(k * MS, v)
+    assert h.exact
+    c = h.polynomial(order, len(values) * MS)
+    assert len(c) == 1
+    newest = values[-1]
+    if isinstance(newest, np.ndarray):
+        assert c.dtype == newest.dtype and c[0].tolist() == newest.tolist()
+    else:
+        assert type(c[0]) is type(newest) and c[0] == newest
+
+
+def test_a_declared_real_signal_stays_real_whatever_its_first_value():
+    """A Real port whose first value happens to be a Python int (a block returning 0) is
+    still extrapolated: the port's declared dtype decides, not the first value."""
+    h = SignalHistory(depth=5, exact=False)
+    for k, v in enumerate([0, 1.0, 2.0]):
+        h.push(k * MS, v)
+    assert not h.exact and type(h.last_value) is float
+    np.testing.assert_allclose(evaluate(h.polynomial(1, 2 * MS), 1e-3), [3.0])
+    guessed = SignalHistory(depth=5)
+    guessed.push(0, 0)
+    assert guessed.exact  # undeclared: the first value decides (an int is held)
