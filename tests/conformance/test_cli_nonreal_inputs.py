@@ -66,15 +66,8 @@ def _simulate(fmu, tmp_path, itf: str, csv) -> object:
     return read_csv(out / "results.csv")
 
 
-#: issue 31 item 1 (another item's fix): in Model Exchange a zero reaches the FMU before the
-#: file's first value, and Feedthrough refuses 0 for its Enumeration (legal values 1, 2)
-ITEM1 = pytest.mark.xfail(strict=True, reason="issue 31 item 1: the FMU gets 0 before the "
-                          "connected value in Initialization Mode (Model Exchange)")
-
-
-@pytest.mark.parametrize("fmi,typ,itf", [
-    pytest.param(*c, marks=ITEM1) if c[1:] == ("Enumeration", "me") else c for c in CASES],
-    ids=[f"fmi{f}-{t}-{i}" for f, t, i in CASES])
+@pytest.mark.parametrize("fmi,typ,itf", CASES,
+                         ids=[f"fmi{f}-{t}-{i}" for f, t, i in CASES])
 def test_a_file_of_one_non_real_column(reference_fmus, tmp_path, capsys, fmi, typ, itf):
     fmu = reference_fmus[(fmi, "Feedthrough")]
     spellings = (False, True) if typ == "Boolean" else (False,)

@@ -57,16 +57,17 @@ def test_feedthrough_me_with_every_input_connected_starts_with_their_values(
 @pytest.mark.parametrize("fmi", [2, 3])
 def test_feedthrough_cs_in_a_master_gets_its_inputs_in_initialization_mode(reference_fmus,
                                                                            fmi):
-    """Real and integer inputs (Boolean couplings are issue 31 item 2)."""
+    """Real, integer and Boolean inputs (String and Binary: no Constant block makes them;
+    they pass through couplings between FMUs, tests/conformance/test_nonreal_couplings.py)."""
     from fmus import load_fmu
     sub = load_fmu(reference_fmus[(fmi, "Feedthrough")], interface="CoSimulation")
     b = DiagramBuilder("src")
     conns, want = [], {}
     for name in sub.input_names:
         kind = np.dtype(sub.dtypes[name]).kind
-        if kind == "b":
+        if kind not in "biuf":
             continue
-        v = 2 if kind in "iu" else 1.5
+        v = True if kind == "b" else 2 if kind in "iu" else 1.5
         c = b.add(Constant(f"c_{name}", v, dtype=sub.dtypes[name]))
         b.export_output(c.y, name)
         conns.append((f"src.{name}", f"Feedthrough.{name}"))
