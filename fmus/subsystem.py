@@ -475,6 +475,10 @@ class FMUSubsystem(FMUJacobians, Subsystem):
             tau = 0.0
         sets = []
         pushed = self._pushed
+        if self._sent_orders:
+            # an FMU may move its inputs along the derivatives' polynomial over the step (the
+            # project's exported FMUs hold u at its end-of-step value): set them all again
+            pushed.clear()
         for (key, ports, fast), (_, vs) in zip(self._in_fast, self._in_groups):
             if fast and tau == 0.0:
                 try:
