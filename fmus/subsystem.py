@@ -375,8 +375,9 @@ class FMUSubsystem(FMUJacobians, Subsystem):
 
     def initial_feedthrough(self) -> dict[str, set[str]]:
         """The inputs each output depends on in Initialization Mode
-        (``ModelStructure/InitialUnknowns``; unlisted outputs: none; an FMU listing no
-        initial unknowns: all), joined with :meth:`feedthrough`."""
+        (``ModelStructure/InitialUnknowns``; an unlisted output with ``initial="exact"``:
+        none; one the list misses, or an FMU listing no initial unknowns: all), joined with
+        :meth:`feedthrough`."""
         ins = {v.name: v.port for v in self.in_vars}
         out = {}
         for v in self.out_vars:
