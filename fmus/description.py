@@ -714,17 +714,19 @@ def _initial_feedthrough(md: Any, inputs: set, names: dict) -> dict:
 
     From ``ModelStructure/InitialUnknowns`` (FMI 2.0 section 2.2.8) / ``InitialUnknown``
     (FMI 3.0 section 2.4.8): a listed output depends on the inputs its ``dependencies``
-    name (all knowns when the attribute is absent); an output not listed has its start
-    value at initialization (``initial="exact"``), which no input changes.  An FMU that
-    lists no initial unknowns at all (a lax exporter) is taken to let every output depend
-    on every input (the master then iterates rather than trusting an order).
+    name (all knowns when the attribute is absent); an output not listed with
+    ``initial="exact"`` (explicit, or a constant's default) has its start value, which no
+    input changes.  An output the list should hold but misses (``initial`` calculated or
+    approx: pythonfmu leaves them out), and every output of an FMU that lists no initial
+    unknowns at all, is taken to depend on every input (the master then orders or iterates
+    with it rather than trusting a start value an input may change).
     """
     unknowns = [u for u in getattr(md, "initialUnknowns", None) or []
                 if u.variable is not None]
-    outs = [m.name for m in md.modelVariables if m.causality == "output"]
+    outs = [m for m in md.modelVariables if m.causality == "output"]
     if not unknowns:
-        return {o: None for o in outs}
-    deps: dict = {o: set() for o in outs}
+        return {o.name: None for o in outs}
+    deps: dict = {o.name: set() if _initial_exact(o) else None for o in outs}
     for unk in unknowns:
         name = unk.variable.name
         if name not in deps:
@@ -732,3 +734,10 @@ def _initial_feedthrough(md: Any, inputs: set, names: dict) -> dict:
         deps[name] = None if unk.dependencies is None else {
             names[id(d)] for d in unk.dependencies if id(d) in inputs}
     return deps
+
+
+def _initial_exact(mv: Any) -> bool:
+    """An output's ``initial`` is ``"exact"`` (given, or the default of a constant output:
+    FMI 2.0 section 2.2.7, FMI 3.0 section 2.4.7.4; other outputs default to calculated)."""
+    initial = getattr(mv, "initial", None)
+    return initial == "exact" or (initial is None and mv.variability == "constant")

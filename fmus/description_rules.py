@@ -335,7 +335,8 @@ def _check_structure(info: Any, md: Any, P: Any) -> None:
                       f"listed in {where} but has causality={names[out].causality!r}", out,
                       names[out].line, "warning", derived="ignores the entry"))
             del info.feedthrough[out]
-    # InitialUnknowns completeness (info: the import does not rely on it)
+    # InitialUnknowns completeness (info: the import takes a missing output to depend on
+    # every input at initialization, description._initial_feedthrough)
     if major == 2 and md.initialUnknowns is not None:
         have = {u.variable.name for u in md.initialUnknowns if u.variable is not None}
         need = {v.name for v in info.outputs if v.initial in ("approx", "calculated")}

@@ -406,8 +406,9 @@ class FMUSubsystem(FMUJacobians, Subsystem):
 
     def initial_feedthrough(self) -> dict[str, set[str]]:
         """The inputs each output depends on in Initialization Mode
-        (``ModelStructure/InitialUnknowns``; unlisted outputs: none; an FMU listing no
-        initial unknowns: all), joined with :meth:`feedthrough`."""
+        (``ModelStructure/InitialUnknowns``; an unlisted output with ``initial="exact"``:
+        none; one the list misses, or an FMU listing no initial unknowns: all), joined with
+        :meth:`feedthrough`."""
         ins = {v.name: v.port for v in self.in_vars}
         out = {}
         for v in self.out_vars:
@@ -506,6 +507,10 @@ class FMUSubsystem(FMUJacobians, Subsystem):
             tau = 0.0
         sets = []
         pushed = self._pushed
+        if self._sent_orders:
+            # an FMU may move its inputs along the derivatives' polynomial over the step (the
+            # project's exported FMUs hold u at its end-of-step value): set them all again
+            pushed.clear()
         for (key, ports, fast), (_, vs) in zip(self._in_fast, self._in_groups):
             if fast and tau == 0.0:
                 try:

@@ -192,6 +192,27 @@ def test_pythonfmu_model_descriptions_load_with_an_info_note(fmu_files):
     assert fmu.info.feedthrough == {"x2": None, "v2": None}  # no dependencies: all inputs
 
 
+@pytest.mark.parametrize("listed", ["w", "w y"])
+def test_initial_dependencies_of_outputs_initial_unknowns_miss(tmp_path, listed):
+    """Initialization order (issue 31 item 1) against a lenient structure (item 3): an output
+    InitialUnknowns should list but misses (initial calculated, pythonfmu) depends on every
+    input at initialization, one with initial="exact" on none; a listed one on its
+    dependencies.  Before: a missed calculated output was taken to hold its start value."""
+    outs = {"y": "", "z": 'initial="exact"', "w": ""}
+    variables = [_var("u", 0, "input")] + [
+        _var(n, i + 1, "output", extra=e, variability="continuous" if n != "z" else "discrete")
+        for i, (n, e) in enumerate(outs.items())]
+    index = {"u": 1, "y": 2, "z": 3, "w": 4}
+    structure = ("<Outputs>" + "".join(f'<Unknown index="{index[n]}" dependencies=""/>'
+                                       for n in outs) + "</Outputs><InitialUnknowns>"
+                 + "".join(f'<Unknown index="{index[n]}" dependencies="1"/>'
+                           for n in listed.split()) + "</InitialUnknowns>")
+    info = read_description(_md(tmp_path, variables, structure=structure))
+    assert info.initial_feedthrough == {"y": {"u"} if "y" in listed else None, "z": set(),
+                                        "w": {"u"}}
+    assert info.feedthrough == {"y": set(), "z": set(), "w": set()}
+
+
 def test_unit_notes_become_warnings(fmu_files, tmp_path):
     from tests.fmu_builders import SOURCES, build_c_fmu
     xml = (SOURCES / "loop_a.xml").read_text().replace(
