@@ -272,7 +272,14 @@ def test_killed_ecu_leaves_the_plant_safe_and_the_run_complete(tmp_path):
     assert not v["passed"] and "acc_hil_plant: stale_episodes" in v["failed"]
     assert v["exit_code"] == 1
     a = _fault_only(r, tmp_path, res, (8.0, 12.0), "the killed ECU")
-    assert 8.0 < a <= 8.0 + CMD_STALE_S + PLANT_PERIOD + 0.04 + 1e-9
+    # safe within the staleness limit, a plant frame and the 40 ms recording grid after the
+    # kill: a latency (the kill's delivery and the ECU's last frames in flight are the
+    # machine's, unlike the bus-off injected in the plant's own backend), judged on a quiet
+    # machine only (with 4 busy processes and a second test suite beside it: 8.120 s)
+    bound = 8.0 + CMD_STALE_S + PLANT_PERIOD + 0.04
+    assert a > 8.0
+    judge_figure(a <= bound + 1e-9, f"the plant went safe {a - 8.0:.3f} s after the ECU was "
+                                    f"killed, at most {bound - 8.0:.3f} s")
     assert r["command_stale_s"][1] == 12.0  # stale to the end
     assert _safe_after(res, a - 1e-9)
     # the safe state decelerates the car at about 2 m/s^2 (brake lag 0.1 s, resistances)
