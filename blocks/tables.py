@@ -26,6 +26,7 @@ import numpy as np
 from cosim.block import Block
 from cosim.errors import ParameterError
 from cosim.params import VALUES, refuse
+from cosim.ports import text_kind
 from cosim.time import TICKS_PER_SECOND
 
 from ._units import refuse_renamed
@@ -74,11 +75,24 @@ def _values(kind: str, name: str, what: str, v: Any, n: int, against: str) -> np
 
 
 def _exact_values(kind: str, name: str, v: Any, n: int, dt: np.dtype) -> np.ndarray:
-    """Integer or Boolean samples, checked against ``dt``'s range, never through float."""
+    """Integer or Boolean samples, checked against ``dt``'s range, never through float;
+    String (``str``) or Binary (``bytes``) samples for :data:`~cosim.ports.STRING` /
+    :data:`~cosim.ports.BINARY`."""
     rows = list(v)
     if len(rows) != n:
         raise ParameterError(f"{kind} '{name}': values must have {n} rows to match t")
     out = []
+    if dt.kind == "O":  # text or bytes, as the dtype says (cosim.ports.STRING / BINARY)
+        want = bytes if text_kind(dt) == "Binary" else str
+        for x in rows:
+            x = bytes(x) if isinstance(x, bytearray) else x
+            if not isinstance(x, want):
+                raise ParameterError(f"{kind} '{name}': value {x!r} is not {want.__name__} "
+                                     f"(dtype {text_kind(dt)})")
+            out.append(x)
+        arr = np.empty(len(out), dtype=dt)
+        arr[:] = out
+        return arr
     for x in rows:
         if dt.kind == "b":
             out.append(bool(x))
@@ -334,7 +348,9 @@ class FromArrays(Block):
 
     ``dtype`` (default float) may be an integer type or ``bool`` with
     ``interpolation="previous"``: the values are then played exactly (an Int64/UInt64
-    sample is a Python int, never a float64).
+    sample is a Python int, never a float64); :data:`cosim.ports.STRING` or
+    :data:`~cosim.ports.BINARY` play ``str`` or ``bytes`` samples (an FMU's String or
+    Binary input).
 
     Ports
     -----
@@ -353,7 +369,8 @@ class FromArrays(Block):
     unit : str, optional
         Unit of ``y``.
     dtype : type
-        ``float`` (default), an integer type or ``bool`` (with ``"previous"``).
+        ``float`` (default), an integer type, ``bool``, ``cosim.ports.STRING`` or
+        ``BINARY`` (all but float with ``"previous"``).
     """
 
     def __init__(self, name: str, t: Any, values: Any, interpolation: str = "linear",
@@ -362,9 +379,10 @@ class FromArrays(Block):
         super().__init__(name)
         kind = type(self).__name__
         dt = np.dtype(dtype)
-        if dt.kind not in "fiub":
+        if dt.kind not in "fiubO":
             raise ParameterError(f"{kind} '{name}': dtype must be a float, integer or bool "
-                                 f"type, got {dtype!r}")
+                                 "type, or cosim.ports.STRING / BINARY, got "
+                                 f"{dtype!r}")
         if dt.kind != "f" and interpolation != "previous":
             raise ParameterError(f"{kind} '{name}': an {dt} signal cannot be interpolated "
                                  "linearly; use interpolation='previous'")

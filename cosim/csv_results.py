@@ -13,12 +13,17 @@ and an array signal gives one column per element, ``path[j]`` with ``j`` its fla
 (C-order) index (:func:`~cosim.observers.column_names`: the names of
 :meth:`Results.to_pandas <cosim.observers.Results.to_pandas>`).  Floats are written with
 the shortest text that reads back exactly; integer signals (an FMU's Int64 or UInt64
-included) as exact integers, Boolean signals as 0 and 1.
+included) as exact integers, Boolean signals as 0 and 1; an FMU's String signals as their
+text (quoted by the csv module where they hold a comma, a quote or a newline) and its
+Binary signals as hexadecimal digits (``00ff0a``, as a Binary start value is given).
+``pandas.read_csv`` reads an empty String as NaN unless given ``keep_default_na=False``;
+:func:`read_csv` gives it back as ``""``.
 
 Beside it, ``results.csv.json`` (the *sidecar*, :func:`sidecar_path`) holds what is not a
 signal value: the **units** of every column (``{"time": "s", "plant.x": "m", ...}``), the
 provenance (model, model hash, solver settings, package versions), the columns that are
-integers (and which of them are Booleans), and the run's status: ``"running"`` while
+integers (and which of them are Booleans), the String and Binary columns, and the run's
+status: ``"running"`` while
 the writer works (and after a kill), ``"complete"``, ``"incomplete: ..."`` (chunks
 dropped by a full writer queue) or ``"error: ..."``.  It is replaced atomically (written
 beside, then renamed), so it is always whole.  :func:`read_dataframe` returns the table as
@@ -58,6 +63,7 @@ import numpy as np
 
 from .errors import OutputError
 from .observers import TIME, Results, column_names
+from .ports import BINARY, text_kind
 from .stream_writer import StreamWriter
 
 __all__ = ["CsvWriter", "read_csv", "read_dataframe", "sidecar_path", "write_csv"]
@@ -80,6 +86,23 @@ def _is_int(port: Any) -> bool:
 
 def _is_bool(port: Any) -> bool:
     return np.dtype(getattr(port, "dtype", float)).kind == "b"
+
+
+def _cell(port: Any, kind: str, path: Any) -> Any:
+    """How a String (the text itself) or Binary (hexadecimal digits, as a Binary start
+    value is given) value becomes a cell; a value of the other kind is an OutputError."""
+    want, hint = (str, "str") if kind == "String" else (bytes, "bytes")
+
+    def cell(x: Any) -> str:
+        x = x.item() if isinstance(x, np.generic) else x
+        if isinstance(x, bytearray):
+            x = bytes(x)
+        if not isinstance(x, want):
+            raise OutputError(f"CsvWriter '{path}': signal '{port.path}' is a {kind} signal "
+                              f"but holds {x!r} ({type(x).__name__}, not {hint}); declare "
+                              "its port with dtype cosim.ports.STRING or BINARY as it holds")
+        return x if kind == "String" else x.hex()
+    return cell
 
 
 def _write_json(path: Path, doc: dict) -> None:
@@ -106,6 +129,7 @@ class CsvWriter(StreamWriter):
 
     def _open(self, prov: dict) -> None:
         self._ints = [_is_int(p) for p in self.ports]
+        self._texts = [text_kind(getattr(p, "dtype", float)) for p in self.ports]
         header, units = [TIME], {TIME: "s"}
         for p in self.ports:
             path = self.names.get(p.path, p.path)
@@ -115,12 +139,15 @@ class CsvWriter(StreamWriter):
             for name in column_names(path, tuple(p.shape)):
                 header.append(name)
                 units[name] = p.unit_text or ""
+        named = [self.names.get(p.path, p.path) for p in self.ports]
         self._meta = {"format": FORMAT, "units": units, "provenance": prov,
-                      "integers": [self.names.get(p.path, p.path)
-                                   for p, i in zip(self.ports, self._ints) if i],
-                      "booleans": [self.names.get(p.path, p.path)
-                                   for p in self.ports if _is_bool(p)],
+                      "integers": [n for n, i in zip(named, self._ints) if i],
+                      "booleans": [n for n, p in zip(named, self.ports) if _is_bool(p)],
                       "status": "running"}
+        for kind, key in (("String", "strings"), ("Binary", "binaries")):
+            cols = [n for n, k in zip(named, self._texts) if k == kind]
+            if cols:
+                self._meta[key] = cols
         _write_json(sidecar_path(self.path), self._meta)
         buf = io.StringIO()
         csv.writer(buf, lineterminator="\n").writerow(header)
@@ -134,21 +161,27 @@ class CsvWriter(StreamWriter):
 
     def _write_chunk(self, times: np.ndarray, rows: list[tuple]) -> None:
         k = len(times)
-        if not any(self._ints):
+        if not any(self._ints) and not any(self._texts):
             table = np.hstack([times[:, None]] + [c.reshape(k, -1)
                                                   for c in self._columns(rows)])
             self._put("".join(",".join(map(repr, r)) + "\n" for r in table.tolist()))
             return
         cols = [[repr(t) for t in times.tolist()]]  # text per column, integers exact
-        for j, (p, is_int) in enumerate(zip(self.ports, self._ints)):
-            if is_int:
+        for j, (p, is_int, text) in enumerate(zip(self.ports, self._ints, self._texts)):
+            if is_int or text:
                 vals = [np.ravel(np.asarray(r[j], dtype=object)) if p.shape else (r[j],)
                         for r in rows]
-                cols.extend([str(int(v[e])) for v in vals] for e in range(p.size))
+                cell = (lambda x: str(int(x))) if is_int else _cell(p, text, self.path)
+                cols.extend([cell(v[e]) for v in vals] for e in range(p.size))
             else:
                 c = np.asarray([r[j] for r in rows], dtype=float).reshape(k, -1)
                 cols.extend([repr(x) for x in c[:, e].tolist()] for e in range(c.shape[1]))
-        self._put("".join(",".join(r) + "\n" for r in zip(*cols)))
+        if not any(self._texts):
+            self._put("".join(",".join(r) + "\n" for r in zip(*cols)))
+            return
+        buf = io.StringIO()  # text cells quoted where they hold a comma, quote or newline
+        csv.writer(buf, lineterminator="\n").writerows(zip(*cols))
+        self._put(buf.getvalue())
 
     def _close(self, status: str) -> None:
         try:
@@ -208,8 +241,6 @@ def read_csv(path: Any) -> Results:
     time, its units ``""`` (unless the header has them, ``name [unit]``).
     """
     text = Path(path).read_text(encoding="utf-8")
-    lines = text.split("\n")
-    lines.pop()  # after the last newline: empty, or a torn line of a killed writer
     side = sidecar_path(path)
     column_units: dict[str, str] = {}
     if side.exists():
@@ -221,8 +252,15 @@ def read_csv(path: Any) -> Results:
             meta["booleans"] = doc["booleans"]
         meta["status"] = doc.get("status", "running")
         column_units = doc.get("units") or {}
+        texts = {**{c: "String" for c in doc.get("strings") or ()},
+                 **{c: "Binary" for c in doc.get("binaries") or ()}}
+        if texts:  # read again as it was written: a String may hold "\r"
+            with open(path, encoding="utf-8", newline="") as fh:
+                return _read_with_text(path, fh.read(), meta, column_units, texts)
         offset = 0
-    else:  # the earlier format: provenance and status in comment lines
+    lines = text.split("\n")
+    lines.pop()  # after the last newline: empty, or a torn line of a killed writer
+    if not side.exists():  # the earlier format: provenance and status in comment lines
         n_comments = sum(1 for ln in lines if ln.startswith("#"))
         meta, lines = _legacy_meta(lines)
         offset = n_comments
@@ -264,6 +302,68 @@ def read_csv(path: Any) -> Results:
     return Results(table[:, 0].copy(), signals, units, meta, {"status": status, "file": str(path)})
 
 
+def _read_with_text(path: Any, text: str, meta: dict, column_units: dict,
+                    texts: dict) -> Results:
+    """:func:`read_csv` of a file with String or Binary columns (``texts``: column ->
+    kind): every cell through the csv module (a quoted String may hold commas, quotes and
+    newlines); a last record cut short by a kill is dropped."""
+    records = list(csv.reader(io.StringIO(text)))
+    if not records:
+        raise OutputError(f"'{path}' is not a cosim CSV file: no header line")
+    header, data = records[0], records[1:]
+    if data and (not text.endswith("\n") or len(data[-1]) != len(header)):
+        data.pop()  # torn by a kill
+    exact = set(meta.get("integers") or ())
+    booleans = set(meta.get("booleans") or ())
+    groups: dict[str, list[int]] = {}
+    units: dict[str, str] = {}
+    for j, name in enumerate(header[1:], start=1):
+        m = _COLUMN.match(name)
+        if m is None:
+            raise OutputError(f"'{path}': cannot parse column name {name!r}")
+        groups.setdefault(m["path"], []).append(j)
+        units.setdefault(m["path"], column_units.get(name, m["unit"] or ""))
+    for k, r in enumerate(data):
+        if len(r) != len(header):
+            raise OutputError(f"'{path}', record {k + 2}: {len(r)} cells, the header has "
+                              f"{len(header)} columns")
+
+    def column(p: str, cols: list[int]) -> np.ndarray:
+        kind = texts.get(p)
+        try:
+            if kind == "String":
+                vals = [[r[c] for c in cols] for r in data]
+            elif kind == "Binary":
+                vals = [[bytes.fromhex(r[c]) for c in cols] for r in data]
+            elif p in exact:
+                vals = [[int(r[c]) for c in cols] for r in data]
+            else:
+                vals = [[float(r[c]) for c in cols] for r in data]
+        except ValueError as exc:
+            raise OutputError(f"'{path}', column {p!r}: a cell cannot be read as "
+                              f"{kind or ('an integer' if p in exact else 'a number')}: "
+                              f"{exc}") from None
+        if kind:
+            arr = np.empty((len(data), len(cols)), dtype=object)
+            for i, row in enumerate(vals):
+                arr[i, :] = row
+        elif p in exact:
+            big = any(x > np.iinfo(np.int64).max for r in vals for x in r)
+            arr = np.array(vals, dtype=bool if p in booleans else np.uint64 if big
+                           else np.int64).reshape(len(data), len(cols))
+        else:
+            arr = np.array(vals, dtype=float).reshape(len(data), len(cols))
+        return arr if _COLUMN.match(header[cols[0]])["idx"] is not None else arr[:, 0]
+
+    signals = {p: column(p, cols) for p, cols in groups.items()}
+    try:
+        time = np.array([float(r[0]) for r in data], dtype=float)
+    except ValueError as exc:
+        raise OutputError(f"'{path}', column 'time': {exc}") from None
+    status = meta.pop("status", "running")
+    return Results(time, signals, units, meta, {"status": status, "file": str(path)})
+
+
 def read_dataframe(path: Any) -> Any:
     """A results file as a :class:`pandas.DataFrame`: :func:`read_csv` (or, for ``.h5``
     and ``.hdf5``, :func:`~cosim.hdf5_results.read_hdf5`), then
@@ -302,7 +402,11 @@ def write_csv(path: Any, results: Results) -> Path:
         if v.shape[:1] != (n,):
             raise OutputError(f"write_csv '{path}': signal {k!r} has {v.shape[:1] or 'no'} "
                               f"samples, the time has {n}")
-        signals.append(_Column(k, results.units.get(k) or "", v.shape[1:], v.dtype))
+        dtype = v.dtype
+        if dtype.kind == "O" and v.size and all(isinstance(x, (bytes, bytearray))
+                                                for x in v.ravel()):
+            dtype = BINARY  # in-memory results keep values, not the port's dtype
+        signals.append(_Column(k, results.units.get(k) or "", v.shape[1:], dtype))
     w = CsvWriter(path, chunk=max(n, 1))
     w.start_rows(signals, results.provenance)
     columns = [np.asarray(v) for v in results.signals.values()]

@@ -26,6 +26,7 @@ import numpy as np
 
 from .errors import MissingExtraError, OutputError
 from .observers import Results
+from .ports import text_kind
 from .stream_writer import StreamWriter, _kept
 
 __all__ = ["Hdf5Writer", "read_hdf5"]
@@ -46,7 +47,10 @@ class Hdf5Writer(StreamWriter):
 
     Datasets follow the block path (``/signals/sub/blk.port``), are resizable
     and chunked, have shape ``(n_samples,) + port.shape`` and attributes ``unit``
-    and ``path``.  Root attributes: ``provenance`` (JSON), ``paths`` (JSON list
+    and ``path``.  Numbers keep their dtype (integers and Booleans exact); an FMU's
+    String signals are variable-length UTF-8 strings and its Binary signals
+    variable-length ``uint8`` arrays, with the attribute ``fmi_type`` (``"String"``,
+    ``"Binary"``).  Root attributes: ``provenance`` (JSON), ``paths`` (JSON list
     of the recorded port paths, in order) and ``status``.  Read back with
     :func:`read_hdf5`; see the module notes on files whose writer was killed.
     """
@@ -66,11 +70,18 @@ class Hdf5Writer(StreamWriter):
             self._time = f.create_dataset("time", (0,), "f8", maxshape=(None,), chunks=(rows,))
             self._time.attrs["unit"] = "s"
             self._ds = []
+            self._binary = []
             for p in self.ports:  # Boolean and integer signals in their own dtype (exact)
-                ds = f.create_dataset("signals/" + p.path, (0,) + p.shape, _kept(p),
+                kind = text_kind(getattr(p, "dtype", float))
+                dtype = (_kept(p) if kind is None else self._h5.string_dtype()
+                         if kind == "String" else self._h5.vlen_dtype(np.uint8))
+                ds = f.create_dataset("signals/" + p.path, (0,) + p.shape, dtype,
                                       maxshape=(None,) + p.shape, chunks=(rows,) + p.shape)
                 ds.attrs["unit"], ds.attrs["path"] = p.unit_text or "", p.path
+                if kind is not None:
+                    ds.attrs["fmi_type"] = kind
                 self._ds.append(ds)
+                self._binary.append(kind == "Binary")
             f.swmr_mode = True
             f.flush()
         except Exception:
@@ -81,9 +92,13 @@ class Hdf5Writer(StreamWriter):
     def _write_chunk(self, times: np.ndarray, rows: list[tuple]) -> None:
         n0 = self._time.shape[0]
         n1 = n0 + len(times)
-        for ds, col in zip(self._ds, self._columns(rows), strict=True):
+        for ds, col, binary in zip(self._ds, self._columns(rows), self._binary, strict=True):
             ds.resize((n1,) + ds.shape[1:])
-            ds[n0:n1] = col
+            if binary:  # one value at a time (h5py cannot broadcast arrays of arrays)
+                for i in np.ndindex(col.shape):
+                    ds[(n0 + i[0],) + i[1:]] = np.frombuffer(bytes(col[i]), np.uint8)
+            else:
+                ds[n0:n1] = col
         self._time.resize((n1,))  # time last: a reader never sees times without values
         self._time[n0:n1] = times
         self._file.flush()
@@ -96,6 +111,21 @@ class Hdf5Writer(StreamWriter):
             os.close(self._fd)
         with self._h5.File(self.path, "r+") as f:  # SWMR writers cannot change attributes
             f.attrs["status"] = status
+
+
+def _values(ds: Any, n: int) -> np.ndarray:
+    """The first ``n`` samples of a signal's dataset: String as ``str``, Binary as ``bytes``
+    (object arrays), numbers in their own dtype."""
+    kind = ds.attrs.get("fmi_type")
+    if kind == "String":
+        return np.asarray(ds.asstr()[:n], dtype=object)
+    if kind == "Binary":
+        raw = ds[:n]
+        out = np.empty(raw.shape, dtype=object)
+        for i in np.ndindex(raw.shape):
+            out[i] = bytes(raw[i])
+        return out
+    return ds[:n]
 
 
 def read_hdf5(path: Any) -> Results:
@@ -121,7 +151,7 @@ def read_hdf5(path: Any) -> Results:
         paths = json.loads(f.attrs["paths"])
         dsets = [f["signals/" + p] for p in paths]
         n = min([f["time"].shape[0]] + [d.shape[0] for d in dsets])
-        signals = {p: d[:n] for p, d in zip(paths, dsets, strict=True)}
+        signals = {p: _values(d, n) for p, d in zip(paths, dsets, strict=True)}
         units = {p: str(d.attrs["unit"]) for p, d in zip(paths, dsets, strict=True)}
         return Results(f["time"][:n], signals, units, json.loads(f.attrs["provenance"]),
                        {"status": str(f.attrs["status"]), "file": str(path)})

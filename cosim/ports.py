@@ -18,6 +18,25 @@ if TYPE_CHECKING:  # pragma: no cover
     from .block import Block
 
 
+#: The dtype of a text signal (an FMU's String: ``str`` values) and of a bytes signal (an
+#: FMU's Binary: ``bytes`` values).  Both are NumPy's object dtype (they compare equal to
+#: ``np.dtype(object)`` and connect to each other's ports as objects); the ``metadata`` says
+#: which, so that results files write each in its own form (:func:`text_kind`).
+STRING = np.dtype(object, metadata={"cosim": "String"})
+BINARY = np.dtype(object, metadata={"cosim": "Binary"})
+
+
+def text_kind(dtype: Any) -> str | None:
+    """``"String"`` or ``"Binary"`` for an object dtype (:data:`STRING`, :data:`BINARY`; an
+    undeclared object dtype is ``"String"``), ``None`` for numbers."""
+    dtype = np.dtype(dtype)
+    if dtype.kind not in "OSU":
+        return None
+    if dtype.kind == "S":
+        return "Binary"
+    return (dtype.metadata or {}).get("cosim", "String")
+
+
 def normalize_shape(shape: Any) -> tuple[int, ...]:
     """``()``/``None``/``1``-like scalars -> ``()``; ints -> ``(n,)``."""
     if shape is None:
@@ -67,7 +86,10 @@ class Port:
         return f"<{kind} {self.path} {format_shape(self.shape)} [{self.unit_label()}]>"
 
     def zero(self) -> Any:
-        """A zero value of this port's shape and dtype."""
+        """A zero value of this port's shape and dtype (``None`` for an object port, an
+        FMU's String or Binary: it has no zero, and holds no value before it is computed)."""
+        if self.dtype.kind == "O":
+            return None if self.shape == () else np.full(self.shape, None, dtype=object)
         if self.shape == ():
             return self.dtype.type(0).item()
         return np.zeros(self.shape, dtype=self.dtype)

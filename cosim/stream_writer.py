@@ -125,10 +125,10 @@ class StreamWriter(Observer):
     path : str or path-like
         Output file; its folder is created if needed.
     ports : list of ports or paths, or ``"all"``
-        What to record (as for :class:`~cosim.observers.Recorder`).  The files hold
-        numbers: Boolean and integer signals exactly, String and Binary signals (an
-        FMU's) not at all: ``"all"`` leaves them out (they are in the in-memory
-        results) and naming one is an :class:`~cosim.errors.OutputError`.
+        What to record (as for :class:`~cosim.observers.Recorder`).  Boolean and
+        integer signals are written exactly, String and Binary signals (an FMU's: dtype
+        :data:`~cosim.ports.STRING` / :data:`~cosim.ports.BINARY`) as text and bytes,
+        each file in its own form (:mod:`cosim.csv_results`, :mod:`cosim.hdf5_results`).
     every : int
         Decimation: keep one sample in ``every``.
     chunk : int
@@ -288,8 +288,8 @@ class StreamWriter(Observer):
         with ``path``, ``unit_text``, ``shape``, ``size``), then :meth:`write_row` per
         communication point and :meth:`on_finish` at the end."""
         paths = [sg.path for sg in signals]
-        if self.spec == "all":  # every signal a file can hold (class docstring)
-            keep = [j for j, sg in enumerate(signals) if not _text(sg)]
+        if self.spec == "all":
+            keep = list(range(len(signals)))
         else:
             wanted = [self.spec] if isinstance(self.spec, str) else list(self.spec)
             missing = [w for w in wanted if w not in paths]
@@ -301,11 +301,6 @@ class StreamWriter(Observer):
                                   f"{', '.join(paths[:20])}"
                                   + (f". Did you mean {close[0]!r}?" if close else ""))
             keep = [paths.index(w) for w in wanted]
-            text = [paths[j] for j in keep if _text(signals[j])]
-            if text:
-                raise OutputError(f"{type(self).__name__} '{self.path}': signal {text[0]!r} "
-                                  "is a String/Binary signal; results files hold numbers: "
-                                  "leave it out (it is in the in-memory results)")
         self.ports = [signals[j] for j in keep]
         self._slots = keep
         self._vector = [sg.shape != () for sg in self.ports]
@@ -429,7 +424,8 @@ class StreamWriter(Observer):
 
     def _columns(self, rows: list[tuple]) -> list[np.ndarray]:
         """One array of shape ``(len(rows),) + port.shape`` per port: float, or the port's
-        own dtype for Boolean and integer ports (exact: an Int64/UInt64 is not rounded)."""
+        own dtype for Boolean and integer ports (exact: an Int64/UInt64 is not rounded),
+        object (``str``, ``bytes``) for String and Binary ports."""
         return [np.asarray([r[j] for r in rows], dtype=_kept(p)).reshape(
             (len(rows),) + p.shape) for j, p in enumerate(self.ports)]
 
@@ -448,11 +444,6 @@ class StreamWriter(Observer):
 
 def _kept(port: Any) -> Any:
     """The dtype a writer keeps ``port``'s values in: its own for Boolean and integer
-    ports, float for the others."""
+    ports, object for String and Binary ones, float for the others."""
     dtype = np.dtype(getattr(port, "dtype", float))
-    return dtype if dtype.kind in "biu" else float
-
-
-def _text(signal: Any) -> bool:
-    """Whether a signal holds text or bytes (an FMU's String or Binary)."""
-    return np.dtype(getattr(signal, "dtype", float)).kind in "OSU"
+    return dtype if dtype.kind in "biu" else object if dtype.kind in "OSU" else float

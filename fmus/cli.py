@@ -60,11 +60,15 @@ Every failure ends in one ``cosim fmu <command>: error: ...`` line on stderr (de
 any, indented below it; ``--debug`` adds the traceback) and exit status 2 (1 for a
 failed ``validate``).
 
+String and Binary inputs are fed by file columns too (a String cell as it is, a Binary
+one as hex digits) and String and Binary outputs are written to the results CSV (text,
+and hex digits; :mod:`cosim.csv_results`), which FMPy's recorder leaves out.
+
 Limitations: input files feed inputs only (FMPy also plays tunable parameters from
-them); String and Binary inputs take ``--set`` values, not file columns; the results CSV
-is cosim's (``fmu.<port>`` columns), not FMPy's.  A Scheduled Execution FMU runs as a
-block (``--interface-type se`` or auto); its triggered input clocks are fed by
-input-file columns named after them (a tick where the value increases).
+them), scalar ones (String and Binary arrays take ``--set`` values); the results CSV
+is cosim's (its sidecar holds units, provenance and status), not FMPy's.  A Scheduled
+Execution FMU runs as a block (``--interface-type se`` or auto); its triggered input
+clocks are fed by input-file columns named after them (a tick where the value increases).
 """
 
 from __future__ import annotations
@@ -395,8 +399,11 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     if not args.quiet:
         units = {v.port: fmi_unit(v) for v in info.outputs}
         for k, v in list(res.signals.items())[:12]:
-            if k.startswith(f"{name}.") and v.ndim == 1 and v.size and v.dtype.kind != "O":
+            if k.startswith(f"{name}.") and v.ndim == 1 and v.size:
                 port = k[len(name) + 1:]
+                if v.dtype.kind == "O":  # String/Binary: the last value as it is
+                    print(f"  {port:<28} final {v[-1]!r:.60}")
+                    continue
                 unit = f" {units.get(port) or res.units.get(k) or ''}".rstrip()
                 print(f"  {port:<28} final {_num(v[-1], 6)}{unit}   "
                       f"min {_num(v.min(), 4)}   max {_num(v.max(), 4)}")
@@ -552,8 +559,8 @@ def _run_cs(args: Any, fmu: Any, name: str, opts: dict, path: str, t_end: float,
             b.export_output(src.y, v.port)
             conns.append((f"inputs.{v.port}", f"{name}.{v.port}"))
         subs.insert(0, DiagramSubsystem(b.build(), solver="euler", dt=step))
-    # the outputs a results file holds (String/Binary ones are not recorded, as in FMPy)
-    record = [f"{name}.{o}" for o in sub.output_names if sub.dtypes[o].kind not in "OSU"]
+    # every output (String as text, Binary as hex digits: cosim.csv_results)
+    record = [f"{name}.{o}" for o in sub.output_names]
     res = MasterScheduler(subs, conns, step, extrapolation=0,
                           writers=[CsvWriter(path, record, names=_columns(name, record))],
                           progress=not args.quiet).run(t_end, t0)

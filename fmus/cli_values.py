@@ -129,10 +129,10 @@ def _input_file(path: str, info: Any) -> tuple[str, dict]:
             print(f"note: --input column {c!r} {what}; ignored (the file feeds inputs)",
                   file=sys.stderr)
             continue
-        if var.kind not in ("real", "int", "bool", "clock") or var.shape:
+        if var.kind not in ("real", "int", "bool", "clock", "string", "binary") or var.shape:
             raise CosimError(f"--input column {c!r}: input '{var.name}' is a "
                              f"{var.type}{list(var.shape) if var.shape else ''} variable; "
-                             "files feed scalar numeric and Boolean inputs (use --set)")
+                             "files feed scalar inputs (use --set)")
         cols[var.name] = c
     return time_col, cols
 
@@ -140,10 +140,11 @@ def _input_file(path: str, info: Any) -> tuple[str, dict]:
 def _sources(info: Any, csv_path: str | None) -> list:
     """``[(input variable, source block)]`` for the inputs the file feeds (the others are
     left unconnected: they keep their start or ``--set`` value).  Real inputs play the
-    column (linearly for continuous ones); Integer, Enumeration and Boolean inputs hold
-    each value, read exactly (an Int64/UInt64 column never passes through float64; a
-    Boolean cell is ``true``/``false`` or a number, as FMPy reads it); a column named
-    after a triggered input clock of a Scheduled Execution FMU feeds its tick input.
+    column (linearly for continuous ones); Integer, Enumeration, Boolean, String and
+    Binary inputs hold each value, read exactly (a String cell as it is, quoted as CSV
+    quotes a comma; a Binary cell as hex digits; an Int64/UInt64 column never passes
+    through float64; a Boolean cell is ``true``/``false`` or a number, as FMPy reads it); a
+    column named after a triggered input clock of a Scheduled Execution FMU feeds its tick input.
     Each column is read on its own, so a Boolean column of ``true``/``false`` may stand
     beside numeric ones."""
     if not csv_path:
@@ -159,7 +160,8 @@ def _sources(info: Any, csv_path: str | None) -> list:
         if v.name not in cols:
             continue
         name = f"in_{v.port}"
-        t, raw = _exact_column(csv_path, time_col, cols[v.name])
+        # a String cell is taken as it is (spaces kept), the others stripped
+        t, raw = _exact_column(csv_path, time_col, cols[v.name], strip=v.kind != "string")
         if v.kind == "real":
             continuous = v.variability == "continuous"
             try:
@@ -203,7 +205,8 @@ def _table(path: str) -> tuple[list, list]:
     return header, rows[1:]
 
 
-def _exact_column(path: str, time_col: str, col: str) -> tuple[list, list]:
+def _exact_column(path: str, time_col: str, col: str,
+                  strip: bool = True) -> tuple[list, list]:
     """The time column (floats) and ``col`` as the text of each row."""
     header, rows = _table(path)
     i, j = header.index(time_col), header.index(col)
@@ -214,11 +217,20 @@ def _exact_column(path: str, time_col: str, col: str) -> tuple[list, list]:
         except ValueError:
             raise CosimError(f"--input: '{path}', line {line}: time {r[i]!r} is not a "
                              "number") from None
-    return times, [r[j].strip() for _, r in rows]
+    return times, [r[j].strip() if strip else r[j] for _, r in rows]
 
 
 def _exact_value(text: str, var: Any) -> Any:
-    """An Integer/Boolean/clock cell of an input file, exactly."""
+    """An Integer/Boolean/clock/String/Binary cell of an input file, exactly (a String
+    as it is, a Binary as hexadecimal digits, ``0x`` optional, as ``--set`` takes it)."""
+    if var.kind == "string":
+        return text
+    if var.kind == "binary":
+        h = text[2:] if text[:2].lower() == "0x" else text
+        try:
+            return bytes.fromhex(h)
+        except ValueError:
+            raise ValueError(f"{text!r} is not hexadecimal bytes such as 0x666f6f") from None
     low = text.lower()
     if var.kind == "bool":
         if low in ("true", "false"):

@@ -83,8 +83,10 @@ Limitations
 * Saving the FMU state refers to the context the block evaluated last; one
   instance follows the active context (contexts used alternately are swapped
   with get/set FMU state, so only when the FMU can save its state).
-* String and Binary variables are not ports: they take ``start=`` values (and
-  String parameters are parameters); FMI 3 clocks and Scheduled Execution are not
+* Scalar String and Binary inputs and outputs are ports (``str`` and ``bytes`` values,
+  dtype object; a String input changes in event mode, as every discrete input);
+  String and Binary arrays are not ports: they take ``start=`` values (and String
+  parameters are parameters); FMI 3 clocks and Scheduled Execution are not
   supported here; out of process every evaluation is a round trip (about 0.1 ms).
 """
 
@@ -104,9 +106,12 @@ from .fmu_file import FMUFile as FMU
 from .fmu_file import as_fmu, default_name
 from .instance import (
     FMUInstance,
+    as_bytes,
+    as_text,
     check_parameters,
     check_start,
     check_value,
+    is_port_var,
     port_dtype,
     set_before_init,
 )
@@ -127,8 +132,9 @@ def _convert(vs: list, vals: list) -> list:
             out.append(np.asarray(vals[i:i + n], dtype=port_dtype(v)).reshape(v.shape))
             i += n
             continue
-        x = vals[i]
-        out.append(x if v.kind == "real" else (int(x) if v.kind == "int" else bool(x)))
+        x, kind = vals[i], v.kind
+        out.append(x if kind == "real" else int(x) if kind == "int" else bool(x)
+                   if kind == "bool" else str(x) if kind == "string" else bytes(x))
         i += 1
     return out
 
@@ -264,9 +270,8 @@ class FMUBlock(MEEvents, Block):
         self.inst = FMUInstance(fmu, "ModelExchange", self.name,
                                 out_of_process=out_of_process, timeout_s=timeout_s,
                                 call_log=cl, logging_on=logging_on)
-        port_ok = ("real", "int", "bool")
-        self.in_vars = [v for v in info.inputs if v.kind in port_ok]
-        self.out_vars = [v for v in info.outputs if v.kind in port_ok]
+        self.in_vars = [v for v in info.inputs if is_port_var(v)]
+        self.out_vars = [v for v in info.outputs if is_port_var(v)]
         self.nx = sum(v.size for v in info.states)
         self.nz = info.n_event_indicators
         owner = f"block '{self.name}'"
@@ -292,7 +297,8 @@ class FMUBlock(MEEvents, Block):
             in_groups.setdefault(v.type, []).append(v)
         self._in_groups = [(self.inst.register(t, [v.vr for v in vs], sum(v.size for v in vs)),
                             vs, [self._in_ports[v] for v in vs],
-                            any(v.variability == "discrete" for v in vs))
+                            any(v.variability == "discrete" or v.kind in ("string", "binary")
+                                for v in vs))
                            for t, vs in in_groups.items()]
         # groups of scalar Real inputs are read straight from the signal slots
         self._in_fast = [all(v.kind == "real" and not v.shape for v in vs)
@@ -567,8 +573,12 @@ class FMUBlock(MEEvents, Block):
                 vals.append(x if type(x) is float else float(x))
             elif kind == "int":
                 vals.append(int(x))
-            else:
+            elif kind == "bool":
                 vals.append(bool(x))
+            elif kind == "string":
+                vals.append(x if type(x) is str else as_text(x, v))
+            else:
+                vals.append(x if type(x) is bytes else as_bytes(x, v))
         return vals
 
     def _point(self, ctx: Any) -> tuple:

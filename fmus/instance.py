@@ -23,7 +23,8 @@ from typing import Any
 import numpy as np
 
 from cosim.block import did_you_mean
-from cosim.errors import ParameterError
+from cosim.errors import ParameterError, StepError
+from cosim.ports import BINARY, STRING
 
 from .errors import FMUBinaryError, FMUConfigError, FMUWarning
 
@@ -182,7 +183,8 @@ INT_DTYPES = {"Integer": np.int32, "Int8": np.int8, "UInt8": np.uint8, "Int16": 
 def port_dtype(var: Any) -> Any:
     """The port dtype of an FMU variable: float for Real/Float32/Float64 (Float32 widens
     exactly), the exact integer type for integers (``Enumeration`` int64), bool, and object
-    for String/Binary."""
+    for String/Binary (:data:`cosim.ports.STRING` / :data:`~cosim.ports.BINARY`, which say
+    which to the results files)."""
     kind = var.kind
     if kind == "real":
         return np.float64
@@ -190,7 +192,31 @@ def port_dtype(var: Any) -> Any:
         return INT_DTYPES.get(var.type, np.int64)  # Enumeration: int64 holds both
     if kind == "bool":
         return np.bool_
-    return object
+    return BINARY if kind == "binary" else STRING
+
+
+def is_port_var(v: Any) -> bool:
+    """Whether an FMU input/output becomes a port (String and Binary: scalars only)."""
+    return v.kind in ("real", "int", "bool") or (v.kind in ("string", "binary")
+                                                 and not v.shape)
+
+
+def as_text(x: Any, v: Any) -> str:
+    """A String input's value: a str (``numpy.str_`` included), else a clear error."""
+    x = x.item() if isinstance(x, np.generic) else x
+    if isinstance(x, str):
+        return x
+    raise StepError(f"String input '{v.name}' got {x!r} ({type(x).__name__}); connect a "
+                    "String output (or give a str start value)")
+
+
+def as_bytes(x: Any, v: Any) -> bytes:
+    """A Binary input's value: bytes (``bytearray``, ``numpy.bytes_`` included)."""
+    x = x.item() if isinstance(x, np.generic) else x
+    if isinstance(x, (bytes, bytearray)):
+        return bytes(x)
+    raise StepError(f"Binary input '{v.name}' got {x!r} ({type(x).__name__}); connect a "
+                    "Binary output (or give a bytes start value)")
 
 
 def settable_before_init(var: Any) -> bool:

@@ -78,9 +78,9 @@ Limitations
   whatever the extrapolation (iterative coupling included: an implicit order-1
   coupling, tests/system/test_master_fmu_coupling.py).
 * String and Binary *arrays* and FMI 3 clocks are not ports (String and Binary
-  arrays take ``start=`` values); String and Binary signals are in the in-memory
-  results only (the results files hold numbers: the writers' ``"all"`` leaves them
-  out); Scheduled Execution is not supported; output
+  arrays take ``start=`` values); scalar String and Binary signals are ports (dtype
+  :data:`cosim.ports.STRING` / :data:`~cosim.ports.BINARY`) and are written to the
+  results files (:mod:`cosim.csv_results`); Scheduled Execution is not supported; output
   derivatives (``maxOutputDerivativeOrder``) are not used; arrays of inputs have
   no directional-derivative Jacobian (finite differences are used).
 * A discarded step (``fmi2Discard`` without ``fmi2Terminated``) raises
@@ -119,9 +119,12 @@ from .fmu_file import FMUFile as FMU
 from .fmu_file import as_fmu, default_name
 from .instance import (
     FMUInstance,
+    as_bytes,
+    as_text,
     check_parameters,
     check_start,
     check_value,
+    is_port_var,
     port_dtype,
     set_before_init,
     set_variables,
@@ -132,30 +135,6 @@ from .subsystem_jacobian import FMUJacobians
 __all__ = ["FMUSubsystem"]
 
 _NS = 1e-9
-
-
-def _is_port(v: Any) -> bool:
-    """Whether an FMU input/output becomes a port (String and Binary: scalars only)."""
-    return v.kind in ("real", "int", "bool") or (v.kind in ("string", "binary")
-                                                 and not v.shape)
-
-
-def _text(x: Any, v: Any) -> str:
-    """A String input's value: a str (``numpy.str_`` included), else a clear error."""
-    x = x.item() if isinstance(x, np.generic) else x
-    if isinstance(x, str):
-        return x
-    raise StepError(f"String input '{v.name}' got {x!r} ({type(x).__name__}); connect a "
-                    "String output (or give a str start value)")
-
-
-def _bytes(x: Any, v: Any) -> bytes:
-    """A Binary input's value: bytes (``bytearray``, ``numpy.bytes_`` included)."""
-    x = x.item() if isinstance(x, np.generic) else x
-    if isinstance(x, (bytes, bytearray)):
-        return bytes(x)
-    raise StepError(f"Binary input '{v.name}' got {x!r} ({type(x).__name__}); connect a "
-                    "Binary output (or give a bytes start value)")
 
 
 def _poly_at(c: Any, tau: float) -> Any:
@@ -273,8 +252,8 @@ class FMUSubsystem(FMUJacobians, Subsystem):
         self.early_return = bool(early_return and self.fmi3
                                  and caps.get("mightReturnEarlyFromDoStep"))
         self.event_mode = bool(event_mode and self.fmi3 and caps.get("hasEventMode"))
-        self.in_vars = [v for v in info.inputs if _is_port(v)]
-        self.out_vars = [v for v in info.outputs if _is_port(v)]
+        self.in_vars = [v for v in info.inputs if is_port_var(v)]
+        self.out_vars = [v for v in info.outputs if is_port_var(v)]
         if not self.out_vars:
             raise FMUConfigError(f"subsystem '{self.name}': FMU '{fmu.path.name}' has no "
                                  "outputs to exchange (String and Binary arrays are not "
@@ -551,9 +530,9 @@ class FMUSubsystem(FMUJacobians, Subsystem):
                 x = x.item() if isinstance(x, np.generic) else x
                 vals.append(x if type(x) is int else int(round(float(np.ravel(x)[0]))))
             elif kind == "string":
-                vals.append(x if type(x) is str else _text(x, v))
+                vals.append(x if type(x) is str else as_text(x, v))
             elif kind == "binary":
-                vals.append(x if type(x) is bytes else _bytes(x, v))
+                vals.append(x if type(x) is bytes else as_bytes(x, v))
             else:
                 x = x.item() if isinstance(x, np.generic) else x
                 vals.append(x if type(x) is bool else bool(float(np.ravel(x)[0]) > 0.5))

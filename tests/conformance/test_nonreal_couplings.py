@@ -327,7 +327,6 @@ def words_fmu(tmp_path_factory):
 def test_string_and_binary_through_each_coupling(words_fmu, feedthrough, fmi, coupling,
                                                  tmp_path):
     from cosim.csv_results import CsvWriter, read_csv
-    from cosim.errors import OutputError
     from fmus import FMUSubsystem
     path = feedthrough[fmi]
     start = {"Binary_input": BLOB} if fmi == 3 else {}
@@ -344,13 +343,22 @@ def test_string_and_binary_through_each_coupling(words_fmu, feedthrough, fmi, co
     assert res["B.String_output"].tolist() == want
     if fmi == 3:
         assert res["B.Binary_output"].tolist() == [BLOB] * len(k)
-    # the results file holds the numbers; the text signals stay in memory (documented)
+    # the results file holds every signal exactly: text as text, bytes as bytes
     back = read_csv(csv)
-    assert "B.String_output" not in back.signals
+    assert back["B.String_output"].tolist() == want
+    assert back["words.w"].tolist() == want
+    if fmi == 3:
+        assert back["B.Binary_output"].tolist() == [BLOB] * len(k)
     assert back["B.Int32_output"].tolist() == res["B.Int32_output"].tolist()
-    with pytest.raises(OutputError, match="String/Binary signal"):
-        MasterScheduler(subs, conns, STEP, writers=[CsvWriter(tmp_path / "x.csv",
-                                                              ["B.String_output"])]).run(0.2)
+    named = _run_named(subs, conns, tmp_path / "x.csv")
+    assert named["B.String_output"].tolist() == want[:len(named.time)]
+
+
+def _run_named(subs, conns, path):
+    """A writer given a String signal by name writes it (issue 31 item 2)."""
+    from cosim.csv_results import CsvWriter, read_csv
+    MasterScheduler(subs, conns, STEP, writers=[CsvWriter(path, ["B.String_output"])]).run(0.6)
+    return read_csv(path)
 
 
 @pytest.mark.parametrize("typ", ["UInt64", "Boolean", "Int8"])
@@ -418,3 +426,57 @@ def test_fmu_blocks_and_blocks_in_a_diagram(feedthrough, fmi):
     for t, dtype, o in outs:
         assert res[o].dtype == dtype, (t, res[o].dtype)
         assert res[o].tolist() == [VALUES[t][0]] * len(res.time), t
+
+
+@pytest.mark.parametrize("fmi", [2, 3])
+def test_string_and_binary_ports_of_model_exchange_blocks(feedthrough, fmi, tmp_path):
+    """Model Exchange (issue 31 item 2): a table of str (and bytes) -> A -> B, String and
+    Binary ports of FMUBlocks, each value exact in the Simulator's results and in the CSV
+    and HDF5 files; a change of a String input is an event (it is set in event mode)."""
+    from blocks.tables import FromArrays
+    from cosim import Simulator
+    from cosim.csv_results import CsvWriter, read_csv
+    from cosim.ports import BINARY, STRING
+    from fmus import load_fmu
+    h5py = pytest.importorskip("h5py")  # noqa: F841 - the HDF5 writer's extra
+    from cosim.hdf5_results import Hdf5Writer, read_hdf5
+    blobs = [BLOB, b"", b"\x00", b"z" * 128]  # the Feedthrough holds at most 128 bytes
+    b = DiagramBuilder("d")
+    a = b.add(load_fmu(feedthrough[fmi], name="A", interface="ModelExchange"))
+    bb = b.add(load_fmu(feedthrough[fmi], name="B", interface="ModelExchange"))
+    assert a.input("String_input").dtype == STRING
+    words = b.add(FromArrays("words", TIMES, WORD_LIST, interpolation="previous",
+                             dtype=STRING))
+    b.connect(words.y, a.input("String_input"))
+    b.connect(a.output("String_output"), bb.input("String_input"))
+    record = ["A.String_output", "B.String_output"]
+    if fmi == 3:
+        assert a.input("Binary_input").dtype == BINARY
+        blob = b.add(FromArrays("blob", TIMES, blobs, interpolation="previous", dtype=BINARY))
+        b.connect(blob.y, a.input("Binary_input"))
+        b.connect(a.output("Binary_output"), bb.input("Binary_input"))
+        record += ["B.Binary_output"]
+    writers = [CsvWriter(tmp_path / "r.csv", record), Hdf5Writer(tmp_path / "r.h5", record)]
+    res = Simulator(b.build(), solver="rk4", dt=0.05, record=record,
+                    observers=writers).run(T_END)
+    k = np.searchsorted(TIMES, np.asarray(res.time) + 1e-12, side="right") - 1
+    for name, r in (("memory", res), ("csv", read_csv(tmp_path / "r.csv")),
+                    ("hdf5", read_hdf5(tmp_path / "r.h5"))):
+        for sig in ("A.String_output", "B.String_output"):
+            assert r[sig].tolist() == [WORD_LIST[i] for i in k], (name, sig)
+        if fmi == 3:
+            assert r["B.Binary_output"].tolist() == [blobs[i] for i in k], name
+
+
+def test_a_string_input_given_a_number_says_what_to_connect(feedthrough):
+    from blocks.sources import Constant
+    from cosim import Simulator
+    from cosim.errors import StepError
+    from fmus import load_fmu
+    b = DiagramBuilder("d")
+    a = b.add(load_fmu(feedthrough[3], name="A", interface="ModelExchange"))
+    c = b.add(Constant("c", 1.5))
+    b.connect(c.y, a.input("String_input"))
+    with pytest.raises(StepError, match="String input 'String_input' got 1.5 .*connect a "
+                                        "String output"):
+        Simulator(b.build(), solver="rk4", dt=0.1).run(0.2)

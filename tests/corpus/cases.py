@@ -149,15 +149,6 @@ def _van_der_pol(t: np.ndarray) -> dict:
 UNIFMU_DEFECT = ("unifmu 0.0.3's backend reads ../modelDescription.xml, which FMPy does not "
                  "extract; its fmi2Instantiate then waits forever")
 
-#: the strict xfails left after issue 31 items 1, 2 and 3: String values stay in the
-#: in-memory results (the results files, CSV and HDF5, leave them out), and a Model Exchange
-#: block (FMUBlock) has no String ports; the other outputs of these cases agree (checked
-#: with the String outputs left out)
-ITEM2_STR_FILE = ("issue 31 item 2, left: String outputs are not written to the results "
-                  "files (cosim fmu simulate's CSV)")
-ITEM2_ME = "issue 31 item 2, left: a Model Exchange FMUBlock has no String ports (s_out)"
-
-
 def cases() -> list[Case]:
     """Every FMU x interface of the corpus."""
     lag_u = step_input(0.5, 2.0, 3.0)
@@ -186,9 +177,6 @@ def cases() -> list[Case]:
             renamed.append(Case(
                 f"fmt-renamed{fmi}", itf, 1.0, 0.1, inputs=rows, start={"s_in": "renamed"},
                 outputs=outs, strings=("s_out",),
-                xfail={"cli": ITEM2_STR_FILE, **({} if itf == "CS" else {"api": ITEM2_ME})},
-                symptom=("'s_out' was not recorded" if itf == "CS" else
-                         "port 's_out' not found|'s_out' was not recorded"),
                 exact=lambda t, rows=rows: {
                     **{(n.replace("_in", "_out") if n != "u" else "y"):
                        [held(r, tk) for tk in t] for n, r in rows.items()},
@@ -204,9 +192,7 @@ def cases() -> list[Case]:
              exact=lambda t: cs_after_step(
                  t2, t, 0.1, {"r": 0.0, "i": 0, "b": True, "s": ""},
                  lambda u: {"r": 2.5 * u["u_r"], "i": 3 * u["u_i"], "b": not u["u_b"],
-                            "s": "ababab"}),
-             xfail={"cli": ITEM2_STR_FILE},
-             symptom="output 's' was not recorded"),
+                            "s": "ababab"}),),
         Case("pf2-latch", "CS", 1.0, 0.1, inputs=latch, outputs=("q", "n"),
              exact=_latch_exact(latch)),
         Case("unifmu-adder", "CS", 1.0, 0.1, inputs=uni,
@@ -219,17 +205,13 @@ def cases() -> list[Case]:
                  lambda u: {"real_c": u["real_a"] + 0.5, "integer_c": u["integer_a"] - 3,
                             "boolean_c": u["boolean_a"], "string_c": "unifmu"}),
              fmpy_folder=UNIFMU_DEFECT,
-             isolate="a unifmu FMU whose backend dies hangs its importer in fmi2Instantiate",
-             xfail={"cli": ITEM2_STR_FILE},
-             symptom="output 'string_c' was not recorded"),
+             isolate="a unifmu FMU whose backend dies hangs its importer in fmi2Instantiate",),
         Case("pf3-types", "CS", 1.0, 0.1, inputs=t3, start={"u_s": "ab", "g": 2.5, "n": 3},
              outputs=("r", "i", "l", "w", "b", "s"), strings=("s",),
              exact=lambda t: cs_after_step(
                  t3, t, 0.1, {"r": 0.0, "i": 0, "l": 0, "w": 0, "b": True, "s": ""},
                  lambda u: {"r": 2.5 * u["u_r"], "i": 3 * u["u_i"], "l": u["u_l"] - 1,
-                            "w": u["u_w"] + 1, "b": not u["u_b"], "s": "ababab"}),
-             xfail={"cli": ITEM2_STR_FILE},
-             symptom="output 's' was not recorded"),
+                            "w": u["u_w"] + 1, "b": not u["u_b"], "s": "ababab"}),),
         Case("pf3-readme", "CS", 1.0, 0.1, outputs=("intOut", "realOut"),
              exact=lambda t: {"intOut": [1] * len(t), "realOut": np.full(len(t), 3.0)}),
         Case("pf3-readme-me", "ME", 10.0, 0.1, outputs=("x0", "x1"), exact=_van_der_pol),
