@@ -12,6 +12,7 @@ import numpy as np
 
 from cosim.block import Block
 from cosim.params import NON_NEGATIVE, POSITIVE, UNBOUNDED, Number, refuse
+from cosim.ports import text_kind
 
 
 class Constant(Block):
@@ -20,7 +21,9 @@ class Constant(Block):
 
     ``dtype`` (default float) may be an integer type (``int``, ``np.int64``,
     ``np.uint64``, ...) or ``bool``: the output then carries exact Python ints/bools (an
-    Int64 or UInt64 FMU input gets its value exactly, never through float64).
+    Int64 or UInt64 FMU input gets its value exactly, never through float64); with
+    :data:`cosim.ports.STRING` or :data:`~cosim.ports.BINARY` a scalar ``str`` or
+    ``bytes`` (an FMU's String or Binary input).
 
     Ports
     -----
@@ -28,12 +31,13 @@ class Constant(Block):
 
     Parameters
     ----------
-    value : float, int, bool or array_like
+    value : float, int, bool, array_like, str or bytes
         The output; a new value set on a context is checked against the shape and dtype.
     unit : str, optional
         Unit of ``y``.
     dtype : type
-        ``float`` (default), an integer type or ``bool``.
+        ``float`` (default), an integer type, ``bool``, ``cosim.ports.STRING`` or
+        ``BINARY``.
     """
 
     def __init__(self, name: str, value: Any = 0.0, unit: str | None = None,
@@ -41,8 +45,13 @@ class Constant(Block):
         super().__init__(name)
         shape = np.shape(value)
         dt = np.dtype(dtype)
-        if dt.kind not in "fiub":
-            raise refuse(self, "dtype", dtype, "a float, integer or bool type")
+        if dt.kind not in "fiubO":
+            raise refuse(self, "dtype", dtype, "a float, integer or bool type, or "
+                         "cosim.ports.STRING / BINARY")
+        text = text_kind(dt)
+        if text is not None:
+            self._text_constant(name, value, unit, dt, text)
+            return
 
         def scalar(v: Any) -> Any:
             if dt.kind == "f":
@@ -78,6 +87,24 @@ class Constant(Block):
         self.value = self.declare_parameter("value", default, unit, validate=as_value)
         self.y = self.declare_output("y", lambda ctx: ctx.param(self.value), shape=shape,
                                      dtype=dt, unit=unit, depends_on=())
+
+    def _text_constant(self, name: str, value: Any, unit: str | None, dt: Any,
+                       text: str) -> None:
+        """A String (``str``) or Binary (``bytes``) constant: a scalar of that type."""
+        want = bytes if text == "Binary" else str
+
+        def as_value(v: Any) -> Any:
+            v = bytes(v) if isinstance(v, bytearray) else v
+            if not isinstance(v, want):
+                raise ValueError(f"{v!r} is not {want.__name__} (dtype {text})")
+            return v
+        try:
+            default = as_value(value)
+        except ValueError as exc:
+            raise refuse(self, "value", value, f"a {want.__name__} ({exc})") from None
+        self.value = self.declare_parameter("value", default, unit, validate=as_value)
+        self.y = self.declare_output("y", lambda ctx: ctx.param(self.value), dtype=dt,
+                                     unit=unit, depends_on=())
 
 
 class Step(Block):

@@ -213,6 +213,19 @@ def critical_speed(material: str, rho: float, speeds, rows: list, bisect: int = 
     return dict(grid=grid, lo=lo, hi=hi, speed=mid)
 
 
+def _search(material: str, speeds, bisect: int, settings: dict) -> tuple:
+    """One material's critical-speed search in a worker: ``(found, rows)``."""
+    single_thread_blas()
+    rows: list = []
+    return critical_speed(material, FLUID_DENSITY["water"], speeds, rows, bisect=bisect,
+                          **settings), rows
+
+
+def _one(material: str, rho: float, speed: float, settings: dict) -> dict:
+    single_thread_blas()
+    return run_case(material, rho, speed, **settings)
+
+
 def main(argv=None) -> dict:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", default="out/reverse_spaghetti", help="output folder")
@@ -226,9 +239,14 @@ def main(argv=None) -> dict:
                     help=f"tip impulse [N*s per m span] (default {IMPULSE:g})")
     ap.add_argument("--dt", type=float, default=None,
                     help="RK4 step [s] for every run (default 1e-4, FRP 5e-5)")
+    ap.add_argument("--jobs", type=int, default=1,
+                    help="processes for the searches (the materials and the three single "
+                         "runs go in parallel; the results are the same as with 1)")
     args = ap.parse_args(argv)
     if args.impulse <= 0.0 or (args.dt is not None and args.dt <= 0.0):
         ap.error("--impulse and --dt must be positive")
+    if args.jobs < 1:
+        ap.error("--jobs must be >= 1")
     single_thread_blas()
     os.makedirs(args.out, exist_ok=True)
     kw = dict(QUICK if args.quick else FULL, added_mass=args.added_mass, wake=args.wake,
@@ -243,11 +261,26 @@ def main(argv=None) -> dict:
     print(f"reverse spaghetti, {kw['n_segments']} segments, RK4 dt = {kw['dt']:g} s (FRP "
           f"{frp['n_segments']} segments, {frp['dt']:g} s), tip impulse {kw['impulse']:g} N*s/m"
           f"{', added mass' if args.added_mass else ''}{', wake' if args.wake else ''}")
-    for m in MATERIALS:
-        speeds = QUICK_SPEEDS[m] if args.quick else SPEEDS
-        found = critical_speed(m, FLUID_DENSITY["water"], speeds, rows,
-                               bisect=QUICK_BISECT if args.quick else BISECT,
-                               **run_settings(m, kw, args.dt))
+    searches = [(m, QUICK_SPEEDS[m] if args.quick else SPEEDS,
+                 QUICK_BISECT if args.quick else BISECT, run_settings(m, kw, args.dt))
+                for m in MATERIALS]
+    singles = [("steel", FLUID_DENSITY["air"], 4.0, kw), ("steel", 0.0, 4.0, kw),
+               ("steel", FLUID_DENSITY["water"], 1.0, kw)]
+    if args.jobs > 1:  # fresh interpreters (spawn): nothing of the caller's state is copied
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
+        with ProcessPoolExecutor(args.jobs,
+                                 mp_context=multiprocessing.get_context("spawn")) as pool:
+            # the slowest first (FRP: the most segments, the smallest step)
+            futures = [pool.submit(_search, *s) for s in searches]
+            extra = [pool.submit(_one, *s) for s in singles]
+            found_rows = [f.result() for f in futures]
+            air, vac, slow = (f.result() for f in extra)
+    else:
+        found_rows = [_search(*s) for s in searches]
+        air, vac, slow = (_one(*s) for s in singles)
+    for (m, *_), (found, got) in zip(searches, found_rows):
+        rows += got
         brackets[m] = found
         crit[m] = None if found is None else found["speed"]
     static = {m: divergence_speed(beam_for(m, n_segments=kw["n_segments"], wake=args.wake,
@@ -258,9 +291,6 @@ def main(argv=None) -> dict:
     for m in MATERIALS:
         print(f"  frozen-length divergence at {STATIC_WETTED:.2f} m out: {m:9s} "
               f"V = {static[m]:.3f} m/s (kappa = rho V^2 L^3/EI = {kappa[m]:.2f})")
-    air = run_case("steel", FLUID_DENSITY["air"], 4.0, **kw)
-    vac = run_case("steel", 0.0, 4.0, **kw)
-    slow = run_case("steel", FLUID_DENSITY["water"], 1.0, **kw)
     rows += [air, vac, slow]
     peak_ratio = air["peak_mm"] / vac["peak_mm"]
     print(f"  steel V=4 air: growth {air['growth']:.2f}, diverged {air['diverged']}; "

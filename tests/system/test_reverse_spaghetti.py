@@ -8,7 +8,7 @@ import examples.reverse_spaghetti as rs
 
 
 def test_reverse_spaghetti_quick(tmp_path):
-    s = rs.main(["--quick", "--no-plot", "--out", str(tmp_path)])
+    s = rs.main(["--quick", "--no-plot", "--out", str(tmp_path), "--jobs", "2"])
     c = s["critical_speed_m_s"]
     # time domain: every material diverges inside its bracket, in the paper's order
     assert None not in c.values()

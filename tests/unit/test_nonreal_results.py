@@ -165,3 +165,26 @@ def test_a_value_of_the_other_kind_is_an_error_naming_the_signal(tmp_path):
     w.start_rows([_Column("sub.blob", "", (), BINARY)], {})
     with pytest.raises(OutputError, match="'sub.blob' is a Binary signal but holds 'text'"):
         w.write_row(0.0, ["text"])
+
+
+@pytest.mark.parametrize("kind", ["String", "Binary"])
+def test_text_sources_play_their_type_and_refuse_the_other(kind):
+    """Constant and FromArrays of STRING / BINARY: the values as given; a value of another
+    type is refused at construction, naming the block and the type expected."""
+    from blocks.sources import Constant
+    from blocks.tables import FromArrays
+    from cosim import Simulator
+    from cosim.errors import ParameterError
+    from cosim.ports import BINARY, STRING
+    dtype, vals, wrong = ((STRING, ["a,b", ""], b"x") if kind == "String"
+                          else (BINARY, [b"\x00", b""], "x"))
+    b = DiagramBuilder("d")
+    c = b.add(Constant("c", vals[0], dtype=dtype))
+    t = b.add(FromArrays("t", [0.0, 0.5], vals, interpolation="previous", dtype=dtype))
+    res = Simulator(b.build(), solver="euler", dt=0.25, record=[c.y, t.y]).run(1.0)
+    assert res["c.y"].tolist() == [vals[0]] * 5
+    assert res["t.y"].tolist() == [vals[0]] * 2 + [vals[1]] * 3
+    with pytest.raises(ParameterError, match="'c2'.*value"):
+        Constant("c2", wrong, dtype=dtype)
+    with pytest.raises(ParameterError, match="'t2'.*is not"):
+        FromArrays("t2", [0.0, 1.0], [vals[0], wrong], interpolation="previous", dtype=dtype)
