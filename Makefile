@@ -35,8 +35,17 @@ demo: $(CHECKOUT)
 lint: $(CHECKOUT)
 	$(BIN)/ruff check cosim blocks fmus hil examples tests bench
 
+# The tests that do not depend on the wall clock on every core (pytest-xdist; TEST_JOBS=0
+# runs them in this process; a file's tests stay in one process: its fixtures are made once),
+# then the `timing` tests alone, one at a time, so that their
+# real-time runs share the machine with nothing of ours.  Both phases always run; the
+# target fails if either did.
+TEST_JOBS ?= auto
 test: $(CHECKOUT) lint
-	$(BIN)/python -m pytest -q
+	@rc=0; \
+	$(BIN)/python -m pytest -q -m "not timing" -n $(TEST_JOBS) --dist loadfile || rc=$$?; \
+	$(BIN)/python -m pytest -q -m timing || rc=$$?; \
+	exit $$rc
 
 bench: $(CHECKOUT)
 	$(BIN)/python -m bench all --json out/bench/all.json

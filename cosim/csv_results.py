@@ -275,14 +275,7 @@ def read_csv(path: Any) -> Results:
         raise _bad_cell(path, header, data, first_line=offset + 2) from None
     if table.shape[1] != len(header):
         raise _bad_cell(path, header, data, first_line=offset + 2)
-    groups: dict[str, list[int]] = {}
-    units: dict[str, str] = {}
-    for j, name in enumerate(header[1:], start=1):
-        m = _COLUMN.match(name)
-        if m is None:
-            raise OutputError(f"'{path}': cannot parse column name {name!r}")
-        groups.setdefault(m["path"], []).append(j)
-        units.setdefault(m["path"], column_units.get(name, m["unit"] or ""))
+    groups, units = _signal_columns(path, header, column_units)
     signals = {}
     exact = set(meta.get("integers") or ())
     booleans = set(meta.get("booleans") or ())
@@ -302,6 +295,19 @@ def read_csv(path: Any) -> Results:
     return Results(table[:, 0].copy(), signals, units, meta, {"status": status, "file": str(path)})
 
 
+def _signal_columns(path: Any, header: list[str], column_units: dict) -> tuple[dict, dict]:
+    """``({signal path: [column indices]}, {signal path: unit})`` of a header."""
+    groups: dict[str, list[int]] = {}
+    units: dict[str, str] = {}
+    for j, name in enumerate(header[1:], start=1):
+        m = _COLUMN.match(name)
+        if m is None:
+            raise OutputError(f"'{path}': cannot parse column name {name!r}")
+        groups.setdefault(m["path"], []).append(j)
+        units.setdefault(m["path"], column_units.get(name, m["unit"] or ""))
+    return groups, units
+
+
 def _read_with_text(path: Any, text: str, meta: dict, column_units: dict,
                     texts: dict) -> Results:
     """:func:`read_csv` of a file with String or Binary columns (``texts``: column ->
@@ -315,14 +321,7 @@ def _read_with_text(path: Any, text: str, meta: dict, column_units: dict,
         data.pop()  # torn by a kill
     exact = set(meta.get("integers") or ())
     booleans = set(meta.get("booleans") or ())
-    groups: dict[str, list[int]] = {}
-    units: dict[str, str] = {}
-    for j, name in enumerate(header[1:], start=1):
-        m = _COLUMN.match(name)
-        if m is None:
-            raise OutputError(f"'{path}': cannot parse column name {name!r}")
-        groups.setdefault(m["path"], []).append(j)
-        units.setdefault(m["path"], column_units.get(name, m["unit"] or ""))
+    groups, units = _signal_columns(path, header, column_units)
     for k, r in enumerate(data):
         if len(r) != len(header):
             raise OutputError(f"'{path}', record {k + 2}: {len(r)} cells, the header has "

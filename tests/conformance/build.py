@@ -10,6 +10,7 @@ Used by the conformance tests (``tests/conformance``) and ``python -m bench fmi`
 
 from __future__ import annotations
 
+import fcntl
 import os
 import shutil
 import subprocess
@@ -48,8 +49,19 @@ def build(version: int, dest: str | os.PathLike) -> dict[str, Path]:
     dest = Path(dest)
     out = dest / "fmus"
     want = {m: out / f"{m}.fmu" for m in MODELS[version]}
-    if all(p.exists() for p in want.values()):
-        return want
+    dest.mkdir(parents=True, exist_ok=True)
+    # one build at a time (test processes run side by side: pytest -n); the others wait
+    # for it and take its FMUs (an .fmu seen without the lock could be half written)
+    with open(dest / ".build.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if all(p.exists() for p in want.values()):
+            return want
+        return _build(version, dest, want)
+
+
+def _build(version: int, dest: Path, want: dict) -> dict[str, Path]:
+    """The build itself, under :func:`build`'s lock."""
+    out = dest / "fmus"
     # gcc 12 flags a strncpy in Resource's FMI 3 build; upstream builds with -Werror
     flags = "-Wno-error=stringop-truncation -Wno-stringop-truncation"
     cmds = [["cmake", "-S", str(SOURCES), "-B", str(dest), f"-DFMI_VERSION={version}",

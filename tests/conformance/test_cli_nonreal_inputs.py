@@ -23,18 +23,15 @@ import pytest
 
 from cosim.cli import main
 from cosim.writers import read_csv
+from tests.conformance.nonreal_values import TIMES
+from tests.conformance.nonreal_values import VALUES as NUMERIC
 
 fmpy = pytest.importorskip("fmpy")
 
 STEP = 0.1
 T_END = 1.0
-TIMES = [0.0, 0.25, 0.5, 0.75]
 VALUES = {
-    "Int8": [-128, 127, 0, -1], "UInt8": [255, 0, 1, 254],
-    "Int16": [-32768, 32767, 0, -2], "UInt16": [65535, 0, 7, 65534],
-    "Int32": [-2**31, 2**31 - 1, 0, -3], "UInt32": [2**32 - 1, 0, 5, 2**31],
-    "Int64": [-2**63, 2**63 - 1, 0, 2**53 + 1], "UInt64": [2**64 - 1, 0, 2**63 + 1, 2**53 + 1],
-    "Boolean": [True, False, True, False], "Enumeration": [2, 1, 2, 1],
+    **NUMERIC,
     # text as CSV quotes it (a comma, a quote, a newline, spaces kept), bytes as hex digits
     "String": ["alpha", "beta, with a comma", "", ' "q"\nü '],
     "Binary": [b"\x00\xff", b"", b"ab", b"\n"],

@@ -29,16 +29,9 @@ fmpy = pytest.importorskip("fmpy")
 
 STEP = 0.1
 T_END = 1.0
-TIMES = [0.0, 0.25, 0.5, 0.75]
-
 #: per FMI type: the values the source plays (the type's extremes where it has them)
-VALUES = {
-    "Int8": [-128, 127, 0, -1], "UInt8": [255, 0, 1, 254],
-    "Int16": [-32768, 32767, 0, -2], "UInt16": [65535, 0, 7, 65534],
-    "Int32": [-2**31, 2**31 - 1, 0, -3], "UInt32": [2**32 - 1, 0, 5, 2**31],
-    "Int64": [-2**63, 2**63 - 1, 0, 2**53 + 1], "UInt64": [2**64 - 1, 0, 2**63 + 1, 2**53 + 1],
-    "Boolean": [True, False, True, False], "Enumeration": [2, 1, 2, 1],
-}
+from tests.conformance.nonreal_values import TIMES, VALUES  # noqa: E402
+
 #: the FMI 2 variable of each type (FMI 2 has one Integer)
 FMI2 = {"Int32": "Int32", "Boolean": "Boolean", "Enumeration": "Enumeration"}
 

@@ -21,30 +21,7 @@ fmpy = pytest.importorskip("fmpy")
 pytest.importorskip("pythonfmu")
 
 # pythonfmu's README example: Integer/Boolean/String variables without a variability
-README = '''
-from pythonfmu import Fmi2Causality, Fmi2Slave, Boolean, Integer, Real, String
-
-
-class PythonSlave(Fmi2Slave):
-
-    author = "John Doe"
-    description = "A simple description"
-
-    def __init__(self, **kwargs):
-        super().__init__(**kwargs)
-
-        self.intOut = 1
-        self.realOut = 3.0
-        self.booleanVariable = True
-        self.stringVariable = "Hello World!"
-        self.register_variable(Integer("intOut", causality=Fmi2Causality.output))
-        self.register_variable(Real("realOut", causality=Fmi2Causality.output))
-        self.register_variable(Boolean("booleanVariable", causality=Fmi2Causality.local))
-        self.register_variable(String("stringVariable", causality=Fmi2Causality.local))
-
-    def do_step(self, current_time, step_size):
-        return True
-'''
+from tests.corpus.exporters import PF2_README as README  # noqa: E402
 
 # an Integer input echoed to an output; rewritten below into an Enumeration input
 # declared continuous (FMPy's validation refuses it too)
