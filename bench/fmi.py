@@ -270,18 +270,12 @@ def run_conformance(tmp: pathlib.Path) -> dict:
 def run_other_exporters(tmp: pathlib.Path) -> dict:
     """The corpus of other exporters' FMUs (``tests/corpus``) against FMPy, by the API and
     the CLI: cases agreeing, total, exporters whose FMUs were built."""
-    from tests.conformance.build import MODELS, BuildUnavailable, build
+    from tests.conformance.build import build_all
     from tests.conformance.conftest import CACHE
     from tests.corpus.cases import cases as corpus_cases
     from tests.corpus.cases import run_case
     from tests.corpus.exporters import build_corpus
-    refs: dict | None = {}
-    try:
-        for v in MODELS:
-            refs.update({(v, m): p for m, p in build(v, CACHE / f"fmi{v}").items()})
-    except BuildUnavailable:
-        refs = None
-    corpus = build_corpus(tmp / "corpus", refs)
+    corpus = build_corpus(tmp / "corpus", build_all(CACHE))
     rows = []
     for case in corpus_cases():
         entry = corpus[case.fmu]

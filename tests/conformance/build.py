@@ -79,6 +79,18 @@ def _build(version: int, dest: Path, want: dict) -> dict[str, Path]:
     return want
 
 
+def build_all(cache: str | os.PathLike) -> dict | None:
+    """``{(fmi_version, model): .fmu}`` of every FMI version built under ``cache``
+    (``fmi2/``, ``fmi3/``), or None where they cannot be built (no cmake or compiler)."""
+    refs: dict = {}
+    try:
+        for v in MODELS:
+            refs.update({(v, m): p for m, p in build(v, Path(cache) / f"fmi{v}").items()})
+    except BuildUnavailable:
+        return None
+    return refs
+
+
 def reference_csv(model: str) -> Path:
     """Upstream's ``<Model>_out.csv`` (a Co-Simulation result at the FMU's own fixed step)."""
     return SOURCES / model / f"{model}_out.csv"

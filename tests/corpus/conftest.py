@@ -11,12 +11,6 @@ from tests.corpus.exporters import build_corpus
 def corpus(tmp_path_factory) -> dict:
     """``{fmu id: CorpusFMU}``: the corpus built in a session folder (the Reference FMUs its
     containers hold come from the conformance build cache, ``out/conformance``)."""
-    from tests.conformance.build import MODELS, BuildUnavailable, build
+    from tests.conformance.build import build_all
     from tests.conformance.conftest import CACHE
-    refs: dict | None = {}
-    try:
-        for v in MODELS:
-            refs.update({(v, m): p for m, p in build(v, CACHE / f"fmi{v}").items()})
-    except BuildUnavailable:
-        refs = None
-    return build_corpus(tmp_path_factory.mktemp("corpus"), refs)
+    return build_corpus(tmp_path_factory.mktemp("corpus"), build_all(CACHE))
