@@ -166,8 +166,9 @@ def _circle_intersection(p0, r0, p1, r1, upper=True):
 
 
 def four_bar(a0=0.4, a1=0.1, a2=0.35, a3=0.3, m1=0.5, J1=0.02, m2=1.0, m3=0.8,
-             theta0=DEG60, w0=10.0) -> Mechanism:
-    """Planar crank-rocker; crank angle is ``q[2]``.  Consistent initial state in closed form.
+             theta0=DEG60, w0=10.0, g=G) -> Mechanism:
+    """Planar crank-rocker; crank angle is ``q[2]``.  Consistent initial state in closed form;
+    ``g``: gravity in the model's units of length per s^2.
 
     Positions: crank tip B on the circle about A0 = 0, coupler/rocker joint C the upper
     intersection of |C - B| = a2 and |C - D0| = a3 (D0 = (a0, 0)).  Velocities: w1 = w0,
@@ -182,7 +183,7 @@ def four_bar(a0=0.4, a1=0.1, a2=0.35, a3=0.3, m1=0.5, J1=0.02, m2=1.0, m3=0.8,
     vB = w0 * E @ (B - A0)
     w2, w3 = np.linalg.solve(np.column_stack([E @ (C - B), -E @ (C - D0)]), -vB)
     c1, c2, c3 = (A0 + B) / 2, (B + C) / 2, (D0 + C) / 2
-    mech = Mechanism("four_bar", dim=2, gravity=(0.0, -G))
+    mech = Mechanism("four_bar", dim=2, gravity=(0.0, -g))
     crank = mech.add_body("crank", m1, J1, c1, theta0, velocity=w0 * E @ (c1 - A0),
                           angular_velocity=w0)
     coupler = mech.add_body("coupler", m2, m2 * a2 * a2 / 12, c2, th2,

@@ -12,7 +12,10 @@ Monitors (after every accepted solver step; a failure stops the run with a
 
 * *singular positions*: the rank measure ``rho`` of the constraint Jacobian
   (``Mechanism.rank_measure``: the squared sine of the smallest angle between a row and
-  the others) below ``singular_tol``, or more dependent rows than at assembly.  None of
+  the others, the angular columns divided by a body length, so that ``rho`` is the same
+  in any units: the same mechanism in m, mm and km reads the same,
+  ``tests/system/test_multibody_scale.py``) below ``singular_tol``, or more dependent
+  rows than at assembly.  None of
   these formulations passes a singular position reliably (measured on the IFToMM A02
   chain of four-bars: the result depends on where the time grid falls relative to the
   singular instant, ``tests/system/test_multibody_chain.py``), so the run stops there
@@ -26,8 +29,8 @@ Monitors (after every accepted solver step; a failure stops the run with a
 Limitation: the rank measure is computed at the accepted states only; a variable-step
 solver that steps over a singular position without landing near it is caught by the
 drift monitor or not at all (the fixed-step grid of RK4 at 1 ms lands within
-``rho < 1e-4`` of every singular passage of the A02 chain, whose cranks turn at up to
-5 rad/s).
+``singular_tol`` of every singular passage of the A02 chain, whose cranks turn at up to
+5 rad/s: ``tests/system/test_multibody_chain.py``).
 """
 
 from __future__ import annotations

@@ -27,15 +27,17 @@ class Corrections:
 
     def rank_measure(self, q: np.ndarray, t: float, eps: float = 1e-10) -> tuple:
         """``(rho, dependent, Phi)`` at ``q``: ``rho`` in (0, 1] the squared sine of the
-        smallest angle between a constraint row and the earlier ones (1: orthogonal rows,
-        -> 0 at a singular configuration), ``dependent`` the rows within ``eps`` of
-        dependence (redundant, or exactly singular); :func:`.sparse.rank_measure`."""
+        smallest angle between a constraint row and the earlier ones (rows of ``J D^-1``,
+        the angular columns divided by a body length: ``Mechanism._rank_metric``; 1:
+        orthogonal rows, -> 0 at a singular configuration; the same in any units),
+        ``dependent`` the rows within ``eps`` of dependence
+        (redundant, or exactly singular); :func:`.sparse.rank_measure`."""
         self.finalize()
         if self._tables is not None:
             return self._tables.rank_measure(q, t, eps)
         from .sparse import rank_measure_dense
         phi, J, _, _ = self.constraints(q, np.zeros(self.nv), t)
-        rho, dep = rank_measure_dense(J, eps)
+        rho, dep = rank_measure_dense(J, self.rank_metric, eps)
         return rho, dep, phi
 
     def rank(self, q: np.ndarray, t: float, tol: float = 1e-9) -> tuple[int, list[str]]:
@@ -50,12 +52,14 @@ class Corrections:
         return r, [self.row_labels[i] for i in sorted(piv[r:])]
 
     def weak_rows(self, q: np.ndarray, t: float, rho: float) -> list[str]:
-        """The constraint rows (scaled to unit length) taking part in a near dependence:
-        those with a weight above 0.1 in a left singular vector of ``J`` whose singular
-        value is at most ``sqrt(rho)`` (at least the smallest one)."""
+        """The constraint rows (of ``J D^-1``, as :meth:`rank_measure` sees them, scaled to
+        unit length) taking part in a near dependence: those with a weight above 0.1 in a
+        left singular vector whose singular value is at most ``sqrt(rho)`` (at least the
+        smallest one)."""
         _, J, _, _ = self.constraints(q, np.zeros(self.nv), t)
         if J.shape[0] == 0:
             return []
+        J = J @ np.sqrt(self.rank_metric)  # J D^-1 (W = D^-2 is diagonal)
         n = np.linalg.norm(J, axis=1)
         U, sv, _ = np.linalg.svd(J / np.where(n > 0, n, 1.0)[:, None], full_matrices=True)
         sv = np.concatenate([sv, np.zeros(J.shape[0] - sv.size)])

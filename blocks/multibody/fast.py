@@ -313,6 +313,8 @@ class Tables:
     """The kernel's input tables for one mechanism (built at finalize)."""
 
     def __init__(self, mech) -> None:
+        # the rank measure's metric (J W J', Mechanism._rank_metric): the same in any units
+        self.minv = np.ascontiguousarray(mech.rank_metric, float)
         bodies = list(mech.bodies.values())
         index = {b: k for k, b in enumerate(bodies)}
         nb = len(bodies)
@@ -399,7 +401,7 @@ class Tables:
                 self.jcol[r, 12] = used.size
                 self.jcol[r, 13:13 + used.size] = used
         self.band = Banding(self.kind, self.iv, self.ncol, self.rbody, self.jcol, self.jmask)
-        self.eye = np.eye(self.nv)
+
 
     def ctab(self) -> tuple:
         """The constraint kernel's tables as one tuple (for the fused kernels)."""
@@ -491,14 +493,14 @@ class Tables:
                               self.sj, self.ai, self.aj, self.cst, self.drv, self.row,
                               self.nrows, f[0], f[1], f[2], c[0], c[1], c[2], self.m, self.nv,
                               self.rbody, bd.brow_ptr, bd.brow_idx, bd.brow_slot, bd.rperm,
-                              bd.kd_r, self.eye, eps, holonomic, row_scale)
+                              bd.kd_r, self.minv, eps, holonomic, row_scale)
 
     def rank_measure(self, q: np.ndarray, t: float, eps: float = 1e-10) -> tuple:
-        """``(rho, dependent, Phi)`` of ``J J'`` at ``q`` (:func:`.sparse.rank_measure`)."""
+        """``(rho, dependent, Phi)`` of ``J W J'`` at ``q`` (:func:`.sparse.rank_measure`)."""
         phi, Jc, _, _ = self.constraints_compact(q, self._no_load, t)
         bd = self.band
         rho, dep = rank_measure(Jc, self.iv, self.ncol, self.rbody, bd.brow_ptr, bd.brow_idx,
-                                bd.brow_slot, bd.rperm, bd.kd_r, self.m, self.eye, eps)
+                                bd.brow_slot, bd.rperm, bd.kd_r, self.m, self.minv, eps)
         return rho, dep, phi
 
     def derivative(self, q: np.ndarray, v: np.ndarray, t: float, Minv: np.ndarray,
@@ -582,13 +584,13 @@ def derivative_kernel(q, v, kind, iq, iv, ncol, sel, typ, bi, bj, si, sj, ai, aj
 @_njit
 def monitor_kernel(q, kind, iq, iv, ncol, sel, typ, bi, bj, si, sj, ai, aj, cst, drv, row,
                    nrows, fval, fdot, fddot, cval, cdot, cddot, m, nv, rbody, brow_ptr,
-                   brow_idx, brow_slot, rperm, kd, eye, eps, holonomic, row_scale):
+                   brow_idx, brow_slot, rperm, kd, minv, eps, holonomic, row_scale):
     """:meth:`Tables.monitor` (the block's singular-position and drift monitors)."""
     phi, J, _, _ = constraints_kernel(q, np.zeros(nv), kind, iq, iv, ncol, sel, typ, bi, bj,
                                       si, sj, ai, aj, cst, drv, row, nrows, fval, fdot, fddot,
                                       cval, cdot, cddot, m, nv)
     rho, dep = rank_measure(J, iv, ncol, rbody, brow_ptr, brow_idx, brow_slot, rperm, kd, m,
-                            eye, eps)
+                            minv, eps)
     drift = 0.0
     worst = -1
     for r in range(m):

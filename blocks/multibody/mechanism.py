@@ -294,6 +294,7 @@ class Mechanism(Corrections):
         self.v0 = np.concatenate([b.v0 for b in self.moving]) if self.moving else np.zeros(0)
         self.load_names = list(self.loads)
         self.length_scale, self.row_scale = self._scales()
+        self.rank_metric = self._rank_metric()
         from . import fast
         if self.compiled is True and not fast.HAVE_NUMBA:
             raise BuildError("compiled=True needs Numba: pip install 'cosim[fast]'")
@@ -330,6 +331,24 @@ class Mechanism(Corrections):
             else:
                 scale += [L] * p.rows
         return L, np.array(scale)
+
+    def _rank_metric(self) -> np.ndarray:
+        """``W = D^-2`` (nv x nv, diagonal) of the rank measure ``J W J'``
+        (:meth:`rank_measure`): ``D`` is 1 on translational velocities and the body's
+        length (its largest marker offset, else the mechanism's ``L``) on angular ones, so
+        that ``J D^-1`` is dimensionless: the measure is the same in any unit of length
+        (and mass and time, which ``J`` does not hold).  Kinematic, not the mass metric
+        ``M^-1``: a light link between two joints would make its rows look dependent."""
+        size: dict = {}
+        for (bname, _), mk in self.markers.items():
+            size[bname] = max(size.get(bname, 0.0), float(np.linalg.norm(mk.s)))
+        w = np.ones(self.nv)
+        for b in self.moving:
+            rot = {"planar": (2,), "spatial": (3, 4, 5)}.get(b.kind, ())
+            Lb = size.get(b.name, 0.0) or self.length_scale
+            for k in rot:
+                w[b.iv + k] = 1.0 / (Lb * Lb)
+        return np.diag(w)
 
     def layout(self) -> dict[str, dict]:
         """Where each body's coordinates are in ``q`` and ``v``: ``{body: {"kind", "q",

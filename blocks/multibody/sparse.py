@@ -445,25 +445,29 @@ def band_cholesky_psd(ab, kd, eps):
 
 
 @_njit
-def rank_measure(Jc, iv, ncol, rbody, brow_ptr, brow_idx, brow_slot, rperm, kd, m, Ieye,
+def rank_measure(Jc, iv, ncol, rbody, brow_ptr, brow_idx, brow_slot, rperm, kd, m, W,
                  eps):
-    """``(rho, dependent)`` of ``J J'`` (:func:`band_cholesky_psd`, pivots relative to the
-    rows' squared lengths): ``rho`` is 1 for orthogonal rows and tends to 0 as ``J``
-    loses rank; ``dependent`` counts rows within ``eps`` of the span of the others
-    (redundant constraints, or a configuration exactly singular).  ``Ieye``: identity."""
+    """``(rho, dependent)`` of ``J W J'`` (:func:`band_cholesky_psd`, pivots relative to the
+    diagonal): ``rho`` is 1 for orthogonal rows and tends to 0 as ``J`` loses rank;
+    ``dependent`` counts rows within ``eps`` of the span of the others (redundant
+    constraints, or a configuration exactly singular).  ``W`` (``Mechanism._rank_metric``)
+    divides the angular columns by a body length: a rotation column of a position row
+    carries a length, so plain ``J J'`` made a regular mechanism of 1 cm read 1e-3 of the
+    same one at 1 m; with ``W``, ``rho`` is the same in any units."""
     if m == 0:
         return 1.0, 0
-    ab = assemble_schur(Ieye, Jc, iv, ncol, rbody, brow_ptr, brow_idx, brow_slot, rperm, kd,
+    ab = assemble_schur(W, Jc, iv, ncol, rbody, brow_ptr, brow_idx, brow_slot, rperm, kd,
                         m, np.zeros(m))
     return band_cholesky_psd(ab, kd, eps)
 
 
-def rank_measure_dense(J: np.ndarray, eps: float = 1e-10) -> tuple[float, int]:
+def rank_measure_dense(J: np.ndarray, W: np.ndarray,
+                       eps: float = 1e-10) -> tuple[float, int]:
     """:func:`rank_measure` of a full Jacobian (the Python path)."""
     m = J.shape[0]
     if m == 0:
         return 1.0, 0
-    S = J @ J.T
+    S = J @ W @ J.T
     ab = np.zeros((m, m))
     for k in range(m):
         ab[k, :m - k] = np.diagonal(S, -k)
