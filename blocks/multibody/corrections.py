@@ -70,6 +70,8 @@ class Corrections:
     def project_positions(self, q: np.ndarray, t: float, tol: float = 1e-12,
                           max_iter: int = 30) -> tuple[np.ndarray, int]:
         """Newton projection onto ``Phi = 0``, least mass-weighted change; ``(q, iterations)``.
+        Converged when every ``|Phi_r| / row_scale_r`` is at most ``tol`` (relative to the
+        mechanism's length for a length row: the same in any units).
 
         Compiled banded Schur complement (:mod:`.sparse`) when available and every row is
         holonomic; least squares (``lstsq``, also near singular configurations) otherwise
@@ -79,13 +81,14 @@ class Corrections:
         hol = self.holonomic
         t_ = self._tables
         banded = t_ is not None and bool(hol.all())
+        scale = self.row_scale[hol]
         for it in range(max_iter + 1):
             if banded:
                 phi, Jc, _, _ = t_.constraints_compact(q, np.zeros(self.nv), t)
             else:
                 phi, J, _, _ = self.constraints(q, np.zeros(self.nv), t)
                 phi, J = phi[hol], J[hol]
-            if phi.size == 0 or np.max(np.abs(phi)) <= tol:
+            if phi.size == 0 or np.max(np.abs(phi) / scale) <= tol:
                 return q, it
             if it == max_iter:
                 break

@@ -475,11 +475,13 @@ class Tables:
                                 bd.brow_ptr, bd.brow_idx, bd.brow_slot, bd.rperm, bd.kd_r,
                                 np.ascontiguousarray(rhs, float))
 
-    def penalty(self, M: np.ndarray, Q: np.ndarray, Jc: np.ndarray, a: float,
+    def penalty(self, M: np.ndarray, Q: np.ndarray, Jc: np.ndarray, a: np.ndarray,
                 bvec: np.ndarray, iterations: int) -> tuple:
-        """``(v̇, λ, ok)`` of the penalty / augmented Lagrangian (:func:`.sparse.penalty_band`)."""
+        """``(v̇, λ, ok)`` of the penalty / augmented Lagrangian (:func:`.sparse.penalty_band`;
+        ``a`` per row)."""
         bd = self.band
-        return penalty_band(M, Q, Jc, self.jcol, float(a), bvec, int(iterations), bd.vperm,
+        return penalty_band(M, Q, Jc, self.jcol, np.ascontiguousarray(a, float), bvec,
+                            int(iterations), bd.vperm,
                             bd.kd_v, self.iv, self.ncol)
 
     def monitor(self, q: np.ndarray, t: float, holonomic: np.ndarray, row_scale: np.ndarray,

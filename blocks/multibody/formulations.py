@@ -53,8 +53,9 @@ _gesv, _potrf, _potrs = lapack.dgesv, lapack.dpotrf, lapack.dpotrs
 class Formulation:
     """Which formulation, and its constants (see module docstring).
 
-    ``alpha``, ``beta``: Baumgarte constants [1/s]; ``penalty``: ``a`` (scaled
-    by the largest mass-matrix entry, so it is dimensionless); ``omega``,
+    ``alpha``, ``beta``: Baumgarte constants [1/s]; ``penalty``: ``a`` (dimensionless:
+    each row's ``a`` is it times ``Mechanism.penalty_rows``, the largest body mass times
+    ``(L / row scale)^2``, so the run is the same in any units); ``omega``,
     ``mu``: constraint natural frequency [rad/s] and damping ratio;
     ``iterations``: augmented-Lagrangian corrections.
     """
@@ -74,8 +75,11 @@ class Formulation:
 
 
 def solve(form: Formulation, M: np.ndarray, Q: np.ndarray, J: np.ndarray, gamma: np.ndarray,
-          phi: np.ndarray, phid: np.ndarray, where: str) -> tuple[np.ndarray, np.ndarray]:
-    """``(v̇, λ)`` for the formulation; raises StepError naming ``where`` if singular."""
+          phi: np.ndarray, phid: np.ndarray, where: str,
+          penalty_rows: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """``(v̇, λ)`` for the formulation; raises StepError naming ``where`` if singular.
+    ``penalty_rows``: the per-row weights of the penalty forms
+    (``Mechanism.penalty_rows``; None: ``max(diag M)`` on every row)."""
     k = form.kind
     if k in ("lagrange", "projection", "partitioning"):
         n, m = M.shape[0], J.shape[0]
@@ -98,14 +102,15 @@ def solve(form: Formulation, M: np.ndarray, Q: np.ndarray, J: np.ndarray, gamma:
                             "(remove them, or use formulation='penalty' or "
                             "'augmented_lagrangian', which accept them)")
         return x[:n], x[n:]
-    a = form.penalty * float(np.max(np.abs(np.diag(M))))
+    a = form.penalty * (np.full(J.shape[0], float(np.max(np.abs(np.diag(M)))))
+                        if penalty_rows is None else np.asarray(penalty_rows, float))
     b = -gamma + 2.0 * form.mu * form.omega * phid + form.omega ** 2 * phi
-    A = M + a * (J.T @ J)
+    A = M + J.T @ (a[:, None] * J)
     c, info = _potrf(A, lower=1)
     if info != 0:
         raise StepError(f"{where}: M + J' a J is not positive definite (a body without mass "
                         "or inertia in a direction no constraint fixes)")
-    Jtab = a * (J.T @ b)
+    Jtab = J.T @ (a * b)
     vd = _potrs(c, Q - Jtab, lower=1)[0]
     lam = a * (J @ vd + b)
     if k == "augmented_lagrangian":

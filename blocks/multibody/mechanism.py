@@ -90,7 +90,8 @@ class Mechanism(Corrections):
         self.ground = BodyHandle(self, g)
 
     _LAYOUT = ("nq", "nv", "m", "M", "Minv", "q0", "v0", "prims", "row_labels", "joint_rows",
-               "holonomic", "moving", "load_names", "length_scale", "row_scale")
+               "holonomic", "moving", "load_names", "length_scale", "row_scale",
+               "rank_metric", "penalty_rows")
 
     def __getattr__(self, name: str) -> Any:
         """Layout attributes (``nq``, ``nv``, ``M``, ...) finalize the mechanism on first use."""
@@ -295,6 +296,7 @@ class Mechanism(Corrections):
         self.load_names = list(self.loads)
         self.length_scale, self.row_scale = self._scales()
         self.rank_metric = self._rank_metric()
+        self.penalty_rows = self._penalty_rows()
         from . import fast
         if self.compiled is True and not fast.HAVE_NUMBA:
             raise BuildError("compiled=True needs Numba: pip install 'cosim[fast]'")
@@ -349,6 +351,27 @@ class Mechanism(Corrections):
             for k in rot:
                 w[b.iv + k] = 1.0 / (Lb * Lb)
         return np.diag(w)
+
+    def _penalty_rows(self) -> np.ndarray:
+        """Per constraint row, the weight the penalty formulations multiply by their
+        ``penalty`` factor: the largest body mass ``m`` on a point row, ``m L^2`` on an
+        angle row (``L`` the length scale), ``m / l^2`` on a distance row ``|d|^2 - l^2``
+        (``J' a J = 4 m`` along the link), so that ``J' a J`` has the units of ``M`` row by
+        row and the run is the same in any units (one ``penalty * max(diag M)`` for all
+        rows mixed kg and kg m^2; a point row and a distance row of 1 m weigh as before)."""
+        mass = 0.0
+        for b in self.moving:
+            n = {"planar": 2, "spatial": 3}.get(b.kind, b.nv)
+            if n:
+                mass = max(mass, float(np.max(np.diag(self.M)[b.iv:b.iv + n])))
+        mass = mass if mass > 0 else 1.0
+        w = mass * (self.length_scale / self.row_scale) ** 2
+        r = 0
+        for p in self.prims:
+            if type(p).__name__ == "Distance":  # row_scale 2 l L: m / (4 l^2) -> m / l^2
+                w[r:r + p.rows] *= 4.0
+            r += p.rows
+        return w
 
     def layout(self) -> dict[str, dict]:
         """Where each body's coordinates are in ``q`` and ``v``: ``{body: {"kind", "q",
@@ -510,7 +533,7 @@ class Mechanism(Corrections):
                     rhs = gamma - 2.0 * form.alpha * phid - form.beta ** 2 * phi
                 vd, lam, ok, _ = t_.lagrange(self.Minv, Q, Jc, rhs)
             else:
-                a = form.penalty * float(np.max(np.diag(self.M)))
+                a = form.penalty * self.penalty_rows
                 b = -gamma + 2.0 * form.mu * form.omega * phid + form.omega ** 2 * phi
                 vd, lam, ok = t_.penalty(self.M, Q, Jc, a, b, form.iterations
                                          if form.kind == "augmented_lagrangian" else 0)
@@ -524,7 +547,7 @@ class Mechanism(Corrections):
             phid = J @ v + phit
         try:
             return solve(form, self.M, Q, J, gamma, phi, phid,
-                         f"mechanism '{self.name}' at t = {t:.9g} s")
+                         f"mechanism '{self.name}' at t = {t:.9g} s", self.penalty_rows)
         except StepError as exc:
             rank, dep = self.rank(q, t, tol=1e-6)
             raise StepError(f"{exc} [rank {rank} of {self.m}; dependent rows: "

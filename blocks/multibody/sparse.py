@@ -479,11 +479,11 @@ def rank_measure_dense(J: np.ndarray, W: np.ndarray,
 def penalty_band(M, Q, Jc, jcol, a, bvec, iterations, vperm, kd, iv, ncol):
     """Penalty / index-1 augmented Lagrangian (:mod:`.formulations`):
     ``(M + J' a J) v̇ = Q - J' a b``, then ``iterations`` times
-    ``(M + J' a J) v̇ <- M v̇ - J' a b``.  Returns ``(v̇, λ, ok)``, ``λ`` the sum of
-    ``a (J v̇_i + b)`` over the iterations (so that ``M v̇ = Q - J' λ``)."""
+    ``(M + J' a J) v̇ <- M v̇ - J' a b`` (``a`` one weight per row).  Returns
+    ``(v̇, λ, ok)``, ``λ`` the sum of ``a (J v̇_i + b)`` over the iterations (so that
+    ``M v̇ = Q - J' λ``)."""
     nv, m = Q.shape[0], Jc.shape[0]
-    w = np.full(m, a)
-    ab = assemble_jtwj(M, Jc, jcol, w, vperm, kd, iv, ncol)
+    ab = assemble_jtwj(M, Jc, jcol, a, vperm, kd, iv, ncol)
     ok, rho = band_cholesky(ab, kd)
     if not ok:
         return np.zeros(nv), np.zeros(m), False

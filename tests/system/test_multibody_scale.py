@@ -45,39 +45,57 @@ def test_the_rank_measure_is_the_same_at_every_size(compiled):
     assert rhos[0] > 0.1  # a regular position reads far from the 1e-3 of singular_tol
 
 
-# every formulation but the two whose penalty weight still mixes units (below)
-INVARIANT = ("lagrange (Baumgarte)", "projection", "partitioning")
+FORMULATIONS = list(mm.formulations(1e-3))
 
 
-@pytest.mark.parametrize("formulation", INVARIANT)
+def _runs(formulation: str, scales: dict) -> dict:
+    """RK4, 1 ms, 2 s (the crank swings over more than a radian) at each scale, with the
+    positions brought back to the 1 m model's unit."""
+    kind, opts = mm.formulations(1e-3)[formulation]
+    out = {}
+    for u, k in scales.items():
+        q = mm.simulate(four_bar(k), kind, 2.0, 1e-3, **opts)["q"].copy()
+        q[:, 0::3] /= k  # x, y of each body scale with the unit; theta does not
+        q[:, 1::3] /= k
+        out[u] = q
+    return out
+
+
+#: issue 32 item 1, left: coordinate partitioning chooses its partition (QR with column
+#: pivoting), keeps it (LU pivots within 1e-3) and stops Newton (|Phi| <= 1e-12) on the
+#: unscaled J and Phi, which mix m and rad (its m/mm/km runs still agree to 4e-11 here);
+#: a version on J D^-1 was exact under powers of two but made the run sensitive to
+#: rounding (2e-9 for a 1e-12 change of scale), so it is not in yet
+PARTITIONING = pytest.param("partitioning", marks=pytest.mark.xfail(
+    strict=True, reason="partitioning decides on the unscaled J (issue 32 item 1, left)"))
+
+
+@pytest.mark.parametrize("formulation", [PARTITIONING if f == "partitioning" else f
+                                         for f in FORMULATIONS])
+def test_every_formulation_is_exactly_the_same_in_units_a_power_of_two_apart(formulation):
+    """Scaling every length by 2^10 or 2^-10 changes no rounding: a formulation whose
+    arithmetic is the same in any units gives bit for bit the same run (before: the penalty
+    weight, one ``penalty * max(diag M)`` for every row, mixed kg and kg m^2)."""
+    runs = _runs(formulation, {"1": 1.0, "2^10": 2.0 ** 10, "2^-10": 2.0 ** -10})
+    for u in ("2^10", "2^-10"):
+        assert np.array_equal(runs[u], runs["1"]), (u, np.max(np.abs(runs[u] - runs["1"])))
+    assert np.ptp(runs["1"][:, 2]) > 1.0  # the crank moved over more than a radian
+
+
+#: relative difference allowed between the m, mm and km runs: 1e-9, but the penalty
+#: formulation's stiff compliant constraint amplifies rounding: the same 1 m run with every
+#: length scaled by 1 + 2^-40 (a change of 1e-12) differs by 9e-10 (measured), and by 1.3e-9
+#: in mm: rounding, not units (the power-of-two test above is exact)
+TOL = {"penalty": 1e-8}
+
+
+@pytest.mark.parametrize("formulation", FORMULATIONS)
 def test_the_same_run_in_m_mm_and_km(formulation):
-    """No monitor stops a regular mechanism at any scale, and the trajectories are the
-    1 m one in other units to 1e-9 relative (RK4, 1 ms, 2 s: the crank turns)."""
-    kind, opts = mm.formulations(1e-3)[formulation]
-    runs = {u: mm.simulate(four_bar(k), kind, 2.0, 1e-3, **opts)["q"] for u, k in UNITS.items()}
-    base = runs["m"]
-    scale = np.ones(base.shape[1])
-    scale[0::3] = scale[1::3] = 0.0  # x, y of each body scale; theta does not
-    for u, k in UNITS.items():
-        back = runs[u] / np.where(scale == 0.0, k, 1.0)
-        err = np.max(np.abs(back - base)) / np.max(np.abs(base))
-        assert err < 1e-9, (u, err)
-    assert np.ptp(base[:, 2]) > 1.0  # the crank moved over more than a radian
-
-
-@pytest.mark.parametrize("formulation", ["penalty", "augmented_lagrangian"])
-@pytest.mark.xfail(strict=True, reason="issue 32 item 1, left: the penalty weight "
-                   "a = penalty * max(diag M) mixes kg and kg m^2 (the km run differs by "
-                   "1e-3 relative)")
-def test_penalty_formulations_in_m_mm_and_km(formulation):
-    kind, opts = mm.formulations(1e-3)[formulation]
-    runs = {u: mm.simulate(four_bar(k), kind, 2.0, 1e-3, **opts)["q"] for u, k in UNITS.items()}
-    base = runs["m"]
-    for u, k in UNITS.items():
-        back = runs[u].copy()
-        back[:, 0::3] /= k
-        back[:, 1::3] /= k
-        assert np.max(np.abs(back - base)) / np.max(np.abs(base)) < 1e-9, u
+    """No monitor stops the regular mechanism at any scale, and the runs agree."""
+    runs = _runs(formulation, UNITS)
+    for u in UNITS:
+        err = np.max(np.abs(runs[u] - runs["m"])) / np.max(np.abs(runs["m"]))
+        assert err < TOL.get(formulation, 1e-9), (u, err)
 
 
 def test_a_one_centimetre_four_bar_runs_with_the_default_monitor():

@@ -65,11 +65,13 @@ class Equations:
     gamma: np.ndarray
     phi: np.ndarray
     phid: np.ndarray
+    penalty_rows: np.ndarray  # the penalty forms' weight per row (before their factor)
 
     @classmethod
     def of(cls, mech, q: np.ndarray, v: np.ndarray, t: float = 0.0) -> Equations:
         phi, J, phit, gamma = mech.constraints(q, v, t)
-        return cls(mech.M, J, mech.forces(q, v, t), gamma, phi, J @ v + phit)
+        return cls(mech.M, J, mech.forces(q, v, t), gamma, phi, J @ v + phit,
+                   mech.penalty_rows)
 
 
 class EnergyFrame:
@@ -132,22 +134,22 @@ def lagrange_backward_errors(eq: Equations, fr: EnergyFrame, c: np.ndarray,
             _norm(r_con) / (_norm(fr.B) * _norm(y) + _norm(ch)))
 
 
-def penalty_terms(eq: Equations, form) -> tuple[float, np.ndarray]:
-    """``(a, b)`` of the penalty forms (as the library scales ``a``)."""
-    a = form.penalty * float(np.max(np.abs(np.diag(eq.M))))
+def penalty_terms(eq: Equations, form) -> tuple[np.ndarray, np.ndarray]:
+    """``(a, b)`` of the penalty forms (``a`` per row, as the library weighs it)."""
+    a = form.penalty * eq.penalty_rows
     b = -eq.gamma + 2.0 * form.mu * form.omega * eq.phid + form.omega ** 2 * eq.phi
     return a, b
 
 
-def penalty_backward_errors(eq: Equations, fr: EnergyFrame, a: float, b: np.ndarray,
+def penalty_backward_errors(eq: Equations, fr: EnergyFrame, a: np.ndarray, b: np.ndarray,
                             vd: np.ndarray, lam: np.ndarray, vd_prev: np.ndarray | None,
                             lam_prev: np.ndarray) -> tuple[float, float]:
     """``(η of the solve, η of the multiplier update)`` of one penalty iteration
     (``vd_prev`` None for the first)."""
     J = eq.J
-    A = fr.force(fr.force(eq.M + a * (J.T @ J)).T).T  # L^-1 A L^-T (symmetric)
+    A = fr.force(fr.force(eq.M + J.T @ (a[:, None] * J)).T).T  # L^-1 A L^-T (symmetric)
     y = fr.y(vd)
-    g = fr.force((eq.Q if vd_prev is None else eq.M @ vd_prev) - a * (J.T @ b))
+    g = fr.force((eq.Q if vd_prev is None else eq.M @ vd_prev) - J.T @ (a * b))
     eta_solve = _eta(g - A @ y, A, y, g)
     r = fr.mu(lam - lam_prev - a * (J @ vd + b))
     size = fr.mu(np.abs(lam) + np.abs(lam_prev) + a * (np.abs(J) @ np.abs(vd) + np.abs(b)))
