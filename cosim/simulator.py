@@ -711,6 +711,9 @@ class Simulator(FixedStepping):
             for h, (a, b, _) in self.plan.cstate_index.items():
                 if a <= i < b:
                     name = f"'{h.block.path}.{h.name}'" + (f"[{i - a}]" if b - a > 1 else "")
+                    label = getattr(h.block, "state_label", None)  # a block's own names
+                    if label is not None:
+                        name += f" ({label(h, i - a)})"
                     break
             raise NonFiniteError(
                 f"continuous state {name} became {x[i]} at t = {tick * _NS:.9g} s "

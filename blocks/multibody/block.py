@@ -276,6 +276,11 @@ class MultibodyBlock(Block):
                                         self._memory(ctx))
         return np.concatenate([self.mech.qdot(q, v), vd])
 
+    def state_label(self, handle: Any, i: int) -> str:
+        """The name of entry ``i`` of the continuous state (the Simulator names a
+        non-finite entry with it): the body and its coordinate."""
+        return self.mech.coordinate_name(i)
+
     def _check_constraints(self, ctx: Any) -> None:
         """The singular-position and drift monitors (module docstring)."""
         mech = self.mech

@@ -66,6 +66,7 @@ from cosim.params import COUNT, NON_NEGATIVE, POSITIVE, Number, one_of, refuse
 from .ali3p import ALI3P
 from .block import declare_load_inputs, declare_marker_outputs, reaction_rows
 from .bodies import Kin
+from .finite import check_state
 from .formulations import Formulation
 
 JACOBIANS = ("neglect", "fd")
@@ -227,6 +228,10 @@ class Index3Stepper(Block):
         q, v = ctx.discrete(self.q), ctx.discrete(self.v)
         a, lam = ctx.discrete(self.vdot), ctx.discrete(self.lam)
         now = self._load_vector(loads)
+        if not np.isfinite(now).all():
+            bad = next(n for n, _ in self._loads if not np.isfinite(loads[n]).all())
+            raise StepError(f"block '{self.path}' at t = {ctx.time:.9g} s: load input "
+                            f"'{bad}' is {loads[bad]}, not finite; check what feeds it")
         if not ctx.discrete(self.started):  # start-up with the loads at t_0
             a, lam = self._initial_accelerations(q, v, ctx.time, loads or None)
             prev = now
@@ -236,6 +241,8 @@ class Index3Stepper(Block):
         nxt = 2.0 * now - prev if self.extrapolate else now
         q1, v1, a1, lam1, info = self.solver.step(q, v, a, lam, ctx.time,
                                                   self._load_dict(nxt) if loads else None)
+        check_state(self.mech, q1, v1, ctx.time + self.h, f"block '{self.path}' "
+                    "(Index3Stepper)", last=(q, v, ctx.time))
         self._check_branch(ctx, info)
         ctx.set_discrete(self.q, q1)
         ctx.set_discrete(self.v, v1)

@@ -386,6 +386,17 @@ class Mechanism(Corrections):
                          "v": slice(b.iv, b.iv + b.nv), "q_names": names[b.kind][0],
                          "v_names": names[b.kind][1]} for b in self.moving}
 
+    def coordinate_name(self, i: int) -> str:
+        """The name of entry ``i`` of the state ``x = [q, v]`` (``"crank.theta"``,
+        ``"coupler.vx"``): error messages name what went wrong."""
+        for name, lay in self.layout().items():
+            for part in ("q", "v"):
+                s = lay[part]
+                k = i - (0 if part == "q" else self.nq)
+                if s.start <= k < s.stop:
+                    return f"{name}.{lay[part + '_names'][k - s.start]}"
+        return f"x[{i}]"
+
     @property
     def dof(self) -> int:
         """Degrees of freedom (velocity variables minus independent constraint rows)."""

@@ -56,6 +56,8 @@ from typing import Any
 
 import numpy as np
 
+from .finite import check_state, singular_solve
+
 
 def _omega(w: np.ndarray) -> np.ndarray:
     """``A(w)`` of ``p' = A(w) p`` (thesis (2.8.7), body-frame ``w``)."""
@@ -99,6 +101,14 @@ def staggered_integrate(mech: Any, t_end: float, h: float, *, t0: float = 0.0,
     spatial = [b for b in mech.moving if b.kind == "spatial"]
     tau = 0.5 * h
     stats = {"force_evaluations": 0, "constraint_evaluations": 0, "projections": 0}
+    where = f"staggered_integrate ({constraints}{', project' if project else ''})"
+
+    def lin_solve(A, b, qk, t, what):
+        """``A x = b``; a singular ``A`` is a StepError naming the dependent rows."""
+        try:
+            return np.linalg.solve(A, b)
+        except np.linalg.LinAlgError:
+            raise singular_solve(mech, qk, t, where, what) from None
 
     def F(qk, vk, t):
         stats["force_evaluations"] += 1
@@ -108,13 +118,14 @@ def staggered_integrate(mech: Any, t_end: float, h: float, *, t0: float = 0.0,
         stats["constraint_evaluations"] += 1
         return mech.constraints(qk, vk, t)
 
-    def index1(Mt, rhs, J, gamma):
+    def index1(Mt, rhs, J, gamma, qk, t):
         m = J.shape[0]
         if m == 0:
-            return np.linalg.solve(Mt, rhs), np.zeros(0)
+            return lin_solve(Mt, rhs, qk, t, "the mass matrix"), np.zeros(0)
         K = np.zeros((nv + m, nv + m))
         K[:nv, :nv], K[:nv, nv:], K[nv:, :nv] = Mt, J.T, J
-        x = np.linalg.solve(K, np.concatenate([rhs, gamma]))
+        x = lin_solve(K, np.concatenate([rhs, gamma]), qk, t,
+                      "the index-1 system [M J'; J 0]")
         return x[:nv], x[nv:]
 
     def Dmat(qk, vk, t, Qk):
@@ -139,13 +150,13 @@ def staggered_integrate(mech: Any, t_end: float, h: float, *, t0: float = 0.0,
             Mt = M + tau * D
             rhs = Qk + D @ (vk - v_prev)
         if constraints == "index1" or J.shape[0] == 0:
-            return index1(Mt, rhs, J, gamma)
+            return index1(Mt, rhs, J, gamma, qk, t)
         Mti = Minv if D is None else np.linalg.inv(Mt)
         if lam_extrapolated is not None:
             return Mti @ (rhs - J.T @ lam_extrapolated), lam_extrapolated
         S = eps * np.eye(J.shape[0]) + tau * tau * J @ Mti @ J.T
         b = eps * lam_prev + tau * J @ v_prev + tau * tau * J @ Mti @ rhs + tau * phit
-        lam = np.linalg.solve(S, b)
+        lam = lin_solve(S, b, qk, t, "the PCST multiplier system")
         return Mti @ (rhs - J.T @ lam), lam
 
     def advance(q_old, v_now, step):
@@ -164,10 +175,11 @@ def staggered_integrate(mech: Any, t_end: float, h: float, *, t0: float = 0.0,
             phi, J = phi[hol], J[hol]
             if phi.size == 0 or np.max(np.abs(phi)) < 1e-12:
                 break
-            mu = np.linalg.solve(J @ Minv @ J.T, phi)
+            mu = lin_solve(J @ Minv @ J.T, phi, qk, t, "the position projection J M^-1 J'")
             qk = mech.displace(qk, -Minv @ J.T @ mu)
         _, J, phit, _ = C(qk, vk, t)
-        mu = np.linalg.solve(J @ Minv @ J.T, J @ vk + phit)
+        mu = lin_solve(J @ Minv @ J.T, J @ vk + phit, qk, t,
+                       "the velocity projection J M^-1 J'")
         stats["projections"] += 1
         return qk, vk - Minv @ J.T @ mu
 
@@ -175,7 +187,7 @@ def staggered_integrate(mech: Any, t_end: float, h: float, *, t0: float = 0.0,
     def f(qk, vk, t):
         Qk = F(qk, vk, t)
         _, J, _, gamma = C(qk, vk, t)
-        return index1(M, Qk, J, gamma)
+        return index1(M, Qk, J, gamma, qk, t)
 
     a0, lam0 = f(q, v, t0)
     k1q, k1v = v, a0
@@ -187,6 +199,7 @@ def staggered_integrate(mech: Any, t_end: float, h: float, *, t0: float = 0.0,
     k4v = f(mech.displace(q, tau * k3q), k4q, t0 + tau)[0]
     q1 = mech.displace(q, tau / 6.0 * (k1q + 2 * k2q + 2 * k3q + k4q))
     v1 = v + tau / 6.0 * (k1v + 2 * k2v + 2 * k3v + k4v)
+    check_state(mech, q1, v1, t0 + tau, where, last=(q, v, t0))
     if project:
         q1, v1 = project_state(q1, v1, t0 + tau)
 
@@ -204,6 +217,7 @@ def staggered_integrate(mech: Any, t_end: float, h: float, *, t0: float = 0.0,
         ak, lk = accel(qk, vk, t, v_prev, lam[(k + 1) % 2], lam_x)
         v_new = v_prev + h * ak                        # level k + 1
         q_new = advance(q_prev, vk, h)
+        check_state(mech, q_new, v_new, t + tau, where, last=(qk, vk, t))
         if project:
             q_new, v_new = project_state(q_new, v_new, t + tau)
         chain[(k + 1) % 2] = (q_new, v_new)

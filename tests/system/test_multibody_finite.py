@@ -1,0 +1,134 @@
+"""No stepper of the multibody library returns a NaN or infinite state (issue 32 item 3).
+
+The failing case: a planar parallelogram with a redundant third crank (Grübler's count
+says 0 degrees of freedom, it has 1).  ``staggered_integrate`` returned NaN from t = 0.06 s
+without an error, and with ``project=True`` raised a raw ``LinAlgError: Singular
+matrix``.  Now every step's state is checked (:func:`blocks.multibody.finite.check_state`)
+and a non-finite one stops the run with a StepError that names the bodies, the redundant
+rows and what to use instead; a singular solve inside the stepper says the same.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from blocks.multibody import Mechanism
+from blocks.multibody.staggered import staggered_integrate
+from cosim import Block
+from cosim.errors import StepError
+
+
+def parallelogram(cranks: int = 3, r: float = 0.2, a: float = 0.5, theta0: float = 1.0,
+                  w0: float = 2.0) -> Mechanism:
+    """``cranks`` equal parallel cranks on the ground, their tips joined by one coupler
+    (three or more: redundant constraints; two: a regular parallelogram)."""
+    mech = Mechanism("parallelogram", dim=2, gravity=(0.0, -9.81))
+    E = np.array([[0.0, -1.0], [1.0, 0.0]])
+    tip = r * np.array([math.cos(theta0), math.sin(theta0)])
+    v_tip = w0 * E @ tip
+    span = a * (cranks - 1)
+    coupler = mech.add_body("coupler", 1.0, span ** 2 / 12 + 1e-3,
+                            tip + np.array([span / 2, 0.0]), 0.0, velocity=v_tip,
+                            angular_velocity=0.0)
+    for k in range(cranks):
+        x = a * k
+        c = mech.add_body(f"crank{k}", 0.2, 0.2 * r * r / 12, np.array([x, 0.0]) + tip / 2,
+                          theta0, velocity=v_tip / 2, angular_velocity=w0)
+        c.marker("P", (-r / 2, 0.0))
+        c.marker("Q", (r / 2, 0.0))
+        mech.add_joint("revolute", f"G{k}", mech.ground.marker(f"g{k}", (x, 0.0)),
+                       c.marker("P"))
+        mech.add_joint("revolute", f"T{k}", c.marker("Q"),
+                       coupler.marker(f"t{k}", (x - span / 2, 0.0)))
+    return mech
+
+
+@pytest.mark.parametrize("project", [False, True])
+@pytest.mark.parametrize("constraints", ["index1", "pcst"])
+def test_staggered_never_returns_a_non_finite_state(constraints, project):
+    mech = parallelogram()
+    try:
+        run = staggered_integrate(mech, 1.0, 1e-3, constraints=constraints, project=project)
+    except StepError as exc:
+        text = str(exc)
+        assert "staggered_integrate" in text and "parallelogram" in text
+        assert "redundant" in text, text
+        assert "penalty" in text or "Index3Stepper" in text, text
+        return
+    assert np.isfinite(run["q"]).all() and np.isfinite(run["v"]).all()
+
+
+def test_a_regular_parallelogram_runs():
+    """The check does not stop a regular mechanism (two cranks)."""
+    run = staggered_integrate(parallelogram(cranks=2), 0.5, 1e-3)
+    assert np.isfinite(run["q"]).all() and run["t"][-1] == pytest.approx(0.5)
+
+
+def test_check_state_names_the_bodies_and_the_advice():
+    from blocks.multibody.finite import check_state
+    mech = parallelogram(cranks=2)
+    mech.assemble()
+    q, v = mech.q_init.copy(), mech.v_init.copy()
+    check_state(mech, q, v, 0.0, "here")  # finite: nothing
+    lay = mech.layout()
+    q[lay["crank1"]["q"]] = np.nan
+    with pytest.raises(StepError, match=r"here: mechanism 'parallelogram' at t = 0.001 s: "
+                                        r"the step gave a non-finite state .* in crank1"):
+        check_state(mech, q, v, 1e-3, "here", last=(mech.q_init, mech.v_init, 0.0))
+
+
+def _blow_up(t: float) -> dict:
+    """A load that turns infinite at t = 0.05 s (a broken input)."""
+    return {"push": np.array([np.inf if t >= 0.05 else 0.0, 0.0])}
+
+
+def _pushed(cranks: int = 2) -> Mechanism:
+    mech = parallelogram(cranks)
+    mech.add_load("push", "coupler.t0")
+    return mech
+
+
+@pytest.mark.parametrize("constraints", ["index1", "pcst"])
+def test_a_state_that_turns_non_finite_in_the_loop_stops_the_run(constraints):
+    with pytest.raises(StepError, match=r"staggered_integrate .* at t = 0.05\d* s: the step "
+                                        r"gave a non-finite state .* in coupler"):
+        staggered_integrate(_pushed(), 1.0, 1e-3, constraints=constraints, loads=_blow_up)
+
+
+class _BrokenForce(Block):
+    """A force input that turns infinite at t = 0.05 s (a broken sensor, a bad table)."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__(name)
+        self.y = self.declare_output("y", lambda ctx: np.array(
+            [np.inf if ctx.time >= 0.05 else 0.0, 0.0]), shape=(2,), unit="N", depends_on=())
+
+
+def test_index3_stepper_names_a_non_finite_load():
+    """Before: ALI3-P reported 'M + h/2 C + beta J'J is not positive definite (a body
+    without mass or inertia ...)', which was not the cause."""
+    from blocks.multibody import Index3Stepper
+    from cosim import DiagramBuilder, Simulator
+    b = DiagramBuilder("d")
+    st = b.add(Index3Stepper("arm", _pushed(), 1e-3))
+    f = b.add(_BrokenForce("f"))
+    b.connect(f.y, st.input("push"))
+    with pytest.raises(StepError, match=r"block 'arm' at t = 0.05 s: load input 'push' is "
+                                        r"\[inf  0.\], not finite"):
+        Simulator(b.build(), solver="euler", dt=1e-3).run(0.2)
+
+
+def test_the_simulator_names_the_body_of_a_non_finite_multibody_state():
+    """MultibodyBlock: the Simulator's non-finite check names the body and coordinate."""
+    from blocks.multibody import MultibodyBlock
+    from cosim import DiagramBuilder, Simulator
+    from cosim.errors import NonFiniteError
+    b = DiagramBuilder("d")
+    mb = b.add(MultibodyBlock("arm", _pushed(), "lagrange", alpha=10.0, beta=10.0))
+    f = b.add(_BrokenForce("f"))
+    b.connect(f.y, mb.input("push"))
+    with pytest.raises(NonFiniteError, match=r"'arm.x'\[\d+\] \((coupler|crank\d)\.\w+\)"):
+        Simulator(b.build(), solver="rk4", dt=1e-3).run(0.2)
