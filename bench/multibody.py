@@ -37,6 +37,7 @@ import time
 
 import numpy as np
 
+from . import multibody_models as mm
 from .harness import make_case, make_target, measure
 
 PACKAGES = ()
@@ -201,6 +202,46 @@ def _chain_cases(options) -> tuple[list, list]:
     return cases, targets
 
 
+def _scale_invariance() -> list:
+    """Issue 32's ``scale_invariance`` targets: the four-bar in m, mm and km under every
+    formulation (RK4, 1 ms, 2 s): do the monitors decide the same, and how far apart are
+    the trajectories (brought back to metres)."""
+    from cosim.errors import StepError
+    units = {"m": 1.0, "mm": 1e3, "km": 1e-3}
+    worst, per_form, differ = 0.0, [], []
+    for name, (kind, opts) in mm.formulations(1e-3).items():
+        runs = {}
+        for u, k in units.items():
+            try:
+                q = mm.simulate(mm.scaled_four_bar(k), kind, 2.0, 1e-3, **opts)["q"].copy()
+            except StepError as exc:
+                runs[u] = f"stopped: {str(exc)[:60]}"
+                continue
+            q[:, 0::3] /= k
+            q[:, 1::3] /= k
+            runs[u] = q
+        verdicts = {u: isinstance(r, str) for u, r in runs.items()}
+        if len(set(verdicts.values())) > 1:
+            differ.append(name)
+            continue
+        if isinstance(runs["m"], str):
+            continue
+        err = max(float(np.max(np.abs(runs[u] - runs["m"])) / np.max(np.abs(runs["m"])))
+                  for u in ("mm", "km"))
+        worst = max(worst, err)
+        per_form.append(f"{name} {err:.1e}")
+    return [
+        make_target("scale_invariance: formulations whose monitors decide differently in "
+                    "m, mm and km", len(differ), "<=", "0", source="issue 32",
+                    note=", ".join(differ) or "the same verdicts everywhere"),
+        make_target("scale_invariance: largest relative trajectory difference m/mm/km",
+                    worst, "<=", "1e-9", source="issue 32",
+                    note="; ".join(per_form) + " (penalty: its own rounding sensitivity, "
+                         "9e-10 for a 1e-12 change of scale; bit for bit under powers of "
+                         "two, tests/system/test_multibody_scale.py)"),
+    ]
+
+
 def run(options) -> dict:
     ours = measure(_ours, repeats=1 if options.quick else options.repeats, steps=1000,
                    blocks=10, budget_s=options.budget_s)
@@ -222,4 +263,4 @@ def run(options) -> dict:
                     ours.get("median_s"), "<=", "0.2",
                     note="goal 0.1 s; compiled kernel (Numba), one call per derivative, "
                          "banded Schur complement, singular-position and drift monitors"),
-    ] + chain_targets}
+    ] + chain_targets + _scale_invariance()}

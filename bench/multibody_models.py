@@ -200,6 +200,17 @@ def four_bar(a0=0.4, a1=0.1, a2=0.35, a3=0.3, m1=0.5, J1=0.02, m2=1.0, m3=0.8,
     return mech
 
 
+def scaled_four_bar(k: float, compiled: bool | None = None) -> Mechanism:
+    """Issue 32's regular four-bar (crank : coupler : rocker : ground = 1 : 2.5 : 2 : 3,
+    crank at 60 deg, slender-bar inertias) with a crank of ``k`` length units and gravity in
+    those units: the same mechanism in m (``k = 1``), mm (1e3) or km (1e-3)."""
+    a1, a2, a3, a0 = k, 2.5 * k, 2.0 * k, 3.0 * k
+    mech = four_bar(a0=a0, a1=a1, a2=a2, a3=a3, m1=1.0, J1=a1 * a1 / 12, m2=1.0, m3=1.0,
+                    theta0=DEG60, w0=1.0, g=G * k)
+    mech.compiled = compiled
+    return mech
+
+
 # ----------------------------------------------------------------------------------------
 # (c) seed-003 spatial loop (notes §2.2 geometry, §2.3 reference case)
 # ----------------------------------------------------------------------------------------

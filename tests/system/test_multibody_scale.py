@@ -13,8 +13,6 @@ the closed-form rank of the four-bar (regular: no dependent row).
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 import pytest
 
@@ -24,13 +22,7 @@ SIZES = (1e3, 1.0, 0.1, 0.01, 1e-3)
 UNITS = {"m": 1.0, "mm": 1e3, "km": 1e-3}  # lengths of the 1 m mechanism in that unit
 
 
-def four_bar(k: float, compiled: bool | None = None):
-    """The issue's four-bar with a crank of ``k`` length units, gravity in those units."""
-    a1, a2, a3, a0 = k, 2.5 * k, 2.0 * k, 3.0 * k
-    mech = mm.four_bar(a0=a0, a1=a1, a2=a2, a3=a3, m1=1.0, J1=a1 * a1 / 12, m2=1.0,
-                       m3=1.0, theta0=math.radians(60.0), w0=1.0, g=mm.G * k)
-    mech.compiled = compiled
-    return mech
+four_bar = mm.scaled_four_bar  # the issue's four-bar at any size (bench.multibody_models)
 
 
 @pytest.mark.parametrize("compiled", [None, False], ids=["compiled", "python"])
