@@ -167,7 +167,9 @@ class MultibodyBlock(Block):
                 f"mechanism '{mech.name}': redundant constraint rows "
                 f"{', '.join(self.assembly['redundant'])} (rank {self.assembly['rank']} of "
                 f"{mech.m}); the {self.form.kind} formulation needs independent constraints: "
-                "remove them or use formulation='penalty' or 'augmented_lagrangian'")
+                "use formulation='penalty' or 'augmented_lagrangian', or "
+                "blocks.multibody.Index3Stepper, which accept redundant constraints (or "
+                "leave out a joint whose rows all depend on the others)")
         self.x = self.declare_continuous_state("x", np.concatenate([mech.q_init, mech.v_init]))
         self._loads = declare_load_inputs(self, mech)
         nq = mech.nq

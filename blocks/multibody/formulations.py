@@ -99,8 +99,8 @@ def solve(form: Formulation, M: np.ndarray, Q: np.ndarray, J: np.ndarray, gamma:
                             "configuration, which the index-1 formulations cannot pass "
                             "reliably (simulate the mechanism with "
                             "blocks.multibody.Index3Stepper), or redundant constraints "
-                            "(remove them, or use formulation='penalty' or "
-                            "'augmented_lagrangian', which accept them)")
+                            "(use formulation='penalty' or 'augmented_lagrangian', or "
+                            "Index3Stepper, which accept them)")
         return x[:n], x[n:]
     a = form.penalty * (np.full(J.shape[0], float(np.max(np.abs(np.diag(M)))))
                         if penalty_rows is None else np.asarray(penalty_rows, float))
