@@ -149,11 +149,11 @@ def test_a_redundant_mechanism_refused_at_build_says_what_accepts_it(form):
 
 @pytest.mark.parametrize("form", ["penalty", "augmented_lagrangian"])
 @pytest.mark.xfail(strict=True, raises=StepError, reason=(
-    "issue 32 item 2, left: the singular-position monitor of a redundant mechanism skips the "
-    "row that was dependent at assembly, in a fixed order; as the cranks turn another row "
-    "becomes nearly dependent and the run stops as 'singular' at t = 0.33 s (also with the "
-    "old unscaled measure, at 0.32 s); a rank-revealing measure (the r-th singular value, r "
-    "the rank) is the fix"))
+    "issue 32 item 2, left: the singular-position monitor stops the redundant parallelogram "
+    "as 'singular' at t = 0.33 s, cranks near vertical (rank measure 6e-4; the old unscaled "
+    "measure stopped it at 0.32 s; an order-free measure, sigma_r^2 of J D^-1 with r the "
+    "rank, reads 7.8e-4 there too): whether this geometry is near a singular position is "
+    "to be settled against minimal coordinates"))
 def test_the_penalty_formulations_run_the_redundant_parallelogram(form):
     """The formulations the refusals name do run it: the coupler keeps its orientation
     (it translates: the parallelogram's motion) and the state stays finite."""
