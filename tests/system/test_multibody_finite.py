@@ -177,5 +177,5 @@ def test_the_penalty_formulations_run_the_redundant_parallelogram(form):
     theta = q[:, mech.layout()["crank1"]["q"]][:, 2]
     assert np.isfinite(q).all()
     err = np.max(np.abs(theta - _parallelogram_minimal(-1.0, 0.0, np.asarray(res.time))))
-    assert err < 1e-4, err
+    assert err < 1e-6, err  # measured: penalty 1.1e-7, augmented Lagrangian 5.6e-8 rad
     assert np.ptp(theta) > 0.5  # it swung
