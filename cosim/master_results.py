@@ -17,6 +17,7 @@ import numpy as np
 
 from .observers import Results
 from .observers import package_versions as _package_versions
+from .ports import kept_dtype
 from .time import SECONDS_PER_TICK
 
 _NS = SECONDS_PER_TICK
@@ -110,9 +111,7 @@ class ResultsRecorder:
         t = np.asarray(times)
         signals, units = {}, {}
         for j, (sname, o) in enumerate(self.histories):
-            dtype = self._dtype(sname, o)
-            kind = np.dtype(dtype).kind  # non-Real signals in their own type
-            dtype = object if kind in "OSU" else dtype if kind in "iub" else float
+            dtype = kept_dtype(self._dtype(sname, o))  # non-Real signals in their own type
             arr = np.array([r[j] for r in rows], dtype=dtype)
             if array is not None:  # rows of a compiled loop after the Python ones
                 arr = np.concatenate([arr, array[:, j].astype(dtype)])

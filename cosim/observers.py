@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from .errors import PortError
+from .ports import kept_dtype
 
 
 class Observer:
@@ -160,10 +161,7 @@ class Recorder(Observer):
         signals, units = {}, {}
         for j, p in enumerate(self.ports):
             col = [r[j] for r in self.rows]
-            # integer and Boolean signals keep their type (an Int64/UInt64 is exact, a
-            # Boolean stays bool, as in a master's results), String/Binary (an FMU's) are
-            # objects (str, bytes); the rest float
-            dtype = p.dtype if p.dtype.kind in "iubO" else float
+            dtype = kept_dtype(p.dtype)  # exact integers and Booleans, str/bytes objects
             signals[p.path] = np.asarray(col, dtype=dtype) if p.shape == () else \
                 np.stack(col) if col else np.zeros((0,) + p.shape)
             units[p.path] = p.unit_text or ""

@@ -37,6 +37,14 @@ def text_kind(dtype: Any) -> str | None:
     return (dtype.metadata or {}).get("cosim", "String")
 
 
+def kept_dtype(dtype: Any) -> Any:
+    """The dtype results keep a signal of ``dtype`` in (in memory and in the files): its
+    own for Boolean and integer signals (exact), object for String and Binary ones
+    (``str``, ``bytes``), float for the others."""
+    dtype = np.dtype(dtype)
+    return dtype if dtype.kind in "biu" else object if dtype.kind in "OSU" else float
+
+
 def normalize_shape(shape: Any) -> tuple[int, ...]:
     """``()``/``None``/``1``-like scalars -> ``()``; ints -> ``(n,)``."""
     if shape is None:

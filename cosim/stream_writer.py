@@ -64,6 +64,7 @@ import numpy as np
 
 from .errors import OutputError
 from .observers import Decimator, Observer, provenance, resolve_ports
+from .ports import kept_dtype
 
 __all__ = ["StreamWriter"]
 
@@ -443,7 +444,5 @@ class StreamWriter(Observer):
 
 
 def _kept(port: Any) -> Any:
-    """The dtype a writer keeps ``port``'s values in: its own for Boolean and integer
-    ports, object for String and Binary ones, float for the others."""
-    dtype = np.dtype(getattr(port, "dtype", float))
-    return dtype if dtype.kind in "biu" else object if dtype.kind in "OSU" else float
+    """The dtype a writer keeps ``port``'s values in (:func:`~cosim.ports.kept_dtype`)."""
+    return kept_dtype(getattr(port, "dtype", float))
