@@ -45,6 +45,7 @@ from cosim.errors import BuildError, StepError
 from cosim.params import NON_NEGATIVE, POSITIVE, Number
 
 from .bodies import Kin, planar_point
+from .finite import check_singular
 from .formulations import Formulation
 
 
@@ -161,15 +162,6 @@ class MultibodyBlock(Block):
                 "Lagrangian with projections)")
         self.singular_tol, self.drift_tol = float(singular_tol), drift_tol
         self.assembly = mech.assemble(strict=strict)
-        if self.assembly["redundant"] and self.form.kind in ("lagrange", "projection",
-                                                             "partitioning"):
-            raise BuildError(
-                f"mechanism '{mech.name}': redundant constraint rows "
-                f"{', '.join(self.assembly['redundant'])} (rank {self.assembly['rank']} of "
-                f"{mech.m}); the {self.form.kind} formulation needs independent constraints: "
-                "use formulation='penalty' or 'augmented_lagrangian', or "
-                "blocks.multibody.Index3Stepper, which accept redundant constraints (or "
-                "leave out a joint whose rows all depend on the others)")
         self.x = self.declare_continuous_state("x", np.concatenate([mech.q_init, mech.v_init]))
         self._loads = declare_load_inputs(self, mech)
         nq = mech.nq
@@ -202,14 +194,14 @@ class MultibodyBlock(Block):
             self.declare_time_event(sorted(set(float(b) for b in breakpoints_s)))
         # one compiled call per derivative (loads and force elements evaluated in Python
         # and passed in as generalized forces)
-        self._fused = (mech._tables is not None
+        self._fused = (mech._tables is not None and not mech.rows.reduced
                        and self.form.kind in ("lagrange", "projection", "partitioning")
                        and mech.m > 0)
         self._external = bool(mech.elements or self._loads)
         lag = self.form.kind == "lagrange"
         self._alpha = self.form.alpha if lag else 0.0
         self._beta = self.form.beta if lag else 0.0
-        self._redundant = len(self.assembly["redundant"])
+        self._redundant = len(self.assembly["redundant"]) + len(self.assembly["dropped"])
         if mech.m and (self.singular_tol > 0 or drift_tol is not None):
             self.declare_monitor(self._check_constraints, name="constraints")
         if self._fused:  # compile (or load from the cache) at build time, not in the run
@@ -296,17 +288,8 @@ class MultibodyBlock(Block):
             worst = int(np.argmax(rel))
             drift = float(rel[worst])
         if self.singular_tol > 0 and (dep > self._redundant or rho < self.singular_tol):
-            rows = mech.weak_rows(q, ctx.time, max(self.singular_tol, rho))
-            raise StepError(
-                f"mechanism '{mech.name}' at t = {ctx.time:.9g} s: the constraint Jacobian "
-                f"lost rank (rank measure {rho:.3g} < singular_tol = {self.singular_tol:g}, "
-                f"{dep} rows exactly dependent, {self._redundant} at assembly; nearly "
-                f"dependent rows: {', '.join(rows[:12]) or '?'}"
-                f"{f' and {len(rows) - 12} more' if len(rows) > 12 else ''}): a singular "
-                "configuration, which "
-                f"block '{self.path}' ({self.form.kind}) cannot pass reliably; simulate "
-                "the mechanism with blocks.multibody.Index3Stepper, or set singular_tol=0 "
-                "to go on at your own risk (the result may depend on the step)")
+            check_singular(mech, q, ctx.time, self.singular_tol,
+                           f"block '{self.path}' ({self.form.kind})")
         if self.drift_tol is not None and drift > self.drift_tol:
             raise StepError(
                 f"mechanism '{mech.name}' at t = {ctx.time:.9g} s: the solution left its "

@@ -21,6 +21,8 @@ import scipy.linalg as sla
 
 from cosim.errors import BuildError
 
+from .redundancy import independent_rows, unit_rows
+
 
 class Corrections:
     """Mixin of :class:`~.mechanism.Mechanism` (module docstring)."""
@@ -41,29 +43,31 @@ class Corrections:
         return rho, dep, phi
 
     def rank(self, q: np.ndarray, t: float, tol: float = 1e-9) -> tuple[int, list[str]]:
-        """Rank of ``J`` and the rows that depend on earlier ones (QR with pivoting)."""
+        """Rank of ``J`` and the rows that depend on the others (dropped rows included):
+        QR with column pivoting of the unit rows of ``J D^-1`` (:mod:`.redundancy`, the
+        same in any units)."""
         self.finalize()
         _, J, _, _ = self.constraints(q, np.zeros(self.nv), t)
         if J.shape[0] == 0:
             return 0, []
-        _, R, piv = sla.qr(J.T, pivoting=True, mode="economic")
-        d = np.abs(np.diag(R))
-        r = int(np.sum(d > tol * max(1.0, d[0])))
-        return r, [self.row_labels[i] for i in sorted(piv[r:])]
+        A, D = independent_rows(unit_rows(J, self.rank_metric), tol)
+        return int(A.size), [self.row_labels[i] for i in D]
 
-    def weak_rows(self, q: np.ndarray, t: float, rho: float) -> list[str]:
+    def weak_rows(self, q: np.ndarray, t: float, rho: float, skip: int = 0) -> list[str]:
         """The constraint rows (of ``J D^-1``, as :meth:`rank_measure` sees them, scaled to
         unit length) taking part in a near dependence: those with a weight above 0.1 in a
         left singular vector whose singular value is at most ``sqrt(rho)`` (at least the
-        smallest one)."""
+        smallest one), leaving out the ``skip`` zero singular values of rows that depend on
+        the others by construction (redundant or dropped)."""
         _, J, _, _ = self.constraints(q, np.zeros(self.nv), t)
         if J.shape[0] == 0:
             return []
-        J = J @ np.sqrt(self.rank_metric)  # J D^-1 (W = D^-2 is diagonal)
-        n = np.linalg.norm(J, axis=1)
-        U, sv, _ = np.linalg.svd(J / np.where(n > 0, n, 1.0)[:, None], full_matrices=True)
+        Jn = unit_rows(J, self.rank_metric)
+        U, sv, _ = np.linalg.svd(Jn, full_matrices=True)
         sv = np.concatenate([sv, np.zeros(J.shape[0] - sv.size)])
-        weak = [k for k in range(sv.size) if sv[k] <= np.sqrt(rho)] or [int(np.argmin(sv))]
+        k_end = sv.size - skip
+        weak = [k for k in range(k_end) if sv[k] <= np.sqrt(rho)] or \
+            ([int(np.argmin(sv[:k_end]))] if k_end > 0 else [])
         rows = sorted({r for k in weak for r in np.flatnonzero(np.abs(U[:, k]) > 0.1)})
         return [self.row_labels[r] for r in rows]
 
@@ -80,7 +84,7 @@ class Corrections:
         Minv = self.Minv
         hol = self.holonomic
         t_ = self._tables
-        banded = t_ is not None and bool(hol.all())
+        banded = t_ is not None and bool(hol.all()) and not self.rows.reduced
         scale = self.row_scale[hol]
         for it in range(max_iter + 1):
             if banded:
@@ -245,13 +249,17 @@ class Corrections:
                              "or let assemble() correct them (strict=False)")
         q, iters = self.project_positions(q0, t)
         v = self.project_velocities(q, v0, t)
-        rank, redundant = self.rank(q, t)
+        rank, dependent = self.rank(q, t)
+        dropped = [lab for lab, d in zip(self.row_labels, self.dropped) if d]
+        redundant = [lab for lab in dependent if lab not in dropped]
+        if self.m:  # the rows the index-1 solves use from here (:mod:`.redundancy`)
+            self.rows.select(self.constraints(q, v, t)[1])
         self.q_init, self.v_init = q, v
         report = {"position_residual": pos_res, "velocity_residual": vel_res,
                   "position_change": float(np.max(np.abs(q - q0), initial=0.0)),
                   "velocity_change": float(np.max(np.abs(v - v0), initial=0.0)),
                   "newton_iterations": iters, "constraints": self.m, "rank": rank,
-                  "redundant": redundant, "dof": self.nv - rank}
+                  "redundant": redundant, "dropped": dropped, "dof": self.nv - rank}
         self.assembly = report
         return report
 

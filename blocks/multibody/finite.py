@@ -15,7 +15,7 @@ import numpy as np
 
 from cosim.errors import StepError
 
-__all__ = ["check_state", "diagnose", "singular_solve"]
+__all__ = ["check_singular", "check_state", "diagnose", "singular_solve", "structural"]
 
 #: a rank measure below this is a singular position (MultibodyBlock's default singular_tol)
 SINGULAR = 1e-3
@@ -48,25 +48,55 @@ def singular_solve(mech: Any, q: np.ndarray, t: float, where: str, what: str) ->
                      f"singular{rows}; {advice}")
 
 
+def structural(mech: Any) -> int:
+    """How many constraint rows depend on the others by construction: the redundant rows
+    found at assembly and the dropped ones (:mod:`.redundancy`); 0 before assembly."""
+    rep = getattr(mech, "assembly", None) or {}
+    return len(rep.get("redundant", ())) + len(rep.get("dropped", ()))
+
+
 def diagnose(mech: Any, q: np.ndarray, t: float) -> tuple[str, str]:
-    """``(rows, advice)``: the constraint rows at ``q`` that depend on the others
-    (redundant) or nearly so (a singular position), and what to use instead."""
+    """``(rows, advice)``: the constraint rows at ``q`` that are nearly dependent beyond
+    the mechanism's redundant ones (a singular position), and what to use instead."""
     advice = "reduce the step, or use blocks.multibody.Index3Stepper"
     if not mech.m or not np.isfinite(q).all():
         return "", advice
     try:
-        _, dep = mech.rank(q, t, tol=1e-9)
-        rho = 1.0 if dep else mech.rank_measure(q, t)[0]
-        weak = mech.weak_rows(q, t, rho) if rho < SINGULAR else []
+        rho, dep, _ = mech.rank_measure(q, t)
+        skip = structural(mech)
+        weak = (mech.weak_rows(q, t, max(rho, 1e-12), skip)
+                if rho < SINGULAR or dep > skip else [])
     except (np.linalg.LinAlgError, ValueError):  # a state too broken to examine
         return "", advice
-    if dep:
-        return (f"; the constraint rows {', '.join(dep[:12])} depend on the others "
-                "(redundant constraints)",
-                "use formulation 'penalty' or 'augmented_lagrangian' (MultibodyBlock) or "
-                "blocks.multibody.Index3Stepper, which accept redundant constraints")
     if weak:
         return (f"; nearly dependent constraint rows at t = {t:.9g} s: "
-                f"{', '.join(weak[:12])} (a singular position: rank measure {rho:.3g})",
+                f"{', '.join(weak[:12])} (a singular position: rank measure {rho:.3g}, "
+                f"{dep} rows dependent, {skip} redundant at assembly)",
                 "use blocks.multibody.Index3Stepper, which passes singular positions")
     return "", advice
+
+
+def check_singular(mech: Any, q: np.ndarray, t: float, tol: float, who: str,
+                   advice: str = "simulate the mechanism with blocks.multibody.Index3Stepper",
+                   skip: int | None = None) -> None:
+    """Stop at a singular position: a :class:`StepError` when the rank measure of ``J``
+    (:meth:`Mechanism.rank_measure`, the same in any units) is below ``tol`` or more rows
+    are dependent than the mechanism's redundant ones.  ``who`` cannot pass singular
+    positions reliably (the index-1 forms: their result depends on where the steps fall);
+    the message names the nearly dependent rows.  ``skip``: the rows dependent by
+    construction (default :func:`structural`)."""
+    if tol <= 0 or not mech.m:
+        return
+    rho, dep, _ = mech.rank_measure(q, t)
+    skip = structural(mech) if skip is None else skip
+    if dep <= skip and rho >= tol:
+        return
+    rows = mech.weak_rows(q, t, max(tol, rho), skip)
+    raise StepError(
+        f"mechanism '{mech.name}' at t = {t:.9g} s: the constraint Jacobian "
+        f"lost rank (rank measure {rho:.3g} < singular_tol = {tol:g}, "
+        f"{dep} rows exactly dependent, {skip} at assembly; nearly "
+        f"dependent rows: {', '.join(rows[:12]) or '?'}"
+        f"{f' and {len(rows) - 12} more' if len(rows) > 12 else ''}): a singular "
+        f"configuration, which {who} cannot pass reliably; {advice}, or set "
+        "singular_tol=0 to go on at your own risk (the result may depend on the step)")

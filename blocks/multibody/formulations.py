@@ -30,6 +30,10 @@ step the dependent coordinates are recomputed from the independent ones by
 Newton, and the dependent velocities from ``J_d v_d = -(J_i v_i + Phi_t)``
 (Korkealaakso's eqs. 35-44; ``Mechanism.correct_partitioned``).
 
+Redundant constraint rows (rows that depend on the others): the index-1 forms solve in
+independent rows and report minimum-norm reactions (:mod:`.redundancy`); the penalty
+forms need nothing more (``M + J' a J`` stays positive definite).
+
 Constraint forces on the bodies are ``-J' λ`` (``λ`` per constraint row; for
 penalty ``λ = a (Phi'' + 2 mu w Phi' + w^2 Phi)``, for the augmented Lagrangian the sum of
 these terms over the iterations, ``λ_i = λ_{i-1} + a (J v̇_i + b)``, so that
@@ -98,9 +102,7 @@ def solve(form: Formulation, M: np.ndarray, Q: np.ndarray, J: np.ndarray, gamma:
             raise StepError(f"{where}: the constraint Jacobian lost rank: a singular "
                             "configuration, which the index-1 formulations cannot pass "
                             "reliably (simulate the mechanism with "
-                            "blocks.multibody.Index3Stepper), or redundant constraints "
-                            "(use formulation='penalty' or 'augmented_lagrangian', or "
-                            "Index3Stepper, which accept them)")
+                            "blocks.multibody.Index3Stepper)")
         return x[:n], x[n:]
     a = form.penalty * (np.full(J.shape[0], float(np.max(np.abs(np.diag(M)))))
                         if penalty_rows is None else np.asarray(penalty_rows, float))

@@ -10,7 +10,8 @@ a :class:`~blocks.multibody.block.MultibodyBlock` to simulate it::
 Equations (:mod:`.formulations`): ``q' = T(q) v``; ``M v̇ = Q - J' λ``;
 ``Phi(q, t) = 0``.  Checks at :meth:`finalize` and :meth:`assemble`: unknown
 bodies and markers, non-positive mass or inertia, redundant constraints
-(rank-revealing QR of ``J``, named), inconsistent initial conditions (made
+(rank-revealing QR of ``J``, named, and handled by every formulation:
+:mod:`.redundancy`; :meth:`Mechanism.drop_rows` drops a row by name), inconsistent initial conditions (made
 consistent by Newton projection and reported, or refused when
 ``strict=True``), singular configurations (reported with the joint rows that
 lost rank).  Rank, projections, partitioning and assembly are the mixin
@@ -35,6 +36,7 @@ from .corrections import Corrections
 from .formulations import Formulation, solve
 from .geometry import cross, quat_axis_angle, quat_from_matrix, quat_matrix, quat_rate, rot2
 from .joints import JOINTS
+from .redundancy import RowSet
 
 
 class _LazyKins(dict):
@@ -85,13 +87,14 @@ class Mechanism(Corrections):
         self._final = False
         self.compiled = compiled  # None: use the compiled kernel (:mod:`.fast`) when available
         self._tables = None
+        self._drop: list[str] = []  # constraint rows the user dropped (drop_rows)
         g = Body("ground", "ground", dim)
         self.bodies["ground"] = g
         self.ground = BodyHandle(self, g)
 
     _LAYOUT = ("nq", "nv", "m", "M", "Minv", "q0", "v0", "prims", "row_labels", "joint_rows",
                "holonomic", "moving", "load_names", "length_scale", "row_scale",
-               "rank_metric", "penalty_rows")
+               "rank_metric", "penalty_rows", "dropped", "rows")
 
     def __getattr__(self, name: str) -> Any:
         """Layout attributes (``nq``, ``nv``, ``M``, ...) finalize the mechanism on first use."""
@@ -242,6 +245,18 @@ class Mechanism(Corrections):
         self.elements[name] = e
         return e
 
+    def drop_rows(self, *labels: str) -> None:
+        """Leave the constraint rows ``labels`` (``"joint.row"``, as in
+        ``assemble()["redundant"]``, e.g. ``"T2.x"``) out of every formulation: their
+        equations are not enforced and their reactions are 0.  For redundant rows whose
+        reactions should be 0 by choice instead of shared (:mod:`.redundancy`), as in
+        codes that remove them; the mechanism then runs on the Python path.  Call it before
+        the mechanism is used."""
+        if self._final:
+            raise BuildError(f"mechanism '{self.name}' is finalized; call drop_rows before "
+                             "it is used (before MultibodyBlock, assemble or a stepper)")
+        self._drop.extend(str(label) for label in labels)
+
     def add_load(self, name: str, marker: Any, kind: str = "force") -> None:
         """An input of the mechanism block: a force (global) at ``marker`` or a torque."""
         if kind not in ("force", "torque"):
@@ -297,10 +312,16 @@ class Mechanism(Corrections):
         self.length_scale, self.row_scale = self._scales()
         self.rank_metric = self._rank_metric()
         self.penalty_rows = self._penalty_rows()
+        self.dropped = self._dropped_mask()
+        self.rows = RowSet(self.rank_metric, self.row_scale / self.length_scale)
         from . import fast
         if self.compiled is True and not fast.HAVE_NUMBA:
             raise BuildError("compiled=True needs Numba: pip install 'cosim[fast]'")
-        if self.compiled is not False and fast.HAVE_NUMBA:
+        if self.compiled is True and self.dropped.any():
+            raise BuildError(f"mechanism '{self.name}': compiled=True, but rows were dropped "
+                             "(drop_rows), which the compiled kernel does not support; "
+                             "leave compiled unset to use the Python path")
+        if self.compiled is not False and fast.HAVE_NUMBA and not self.dropped.any():
             try:
                 self._tables = fast.Tables(self)
             except fast.NotSupported as exc:  # e.g. a rolling disk: the Python path
@@ -309,6 +330,21 @@ class Mechanism(Corrections):
                                      "leave compiled unset to use the Python path") from None
                 self._tables = None
         self._final = True
+
+    def _dropped_mask(self) -> np.ndarray:
+        """The rows named in :meth:`drop_rows` (unknown names are a BuildError)."""
+        mask = np.zeros(len(self.row_labels), bool)
+        index = {label: i for i, label in enumerate(self.row_labels)}
+        for label in self._drop:
+            if label not in index:
+                joint = label.split(".")[0]
+                rows = [r for r in self.row_labels if r.split(".")[0] == joint]
+                raise BuildError(f"mechanism '{self.name}': drop_rows('{label}'): no such "
+                                 "constraint row; "
+                                 + (f"joint '{joint}' has rows {', '.join(rows)}" if rows else
+                                    f"rows are named 'joint.row'{did_you_mean(label, index)}"))
+            mask[index[label]] = True
+        return mask
 
     def _scales(self) -> tuple[float, np.ndarray]:
         """The mechanism's length scale ``L`` (largest marker offset on a moving body or
@@ -428,8 +464,12 @@ class Mechanism(Corrections):
             z = np.zeros(0)
             return z, np.zeros((0, self.nv)), z, z
         parts = [p.eval(kins, t, self.nv) for p in self.prims]
-        return (np.concatenate([p[0] for p in parts]), np.vstack([p[1] for p in parts]),
-                np.concatenate([p[2] for p in parts]), np.concatenate([p[3] for p in parts]))
+        out = (np.concatenate([p[0] for p in parts]), np.vstack([p[1] for p in parts]),
+               np.concatenate([p[2] for p in parts]), np.concatenate([p[3] for p in parts]))
+        if self.dropped.any():  # dropped rows (drop_rows): zero, so no formulation sees them
+            for a in out:
+                a[self.dropped] = 0.0
+        return out
 
     def forces(self, q: np.ndarray, v: np.ndarray, t: float, loads: dict | None = None,
                kins: dict | None = None, memory: dict | None = None) -> np.ndarray:
@@ -532,13 +572,16 @@ class Mechanism(Corrections):
     def accelerations(self, q: np.ndarray, v: np.ndarray, t: float, form: Formulation,
                       loads: dict | None = None,
                       memory: dict | None = None) -> tuple[np.ndarray, np.ndarray]:
-        """``(v̇, λ)`` at ``(q, v, t)`` (compiled banded solve when available)."""
+        """``(v̇, λ)`` at ``(q, v, t)`` (compiled banded solve when available).  With
+        redundant rows the index-1 formulations solve in independent rows and ``λ`` holds
+        the minimum-norm reactions of all rows (:mod:`.redundancy`)."""
         t_ = self._tables
-        if t_ is not None and self.m:
+        index1 = form.kind in ("lagrange", "projection", "partitioning")
+        if t_ is not None and self.m and not (index1 and self.rows.reduced):
             phi, Jc, phit, gamma = t_.constraints_compact(q, v, t)
             Q = self.forces(q, v, t, loads, None, memory)
             phid = t_.jmul(Jc, v) + phit
-            if form.kind in ("lagrange", "projection", "partitioning"):
+            if index1:
                 rhs = gamma
                 if form.kind == "lagrange" and (form.alpha or form.beta):
                     rhs = gamma - 2.0 * form.alpha * phid - form.beta ** 2 * phi
@@ -550,20 +593,29 @@ class Mechanism(Corrections):
                                          if form.kind == "augmented_lagrangian" else 0)
             if ok:
                 return vd, lam
-            J = t_.dense(Jc)  # the general path reports the singular configuration
+            J = t_.dense(Jc)  # the general path: redundant rows, or a singular position
         else:
             kins = None if t_ is not None else self.kins(q, v)
             phi, J, phit, gamma = self.constraints(q, v, t, kins)
             Q = self.forces(q, v, t, loads, kins, memory)
             phid = J @ v + phit
+        where = f"mechanism '{self.name}' at t = {t:.9g} s"
+        A = self.rows.update(J) if index1 else None
         try:
-            return solve(form, self.M, Q, J, gamma, phi, phid,
-                         f"mechanism '{self.name}' at t = {t:.9g} s", self.penalty_rows)
+            if A is None:
+                try:
+                    return solve(form, self.M, Q, J, gamma, phi, phid, where,
+                                 self.penalty_rows)
+                except StepError:
+                    if not (index1 and self.rows.select(J)):
+                        raise
+                    A = self.rows.A
+            vd, lam_a = solve(form, self.M, Q, J[A], gamma[A], phi[A], phid[A], where)
+            return vd, self.rows.reactions(J, lam_a)
         except StepError as exc:
             rank, dep = self.rank(q, t, tol=1e-6)
             raise StepError(f"{exc} [rank {rank} of {self.m}; dependent rows: "
                             f"{', '.join(dep) or 'none found at 1e-6'}]") from None
-
 
 
 def _orientation(o: Any) -> np.ndarray:

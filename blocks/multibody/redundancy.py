@@ -1,0 +1,130 @@
+"""Redundant constraints: the rows an index-1 solve uses, and the reactions of the others.
+
+A mechanism may hold more constraint rows than independent ones: an overconstrained loop
+that moves although Grübler's count says it cannot (a parallelogram with a third crank,
+the Sarrus linkage), or rows the user dropped (:meth:`Mechanism.drop_rows`, which zero
+them).  ``[M J'; J 0]`` is then singular.  As mature multibody codes do, the index-1
+solves (``lagrange``, ``projection``, ``partitioning``, the staggered integrator) use a
+set ``A`` of independent rows:
+
+* ``A`` is chosen by a rank-revealing QR with column pivoting of ``Jn'``, ``Jn`` the rows
+  of ``J D^-1`` (:meth:`Mechanism._rank_metric`: dimensionless, the same in any units)
+  scaled to unit length; a row whose remaining diagonal of ``R`` is below ``TOL`` is
+  dependent (a zero row, i.e. a dropped one, always is).
+* The constraint force ``f = J_A' λ_A`` does not depend on the choice of ``A``; the
+  reactions of **all** rows are the minimum-norm solution of ``J' λ = f`` in the
+  force-scaled norm ``|S λ|``, ``S = diag(row_scale / L)`` (point rows in N, angle rows
+  as torque / L, distance rows as ``2 l λ``), so a load shared by identical redundant
+  cranks is shared equally::
+
+      λ = S^-1 (J' S^-1)^+ f
+
+  the penalty formulations give the same rule (their ``λ`` minimizes ``Σ λ_r² / a_r``
+  with ``a_r ∝ (L / row_scale_r)²``).
+* ``A`` is kept while it stays valid — the QR of ``Jn`` with the rows of ``A`` first has
+  its ``A`` diagonal within ``TOL`` of its largest, and every other row stays within
+  ``TOL`` of their span — and chosen afresh otherwise (the rank changed: a singular
+  position, or an assembly whose dependence was only instantaneous).
+
+Limitation: a redundant row whose equation does not follow from the others' (redundant
+constraints that disagree, a geometry that cannot move) is not enforced by the index-1
+solve; the drift monitor of :class:`MultibodyBlock` then stops the run naming the row.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.linalg as sla
+
+TOL = 1e-9
+
+
+def unit_rows(J: np.ndarray, metric: np.ndarray) -> np.ndarray:
+    """The rows of ``J D^-1`` (``metric = D^-2``, diagonal) scaled to unit length (zero
+    rows stay zero)."""
+    Jn = J * np.sqrt(np.diagonal(metric))[None, :]
+    n = np.linalg.norm(Jn, axis=1)
+    return Jn / np.where(n > 0, n, 1.0)[:, None]
+
+
+def independent_rows(Jn: np.ndarray, tol: float = TOL) -> tuple[np.ndarray, np.ndarray]:
+    """``(A, D)``: sorted indices of independent rows of ``Jn`` (unit rows) and of the
+    rows that depend on them, by QR with column pivoting of ``Jn'``."""
+    m = Jn.shape[0]
+    if m == 0:
+        return np.zeros(0, int), np.zeros(0, int)
+    _, R, piv = sla.qr(Jn.T, pivoting=True, mode="economic")
+    d = np.abs(np.diag(R))
+    r = int(np.sum(d > tol))
+    return np.sort(piv[:r]), np.sort(piv[r:])
+
+
+def still_independent(Jn: np.ndarray, A: np.ndarray, D: np.ndarray,
+                      tol: float = TOL) -> bool:
+    """Whether ``A`` is still a well-conditioned basis of the rows of ``Jn`` (module
+    docstring): QR of ``[Jn_A; Jn_D]'`` without pivoting."""
+    if A.size == 0:
+        return not np.any(Jn[D])
+    R = sla.qr(Jn[np.concatenate([A, D])].T, mode="r")[0]
+    dA = np.abs(np.diag(R)[:A.size])
+    if dA.min() <= 1e3 * tol * max(dA.max(), 1.0):
+        return False
+    if D.size == 0:
+        return True
+    rest = R[A.size:, A.size:]  # the parts of the D rows outside the span of the A rows
+    return bool(np.all(np.linalg.norm(rest, axis=0) <= tol * 1e3)) if rest.size else True
+
+
+def min_norm_reactions(J: np.ndarray, f: np.ndarray, scale: np.ndarray) -> np.ndarray:
+    """``λ`` of least ``|diag(scale) λ|`` with ``J' λ = f`` (module docstring); exactly 0
+    on zero rows (dropped ones)."""
+    lam = np.zeros(J.shape[0])
+    live = np.flatnonzero(np.any(J != 0.0, axis=1))
+    if live.size:
+        s = scale[live]
+        lam[live] = np.linalg.lstsq(J[live].T / s[None, :], f, rcond=1e-10)[0] / s
+    return lam
+
+
+class RowSet:
+    """Which constraint rows the index-1 solves use (module docstring): all of them until
+    a solve finds ``J`` rank deficient or :meth:`select` is called (at assembly), then the
+    independent set ``A``, kept while valid.
+
+    ``metric``: ``Mechanism.rank_metric``; ``scale``: ``row_scale / length_scale`` (the
+    norm of the reactions)."""
+
+    def __init__(self, metric: np.ndarray, scale: np.ndarray) -> None:
+        self.metric, self.scale = metric, scale
+        self.A: np.ndarray | None = None  # None: every row
+        self.D = np.zeros(0, int)
+        self.selections = 0  # how many times a set was chosen (diagnostics)
+
+    @property
+    def reduced(self) -> bool:
+        return self.A is not None
+
+    def select(self, J: np.ndarray) -> bool:
+        """Choose the rows afresh at this ``J``; True when some rows depend on others."""
+        self.selections += 1
+        A, D = independent_rows(unit_rows(J, self.metric))
+        self.A, self.D = (A, D) if D.size else (None, D)
+        return self.reduced
+
+    def update(self, J: np.ndarray) -> np.ndarray | None:
+        """The rows to use at this ``J`` (None: all), chosen afresh when the kept set is
+        no longer valid."""
+        if self.A is not None and not still_independent(unit_rows(J, self.metric),
+                                                        self.A, self.D):
+            self.select(J)
+        return self.A
+
+    def reactions(self, J: np.ndarray, lam_A: np.ndarray) -> np.ndarray:
+        """``λ`` of every row from the multipliers of the rows in use."""
+        if self.A is None:
+            return lam_A
+        return min_norm_reactions(J, J[self.A].T @ lam_A, self.scale)
+
+    def labels(self, row_labels: list[str]) -> list[str]:
+        """The labels of the dependent rows in use."""
+        return [row_labels[i] for i in self.D] if self.A is not None else []
