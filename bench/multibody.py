@@ -236,9 +236,10 @@ def _scale_invariance() -> list:
                     note=", ".join(differ) or "the same verdicts everywhere"),
         make_target("scale_invariance: largest relative trajectory difference m/mm/km",
                     worst, "<=", "1e-9", source="issue 32",
-                    note="; ".join(per_form) + " (penalty: its own rounding sensitivity, "
-                         "9e-10 for a 1e-12 change of scale; bit for bit under powers of "
-                         "two, tests/system/test_multibody_scale.py)"),
+                    note="; ".join(per_form) + " (the penalty forms solve in the "
+                         "range-space form J M^-1 J' + 1/a: with M + J' a J the penalty "
+                         "run read 1.25e-9, its own rounding amplified by a = 1e7; bit for "
+                         "bit under powers of two, tests/system/test_multibody_scale.py)"),
     ]
 
 

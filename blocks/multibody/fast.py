@@ -475,14 +475,15 @@ class Tables:
                                 bd.brow_ptr, bd.brow_idx, bd.brow_slot, bd.rperm, bd.kd_r,
                                 np.ascontiguousarray(rhs, float))
 
-    def penalty(self, M: np.ndarray, Q: np.ndarray, Jc: np.ndarray, a: np.ndarray,
-                bvec: np.ndarray, iterations: int) -> tuple:
-        """``(v̇, λ, ok)`` of the penalty / augmented Lagrangian (:func:`.sparse.penalty_band`;
-        ``a`` per row)."""
+    def penalty(self, Minv: np.ndarray, Q: np.ndarray, Jc: np.ndarray, a: np.ndarray,
+                bvec: np.ndarray, iterations: int, M: np.ndarray | None = None) -> tuple:
+        """``(v̇, λ, ok)`` of the penalty / augmented Lagrangian (:func:`.sparse.penalty_band`,
+        range-space form; ``a`` per row)."""
         bd = self.band
-        return penalty_band(M, Q, Jc, self.jcol, np.ascontiguousarray(a, float), bvec,
-                            int(iterations), bd.vperm,
-                            bd.kd_v, self.iv, self.ncol)
+        return penalty_band(Minv, np.linalg.inv(Minv) if M is None else M, Q, Jc,
+                            self.jcol, np.ascontiguousarray(a, float), bvec, int(iterations),
+                            self.iv, self.ncol, self.rbody, bd.brow_ptr, bd.brow_idx,
+                            bd.brow_slot, bd.rperm, bd.kd_r)
 
     def monitor(self, q: np.ndarray, t: float, holonomic: np.ndarray, row_scale: np.ndarray,
                 eps: float = 1e-10) -> tuple:

@@ -589,8 +589,9 @@ class Mechanism(Corrections):
             else:
                 a = form.penalty * self.penalty_rows
                 b = -gamma + 2.0 * form.mu * form.omega * phid + form.omega ** 2 * phi
-                vd, lam, ok = t_.penalty(self.M, Q, Jc, a, b, form.iterations
-                                         if form.kind == "augmented_lagrangian" else 0)
+                vd, lam, ok = t_.penalty(self.Minv, Q, Jc, a, b, form.iterations
+                                         if form.kind == "augmented_lagrangian" else 0,
+                                         self.M)
             if ok:
                 return vd, lam
             J = t_.dense(Jc)  # the general path: redundant rows, or a singular position
