@@ -267,7 +267,7 @@ class MultibodyBlock(Block):
             if ok:
                 return x  # else: the general path below reports the singular configuration
         vd, _ = self.mech.accelerations(q, v, ctx.time, self.form, self._loads_of(ctx),
-                                        self._memory(ctx))
+                                        self._memory(ctx), reactions=False)
         return np.concatenate([self.mech.qdot(q, v), vd])
 
     def state_label(self, handle: Any, i: int) -> str:

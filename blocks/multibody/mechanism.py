@@ -570,11 +570,12 @@ class Mechanism(Corrections):
         return qn
 
     def accelerations(self, q: np.ndarray, v: np.ndarray, t: float, form: Formulation,
-                      loads: dict | None = None,
-                      memory: dict | None = None) -> tuple[np.ndarray, np.ndarray]:
+                      loads: dict | None = None, memory: dict | None = None,
+                      reactions: bool = True) -> tuple[np.ndarray, np.ndarray | None]:
         """``(v̇, λ)`` at ``(q, v, t)`` (compiled banded solve when available).  With
         redundant rows the index-1 formulations solve in independent rows and ``λ`` holds
-        the minimum-norm reactions of all rows (:mod:`.redundancy`)."""
+        the minimum-norm reactions of all rows (:mod:`.redundancy`), or is None there
+        with ``reactions=False`` (the caller needs ``v̇`` only)."""
         t_ = self._tables
         index1 = form.kind in ("lagrange", "projection", "partitioning")
         if t_ is not None and self.m and not (index1 and self.rows.reduced):
@@ -612,7 +613,7 @@ class Mechanism(Corrections):
                         raise
                     A = self.rows.A
             vd, lam_a = solve(form, self.M, Q, J[A], gamma[A], phi[A], phid[A], where)
-            return vd, self.rows.reactions(J, lam_a)
+            return vd, self.rows.reactions(J, lam_a) if reactions else None
         except StepError as exc:
             rank, dep = self.rank(q, t, tol=1e-6)
             raise StepError(f"{exc} [rank {rank} of {self.m}; dependent rows: "

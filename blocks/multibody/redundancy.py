@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import numpy as np
 import scipy.linalg as sla
+from scipy.linalg import lapack
 
 TOL = 1e-9
 
@@ -42,8 +43,8 @@ TOL = 1e-9
 def unit_rows(J: np.ndarray, metric: np.ndarray) -> np.ndarray:
     """The rows of ``J D^-1`` (``metric = D^-2``, diagonal) scaled to unit length (zero
     rows stay zero)."""
-    Jn = J * np.sqrt(np.diagonal(metric))[None, :]
-    n = np.linalg.norm(Jn, axis=1)
+    Jn = J * np.sqrt(np.diagonal(metric))
+    n = np.sqrt(np.einsum("ij,ij->i", Jn, Jn))
     return Jn / np.where(n > 0, n, 1.0)[:, None]
 
 
@@ -65,7 +66,8 @@ def still_independent(Jn: np.ndarray, A: np.ndarray, D: np.ndarray,
     docstring): QR of ``[Jn_A; Jn_D]'`` without pivoting."""
     if A.size == 0:
         return not np.any(Jn[D])
-    R = sla.qr(Jn[np.concatenate([A, D])].T, mode="r")[0]
+    qr, _, _, info = lapack.dgeqrf(Jn[np.concatenate([A, D])].T)
+    R = np.triu(qr[:min(qr.shape)])
     dA = np.abs(np.diag(R)[:A.size])
     if dA.min() <= 1e3 * tol * max(dA.max(), 1.0):
         return False
