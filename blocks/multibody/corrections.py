@@ -21,7 +21,7 @@ import scipy.linalg as sla
 
 from cosim.errors import BuildError
 
-from .redundancy import independent_rows, unit_rows
+from .redundancy import independent_rows, persistent, unit_rows
 
 
 class Corrections:
@@ -252,14 +252,23 @@ class Corrections:
         rank, dependent = self.rank(q, t)
         dropped = [lab for lab, d in zip(self.row_labels, self.dropped) if d]
         redundant = [lab for lab in dependent if lab not in dropped]
+        singular: list[str] = []
         if self.m:  # the rows the index-1 solves use from here (:mod:`.redundancy`)
             self.rows.select(self.constraints(q, v, t)[1])
+        if redundant:  # redundant, or dependent only at this position (a singular start)?
+            A, D = independent_rows(unit_rows(self.constraints(q, v, t)[1],
+                                              self.rank_metric))
+            keep = persistent(self, q, t, D)
+            redundant = [self.row_labels[d] for d in keep if not self.dropped[d]]
+            singular = [self.row_labels[d] for d in D
+                        if d not in keep][:len(D) - len(keep)]
         self.q_init, self.v_init = q, v
         report = {"position_residual": pos_res, "velocity_residual": vel_res,
                   "position_change": float(np.max(np.abs(q - q0), initial=0.0)),
                   "velocity_change": float(np.max(np.abs(v - v0), initial=0.0)),
                   "newton_iterations": iters, "constraints": self.m, "rank": rank,
-                  "redundant": redundant, "dropped": dropped, "dof": self.nv - rank}
+                  "redundant": redundant, "dropped": dropped, "singular": singular,
+                  "dof": self.nv - rank - len(singular)}
         self.assembly = report
         return report
 

@@ -94,8 +94,8 @@ def check_singular(mech: Any, q: np.ndarray, t: float, tol: float, who: str,
     rows = mech.weak_rows(q, t, max(tol, rho), skip)
     raise StepError(
         f"mechanism '{mech.name}' at t = {t:.9g} s: the constraint Jacobian "
-        f"lost rank (rank measure {rho:.3g} < singular_tol = {tol:g}, "
-        f"{dep} rows exactly dependent, {skip} at assembly; nearly "
+        f"lost rank (rank measure {rho:.3g}, singular_tol = {tol:g}; "
+        f"{dep} rows exactly dependent, {skip} redundant at assembly; nearly "
         f"dependent rows: {', '.join(rows[:12]) or '?'}"
         f"{f' and {len(rows) - 12} more' if len(rows) > 12 else ''}): a singular "
         f"configuration, which {who} cannot pass reliably; {advice}, or set "

@@ -33,8 +33,12 @@ solve; the drift monitor of :class:`MultibodyBlock` then stops the run naming th
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import scipy.linalg as sla
+
+from cosim.errors import BuildError
 from scipy.linalg import lapack
 
 TOL = 1e-9
@@ -130,3 +134,50 @@ class RowSet:
     def labels(self, row_labels: list[str]) -> list[str]:
         """The labels of the dependent rows in use."""
         return [row_labels[i] for i in self.D] if self.A is not None else []
+
+
+def persistent(mech: Any, q: np.ndarray, t: float, D: np.ndarray,
+               step: float = 1e-2) -> list[int]:
+    """The rows of ``D`` (dependent at ``q``) that stay dependent when the mechanism moves:
+    redundant rows (a parallelogram's third crank), where the others are dependent only
+    here (a singular position: two rods in line, a parallelogram with its cranks along
+    the coupler).  Probe: a step of ``step`` (relative to the mechanism's length) either
+    way along each direction the holonomic rows leave free at ``q``, back onto
+    ``Phi = 0`` (:meth:`project_positions`); at each probe that moved (by more than a
+    tenth of the step: it reached the motion through ``q``) the dependent rows are found
+    by the same rank-revealing QR (:func:`independent_rows`), and the probe with the
+    most gives the redundant rows (those of ``D`` when it finds as many).  When no probe
+    moves the mechanism cannot move from ``q`` although ``J`` allows it to first order
+    (two rods in line): every row of ``D`` is dependent only here.  Zero (dropped) and
+    nonholonomic rows of ``D``, and a mechanism without a free direction (a rigid
+    structure), count as redundant."""
+    hol = mech.holonomic
+    _, J, _, _ = mech.constraints(q, np.zeros(mech.nv), t)
+    fixed = [int(d) for d in D if not hol[d] or not np.any(J[d] != 0.0)]
+    if len(fixed) == D.size:
+        return [int(d) for d in D]
+    w = np.sqrt(np.diagonal(mech.rank_metric))
+    N = sla.null_space(unit_rows(J[hol], mech.rank_metric), rcond=1e-9)
+    if N.shape[1] == 0:
+        return [int(d) for d in D]
+    best = None
+    for n in N.T:
+        for sign in (1.0, -1.0):
+            dv = sign * step * mech.length_scale * w * n
+            try:  # Newton from near a singular position: slow at first, 60 steps
+                qk, _ = mech.project_positions(mech.displace(q, dv), t, tol=1e-12,
+                                               max_iter=60)
+            except BuildError:
+                continue
+            moved = np.linalg.norm((qk - q)[:mech.nq]) / mech.length_scale
+            if moved < 0.1 * step:
+                continue
+            Jk = mech.constraints(qk, np.zeros(mech.nv), t)[1]
+            dep = independent_rows(unit_rows(Jk, mech.rank_metric), 1e-7)[1]
+            if best is None or dep.size > best.size:
+                best = dep
+    if best is None:
+        return fixed
+    if best.size >= D.size:
+        return [int(d) for d in D]
+    return sorted(set(int(d) for d in best) | set(fixed))

@@ -165,3 +165,19 @@ def test_min_norm_reactions_of_identical_rows_are_equal():
     J = np.array([[1.0, 0.0], [1.0, 0.0], [0.0, 1.0]])
     lam = min_norm_reactions(J, np.array([2.0, 3.0]), np.ones(3))
     assert lam == pytest.approx([1.0, 1.0, 3.0], abs=1e-14)
+
+
+@pytest.mark.parametrize("cranks, theta0, redundant, singular, dof", [
+    (3, THETA0, 1, 0, 1),    # the swinging parallelogram: one redundant row
+    (4, 1.0, 2, 0, 1),       # two redundant cranks
+    (2, 0.0, 0, 1, 1),       # a regular parallelogram at its singular position
+    (4, 0.0, 2, 1, 1),       # both: redundant, and started at the singular position
+])
+def test_assembly_tells_redundant_rows_from_a_singular_start(cranks, theta0, redundant,
+                                                             singular, dof):
+    """A dependence that holds along the motion is redundant; one that holds only at the
+    start (cranks along the coupler) is a singular position, which the index-1 monitors
+    then stop at t = 0 (:func:`blocks.multibody.redundancy.persistent`)."""
+    rep = parallelogram(cranks=cranks, theta0=theta0, w0=1.0).assemble()
+    assert (len(rep["redundant"]), len(rep["singular"]), rep["dof"]) == \
+        (redundant, singular, dof), rep

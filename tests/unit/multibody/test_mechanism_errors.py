@@ -97,9 +97,10 @@ def test_conflicting_constraints_cannot_be_assembled():
 
 def test_singular_configuration_is_reported_during_the_run():
     """A particle held by two rods that are collinear at the start: J loses rank there.
-    Assembly reports the dependent row (it cannot tell an instantaneous dependence from
-    a redundant one); the singular-position monitor stops the run at the first step that
-    leaves the position (before issue 32 the block refused it at build as redundant)."""
+    Assembly tells the dependence from a redundant one (a probe along the free
+    direction: the rows do not stay dependent) and reports it as singular; the block's
+    singular-position monitor stops the run at t = 0 (before issue 32 the block refused
+    it at build as 'redundant')."""
     m = Mechanism("m", dim=2, gravity=(0.0, -9.81))
     bob = m.add_particle("bob", 1.0, (0.0, 0.0))
     m.ground.marker("L", (-1.0, 0.0))
@@ -107,11 +108,13 @@ def test_singular_configuration_is_reported_during_the_run():
     m.add_joint("distance", "left", "ground.L", bob.marker("cm"), length=1.0)
     m.add_joint("distance", "right", "ground.R", bob.marker("cm"), length=1.0)
     rep = m.assemble()
-    assert rep["rank"] == 1 and rep["redundant"] == ["right.distance"]
+    assert rep["rank"] == 1 and rep["redundant"] == [] and rep["singular"] == ["right.distance"]
+    assert rep["dof"] == 0
     b = DiagramBuilder("d")
     b.add(MultibodyBlock("b", m, "lagrange"))
-    with pytest.raises(StepError, match=r"at t = 0.00[12] s: the constraint Jacobian lost "
-                                        r"rank.*left.distance, right.distance.*Index3Stepper"):
+    with pytest.raises(StepError, match=r"at t = 0 s: the constraint Jacobian lost rank.*1 rows "
+                                        r"exactly dependent, 0 redundant at assembly.*"
+                                        r"left.distance, right.distance.*Index3Stepper"):
         Simulator(b.build(), solver="rk4", dt=1e-3).run(1.0)
 
 
