@@ -181,3 +181,23 @@ def test_assembly_tells_redundant_rows_from_a_singular_start(cranks, theta0, red
     rep = parallelogram(cranks=cranks, theta0=theta0, w0=1.0).assemble()
     assert (len(rep["redundant"]), len(rep["singular"]), rep["dof"]) == \
         (redundant, singular, dof), rep
+
+
+@pytest.mark.parametrize("kind", ["penalty", "partitioning", "Index3Stepper", "staggered"])
+def test_a_dropped_row_is_left_out_by_every_stepper(kind):
+    """Measured: penalty 1.4e-7 rad, partitioning 1.7e-10, Index3Stepper 4.7e-5, staggered
+    1.7e-5 (their errors without the drop)."""
+    mech = parallelogram(theta0=THETA0, w0=0.0)
+    mech.drop_rows("T1.point[1]")
+    if kind == "staggered":
+        run = staggered_integrate(mech, T_END, H)
+        t, q = run["t"], run["q"]
+    elif kind == "Index3Stepper":
+        b = DiagramBuilder("d")
+        st = b.add(Index3Stepper("arm", mech, H))
+        res = Simulator(b.build(), solver="euler", dt=H, record=[st.output("q")]).run(T_END)
+        t, q = np.asarray(res.time), res["arm.q"]
+    else:
+        t, q, _ = _block_run(kind, mech)
+    bound = {"penalty": 1e-6, "partitioning": 1e-9}.get(kind, 1e-4)
+    assert np.max(np.abs(_crank(mech, q) - minimal(t))) < bound
