@@ -28,7 +28,8 @@ spatial        [I, -A ~s']        r' + A (w' x s')        A (w' x (w' x s'))
 =============  =================  ======================  =====================
 
 with ``E`` the 90° rotation; a body-fixed direction ``a = A a'`` has the same
-columns without the ``I`` and ``r'`` parts.
+columns without the ``I`` and ``r'`` parts.  Complex ``q``, ``v`` keep their imaginary
+parts (complex-step differentiation, :mod:`.geometry`).
 """
 
 from __future__ import annotations
@@ -41,7 +42,7 @@ import numpy as np
 
 from cosim.errors import BuildError
 
-from .geometry import ROT90, cross, quat_matrix, tilde
+from .geometry import ROT90, cross, quat_matrix, scalar, tilde
 
 
 @dataclass(eq=False)
@@ -146,12 +147,17 @@ class Kin:
             self.rd = v[body.iv:body.iv + body.dim]
             self.w = 0.0 if body.dim == 2 else np.zeros(3)
         elif k == "planar":
-            th = self.th = float(q[body.iq + 2])
-            c, s = math.cos(th), math.sin(th)
+            th = q[body.iq + 2]
+            if isinstance(th, complex):  # complex step (geometry): keep the imaginary parts
+                c, s = np.cos(th), np.sin(th)
+            else:
+                th = float(th)
+                c, s = math.cos(th), math.sin(th)
+            self.th = th
             self.r = q[body.iq:body.iq + 2]
             self.A = np.array(((c, -s), (s, c)))
             self.rd = v[body.iv:body.iv + 2]
-            self.w = float(v[body.iv + 2])
+            self.w = scalar(v[body.iv + 2])
         else:
             self.r = q[body.iq:body.iq + 3]
             self.A = quat_matrix(q[body.iq + 3:body.iq + 7])
@@ -177,9 +183,10 @@ class Kin:
         ws = cross(w, s)
         J = None
         if with_jac:
-            J = np.empty((3, 6))
+            Js = -self.A @ tilde(s)
+            J = np.empty((3, 6), Js.dtype)
             J[:, :3] = _EYE[3]
-            J[:, 3:] = -self.A @ tilde(s)
+            J[:, 3:] = Js
         return self.r + As, J, self.rd + self.A @ ws, self.A @ cross(w, ws)
 
     def vector(self, a: np.ndarray) -> tuple:

@@ -23,7 +23,9 @@ name            equation                                    rows
 ``disk_slip``   t_k . V_C = 0 (nonholonomic), k = 1, 2      2
 ==============  ==========================================  ====
 
-``f(t)`` is a callable returning ``(f, f', f'')`` (driving constraints).
+``f(t)`` is a callable returning ``(f, f', f'')`` (driving constraints).  Every
+primitive also evaluates at complex ``q``, ``v`` (its arrays take the dtype of the
+kinematics; complex-step differentiation, :mod:`.geometry`).
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ from typing import Any
 import numpy as np
 
 from .bodies import Kin, Marker
-from .geometry import cross
+from .geometry import cross, scalar
 
 
 def const(value: float) -> Callable:
@@ -62,7 +64,7 @@ class Primitive:
 
 
 def _scatter(n_v: int, rows: int, ki: Kin, Ji: np.ndarray, kj: Kin, Jj: np.ndarray) -> np.ndarray:
-    J = np.zeros((rows, n_v))
+    J = np.zeros((rows, n_v), np.result_type(Ji, Jj))
     if Ji.size:
         J[:, ki.cols] -= Ji
     if Jj.size:
@@ -98,7 +100,7 @@ class Dot1(Primitive):
         ki, kj = kins[self.mi.body], kins[self.mj.body]
         a, Ja, ad, aa = ki.vector(self.ai)
         b, Jb, bd, ba = kj.vector(self.aj)
-        J = np.zeros((1, n_v))
+        J = np.zeros((1, n_v), np.result_type(a, b))
         if Ja.size:
             J[0, ki.cols] += b @ Ja
         if Jb.size:
@@ -124,7 +126,7 @@ class Dot2(Primitive):
         Pj, Jpj, Pdj, Paj = kj.point(self.sj)
         d, dd, da = Pj - Pi, Pdj - Pdi, Paj - Pai
         f, fd, fdd = self.fn(t)
-        J = np.zeros((1, n_v))
+        J = np.zeros((1, n_v), np.result_type(a, d))
         if Jpi.size:
             J[0, ki.cols] -= a @ Jpi
         if Ja.size:
@@ -192,7 +194,7 @@ class NoSideSlip(Primitive):
         kj = kins[self.mj.body]
         n, Jn, nd, _ = kj.vector(self.mj.R[:, 1])
         _, Jp, Pd, Pa = kj.point(self.mj.s)
-        J = np.zeros((1, n_v))
+        J = np.zeros((1, n_v), np.result_type(n, Jp))
         if Jp.size:
             J[0, kj.cols] = n @ Jp
         return np.zeros(1), J, np.zeros(1), np.array([-(nd @ Pd + n @ Pa)])
@@ -244,8 +246,12 @@ def _disk(prim: Primitive, kins: dict) -> tuple:
     n = prim.mi.R[:, 2]
     P, JP, Pd, Pa = kj.point(prim.mj.s)
     a, Ja, ad, aa = kj.vector(prim.mj.R[:, 2])
-    k = float(n @ a)
-    sigma = float(np.sqrt(max(1.0 - k * k, 0.0)))
+    k = n @ a
+    if isinstance(k, complex):  # complex step: sqrt(1 - k^2), analytic
+        sigma = np.sqrt(1.0 - k * k)
+    else:
+        k = float(k)
+        sigma = float(np.sqrt(max(1.0 - k * k, 0.0)))
     return kj, n, P, JP, Pd, Pa, a, Ja, ad, aa, k, sigma
 
 
@@ -268,11 +274,12 @@ class DiskPlane(Primitive):
     def eval(self, kins, t, n_v):
         kj, n, P, JP, Pd, Pa, a, Ja, ad, aa, k, sig = _disk(self, kins)
         R = self.radius
-        J = np.zeros((1, n_v))
-        J[0, kj.cols] = n @ JP + (R * k / sig) * (n @ Ja)
-        kd = float(n @ ad)
+        Jc = n @ JP + (R * k / sig) * (n @ Ja)
+        J = np.zeros((1, n_v), Jc.dtype)
+        J[0, kj.cols] = Jc
+        kd = scalar(n @ ad)
         return np.array([n @ (P - self.mi.s) - R * sig]), J, np.zeros(1), \
-            np.array([-(n @ Pa + R * (kd * kd / sig ** 3 + k * float(n @ aa) / sig))])
+            np.array([-(n @ Pa + R * (kd * kd / sig ** 3 + k * scalar(n @ aa) / sig))])
 
 
 class DiskNoSlip(Primitive):
@@ -307,9 +314,10 @@ class DiskNoSlip(Primitive):
         rho = self.mj.s + R * (kj.A.T @ c)
         _, JC, _, _ = kj.point(rho)
         T = self.mi.R[:, :2].T  # plane tangents as rows
-        J = np.zeros((2, n_v))
-        J[:, kj.cols] = T @ JC
-        kd = float(n @ ad)
+        Jc = T @ JC
+        J = np.zeros((2, n_v), Jc.dtype)
+        J[:, kj.cols] = Jc
+        kd = scalar(n @ ad)
         cd = (kd * a + k * ad) / sig + c * (k * kd / (sig * sig))
         wg = kj.A @ kj.w
         return np.zeros(2), J, np.zeros(2), -(T @ (Pa + R * cross(wg, cd)))

@@ -21,6 +21,12 @@ regularized Coulomb friction ``F_t = -mu F_n V_t / sqrt(|V_t|^2 + v_s^2)``.
 
 Applied loads come from the mechanism block's inputs: a force (global
 components) at a marker, or a torque (planar: scalar; spatial: global vector).
+
+Every element also evaluates at complex ``q``, ``v`` and keeps the imaginary parts
+(complex-step differentiation, :mod:`.geometry`): lengths as ``sqrt(d . d)``, switches
+(slack rope, contact, ``F_n >= 0``) decided on real parts, the approach speed's ``|d'|``
+as ``±d'``.  A user function (``force``, ``fn``) receives the complex values too;
+:func:`.analysis.linearize` checks whether it is analytic.
 """
 
 from __future__ import annotations
@@ -33,7 +39,7 @@ import numpy as np
 from cosim.errors import BuildError
 
 from .bodies import Kin, Marker, planar_offset
-from .geometry import cross
+from .geometry import cross, scalar
 
 
 class PointToPoint:
@@ -50,10 +56,10 @@ class PointToPoint:
 
     def tension(self, length: float, rate: float) -> float:
         if self.force is not None:
-            f = float(self.force(length, rate))
+            f = scalar(self.force(length, rate))
         else:
             f = self.k * (length - self.l0) + self.c * rate
-        if self.rope and (length <= self.l0 or f < 0.0):
+        if self.rope and (length.real <= self.l0 or f.real < 0.0):
             return 0.0
         return f
 
@@ -62,12 +68,12 @@ class PointToPoint:
         Pi, Ji, Vi, _ = ki.point(self.mi.s)
         Pj, Jj, Vj, _ = kj.point(self.mj.s)
         d = Pj - Pi
-        length = float(np.linalg.norm(d))
+        length = scalar(np.sqrt(d @ d))
         if length == 0.0:
             raise BuildError(f"force element '{self.name}': its markers coincide (length 0), "
                              "the direction of the force is undefined")
         u = d / length
-        f = self.tension(length, float(u @ (Vj - Vi)))
+        f = self.tension(length, scalar(u @ (Vj - Vi)))
         if Ji.size:
             Q[ki.cols] += Ji.T @ (f * u)
         if Jj.size:
@@ -86,7 +92,7 @@ class MarkerForce:
     def apply(self, kins: dict, Q: np.ndarray, memory: dict | None = None) -> np.ndarray:
         k = kins[self.m.body]
         P, J, V, _ = k.point(self.m.s)
-        F = np.asarray(self.fn(P, V, self._t), float).reshape(-1)
+        F = np.asarray(self.fn(P, V, self._t), np.result_type(P, V, float)).reshape(-1)
         if J.size:
             Q[k.cols] += J.T @ F
         return F
@@ -126,20 +132,20 @@ class SpherePlaneContact:
     def apply(self, kins: dict, Q: np.ndarray, memory: dict | None = None) -> float:
         k = kins[self.m.body]
         P, _, _, _ = k.point(self.m.s, with_jac=False)
-        d = self.R - float(self.n @ (P - self.p0))
-        if d <= 0.0:
+        d = self.R - scalar(self.n @ (P - self.p0))
+        if d.real <= 0.0:
             return 0.0
         C = P - self.R * self.n
         s_c = C - k.r if k.kind in ("particle", "ground") else k.A.T @ (C - k.r)
         _, J, Vc, _ = k.point(s_c)
-        dd = -float(self.n @ Vc)
+        dd = -scalar(self.n @ Vc)
         base = self.K * d ** self.e
         if self.model == "hunt_crossley":
             fn = base * (1.0 + 1.5 * self.alpha * dd)
         else:
-            vi = (memory or {}).get(self.name) or max(abs(dd), 1e-3)
+            vi = (memory or {}).get(self.name) or _speed(dd)
             fn = base * (1.0 + 0.75 * (1.0 - self.cr ** 2) * dd / vi)
-        fn = max(fn, 0.0)
+        fn = max(fn, 0.0) if isinstance(fn, float) else (fn if fn.real > 0.0 else 0.0)
         F = fn * self.n
         if self.mu:
             vt = Vc - (self.n @ Vc) * self.n
@@ -195,7 +201,7 @@ class Bushing:
                 ki.th + np.arctan2(self.mi.R[1, 0], self.mi.R[0, 0]))
             thd = wj - wi
             f = -(self.kt * d + self.ct * dd)
-            tau = float(-(self.kr[0] * th + self.cr[0] * thd))
+            tau = scalar(-(self.kr[0] * th + self.cr[0] * thd))
             F = Ei @ f
             if Jj.size:
                 Q[kj.cols] += Jj.T @ F
@@ -228,10 +234,19 @@ class Bushing:
         return F
 
 
+def _speed(dd) -> Any:
+    """The approach speed without a recorded impact: ``max(|d'|, 1 mm/s)``, with
+    ``|d'| = ±d'`` by the sign of the real part at complex ``d'`` (analytic there)."""
+    if isinstance(dd, complex):
+        return (dd if dd.real >= 0.0 else -dd) if abs(dd.real) > 1e-3 else 1e-3
+    return max(abs(dd), 1e-3)
+
+
 def apply_force(k: Kin, m: Marker, F: Any, Q: np.ndarray) -> None:
     """A force ``F`` (global components) at marker ``m``: ``Q += (dP/dv)^T F``; for a
-    planar body ``(F_x, F_y, (E A s') . F)`` in floats."""
-    if k.kind == "planar":
+    planar body ``(F_x, F_y, (E A s') . F)`` in floats (at a complex angle, the
+    general ``(dP/dv)^T F``)."""
+    if k.kind == "planar" and not isinstance(k.th, complex):
         fx, fy = np.asarray(F, float).reshape(2).tolist()
         a0, a1 = planar_offset(*m.s.tolist(), k.th)
         i = k.body.iv

@@ -10,6 +10,11 @@ and the kinematics with the body-frame angular velocity ``w'``:
 .. math:: \\dot p = \\tfrac12 L(p)^T w', \\qquad L(p) = [-e,\\; -\\tilde e + e_0 I]
 
 (Nikravesh, Computer-Aided Analysis of Mechanical Systems, ch. 6).
+
+The functions here, and the kinematics, constraint primitives and force elements built on
+them, also accept complex arguments and keep the imaginary parts (no ``abs``, norms or
+``float()`` on such data): :func:`blocks.multibody.analysis.linearize` differentiates them by
+complex step, ``f'(x) = Im f(x + i h) / h``.
 """
 
 from __future__ import annotations
@@ -17,6 +22,12 @@ from __future__ import annotations
 import math
 
 import numpy as np
+
+
+def scalar(x):
+    """A NumPy scalar as a Python float (cheaper arithmetic), or unchanged if complex
+    (complex-step differentiation: module docstring)."""
+    return x if isinstance(x, complex) else float(x)
 
 
 def cross(a, b) -> np.ndarray:
@@ -42,8 +53,11 @@ ROT90 = np.array([[0.0, -1.0], [1.0, 0.0]])  # d rot2 / d theta = rot2 @ ROT90
 
 
 def quat_matrix(p) -> np.ndarray:
-    """``A(p)`` for Euler parameters (normalized first)."""
-    e0, e1, e2, e3 = np.asarray(p, float) / math.sqrt(float(np.dot(p, p)))
+    """``A(p)`` for Euler parameters (normalized first: ``p / sqrt(p . p)``)."""
+    if getattr(p, "dtype", None) is not None and p.dtype.kind == "c":
+        e0, e1, e2, e3 = p / np.sqrt(p @ p)  # complex step: analytic normalization
+    else:
+        e0, e1, e2, e3 = np.asarray(p, float) / math.sqrt(float(np.dot(p, p)))
     return np.array([
         [2 * (e0 * e0 + e1 * e1) - 1, 2 * (e1 * e2 - e0 * e3), 2 * (e1 * e3 + e0 * e2)],
         [2 * (e1 * e2 + e0 * e3), 2 * (e0 * e0 + e2 * e2) - 1, 2 * (e2 * e3 - e0 * e1)],

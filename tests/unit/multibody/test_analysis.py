@@ -88,3 +88,91 @@ def test_linearized_sleeping_top_is_rouths(ratio):
     big = _sorted(ev[np.abs(ev) > 1e-3])
     np.testing.assert_allclose(big, expected, rtol=1e-6)
     assert (np.max(np.abs(big.real)) < 1e-6) == (ratio > 1)  # sleeps above the limit
+
+
+def _parallelogram(cranks, r=0.2, a=0.5, mk=0.2, mc=1.0):
+    """``cranks`` equal cranks (length r, mass mk, pivots on the ground a apart) joined by one
+    coupler (mass mc), hanging (cranks straight down, at rest): built like
+    ``parallelogram()`` of tests/system/test_multibody_finite.py.  Three or more cranks:
+    redundant constraints (Grübler counts 0 degrees of freedom, it has 1)."""
+    mech = Mechanism("parallelogram", dim=2, gravity=(0.0, -G))
+    tip = np.array([0.0, -r])
+    span = a * (cranks - 1)
+    coupler = mech.add_body("coupler", mc, span ** 2 / 12 + 1e-3, tip + (span / 2, 0.0), 0.0)
+    for k in range(cranks):
+        x = a * k
+        c = mech.add_body(f"crank{k}", mk, mk * r * r / 12, np.array([x, 0.0]) + tip / 2,
+                          -math.pi / 2)
+        c.marker("P", (-r / 2, 0.0))
+        c.marker("Q", (r / 2, 0.0))
+        mech.add_joint("revolute", f"G{k}", mech.ground.marker(f"g{k}", (x, 0.0)),
+                       c.marker("P"))
+        mech.add_joint("revolute", f"T{k}", c.marker("Q"),
+                       coupler.marker(f"t{k}", (x - span / 2, 0.0)))
+    return mech
+
+
+@pytest.mark.parametrize("eps", [None, 1e-6])
+@pytest.mark.parametrize("cranks", [2, 3, 4])
+def test_a_redundant_parallelogram_linearizes_to_its_pendulum_mode(cranks, eps):
+    """Issue 32 item 4: with a redundant third (and fourth) crank, linearize used to refuse
+    (the index-1 solve's StepError, recommending Index3Stepper, which does not linearize).
+    Now it works on independent rows: the coupler translates, so in the crank angle
+    ``(n mk r^2 / 3 + mc r^2) theta'' = -(n mk g r / 2 + mc g r) theta``.  Measured
+    relative error of the frequency 1.2e-16 to 4.9e-16; bound 1e-13."""
+    r, mk, mc = 0.2, 0.2, 1.0
+    w = math.sqrt((cranks * mk * G * r / 2 + mc * G * r) / (cranks * mk * r * r / 3 + mc * r * r))
+    lin = linearize(_parallelogram(cranks), **({} if eps is None else {"eps": eps}))
+    assert lin["Nq"].shape == (3 * (cranks + 1), 1) and lin["N"].shape == (3 * (cranks + 1), 1)
+    ev = lin["eigenvalues"]
+    np.testing.assert_allclose(np.sort(ev.imag), [-w, w], rtol=1e-13)
+    np.testing.assert_allclose(ev.real, 0.0, atol=1e-13 * w)
+    assert len(lin["redundant"]) == cranks - 2  # one row of a crank-coupler joint each
+    assert all(row.startswith("T") for row in lin["redundant"])
+
+
+def test_linearize_refuses_options_that_cannot_take_effect():
+    from blocks.multibody import Formulation
+    mech = _rod(False, theta0=-math.pi / 2)
+    with pytest.raises(ValueError, match="form='penalty' cannot take effect"):
+        linearize(mech, form=Formulation("penalty"))
+    with pytest.raises(ValueError, match="form must be one of"):
+        linearize(mech, form="euler")
+    for eps in (0.0, -1e-6, 0.1):
+        with pytest.raises(ValueError, match="eps is the complex step"):
+            linearize(mech, eps=eps)
+    # the index-1 kinds give the constrained dynamics on the manifold: the same A
+    A = linearize(mech)["A"]
+    for form in ("projection", Formulation("lagrange", alpha=5.0, beta=5.0)):
+        np.testing.assert_array_equal(linearize(mech, form=form)["A"], A)
+
+
+def _sprung_rod(fn):
+    """The hanging rod with a horizontal spring force ``fn(P, V, t)`` at its free end."""
+    m = _rod(False, theta0=-math.pi / 2)
+    m.marker("rod", "tip", (L / 2, 0.0))
+    m.add_force("spring", "rod.tip", fn)
+    return m
+
+
+K_TIP = 30.0
+
+
+@pytest.mark.parametrize("how", ["float", "abs"])
+def test_a_force_that_is_not_analytic_is_differenced_and_said_so(how):
+    """A force function written with ``float()`` (the complex step's imaginary part is
+    discarded: NumPy's ComplexWarning, an error inside linearize) or with ``abs()`` (which
+    gives a wrong, zero derivative silently) is found at the operating point, differenced
+    alone by central differences, named in ``method`` and in a warning; the analytic
+    twin is exact.  Rod with a tip spring: ``J_O w^2 = m g L/2 + k L^2``."""
+    fns = {"float": lambda P, V, t: (-K_TIP * float(P[0]), 0.0),
+           "abs": lambda P, V, t: (K_TIP * (np.abs(P[0] - 5.0) - 5.0), 0.0)}  # P[0] < 5
+    w = math.sqrt((M * G * L / 2 + K_TIP * L * L) / (M * L * L / 3))
+    exact = linearize(_sprung_rod(lambda P, V, t: (-K_TIP * P[0], 0.0)))
+    assert exact["method"] == "complex step (h = 1e-20)"
+    np.testing.assert_allclose(np.sort(exact["eigenvalues"].imag), [-w, w], rtol=1e-14)
+    with pytest.warns(UserWarning, match="force element\\(s\\) 'spring' not analytic"):
+        lin = linearize(_sprung_rod(fns[how]))
+    assert "central differences (step 1e-6) for force element 'spring'" in lin["method"]
+    assert ("ComplexWarning" in lin["method"]) == (how == "float")
+    np.testing.assert_allclose(np.sort(lin["eigenvalues"].imag), [-w, w], rtol=1e-9)
