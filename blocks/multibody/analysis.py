@@ -159,7 +159,8 @@ def linearize(mech: Any, q0: Any = None, v0: Any = None, t: float = 0.0,
     a step given is taken with one Richardson extrapolation, ``(4 D(h/2) - D(h)) / 3``,
     which removes the step's truncation ``h^2 f'''/6`` (left: ``O(h^4)``), so any ``eps``
     up to ``1e-4`` gives the same ``A`` to rounding (rolling disk: one step of 1e-4 leaves
-    4.2e-9 of ``A``, as much as central differences did; extrapolated, 8e-16).  ``form``: None or an index-1 kind
+    4.2e-9 of ``A``, as much as central differences did; extrapolated, 8e-16).
+    ``form``: None or an index-1 kind
     (``lagrange`` with any Baumgarte constants, ``projection``, ``partitioning``: on the
     manifold their accelerations are the constrained ones, the Baumgarte terms vanish);
     a penalty kind is refused.  ``loads``: constant inputs ``{name: value}``.

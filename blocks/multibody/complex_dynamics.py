@@ -12,7 +12,8 @@ norms, ``float()`` or real-only LAPACK on such data; :mod:`.geometry`), and work
 ``rows``, a set of independent constraint rows chosen once at the operating point ``q0``:
 
 * rows: QR with column pivoting of ``(J D^{-1})'`` with unit rows (``D`` the rank metric's
-  lengths, so the choice does not depend on units); rank ``r`` at ``1e-9``.  The rows left
+  lengths, so the choice does not depend on units; :mod:`.redundancy`); rank ``r`` at
+  ``1e-9``.  The rows left
   out (redundant: a parallelogram's third crank) are combinations of the others near
   ``q0``, so the ``r`` rows define the same manifold there and give the same ``v̇`` (their
   ``λ`` alone is not unique);
@@ -42,12 +43,13 @@ import warnings
 from typing import Any
 
 import numpy as np
-import scipy.linalg as sla
 
 from cosim.errors import StepError
 
 from . import forces as _forces
 from .geometry import cross, quat_rate
+from .redundancy import independent_rows as _independent
+from .redundancy import unit_rows
 
 ComplexWarning = np.exceptions.ComplexWarning
 FD_STEP = 1e-6  # central differences for elements that are not analytic
@@ -55,17 +57,13 @@ FD_STEP = 1e-6  # central differences for elements that are not analytic
 
 def independent_rows(J: np.ndarray, metric: np.ndarray, rows: np.ndarray,
                      tol: float = 1e-9) -> tuple[np.ndarray, np.ndarray]:
-    """``(independent, dependent)`` among ``rows`` of ``J`` (module docstring)."""
+    """``(independent, dependent)`` among ``rows`` of ``J``: the rank-revealing QR of
+    :mod:`.redundancy` on those rows (dropped rows are zero: dependent)."""
     rows = np.asarray(rows, dtype=int)
     if rows.size == 0:
         return rows, rows
-    Js = J[rows] * np.sqrt(np.diag(metric))
-    n = np.sqrt(np.sum(Js * Js, axis=1))
-    Js = Js / np.where(n > 0, n, 1.0)[:, None]
-    _, R, piv = sla.qr(Js.T, pivoting=True, mode="economic")
-    d = np.abs(np.diag(R))
-    r = int(np.sum(d > tol * max(d[0], 1e-300))) if d.size else 0
-    return np.sort(rows[piv[:r]]), np.sort(rows[piv[r:]])
+    A, D = _independent(unit_rows(J[rows], metric), tol)
+    return rows[A], rows[D]
 
 
 class ComplexDynamics:

@@ -11,8 +11,8 @@ Equations (:mod:`.formulations`): ``q' = T(q) v``; ``M v̇ = Q - J' λ``;
 ``Phi(q, t) = 0``.  Checks at :meth:`finalize` and :meth:`assemble`: unknown
 bodies and markers, non-positive mass or inertia, redundant constraints
 (rank-revealing QR of ``J``, named, and handled by every formulation:
-:mod:`.redundancy`; :meth:`Mechanism.drop_rows` drops a row by name), inconsistent initial conditions (made
-consistent by Newton projection and reported, or refused when
+:mod:`.redundancy`; :meth:`Mechanism.drop_rows` drops a row by name), inconsistent
+initial conditions (made consistent by Newton projection and reported, or refused when
 ``strict=True``), singular configurations (reported with the joint rows that
 lost rank).  Rank, projections, partitioning and assembly are the mixin
 :class:`~.corrections.Corrections`.  ``q`` and ``v`` hold the bodies' coordinates in the

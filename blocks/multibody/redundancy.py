@@ -37,9 +37,9 @@ from typing import Any
 
 import numpy as np
 import scipy.linalg as sla
+from scipy.linalg import lapack
 
 from cosim.errors import BuildError
-from scipy.linalg import lapack
 
 TOL = 1e-9
 
