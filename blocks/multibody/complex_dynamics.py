@@ -47,7 +47,7 @@ import numpy as np
 from cosim.errors import StepError
 
 from . import forces as _forces
-from .geometry import cross, quat_rate
+from .geometry import cross
 from .redundancy import independent_rows as _independent
 from .redundancy import unit_rows
 
@@ -83,24 +83,12 @@ class ComplexDynamics:
 
     # ------------------------------------------------------------ kinematics
     def qdot(self, q: np.ndarray, v: np.ndarray) -> np.ndarray:
-        """``q' = T(q) v`` (Euler parameters: ``p' = L(p)' w' / 2``)."""
-        qd = np.empty(self.mech.nq, np.result_type(q, v))
-        for b in self.mech.moving:
-            if b.kind == "spatial":
-                qd[b.iq:b.iq + 3] = v[b.iv:b.iv + 3]
-                qd[b.iq + 3:b.iq + 7] = quat_rate(q[b.iq + 3:b.iq + 7], v[b.iv + 3:b.iv + 6])
-            else:
-                qd[b.iq:b.iq + b.nq] = v[b.iv:b.iv + b.nv]
-        return qd
+        """``q' = T(q) v`` (the Python path: complex-safe)."""
+        return self.mech.qdot_py(q, v)
 
     def displace(self, q: np.ndarray, dv: np.ndarray) -> np.ndarray:
         """``q ⊕ dv = q + T(q) dv``, Euler parameters divided by ``sqrt(p . p)``."""
-        qn = q + self.qdot(q, dv)
-        for b in self.mech.moving:
-            if b.kind == "spatial":
-                p = qn[b.iq + 3:b.iq + 7]
-                qn[b.iq + 3:b.iq + 7] = p / np.sqrt(p @ p)
-        return qn
+        return self.mech.displace(q, dv, python=True)
 
     def constraints(self, q: np.ndarray, v: np.ndarray) -> tuple:
         """``(Phi, J, Phi_t, gamma)`` of all rows (the Python primitives: complex-safe)."""

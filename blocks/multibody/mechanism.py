@@ -551,7 +551,12 @@ class Mechanism(Corrections):
         """``q' = T(q) v``."""
         if self._tables is not None:
             return self._tables.qdot(q, v)
-        qd = np.empty(self.nq)
+        return self.qdot_py(q, v)
+
+    def qdot_py(self, q: np.ndarray, v: np.ndarray) -> np.ndarray:
+        """:meth:`qdot` on the Python path, in the inputs' type (complex too: the complex
+        step of :mod:`.complex_dynamics`)."""
+        qd = np.empty(self.nq, np.result_type(q, v, float))
         for b in self.moving:
             if b.kind == "spatial":
                 qd[b.iq:b.iq + 3] = v[b.iv:b.iv + 3]
@@ -560,13 +565,14 @@ class Mechanism(Corrections):
                 qd[b.iq:b.iq + b.nq] = v[b.iv:b.iv + b.nv]
         return qd
 
-    def displace(self, q: np.ndarray, dv: np.ndarray) -> np.ndarray:
-        """``q`` moved by a small velocity-space displacement ``dv`` (unit quaternions)."""
-        qn = q + self.qdot(q, dv)
+    def displace(self, q: np.ndarray, dv: np.ndarray, python: bool = False) -> np.ndarray:
+        """``q`` moved by a small velocity-space displacement ``dv`` (unit quaternions,
+        divided by ``sqrt(p . p)``: analytic, so ``python=True`` takes complex input)."""
+        qn = q + (self.qdot_py(q, dv) if python else self.qdot(q, dv))
         for b in self.moving:
             if b.kind == "spatial":
                 p = qn[b.iq + 3:b.iq + 7]
-                qn[b.iq + 3:b.iq + 7] = p / np.linalg.norm(p)
+                qn[b.iq + 3:b.iq + 7] = p / np.sqrt(p @ p)
         return qn
 
     def accelerations(self, q: np.ndarray, v: np.ndarray, t: float, form: Formulation,
