@@ -47,7 +47,6 @@ import numpy as np
 from cosim.errors import StepError
 
 from . import forces as _forces
-from .geometry import cross
 from .redundancy import independent_rows as _independent
 from .redundancy import unit_rows
 
@@ -181,15 +180,7 @@ class ComplexDynamics:
     def forces(self, q: np.ndarray, v: np.ndarray) -> np.ndarray:
         """Generalized forces: gravity, gyroscopic terms, force elements, ``loads``."""
         mech = self.mech
-        Q = np.zeros(mech.nv, np.result_type(q, v, float))
-        for b in mech.moving:
-            i = b.iv
-            if b.kind == "spatial":
-                Q[i:i + 3] += b.mass * mech.gravity
-                w = v[i + 3:i + 6]
-                Q[i + 3:i + 6] -= cross(w, b.inertia @ w)
-            else:
-                Q[i:i + mech.dim] += b.mass * mech.gravity
+        Q = mech.body_forces_py(v).astype(np.result_type(q, v, float))
         for name, e in mech.elements.items():
             Q += (self._element_central(e, q, v) if name in self.central
                   else self._element(e, q, v))

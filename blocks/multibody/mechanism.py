@@ -484,7 +484,14 @@ class Mechanism(Corrections):
                 self._elements_and_loads(kins, t, loads, memory, Q)
             return Q
         kins = kins or self.kins(q, v)
-        Q = np.zeros(self.nv)
+        Q = self.body_forces_py(v)
+        self._elements_and_loads(kins, t, loads, memory, Q)
+        return Q
+
+    def body_forces_py(self, v: np.ndarray) -> np.ndarray:
+        """Gravity and the gyroscopic terms ``-w' x J' w'`` (the Python path, in the type
+        of ``v``: complex too)."""
+        Q = np.zeros(self.nv, np.result_type(v, float))
         for b in self.moving:
             i = b.iv
             if b.kind == "spatial":
@@ -493,7 +500,6 @@ class Mechanism(Corrections):
                 Q[i + 3:i + 6] -= cross(w, b.inertia @ w)
             else:
                 Q[i:i + self.dim] += b.mass * self.gravity
-        self._elements_and_loads(kins, t, loads, memory, Q)
         return Q
 
     def external_forces(self, q: np.ndarray, v: np.ndarray, t: float,
