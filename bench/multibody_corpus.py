@@ -23,9 +23,9 @@ Step: ``h`` = 1 ms, or the formulation's documented step (:data:`DOCUMENTED_STEP
 ``Index3Stepper`` 0.5 ms, the step its tests give for the IFToMM A01 tolerance; it is
 second order where RK4 is fourth).
 
-Also reported: ``error_rel`` (the error over the mechanism's size), ``energy_rel`` (``max |E - E_0| / max T`` of the library's states, kinetic +
-gravity + springs, computed by ``bench.multibody_models.energy``; every mechanism here is
-undamped) and ``wall_s``.
+Also reported: ``error_rel`` (the error over the mechanism's size), ``energy_rel``
+(``max |E - E_0| / max T`` of the library's states, kinetic + gravity + springs, computed
+by ``bench.multibody_models.energy``; every mechanism here is undamped) and ``wall_s``.
 
 Mechanisms (:data:`CASES`; builders use the library, references do not)
 ------------------------------------------------------------------------
@@ -105,6 +105,7 @@ G = 9.81
 TOL_M = 1e-4          #: a cell passes within this position error [m]
 RTOL = ATOL = 1e-12   #: the references' integration tolerances
 E2 = np.array([[0.0, -1.0], [1.0, 0.0]])  # planar 90-degree rotation
+DEG50, DEG60 = math.radians(50.0), math.radians(60.0)
 
 
 def _e(a: float) -> np.ndarray:
@@ -202,7 +203,7 @@ class FourBarRef(Loop1):
     """
 
     def __init__(self, a0=0.4, a1=0.1, a2=0.35, a3=0.3, m1=0.5, J1=0.02, m2=1.0, m3=0.8,
-                 theta0=math.radians(60.0), w0=10.0, g=G) -> None:
+                 theta0=DEG60, w0=10.0, g=G) -> None:
         self.a = (a0, a1, a2, a3)
         self.m = (m1, m2, m3)
         self.J = (J1, m2 * a2 * a2 / 12.0, m3 * a3 * a3 / 12.0)
@@ -318,7 +319,7 @@ class SarrusRef(Loop1):
     """
 
     def __init__(self, l=0.3, w=0.2, m_link=0.5, m_plate=2.0, k=500.0, alpha_eq=math.pi / 3,
-                 alpha0=math.radians(50.0), w0=0.0) -> None:
+                 alpha0=DEG50, w0=0.0) -> None:
         self.l, self.w, self.ml, self.mp, self.k = l, w, m_link, m_plate, k
         self.L0 = sarrus_rest_length(l, m_link, m_plate, k, alpha_eq)
         self.gravity = np.array([0.0, 0.0, -G])
@@ -550,7 +551,7 @@ def _frame(x, z) -> np.ndarray:
 
 
 def sarrus(l=0.3, w=0.2, m_link=0.5, m_plate=2.0, k=500.0, alpha_eq=math.pi / 3,
-           alpha0=math.radians(50.0), w0=0.0):
+           alpha0=DEG50, w0=0.0):
     """The Sarrus linkage (see :class:`SarrusRef`), assembled at ``alpha0``, ``alpha' = w0``.
 
     Bodies: ``plate`` (square plate, ``m_plate``), links ``A1, A2`` (limb A, hinge axes
@@ -686,7 +687,7 @@ def _four_bar_case(k: float, label: str) -> Case:
 
     def ref():
         return FourBarRef(a0=3 * k, a1=k, a2=2.5 * k, a3=2 * k, m1=1.0, J1=k * k / 12, m2=1.0,
-                          m3=1.0, theta0=math.radians(60.0), w0=1.0, g=G * k)
+                          m3=1.0, theta0=DEG60, w0=1.0, g=G * k)
     return Case(f"four-bar {label}", build, ref,
                 ("crank.Q", "coupler.Q"), 3 * k, tol_m=TOL_M * k,
                 note=f"Grashof crank-rocker, crank {label}, gravity 9.81*{k:g} m/s^2, "
