@@ -78,8 +78,9 @@ ENERGY_TOL = {"lagrange": 2e-8, "augmented_lagrangian": 2e-8, "projection": 2e-8
 def _cells():
     for m in mc.CASES:
         for f in mc.FORMULATIONS:
-            marks = [pytest.mark.xfail(strict=True, reason=XFAIL[(m, f)])] \
-                if (m, f) in XFAIL else []
+            marks = [pytest.mark.slow]
+            if (m, f) in XFAIL:
+                marks.append(pytest.mark.xfail(strict=True, reason=XFAIL[(m, f)]))
             yield pytest.param(m, f, marks=marks, id=f"{m}|{f}")
 
 
