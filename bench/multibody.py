@@ -28,6 +28,13 @@ Schur complement) up to just before the first singular position, where it stops.
 per step for N = 2, 10, 20, 40 (2 s each in quick mode): the growth exponent of a
 least-squares fit ``cost ~ N^b`` is a target (b <= 1.5; banded factorizations make it
 about linear).
+
+``corpus/...``: issue 32's differential-testing corpus (``bench/multibody_corpus.py``):
+nine mechanisms x ten formulations, steppers and integrators, each cell against an
+independent minimal-coordinate reference over 10 s (also in quick mode: about 3 min on
+2 cores) at h = 1 ms (``Index3Stepper`` at its documented 0.5 ms).  Target: every cell
+that is not a documented refusal passes (tracked points within 1e-4 m, scaled with the
+four-bar).  The table goes to stderr; the cells are in the JSON (the case's ``extra``).
 """
 
 from __future__ import annotations
@@ -243,6 +250,37 @@ def _scale_invariance() -> list:
     ]
 
 
+CORPUS_T = 10.0
+
+
+def _corpus(options) -> tuple[list, list]:
+    """Issue 32's corpus: a case (the wall time of all cells; the cells in ``extra``) and
+    the target (cells that pass / cells that are not documented refusals)."""
+    from . import multibody_corpus as mc
+    from .harness import log
+    cells: list[dict] = []
+
+    def run_all():
+        t0 = time.perf_counter()
+        cells[:] = mc.run_corpus(CORPUS_T)
+        return None, time.perf_counter() - t0, {"cells": list(cells)}
+    m = measure(run_all, repeats=1, steps=None, blocks=None)
+    log(mc.markdown_table(cells), options)
+    s = mc.summary(cells)
+    failed = "; ".join(f"{c['mechanism']} / {c['formulation']}" for c in cells
+                       if c["status"] == "FAIL")
+    value = s["pass"] / s["judged"] if s["judged"] else None
+    n = len(mc.CASES) * len(mc.FORMULATIONS)
+    return [make_case(f"corpus/{len(mc.CASES)}x{len(mc.FORMULATIONS)}-cells/"
+                      f"{CORPUS_T:g}s", m, {})], [
+        make_target(f"corpus: cells within tolerance of the independent reference over "
+                    f"{CORPUS_T:g} s at h = 1 ms (Index3Stepper 0.5 ms, its documented step) "
+                    "/ cells that are not documented refusals", value, ">=", "1",
+                    source="issue 32",
+                    note=f"{s['pass']} of {s['judged']} pass, {s['refused']} documented "
+                         f"refusals, {n} cells; FAIL: {failed or 'none'}")]
+
+
 def run(options) -> dict:
     ours = measure(_ours, repeats=1 if options.quick else options.repeats, steps=1000,
                    blocks=10, budget_s=options.budget_s)
@@ -259,9 +297,10 @@ def run(options) -> dict:
                     blocks=1)
         cases.append(make_case(f"a01_drift/{form}/rk4-10ms/{t_a01:g}s", m, {}))
     chain_cases, chain_targets = _chain_cases(options)
-    return {"cases": cases + chain_cases, "targets": [
+    corpus_cases, corpus_targets = _corpus(options)
+    return {"cases": cases + chain_cases + corpus_cases, "targets": [
         make_target("10-body closed-loop mechanism: wall time for 1 s at h = 1 ms (RK4) [s]",
                     ours.get("median_s"), "<=", "0.2",
                     note="goal 0.1 s; compiled kernel (Numba), one call per derivative, "
                          "banded Schur complement, singular-position and drift monitors"),
-    ] + chain_targets + _scale_invariance()}
+    ] + chain_targets + _scale_invariance() + corpus_targets}
