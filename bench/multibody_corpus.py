@@ -680,14 +680,17 @@ class Case:
     tol_m: float = TOL_M
 
 
-def _four_bar_case(k: float, label: str) -> Case:
+FOUR_BAR_W0 = 1.0  #: the four-bar's initial crank rate [rad/s]
+
+
+def _four_bar_case(k: float, label: str, w0: float = FOUR_BAR_W0) -> Case:
     def build():
         from . import multibody_models as mm
-        return mm.scaled_four_bar(k)
+        return mm.scaled_four_bar(k, w0=w0)
 
     def ref():
         return FourBarRef(a0=3 * k, a1=k, a2=2.5 * k, a3=2 * k, m1=1.0, J1=k * k / 12, m2=1.0,
-                          m3=1.0, theta0=DEG60, w0=1.0, g=G * k)
+                          m3=1.0, theta0=DEG60, w0=w0, g=G * k)
     return Case(f"four-bar {label}", build, ref,
                 ("crank.Q", "coupler.Q"), 3 * k, tol_m=TOL_M * k,
                 note=f"Grashof crank-rocker, crank {label}, gravity 9.81*{k:g} m/s^2, "

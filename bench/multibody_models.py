@@ -200,13 +200,14 @@ def four_bar(a0=0.4, a1=0.1, a2=0.35, a3=0.3, m1=0.5, J1=0.02, m2=1.0, m3=0.8,
     return mech
 
 
-def scaled_four_bar(k: float, compiled: bool | None = None) -> Mechanism:
+def scaled_four_bar(k: float, compiled: bool | None = None, w0: float = 1.0) -> Mechanism:
     """Issue 32's regular four-bar (crank : coupler : rocker : ground = 1 : 2.5 : 2 : 3,
-    crank at 60 deg, slender-bar inertias) with a crank of ``k`` length units and gravity in
-    those units: the same mechanism in m (``k = 1``), mm (1e3) or km (1e-3)."""
+    crank at 60 deg turning at ``w0`` rad/s, slender-bar inertias) with a crank of ``k``
+    length units and gravity in those units: the same mechanism in m (``k = 1``), mm (1e3)
+    or km (1e-3)."""
     a1, a2, a3, a0 = k, 2.5 * k, 2.0 * k, 3.0 * k
     mech = four_bar(a0=a0, a1=a1, a2=a2, a3=a3, m1=1.0, J1=a1 * a1 / 12, m2=1.0, m3=1.0,
-                    theta0=DEG60, w0=1.0, g=G * k)
+                    theta0=DEG60, w0=w0, g=G * k)
     mech.compiled = compiled
     return mech
 
@@ -511,11 +512,12 @@ def constraint_residual(mech: Mechanism, t: np.ndarray, q: np.ndarray) -> np.nda
 
 
 # Formulations compared (constants: Baumgarte alpha = beta = 10 /s, a critically damped
-# constraint error ~ 0.1 s time constant, far slower than 1/dt; penalty 1e7 and the
+# constraint error ~ 0.1 s time constant, far slower than 1/dt; penalty 1e10 (the
+# formulation's default since its range-space solve; it was 1e7) and the
 # augmented Lagrangian 1e5 with 3 iterations as in the library's pendulum check).
 def formulations(dt: float) -> dict[str, tuple[str, dict]]:
     return {"lagrange (Baumgarte)": ("lagrange", dict(alpha=10.0, beta=10.0)),
-            "penalty": ("penalty", dict(penalty=1e7, omega=10.0, mu=1.0)),
+            "penalty": ("penalty", dict(penalty=1e10, omega=10.0, mu=1.0)),
             "augmented_lagrangian": ("augmented_lagrangian",
                                      dict(penalty=1e5, omega=10.0, mu=1.0, iterations=3)),
             "projection": ("projection", dict(project_every_s=dt)),
