@@ -79,18 +79,21 @@ def diagnose(mech: Any, q: np.ndarray, t: float) -> tuple[str, str]:
 def check_singular(mech: Any, q: np.ndarray, t: float, tol: float, who: str,
                    advice: str = "simulate the mechanism with blocks.multibody.Index3Stepper",
                    skip: int | None = None) -> None:
-    """Stop at a singular position: a :class:`StepError` when the rank measure of ``J``
-    (:meth:`Mechanism.rank_measure`, the same in any units) is below ``tol`` or more rows
-    are dependent than the mechanism's redundant ones.  ``who`` cannot pass singular
+    """Stop at a singular position: a :class:`StepError` when more rows of ``J`` are within
+    ``tol`` of dependence (:meth:`Mechanism.rank_measure`, squared sines, the same in any
+    units) than the mechanism's redundant ones.  ``who`` cannot pass singular
     positions reliably (the index-1 forms: their result depends on where the steps fall);
     the message names the nearly dependent rows.  ``skip``: the rows dependent by
     construction (default :func:`structural`)."""
     if tol <= 0 or not mech.m:
         return
-    rho, dep, _ = mech.rank_measure(q, t)
+    # rows within tol of dependence count as dependent: a redundant row that drift has
+    # moved a little off the span of the others (squared sine 1e-10) is still redundant
+    rho, dep, _ = mech.rank_measure(q, t, eps=tol)
     skip = structural(mech) if skip is None else skip
-    if dep <= skip and rho >= tol:
+    if dep <= skip:
         return
+    rho = mech.rank_measure(q, t)[0]
     rows = mech.weak_rows(q, t, max(tol, rho), skip)
     raise StepError(
         f"mechanism '{mech.name}' at t = {t:.9g} s: the constraint Jacobian "

@@ -113,7 +113,7 @@ def staggered_integrate(mech: Any, t_end: float, h: float, *, t0: float = 0.0,
                         q0: Any = None, v0: Any = None, loads: Callable | None = None,
                         damping: str = "trapezoidal", damping_matrix: Callable | None = None,
                         constraints: str = "index1", eps: float | None = None,
-                        eps_relative: float = 1e-6,
+                        eps_relative: float = 1e-3,
                         pcst_extrapolate: bool = False, project: bool = False,
                         record_every: int = 1, singular_tol: float = SINGULAR,
                         resync_s: float | None = 0.1) -> dict:
