@@ -231,3 +231,15 @@ def test_resynchronization_keeps_long_runs_stable():
                                 - ref["points"], axis=2))
     assert err < 2e-3, err
     assert run["stats"]["resyncs"] == 99
+
+
+def test_drift_stops_the_run_instead_of_a_silent_wrong_motion():
+    """The corpus' Sarrus linkage under PCST without projection: its positions drift (the
+    scheme keeps the constraints at velocity level only); the drift monitor stops the run
+    at t = 0.89 s naming the row and project=True, where it ended 0.23 m off the
+    reference in 10 s without one."""
+    from bench import multibody_corpus as mc
+    with pytest.raises(StepError, match=r"staggered_integrate \(pcst\): mechanism 'sarrus' at "
+                                        r"t = 0\.8\d* s: the solution left its constraint "
+                                        r"manifold .*project=True"):
+        staggered_integrate(mc.CASES["Sarrus 6R"].build(), 1.5, 1e-3, constraints="pcst")
