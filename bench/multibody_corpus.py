@@ -519,23 +519,24 @@ class ChainRef:
 # builders (library mechanisms)
 # ======================================================================================
 def parallelogram(cranks: int = 3, r: float = 0.2, a: float = 0.5, theta0: float = -1.0,
-                  w0: float = 0.0):
+                  w0: float = 0.0, m_crank: float = 0.2, m_coupler: float = 1.0):
     """``cranks`` equal parallel cranks on the ground, their tips joined by one coupler
-    (three or more: redundant constraints; two: a regular parallelogram).  Copied from
-    ``tests/system/test_multibody_finite.py`` (there with ``theta0 = 1``, ``w0 = 2``,
-    which reaches the singular position ``theta = 0``); markers ``crank{k}.Q`` = tips."""
+    (three or more: redundant constraints; two: a regular parallelogram); markers
+    ``crank{k}.Q`` = tips.  Also the tests' parallelogram
+    (``tests/system/test_multibody_finite.py``, ``tests/unit/multibody/test_analysis.py``)."""
     from blocks.multibody import Mechanism
     mech = Mechanism("parallelogram", dim=2, gravity=(0.0, -G))
     tip = r * _e(theta0)
     v_tip = w0 * E2 @ tip
     span = a * (cranks - 1)
-    coupler = mech.add_body("coupler", 1.0, span ** 2 / 12 + 1e-3,
+    coupler = mech.add_body("coupler", m_coupler, span ** 2 / 12 + 1e-3,
                             tip + np.array([span / 2, 0.0]), 0.0, velocity=v_tip,
                             angular_velocity=0.0)
     for k in range(cranks):
         x = a * k
-        c = mech.add_body(f"crank{k}", 0.2, 0.2 * r * r / 12, np.array([x, 0.0]) + tip / 2,
-                          theta0, velocity=v_tip / 2, angular_velocity=w0)
+        c = mech.add_body(f"crank{k}", m_crank, m_crank * r * r / 12,
+                          np.array([x, 0.0]) + tip / 2, theta0, velocity=v_tip / 2,
+                          angular_velocity=w0)
         c.marker("P", (-r / 2, 0.0))
         c.marker("Q", (r / 2, 0.0))
         mech.add_joint("revolute", f"G{k}", mech.ground.marker(f"g{k}", (x, 0.0)),

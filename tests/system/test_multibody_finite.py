@@ -25,26 +25,10 @@ from cosim.errors import StepError
 def parallelogram(cranks: int = 3, r: float = 0.2, a: float = 0.5, theta0: float = 1.0,
                   w0: float = 2.0) -> Mechanism:
     """``cranks`` equal parallel cranks on the ground, their tips joined by one coupler
-    (three or more: redundant constraints; two: a regular parallelogram)."""
-    mech = Mechanism("parallelogram", dim=2, gravity=(0.0, -9.81))
-    E = np.array([[0.0, -1.0], [1.0, 0.0]])
-    tip = r * np.array([math.cos(theta0), math.sin(theta0)])
-    v_tip = w0 * E @ tip
-    span = a * (cranks - 1)
-    coupler = mech.add_body("coupler", 1.0, span ** 2 / 12 + 1e-3,
-                            tip + np.array([span / 2, 0.0]), 0.0, velocity=v_tip,
-                            angular_velocity=0.0)
-    for k in range(cranks):
-        x = a * k
-        c = mech.add_body(f"crank{k}", 0.2, 0.2 * r * r / 12, np.array([x, 0.0]) + tip / 2,
-                          theta0, velocity=v_tip / 2, angular_velocity=w0)
-        c.marker("P", (-r / 2, 0.0))
-        c.marker("Q", (r / 2, 0.0))
-        mech.add_joint("revolute", f"G{k}", mech.ground.marker(f"g{k}", (x, 0.0)),
-                       c.marker("P"))
-        mech.add_joint("revolute", f"T{k}", c.marker("Q"),
-                       coupler.marker(f"t{k}", (x - span / 2, 0.0)))
-    return mech
+    (three or more: redundant constraints; two: a regular parallelogram); by default
+    turning towards the singular position theta = 0 (``bench.multibody_corpus``)."""
+    from bench.multibody_corpus import parallelogram as build
+    return build(cranks, r, a, theta0, w0)
 
 
 @pytest.mark.parametrize("project", [False, True])

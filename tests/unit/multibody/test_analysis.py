@@ -92,24 +92,11 @@ def test_linearized_sleeping_top_is_rouths(ratio):
 
 def _parallelogram(cranks, r=0.2, a=0.5, mk=0.2, mc=1.0):
     """``cranks`` equal cranks (length r, mass mk, pivots on the ground a apart) joined by one
-    coupler (mass mc), hanging (cranks straight down, at rest): built like
-    ``parallelogram()`` of tests/system/test_multibody_finite.py.  Three or more cranks:
-    redundant constraints (Grübler counts 0 degrees of freedom, it has 1)."""
-    mech = Mechanism("parallelogram", dim=2, gravity=(0.0, -G))
-    tip = np.array([0.0, -r])
-    span = a * (cranks - 1)
-    coupler = mech.add_body("coupler", mc, span ** 2 / 12 + 1e-3, tip + (span / 2, 0.0), 0.0)
-    for k in range(cranks):
-        x = a * k
-        c = mech.add_body(f"crank{k}", mk, mk * r * r / 12, np.array([x, 0.0]) + tip / 2,
-                          -math.pi / 2)
-        c.marker("P", (-r / 2, 0.0))
-        c.marker("Q", (r / 2, 0.0))
-        mech.add_joint("revolute", f"G{k}", mech.ground.marker(f"g{k}", (x, 0.0)),
-                       c.marker("P"))
-        mech.add_joint("revolute", f"T{k}", c.marker("Q"),
-                       coupler.marker(f"t{k}", (x - span / 2, 0.0)))
-    return mech
+    coupler (mass mc), hanging (cranks straight down, at rest; ``bench.multibody_corpus``).
+    Three or more cranks: redundant constraints (Grübler counts 0 degrees of freedom, it
+    has 1)."""
+    from bench.multibody_corpus import parallelogram
+    return parallelogram(cranks, r, a, -math.pi / 2, 0.0, m_crank=mk, m_coupler=mc)
 
 
 @pytest.mark.parametrize("eps", [None, 1e-6])
