@@ -8,7 +8,9 @@
   ``J' λ = Q - M v̇``; per joint ``-λ``, what the joint applies to body j
   (the convention of the block's reaction outputs): the actuator effort of a
   driver (torque of an angle driver, force of a slide driver, ``-2 L F`` of a
-  distance driver since ``Phi = |d|^2 - L^2``).
+  distance driver since ``Phi = |d|^2 - L^2``).  With redundant rows the
+  minimum-norm ``λ`` (:mod:`.redundancy`: no part along a self-stress of the loop), and
+  the kinematics in the independent rows.
 * :func:`linearize` — ``x' = A x`` about an equilibrium or a *steady motion*
   ``(q0, v0)`` in minimal coordinates, in the *global chart*: a perturbation is
   a displacement ``d`` (translations, and rotations of spatial bodies as global
@@ -70,6 +72,7 @@ from cosim.errors import BuildError, CosimWarning
 from .complex_dynamics import ComplexDynamics, ComplexWarning
 from .formulations import KINDS
 from .geometry import quat_matrix, tilde
+from .redundancy import independent_rows, min_norm_reactions, unit_rows
 
 
 def _require_driven(mech: Any, t: float) -> None:
@@ -81,6 +84,12 @@ def _require_driven(mech: Any, t: float) -> None:
                          "driving constraints (angle_driver, slide_driver, distance_driver)")
 
 
+def _independent(mech: Any, J: np.ndarray) -> np.ndarray:
+    """The independent rows of ``J`` (:mod:`.redundancy`): a square set for a fully driven
+    mechanism, redundant rows left out (their equations follow from the others)."""
+    return independent_rows(unit_rows(J, mech.rank_metric))[0]
+
+
 def kinematics(mech: Any, times: Any) -> dict[str, np.ndarray]:
     """Positions, velocities and accelerations of a fully driven mechanism at ``times``."""
     times = np.asarray(times, float)
@@ -90,11 +99,12 @@ def kinematics(mech: Any, times: Any) -> dict[str, np.ndarray]:
     for t in times:
         q, _ = mech.project_positions(q, float(t))
         _, J, phit, _ = mech.constraints(q, np.zeros(mech.nv), float(t))
-        v = np.linalg.solve(J, -phit)
+        rows = _independent(mech, J)
+        v = np.linalg.solve(J[rows], -phit[rows])
         _, J, _, gamma = mech.constraints(q, v, float(t))
         Q.append(q.copy())
         V.append(v)
-        A.append(np.linalg.solve(J, gamma))
+        A.append(np.linalg.solve(J[rows], gamma[rows]))
     return {"t": times, "q": np.array(Q), "v": np.array(V), "vdot": np.array(A)}
 
 
@@ -105,7 +115,7 @@ def inverse_dynamics(mech: Any, times: Any, loads: Any = None) -> dict[str, Any]
     for t, q, v, vd in zip(kin["t"], kin["q"], kin["v"], kin["vdot"]):
         _, J, _, _ = mech.constraints(q, v, float(t))
         Qf = mech.forces(q, v, float(t), loads(t) if callable(loads) else loads)
-        lam.append(np.linalg.solve(J.T, Qf - mech.M @ vd))
+        lam.append(min_norm_reactions(J, Qf - mech.M @ vd, mech.row_scale / mech.length_scale))
     lam = np.array(lam)
     kin["lambda"] = lam
     kin["joints"] = {name: -lam[:, rows] for name, rows in mech.joint_rows.items()}

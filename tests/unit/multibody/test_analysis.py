@@ -163,3 +163,33 @@ def test_a_force_that_is_not_analytic_is_differenced_and_said_so(how):
     assert "central differences (step 1e-6) for force element 'spring'" in lin["method"]
     assert ("ComplexWarning" in lin["method"]) == (how == "float")
     np.testing.assert_allclose(np.sort(lin["eigenvalues"].imag), [-w, w], rtol=1e-9)
+
+
+def test_inverse_dynamics_of_a_driven_redundant_parallelogram():
+    """Three equal cranks, the first driven at a constant rate: the kinematics in the
+    independent rows, the reactions the minimum-norm ones, and the motor torque the
+    minimal-coordinate one,
+    ``tau = I theta'' + g cos(theta) (3 m_c r / 2 + m_cp r) = g cos(theta) (...)`` at
+    constant rate.  Before: ``np.linalg.solve`` of the non-square J raised LinAlgError."""
+    from bench.multibody_corpus import parallelogram
+    w, r = 0.5, 0.2
+    mech = parallelogram(cranks=3, r=r, theta0=-1.0, w0=w)
+    mech.add_joint("angle_driver", "motor", "ground.g0", "crank0.P",
+                   fn=driver(lambda t: -1.0 + w * t, lambda t: w, lambda t: 0.0))
+    res = inverse_dynamics(mech, np.linspace(0.0, 1.0, 11))
+    th = -1.0 + w * res["t"]
+    np.testing.assert_allclose(res["q"][:, mech.layout()["crank2"]["q"]][:, 2], th,
+                               atol=1e-10)
+    tau = res["joints"]["motor"][:, 0]
+    np.testing.assert_allclose(tau, G * np.cos(th) * (1.5 * 0.2 * r + 1.0 * r), rtol=1e-8)
+    # minimum norm: equilibrium J' lam = Q - M vdot, and no part along the self-stress
+    # (the null space of J' in the force-scaled norm of redundancy.py)
+    from scipy.linalg import null_space
+    scale = mech.row_scale / mech.length_scale
+    for q, v, vd, lam in zip(res["q"], res["v"], res["vdot"], res["lambda"]):
+        _, J, _, _ = mech.constraints(q, v, 0.0)
+        f = mech.forces(q, v, 0.0) - mech.M @ vd
+        np.testing.assert_allclose(J.T @ lam, f, atol=1e-9)
+        stress = null_space(J.T / scale)  # self-stress modes of the scaled reactions
+        assert stress.shape[1] == 1
+        assert abs(stress[:, 0] @ (scale * lam)) < 1e-9 * np.linalg.norm(scale * lam)
