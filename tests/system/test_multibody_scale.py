@@ -88,7 +88,6 @@ def test_the_same_run_in_m_mm_and_km(formulation):
     for u in UNITS:
         err = np.max(np.abs(runs[u] - runs["m"])) / np.max(np.abs(runs["m"]))
         assert err < TOL.get(formulation, 1e-9), (u, err)
-        print(formulation, u, f"{err:.2e}")
 
 
 def test_a_one_centimetre_four_bar_runs_with_the_default_monitor():
