@@ -256,8 +256,7 @@ class Corrections:
         if self.m:  # the rows the index-1 solves use from here (:mod:`.redundancy`)
             self.rows.select(self.constraints(q, v, t)[1])
         if redundant:  # redundant, or dependent only at this position (a singular start)?
-            A, D = independent_rows(unit_rows(self.constraints(q, v, t)[1],
-                                              self.rank_metric))
+            D = self.rows.D  # the rank-revealing QR of rank(), at the same J
             keep = persistent(self, q, t, D)
             redundant = [self.row_labels[d] for d in keep if not self.dropped[d]]
             singular = [self.row_labels[d] for d in D

@@ -14,21 +14,25 @@ set ``A`` of independent rows:
 * The constraint force ``f = J_A' λ_A`` does not depend on the choice of ``A``; the
   reactions of **all** rows are the minimum-norm solution of ``J' λ = f`` in the
   force-scaled norm ``|S λ|``, ``S = diag(row_scale / L)`` (point rows in N, angle rows
-  as torque / L, distance rows as ``2 l λ``), so a load shared by identical redundant
-  cranks is shared equally::
+  as torque / L, distance rows as ``2 l λ``): no part along a self-stress of the loop, so
+  identical redundant cranks under the same load share it equally::
 
       λ = S^-1 (J' S^-1)^+ f
 
   the penalty formulations give the same rule (their ``λ`` minimizes ``Σ λ_r² / a_r``
   with ``a_r ∝ (L / row_scale_r)²``).
 * ``A`` is kept while it stays valid — the QR of ``Jn`` with the rows of ``A`` first has
-  its ``A`` diagonal within ``TOL`` of its largest, and every other row stays within
-  ``TOL`` of their span — and chosen afresh otherwise (the rank changed: a singular
+  no ``A`` diagonal below ``1e3 TOL`` of its largest, and every other row stays within
+  ``1e3 TOL`` of their span (a margin over the selection's ``TOL``, so that rounding does
+  not flip the set) — and chosen afresh otherwise (the rank changed: a singular
   position, or an assembly whose dependence was only instantaneous).
+* At assembly :func:`persistent` tells redundant rows from rows dependent only at the
+  start (a singular start, which the monitors then stop).
 
 Limitation: a redundant row whose equation does not follow from the others' (redundant
 constraints that disagree, a geometry that cannot move) is not enforced by the index-1
-solve; the drift monitor of :class:`MultibodyBlock` then stops the run naming the row.
+solve; the drift monitors (:class:`MultibodyBlock`, ``staggered_integrate``) then stop
+the run naming the row.
 """
 
 from __future__ import annotations
@@ -70,7 +74,7 @@ def still_independent(Jn: np.ndarray, A: np.ndarray, D: np.ndarray,
     docstring): QR of ``[Jn_A; Jn_D]'`` without pivoting."""
     if A.size == 0:
         return not np.any(Jn[D])
-    qr, _, _, info = lapack.dgeqrf(Jn[np.concatenate([A, D])].T)
+    qr, _, _, _ = lapack.dgeqrf(Jn[np.concatenate([A, D])].T)
     R = np.triu(qr[:min(qr.shape)])
     dA = np.abs(np.diag(R)[:A.size])
     if dA.min() <= 1e3 * tol * max(dA.max(), 1.0):

@@ -333,9 +333,10 @@ def staggered_integrate(mech: Any, t_end: float, h: float, *, t0: float = 0.0,
         v_new = v_prev + h * ak                        # level k + 1
         q_new = advance(q_prev, vk, h)
         check_state(mech, q_new, v_new, t + tau, where, last=(qk, vk, t))
-        check_singular(mech, q_new, t + tau, singular_tol, where, skip=skip)
-        if drift_tol is not None and (k + 1) % 2 == 0 and hol.any():
-            check_drift(q_new, t + tau)
+        if (k + 1) % 2 == 0:  # the monitors at the integer levels
+            check_singular(mech, q_new, t + tau, singular_tol, where, skip=skip)
+            if drift_tol is not None and hol.any():
+                check_drift(q_new, t + tau)
         if project:
             q_new, v_new = project_state(q_new, v_new, t + tau)
         chain[(k + 1) % 2] = (q_new, v_new)
