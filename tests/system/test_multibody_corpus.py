@@ -1,7 +1,8 @@
 """Issue 32's differential-testing corpus (``bench/multibody_corpus.py``): every mechanism
 against its independent minimal-coordinate reference, under every formulation, stepper and
-integrator of the library, over the issue's 10 s (h = 1 ms; ``Index3Stepper`` at its
-documented 0.5 ms).
+integrator of the library, over the issue's 10 s (h = 1 ms, or the formulation's
+documented step: ``Index3Stepper`` 0.5 ms, ``staggered_integrate`` 0.25 ms with PCST and
+projection, 0.125 ms without projection; ``mc.DOCUMENTED_STEP``).
 
 A cell passes when its tracked points stay within the case's tolerance (1e-4 m, scaled
 with the four-bar) and its energy within :data:`ENERGY_TOL`, or when it is a documented
@@ -10,7 +11,8 @@ refusal naming what to use instead.  Cells that fail today because of the librar
 
 Also checked here: the references themselves (energy conserved, derivatives against
 finite differences, agreement with the earlier independent references, no library code)
-and the table generator.  About 90 s with ``-n 2`` (the cells' run time is 160 s).
+and the table generator.  About 4.7 min with ``-n 2`` (the cells' run time is 450 s,
+most of it the staggered scheme at its documented 0.125 and 0.25 ms).
 """
 
 from __future__ import annotations
@@ -26,28 +28,11 @@ from bench import multibody_corpus as mc
 
 T_END = 10.0
 
-_ORDER = ("staggered_integrate is the thesis' second-order explicit scheme: at h = 1 ms over "
-          "10 s its error is 1.1-1.2 times the tolerance here (9.5e-5 .. 1.2e-4 m on the "
-          "slider-crank and the four-bar, converging as h^2); the RK4 formulations and "
-          "Index3Stepper meet it")
-_DRIFT = ("staggered_integrate without projection keeps the constraints at velocity level "
-          "only: positions drift, 2.6e-3 m on the RSSR (index1), and PCST's drift is erratic "
-          "in eps_relative (Sarrus: 8e-5 m at 1e-6; at 1e-3 its drift monitor stops it at "
-          "t = 0.89 s, where it was 0.23 m off in 10 s without one; four-bar: a branch flip "
-          "at 1e-6, 7.8e-4 m at 1e-3); with projection PCST is 1.2-12 times the tolerance")
-
 #: (mechanism, formulation) -> why it fails today.  Remove an entry when the library is
 #: fixed (the xfail is strict: the cell then turns the run red until you do).
-#: Measured 2026-11-29: 66 of 81 judged cells pass; every failure is staggered_integrate's.
-XFAIL: dict[tuple[str, str], str] = {
-    **{(f"four-bar {s}", "staggered index1"): _ORDER for s in ("1 m", "1 cm", "1 mm")},
-    **{(f"four-bar {s}", f): _DRIFT for s in ("1 m", "1 cm", "1 mm")
-       for f in ("staggered pcst", "staggered pcst+proj")},
-    **{("slider-crank", f): _DRIFT for f in ("staggered pcst", "staggered pcst+proj")},
-    ("Sarrus 6R", "staggered pcst"): _DRIFT,
-    ("RSSR", "staggered index1"): _DRIFT,
-    **{("RSSR", f): _DRIFT for f in ("staggered pcst", "staggered pcst+proj")},
-}
+#: Measured 2026-11-29: every judged cell passes at its formulation's documented step
+#: (``mc.DOCUMENTED_STEP``), so this is empty.
+XFAIL: dict[tuple[str, str], str] = {}
 
 #: max |E - E0| / max T over 10 s of a passing cell: about 4x the largest measured over the
 #: corpus (lagrange 5.5e-9, augmented Lagrangian 5.5e-9, projection 7.7e-10, partitioning
@@ -82,6 +67,22 @@ def test_cell(mechanism, formulation):
 def test_xfail_entries_name_real_cells():
     assert set(XFAIL) <= {(m, f) for m in mc.CASES for f in mc.FORMULATIONS}
     assert not set(XFAIL) & set(mc.REFUSALS)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("formulation", sorted(mc.STEP_WITNESS))
+def test_staggered_documented_step_is_the_largest(formulation):
+    """The documented step's source: at twice the step the named mechanism misses its
+    tolerance (so the step is the largest of the halving ladder 1, 0.5, 0.25, 0.125 ms
+    that the whole corpus meets, not a step chosen small to be safe), and it is a
+    second-order error or a drift, not a crash or a refusal."""
+    h = mc.step_for(formulation)
+    assert h < mc.H_DEFAULT and formulation in mc.DOCUMENTED_STEP
+    mechanism = mc.STEP_WITNESS[formulation]
+    r = mc.run_cell(mechanism, formulation, T_END, h=2 * h)
+    assert r["status"] == "FAIL" and r["error_m"] is not None, r["message"]
+    assert mc.CASES[mechanism].tol_m < r["error_m"] < 100 * mc.CASES[mechanism].tol_m
+    assert f"{2 * h * 1e3:g} ms the {mechanism}" in mc.DOCUMENTED_STEP[formulation][1]
 
 
 def test_documented_refusals_name_an_alternative_that_exists():
