@@ -38,8 +38,3 @@ class Terminator(Block):
     def __init__(self, name: str, shape: Any = (), unit: str | None = None) -> None:
         super().__init__(name)
         self.u = self.declare_input("u", shape=shape, unit=unit)
-
-    def c_model(self, cg: Any) -> Any:
-        """Generated-C export: nothing to compute."""
-        from fmus.cgen.model import CModel
-        return CModel()

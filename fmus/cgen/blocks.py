@@ -523,6 +523,11 @@ def sine(b: Any, cg: CContext) -> CModel:
                   time_dependent=True)
 
 
+def terminator(b: Any, cg: CContext) -> CModel:
+    """Nothing to compute: the input is discarded."""
+    return CModel()
+
+
 def time_source(b: Any, cg: CContext) -> CModel:
     return CModel(outputs={"t": f"{cg.y(b.t)} = {cg.t};"}, time_dependent=True)
 
@@ -539,6 +544,7 @@ _BUILTIN = {
     "discrete.DiscreteStateSpace": discrete_state_space, "tables.Table1D": table1d,
     "tables.Table2D": table2d, "sources.Constant": constant, "sources.Step": step,
     "sources.Ramp": ramp, "sources.Sine": sine, "sources.TimeSource": time_source,
+    "sinks.Terminator": terminator,
 }
 for _name, _fn in _BUILTIN.items():
     register_c_model(_T.format(_name), _fn)

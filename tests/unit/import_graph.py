@@ -7,6 +7,12 @@ dependency of the layering); imports under ``if TYPE_CHECKING:`` do not.  A pack
 *into* a package ``__init__`` from its own submodules are kept (a submodule that imports its
 package's face depends on everything the face exports), edges from an ``__init__`` to its
 own submodules are not.
+
+Imports through a package's face are followed to the module that defines the name: ``from
+fmus import load_fmu`` depends on ``fmus`` and on ``fmus.importer``, whether the face
+imports the name itself (``from .importer import load_fmu``) or lazily through a
+module-level ``__getattr__`` and a table of names (``{"load_fmu": ("importer",
+"load_fmu")}`` or ``{"Simulator": "simulator"}``: :func:`face_names`).
 """
 
 from __future__ import annotations
@@ -54,9 +60,44 @@ def _known(name: str, mods: dict) -> str | None:
     return name or None
 
 
+def face_names(package: str, path: pathlib.Path, mods: dict) -> dict[str, str]:
+    """``{name: defining module}`` of a package's face (its ``__init__``): its own
+    ``from .sub import name`` imports and the string tables of a lazy ``__getattr__``
+    (module-level dicts whose values name a submodule, ``"sub"`` or ``("sub", attr)``)."""
+    out: dict[str, str] = {}
+    tree = ast.parse(path.read_text())
+    for node in tree.body:
+        if isinstance(node, ast.ImportFrom):
+            mod = (".".join([package] + ([node.module] if node.module else []))
+                   if node.level == 1 else node.module or "")
+            if mod.startswith(package + ".") and mod in mods:
+                for a in node.names:
+                    out[a.asname or a.name] = mod
+        value = node.value if isinstance(node, (ast.Assign, ast.AnnAssign)) else None
+        if isinstance(value, ast.Dict):
+            for k, v in zip(value.keys, value.values, strict=True):
+                if isinstance(v, ast.Tuple) and v.elts:
+                    v = v.elts[0]
+                if (isinstance(k, ast.Constant) and isinstance(k.value, str)
+                        and isinstance(v, ast.Constant) and isinstance(v.value, str)
+                        and f"{package}.{v.value}" in mods):
+                    out.setdefault(k.value, f"{package}.{v.value}")
+    return out
+
+
+def _through_faces(mod: str, name: str, faces: dict) -> list[str]:
+    """The modules that define ``name`` imported from ``mod`` (faces followed, nested)."""
+    out = []
+    while mod in faces and name in faces[mod]:
+        mod = faces[mod][name]
+        out.append(mod)
+    return out
+
+
 def graph() -> dict[str, set[str]]:
     """``{module: modules it imports}`` among the project's modules."""
     mods = modules()
+    faces = {m: face_names(m, p, mods) for m, p in mods.items() if p.name == "__init__.py"}
     edges: dict[str, set[str]] = {m: set() for m in mods}
     for m, path in mods.items():
         is_pkg = path.name == "__init__.py"
@@ -73,6 +114,8 @@ def graph() -> dict[str, set[str]]:
                     mod = node.module or ""
                 subs = [f"{mod}.{a.name}" for a in node.names if f"{mod}.{a.name}" in mods]
                 targets = subs if len(subs) == len(node.names) else subs + [mod]
+                for a in node.names:  # through the face to the defining module
+                    targets += _through_faces(mod, a.name, faces)
             for t in targets:
                 k = _known(t, mods)
                 if k is None or k == m:
