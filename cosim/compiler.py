@@ -65,7 +65,13 @@ class RateGroup:
     blocks: list[Block]
 
     def due(self, tick: int) -> bool:
+        """A sample hit at ``tick``: ``tick = offset + k period``, ``k >= 0``."""
         return tick >= self.offset and (tick - self.offset) % self.period == 0
+
+    def next_hit(self, tick: int) -> int:
+        """The first sample hit strictly after ``tick`` (``offset`` before the first)."""
+        k = (tick - self.offset) // self.period + 1
+        return self.offset + max(k, 0) * self.period
 
     def __str__(self) -> str:
         off = f" offset {format_time(self.offset)}" if self.offset else ""

@@ -44,9 +44,8 @@ class FixedStepping:
             if nx and h and not self._zero_crossings and not self._dyn_events \
                     and tick % h == 0:
                 seg_end = min(end, bps[bp_i]) if bp_i < len(bps) else end
-                for g in hits:  # the next sample hit after tick
-                    k = (tick - g.offset) // g.period + 1
-                    seg_end = min(seg_end, g.offset + max(k, 0) * g.period)
+                for g in hits:
+                    seg_end = min(seg_end, g.next_hit(tick))
                 n_fast = (seg_end - tick) // h - 1  # last step: general path
                 if n_fast > 0:
                     tick = self._fast_steps(tick, n_fast)
@@ -59,8 +58,7 @@ class FixedStepping:
             else:
                 stop = end
                 for g in hits:
-                    k = (tick - g.offset) // g.period + 1
-                    stop = min(stop, g.offset + max(k, 0) * g.period)
+                    stop = min(stop, g.next_hit(tick))
                 if h:
                     stop = min(stop, (tick // h + 1) * h)
             if bp_i < len(bps) and bps[bp_i] < stop:

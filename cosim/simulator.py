@@ -58,7 +58,7 @@ from .fixed_step import FixedStepping
 from .loops import LoopOptions
 from .observers import Observer, Recorder, Results
 from .progress import ProgressBar
-from .solvers import FIXED_STEP, FLOAT_STATES_MAX, check_solver_name, make_fixed
+from .solvers import FLOAT_STATES_MAX, make_fixed, resolve_solver
 from .time import SECONDS_PER_TICK, TICKS_PER_SECOND, format_time, to_ticks
 from .variable_step import advance_variable
 
@@ -79,9 +79,11 @@ class Simulator(FixedStepping):
     diagram : Diagram
     context : Context, optional
         Made by ``diagram.create_context()`` (default: a fresh one).
-    solver : str
+    solver : str or solver class
         ``euler``, ``heun``, ``midpoint``, ``rk4`` (default), ``ab3`` (fixed
-        step) or ``rk45``, ``rk23``, ``dop853``, ``radau``, ``bdf``, ``lsoda``.
+        step) or ``rk45``, ``rk23``, ``dop853``, ``radau``, ``bdf``, ``lsoda``; or a
+        class (``cosim.solvers``: a ``FixedStepSolver`` subclass, see its checklist, or
+        a ``VariableStepSolver``); ``register_solver`` gives a new class a name.
     dt : float or ``"advance"``
         Fixed step [s]; for variable-step solvers the output grid (optional:
         without it every accepted step is recorded).  ``"advance"`` (fixed-step
@@ -145,18 +147,22 @@ class Simulator(FixedStepping):
                 f"Simulator: the context was made by diagram '{context.diagram.name}', not by "
                 f"'{diagram.name}'; use diagram.create_context()")
         self.ctx = context
-        self.solver_name = check_solver_name(solver)
-        self.fixed = self.solver_name in FIXED_STEP
+        #: the solver's class (``cosim.solvers``: a name resolved, or the class given)
+        self.solver_class = resolve_solver(solver)
+        self.solver_name = self.solver_class.name.lower()
+        self.fixed = self.solver_class.fixed
         self.dt = dt
         self.step_per_advance = dt == "advance"
         if self.step_per_advance:
             if not self.fixed:
-                raise RateError(f"dt='advance' needs a fixed-step solver, not '{solver}'")
+                raise RateError(f"dt='advance' needs a fixed-step solver, not "
+                                f"'{self.solver_name}'")
             dt = None
         self.dt_ticks = to_ticks(dt, "dt") if dt is not None else None
         if (self.fixed and self.dt_ticks is None and self.plan.n_continuous
                 and not self.step_per_advance):
-            raise RateError(f"solver '{solver}' is fixed-step: give dt (the step in seconds, "
+            raise RateError(f"solver '{self.solver_name}' is fixed-step: give dt (the step "
+                            "in seconds, "
                             "or 'advance': one step per advance_to)")
         if self.dt_ticks is not None and self.dt_ticks <= 0:
             raise RateError(f"dt must be positive, got {dt!r}")
@@ -246,11 +252,11 @@ class Simulator(FixedStepping):
         rhs_floats = self.ev.make_rhs(self.ctx, self._reuse_fresh, self._derivs,
                                       floats=True) if small and self.fixed else None
         self._propagator = None
-        if (self.fixed and self.ev.can_propagate and self.solver_name != "ab3"
+        tab = self.solver_class.tableau if self.fixed else None
+        if (tab is not None and not self.solver_class.multistep and self.ev.can_propagate
                 and not self._zero_crossings and not self._dyn_events and self.dt_ticks):
-            tab = FIXED_STEP[self.solver_name].tableau
             self._propagator = self.ev.make_propagator(tab, self.dt_ticks * _NS)
-        self._fixed_solver = make_fixed(self.solver_name, self._rhs_array, rhs_floats) \
+        self._fixed_solver = make_fixed(self.solver_class, self._rhs_array, rhs_floats) \
             if self.fixed else None
         self._eval_cont = self.ev.evaluator_for(frozenset())
         self._hit_plans = {}
@@ -355,11 +361,9 @@ class Simulator(FixedStepping):
         solver (``multistep_restart``)."""
         groups = self._groups
         if len(groups) == 1:  # the common case, at every major point: no generator
-            g = groups[0]
-            key = (0,) if tick >= g.offset and (tick - g.offset) % g.period == 0 else ()
+            key = (0,) if groups[0].due(tick) else ()
         else:
-            key = tuple(i for i, g in enumerate(groups) if tick >= g.offset
-                        and (tick - g.offset) % g.period == 0) if groups else ()
+            key = tuple(i for i, g in enumerate(groups) if g.due(tick)) if groups else ()
         if first:
             key = ("first",) + key
         plan = self._hit_plans.get(key)

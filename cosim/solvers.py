@@ -22,7 +22,11 @@ Implementers' checklist
    ``nfev`` is counted; do not modify ``y`` in place.
 3. Multistep methods override :meth:`reset` to forget their history (called
    after events and state resets).
-4. Register the class in ``FIXED_STEP``.
+4. Pass the class itself, ``Simulator(..., solver=MyMethod)``, or name it once with
+   :func:`register_solver` (``@register_solver`` on the class) for ``solver="name"``.
+   An explicit Runge-Kutta method that gives its ``tableau`` gets the fused propagation
+   of linear parts (``Evaluator.make_propagator``) like the built-in ones; a multistep
+   one (``multistep = True``) does not.
 5. Optionally (explicit Runge-Kutta methods) implement ``_float_source(n)``: the body of
    the same step in Python floats for ``n`` states (see below), the same operations in
    the same order, element by element.
@@ -60,6 +64,7 @@ FLOAT_STATES_MAX = 8
 class FixedStepSolver:
     """Base class: one step of size ``h`` from ``(t, y)``."""
 
+    fixed = True
     order = 0
     name = "base"
     tableau: tuple | None = None  # (a, b, c) for explicit Runge-Kutta methods
@@ -324,40 +329,105 @@ def _float_step(solver: FixedStepSolver, n: int) -> Callable:
     key = (type(solver), n)
     fn = _FLOAT_STEPS.get(key)
     if fn is None:
-        name = f"{solver.name}_floats_{n}"
-        src = f"def {name}(f, t, y, h):\n" + "".join(
+        name = "".join(c if c.isalnum() else "_" for c in f"{solver.name}_floats_{n}")
+        src = f"def _{name}(f, t, y, h):\n" + "".join(
             f"    {line}\n" for line in solver._float_source(n))
         filename = f"<cosim-{name}>"
         linecache.cache[filename] = (len(src), None, src.splitlines(True), filename)
         ns = {"_array": np.array}
         exec(compile(src, filename, "exec"), ns)
-        fn = _FLOAT_STEPS[key] = ns[name]
+        fn = _FLOAT_STEPS[key] = ns[f"_{name}"]
     return fn
 
 
-FIXED_STEP = {"euler": Euler, "heun": Heun, "midpoint": Midpoint, "rk4": RK4, "ab3": AB3}
-VARIABLE_STEP = {"rk45": "RK45", "rk23": "RK23", "dop853": "DOP853", "radau": "Radau",
-                 "bdf": "BDF", "lsoda": "LSODA"}
-STIFF = {"radau", "bdf", "lsoda"}
+class VariableStepSolver:
+    """A variable-step method: one of SciPy's :class:`scipy.integrate.OdeSolver` classes,
+    driven by :mod:`cosim.variable_step` (the class is named, not held: SciPy is imported
+    only when a variable-step run starts)."""
+
+    fixed = False
+    name = "base"
+    scipy_name = ""
+    #: implicit, for stiff systems: a failed step says so, and says nothing of stiffness
+    stiff = False
+
+    @classmethod
+    def scipy_class(cls) -> type:
+        import scipy.integrate as si
+        return getattr(si, cls.scipy_name)
+
+
+def _scipy_method(name: str, scipy_name: str, stiff: bool = False) -> type:
+    return type(scipy_name, (VariableStepSolver,),
+                {"name": name, "scipy_name": scipy_name, "stiff": stiff,
+                 "__doc__": f"SciPy's ``{scipy_name}`` (variable step"
+                            f"{', stiff' if stiff else ''})."})
+
+
+#: Every solver by name (:func:`register_solver`); ``Simulator(solver=...)`` takes a name
+#: from here or a solver class itself (a :class:`FixedStepSolver` subclass or a
+#: :class:`VariableStepSolver`), as PathSim takes its solver classes.
+SOLVERS: dict[str, type] = {}
+#: The fixed-step and the variable-step part of :data:`SOLVERS` (kept in step by
+#: :func:`register_solver`).
+FIXED_STEP: dict[str, type] = {}
+VARIABLE_STEP: dict[str, type] = {}
+
+
+def register_solver(cls: type) -> type:
+    """Make ``cls`` known by its ``name`` (lower case) to ``Simulator(solver="name")``;
+    usable as a class decorator.  A name already taken by another class is an error."""
+    if not (isinstance(cls, type) and issubclass(cls, (FixedStepSolver, VariableStepSolver))):
+        raise TypeError(f"register_solver: {cls!r} is not a FixedStepSolver subclass or a "
+                        "VariableStepSolver")
+    key = str(cls.name).lower()
+    if key in ("", "base"):
+        raise ValueError(f"register_solver: {cls.__name__} has no name of its own")
+    if SOLVERS.get(key, cls) is not cls:
+        raise ValueError(f"register_solver: the name {key!r} is taken by "
+                         f"{SOLVERS[key].__name__}")
+    SOLVERS[key] = cls
+    (VARIABLE_STEP if issubclass(cls, VariableStepSolver) else FIXED_STEP)[key] = cls
+    return cls
+
+
+for _cls in (Euler, Heun, Midpoint, RK4, AB3,
+             _scipy_method("rk45", "RK45"), _scipy_method("rk23", "RK23"),
+             _scipy_method("dop853", "DOP853"), _scipy_method("radau", "Radau", stiff=True),
+             _scipy_method("bdf", "BDF", stiff=True),
+             _scipy_method("lsoda", "LSODA", stiff=True)):
+    register_solver(_cls)
 
 
 def solver_names() -> list[str]:
-    return list(FIXED_STEP) + list(VARIABLE_STEP)
+    return list(SOLVERS)
 
 
-def make_fixed(name: str, fun: Callable, fun_floats: Callable | None = None) -> FixedStepSolver:
-    """The fixed-step solver ``name`` on ``fun``; ``fun_floats``: the float path's
-    right-hand side (module docstring; ignored by methods without one)."""
-    return FIXED_STEP[name](fun, fun_floats=fun_floats)
+def resolve_solver(solver: str | type) -> type:
+    """The solver class of ``solver``: a registered name (any case) or a class."""
+    if isinstance(solver, type):
+        if issubclass(solver, FixedStepSolver) and solver is not FixedStepSolver \
+                or issubclass(solver, VariableStepSolver) and solver.scipy_name:
+            return solver
+        raise ValueError(f"solver {solver.__name__} is neither a FixedStepSolver subclass "
+                         "nor a VariableStepSolver with a scipy_name")
+    key = str(solver).lower()
+    if key not in SOLVERS:
+        raise ValueError(f"unknown solver {solver!r}; choose one of {', '.join(SOLVERS)} "
+                         "or pass a solver class (cosim.solvers.register_solver names one)")
+    return SOLVERS[key]
 
 
-def scipy_solver_class(name: str):
-    import scipy.integrate as si
-    return getattr(si, VARIABLE_STEP[name])
+def make_fixed(solver: str | type, fun: Callable,
+               fun_floats: Callable | None = None) -> FixedStepSolver:
+    """The fixed-step solver ``solver`` (name or class) on ``fun``; ``fun_floats``: the
+    float path's right-hand side (module docstring; ignored by methods without one)."""
+    return resolve_solver(solver)(fun, fun_floats=fun_floats)
+
+
+def scipy_solver_class(solver: str | type):
+    return resolve_solver(solver).scipy_class()
 
 
 def check_solver_name(name: str) -> str:
-    key = name.lower()
-    if key not in FIXED_STEP and key not in VARIABLE_STEP:
-        raise ValueError(f"unknown solver {name!r}; choose one of {', '.join(solver_names())}")
-    return key
+    return resolve_solver(name).name.lower()

@@ -298,7 +298,7 @@ class DiagramSubsystem(Subsystem):
                                                                     self._out_ports)]
         self.sim = Simulator(self.wrapper, self.ctx, solver=solver, dt=dt, record=False,
                              **simulator_options)
-        self.solver_name = solver
+        self.solver_name = self.sim.solver_name
         self.dt_ticks = to_ticks(dt, "dt") if dt not in (None, "advance") else None
         self.can_save_state = not self.wrapper.compile().opaque_states or all(
             h.save is not None for h in self.wrapper.compile().opaque_states)

@@ -17,7 +17,6 @@ import numpy as np
 
 from .errors import SolverError
 from .event_location import first_root
-from .solvers import STIFF, scipy_solver_class
 from .time import SECONDS_PER_TICK, TICKS_PER_SECOND
 
 _NS = SECONDS_PER_TICK
@@ -26,7 +25,7 @@ _NS = SECONDS_PER_TICK
 def advance_variable(self: Any, end: int) -> None:
     """Integrate with a SciPy solver to ``end``, stopping at every hit and breakpoint."""
     ctx = self.ctx
-    cls = scipy_solver_class(self.solver_name)
+    cls = self.solver_class.scipy_class()
     out_grid = self.dt_ticks
     first_step = None
     if out_grid and not hasattr(self, "_next_out"):
@@ -35,8 +34,7 @@ def advance_variable(self: Any, end: int) -> None:
         tick = ctx.ticks
         stop = end
         for g in self._groups:
-            k = (tick - g.offset) // g.period + 1
-            stop = min(stop, g.offset + max(k, 0) * g.period)
+            stop = min(stop, g.next_hit(tick))
         for bp in self._breakpoints:
             if bp > tick:
                 stop = min(stop, bp)
@@ -62,7 +60,7 @@ def advance_variable(self: Any, end: int) -> None:
             if sol.status == "failed":
                 hint = ("the solution may be blowing up, or jumps at an instant no block "
                         "declared as a time event or zero crossing")
-                if self.solver_name not in STIFF:
+                if not self.solver_class.stiff:
                     hint = "the system may be stiff (try 'radau' or 'bdf'), or " + hint
                 raise SolverError(f"solver {self.solver_name} failed at t = {sol.t:.9g} s: "
                                   f"{msg} {hint}")

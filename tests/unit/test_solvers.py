@@ -9,7 +9,7 @@ from blocks.continuous import Integrator
 from blocks.lti import StateSpace
 from blocks.sources import Sine
 from cosim import Block, DiagramBuilder, FunctionBlock, Simulator
-from cosim.solvers import AB3, RK4, Euler, Heun, Midpoint
+from cosim.solvers import AB3, RK4, Euler, ExplicitRungeKutta, Heun, Midpoint
 
 
 class Nonlinear(Block):
@@ -123,3 +123,77 @@ def test_variable_step_without_grid_records_every_accepted_step():
     assert len(res.time) == sim.diagnostics()["steps"] + 1
     assert res.time[-1] == 2.0 and np.all(np.diff(res.time) > 0)
     np.testing.assert_allclose(res["i.y"], np.exp(-2.0 * res.time), rtol=1e-6)
+
+
+# ------------------------------------------------------------ solver classes, registry
+class Ralston(ExplicitRungeKutta):
+    """Ralston's second-order method: a user's solver, defined by its tableau alone."""
+
+    order, name = 2, "ralston-test"
+    tableau = (((0.0, 0.0), (2 / 3, 0.0)), (0.25, 0.75), (0.0, 2 / 3))
+
+
+def _linear(solver, dt=0.01):
+    b = DiagramBuilder("lin")
+    src = b.add(Sine("src", 1.0, 2.0))
+    p = b.add(StateSpace("p", [[0, 1], [-20, -2]], [[0], [1]], [[1, 0]], [[0]]))
+    b.connect(src.y, p.u)
+    sim = Simulator(b.build(), solver=solver, dt=dt, record=["p.y"])
+    return sim, sim.run(1.0)["p.y"]
+
+
+def test_a_solver_class_is_passed_as_a_name_is():
+    """``solver=RK4`` is ``solver="rk4"`` bit for bit; a user's class needs no registry
+    edit: its tableau alone gives it the fused propagation and its order."""
+    a, ya = _linear(RK4)
+    b, yb = _linear("rk4")
+    assert a.solver_name == "rk4" and a.solver_class is RK4 and np.array_equal(ya, yb)
+    sim, _ = _linear(Ralston)
+    assert sim.solver_name == "ralston-test" and sim._propagator is not None
+    ref = _run("rk4", 1e-4)
+    e1, e2 = abs(_run(Ralston, 0.02) - ref), abs(_run(Ralston, 0.01) - ref)
+    assert abs(math.log2(e1 / e2) - 2) < 0.25
+
+
+def test_a_multistep_solver_gets_no_fused_propagator():
+    sim, _ = _linear(AB3)
+    assert sim._propagator is None and sim._fixed_solver.multistep
+
+
+def test_register_solver_names_a_class_once():
+    from cosim import solvers
+    try:
+        assert solvers.register_solver(Ralston) is Ralston
+        assert solvers.resolve_solver("Ralston-Test") is Ralston
+        assert solvers.FIXED_STEP["ralston-test"] is Ralston
+        assert _run("ralston-test", 0.01) == _run(Ralston, 0.01)
+        assert solvers.register_solver(Ralston) is Ralston  # again: the same class
+        clash = type("Clash", (solvers.ExplicitRungeKutta,), {"name": "rk4"})
+        with pytest.raises(ValueError, match="'rk4' is taken by RK4"):
+            solvers.register_solver(clash)
+        with pytest.raises(TypeError, match="not a FixedStepSolver subclass"):
+            solvers.register_solver(int)
+    finally:
+        solvers.SOLVERS.pop("ralston-test", None)
+        solvers.FIXED_STEP.pop("ralston-test", None)
+
+
+def test_unknown_solvers_are_refused_with_the_choices():
+    with pytest.raises(ValueError, match=r"unknown solver 'rk5'.*rk4.*lsoda.*solver class"):
+        _run("rk5", 0.01)
+    with pytest.raises(ValueError, match="neither a FixedStepSolver subclass"):
+        _run(Nonlinear, 0.01)
+
+
+def test_variable_step_solvers_are_classes_too():
+    from cosim.solvers import SOLVERS, VariableStepSolver
+    bdf = SOLVERS["bdf"]
+    assert issubclass(bdf, VariableStepSolver) and bdf.stiff and not SOLVERS["rk45"].stiff
+    import scipy.integrate as si
+    assert bdf.scipy_class() is si.BDF
+    b = DiagramBuilder("nl")
+    b.add(Nonlinear("n"))
+    d = b.build()
+    y1 = Simulator(d, solver=bdf, dt=0.1, record=["n.x"]).run(1.0)["n.x"]
+    y2 = Simulator(d, solver="bdf", dt=0.1, record=["n.x"]).run(1.0)["n.x"]
+    assert np.array_equal(y1, y2)
