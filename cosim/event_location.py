@@ -1,7 +1,7 @@
 """Locating a zero crossing inside a step: the root of a witness on the step's interpolant.
 
-Used by the fixed-step (:meth:`cosim.fixed_step.FixedStepping._fixed_events`) and variable-step
-(:func:`cosim.variable_step.locate_event`) paths.
+Used by the fixed-step (:meth:`cosim.fixed_step.FixedStepAdvancer._locate`) and
+variable-step (:meth:`cosim.variable_step.VariableStepAdvancer._locate`) advancers.
 """
 
 from __future__ import annotations

@@ -1,11 +1,13 @@
-"""The fixed-step loop of :class:`~cosim.simulator.Simulator` (a mixin): steps of exactly
-``dt`` on the integer grid between major points, runs of whole steps with nothing due in
-between (:meth:`FixedStepping._fast_steps`: one fused propagation where nothing observes
-the micro steps), partial steps only to reach breakpoints and events, and zero crossings
-located inside a step by root finding on the solver's own step (``_fixed_events``).
+"""The fixed-step advancer of :class:`~cosim.simulator.Simulator` (:mod:`cosim.advancer`):
+steps of exactly ``dt`` on the integer grid between major points, runs of whole steps
+with nothing due in between (:meth:`FixedStepAdvancer._fast_steps`: one fused propagation
+where nothing observes the micro steps), partial steps only to reach breakpoints and
+events, and zero crossings located inside a step by root finding on the solver's own step
+(:meth:`FixedStepAdvancer._locate`).  Also the advancer of diagrams without continuous
+states, whatever the solver: it only moves from one major point to the next.
 
 The simulator's module docstring gives the semantics at a major point; the variable-step
-loop is :mod:`cosim.variable_step`.
+advancer is :mod:`cosim.variable_step`.
 """
 
 from __future__ import annotations
@@ -20,51 +22,48 @@ from .event_location import first_root
 from .time import SECONDS_PER_TICK, TICKS_PER_SECOND
 
 _NS = SECONDS_PER_TICK
+_NEVER = 1 << 62  #: no stop ahead
 
 
-class FixedStepping:
-    """Fixed-step advance (mixin of ``Simulator``; it provides the context, the compiled
-    program, the solver and the major-point handling)."""
+class FixedStepAdvancer:
+    """Fixed-step advance (module docstring).
 
-    ctx: Any
+    ``host``: the Simulator (:class:`~cosim.advancer.SteppingHost`); ``dt_ticks``: the
+    step (None: one step per ``advance``, ``dt="advance"``); ``n_continuous``: the number
+    of continuous states (0: no integration)."""
 
-    def _advance_fixed(self, end: int) -> None:
-        ctx = self.ctx
-        h = self.dt_ticks or 0
-        bps = self._breakpoints
-        hits = self._groups
-        nx = self.plan.n_continuous
-        prop = self._propagator
-        solver = self._fixed_solver
+    def __init__(self, host: Any, dt_ticks: int | None, n_continuous: int) -> None:
+        self.host = host
+        self.h = dt_ticks or 0
+        self.nx = n_continuous
+
+    def advance(self, end: int) -> None:
+        host = self.host
+        ctx = host.ctx
+        stats = host.stats
+        h, nx = self.h, self.nx
+        crossings = host.crossings
+        dynamic = host.has_dynamic_events
+        program = host.program
+        prop, solver = program.propagator, program.solver
         tick = ctx.ticks
-        bp_i = 0
-        while bp_i < len(bps) and bps[bp_i] <= tick:
-            bp_i += 1
+        nxt = -1  # the next major point after tick (host.next_stop), kept while valid
         while tick < end:
-            if nx and h and not self._zero_crossings and not self._dyn_events \
-                    and tick % h == 0:
-                seg_end = min(end, bps[bp_i]) if bp_i < len(bps) else end
-                for g in hits:
-                    seg_end = min(seg_end, g.next_hit(tick))
-                n_fast = (seg_end - tick) // h - 1  # last step: general path
+            if dynamic or tick >= nxt:
+                nxt = host.next_stop(tick)
+                if nxt is None:
+                    nxt = _NEVER
+            if nx and h and not crossings and not dynamic and tick % h == 0:
+                n_fast = (min(end, nxt) - tick) // h - 1  # last step: general path
                 if n_fast > 0:
                     tick = self._fast_steps(tick, n_fast)
-                    prop = self._propagator
-                    solver = self._fixed_solver
+                    program = host.program
+                    prop, solver = program.propagator, program.solver
                     continue
-            # next stop: grid point, sample hit (no continuous part), breakpoint, end
-            if nx and h:
-                stop = (tick // h + 1) * h
-            else:
-                stop = end
-                for g in hits:
-                    stop = min(stop, g.next_hit(tick))
-                if h:
-                    stop = min(stop, (tick // h + 1) * h)
-            if bp_i < len(bps) and bps[bp_i] < stop:
-                stop = bps[bp_i]
-            if self._dyn_next is not None and self._dyn_next < stop:
-                stop = max(self._dyn_next, tick + 1)
+            # next stop: grid point, major point, end
+            stop = (tick // h + 1) * h if h else end
+            if nxt < stop:
+                stop = nxt
             if stop > end:
                 stop = end
             if nx:
@@ -77,103 +76,82 @@ class FixedStepping:
                 else:
                     xn = solver.advance(t, x, hh)
                     if h and stop - tick != h:
-                        self.stats["partial_steps"] += 1
+                        stats["partial_steps"] += 1
                 if not math.isfinite(xn @ xn):  # (the common case without a call)
-                    self._check_finite(xn, stop)
+                    host.check_finite(xn, stop)
                 ctx.xc = xn
-                self.stats["steps"] += 1
-                if self._zero_crossings:
-                    stop = self._fixed_events(tick, x, stop)
-                    prop = self._propagator
-            while bp_i < len(bps) and bps[bp_i] <= stop:
-                bp_i += 1
+                stats["steps"] += 1
+                if crossings:
+                    stop = self._locate(tick, x, stop)
             tick = stop
-            self._major(tick)
-            if self._dirty:
-                prop = self._propagator
-            if self.progress:
-                self._bar.tick(tick)
+            host.major(tick)
+            program = host.program
+            prop, solver = program.propagator, program.solver
 
     def _fast_steps(self, tick: int, n: int) -> int:
         """``n`` whole steps with no sample hits, events or breakpoints in between."""
-        ctx = self.ctx
-        h = self.dt_ticks
+        host = self.host
+        ctx = host.ctx
+        h = self.h
         hs = h * _NS
         s = ctx.signals
-        prop = self._propagator
-        advance = self._fixed_solver.advance
-        ev = self._eval_cont
-        samplers = [o.on_sample for o in self.observers]
-        # observers that say when they read (a decimating recorder): evaluate only then
-        wants = [getattr(o, "wants_sample", None) for o in self.observers]
-        lazy = bool(samplers) and all(w is not None for w in wants)
-        if self.progress:
-            samplers.append(lambda sim: self._bar.tick(sim.ctx.ticks))
+        program = host.program
+        prop = program.propagator
+        advance = program.solver.advance
         isfinite = math.isfinite
-        monitors = self._monitors
         try:
-            if prop is not None and not samplers and not monitors:
+            if prop is not None and not host.watches_steps():
                 # nothing observes the micro steps: propagate, evaluate outputs once
                 tick, xn, finite = prop.steps(ctx, s, tick, ctx.xc, h, n, _NS)
                 if not finite:
-                    self._check_finite(xn, tick)
+                    host.check_finite(xn, tick)
                 ctx.xc = xn
                 ctx.ticks = tick
                 ctx.time = ctx.mode_time = tick * _NS
-                ev(ctx, s)
+                program.outputs(ctx, s)
                 return tick
-            for _ in range(n):
+            for i in range(n):
                 t = tick * _NS
                 ctx.mode_time = t
                 x = ctx.xc
                 xn = prop.step(ctx, s, t, x, hs) if prop is not None else advance(t, x, hs)
                 if not isfinite(xn @ xn):
-                    self._check_finite(xn, tick + h)
+                    host.check_finite(xn, tick + h)
                 ctx.xc = xn
                 tick += h
                 ctx.ticks = tick
                 ctx.time = ctx.mode_time = tick * _NS
-                for m in monitors:
-                    m(ctx)
-                if samplers:  # else the next step's first stage evaluates the outputs
-                    if not lazy or any(w() for w in wants):
-                        ev(ctx, s)
-                    for sample in samplers:
-                        sample(self)
-                if self._dirty:
-                    self._dirty = False
-                    self.stats["rebuilds"] += 1
-                    self._build_program()
-                    prop, advance = self._propagator, self._fixed_solver.advance
-                    ev = self._eval_cont
-            if not samplers or lazy:
-                ev(ctx, s)  # the outputs at the last step
+                host.step_end(i == n - 1)
+                if host.program is not program:  # a parameter change rebuilt it
+                    program = host.program
+                    prop, advance = program.propagator, program.solver.advance
         except StepError:
             raise
         except Exception as exc:
-            where = self.ev.locate(exc)
-            if where is None:
+            if program.ev.locate(exc) is None:
                 raise
-            raise StepError(f"evaluating {where} failed at t = {ctx.time:.9g} s: "
-                            f"{type(exc).__name__}: {exc}") from exc
+            raise program.failure(exc, ctx) from exc
         finally:
-            self.stats["steps"] += n
+            host.stats["steps"] += n
         return tick
 
-    def _fixed_events(self, t0: int, x0: np.ndarray, stop: int) -> int:
+    def _locate(self, t0: int, x0: np.ndarray, stop: int) -> int:
         """Locate the first zero crossing in ``(t0, stop]``; handle it; return the new stop."""
-        ctx = self.ctx
+        host = self.host
+        ctx = host.ctx
+        program = host.program
+        crossings = host.crossings
         ctx.ticks = stop
         ctx.time = stop * _NS
         ctx.mode_time = t0 * _NS
-        self._call_eval(self._eval_cont)
-        g_new = [float(z.witness(ctx)) for z in self._zero_crossings]
-        crossed = self._crossings(self._g_prev, g_new)
+        program.evaluate(ctx)
+        g_new = crossings.witnesses(ctx)
+        crossed = crossings.crossed(g_new)
         if not crossed:
             return stop
         t0s = t0 * _NS
         x1 = ctx.xc.copy()
-        solver = self._fixed_solver
+        solver = program.solver
         step = solver._starter if hasattr(solver, "_starter") else solver
         span = (stop - t0) * _NS
         linear = False
@@ -188,8 +166,8 @@ class FixedStepping:
         def g_at(i: int, theta: float) -> float:
             ctx.xc = state_at(theta)
             ctx.time = t0s + theta
-            self._call_eval(self._eval_cont)
-            return float(self._zero_crossings[i].witness(ctx))
+            program.evaluate(ctx)
+            return crossings.witness(i, ctx)
 
         if step is not solver and any(
                 (g_at(i, span) > 0.0) != (g_new[i] > 0.0) for i in crossed):
@@ -198,7 +176,8 @@ class FixedStepping:
             linear = True
         best = None
         for i in crossed:
-            th = first_root(lambda th, i=i: g_at(i, th), 0.0, span, self._g_prev[i], g_new[i])
+            th = first_root(lambda th, i=i: g_at(i, th), 0.0, span, crossings.previous[i],
+                            g_new[i])
             th = 0.0 if th is None else th  # straight through from zero: at once
             if best is None or th < best[0]:
                 best = (th, i)
@@ -207,8 +186,8 @@ class FixedStepping:
         ctx.xc = state_at((t_ev - t0) * _NS)
         ctx.ticks = t_ev
         ctx.time = t_ev * _NS
-        self._call_eval(self._eval_cont)
-        self._handle_event(self._zero_crossings[i])
+        program.evaluate(ctx)
+        host.handle_event(crossings[i])
         if t_ev < stop:
-            self.stats["partial_steps"] += 1
+            host.stats["partial_steps"] += 1
         return t_ev

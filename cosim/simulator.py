@@ -36,6 +36,7 @@ at every sample hit and breakpoint; ``dt`` is then the output grid.
 
 from __future__ import annotations
 
+import bisect
 import math
 import time as _time
 from collections import deque
@@ -54,13 +55,15 @@ from .errors import (
     ZenoError,
 )
 from .evaluator import Evaluator
-from .fixed_step import FixedStepping
+from .fixed_step import FixedStepAdvancer
 from .loops import LoopOptions
 from .observers import Observer, Recorder, Results
+from .program import Program
 from .progress import ProgressBar
 from .solvers import FLOAT_STATES_MAX, make_fixed, resolve_solver
 from .time import SECONDS_PER_TICK, TICKS_PER_SECOND, format_time, to_ticks
-from .variable_step import advance_variable
+from .variable_step import VariableStepAdvancer
+from .zero_crossings import ZeroCrossings
 
 _NS = SECONDS_PER_TICK
 #: rounds of re-initialization at the start time (:meth:`Simulator._initial_checks`): a
@@ -71,7 +74,7 @@ INIT_ROUNDS = 100
 _NO_BAR = ProgressBar(0, 0, False)
 
 
-class Simulator(FixedStepping):
+class Simulator:
     """Run a diagram.
 
     Parameters
@@ -199,10 +202,8 @@ class Simulator(FixedStepping):
         self._pending_term: SimulationTerminated | None = None
         self._dyn_events: list = []
         self._dyn_next: int | None = None
-        self._post_event = False
-        self._zero_after_event: set = set()
         #: ``(x, t)`` at which the last full evaluation left every output the derivatives
-        #: read up to date (see :meth:`_major`); the next ``_rhs`` there reuses it
+        #: read up to date (see :meth:`major`); the next right-hand side there reuses it
         self._fresh: tuple | None = None
         self._hit_plans: dict = {}
         self._check_rates()
@@ -219,6 +220,11 @@ class Simulator(FixedStepping):
                         f"block {names} {what} {format_time(val)} is not a multiple of the "
                         f"solver step dt = {format_time(self.dt_ticks)}; choose dt dividing "
                         "every sample period and offset (or a variable-step solver)")
+
+    @property
+    def ev(self) -> Evaluator:
+        """The current program's generated evaluation code (``program.ev``)."""
+        return self.program.ev
 
     def solver_settings(self) -> dict:
         return {"solver": self.solver_name, "dt": self.dt, "rtol": self.rtol,
@@ -241,40 +247,34 @@ class Simulator(FixedStepping):
                     overrides[slot] = (lambda f, g: lambda c, v: g(c, f(c, v)))(prev, fn)
                 else:
                     overrides[slot] = fn
-        self.ev = Evaluator(self.plan, self.ctx, consumers=consumers, overrides=overrides,
-                            loop_options=self.loop_options, fuse_linear=self.fuse_linear)
-        self.ctx.pruned_slots = frozenset(self.ev.pruned)
-        self._derivs = self.ev.make_derivatives()
-        # the fixed-step solvers' right-hand side, one generated call per stage (and for
-        # small systems its float form, cosim.solvers)
-        self._rhs_array = self.ev.make_rhs(self.ctx, self._reuse_fresh, self._derivs)
+        ev = Evaluator(self.plan, self.ctx, consumers=consumers, overrides=overrides,
+                       loop_options=self.loop_options, fuse_linear=self.fuse_linear)
+        self.ctx.pruned_slots = frozenset(ev.pruned)
+        derivs = ev.make_derivatives()
+        # the solvers' right-hand side, one generated call per stage (and for small
+        # systems its float form, cosim.solvers)
+        rhs = ev.make_rhs(self.ctx, self._reuse_fresh, derivs)
         small = 0 < self.plan.n_continuous <= FLOAT_STATES_MAX
-        rhs_floats = self.ev.make_rhs(self.ctx, self._reuse_fresh, self._derivs,
-                                      floats=True) if small and self.fixed else None
-        self._propagator = None
+        rhs_floats = ev.make_rhs(self.ctx, self._reuse_fresh, derivs,
+                                 floats=True) if small and self.fixed else None
+        propagator = None
         tab = self.solver_class.tableau if self.fixed else None
-        if (tab is not None and not self.solver_class.multistep and self.ev.can_propagate
-                and not self._zero_crossings and not self._dyn_events and self.dt_ticks):
-            self._propagator = self.ev.make_propagator(tab, self.dt_ticks * _NS)
-        self._fixed_solver = make_fixed(self.solver_class, self._rhs_array, rhs_floats) \
-            if self.fixed else None
-        self._eval_cont = self.ev.evaluator_for(frozenset())
+        if (tab is not None and not self.solver_class.multistep and ev.can_propagate
+                and not self.crossings and not self._dyn_events and self.dt_ticks):
+            propagator = ev.make_propagator(tab, self.dt_ticks * _NS)
+        solver = make_fixed(self.solver_class, rhs, rhs_floats) if self.fixed else None
+        self.program = Program(ev, ev.evaluator_for(frozenset()), rhs, propagator, solver)
         self._hit_plans = {}
         self._fresh = None
         self._restart_reads = None
-        if (self._fixed_solver is not None and self._fixed_solver.multistep
+        if (solver is not None and solver.multistep
                 and self.multistep_restart != "events"):
-            self._restart_reads = self.ev.derivative_reads()
-
-    def _rhs(self, t: float, x: np.ndarray) -> np.ndarray:
-        """The derivatives at ``(t, x)`` (the variable-step solvers' right-hand side; the
-        fixed-step ones call the generated function of the current program directly)."""
-        return self._rhs_array(t, x)
+            self._restart_reads = ev.derivative_reads()
 
     def _reuse_fresh(self, x: Any, t: float) -> bool:
         """At the first stage after a major point, whether the outputs the derivatives
         read were evaluated there, at this ``(t, x)``, and nothing has changed them since
-        (:meth:`_major`): then the stage computes only the derivatives."""
+        (:meth:`major`): then the stage computes only the derivatives."""
         fresh = self._fresh
         if fresh is not None and fresh[0] is x and fresh[1] == t:
             self._fresh = None
@@ -295,8 +295,9 @@ class Simulator(FixedStepping):
                             "diagram")
         self.terminated = None
         self._pending_term = None
-        self._zero_crossings = [z for b in plan.blocks for z in b.zero_crossings]
+        self.crossings = ZeroCrossings([z for b in plan.blocks for z in b.zero_crossings])
         self._dyn_events = [e for b in plan.blocks for e in b.dynamic_time_events]
+        self.has_dynamic_events = bool(self._dyn_events)
         self._init_checks = [f for b in plan.blocks for f in b.initial_checks]
         self._monitors = [m.fn for b in plan.blocks for m in b.monitors]
         self._dirty = False
@@ -310,13 +311,15 @@ class Simulator(FixedStepping):
             bps.update(m.breakpoints())
         self._breakpoints = sorted(bps)
         self._breakpoint_set = set(bps)
+        self._observation = None  # step_end's observers (computed at the first step end)
         self._time_events = [(t, ev) for b in plan.blocks for ev in b.time_events
                              for t in ev.times if ev.handler is not None]
         self._groups = plan.rate_groups
         self._t0 = ctx.ticks
+        self.advancer = self._make_advancer()
         for o in self.observers:
             o.on_start(self)
-        self._major(ctx.ticks, first=True)
+        self.major(ctx.ticks, first=True)
         self._initialized = True
 
     def evaluate_outputs(self) -> None:
@@ -328,7 +331,7 @@ class Simulator(FixedStepping):
             self.initialize()
         self._fresh = None
         self.ctx.time = self.ctx.mode_time = self.ctx.ticks * _NS
-        self._call_eval(self._eval_cont)
+        self.program.evaluate(self.ctx)
 
     def reinitialize_outputs(self) -> None:
         """:meth:`evaluate_outputs` at the start time, then the blocks' initial checks (an
@@ -336,12 +339,11 @@ class Simulator(FixedStepping):
         co-simulation master setting the inputs at initialization."""
         self.evaluate_outputs()
         if self._init_checks:
-            self._initial_checks(self._eval_cont)
+            self._initial_checks(self.program.outputs)
 
     def reset_solver_history(self) -> None:
         """Forget multistep history (after a rollback of the context)."""
-        if getattr(self, "_fixed_solver", None) is not None:
-            self._fixed_solver.reset()
+        self._reset_multistep()
 
     def _on_param_change(self, handle: Any) -> None:
         self._dirty = True
@@ -373,10 +375,10 @@ class Simulator(FixedStepping):
         if first and groups:
             # every sampled output gets a value from its initial state at the start,
             # also for blocks whose first hit is later (offset > 0)
-            fn = self.ev.evaluator_for(frozenset(b for g in groups for b in g.blocks))
+            fn = self.program.ev.evaluator_for(frozenset(b for g in groups for b in g.blocks))
         else:
             due = frozenset(b for g in due_groups for b in g.blocks)
-            fn = self.ev.evaluator_for(due) if due else self._eval_cont
+            fn = self.program.ev.evaluator_for(due) if due else self.program.outputs
         updates = []
         reuse = not self._monitors
         for g in due_groups:
@@ -400,7 +402,112 @@ class Simulator(FixedStepping):
         plan = self._hit_plans[key] = (fn, updates, reuse, watch)
         return plan
 
-    def _major(self, tick: int, first: bool = False) -> None:
+    # ------------------------------------------- the advancer's host (cosim.advancer)
+    def _make_advancer(self) -> Any:
+        """The stepping strategy (:mod:`cosim.advancer`)."""
+        if self.fixed or self.plan.n_continuous == 0:
+            return FixedStepAdvancer(self, self.dt_ticks, self.plan.n_continuous)
+        return VariableStepAdvancer(self, self.solver_class, self.dt_ticks, self.rtol,
+                                    self.atol, self.max_step)
+
+    def next_stop(self, tick: int) -> int | None:
+        """The first tick after ``tick`` that must be a major point: a sample hit of a
+        rate group, a time event or breakpoint, a dynamic time event; None if none."""
+        stop = None
+        for g in self._groups:
+            k = g.next_hit(tick)
+            if stop is None or k < stop:
+                stop = k
+        bps = self._breakpoints
+        if bps and bps[-1] > tick:
+            k = bps[bisect.bisect_right(bps, tick)]
+            if stop is None or k < stop:
+                stop = k
+        if self._dyn_next is not None:
+            k = max(self._dyn_next, tick + 1)
+            if stop is None or k < stop:
+                stop = k
+        return stop
+
+    def watches_steps(self) -> bool:
+        """Whether anything looks at step ends between major points (:meth:`step_end`)."""
+        return bool(self._monitors or self.observers or self.progress)
+
+    def step_end(self, last: bool) -> None:
+        """A step end between major points (fixed-step runs of whole steps; the state
+        already there): the monitors, then the observers, with the outputs evaluated
+        first unless every observer says it does not read here (a decimating recorder),
+        the progress bar; a parameter changed meanwhile rebuilds the program.  ``last``:
+        the run's last step, whose outputs are left evaluated."""
+        ctx = self.ctx
+        for m in self._monitors:
+            m(ctx)
+        if self._observation is None:
+            samplers = [o.on_sample for o in self.observers]
+            wants = [getattr(o, "wants_sample", None) for o in self.observers]
+            lazy = bool(samplers) and all(w is not None for w in wants)
+            self._observation = (samplers, wants, lazy)
+        samplers, wants, lazy = self._observation
+        program = self.program
+        if samplers or self.progress:  # else the next step's first stage evaluates them
+            if not lazy or any(w() for w in wants):
+                program.evaluate(ctx)
+            for sample in samplers:
+                sample(self)
+            if self.progress:
+                self._bar.tick(ctx.ticks)
+        if self._dirty:
+            self._dirty = False
+            self.stats["rebuilds"] += 1
+            self._build_program()
+        if last and (lazy or not (samplers or self.progress)):
+            self.program.evaluate(ctx)  # the outputs at the last step
+
+    def sample(self, tick: int, x: Any, t: float | None = None) -> None:
+        """An output point between major points: the state ``x`` at ``tick`` (time ``t``,
+        default the tick's), outputs evaluated, observers sampled."""
+        ctx = self.ctx
+        ctx.xc = x
+        ctx.ticks, ctx.time = tick, tick * _NS if t is None else t
+        self.program.evaluate(ctx)
+        for o in self.observers:
+            o.on_sample(self)
+
+    def check_monitors(self, x: Any, t: float) -> None:
+        """The monitors at a solver step ``(x, t)``, the context left as it was."""
+        if self._monitors:
+            ctx = self.ctx
+            x_keep, t_keep = ctx.xc, ctx.time
+            ctx.xc, ctx.time = x, t
+            for m in self._monitors:
+                m(ctx)
+            ctx.xc, ctx.time = x_keep, t_keep
+
+    def after_event(self, tick: int) -> None:
+        """The point right after an event handled inside a variable step: the outputs
+        again, the time events its handler asked for at this instant, the witnesses, the
+        observers, a termination the handler asked for."""
+        ctx = self.ctx
+        self.program.evaluate(ctx)
+        if self._dyn_events:
+            self._dynamic_events_now(tick, self.program.outputs)
+            self._dyn_next = self._next_dynamic_tick()
+        self.crossings.set_previous(self.crossings.witnesses(ctx))
+        for o in self.observers:
+            o.on_sample(self)
+        self._check_pending_term()
+
+    def due_event_tick(self) -> int | None:
+        """The tick of the next dynamic time event, asked afresh."""
+        return self._next_dynamic_tick()
+
+    def _reset_multistep(self) -> None:
+        """A discontinuity: a multistep solver's history is void."""
+        solver = self.program.solver if hasattr(self, "program") else None
+        if solver is not None:
+            solver.reset()
+
+    def major(self, tick: int, first: bool = False) -> None:
         """Steps 1-4 of the module docstring at ``tick``."""
         ctx = self.ctx
         self._fresh = None
@@ -417,26 +524,26 @@ class Simulator(FixedStepping):
         if watch:
             sig = ctx.signals
             before = [sig[k] for k in watch]
-            self._call_eval(fn)
+            self.program.evaluate(ctx, fn)
             if any(_changed(a, sig[k]) for a, k in zip(before, watch)):
                 # the right-hand side jumps here: multistep history from before is void
-                self._fixed_solver.reset()
+                self.program.solver.reset()
                 self.stats["multistep_restarts"] += 1
         else:
-            try:  # _call_eval, inline: once per major point
+            try:  # Program.evaluate, inline: once per major point
                 fn(ctx, ctx.signals)
             except (StepError, SimulationTerminated):
                 raise
             except Exception as exc:
-                self._eval_failed(exc)
+                raise self.program.failure(exc, ctx) from exc
         if first and self._init_checks:
             self._initial_checks(fn)
         for m in self._monitors:
             m(ctx)
         if self._dyn_events:
             self._dynamic_events_now(tick, fn)
-        if self._zero_crossings:
-            self._set_g_prev([float(z.witness(ctx)) for z in self._zero_crossings])
+        if self.crossings:
+            self.crossings.set_previous(self.crossings.witnesses(ctx))
         for o in self.observers:
             o.on_sample(self)
         if self._pending_term is not None:
@@ -451,6 +558,8 @@ class Simulator(FixedStepping):
             self._dyn_next = self._next_dynamic_tick()
         if reuse and not self._dirty:
             self._fresh = (ctx.xc, ctx.time)
+        if not first and self.progress:
+            self._bar.tick(tick)
 
     # ------------------------------------------------------ run-time events
     def _initial_checks(self, fn: Any) -> None:
@@ -499,8 +608,7 @@ class Simulator(FixedStepping):
                 except SimulationTerminated as exc:
                     exc.source = exc.source or e.block.path
                     self._pending_term = self._pending_term or exc
-            if self._fixed_solver is not None:
-                self._fixed_solver.reset()
+            self._reset_multistep()
             self._call_eval(fn)
             if self._pending_term is not None:
                 return
@@ -510,9 +618,9 @@ class Simulator(FixedStepping):
                         "iteration between them does not converge")
 
     def _run_time_actions(self, tick: int) -> None:
-        if tick in self._breakpoint_set and self._fixed_solver is not None:
+        if tick in self._breakpoint_set:
             # a breakpoint is a possible discontinuity: multistep history is void
-            self._fixed_solver.reset()
+            self._reset_multistep()
         for t, ev in self._time_events:
             if t == tick:
                 ev.handler(self.ctx)
@@ -521,19 +629,7 @@ class Simulator(FixedStepping):
                 m.at_time(self, tick)
 
     def _call_eval(self, fn: Any) -> None:
-        ctx = self.ctx
-        try:
-            fn(ctx, ctx.signals)
-        except (StepError, SimulationTerminated):
-            raise
-        except Exception as exc:
-            self._eval_failed(exc)
-
-    def _eval_failed(self, exc: Exception) -> None:
-        """Raise the StepError for ``exc`` raised by generated evaluation code."""
-        where = self.ev.locate(exc) or "generated evaluation code"
-        raise StepError(f"evaluating {where} failed at t = {self.ctx.time:.9g} s: "
-                        f"{type(exc).__name__}: {exc}") from exc
+        self.program.evaluate(self.ctx, fn)
 
     # ---------------------------------------------------------- running
     def advance_to(self, t_end_s: float) -> None:
@@ -554,10 +650,7 @@ class Simulator(FixedStepping):
         # (no bar object per call without a bar: a co-simulation steps many short calls)
         bar = self._bar = ProgressBar(self.ctx.ticks, end) if self.progress else _NO_BAR
         try:
-            if self.fixed or self.plan.n_continuous == 0:
-                self._advance_fixed(end)
-            else:
-                advance_variable(self, end)
+            self.advancer.advance(end)
         except _Terminate as term:
             self._stopped(term.event)
         except SimulationTerminated as exc:  # raised while evaluating outputs
@@ -628,39 +721,18 @@ class Simulator(FixedStepping):
 
     def diagnostics(self) -> dict:
         d = dict(self.stats)
-        if hasattr(self, "ev"):
+        program = getattr(self, "program", None)
+        if program is not None:
+            ev = program.ev
             d["loops"] = [{"loop": s.label, "calls": s.calls, "iterations": s.iterations,
                            "max_iterations": s.max_iterations, "last_residual": s.last_residual}
-                          for s in self.ev.loop_solvers]
-            d["loop_iterations"] = sum(s.iterations for s in self.ev.loop_solvers)
-            d["fused_groups"] = len(self.ev.groups)
-            d["propagator"] = self._propagator is not None
-        if getattr(self, "_fixed_solver", None) is not None:
-            d["rhs_evals"] = self._fixed_solver.nfev
+                          for s in ev.loop_solvers]
+            d["loop_iterations"] = sum(s.iterations for s in ev.loop_solvers)
+            d["fused_groups"] = len(ev.groups)
+            d["propagator"] = program.propagator is not None
+            if program.solver is not None:
+                d["rhs_evals"] = program.solver.nfev
         return d
-
-    def _set_g_prev(self, g: list) -> None:
-        """The witnesses at the current point; those an event handler left exactly on zero
-        are remembered (see :meth:`_crossings`)."""
-        self._g_prev = g
-        self._zero_after_event = {i for i, v in enumerate(g) if v == 0.0} \
-            if self._post_event else set()
-        self._post_event = False
-
-    def _crossings(self, g_old: list, g_new: list) -> list[int]:
-        """Witnesses that crossed zero in their direction over the step.  A witness an
-        event handler left exactly on zero (a ball reset onto the floor) counts when it
-        ends on the crossing side: it left the surface and came back within the step, or
-        went straight through it (:func:`first_root` tells which)."""
-        out = []
-        zero = self._zero_after_event
-        for i, (a, b) in enumerate(zip(g_old, g_new)):
-            d = self._zero_crossings[i].direction
-            rising = a < 0.0 <= b or (a == 0.0 and b > 0.0 and i in zero)
-            falling = a > 0.0 >= b or (a == 0.0 and b < 0.0 and i in zero)
-            if (d >= 0 and rising) or (d <= 0 and falling):
-                out.append(i)
-        return out
 
     #: Zeno guard: this many consecutive state events within this span of
     #: simulated time stop the run with a :class:`~cosim.errors.ZenoError`.
@@ -671,11 +743,11 @@ class Simulator(FixedStepping):
     zeno_events = 100
     zeno_span_s = 1e-6
 
-    def _handle_event(self, z: Any) -> None:
+    def handle_event(self, z: Any) -> None:
         """A located zero crossing at the current tick: observers get the values just
         before it (left limit), then its handler runs."""
         self.stats["events"] += 1
-        self._post_event = True
+        self.crossings.after_event()
         recent = self._recent_events
         recent.append(self.ctx.ticks)
         if len(recent) == self.zeno_events:
@@ -697,15 +769,14 @@ class Simulator(FixedStepping):
             except SimulationTerminated as exc:
                 exc.source = exc.source or z.block.path
                 self._pending_term = self._pending_term or exc
-        if self._fixed_solver is not None:
-            self._fixed_solver.reset()
+        self._reset_multistep()
         if z.terminal:
             raise _Terminate(z)
         if self._dyn_events:
             self._dyn_next = self._next_dynamic_tick()
 
     # ----------------------------------------------------------- checks
-    def _check_finite(self, x: np.ndarray, tick: int) -> None:
+    def check_finite(self, x: np.ndarray, tick: int) -> None:
         if x.size and not math.isfinite(float(x @ x)):
             bad = np.flatnonzero(~np.isfinite(x))
             if bad.size == 0:

@@ -205,7 +205,7 @@ def in_time_order(t: Any) -> np.ndarray:
 
     After a zero-crossing event a variable-step run records the output-grid points that lie
     between the previous solver step and the event only after the event (cosim's
-    ``advance_variable``), with the post-event discrete state and a dense output evaluated
+    ``cosim.variable_step``), with the post-event discrete state and a dense output evaluated
     before its step: keep a sample only if its time is later than every earlier one.
     """
     t = np.asarray(t, dtype=float)

@@ -148,12 +148,12 @@ def test_simulator_float_path_equals_array_path(solver, kind, monkeypatch):
         n = d.compile().n_continuous
         fast = Simulator(d, solver=solver, dt=1e-3, record="all")
         res_fast = fast.run(0.3)
-        assert (fast._fixed_solver.fun_floats is not None) == (n <= FLOAT_STATES_MAX)
+        assert (fast.program.solver.fun_floats is not None) == (n <= FLOAT_STATES_MAX)
         with monkeypatch.context() as m:
             m.setattr(simulator_module, "FLOAT_STATES_MAX", 0)
             slow = Simulator(d, solver=solver, dt=1e-3, record="all")
             res_slow = slow.run(0.3)
-            assert slow._fixed_solver.fun_floats is None
+            assert slow.program.solver.fun_floats is None
         assert list(res_fast.signals) == list(res_slow.signals)
         assert np.array_equal(res_fast.time, res_slow.time)
         for name in res_fast.signals:
@@ -167,7 +167,7 @@ def test_a_small_system_stage_does_not_build_the_state_array():
     d = _diagram(1, 3)
     sim = Simulator(d, solver="rk4", dt=1e-3, record=False)
     sim.initialize()
-    solver = sim._fixed_solver
+    solver = sim.program.solver
     rhs = solver.fun_floats
     assert rhs is not None
     seen = []

@@ -149,7 +149,7 @@ def test_a_solver_class_is_passed_as_a_name_is():
     b, yb = _linear("rk4")
     assert a.solver_name == "rk4" and a.solver_class is RK4 and np.array_equal(ya, yb)
     sim, _ = _linear(Ralston)
-    assert sim.solver_name == "ralston-test" and sim._propagator is not None
+    assert sim.solver_name == "ralston-test" and sim.program.propagator is not None
     ref = _run("rk4", 1e-4)
     e1, e2 = abs(_run(Ralston, 0.02) - ref), abs(_run(Ralston, 0.01) - ref)
     assert abs(math.log2(e1 / e2) - 2) < 0.25
@@ -157,7 +157,7 @@ def test_a_solver_class_is_passed_as_a_name_is():
 
 def test_a_multistep_solver_gets_no_fused_propagator():
     sim, _ = _linear(AB3)
-    assert sim._propagator is None and sim._fixed_solver.multistep
+    assert sim.program.propagator is None and sim.program.solver.multistep
 
 
 def test_register_solver_names_a_class_once():

@@ -65,7 +65,7 @@ def test_pressure_source_is_read_inline_and_follows_parameter_changes():
     b.connect(src.p, f.in_ports[0])
     sim = Simulator(b.build(), solver="rk4", dt=1e-3, record=["half.y", "supply.p"])
     sim.advance_to(0.01)
-    code = "".join(linecache.getlines(sim._eval_cont.__code__.co_filename))
+    code = "".join(linecache.getlines(sim.program.outputs.__code__.co_filename))
     assert "ctx.params[" in code
     sim.ctx.set_param("supply.pressure", 3e6)
     sim.advance_to(0.02)
