@@ -11,8 +11,10 @@ the services the couplings call, rollback and the macro-step loop;
 :mod:`cosim.master_settle` the initialization and the consistent feedthrough
 outputs at communication points (algebraic loops, high-order start); and
 :mod:`cosim.master_results` the recording of rows, per-step diagnostics and
-the :class:`~cosim.observers.Results`.  :class:`MasterScheduler` inherits
-both as mixins.
+the :class:`~cosim.observers.Results` (:class:`~cosim.master_results.MasterRecord`, held
+as ``master.record``, reading the master through its recording interface:
+:meth:`MasterScheduler.counters`, :meth:`~MasterScheduler.signal_specs`, ...).
+:class:`MasterScheduler` still inherits the settling as a mixin.
 
 Example
 -------
@@ -42,7 +44,7 @@ from .errors import (
     UnitError,
 )
 from .extrapolation import SignalHistory, evaluate
-from .master_results import ResultsRecorder
+from .master_results import MasterRecord, package_versions
 from .master_settle import LoopSettler
 from .observers import Results
 from .progress import ProgressBar
@@ -97,7 +99,7 @@ def _non_real(sub: Any, port: str) -> bool:
     return dtype is not None and np.dtype(dtype).kind not in "fc"
 
 
-class MasterScheduler(ResultsRecorder, LoopSettler):
+class MasterScheduler(LoopSettler):
     """Couple :class:`~cosim.subsystem.Subsystem` objects (see module docstring).
 
     Parameters
@@ -250,7 +252,6 @@ class MasterScheduler(ResultsRecorder, LoopSettler):
         self.feedthrough_subs: list = []
         self.last_residual = 0.0
         self.iteration_total = 0
-        self._marks: list[tuple] = []  # cumulative counters at each accepted macro step
         self.step_control = step_control
         self._check_high_order_start()
         self.step_sizes = []
@@ -259,7 +260,8 @@ class MasterScheduler(ResultsRecorder, LoopSettler):
         self.t = 0
         #: ``{"t", "by", "reason"}`` when a subsystem ended the run, else None
         self.terminated: dict | None = None
-        self._bulk: list = []  # macro steps run by a compiled loop (master_results)
+        #: the run's rows, marks and results (:class:`~cosim.master_results.MasterRecord`)
+        self.record = MasterRecord(self)
         self._predict_orders: list | None = None
         self._loop, self.compiled_reason = self._compiled_loop(compiled)
 
@@ -650,35 +652,28 @@ class MasterScheduler(ResultsRecorder, LoopSettler):
 
     def _run(self, t_end_s: float, t0_s: float) -> Results:
         self.terminated = None
-        self._bulk = []
-        self._marks = []
         if getattr(self.coupling, "needs_rollback", False):
             self.check_rollback(f"coupling '{self.coupling.name}'")
         self.initialize(t0_s)
         end = to_ticks(t_end_s, "end time")
         self._bar = ProgressBar(self.t, end, self.progress)
-        self._mark(0)
-        if self.step_control is not None:
-            times = [self.t * _NS]
-            rows = self._rows()
-            rows.append(self._snapshot_outputs())
-            wall0 = _perf()
-            k = run_controlled(self, end, times, rows)
-            return self._results(times, rows, _perf() - wall0, k)
-        if (end - self.t) % (self.H * max(s.rate for s in self.subsystems)):
+        record = self.record = MasterRecord(self)
+        if self.step_control is None and \
+                (end - self.t) % (self.H * max(s.rate for s in self.subsystems)):
             raise BuildError(f"end time {t_end_s} s is not a whole number of macro steps "
                              f"H = {format_time(self.H)} (times the largest rate)")
-        times = [self.t * _NS]
-        rows = self._rows()
-        rows.append(self._snapshot_outputs())
+        record.start()
         wall0 = _perf()
+        if self.step_control is not None:
+            k = run_controlled(self, end)
+            return record.results(_perf() - wall0, k)
         k = 0
         H = self.H
         p = max(self.input_orders.values(), default=0)
         self._check_terminated()  # already at initialization
         if self.high_order_start and p >= 2 and end - self.t >= p * H \
                 and not self._startup_obstacle() and self.terminated is None:
-            k = self._startup(p, times, rows)
+            k = self._startup(p)
             self._check_terminated()
         array = None
         if self._loop is not None and self.t < end and self.terminated is None:
@@ -689,18 +684,87 @@ class MasterScheduler(ResultsRecorder, LoopSettler):
                                  "Python loop")
             self.compiled_reason = why
             if not why:
-                k, array = self._loop.run(self, k, end, times, rows)
+                k, array = self._loop.run(self, k, end, record.times, record.rows)
                 self._check_terminated()
         while self.t < end and self.terminated is None:
             self._macro(k, H)
-            self._mark(H)
+            record.point(H)
             k += 1
-            times.append(self.t * _NS)
-            rows.append(self._snapshot_outputs())
             if self._check_terminated():
                 break
-        wall = _perf() - wall0
-        return self._results(times, rows, wall, k, array)
+        return record.results(_perf() - wall0, k, array)
+
+    # --------------------------------------- the recording interface (MasterRecord)
+    def counter_names(self) -> list[str]:
+        """The cumulative counters a mark keeps (:meth:`counters`), in order."""
+        return (["iteration_total", "last_residual", "rejections"]
+                + (["energy_total"] if self.bonds else [])
+                + [f"wall/{name}" for name in self.wall])
+
+    def counters(self) -> tuple:
+        """The values of :meth:`counter_names` now."""
+        fixed = (self.iteration_total, self.last_residual, self.rejections)
+        energy = (self.energy_total,) if self.bonds else ()
+        return fixed + energy + tuple(self.wall.values())
+
+    def outputs_now(self) -> list:
+        """The newest published output of every signal (a row of the results)."""
+        return [h.v[-1] for h in self._hist_list]  # values are never modified in place
+
+    def signal_specs(self) -> list[tuple]:
+        """``(path, unit, shape, dtype)`` of every signal, in row order: the declared
+        dtype, or for an undeclared one text as text (object) and the rest float."""
+        out = []
+        for sname, o in self.histories:
+            s = self.by_name[sname]
+            dtype = getattr(s, "dtypes", {}).get(o)
+            if dtype is None:
+                last = self.histories[(sname, o)].v
+                dtype = object if last and isinstance(last[-1], (str, bytes)) else float
+            out.append((f"{sname}.{o}", s.units[o] or "", tuple(s.shapes[o]), np.dtype(dtype)))
+        return out
+
+    def provenance(self, stream: bool = False) -> dict:
+        """The results' provenance (``stream``: the stream writers' header form)."""
+        if stream:
+            return {"model": "+".join(s.name for s in self.subsystems),
+                    "master": {"H_s": self.H * _NS, "coupling": type(self.coupling).__name__,
+                               "extrapolation": sorted({int(v) for v in self.orders.values()})},
+                    "versions": package_versions()}
+        return {"model": "+".join(self.by_name), "coupling": self.coupling.name,
+                "macro_step_s": self.H * _NS,
+                "extrapolation": {".".join(k): v for k, v in self.orders.items()},
+                "versions": package_versions()}
+
+    def run_diagnostics(self, wall: float, n_steps: int) -> dict:
+        """The run's diagnostics (``n_steps`` macro steps in ``wall`` seconds)."""
+        sub_wall = sum(self.wall.values())
+        diag = {
+            "macro_steps": n_steps, "communications": self.exchanges, "wall_s": wall,
+            "subsystem_wall_s": dict(self.wall), "subsystem_steps": dict(self.steps),
+            "master_overhead_us_per_subsystem_step":
+                1e6 * (wall - sub_wall) / max(1, sum(self.steps.values())),
+            "init_sweeps": self.init_sweeps,
+            "startup_sweeps": self.startup_sweeps,
+            "loop_solves": self.loop_solves,
+            "loop_evaluations_per_solve": self.loop_evaluations / max(1, self.loop_solves),
+            "rollbacks": self.rollbacks,
+            "rejections": self.rejections,
+            "step_sizes_s": list(self.step_sizes),
+            "unrecoverable_steps": getattr(self, "unrecoverable", 0),
+            "steps_over_tol_at_h_min": getattr(self, "over_tol_at_min", 0),
+            "energy_residual_total": self.energy_total if self.bonds else None,
+            "compiled": self.compiled_reason or True,
+            "iterations_per_step_max": max(self.iterations, default=0),
+            "iterations_per_step_mean": float(np.mean(self.iterations)) if self.iterations
+            else 0.0,
+        }
+        if getattr(self, "terminated", None):
+            diag["terminated"] = dict(self.terminated)
+        return diag
+
+    def tick_progress(self) -> None:
+        self._bar.tick(self.t)
 
     def stepper(self, *, record_every: int | None = 1, t0_s: float = 0.0) -> Any:
         """The master stepped by the caller, one macro step at a time

@@ -1,10 +1,13 @@
-"""Results recording of the co-simulation master.
+"""Results recording of the co-simulation master: :class:`MasterRecord`, an observer of
+the master's communication points held by :class:`~cosim.master.MasterScheduler` as
+``master.record``.
 
-:class:`ResultsRecorder` is a mixin of :class:`~cosim.master.MasterScheduler`:
-it snapshots the published outputs at each communication point (streamed to
-the stream writers when given), marks the cumulative counters after each macro
-step, and packs signals, per-macro-step diagnostics and provenance into a
-:class:`~cosim.observers.Results`.
+It keeps the times and rows of the published outputs at each communication point
+(streamed to the stream writers when given), marks the master's cumulative counters after
+each macro step, and packs signals, per-macro-step diagnostics and provenance into a
+:class:`~cosim.observers.Results`.  What it reads of the master is its recording
+interface: ``t``, ``writers``, ``signal_specs()``, ``outputs_now()``, ``counters()``,
+``counter_names()``, ``run_diagnostics()``, ``provenance()`` and ``tick_progress()``.
 """
 
 from __future__ import annotations
@@ -32,58 +35,80 @@ def package_versions() -> dict:
     return dict(_VERSIONS[0])
 
 
-class ResultsRecorder:
-    """Rows, per-macro-step marks and the final results (mixin of ``MasterScheduler``)."""
+#: the columns of a mark: t, H, wall clock, then :meth:`MasterScheduler.counters`
+_MARK_FIXED = 3
 
-    def _dtype(self, sname: str, o: str) -> Any:
-        """The declared dtype of output ``o`` of ``sname``; undeclared: text stays text
-        (object), the rest float."""
-        dtype = getattr(self.by_name[sname], "dtypes", {}).get(o)
-        if dtype is None:
-            last = self.histories[(sname, o)].v
-            dtype = object if last and isinstance(last[-1], (str, bytes)) else float
-        return np.dtype(dtype)
 
-    def _signals(self) -> list:
-        return [_Signal(f"{sname}.{o}", self.by_name[sname].units[o] or "",
-                        tuple(self.by_name[sname].shapes[o]), self._dtype(sname, o))
-                for sname, o in self.histories]
+class MasterRecord:
+    """The rows, per-macro-step marks and results of one run of ``master`` (module
+    docstring).  :meth:`start` at the first communication point, :meth:`point` after
+    every accepted macro step that is kept (:meth:`mark` for one that is not),
+    :meth:`mark_bulk` after a compiled loop's steps, :meth:`results` at the end."""
 
-    def _rows(self) -> list:
-        """The list the runs append communication points to (streamed with writers)."""
-        if not self.writers:
-            return []
-        prov = {"model": "+".join(s.name for s in self.subsystems),
-                "master": {"H_s": self.H * _NS, "coupling": type(self.coupling).__name__,
-                           "extrapolation": sorted({int(v) for v in self.orders.values()})},
-                "versions": package_versions()}
-        signals = self._signals()
-        for w in self.writers:
-            w.start_rows(signals, prov)
-        return _StreamedRows(self)
+    def __init__(self, master: Any) -> None:
+        self.master = master
+        self.times: list = []
+        self.rows: Any = []
+        self._marks: list[tuple] = []
+        self._bulk: list = []
 
-    def _mark(self, H: int) -> None:
-        """Cumulative counters after the macro step that just ended at ``self.t``.
+    def start(self) -> None:
+        """The first communication point (the master initialized at its start time)."""
+        m = self.master
+        self._marks, self._bulk = [], []
+        self.mark(0)
+        self.times = [m.t * _NS]
+        self.rows = self._new_rows()
+        self.rows.append(m.outputs_now())
 
-        Differences of consecutive marks are the per-macro-step diagnostics (a
-        step's rejected attempts count towards the accepted one).
-        """
-        self._marks.append((self.t, H, _perf(), self.iteration_total,
-                            self.last_residual, self.rejections, self.energy_total,
-                            *self.wall.values()))
-        self._bar.tick(self.t)
+    def point(self, H: int, row: list | None = None) -> None:
+        """The macro step of ``H`` that ended at ``master.t``, kept: marked, its time and
+        its row (the published outputs, or ``row``) appended."""
+        self.mark(H)
+        self.times.append(self.master.t * _NS)
+        self.rows.append(self.master.outputs_now() if row is None else row)
 
-    def _mark_bulk(self, t_start: int, H: int, n: int, wall: float) -> None:
+    def mark(self, H: int) -> None:
+        """Cumulative counters after the macro step of ``H`` that just ended at
+        ``master.t``.  Differences of consecutive marks are the per-macro-step
+        diagnostics (a step's rejected attempts count towards the accepted one)."""
+        m = self.master
+        self._marks.append((m.t, H, _perf(), *m.counters()))
+        m.tick_progress()
+
+    def mark_bulk(self, t_start: int, H: int, n: int, wall: float) -> None:
         """Marks of ``n`` macro steps of ``H`` from ``t_start`` run by a compiled loop
         (``wall`` spread evenly: the loop does not time single steps)."""
         if n:
             self._bulk.append((len(self._marks), t_start, H, n, wall))
-            self._mark(H)  # the cumulative counters after the last of them
+            self.mark(H)  # the cumulative counters after the last of them
 
-    def _macro_diagnostics(self) -> dict[str, np.ndarray]:
-        m = np.array(self._marks, dtype=float).reshape(-1, 7 + len(self.wall))
-        d = np.diff(m, axis=0)
-        t, Hs, res = m[1:, 0], m[1:, 1], m[1:, 4]
+    @property
+    def n_marks(self) -> int:
+        return len(self._marks)
+
+    def _new_rows(self) -> list:
+        """The list the run appends communication points to (streamed with writers)."""
+        m = self.master
+        if not m.writers:
+            return []
+        prov = m.provenance(stream=True)
+        signals = [_Signal(*spec) for spec in m.signal_specs()]
+        for w in m.writers:
+            w.start_rows(signals, prov)
+        return _StreamedRows(m)
+
+    def macro_diagnostics(self) -> dict[str, np.ndarray]:
+        """Per accepted macro step: ``t``, ``H``, ``wall_s``, ``iterations``,
+        ``residual``, ``rejections`` (and ``energy_residual``, ``wall_s/<subsystem>``)."""
+        m = self.master
+        names = m.counter_names()
+        width = _MARK_FIXED + len(names)
+        marks = np.array(self._marks, dtype=float).reshape(-1, width)
+        d = np.diff(marks, axis=0)
+        col = {n: _MARK_FIXED + j for j, n in enumerate(names)}
+        t, Hs = marks[1:, 0], marks[1:, 1]
+        res = marks[1:, col["last_residual"]]
         for pos, t_start, H, n, _wall in reversed(self._bulk):
             # the one difference row of a compiled run's n steps, spread over them
             i = pos - 1
@@ -93,60 +118,34 @@ class ResultsRecorder:
             t = np.concatenate([t[:i], ts, t[i + 1:]])
             Hs = np.concatenate([Hs[:i], np.full(n, float(H)), Hs[i + 1:]])
             res = np.concatenate([res[:i], np.full(n, res[i]), res[i + 1:]])
-        iters = d[:, 3]
+        iters = d[:, col["iteration_total"]]
         out = {"t": t * _NS, "H": Hs * _NS, "wall_s": d[:, 2],
                "iterations": np.where(iters > 0, iters, 1.0).astype(int),
-               "residual": res, "rejections": d[:, 5].astype(int)}
-        if self.bonds:
-            out["energy_residual"] = d[:, 6]
-        for j, name in enumerate(self.wall):
-            out[f"wall_s/{name}"] = d[:, 7 + j]
+               "residual": res, "rejections": d[:, col["rejections"]].astype(int)}
+        if "energy_total" in col:
+            out["energy_residual"] = d[:, col["energy_total"]]
+        for name, j in col.items():
+            if name.startswith("wall/"):
+                out[f"wall_s/{name[5:]}"] = d[:, j]
         return out
 
-    def _snapshot_outputs(self) -> list:
-        return [h.v[-1] for h in self._hist_list]  # values are never modified in place
-
-    def _results(self, times: list, rows: list, wall: float, n_steps: int,
-                 array: np.ndarray | None = None) -> Results:
-        t = np.asarray(times)
+    def results(self, wall: float, n_steps: int, array: np.ndarray | None = None) -> Results:
+        """The run's :class:`Results`: the kept rows (then ``array``, the rows of a
+        compiled loop), the master's diagnostics with the per-macro-step ones
+        (``macro``), the provenance."""
+        m = self.master
+        t = np.asarray(self.times)
         signals, units = {}, {}
-        for j, (sname, o) in enumerate(self.histories):
-            dtype = kept_dtype(self._dtype(sname, o))  # non-Real signals in their own type
-            arr = np.array([r[j] for r in rows], dtype=dtype)
+        for j, (path, unit, shape, dtype) in enumerate(m.signal_specs()):
+            dtype = kept_dtype(dtype)  # non-Real signals in their own type
+            arr = np.array([r[j] for r in self.rows], dtype=dtype)
             if array is not None:  # rows of a compiled loop after the Python ones
                 arr = np.concatenate([arr, array[:, j].astype(dtype)])
-            shape = self.by_name[sname].shapes[o]
-            signals[f"{sname}.{o}"] = arr if shape == () else arr.reshape((len(t),) + shape)
-            units[f"{sname}.{o}"] = self.by_name[sname].units[o] or ""
-        sub_wall = sum(self.wall.values())
-        diag = {
-            "macro_steps": n_steps, "communications": self.exchanges, "wall_s": wall,
-            "subsystem_wall_s": dict(self.wall), "subsystem_steps": dict(self.steps),
-            "master_overhead_us_per_subsystem_step":
-                1e6 * (wall - sub_wall) / max(1, sum(self.steps.values())),
-            "init_sweeps": self.init_sweeps,
-            "startup_sweeps": self.startup_sweeps,
-            "loop_solves": self.loop_solves,
-            "loop_evaluations_per_solve": self.loop_evaluations / max(1, self.loop_solves),
-            "rollbacks": self.rollbacks,
-            "rejections": self.rejections,
-            "step_sizes_s": list(self.step_sizes),
-            "unrecoverable_steps": getattr(self, "unrecoverable", 0),
-            "steps_over_tol_at_h_min": getattr(self, "over_tol_at_min", 0),
-            "energy_residual_total": self.energy_total if self.bonds else None,
-            "compiled": self.compiled_reason or True,
-            "macro": self._macro_diagnostics(),
-            "iterations_per_step_max": max(self.iterations, default=0),
-            "iterations_per_step_mean": float(np.mean(self.iterations)) if self.iterations
-            else 0.0,
-        }
-        if getattr(self, "terminated", None):
-            diag["terminated"] = dict(self.terminated)
-        prov = {"model": "+".join(self.by_name), "coupling": self.coupling.name,
-                "macro_step_s": self.H * _NS, "extrapolation": {".".join(k): v for k, v in
-                                                               self.orders.items()},
-                "versions": package_versions()}
-        return Results(t, signals, units, prov, diag)
+            signals[path] = arr if shape == () else arr.reshape((len(t),) + shape)
+            units[path] = unit
+        diag = m.run_diagnostics(wall, n_steps)
+        diag["macro"] = self.macro_diagnostics()
+        return Results(t, signals, units, m.provenance(), diag)
 
 
 @dataclass(frozen=True)

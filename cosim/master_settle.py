@@ -240,7 +240,7 @@ class LoopSettler:
                          "gain and the subsystems' output Jacobians, or break the loop with "
                          "a delay")
 
-    def _startup(self, p: int, times: list, rows: list, max_sweeps: int = 30,
+    def _startup(self, p: int, max_sweeps: int = 30,
                  tol: float = 1e-12) -> int:
         """First ``p`` macro steps by waveform relaxation; returns ``p``.
 
@@ -306,9 +306,7 @@ class LoopSettler:
         self.iteration_total += self.startup_sweeps
         for j in range(1, p + 1):  # the histories hold the last sweep's samples
             self.t = t0 + j * H
-            times.append(self.t * _NS)
-            rows.append(list(prev[j - 1]))
-            self._mark(H)
+            self.record.point(H, list(prev[j - 1]))
         return p
 
 

@@ -31,6 +31,7 @@ import warnings
 from typing import Any
 
 from .errors import CosimWarning, ParameterError
+from .master_results import MasterRecord
 from .time import SECONDS_PER_TICK
 
 __all__ = ["MasterStepper"]
@@ -65,8 +66,6 @@ class MasterStepper:
         self.t0_s = float(t0_s)
         self.steps = 0
         self.started = False
-        self._times: list = []
-        self._rows: Any = []
         self._wall0 = 0.0
 
     @property
@@ -97,8 +96,6 @@ class MasterStepper:
         if getattr(m.coupling, "needs_rollback", False):
             m.check_rollback(f"coupling '{m.coupling.name}'")
         m.terminated = None
-        m._bulk = []
-        m._marks = []
         p = max(getattr(m, "input_orders", {}).values(), default=0)
         if getattr(m, "high_order_start", False) and p >= 2:
             warnings.warn(f"{self.who}: extrapolation order >= 2 starts with a zero-order hold "
@@ -106,10 +103,8 @@ class MasterStepper:
                           "start); the first macro steps have a larger coupling error",
                           CosimWarning, stacklevel=3)
         m.initialize(self.t0_s)
-        m._mark(0)
-        self._times = [m.t * SECONDS_PER_TICK]
-        self._rows = m._rows()
-        self._rows.append(m._snapshot_outputs())
+        m.record = MasterRecord(m)
+        m.record.start()
         self.steps = 0
         self._wall0 = time.perf_counter()
         m._check_terminated()
@@ -126,9 +121,7 @@ class MasterStepper:
         self.steps += 1
         every = self.record_every
         if every is not None and self.steps % every == 0:
-            m._mark(m.H * every)
-            self._times.append(m.t * SECONDS_PER_TICK)
-            self._rows.append(m._snapshot_outputs())
+            m.record.point(m.H * every)
         return not m._check_terminated()
 
     def advance_to_ticks(self, end: int) -> None:
@@ -147,8 +140,7 @@ class MasterStepper:
         """The kept rows as :class:`~cosim.results.Results` (diagnostics per kept interval)."""
         if not self.started:
             self.start()
-        return self.master._results(self._times, self._rows,
-                                    time.perf_counter() - self._wall0, self.steps)
+        return self.master.record.results(time.perf_counter() - self._wall0, self.steps)
 
     def close(self, error: BaseException | None = None) -> None:
         """Close the master's stream writers, with ``error`` as their status."""

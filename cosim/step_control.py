@@ -132,7 +132,7 @@ class StepController:
         return max(h_min, min(h_max, new))
 
 
-def run_controlled(master: Any, end: int, times: list, rows: list) -> int:
+def run_controlled(master: Any, end: int) -> int:
     """Run to ``end`` with communication-step control; returns the steps taken.
 
     ``method="richardson"``: each step is done as ``H`` and as two ``H/2``
@@ -177,7 +177,7 @@ def run_controlled(master: Any, end: int, times: list, rows: list) -> int:
             master._macro(k, H)
             err = _energy_error(master, ctl)
             k += 1
-            _accept(master, H, err, times, rows)
+            _accept(master, H, err)
             continue
         snap = master.save() if (richardson or can_redo) else None
         p_eff = _effective_order(master)  # lower while the history is short (start)
@@ -206,7 +206,7 @@ def run_controlled(master: Any, end: int, times: list, rows: list) -> int:
                 # accepted above tolerance, counted, next step smaller
                 master.unrecoverable += 1
             k += steps
-            _accept(master, H, err, times, rows)
+            _accept(master, H, err)
             H = ctl.next_step(H, err, q, grid, h_min, h_max)
             continue
         master.restore(snap)
@@ -228,12 +228,10 @@ def _effective_order(master: Any) -> int:
                 for _, hist, order, _, _ in feeds), default=0)
 
 
-def _accept(master: Any, H: int, err: float, times: list, rows: list) -> None:
+def _accept(master: Any, H: int, err: float) -> None:
     master.last_residual = err
-    master._mark(H)
+    master.record.point(H)
     master.step_sizes.append(H * _NS)
-    times.append(master.t * _NS)
-    rows.append(master._snapshot_outputs())
 
 
 def defect_error(master: Any, ctl: Any, H: int) -> float:

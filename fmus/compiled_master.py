@@ -322,7 +322,7 @@ class CompiledLoop:
         wall = _time.perf_counter() - wall0
         self._write_back(master, keep, keys, done)
         master.exchanges += done
-        master._mark_bulk(t_start, H, done, wall)
+        master.record.mark_bulk(t_start, H, done, wall)
         if status.value:
             self._failure(master, status.value, sub.value, where.value)
         if not streamed:

@@ -30,7 +30,7 @@ def test_outputs_are_kept_every_n_steps_only():
                         clock=VirtualClock())
     res = rt.run(0.1)
     assert len(res.time) == 11 and res.time[-1] == pytest.approx(0.1)
-    assert len(rt.sim.master._marks) == 11  # marks only where rows are kept
+    assert rt.sim.master.record.n_marks == 11  # marks only where rows are kept
 
 
 def test_frames_must_be_whole_macro_steps_and_no_rollback():
