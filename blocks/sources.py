@@ -6,6 +6,7 @@ integrators stop exactly there (no step straddles a jump).
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -168,11 +169,40 @@ class Ramp(Block):
     def __init__(self, name: str, slope: float = 1.0, start_s: float = 0.0,
                  initial: float = 0.0, unit: str | None = None) -> None:
         super().__init__(name)
-        k, t0, y0 = float(slope), float(start_s), float(initial)
+        t0 = float(start_s)
+        #: the start time [s]: a constant of the block (its time event is declared here)
+        self.start_s = t0
+        self.slope = kh = self.declare_parameter("slope", float(slope), _per_second(unit),
+                                                 validate=float)
+        self.initial = yh = self.declare_parameter("initial", float(initial), unit,
+                                                   validate=float)
         if t0 > 0:
             self.declare_time_event(t0)
-        self.y = self.declare_output("y", lambda ctx: y0 + k * max(0.0, ctx.time - t0),
-                                     unit=unit, depends_on=())
+        self.y = self.declare_output(
+            "y", lambda ctx: ctx.param(yh) + ctx.param(kh) * max(0.0, ctx.time - t0),
+            unit=unit, depends_on=())
+
+    def inline_output(self, port: Any, bind: Any, plan: Any) -> str:
+        """The output in the generated code, the same operations as its ``calc``."""
+        k, y0 = (f"ctx.params[{plan.param_index[h]}]" for h in (self.slope, self.initial))
+        return f"({y0} + {k} * {bind(max)}(0.0, ctx.time - {self.start_s!r}))"
+
+
+_TWO_PI = 2 * np.pi  #: the angular frequency is 2 pi f, computed as (2 pi) f
+
+
+def _non_negative(v: Any) -> float:
+    v = float(v)
+    if not v >= 0.0:
+        raise ValueError(f"{v!r} is negative")
+    return v
+
+
+def _per_second(unit: str | None) -> str | None:
+    """The unit of a rate of ``unit`` (a slope)."""
+    if unit is None:
+        return None
+    return "1/s" if unit in ("", "1") else f"({unit})/s"
 
 
 class Sine(Block):
@@ -203,12 +233,24 @@ class Sine(Block):
     def __init__(self, name: str, amplitude: float = 1.0, frequency_hz: float = 1.0,
                  phase_rad: float = 0.0, bias: float = 0.0, unit: str | None = None) -> None:
         super().__init__(name)
-        a, w, ph, b = float(amplitude), 2 * np.pi * float(frequency_hz), float(phase_rad), \
-            float(bias)
-        import math
+        self.amplitude = ah = self.declare_parameter("amplitude", float(amplitude), unit,
+                                                     validate=float)
+        self.frequency_hz = fh = self.declare_parameter("frequency_hz", float(frequency_hz),
+                                                        "Hz", validate=_non_negative)
+        self.phase_rad = ph = self.declare_parameter("phase_rad", float(phase_rad), "rad",
+                                                     validate=float)
+        self.bias = bh = self.declare_parameter("bias", float(bias), unit, validate=float)
         sin = math.sin
-        self.y = self.declare_output("y", lambda ctx: a * sin(w * ctx.time + ph) + b,
-                                     unit=unit, depends_on=())
+        self.y = self.declare_output(
+            "y", lambda ctx: ctx.param(ah) * sin(_TWO_PI * ctx.param(fh) * ctx.time
+                                                 + ctx.param(ph)) + ctx.param(bh),
+            unit=unit, depends_on=())
+
+    def inline_output(self, port: Any, bind: Any, plan: Any) -> str:
+        """The output in the generated code, the same operations as its ``calc``."""
+        a, f, ph, b = (f"ctx.params[{plan.param_index[h]}]"
+                       for h in (self.amplitude, self.frequency_hz, self.phase_rad, self.bias))
+        return (f"({a} * {bind(math.sin)}({_TWO_PI!r} * {f} * ctx.time + {ph}) + {b})")
 
 
 class Pulse(Block):

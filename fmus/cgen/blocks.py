@@ -101,22 +101,6 @@ def saturation(b: Any, cg: CContext) -> CModel:
     return CModel(outputs={"y": "\n".join(code)})
 
 
-def _closure(b: Any, port: Any, names: tuple[str, ...]) -> list[float]:
-    """Constants a block keeps only in the closure of an output's ``calc`` (Saturation,
-    DeadZone, Switch, Ramp, Sine store no attributes for them)."""
-    fn = port.calc
-    cells = dict(zip(getattr(getattr(fn, "__code__", None), "co_freevars", ()),
-                     getattr(fn, "__closure__", None) or (), strict=False))
-    try:
-        return [float(cells[n].cell_contents) for n in names]
-    except (KeyError, TypeError, ValueError):
-        from .model import FMUExportError
-        raise FMUExportError(
-            f"the C description of {type(b).__name__} '{b.path}' cannot read its constants "
-            f"{names} (the block's implementation changed?); give the class a c_model() "
-            "method") from None
-
-
 def _limits_of(b: Any, cg: CContext) -> tuple[float, float]:
     return float(cg.value(b.lower)), float(cg.value(b.upper))
 
@@ -511,14 +495,18 @@ def step(b: Any, cg: CContext) -> CModel:
 
 
 def ramp(b: Any, cg: CContext) -> CModel:
-    k, t0, y0 = (c_float(v) for v in _closure(b, b.y, ("k", "t0", "y0")))
+    # constants of the generated code, read from the export context's parameters
+    k, y0 = (c_float(cg.value(h)) for h in (b.slope, b.initial))
+    t0 = c_float(b.start_s)
     return CModel(outputs={"y": f"{{\n    double d = {cg.t} - {t0};\n    "
                                 f"{cg.y(b.y)} = {y0} + {k} * ((d > 0.0) ? d : 0.0);\n}}"},
                   time_dependent=True)
 
 
 def sine(b: Any, cg: CContext) -> CModel:
-    a, w, ph, o = (c_float(v) for v in _closure(b, b.y, ("a", "w", "ph", "b")))
+    a, f, ph, o = (float(cg.value(h)) for h in (b.amplitude, b.frequency_hz, b.phase_rad,
+                                                 b.bias))
+    a, w, ph, o = (c_float(v) for v in (a, 2 * np.pi * f, ph, o))  # w as the block has it
     return CModel(outputs={"y": f"{cg.y(b.y)} = {a} * sin({w} * {cg.t} + {ph}) + {o};"},
                   time_dependent=True)
 
