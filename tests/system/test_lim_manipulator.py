@@ -59,7 +59,7 @@ def test_initial_equilibrium_of_the_assembled_diagram():
     # the published pressures are rounded to 0.1 Pa: (p2 - p1) A = 8828.9994 N
     assert f_h == pytest.approx(lm.F_H0, abs=1e-3)
 
-    dx = sim._rhs(0.0, ctx.xc.copy())
+    dx = sim.program.rhs(0.0, ctx.xc.copy())
     a, b, _ = plan.cstate_index[boom.x]
     nq = boom.mech.nq
     qdot, vdot = dx[a:a + nq], dx[a + nq:b]

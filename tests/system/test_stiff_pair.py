@@ -59,7 +59,7 @@ def test_monolithic_diagram_matches_the_numpy_equations():
     x = rng.normal(size=ctx.xc.size)
     ctx.xc = x
     ctx.time = 0.3
-    dx = sim._rhs(0.3, x)
+    dx = sim.program.rhs(0.3, x)
     # map the diagram's state order to STATES through the exported state outputs
     order = []
     for name in sp.STATES:
