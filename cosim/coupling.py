@@ -228,9 +228,8 @@ class Iterative(Coupling):
         for s in master.subsystems:
             outs = s.get_outputs()
             self._raw[s.name] = outs
-            master._publish(s, t0 + H, outs)
-        if master.feedthrough_subs:
-            master._settle(t0 + H, master.feedthrough_subs, once=master._settle_once)
+            master.publish(s, t0 + H, outs)
+        master.settler.settle_point(t0 + H)
         self._next_held = master.exact_last()
         return master.pack_last()
 

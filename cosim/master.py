@@ -13,8 +13,9 @@ outputs at communication points (algebraic loops, high-order start); and
 :mod:`cosim.master_results` the recording of rows, per-step diagnostics and
 the :class:`~cosim.observers.Results` (:class:`~cosim.master_results.MasterRecord`, held
 as ``master.record``, reading the master through its recording interface:
-:meth:`MasterScheduler.counters`, :meth:`~MasterScheduler.signal_specs`, ...).
-:class:`MasterScheduler` still inherits the settling as a mixin.
+:meth:`MasterScheduler.counters`, :meth:`~MasterScheduler.signal_specs`, ...), and
+the settling in :class:`~cosim.master_settle.Settler` (held as ``master.settler``, using
+the coupling services).
 
 Example
 -------
@@ -45,7 +46,7 @@ from .errors import (
 )
 from .extrapolation import SignalHistory, evaluate
 from .master_results import MasterRecord, package_versions
-from .master_settle import LoopSettler
+from .master_settle import Settler
 from .observers import Results
 from .progress import ProgressBar
 from .step_control import run_controlled
@@ -99,7 +100,7 @@ def _non_real(sub: Any, port: str) -> bool:
     return dtype is not None and np.dtype(dtype).kind not in "fc"
 
 
-class MasterScheduler(LoopSettler):
+class MasterScheduler:
     """Couple :class:`~cosim.subsystem.Subsystem` objects (see module docstring).
 
     Parameters
@@ -162,7 +163,7 @@ class MasterScheduler(LoopSettler):
         A progress bar on stderr (:mod:`cosim.progress`: a terminal only, runs over ~1 s).
     high_order_start : bool
         For extrapolation orders 2-3 (every coupling, iterative included),
-        compute the first macro steps by waveform relaxation (:meth:`_startup`)
+        compute the first macro steps by waveform relaxation (``Settler.startup``)
         so the global order is ``p + 1`` from the start; otherwise the first
         step's zero-order hold (iterative coupling: linear interpolation) limits
         it to 2 (iterative: 3).  Where it cannot run (a subsystem without
@@ -186,7 +187,6 @@ class MasterScheduler(LoopSettler):
         self.writers = list(writers)
         self.progress = progress
         self._bar = ProgressBar(0, 0, False)
-        self.startup_sweeps = 0
         self.subsystems = list(subsystems)
         for s in self.subsystems:
             _check_subsystem(s)
@@ -232,7 +232,8 @@ class MasterScheduler(LoopSettler):
                        for s in self.subsystems}
         self._outs = {s.name: [(o, self.histories[(s.name, o)]) for o in s.output_names]
                       for s in self.subsystems}
-        self._single_rate = all(s.rate == 1 for s in self.subsystems)
+        #: every subsystem steps at the macro step
+        self.single_rate = all(s.rate == 1 for s in self.subsystems)
         self._hist_list = list(self.histories.values())
         self._fed: dict[str, dict] = {}  # the input polynomials of the last step, per subsystem
         self.bonds = [bonds.resolve(self, e, f) for e, f in (power_bonds or [])]
@@ -246,10 +247,9 @@ class MasterScheduler(LoopSettler):
         self.wall = {s.name: 0.0 for s in self.subsystems}
         self.rollbacks = 0
         self.exchanges = 0  # macro steps done, including redone and Richardson's checks
-        self.loop_solves = self.loop_evaluations = 0  # algebraic loops at communication points
         self.rejections = 0
-        self._settle_once = False
-        self.feedthrough_subs: list = []
+        #: initialization and consistent feedthrough outputs (cosim.master_settle)
+        self.settler = Settler(self)
         self.last_residual = 0.0
         self.iteration_total = 0
         self.step_control = step_control
@@ -392,9 +392,37 @@ class MasterScheduler(LoopSettler):
             return f"subsystem(s) {', '.join(bad)} cannot save and restore their state"
         return ""
 
+    def initialize(self, t0_s: float = 0.0, max_iter: int = 50, tol: float = 1e-12) -> None:
+        """Initialize the subsystems at ``t0_s`` with consistent outputs
+        (:meth:`Settler.initialize <cosim.master_settle.Settler.initialize>`)."""
+        self.settler.initialize(t0_s, max_iter, tol)
+
+    @property
+    def feedthrough_subs(self) -> list:
+        """The subsystems with feedthrough, in dependency order (``settler.subs``)."""
+        return self.settler.subs
+
+    @property
+    def init_sweeps(self) -> int:
+        """Sweeps or loop evaluations that made the initial values consistent."""
+        return self.settler.init_sweeps
+
+    @property
+    def startup_sweeps(self) -> int:
+        """Sweeps of the high-order start (waveform relaxation)."""
+        return self.settler.startup_sweeps
+
     # ------------------------------------------------ used by couplings
+    def count_exchanges(self, n: int) -> None:
+        """``n`` more macro steps done (redone ones and checks included)."""
+        self.exchanges += n
+
+    def count_iterations(self, n: int) -> None:
+        """``n`` more coupling iterations (sweeps, evaluations) in the run's total."""
+        self.iteration_total += n
+
     def due(self, k: int) -> list:
-        if self._single_rate:
+        if self.single_rate:
             return self.subsystems
         return [s for s in self.subsystems if k % s.rate == 0]
 
@@ -419,14 +447,15 @@ class MasterScheduler(LoopSettler):
             polys[name] = c
         return polys
 
-    def feed_inputs(self, s: Any, t0: int) -> None:
+    def feed_inputs(self, s: Any, t0: int, correct: bool = True) -> None:
         """Set ``s``'s inputs from ``t0`` on from the published histories.
 
         Extrapolation or interpolation follows from what has been published: a
         source already stepped to the end of this macro step is interpolated.
+        ``correct``: with the energy correction (``energy_correction=True``).
         """
         polys = self.input_polys(s, t0)
-        if self.energy_correction:
+        if correct and self.energy_correction:
             self._correct_energy(s, t0, polys)
         self._fed[s.name] = polys
         s.set_inputs(t0 * _NS, polys)
@@ -477,7 +506,8 @@ class MasterScheduler(LoopSettler):
         else:
             self.pending[s.name] = (t_end, outs)
 
-    def _publish(self, s: Any, t_end: int, outs: dict) -> None:
+    def publish(self, s: Any, t_end: int, outs: dict) -> None:
+        """Publish ``s``'s outputs ``outs`` at ``t_end`` (pushed onto their histories)."""
         for o, hist in self._outs[s.name]:
             hist.push(t_end, outs[o])
 
@@ -616,12 +646,11 @@ class MasterScheduler(LoopSettler):
         if self.pending:
             self._publish_pending()
         # feedthrough outputs at the new communication point see the inputs there
-        if self._single_rate:
-            settle = self.feedthrough_subs
+        if self.single_rate:
+            self.settler.settle_point(self.t)
         else:
-            settle = [s for s in self.feedthrough_subs if s.rate == 1 and s in due]
-        if settle:
-            self._settle(self.t, settle, once=self._settle_once)
+            self.settler.settle_point(self.t, [s for s in self.settler.subs
+                                               if s.rate == 1 and s in due])
         if self.bonds:
             self._last_energy = self._energy_residual(self.t - H, H)
             self.energy_total += self._last_energy
@@ -629,7 +658,7 @@ class MasterScheduler(LoopSettler):
     def _publish_pending(self) -> None:
         for name, (t_end, outs) in list(self.pending.items()):
             if t_end <= self.t:
-                self._publish(self.by_name[name], t_end, outs)
+                self.publish(self.by_name[name], t_end, outs)
                 del self.pending[name]
 
     def run(self, t_end_s: float, t0_s: float = 0.0) -> Results:
@@ -673,7 +702,7 @@ class MasterScheduler(LoopSettler):
         self._check_terminated()  # already at initialization
         if self.high_order_start and p >= 2 and end - self.t >= p * H \
                 and not self._startup_obstacle() and self.terminated is None:
-            k = self._startup(p)
+            k = self.settler.startup(p)
             self._check_terminated()
         array = None
         if self._loop is not None and self.t < end and self.terminated is None:
@@ -744,10 +773,11 @@ class MasterScheduler(LoopSettler):
             "subsystem_wall_s": dict(self.wall), "subsystem_steps": dict(self.steps),
             "master_overhead_us_per_subsystem_step":
                 1e6 * (wall - sub_wall) / max(1, sum(self.steps.values())),
-            "init_sweeps": self.init_sweeps,
-            "startup_sweeps": self.startup_sweeps,
-            "loop_solves": self.loop_solves,
-            "loop_evaluations_per_solve": self.loop_evaluations / max(1, self.loop_solves),
+            "init_sweeps": self.settler.init_sweeps,
+            "startup_sweeps": self.settler.startup_sweeps,
+            "loop_solves": self.settler.loop_solves,
+            "loop_evaluations_per_solve":
+                self.settler.loop_evaluations / max(1, self.settler.loop_solves),
             "rollbacks": self.rollbacks,
             "rejections": self.rejections,
             "step_sizes_s": list(self.step_sizes),

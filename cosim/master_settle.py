@@ -1,10 +1,14 @@
 """Start-up and algebraic-loop settling of the co-simulation master.
 
-:class:`LoopSettler` is a mixin of :class:`~cosim.master.MasterScheduler`: it
-initializes the subsystems, orders the subsystems with direct feedthrough,
-makes feedthrough outputs consistent at a communication point (ordered sweeps,
-or the algebraic loop solved by Newton, Broyden or fixed-point iteration), and
-computes the first macro steps of a high-order start by waveform relaxation.
+:class:`Settler`, held by :class:`~cosim.master.MasterScheduler` as ``master.settler``,
+initializes the subsystems, orders the subsystems with direct feedthrough, makes
+feedthrough outputs consistent at a communication point (ordered sweeps, or the
+algebraic loop solved by Newton, Broyden or fixed-point iteration), and computes the
+first macro steps of a high-order start by waveform relaxation.  It uses the master
+through the services the couplings use (``MasterScheduler``'s section "used by
+couplings" and the interface vectors: :data:`SERVICES`, checked by
+``tests/unit/test_master_record.py``), and keeps its own state: the feedthrough order
+(:attr:`Settler.subs`, :attr:`Settler.once`, :attr:`Settler.ft_outs`) and its counters.
 
 Non-Real coupled outputs (Boolean, Integer of any width, Enumeration, String,
 Binary) are never iterated numerically: each evaluation propagates their new
@@ -27,8 +31,39 @@ _DISCRETE = ("; a non-Real (Boolean, Integer, Enumeration, String, Binary) outpu
              "the last evaluation: a discrete loop that does not settle")
 
 
-class LoopSettler:
-    """Initialization and consistent feedthrough outputs (mixin of ``MasterScheduler``)."""
+#: What the settler uses of its master: the coupling services.
+SERVICES = ("subsystems", "sources", "coupled_sources", "histories", "input_polys",
+            "feed_inputs", "refresh_subsystem", "step_subsystem", "publish", "pack_last",
+            "exact_last", "unpack", "real_sources", "interface_jacobian", "loop_solver",
+            "save", "restore", "t", "H", "single_rate", "count_exchanges", "count_iterations",
+            "record")
+
+
+class Settler:
+    """Initialization and consistent feedthrough outputs of ``master`` (module docstring).
+
+    Attributes
+    ----------
+    subs : list
+        The subsystems with feedthrough, in dependency order (:meth:`order`).
+    once : bool
+        One sweep in that order settles a communication point exactly (no loop).
+    ft_outs : dict
+        Per subsystem name, its ``(output, history)`` pairs with feedthrough.
+    init_sweeps, startup_sweeps, loop_solves, loop_evaluations : int
+        Sweeps that made the initial values consistent, sweeps of the high-order start,
+        algebraic loops solved at communication points and their evaluations.
+    """
+
+    def __init__(self, master: Any) -> None:
+        self.master = master
+        self.subs: list = []
+        self.once = False
+        self.ft_outs: dict[str, list] = {}
+        self.init_sweeps = 0
+        self.startup_sweeps = 0
+        self.loop_solves = 0
+        self.loop_evaluations = 0
 
     def initialize(self, t0_s: float = 0.0, max_iter: int = 50, tol: float = 1e-12) -> None:
         """Initialize the subsystems with their inputs at ``t0``; make the outputs consistent.
@@ -56,37 +91,46 @@ class LoopSettler:
         inputs are then final).  Then the feedthrough outputs are made consistent as at
         every communication point.
         """
+        m = self.master
         t0 = to_ticks(t0_s, "start time")
-        self.t = t0
-        for s in self.subsystems:
+        m.t = t0
+        for s in m.subsystems:
             s.initialize(t0)
-            self._publish(s, t0, s.get_outputs())
-        init_subs = self._feedthrough_order(initial=True)
-        rest = [s for s in self.subsystems if s not in init_subs]
-        #: sweeps or loop evaluations that made the initial values consistent
-        self.init_sweeps = 1 if init_subs and self.coupled_sources else 0
-        if not self._settle_once:
-            solver = "fixed_point" if self.loop_solver == "fixed_point" else "broyden"
+            m.publish(s, t0, s.get_outputs())
+        init_subs = self.order(initial=True)
+        rest = [s for s in m.subsystems if s not in init_subs]
+        self.init_sweeps = 1 if init_subs and m.coupled_sources else 0
+        if not self.once:
+            solver = "fixed_point" if m.loop_solver == "fixed_point" else "broyden"
             counts = self.loop_solves, self.loop_evaluations  # those count comm. points
-            self.init_sweeps = self._settle(t0, init_subs, max_iter, tol, solver=solver)
+            self.init_sweeps = self.settle(t0, init_subs, max_iter, tol, solver=solver)
             self.loop_solves, self.loop_evaluations = counts
         for s in init_subs + rest:
             self._end_initialization(s, t0)
-        self.feedthrough_subs = self._feedthrough_order()
-        self._settle(t0, self.subsystems, max_iter, tol)
+        self.subs = self.order()
+        self.settle(t0, m.subsystems, max_iter, tol)
 
     def _end_initialization(self, s: Any, t0: int) -> None:
         """Give ``s`` its inputs at ``t0``, end its initialization, publish its outputs."""
+        m = self.master
         if s.input_names:
-            s.set_inputs(t0 * _NS, self.input_polys(s, t0, constant=True))
-            self.refresh_subsystem(s)
+            s.set_inputs(t0 * _NS, m.input_polys(s, t0, constant=True))
+            m.refresh_subsystem(s)
         finish = getattr(s, "finish_initialization", None)
         if finish is not None:
             finish()
-        self._publish(s, t0, s.get_outputs())
+        m.publish(s, t0, s.get_outputs())
 
-    def _feedthrough_order(self, initial: bool = False) -> list:
-        """Subsystems with feedthrough, in dependency order; sets ``_settle_once``.
+    def settle_point(self, t: int, subs: list | None = None) -> None:
+        """The feedthrough outputs at the communication point ``t`` made consistent:
+        those of ``subs`` (default all of :attr:`subs`), in their order."""
+        subs = self.subs if subs is None else subs
+        if subs:
+            self.settle(t, subs, once=self.once)
+
+    def order(self, initial: bool = False) -> list:
+        """Subsystems with feedthrough, in dependency order; sets :attr:`once` and
+        :attr:`ft_outs`.
 
         If no feedthrough output depends (through other subsystems' feedthrough)
         on itself, one sweep in this order settles the communication point
@@ -97,57 +141,59 @@ class LoopSettler:
             fn = getattr(s, "initial_feedthrough", None) if initial else None
             return (fn or s.feedthrough)()
 
+        m = self.master
         # feedthrough from connected inputs only (an unconnected optional input is constant)
-        ft = {s.name: {o: {i for i in ins if (s.name, i) in self.sources}
-                       for o, ins in deps_of(s).items()} for s in self.subsystems}
+        ft = {s.name: {o: {i for i in ins if (s.name, i) in m.sources}
+                       for o, ins in deps_of(s).items()} for s in m.subsystems}
         # only outputs with feedthrough change when inputs change at a fixed state
-        self._ft_outs = {s.name: [(o, h) for o, h in self._outs[s.name] if ft[s.name].get(o)]
-                         for s in self.subsystems}
-        subs = [s for s in self.subsystems if any(ft[s.name].get(o) for o in s.output_names)]
+        self.ft_outs = {s.name: [(o, m.histories[(s.name, o)]) for o in s.output_names
+                                 if ft[s.name].get(o)] for s in m.subsystems}
+        subs = [s for s in m.subsystems if any(ft[s.name].get(o) for o in s.output_names)]
         names = {s.name for s in subs}
         deps: dict[str, set[str]] = {s.name: set() for s in subs}
         for s in subs:
             for inp in set().union(*ft[s.name].values()):
-                (src, out), _, _ = self.sources[(s.name, inp)]
+                (src, out), _, _ = m.sources[(s.name, inp)]
                 if src in names and ft[src].get(out):
                     deps[s.name].add(src)
         order, done = [], set()
         while len(order) < len(subs):
             ready = [s for s in subs if s.name not in done and deps[s.name] <= done]
             if not ready:
-                self._settle_once = False
+                self.once = False
                 return subs
             for s in ready:
                 order.append(s)
                 done.add(s.name)
-        self._settle_once = True
+        self.once = True
         return order
 
-    def _settle(self, t: int, subs: list, max_iter: int = 50, tol: float = 1e-12,
+    def settle(self, t: int, subs: list, max_iter: int = 50, tol: float = 1e-12,
                 once: bool = False, solver: str | None = None) -> int:
         """Make feedthrough outputs at ``t`` consistent with the published inputs at ``t``.
 
         Each subsystem in ``subs`` gets its inputs as constants (the published
         values at ``t``) and recomputes its outputs.  ``once``: one sweep in
         dependency order is exact (no loop).  Otherwise the loop solver
-        (:meth:`_solve_loop`), or with ``"fixed_point"`` sweeps until nothing
+        (:meth:`solve_loop`), or with ``"fixed_point"`` sweeps until nothing
         changes.  ``solver``: instead of ``loop_solver``.
         """
-        if not self.coupled_sources:
+        m = self.master
+        if not m.coupled_sources:
             return 0  # nothing is connected: nothing to make consistent
-        solver = solver or self.loop_solver
+        solver = solver or m.loop_solver
         if not once and solver != "fixed_point":
-            return self._solve_loop(t, subs, max_iter, tol, solver)
+            return self.solve_loop(t, subs, max_iter, tol, solver)
         for sweep in range(1, max_iter + 1):
             change = 0.0
             scale = 0.0
             for s in subs:
                 if not s.input_names:
                     continue
-                s.set_inputs(t * _NS, self.input_polys(s, t, constant=True))
-                self.refresh_subsystem(s)
+                s.set_inputs(t * _NS, m.input_polys(s, t, constant=True))
+                m.refresh_subsystem(s)
                 outs = s.get_outputs()
-                ft_outs = self._ft_outs[s.name]
+                ft_outs = self.ft_outs[s.name]
                 if not once:
                     for o, hist in ft_outs:
                         if hist.exact:  # held values: changed or not
@@ -167,7 +213,7 @@ class LoopSettler:
                          "the subsystems' feedthrough forms an algebraic loop: use an "
                          "iterative coupling or break the loop")
 
-    def _solve_loop(self, t: int, subs: list, max_iter: int, tol: float,
+    def solve_loop(self, t: int, subs: list, max_iter: int, tol: float,
                     solver: str | None = None) -> int:
         """Solve ``z = Psi(z)`` for the coupled outputs at ``t``; returns the evaluations.
 
@@ -182,12 +228,13 @@ class LoopSettler:
         that a simultaneous update would flip back and forth), the Real outputs
         after all subsystems (``Psi`` of the previous ``z``).
         """
-        z = self.pack_last()
-        held = self.exact_last()
+        m = self.master
+        z = m.pack_last()
+        held = m.exact_last()
         n = z.size
-        solver = solver or self.loop_solver
+        solver = solver or m.loop_solver
         newton = solver == "newton"
-        ft_keys = {(s.name, o) for s in subs for o, _ in self._ft_outs[s.name]}
+        ft_keys = {(s.name, o) for s in subs for o, _ in self.ft_outs[s.name]}
         Jinv = -np.eye(n)
         dz = g_prev = None
         res = float("inf")
@@ -195,21 +242,21 @@ class LoopSettler:
             outs = []
             for s in subs:
                 if s.input_names:
-                    s.set_inputs(t * _NS, self.input_polys(s, t, constant=True))
-                    self.refresh_subsystem(s)
+                    s.set_inputs(t * _NS, m.input_polys(s, t, constant=True))
+                    m.refresh_subsystem(s)
                     o = s.get_outputs()
                     outs.append((s, o))
-                    for name, hist in self._ft_outs[s.name]:
+                    for name, hist in self.ft_outs[s.name]:
                         if hist.exact:  # non-Real: propagated at once (Gauss-Seidel)
                             hist.push(t, o[name])
             for s, o in outs:
-                for name, hist in self._ft_outs[s.name]:
+                for name, hist in self.ft_outs[s.name]:
                     if not hist.exact:
                         hist.push(t, o[name])
-            y = self.pack_last()
+            y = m.pack_last()
             g = y - z
             res = float(np.max(np.abs(g), initial=0.0))
-            held, same = self.exact_last(), held
+            held, same = m.exact_last(), held
             if held != same:
                 res = float("inf")  # a non-Real output changed: evaluate again
             elif res <= tol * (1.0 + float(np.max(np.abs(y), initial=0.0))):
@@ -219,7 +266,7 @@ class LoopSettler:
             if not n:
                 continue  # only non-Real outputs: propagate them
             if newton:
-                dz = -np.linalg.solve(self.interface_jacobian() - np.eye(n), g)
+                dz = -np.linalg.solve(m.interface_jacobian() - np.eye(n), g)
             else:
                 if dz is not None:
                     dg = g - g_prev
@@ -229,10 +276,10 @@ class LoopSettler:
                 dz = -Jinv @ g
             g_prev = g
             z = z + dz
-            for key, val in zip(self.real_sources, self.unpack(z)):
+            for key, val in zip(m.real_sources, m.unpack(z)):
                 if key in ft_keys:  # others (no feedthrough, or not stepped) keep theirs
-                    self.histories[key].push(t, val if not self.histories[key].scalar
-                                             else float(val[0]))
+                    m.histories[key].push(t, val if not m.histories[key].scalar
+                                          else float(val[0]))
         raise BuildError(f"MasterScheduler: the algebraic loop of feedthrough outputs at t = "
                          f"{t * _NS:.9g} s did not converge in {max_iter} evaluations "
                          f"({solver}, last residual {res:.3g}"
@@ -240,8 +287,7 @@ class LoopSettler:
                          "gain and the subsystems' output Jacobians, or break the loop with "
                          "a delay")
 
-    def _startup(self, p: int, max_sweeps: int = 30,
-                 tol: float = 1e-12) -> int:
+    def startup(self, p: int, max_sweeps: int = 30, tol: float = 1e-12) -> int:
         """First ``p`` macro steps by waveform relaxation; returns ``p``.
 
         A history of one sample allows only a zero-order hold, whose error on the
@@ -253,46 +299,44 @@ class LoopSettler:
         history holds ``p + 1`` consistent samples.  Skipped (zero-order-hold
         start) when a subsystem cannot save its state or runs at a rate above 1.
         """
-        if not self._single_rate or not all(getattr(s, "can_save_state", False)
-                                            for s in self.subsystems):
+        m = self.master
+        if not m.single_rate or not all(getattr(s, "can_save_state", False)
+                                        for s in m.subsystems):
             return 0
         from .errors import LoopConvergenceError
-        H, t0 = self.H, self.t
-        snap = self.save()
-        keys = list(self.histories)
-        exact = [self.histories[key].exact for key in keys]
+        H, t0 = m.H, m.t
+        snap = m.save()
+        keys = list(m.histories)
+        exact = [m.histories[key].exact for key in keys]
         prev = None
         change, scale = float("inf"), 0.0
         for sweep in range(1, max_sweeps + 1):
             self.startup_sweeps = sweep
             if prev is not None:
-                self.restore(snap)
+                m.restore(snap)
                 for j, row in enumerate(prev, start=1):
                     for key, v in zip(keys, row):
-                        self.histories[key].push(t0 + j * H, v)
+                        m.histories[key].push(t0 + j * H, v)
             window = []
-            self.exchanges += p
+            m.count_exchanges(p)
             for k in range(p):
                 tk = t0 + k * H
-                for s in self.subsystems:
-                    polys = self.input_polys(s, tk)
-                    self._fed[s.name] = polys
-                    s.set_inputs(tk * _NS, polys)
-                    self.step_subsystem(s, tk, H)
-                for s in self.subsystems:
-                    self._publish(s, tk + H, s.get_outputs())  # drops later samples
-                if any(getattr(s, "terminated", None) for s in self.subsystems):
+                for s in m.subsystems:
+                    m.feed_inputs(s, tk, correct=False)
+                    m.step_subsystem(s, tk, H)
+                for s in m.subsystems:
+                    m.publish(s, tk + H, s.get_outputs())  # drops later samples
+                if any(getattr(s, "terminated", None) for s in m.subsystems):
                     # a subsystem ends the run inside the window: no high-order start; the
                     # ordinary steps take the run to that communication point
-                    self.restore(snap)
+                    m.restore(snap)
                     return 0
-                if self.feedthrough_subs:
-                    self._settle(tk + H, self.feedthrough_subs, once=self._settle_once)
-                window.append([_sample(self.histories[key]) for key in keys])
+                self.settle_point(tk + H)
+                window.append([_sample(m.histories[key]) for key in keys])
                 if prev is not None:  # later points: the previous sweep's values
                     for j in range(k + 2, p + 1):
                         for key, v in zip(keys, prev[j - 1]):
-                            self.histories[key].push(t0 + j * H, v)
+                            m.histories[key].push(t0 + j * H, v)
             if prev is not None:
                 change, scale = _window_gap(window, prev, exact)
             prev = window
@@ -303,10 +347,10 @@ class LoopSettler:
                 f"high-order start: the first {p} macro steps (waveform relaxation) did not "
                 f"converge in {max_sweeps} sweeps (last change {change:.3g}); reduce the macro "
                 "step or pass high_order_start=False (zero-order-hold start, global order 2)")
-        self.iteration_total += self.startup_sweeps
+        m.count_iterations(self.startup_sweeps)
         for j in range(1, p + 1):  # the histories hold the last sweep's samples
-            self.t = t0 + j * H
-            self.record.point(H, list(prev[j - 1]))
+            m.t = t0 + j * H
+            m.record.point(H, list(prev[j - 1]))
         return p
 
 

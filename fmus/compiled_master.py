@@ -189,7 +189,7 @@ class CompiledLoop:
 
     def run_reason(self, master: Any) -> str:
         """Reasons known only after initialization ('' when the loop can run)."""
-        if master.feedthrough_subs and not master._settle_once:
+        if master.feedthrough_subs and not master.settler.once:
             return "an algebraic loop of feedthrough outputs across FMUs"
         for s in master.subsystems:
             if s._pending_params:
@@ -228,7 +228,7 @@ class CompiledLoop:
                 in_kind.append(_KIND[s._in_by_port[name].kind])
             in_nreal.append(sum(1 for f in feeds if s._in_by_port[f[0]].kind == "real"))
             in_start.append(len(in_vr))
-            ft = {o for o, _ in master._ft_outs[s.name]}
+            ft = {o for o, _ in master.settler.ft_outs[s.name]}
             outs = sorted(s.out_vars, key=lambda v: _KIND[v.kind] > 0)
             for v in outs:
                 out_vr.append(v.vr)

@@ -1,6 +1,7 @@
-"""The master's recording is an object it holds (``master.record``,
-:class:`cosim.master_results.MasterRecord`), not a mixin: it reads the master only through
-the recording interface its module docstring lists."""
+"""The master holds its recording (``master.record``,
+:class:`cosim.master_results.MasterRecord`) and its settling (``master.settler``,
+:class:`cosim.master_settle.Settler`) as objects, not mixins: each reads the master only
+through the interface its module lists."""
 
 import ast
 import pathlib
@@ -12,11 +13,11 @@ from cosim.master import MasterScheduler
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 
-def _master_names() -> set[str]:
-    """Every attribute read on the master in ``cosim/master_results.py``: ``m.NAME``,
+def _master_names(module: str = "master_results.py") -> set[str]:
+    """Every attribute read on the master in ``cosim/<module>``: ``m.NAME``,
     ``master.NAME``, ``self.master.NAME``."""
     names = set()
-    tree = ast.parse((ROOT / "cosim" / "master_results.py").read_text())
+    tree = ast.parse((ROOT / "cosim" / module).read_text())
     for node in ast.walk(tree):
         if isinstance(node, ast.Attribute):
             v = node.value
@@ -35,5 +36,15 @@ def test_the_record_reads_only_the_recording_interface():
         assert hasattr(MasterScheduler, name) or name in ("t", "writers"), name
 
 
-def test_no_mixin_left_in_the_master_for_results():
-    assert not any("Results" in c.__name__ for c in MasterScheduler.__mro__)
+def test_no_mixin_left_in_the_master():
+    assert MasterScheduler.__mro__ == (MasterScheduler, object)
+
+
+def test_the_settler_uses_only_the_coupling_services():
+    import cosim.master_settle as ms
+    used = _master_names("master_settle.py")
+    assert used and used <= set(ms.SERVICES), sorted(used - set(ms.SERVICES))
+    for name in ms.SERVICES:
+        assert hasattr(MasterScheduler, name) or name in (
+            "sources", "coupled_sources", "histories", "loop_solver", "t", "H",
+            "single_rate", "record", "subsystems"), name
