@@ -569,3 +569,99 @@ static double *cosim_var_ptr(Model *M, unsigned int vr, size_t *n, int *kind) {
     default: return NULL;
     }
 }
+
+/* ------------------------------------------- shared by the FMI wrappers (fmi2.c, fmi3.c) */
+typedef enum { MODE_INSTANTIATED, MODE_INIT, MODE_EVENT, MODE_CONT, MODE_STEP, MODE_TERMINATED,
+               MODE_ERROR } Mode;
+
+#define COSIM_STATE_MAGIC 0x434f534dU /* 'COSM' */
+
+/* a serialized FMU state: the flat ModelState behind a header naming the model */
+typedef struct {
+    unsigned int magic;
+    unsigned int size;
+    char token[64];
+    ModelState st;
+} SavedState;
+
+/* Leave initialization mode: Co-Simulation runs the first major point and steps from it,
+ * Model Exchange evaluates every output and stores the event indicators.  The new mode. */
+static Mode cosim_exit_initialization(Model *M, int cosimulation) {
+    ModelState *S = &M->st;
+    S->initialized = 1;
+    if (cosimulation) {
+        cosim_major(M, S->ticks, 1);
+        S->event_tick = S->ticks;
+        return MODE_STEP;
+    }
+    S->time = S->mode_time = (double)S->ticks * 1e-9;
+    cosim_eval(M, S->x, COSIM_ALL_DUE);
+    S->dirty = 0;
+    cosim_zc_store(M, NULL);
+    return MODE_EVENT;
+}
+
+/* the bytes of the state st (sizeof(SavedState) of them) */
+static void cosim_state_to_bytes(const void *st, void *bytes) {
+    SavedState s;
+    memset(&s, 0, sizeof s);
+    s.magic = COSIM_STATE_MAGIC;
+    s.size = (unsigned int)sizeof(SavedState);
+    snprintf(s.token, sizeof s.token, "%s", COSIM_TOKEN);
+    memcpy(&s.st, st, sizeof(ModelState));
+    memcpy(bytes, &s, sizeof s);
+}
+
+/* the state in size bytes read into *s: NULL, or why the bytes are not a state of this model */
+static const char *cosim_state_from_bytes(const void *bytes, size_t size, SavedState *s) {
+    if (size != sizeof(SavedState)) return "wrong size";
+    memcpy(s, bytes, sizeof *s);
+    if (s->magic != COSIM_STATE_MAGIC || strncmp(s->token, COSIM_TOKEN, sizeof s->token - 1) != 0)
+        return "the bytes are not a state of this model";
+    return NULL;
+}
+
+/* Directional derivatives of the unknowns with respect to the knowns (value references; an
+ * array variable takes one seed and gives one sensitivity per element; states_known: Model
+ * Exchange, where continuous states may be knowns): the tangent program, cosim_directional.
+ * NULL, or why the call is refused. */
+static const char *cosim_directional_vr(Model *M, int states_known,
+                                        const unsigned int *unknowns, size_t n_unknowns,
+                                        const unsigned int *knowns, size_t n_knowns,
+                                        const double *seed, size_t n_seed,
+                                        double *sensitivity, size_t n_sensitivity) {
+    double **kp, **up;
+    size_t i, k, size, nk = 0, nu = 0;
+    int kind, need_derivs = 0;
+    kp = (double **)malloc(sizeof(double *) * (n_seed + n_sensitivity + 1));
+    if (!kp) return "out of memory";
+    up = kp + n_seed;
+    for (i = 0; i < n_knowns; i++) {
+        double *ptr = cosim_var_ptr(M, knowns[i], &size, &kind);
+        if (!ptr || !(kind == VK_INPUT || (kind == VK_STATE && states_known))) {
+            free(kp);
+            return "a known is not an input (or, in Model Exchange, a continuous state)";
+        }
+        for (k = 0; k < size; k++) {
+            if (nk == n_seed) { free(kp); return "nSeed too small"; }
+            kp[nk++] = ptr + k;
+        }
+    }
+    for (i = 0; i < n_unknowns; i++) {
+        double *ptr = cosim_var_ptr(M, unknowns[i], &size, &kind);
+        if (!ptr) { free(kp); return "unknown value reference"; }
+        if (kind == VK_DER) need_derivs = 1;
+        if (kind == VK_INDICATOR) { free(kp); return "event indicators are not unknowns"; }
+        for (k = 0; k < size; k++) {
+            if (nu == n_sensitivity) { free(kp); return "nSensitivity too small"; }
+            up[nu++] = ptr + k;
+        }
+    }
+    if (nk != n_seed || nu != n_sensitivity) {
+        free(kp);
+        return "nSeed / nSensitivity differ from the number of elements of the variables";
+    }
+    cosim_directional(M, kp, seed, nk, up, nu, need_derivs, sensitivity);
+    free(kp);
+    return NULL;
+}

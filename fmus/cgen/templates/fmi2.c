@@ -9,9 +9,6 @@
 #include "fmi2Functions.h"
 #include "model.h"
 
-typedef enum { MODE_INSTANTIATED, MODE_INIT, MODE_EVENT, MODE_CONT, MODE_STEP, MODE_TERMINATED,
-               MODE_ERROR } Mode;
-
 typedef struct {
     Model m;
     fmi2Type type;
@@ -20,15 +17,6 @@ typedef struct {
     fmi2CallbackFunctions cb;
     int logging;
 } Instance;
-
-#define COSIM_STATE_MAGIC 0x434f534dU /* 'COSM' */
-
-typedef struct {
-    unsigned int magic;
-    unsigned int size;
-    char token[64];
-    ModelState st;
-} SavedState;
 
 static void logmsg(Instance *c, fmi2Status status, const char *category, const char *msg) {
     if (c && c->cb.logger) c->cb.logger(c->cb.componentEnvironment, c->name, status, category, "%s", msg);
@@ -143,20 +131,8 @@ fmi2Status fmi2EnterInitializationMode(fmi2Component c) {
 
 fmi2Status fmi2ExitInitializationMode(fmi2Component c) {
     Instance *m = (Instance *)c;
-    ModelState *S = &m->m.st;
     if (m->mode != MODE_INIT) return bad_call(m, "fmi2ExitInitializationMode", "not in initialization mode");
-    S->initialized = 1;
-    if (m->type == fmi2CoSimulation) {
-        cosim_major(&m->m, S->ticks, 1);
-        S->event_tick = S->ticks;
-        m->mode = MODE_STEP;
-    } else {
-        S->time = S->mode_time = (double)S->ticks * 1e-9;
-        cosim_eval(&m->m, S->x, COSIM_ALL_DUE);
-        S->dirty = 0;
-        cosim_zc_store(&m->m, NULL);
-        m->mode = MODE_EVENT;
-    }
+    m->mode = cosim_exit_initialization(&m->m, m->type == fmi2CoSimulation);
     return check(m, "fmi2ExitInitializationMode");
 }
 
@@ -251,24 +227,16 @@ fmi2Status fmi2SerializedFMUstateSize(fmi2Component c, fmi2FMUstate st, size_t *
 }
 
 fmi2Status fmi2SerializeFMUstate(fmi2Component c, fmi2FMUstate st, fmi2Byte b[], size_t size) {
-    SavedState s;
     if (size < sizeof(SavedState)) return bad_call((Instance *)c, "fmi2SerializeFMUstate", "buffer too small");
-    memset(&s, 0, sizeof s);
-    s.magic = COSIM_STATE_MAGIC;
-    s.size = (unsigned int)sizeof(SavedState);
-    snprintf(s.token, sizeof s.token, "%s", COSIM_TOKEN);
-    memcpy(&s.st, st, sizeof(ModelState));
-    memcpy(b, &s, sizeof s);
+    cosim_state_to_bytes(st, b);
     return fmi2OK;
 }
 
 fmi2Status fmi2DeSerializeFMUstate(fmi2Component c, const fmi2Byte b[], size_t size, fmi2FMUstate *st) {
     SavedState s;
     Instance *m = (Instance *)c;
-    if (size != sizeof(SavedState)) return bad_call(m, "fmi2DeSerializeFMUstate", "wrong size");
-    memcpy(&s, b, sizeof s);
-    if (s.magic != COSIM_STATE_MAGIC || strncmp(s.token, COSIM_TOKEN, sizeof s.token - 1) != 0)
-        return bad_call(m, "fmi2DeSerializeFMUstate", "the bytes are not a state of this model");
+    const char *why = cosim_state_from_bytes(b, size, &s);
+    if (why) return bad_call(m, "fmi2DeSerializeFMUstate", why);
     if (!*st) *st = calloc(1, sizeof(ModelState));
     if (!*st) return bad_call(m, "fmi2DeSerializeFMUstate", "out of memory");
     memcpy(*st, &s.st, sizeof(ModelState));
@@ -281,36 +249,12 @@ fmi2Status fmi2GetDirectionalDerivative(fmi2Component c, const fmi2ValueReferenc
                                         const fmi2ValueReference u[], size_t nu, const fmi2Real dv[],
                                         fmi2Real dz[]) {
     Instance *m = (Instance *)c;
-    double **ptrs;
-    size_t i, size;
-    int kind, need_derivs = 0;
+    const char *why;
     if (nz == 0) return fmi2OK;
     if (m->mode == MODE_INSTANTIATED)
         return bad_call(m, "fmi2GetDirectionalDerivative", "not before initialization mode");
-    ptrs = (double **)malloc(sizeof(double *) * (nu + nz + 1));
-    if (!ptrs) return bad_call(m, "fmi2GetDirectionalDerivative", "out of memory");
-    for (i = 0; i < nu; i++) {
-        ptrs[i] = cosim_var_ptr(&m->m, u[i], &size, &kind);
-        if (!ptrs[i] || !(kind == VK_INPUT || (kind == VK_STATE && m->type == fmi2ModelExchange))) {
-            free(ptrs);
-            return bad_call(m, "fmi2GetDirectionalDerivative", "a known is not an input (or, in "
-                            "Model Exchange, a continuous state)");
-        }
-    }
-    for (i = 0; i < nz; i++) {
-        ptrs[nu + i] = cosim_var_ptr(&m->m, z[i], &size, &kind);
-        if (!ptrs[nu + i]) {
-            free(ptrs);
-            return bad_call(m, "fmi2GetDirectionalDerivative", "unknown value reference");
-        }
-        if (kind == VK_DER) need_derivs = 1;
-        if (kind == VK_INDICATOR) {
-            free(ptrs);
-            return bad_call(m, "fmi2GetDirectionalDerivative", "event indicators are not unknowns");
-        }
-    }
-    cosim_directional(&m->m, ptrs, dv, nu, ptrs + nu, nz, need_derivs, dz);
-    free(ptrs);
+    why = cosim_directional_vr(&m->m, m->type == fmi2ModelExchange, z, nz, u, nu, dv, nu, dz, nz);
+    if (why) return bad_call(m, "fmi2GetDirectionalDerivative", why);
     return check(m, "fmi2GetDirectionalDerivative");
 }
 

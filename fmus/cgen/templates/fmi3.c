@@ -11,9 +11,6 @@
 #include "fmi3Functions.h"
 #include "model.h"
 
-typedef enum { MODE_INSTANTIATED, MODE_INIT, MODE_EVENT, MODE_CONT, MODE_STEP, MODE_TERMINATED,
-               MODE_ERROR } Mode;
-
 typedef enum { TYPE_ME, TYPE_CS } InstType;
 
 typedef struct {
@@ -26,15 +23,6 @@ typedef struct {
     fmi3IntermediateUpdateCallback intermediate;  /* Co-Simulation: input interpolation */
     int logging;
 } Instance;
-
-#define COSIM_STATE_MAGIC 0x434f534dU /* 'COSM' */
-
-typedef struct {
-    unsigned int magic;
-    unsigned int size;
-    char token[64];
-    ModelState st;
-} SavedState;
 
 static void logmsg(Instance *c, fmi3Status status, const char *category, const char *msg) {
     if (c && c->log) c->log(c->env, status, category, msg);
@@ -165,20 +153,8 @@ fmi3Status fmi3EnterInitializationMode(fmi3Instance instance, fmi3Boolean tolera
 
 fmi3Status fmi3ExitInitializationMode(fmi3Instance instance) {
     Instance *m = (Instance *)instance;
-    ModelState *S = &m->m.st;
     if (m->mode != MODE_INIT) return bad_call(m, "fmi3ExitInitializationMode", "not in initialization mode");
-    S->initialized = 1;
-    if (m->type == TYPE_CS) {
-        cosim_major(&m->m, S->ticks, 1);
-        S->event_tick = S->ticks;
-        m->mode = MODE_STEP;
-    } else {
-        S->time = S->mode_time = (double)S->ticks * 1e-9;
-        cosim_eval(&m->m, S->x, COSIM_ALL_DUE);
-        S->dirty = 0;
-        cosim_zc_store(&m->m, NULL);
-        m->mode = MODE_EVENT;
-    }
+    m->mode = cosim_exit_initialization(&m->m, m->type == TYPE_CS);
     return check(m, "fmi3ExitInitializationMode");
 }
 
@@ -353,15 +329,9 @@ fmi3Status fmi3SerializedFMUStateSize(fmi3Instance instance, fmi3FMUState FMUSta
 
 fmi3Status fmi3SerializeFMUState(fmi3Instance instance, fmi3FMUState FMUState, fmi3Byte serializedState[],
                                  size_t size) {
-    SavedState s;
     if (size < sizeof(SavedState))
         return bad_call((Instance *)instance, "fmi3SerializeFMUState", "buffer too small");
-    memset(&s, 0, sizeof s);
-    s.magic = COSIM_STATE_MAGIC;
-    s.size = (unsigned int)sizeof(SavedState);
-    snprintf(s.token, sizeof s.token, "%s", COSIM_TOKEN);
-    memcpy(&s.st, FMUState, sizeof(ModelState));
-    memcpy(serializedState, &s, sizeof s);
+    cosim_state_to_bytes(FMUState, serializedState);
     return fmi3OK;
 }
 
@@ -369,10 +339,8 @@ fmi3Status fmi3DeserializeFMUState(fmi3Instance instance, const fmi3Byte seriali
                                    fmi3FMUState *FMUState) {
     SavedState s;
     Instance *m = (Instance *)instance;
-    if (size != sizeof(SavedState)) return bad_call(m, "fmi3DeserializeFMUState", "wrong size");
-    memcpy(&s, serializedState, sizeof s);
-    if (s.magic != COSIM_STATE_MAGIC || strncmp(s.token, COSIM_TOKEN, sizeof s.token - 1) != 0)
-        return bad_call(m, "fmi3DeserializeFMUState", "the bytes are not a state of this model");
+    const char *why = cosim_state_from_bytes(serializedState, size, &s);
+    if (why) return bad_call(m, "fmi3DeserializeFMUState", why);
     if (!*FMUState) *FMUState = calloc(1, sizeof(ModelState));
     if (!*FMUState) return bad_call(m, "fmi3DeserializeFMUState", "out of memory");
     memcpy(*FMUState, &s.st, sizeof(ModelState));
@@ -386,50 +354,13 @@ fmi3Status fmi3GetDirectionalDerivative(fmi3Instance instance, const fmi3ValueRe
                                         const fmi3Float64 seed[], size_t nSeed, fmi3Float64 sensitivity[],
                                         size_t nSensitivity) {
     Instance *m = (Instance *)instance;
-    double **kp, **up;
-    size_t i, k, size, nk = 0, nu = 0;
-    int kind, need_derivs = 0;
+    const char *why;
     if (nUnknowns == 0) return fmi3OK;
     if (m->mode == MODE_INSTANTIATED)
         return bad_call(m, "fmi3GetDirectionalDerivative", "not before initialization mode");
-    kp = (double **)malloc(sizeof(double *) * (nSeed + nSensitivity + 1));
-    if (!kp) return bad_call(m, "fmi3GetDirectionalDerivative", "out of memory");
-    up = kp + nSeed;
-    for (i = 0; i < nKnowns; i++) {
-        double *ptr = cosim_var_ptr(&m->m, knowns[i], &size, &kind);
-        if (!ptr || !(kind == VK_INPUT || (kind == VK_STATE && m->type == TYPE_ME))) {
-            free(kp);
-            return bad_call(m, "fmi3GetDirectionalDerivative", "a known is not an input (or, in "
-                            "Model Exchange, a continuous state)");
-        }
-        for (k = 0; k < size; k++) {
-            if (nk == nSeed) { free(kp); return bad_call(m, "fmi3GetDirectionalDerivative", "nSeed too small"); }
-            kp[nk++] = ptr + k;
-        }
-    }
-    for (i = 0; i < nUnknowns; i++) {
-        double *ptr = cosim_var_ptr(&m->m, unknowns[i], &size, &kind);
-        if (!ptr) { free(kp); return bad_call(m, "fmi3GetDirectionalDerivative", "unknown value reference"); }
-        if (kind == VK_DER) need_derivs = 1;
-        if (kind == VK_INDICATOR) {
-            free(kp);
-            return bad_call(m, "fmi3GetDirectionalDerivative", "event indicators are not unknowns");
-        }
-        for (k = 0; k < size; k++) {
-            if (nu == nSensitivity) {
-                free(kp);
-                return bad_call(m, "fmi3GetDirectionalDerivative", "nSensitivity too small");
-            }
-            up[nu++] = ptr + k;
-        }
-    }
-    if (nk != nSeed || nu != nSensitivity) {
-        free(kp);
-        return bad_call(m, "fmi3GetDirectionalDerivative",
-                        "nSeed / nSensitivity differ from the number of elements of the variables");
-    }
-    cosim_directional(&m->m, kp, seed, nk, up, nu, need_derivs, sensitivity);
-    free(kp);
+    why = cosim_directional_vr(&m->m, m->type == TYPE_ME, unknowns, nUnknowns, knowns, nKnowns,
+                               seed, nSeed, sensitivity, nSensitivity);
+    if (why) return bad_call(m, "fmi3GetDirectionalDerivative", why);
     return check(m, "fmi3GetDirectionalDerivative");
 }
 
