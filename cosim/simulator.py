@@ -311,7 +311,7 @@ class Simulator:
             bps.update(m.breakpoints())
         self._breakpoints = sorted(bps)
         self._breakpoint_set = set(bps)
-        self._observation = None  # step_end's observers (computed at the first step end)
+        self._observation = None  # step_end's observers (computed once per advance)
         self._time_events = [(t, ev) for b in plan.blocks for ev in b.time_events
                              for t in ev.times if ev.handler is not None]
         self._groups = plan.rate_groups
@@ -640,8 +640,10 @@ class Simulator:
         """Advance the simulation to ``end`` (integer ticks)."""
         if not self._initialized:
             self.initialize()
-        # the caller may have changed inputs, states or parameters since the last point
+        # the caller may have changed inputs, states, parameters or observers since the
+        # last point
         self._fresh = None
+        self._observation = None
         if self.terminated is not None:
             return  # a block ended the run: nothing more to simulate
         if end < self.ctx.ticks:

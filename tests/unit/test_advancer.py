@@ -81,3 +81,25 @@ def test_a_diagram_without_states_uses_the_fixed_step_advancer_whatever_the_solv
     sim = Simulator(b.build(), solver="bdf", dt=0.1)
     sim.run(0.5)
     assert isinstance(sim.advancer, FixedStepAdvancer)
+
+
+def test_an_observer_added_between_advances_sees_every_step_of_the_next():
+    """The step ends between major points are observed by the observers of this advance
+    (the fast runs of whole steps read the list afresh)."""
+    from cosim import Observer
+
+    class Times(Observer):
+        def __init__(self):
+            self.t = []
+
+        def on_sample(self, sim):
+            self.t.append(sim.ctx.ticks)
+
+    early = Times()
+    sim = Simulator(_diagram(), dt=0.01, record=False, observers=[early])
+    sim.advance_to(0.5)
+    late = Times()
+    sim.observers.append(late)
+    sim.advance_to(1.0)
+    assert late.t == [round((0.5 + 0.01 * k) * 1e9) for k in range(1, 51)]
+    assert early.t[-50:] == late.t
