@@ -686,7 +686,7 @@ class MasterScheduler:
         self.initialize(t0_s)
         end = to_ticks(t_end_s, "end time")
         self._bar = ProgressBar(self.t, end, self.progress)
-        record = self.record = MasterRecord(self)
+        record = self.record
         if self.step_control is None and \
                 (end - self.t) % (self.H * max(s.rate for s in self.subsystems)):
             raise BuildError(f"end time {t_end_s} s is not a whole number of macro steps "

@@ -31,7 +31,6 @@ import warnings
 from typing import Any
 
 from .errors import CosimWarning, ParameterError
-from .master_results import MasterRecord
 from .time import SECONDS_PER_TICK
 
 __all__ = ["MasterStepper"]
@@ -103,7 +102,6 @@ class MasterStepper:
                           "start); the first macro steps have a larger coupling error",
                           CosimWarning, stacklevel=3)
         m.initialize(self.t0_s)
-        m.record = MasterRecord(m)
         m.record.start()
         self.steps = 0
         self._wall0 = time.perf_counter()

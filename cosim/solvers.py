@@ -368,10 +368,8 @@ def _scipy_method(name: str, scipy_name: str, stiff: bool = False) -> type:
 #: from here or a solver class itself (a :class:`FixedStepSolver` subclass or a
 #: :class:`VariableStepSolver`), as PathSim takes its solver classes.
 SOLVERS: dict[str, type] = {}
-#: The fixed-step and the variable-step part of :data:`SOLVERS` (kept in step by
-#: :func:`register_solver`).
+#: The fixed-step part of :data:`SOLVERS` (kept in step by :func:`register_solver`).
 FIXED_STEP: dict[str, type] = {}
-VARIABLE_STEP: dict[str, type] = {}
 
 
 def register_solver(cls: type) -> type:
@@ -387,7 +385,8 @@ def register_solver(cls: type) -> type:
         raise ValueError(f"register_solver: the name {key!r} is taken by "
                          f"{SOLVERS[key].__name__}")
     SOLVERS[key] = cls
-    (VARIABLE_STEP if issubclass(cls, VariableStepSolver) else FIXED_STEP)[key] = cls
+    if issubclass(cls, FixedStepSolver):
+        FIXED_STEP[key] = cls
     return cls
 
 
@@ -397,10 +396,6 @@ for _cls in (Euler, Heun, Midpoint, RK4, AB3,
              _scipy_method("bdf", "BDF", stiff=True),
              _scipy_method("lsoda", "LSODA", stiff=True)):
     register_solver(_cls)
-
-
-def solver_names() -> list[str]:
-    return list(SOLVERS)
 
 
 def resolve_solver(solver: str | type) -> type:
@@ -423,11 +418,3 @@ def make_fixed(solver: str | type, fun: Callable,
     """The fixed-step solver ``solver`` (name or class) on ``fun``; ``fun_floats``: the
     float path's right-hand side (module docstring; ignored by methods without one)."""
     return resolve_solver(solver)(fun, fun_floats=fun_floats)
-
-
-def scipy_solver_class(solver: str | type):
-    return resolve_solver(solver).scipy_class()
-
-
-def check_solver_name(name: str) -> str:
-    return resolve_solver(name).name.lower()

@@ -25,9 +25,6 @@ class ZeroCrossings:
     def __bool__(self) -> bool:
         return bool(self.items)
 
-    def __len__(self) -> int:
-        return len(self.items)
-
     def __getitem__(self, i: int) -> Any:
         return self.items[i]
 
