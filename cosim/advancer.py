@@ -2,7 +2,7 @@
 Simulator as Drake's simulator holds an integrator.
 
 The Simulator owns the semantics of a major point (time events, outputs, observers,
-discrete updates: ``Simulator.major``) and of an event (``Simulator.handle_event``); the
+discrete updates: ``Simulator.major``) and of an event (``RunEvents.handle``); the
 advancer owns the stepping between major points: where the next stop is on its grid, the
 continuous integration, the location of zero crossings inside a step, and its own
 stepping state (the output grid of a variable-step run).  Two advancers:
@@ -27,9 +27,11 @@ Checklist for a new advancer:
 2. Integrate with ``host.program.rhs`` (or ``host.program.solver``); read
    ``host.program`` again after every call into the host (a parameter change rebuilds it).
 3. Check every new state with ``host.check_finite`` (a NaN stops the run naming the state).
-4. With ``host.crossings``: compare the witnesses at the step end with
+4. With ``host.events.crossings``: compare the witnesses at the step end with
    ``crossings.previous`` (``crossings.crossed``), locate the first crossing inside the
-   step to the tick, set the state there and call ``host.handle_event(z)``.
+   step to the tick, set the state there and call ``host.events.handle(z)`` (a
+   variable-step advancer then ``host.events.after(tick)``); with
+   ``host.events.has_dynamic``, ask ``host.events.due_tick()`` after every step.
 5. Count ``host.stats["steps"]`` (and ``"partial_steps"``, ``"rhs_evals"`` where they
    apply).
 6. Pick it in ``Simulator.__init__`` (``_make_advancer``).
@@ -49,11 +51,15 @@ class SteppingHost(Protocol):
     stats: dict
     #: the current compiled program (:class:`cosim.program.Program`)
     program: Any
-    #: the zero crossings (:class:`cosim.zero_crossings.ZeroCrossings`)
-    crossings: Any
-    #: blocks declare dynamic time events (their next time known only as the run goes:
-    #: no run of whole steps may skip a point, :meth:`due_event_tick` asked each step)
-    has_dynamic_events: bool
+    #: the run's events (:class:`cosim.run_events.RunEvents`): ``crossings`` (the zero
+    #: crossings), ``handle(z)`` (a located crossing at the current tick), ``after(tick)``
+    #: (the point right after it, variable step), ``has_dynamic`` (blocks declare dynamic
+    #: time events: their next time known only as the run goes, no run of whole steps
+    #: may skip a point) and ``due_tick()`` (the next one's tick, asked afresh)
+    events: Any
+    #: ``check_finite(x, tick)``: stop the run if the state ``x`` at ``tick`` is not
+    #: finite (:class:`cosim.finite_check.FiniteCheck`)
+    check_finite: Any
 
     def next_stop(self, tick: int) -> int | None:
         """The first tick after ``tick`` that must be a major point (a sample hit, a time
@@ -76,18 +82,6 @@ class SteppingHost(Protocol):
     def check_monitors(self, x: Any, t: float) -> None:
         """The monitors at a solver step ``(x, t)`` (the context left as it was)."""
 
-    def handle_event(self, z: Any) -> None:
-        """The located zero crossing ``z`` at the current tick."""
-
-    def after_event(self, tick: int) -> None:
-        """The point right after an event handled inside a variable step."""
-
-    def due_event_tick(self) -> int | None:
-        """The tick of the next dynamic time event, asked afresh (a monitor may have
-        asked for one during the step)."""
-
-    def check_finite(self, x: Any, tick: int) -> None:
-        """Stop the run if ``x`` (the state at ``tick``) is not finite."""
 
 
 class Advancer(Protocol):

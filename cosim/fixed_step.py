@@ -42,8 +42,8 @@ class FixedStepAdvancer:
         ctx = host.ctx
         stats = host.stats
         h, nx = self.h, self.nx
-        crossings = host.crossings
-        dynamic = host.has_dynamic_events
+        crossings = host.events.crossings
+        dynamic = host.events.has_dynamic
         program = host.program
         prop, solver = program.propagator, program.solver
         tick = ctx.ticks
@@ -140,7 +140,7 @@ class FixedStepAdvancer:
         host = self.host
         ctx = host.ctx
         program = host.program
-        crossings = host.crossings
+        crossings = host.events.crossings
         ctx.ticks = stop
         ctx.time = stop * _NS
         ctx.mode_time = t0 * _NS
@@ -187,7 +187,7 @@ class FixedStepAdvancer:
         ctx.ticks = t_ev
         ctx.time = t_ev * _NS
         program.evaluate(ctx)
-        host.handle_event(crossings[i])
+        host.events.handle(crossings[i])
         if t_ev < stop:
             host.stats["partial_steps"] += 1
         return t_ev

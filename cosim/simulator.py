@@ -36,34 +36,28 @@ at every sample hit and breakpoint; ``dt`` is then the output grid.
 
 from __future__ import annotations
 
-import bisect
-import math
 import time as _time
-from collections import deque
 from typing import Any
 
 import numpy as np
 
 from .context import Context
 from .diagram import require_diagram
-from .errors import (
-    NonFiniteError,
-    ParameterError,
-    RateError,
-    SimulationTerminated,
-    StepError,
-    ZenoError,
-)
+from .errors import ParameterError, SimulationTerminated, StepError
 from .evaluator import Evaluator
+from .finite_check import FiniteCheck
 from .fixed_step import FixedStepAdvancer
+from .hit_plans import HitPlans
 from .loops import LoopOptions
+from .major_stops import MajorStops
 from .observers import Observer, Recorder, Results
 from .program import Program
 from .progress import ProgressBar
+from .run_events import RunEvents, Terminate
 from .solvers import FLOAT_STATES_MAX, make_fixed, resolve_solver
-from .time import SECONDS_PER_TICK, TICKS_PER_SECOND, format_time, to_ticks
+from .step_grid import StepGrid
+from .time import SECONDS_PER_TICK, to_ticks
 from .variable_step import VariableStepAdvancer
-from .zero_crossings import ZeroCrossings
 
 _NS = SECONDS_PER_TICK
 #: rounds of re-initialization at the start time (:meth:`Simulator._initial_checks`): a
@@ -154,21 +148,10 @@ class Simulator:
         self.solver_class = resolve_solver(solver)
         self.solver_name = self.solver_class.name.lower()
         self.fixed = self.solver_class.fixed
-        self.dt = dt
-        self.step_per_advance = dt == "advance"
-        if self.step_per_advance:
-            if not self.fixed:
-                raise RateError(f"dt='advance' needs a fixed-step solver, not "
-                                f"'{self.solver_name}'")
-            dt = None
-        self.dt_ticks = to_ticks(dt, "dt") if dt is not None else None
-        if (self.fixed and self.dt_ticks is None and self.plan.n_continuous
-                and not self.step_per_advance):
-            raise RateError(f"solver '{self.solver_name}' is fixed-step: give dt (the step "
-                            "in seconds, "
-                            "or 'advance': one step per advance_to)")
-        if self.dt_ticks is not None and self.dt_ticks <= 0:
-            raise RateError(f"dt must be positive, got {dt!r}")
+        #: what ``dt`` means for this solver (:class:`~cosim.step_grid.StepGrid`)
+        self.grid = StepGrid.of(dt, self.solver_name, self.fixed, self.plan.n_continuous)
+        if self.plan.n_continuous:
+            self.grid.check_rates(self.plan.rate_groups)
         self.rtol, self.atol, self.max_step = rtol, atol, max_step
         if event_samples not in ("auto", "both", "after"):
             raise ParameterError(f"event_samples must be 'auto', 'both' or 'after', got "
@@ -177,7 +160,6 @@ class Simulator:
             event_samples = "both" if any(getattr(b, "records_event_limits", False)
                                           for b in self.plan.blocks) else "after"
         self.event_samples = event_samples
-        self._left = event_samples == "both"
         if multistep_restart not in ("modes", "hits", "events"):
             raise ParameterError(f"multistep_restart must be 'modes', 'hits' or 'events', "
                                  f"got {multistep_restart!r}")
@@ -194,32 +176,28 @@ class Simulator:
         self.stats = {"steps": 0, "partial_steps": 0, "events": 0, "rhs_evals": 0,
                       "loop_iterations": 0, "rebuilds": 0, "reused_evaluations": 0,
                       "multistep_restarts": 0}
-        self._recent_events: deque = deque(maxlen=self.zeno_events)
         self._initialized = False
         #: ``{"t", "by", "reason"}`` when a block ended the run (an FMU's
         #: terminateSimulation, a terminal zero crossing), else None
         self.terminated: dict | None = None
-        self._pending_term: SimulationTerminated | None = None
-        self._dyn_events: list = []
-        self._dyn_next: int | None = None
+        #: the events of the run (:class:`~cosim.run_events.RunEvents`), made at
+        #: :meth:`initialize`
+        self.events: RunEvents | None = None
+        #: stops the run on a state that is not finite, naming it
+        self.check_finite = FiniteCheck(
+            self.plan.cstate_index, f"solver {self.solver_name}"
+            + (f", dt = {self.grid.seconds} s" if self.grid.seconds else ""))
         #: ``(x, t)`` at which the last full evaluation left every output the derivatives
         #: read up to date (see :meth:`major`); the next right-hand side there reuses it
         self._fresh: tuple | None = None
-        self._hit_plans: dict = {}
-        self._check_rates()
 
     # ----------------------------------------------------------- set-up
-    def _check_rates(self) -> None:
-        if not (self.fixed and self.dt_ticks and self.plan.n_continuous):
-            return
-        for g in self.plan.rate_groups:
-            for what, val in (("period", g.period), ("offset", g.offset)):
-                if val % self.dt_ticks:
-                    names = ", ".join(f"'{b.path}'" for b in g.blocks)
-                    raise RateError(
-                        f"block {names} {what} {format_time(val)} is not a multiple of the "
-                        f"solver step dt = {format_time(self.dt_ticks)}; choose dt dividing "
-                        "every sample period and offset (or a variable-step solver)")
+    @property
+    def dt_ticks(self) -> int | None:
+        """The grid's step in ticks (``grid.ticks``): the fixed step, or a variable-step
+        run's output grid; None without a grid (what a real-time runner and a decimating
+        recorder align to)."""
+        return self.grid.ticks
 
     @property
     def ev(self) -> Evaluator:
@@ -227,7 +205,7 @@ class Simulator:
         return self.program.ev
 
     def solver_settings(self) -> dict:
-        return {"solver": self.solver_name, "dt": self.dt, "rtol": self.rtol,
+        return {"solver": self.solver_name, "dt": self.grid.argument, "rtol": self.rtol,
                 "atol": self.atol, "max_step": self.max_step,
                 "fuse_linear": self.fuse_linear, "multistep_restart": self.multistep_restart}
 
@@ -260,16 +238,19 @@ class Simulator:
         propagator = None
         tab = self.solver_class.tableau if self.fixed else None
         if (tab is not None and not self.solver_class.multistep and ev.can_propagate
-                and not self.crossings and not self._dyn_events and self.dt_ticks):
-            propagator = ev.make_propagator(tab, self.dt_ticks * _NS)
+                and not self.events.crossings and not self.events.has_dynamic
+                and self.grid.ticks):
+            propagator = ev.make_propagator(tab, self.grid.ticks * _NS)
         solver = make_fixed(self.solver_class, rhs, rhs_floats) if self.fixed else None
         self.program = Program(ev, ev.evaluator_for(frozenset()), rhs, propagator, solver)
-        self._hit_plans = {}
         self._fresh = None
-        self._restart_reads = None
+        restart_reads = None
         if (solver is not None and solver.multistep
                 and self.multistep_restart != "events"):
-            self._restart_reads = ev.derivative_reads()
+            restart_reads = ev.derivative_reads()
+        self.hits = HitPlans(self.program, self.plan.rate_groups, self.plan.output_slot,
+                             bool(self._monitors), restart_reads,
+                             "iub" if self.multistep_restart == "modes" else "iubfc")
 
     def _reuse_fresh(self, x: Any, t: float) -> bool:
         """At the first stage after a major point, whether the outputs the derivatives
@@ -294,27 +275,14 @@ class Simulator:
                             + "; call ctx.fix_input(port, value) or wire them in a parent "
                             "diagram")
         self.terminated = None
-        self._pending_term = None
-        self.crossings = ZeroCrossings([z for b in plan.blocks for z in b.zero_crossings])
-        self._dyn_events = [e for b in plan.blocks for e in b.dynamic_time_events]
-        self.has_dynamic_events = bool(self._dyn_events)
+        self.events = RunEvents(self, plan.blocks, self.event_samples == "both")
         self._init_checks = [f for b in plan.blocks for f in b.initial_checks]
         self._monitors = [m.fn for b in plan.blocks for m in b.monitors]
         self._dirty = False
         ctx._param_listeners = [self._on_param_change]
         self._build_program()
-        bps = set()
-        for b in plan.blocks:
-            for ev in b.time_events:
-                bps.update(ev.times)
-        for m in self.manipulators:
-            bps.update(m.breakpoints())
-        self._breakpoints = sorted(bps)
-        self._breakpoint_set = set(bps)
+        self.stops = MajorStops(plan.blocks, plan.rate_groups, self.manipulators)
         self._observation = None  # step_end's observers (computed once per advance)
-        self._time_events = [(t, ev) for b in plan.blocks for ev in b.time_events
-                             for t in ev.times if ev.handler is not None]
-        self._groups = plan.rate_groups
         self._t0 = ctx.ticks
         self.advancer = self._make_advancer()
         for o in self.observers:
@@ -342,92 +310,27 @@ class Simulator:
             self._initial_checks(self.program.outputs)
 
     def reset_solver_history(self) -> None:
-        """Forget multistep history (after a rollback of the context)."""
-        self._reset_multistep()
+        """Forget multistep history: a discontinuity (an event, a breakpoint, a rollback
+        of the context)."""
+        program = getattr(self, "program", None)
+        if program is not None and program.solver is not None:
+            program.solver.reset()
 
     def _on_param_change(self, handle: Any) -> None:
         self._dirty = True
-
-    # ------------------------------------------------------ major point
-    def _due(self, tick: int) -> list:
-        """The rate groups with a sample hit at ``tick``."""
-        return [g for g in self._groups if g.due(tick)] if self._groups else []
-
-    def _hit_plan(self, tick: int, first: bool = False) -> tuple:
-        """What a major point at ``tick`` does, computed once per pattern of due rate
-        groups: ``(evaluate, updates, reuse, watch)`` with ``updates`` the ``(block,
-        handler)`` pairs of the due groups in order, ``reuse`` whether the evaluation
-        stays valid for the first solver stage after the updates (no monitors, and no due
-        handler belongs to a block whose unheld outputs may read the discrete states it
-        writes) and ``watch`` the held output slots whose change restarts a multistep
-        solver (``multistep_restart``)."""
-        groups = self._groups
-        if len(groups) == 1:  # the common case, at every major point: no generator
-            key = (0,) if groups[0].due(tick) else ()
-        else:
-            key = tuple(i for i, g in enumerate(groups) if g.due(tick)) if groups else ()
-        if first:
-            key = ("first",) + key
-        plan = self._hit_plans.get(key)
-        if plan is not None:
-            return plan
-        due_groups = [groups[i] for i in key if i != "first"]
-        if first and groups:
-            # every sampled output gets a value from its initial state at the start,
-            # also for blocks whose first hit is later (offset > 0)
-            fn = self.program.ev.evaluator_for(frozenset(b for g in groups for b in g.blocks))
-        else:
-            due = frozenset(b for g in due_groups for b in g.blocks)
-            fn = self.program.ev.evaluator_for(due) if due else self.program.outputs
-        updates = []
-        reuse = not self._monitors
-        for g in due_groups:
-            for b in g.blocks:
-                for u in b.periodic_updates:
-                    if u.handler is None or u.period != g.period or u.offset != g.offset:
-                        continue
-                    updates.append((b, u.handler))
-                    if not b.is_sampled:
-                        reuse = False  # a hybrid block: its continuous outputs may change
-        watch: list[int] = []
-        if self._restart_reads and not first:
-            kinds = "iub" if self.multistep_restart == "modes" else "iubfc"
-            slots = self.plan.output_slot
-            for g in due_groups:
-                for b in g.blocks:
-                    if b.is_sampled:
-                        watch.extend(slots[p] for p in b.outputs.values()
-                                     if slots[p] in self._restart_reads
-                                     and np.dtype(p.dtype).kind in kinds)
-        plan = self._hit_plans[key] = (fn, updates, reuse, watch)
-        return plan
 
     # ------------------------------------------- the advancer's host (cosim.advancer)
     def _make_advancer(self) -> Any:
         """The stepping strategy (:mod:`cosim.advancer`)."""
         if self.fixed or self.plan.n_continuous == 0:
-            return FixedStepAdvancer(self, self.dt_ticks, self.plan.n_continuous)
-        return VariableStepAdvancer(self, self.solver_class, self.dt_ticks, self.rtol,
+            return FixedStepAdvancer(self, self.grid.ticks, self.plan.n_continuous)
+        return VariableStepAdvancer(self, self.solver_class, self.grid.ticks, self.rtol,
                                     self.atol, self.max_step)
 
     def next_stop(self, tick: int) -> int | None:
         """The first tick after ``tick`` that must be a major point: a sample hit of a
         rate group, a time event or breakpoint, a dynamic time event; None if none."""
-        stop = None
-        for g in self._groups:
-            k = g.next_hit(tick)
-            if stop is None or k < stop:
-                stop = k
-        bps = self._breakpoints
-        if bps and bps[-1] > tick:
-            k = bps[bisect.bisect_right(bps, tick)]
-            if stop is None or k < stop:
-                stop = k
-        if self._dyn_next is not None:
-            k = max(self._dyn_next, tick + 1)
-            if stop is None or k < stop:
-                stop = k
-        return stop
+        return self.stops.next_stop(tick, self.events.next_dynamic)
 
     def watches_steps(self) -> bool:
         """Whether anything looks at step ends between major points (:meth:`step_end`)."""
@@ -483,43 +386,20 @@ class Simulator:
                 m(ctx)
             ctx.xc, ctx.time = x_keep, t_keep
 
-    def after_event(self, tick: int) -> None:
-        """The point right after an event handled inside a variable step: the outputs
-        again, the time events its handler asked for at this instant, the witnesses, the
-        observers, a termination the handler asked for."""
-        ctx = self.ctx
-        self.program.evaluate(ctx)
-        if self._dyn_events:
-            self._dynamic_events_now(tick, self.program.outputs)
-            self._dyn_next = self._next_dynamic_tick()
-        self.crossings.set_previous(self.crossings.witnesses(ctx))
-        for o in self.observers:
-            o.on_sample(self)
-        self._check_pending_term()
-
-    def due_event_tick(self) -> int | None:
-        """The tick of the next dynamic time event, asked afresh."""
-        return self._next_dynamic_tick()
-
-    def _reset_multistep(self) -> None:
-        """A discontinuity: a multistep solver's history is void."""
-        solver = self.program.solver if hasattr(self, "program") else None
-        if solver is not None:
-            solver.reset()
-
     def major(self, tick: int, first: bool = False) -> None:
         """Steps 1-4 of the module docstring at ``tick``."""
         ctx = self.ctx
         self._fresh = None
         ctx.ticks = tick
         ctx.time = tick * _NS
-        if self._breakpoints:
-            self._run_time_actions(tick)
+        stops = self.stops
+        if stops.breakpoints and stops.act(tick, self):
+            self.reset_solver_history()  # a breakpoint is a possible discontinuity
         if self._dirty:
             self._dirty = False
             self.stats["rebuilds"] += 1
             self._build_program()
-        fn, updates, reuse, watch = self._hit_plan(tick, first)
+        fn, updates, reuse, watch = self.hits.at(tick, first)
         ctx.time = ctx.mode_time = tick * _NS
         if watch:
             sig = ctx.signals
@@ -540,22 +420,23 @@ class Simulator:
             self._initial_checks(fn)
         for m in self._monitors:
             m(ctx)
-        if self._dyn_events:
-            self._dynamic_events_now(tick, fn)
-        if self.crossings:
-            self.crossings.set_previous(self.crossings.witnesses(ctx))
+        events = self.events
+        if events.has_dynamic:
+            events.run_dynamic(tick, fn)
+        if events.crossings:
+            events.crossings.set_previous(events.crossings.witnesses(ctx))
         for o in self.observers:
             o.on_sample(self)
-        if self._pending_term is not None:
-            raise _Terminate(self._pending_term)
+        if events.pending is not None:
+            raise Terminate(events.pending)
         for b, handler in updates:
             try:
                 handler(ctx)
             except Exception as exc:
                 raise StepError(f"discrete update of block '{b.path}' failed at "
                                 f"t = {ctx.time:.9g} s: {exc!r}") from exc
-        if self._dyn_events:
-            self._dyn_next = self._next_dynamic_tick()
+        if events.has_dynamic:
+            events.refresh()
         if reuse and not self._dirty:
             self._fresh = (ctx.xc, ctx.time)
         if not first and self.progress:
@@ -568,68 +449,13 @@ class Simulator:
         for _ in range(INIT_ROUNDS):
             if not any([check(self.ctx) for check in self._init_checks]):
                 return
-            self._call_eval(fn)
+            self.program.evaluate(self.ctx, fn)
         raise StepError(f"the outputs at the start time t = {self.ctx.time:.9g} s did not "
                         f"settle in {INIT_ROUNDS} rounds of re-initialization (blocks whose "
                         "initial outputs depend on their own inputs through the diagram: an "
                         "algebraic loop at initialization, iterated as a fixed point, which "
                         "needs a loop gain well below 1); give the loop's inputs start "
                         "values that are consistent, or break the loop")
-
-    @staticmethod
-    def _event_tick(t: float) -> int | None:
-        """The first tick at or after ``t`` seconds (``None`` for no event)."""
-        if t == math.inf or t != t:
-            return None
-        return math.ceil(t * TICKS_PER_SECOND - 1e-3)
-
-    def _next_dynamic_tick(self) -> int | None:
-        ctx = self.ctx
-        ticks = [self._event_tick(e.next_time(ctx)) for e in self._dyn_events]
-        ticks = [k for k in ticks if k is not None]
-        return min(ticks) if ticks else None
-
-    def _dynamic_events_now(self, tick: int, fn: Any) -> None:
-        """Run the dynamic time events due at ``tick`` (module docstring): observers get
-        the values just before (left limit), handlers run, outputs are evaluated again."""
-        ctx = self.ctx
-        for rounds in range(100):
-            due = [e for e in self._dyn_events
-                   if (k := self._event_tick(e.next_time(ctx))) is not None and k <= tick]
-            if not due:
-                return
-            if self._left and rounds == 0:
-                for o in self.observers:
-                    o.on_sample(self)  # the left value at the event (once per instant)
-            for e in due:
-                self.stats["events"] += 1
-                try:
-                    e.handler(ctx)
-                except SimulationTerminated as exc:
-                    exc.source = exc.source or e.block.path
-                    self._pending_term = self._pending_term or exc
-            self._reset_multistep()
-            self._call_eval(fn)
-            if self._pending_term is not None:
-                return
-        raise ZenoError(f"time events at t = {ctx.time:.9g} s: blocks "
-                        f"{', '.join(sorted({e.block.path for e in due}))} keep asking for "
-                        "another event at the same instant (100 rounds); the event "
-                        "iteration between them does not converge")
-
-    def _run_time_actions(self, tick: int) -> None:
-        if tick in self._breakpoint_set:
-            # a breakpoint is a possible discontinuity: multistep history is void
-            self._reset_multistep()
-        for t, ev in self._time_events:
-            if t == tick:
-                ev.handler(self.ctx)
-        for m in self.manipulators:
-            if tick in m.breakpoints():
-                m.at_time(self, tick)
-
-    def _call_eval(self, fn: Any) -> None:
-        self.program.evaluate(self.ctx, fn)
 
     # ---------------------------------------------------------- running
     def advance_to(self, t_end_s: float) -> None:
@@ -653,32 +479,15 @@ class Simulator:
         bar = self._bar = ProgressBar(self.ctx.ticks, end) if self.progress else _NO_BAR
         try:
             self.advancer.advance(end)
-        except _Terminate as term:
-            self._stopped(term.event)
+        except Terminate as term:
+            self.terminated_by = term.event
+            self.terminated = self.events.stopped(term.event)
         except SimulationTerminated as exc:  # raised while evaluating outputs
-            self._stopped(exc, sample=True)
+            self.terminated_by = exc
+            self.terminated = self.events.stopped(exc, sample=True)
         finally:
             if bar is not _NO_BAR:
                 bar.done()
-
-    def _check_pending_term(self) -> None:
-        if self._pending_term is not None:
-            raise _Terminate(self._pending_term)
-
-    def _stopped(self, why: Any, sample: bool = False) -> None:
-        """A block ended the run at the current time (``why``: the terminal zero crossing
-        or the :class:`SimulationTerminated` raised by a handler)."""
-        ctx = self.ctx
-        if isinstance(why, SimulationTerminated):
-            by, reason = why.source, why.reason
-        else:
-            by, reason = f"{why.block.path}.{why.name}", "terminal zero crossing"
-            sample = True
-        self.terminated_by = why
-        self.terminated = {"t": ctx.time, "by": by, "reason": reason}
-        if sample:
-            for o in self.observers:
-                o.on_sample(self)
 
     def run(self, t_end_s: float) -> Results:
         """Initialize, advance to ``t_end_s`` and return the recorded results.
@@ -691,11 +500,11 @@ class Simulator:
         try:
             self.advance_to(t_end_s)
         except BaseException as exc:
-            res = self._finish(exc)
+            res = self.finish(exc)
             if isinstance(exc, Exception):
                 exc.results = res
             raise
-        res = self._finish(None)
+        res = self.finish(None)
         res.diagnostics["wall_s"] = _time.perf_counter() - wall
         return res
 
@@ -703,9 +512,6 @@ class Simulator:
         """Close the observers (with ``error`` as the run's status) and return the
         results; :meth:`run` does this itself, a driver calling :meth:`advance_to`
         (the real-time runner) calls it at the end."""
-        return self._finish(error)
-
-    def _finish(self, error: BaseException | None) -> Results:
         errors = []
         for o in self.observers:
             try:
@@ -745,73 +551,12 @@ class Simulator:
     zeno_events = 100
     zeno_span_s = 1e-6
 
-    def handle_event(self, z: Any) -> None:
-        """A located zero crossing at the current tick: observers get the values just
-        before it (left limit), then its handler runs."""
-        self.stats["events"] += 1
-        self.crossings.after_event()
-        recent = self._recent_events
-        recent.append(self.ctx.ticks)
-        if len(recent) == self.zeno_events:
-            span = (recent[-1] - recent[0]) * _NS
-            if span < self.zeno_span_s:
-                raise ZenoError(
-                    f"zero crossing '{z.block.path}.{z.name}': {self.zeno_events} state events "
-                    f"within {span:.3g} s of simulated time, up to t = {self.ctx.time:.9g} s: "
-                    "the events accumulate (Zeno behaviour, e.g. a bouncing ball coming to "
-                    "rest) and time cannot advance; give the model a resting mode (stop the "
-                    "event when the impact speed falls below a threshold) or end the run "
-                    "before this time (Simulator.zeno_events / zeno_span_s set the guard)")
-        if self._left:
-            for o in self.observers:
-                o.on_sample(self)  # the left value at the event
-        if z.handler is not None:
-            try:
-                z.handler(self.ctx)
-            except SimulationTerminated as exc:
-                exc.source = exc.source or z.block.path
-                self._pending_term = self._pending_term or exc
-        self._reset_multistep()
-        if z.terminal:
-            raise _Terminate(z)
-        if self._dyn_events:
-            self._dyn_next = self._next_dynamic_tick()
-
-    # ----------------------------------------------------------- checks
-    def check_finite(self, x: np.ndarray, tick: int) -> None:
-        if x.size and not math.isfinite(float(x @ x)):
-            bad = np.flatnonzero(~np.isfinite(x))
-            if bad.size == 0:
-                return  # overflow of the norm only
-            i = int(bad[0])
-            name = f"index {i}"
-            for h, (a, b, _) in self.plan.cstate_index.items():
-                if a <= i < b:
-                    name = f"'{h.block.path}.{h.name}'" + (f"[{i - a}]" if b - a > 1 else "")
-                    label = getattr(h.block, "state_label", None)  # a block's own names
-                    if label is not None:
-                        name += f" ({label(h, i - a)})"
-                    break
-            raise NonFiniteError(
-                f"continuous state {name} became {x[i]} at t = {tick * _NS:.9g} s "
-                f"(solver {self.solver_name}"
-                + (f", dt = {self.dt} s" if self.dt else "") + "); results up to the previous "
-                "step were kept; check parameters and initial conditions, reduce the step, "
-                "or use a stiff solver ('radau', 'bdf')")
 
 def _changed(a: Any, b: Any) -> bool:
     """Whether a held output changed (arrays element-wise)."""
     if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
         return not np.array_equal(a, b)
     return a != b
-
-
-class _Terminate(Exception):
-    def __init__(self, z):
-        what = z.reason if isinstance(z, SimulationTerminated) else \
-            f"terminal event '{z.block.path}.{z.name}'"
-        super().__init__(what)
-        self.event = z
 
 
 def simulate(diagram: Any, t_end: float, **kwargs: Any) -> Results:

@@ -38,7 +38,7 @@ import numpy as np
 from .block import Block
 from .diagram import DiagramBuilder, require_diagram
 from .errors import BuildError, ContextError, RateError
-from .time import format_time, to_ticks
+from .time import format_time
 
 
 class CouplingInput(Block):
@@ -299,7 +299,7 @@ class DiagramSubsystem(Subsystem):
         self.sim = Simulator(self.wrapper, self.ctx, solver=solver, dt=dt, record=False,
                              **simulator_options)
         self.solver_name = self.sim.solver_name
-        self.dt_ticks = to_ticks(dt, "dt") if dt not in (None, "advance") else None
+        self.dt_ticks = self.sim.grid.ticks  # the solver step (or output grid)
         self.can_save_state = not self.wrapper.compile().opaque_states or all(
             h.save is not None for h in self.wrapper.compile().opaque_states)
 

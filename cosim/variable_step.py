@@ -80,9 +80,9 @@ class VariableStepAdvancer:
                 host.stats["steps"] += 1
                 host.check_finite(sol.y, int(round(sol.t * TICKS_PER_SECOND)))
                 host.check_monitors(np.asarray(sol.y), sol.t)
-                dense = sol.dense_output() if (out_grid or host.crossings) else None
+                dense = sol.dense_output() if (out_grid or host.events.crossings) else None
                 # zero crossings on this step
-                if host.crossings:
+                if host.events.crossings:
                     ev = self._locate(dense, t_prev, sol.t)
                     if ev is not None:
                         event_stop = ev
@@ -100,10 +100,10 @@ class VariableStepAdvancer:
                     host.sample(int(round(sol.t * TICKS_PER_SECOND)), np.asarray(sol.y).copy(),
                                 sol.t)
                 first_step = sol.step_size or first_step
-                if host.has_dynamic_events and sol.status == "running":
+                if host.events.has_dynamic and sol.status == "running":
                     # an event asked for by now (a step event seen by a monitor): stop here,
                     # handle it as a major time point and restart the solver after it
-                    k = host.due_event_tick()
+                    k = host.events.due_tick()
                     tk = int(round(sol.t * TICKS_PER_SECOND))
                     if k is not None and k <= tk:
                         ctx.xc = np.asarray(sol.y).copy()
@@ -124,7 +124,7 @@ class VariableStepAdvancer:
         host = self.host
         ctx = host.ctx
         program = host.program
-        crossings = host.crossings
+        crossings = host.events.crossings
 
         def g_at(i: int, t: float) -> float:
             ctx.xc = np.asarray(dense(t))
@@ -168,8 +168,8 @@ class VariableStepAdvancer:
         ctx.xc = np.asarray(dense(min(t_ev * _NS, t_new))).copy()
         ctx.ticks, ctx.time = t_ev, t_ev * _NS
         program.evaluate(ctx)
-        host.handle_event(crossings[i])
-        host.after_event(t_ev)
+        host.events.handle(crossings[i])
+        host.events.after(t_ev)
         if self.out_grid and self.next_out == t_ev:  # that grid point is this sample
             self.next_out += self.out_grid
         return t_ev

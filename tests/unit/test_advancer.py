@@ -43,7 +43,7 @@ def test_advancers_use_only_the_host_interface(module):
     allowed = _contract()
     assert used <= allowed, f"{module} reaches past the SteppingHost contract: " \
                             f"{sorted(used - allowed)}"
-    assert len(allowed) <= 16
+    assert len(allowed) <= 12
 
 
 def test_the_simulator_implements_the_host_interface():

@@ -55,14 +55,14 @@ def test_generated_inputs_equal_calc(order):
         snap = sub.save_state()
         for tau in (0.0, 3.7e-4, 1e-3):
             ctx.time = t0 + tau
-            sub.sim._call_eval(sub.sim.program.outputs)
+            sub.sim.program.evaluate(sub.sim.ctx, sub.sim.program.outputs)
             out = sub.get_outputs()
             assert out["ya"] == sub._drivers["a"]._calc(ctx) * 1.0
             assert out["yv"] == sub._drivers["v"]._calc(ctx) * 1.0
         sub.set_inputs(t0, {"a": (0.0, 0.0), "v": (0.0,)})
         sub.restore_state(snap)
         ctx.time = t0 + 5e-4
-        sub.sim._call_eval(sub.sim.program.outputs)
+        sub.sim.program.evaluate(sub.sim.ctx, sub.sim.program.outputs)
         assert sub.get_outputs()["ya"] == sub._drivers["a"]._calc(ctx) * 1.0
 
 
@@ -79,5 +79,5 @@ def test_vector_inputs_still_go_through_calc():
     c = np.array([[1.0, 2.0, 3.0], [0.5, 0.5, -1.0]])
     sub.set_inputs(0.0, {"a": c})
     sub.ctx.time = 4e-4
-    sub.sim._call_eval(sub.sim.program.outputs)
+    sub.sim.program.evaluate(sub.sim.ctx, sub.sim.program.outputs)
     assert np.array_equal(sub.get_outputs()["y"], drv._calc(sub.ctx) * 2.0)
