@@ -93,8 +93,9 @@ class PowerBond:
 
 def resolve(master: Any, effort: str, flow: str) -> PowerBond:
     """The bond ``(effort, flow)`` of ``master``'s connections, or a PortError saying why not."""
-    e = master._split(effort, "output")
-    f = master._split(flow, "output")
+    from .master_wiring import end
+    e = end(master.by_name, effort, "output")
+    f = end(master.by_name, flow, "output")
     if e[0] == f[0]:
         raise PortError(f"power bond ({effort}, {flow}): effort and flow come from the same "
                         "subsystem; give the effort output of A and the flow output of B")
@@ -115,3 +116,26 @@ def resolve(master: Any, effort: str, flow: str) -> PowerBond:
     ed, e_sc, e_b = consumer(e, f[0], "effort")
     fd, f_sc, f_b = consumer(f, e[0], "flow")
     return PowerBond(master.histories[e], ed, e_sc, e_b, master.histories[f], fd, f_sc, f_b)
+
+
+def correct_inputs(bonds: list, sub: str, polys: dict, input_orders: dict, t0: int,
+                   h: float, last_energy: float) -> None:
+    """Add each bond's energy-returning offset (:meth:`PowerBond.correction`) to the
+    effort inputs of subsystem ``sub`` in ``polys`` (in place), bounded to 1 % of the
+    input's value (a small nudge, never a kick)."""
+    for b in bonds:
+        name, inp = b.effort_input
+        if name != sub or inp not in polys:
+            continue
+        order = input_orders[b.flow_input]
+        delta = b.correction(order, t0, h, last_energy) * b.effort_scale
+        c = polys[inp]
+        e0 = abs(float(np.ravel(c[0])[0]))
+        delta = max(-0.01 * e0, min(0.01 * e0, delta))
+        if delta:
+            if isinstance(c, tuple):
+                polys[inp] = (c[0] + delta,) + c[1:]
+            else:
+                c = c.copy()
+                c[0] = c[0] + delta
+                polys[inp] = c

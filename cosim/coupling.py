@@ -230,14 +230,14 @@ class Iterative(Coupling):
             self._raw[s.name] = outs
             master.publish(s, t0 + H, outs)
         master.settler.settle_point(t0 + H)
-        self._next_held = master.exact_last()
-        return master.pack_last()
+        self._next_held = master.interface.exact_last()
+        return master.interface.pack_last()
 
     def _polys(self, master: Any, t0: int, H: int, z: np.ndarray, subs: list) -> dict:
         """The input polynomials through the history and ``z`` at ``t0 + H`` (the
         non-Real sources: the held values of this sweep)."""
-        keys = master.real_sources
-        for key, val in zip(keys, master.unpack(z)):
+        keys = master.interface.real_sources
+        for key, val in zip(keys, master.interface.unpack(z)):
             hist = master.histories[key]
             hist.push(t0 + H, float(val[0]) if hist.scalar else val)
         exact = [k for k in master.coupled_sources if master.histories[k].exact]
@@ -254,7 +254,7 @@ class Iterative(Coupling):
         if self._plan is not None:
             return self._plan
         offsets, i = {}, 0
-        for key in master.real_sources:  # non-Real sources get no column
+        for key in master.interface.real_sources:  # non-Real sources get no column
             n = master.histories[key].last.size
             offsets[key] = (i, n)
             i += n
@@ -275,9 +275,9 @@ class Iterative(Coupling):
         lay = self._layout(master)
         offsets, n = lay["offsets"], lay["n"]
         D = None
-        if master.feedthrough_subs:
+        if master.settler.subs:
             try:  # at the point the sweep reached, before the extra steps below
-                D = master.interface_jacobian()
+                D = master.interface.jacobian()
             except BuildError:  # a subsystem gives no output Jacobian: Broyden corrects
                 D = None
         S = np.zeros((n, n))
@@ -325,8 +325,8 @@ class Iterative(Coupling):
     # ------------------------------------------------------------ a step
     def step(self, master: Any, k: int, t0: int, H: int) -> None:
         snap = master.save()
-        z = z_pred = master.predict(t0, H)
-        self._next_held = master.exact_last()  # non-Real: held at t_k in the first sweep
+        z = z_pred = master.interface.predict(t0, H)
+        self._next_held = master.interface.exact_last()  # non-Real: held at t_k in the first sweep
         y = self._sweep(master, snap, t0, H, z, first=True)
         n = z.size
         it = 1
@@ -400,6 +400,7 @@ class Iterative(Coupling):
             self._M = M if self.reuse_jacobian else None
         #: the predictor and the converged outputs (step control's error estimate)
         self.predictor_gap = (z_pred, y)
-        master.iterations.append(it)
-        master.iteration_total += it
-        master.last_residual = res
+        c = master.counters
+        c.iterations.append(it)
+        c.iteration_total += it
+        c.last_residual = res

@@ -6,8 +6,9 @@ It keeps the times and rows of the published outputs at each communication point
 (streamed to the stream writers when given), marks the master's cumulative counters after
 each macro step, and packs signals, per-macro-step diagnostics and provenance into a
 :class:`~cosim.observers.Results`.  What it reads of the master is its recording
-interface: ``t``, ``writers``, ``signal_specs()``, ``outputs_now()``, ``counters()``,
-``counter_names()``, ``run_diagnostics()``, ``provenance()`` and ``tick_progress()``.
+interface: ``t``, ``writers``, ``bonds``, ``signal_specs()``, ``outputs_now()``,
+``counters`` (:class:`~cosim.master_counters.MasterCounters`), ``run_diagnostics()``,
+``provenance()`` and ``tick_progress()``.
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ def package_versions() -> dict:
     return dict(_VERSIONS[0])
 
 
-#: the columns of a mark: t, H, wall clock, then :meth:`MasterScheduler.counters`
+#: the columns of a mark: t, H, wall clock, then ``MasterCounters.values()``
 _MARK_FIXED = 3
 
 
@@ -73,7 +74,7 @@ class MasterRecord:
         ``master.t``.  Differences of consecutive marks are the per-macro-step
         diagnostics (a step's rejected attempts count towards the accepted one)."""
         m = self.master
-        self._marks.append((m.t, H, _perf(), *m.counters()))
+        self._marks.append((m.t, H, _perf(), *m.counters.values(bool(m.bonds))))
         m.tick_progress()
 
     def mark_bulk(self, t_start: int, H: int, n: int, wall: float) -> None:
@@ -102,7 +103,7 @@ class MasterRecord:
         """Per accepted macro step: ``t``, ``H``, ``wall_s``, ``iterations``,
         ``residual``, ``rejections`` (and ``energy_residual``, ``wall_s/<subsystem>``)."""
         m = self.master
-        names = m.counter_names()
+        names = m.counters.names(bool(m.bonds))
         width = _MARK_FIXED + len(names)
         marks = np.array(self._marks, dtype=float).reshape(-1, width)
         d = np.diff(marks, axis=0)

@@ -33,10 +33,8 @@ _DISCRETE = ("; a non-Real (Boolean, Integer, Enumeration, String, Binary) outpu
 
 #: What the settler uses of its master: the coupling services.
 SERVICES = ("subsystems", "sources", "coupled_sources", "histories", "input_polys",
-            "feed_inputs", "refresh_subsystem", "step_subsystem", "publish", "pack_last",
-            "exact_last", "unpack", "real_sources", "interface_jacobian", "loop_solver",
-            "save", "restore", "t", "H", "single_rate", "count_exchanges", "count_iterations",
-            "record")
+            "feed_inputs", "refresh_subsystem", "step_subsystem", "publish", "interface",
+            "loop_solver", "save", "restore", "t", "H", "single_rate", "counters", "record")
 
 
 class Settler:
@@ -229,8 +227,8 @@ class Settler:
         after all subsystems (``Psi`` of the previous ``z``).
         """
         m = self.master
-        z = m.pack_last()
-        held = m.exact_last()
+        z = m.interface.pack_last()
+        held = m.interface.exact_last()
         n = z.size
         solver = solver or m.loop_solver
         newton = solver == "newton"
@@ -253,10 +251,10 @@ class Settler:
                 for name, hist in self.ft_outs[s.name]:
                     if not hist.exact:
                         hist.push(t, o[name])
-            y = m.pack_last()
+            y = m.interface.pack_last()
             g = y - z
             res = float(np.max(np.abs(g), initial=0.0))
-            held, same = m.exact_last(), held
+            held, same = m.interface.exact_last(), held
             if held != same:
                 res = float("inf")  # a non-Real output changed: evaluate again
             elif res <= tol * (1.0 + float(np.max(np.abs(y), initial=0.0))):
@@ -266,7 +264,7 @@ class Settler:
             if not n:
                 continue  # only non-Real outputs: propagate them
             if newton:
-                dz = -np.linalg.solve(m.interface_jacobian() - np.eye(n), g)
+                dz = -np.linalg.solve(m.interface.jacobian() - np.eye(n), g)
             else:
                 if dz is not None:
                     dg = g - g_prev
@@ -276,7 +274,7 @@ class Settler:
                 dz = -Jinv @ g
             g_prev = g
             z = z + dz
-            for key, val in zip(m.real_sources, m.unpack(z)):
+            for key, val in zip(m.interface.real_sources, m.interface.unpack(z)):
                 if key in ft_keys:  # others (no feedthrough, or not stepped) keep theirs
                     m.histories[key].push(t, val if not m.histories[key].scalar
                                           else float(val[0]))
@@ -318,7 +316,7 @@ class Settler:
                     for key, v in zip(keys, row):
                         m.histories[key].push(t0 + j * H, v)
             window = []
-            m.count_exchanges(p)
+            m.counters.exchanges += p
             for k in range(p):
                 tk = t0 + k * H
                 for s in m.subsystems:
@@ -347,7 +345,7 @@ class Settler:
                 f"high-order start: the first {p} macro steps (waveform relaxation) did not "
                 f"converge in {max_sweeps} sweeps (last change {change:.3g}); reduce the macro "
                 "step or pass high_order_start=False (zero-order-hold start, global order 2)")
-        m.count_iterations(self.startup_sweeps)
+        m.counters.iteration_total += self.startup_sweeps
         for j in range(1, p + 1):  # the histories hold the last sweep's samples
             m.t = t0 + j * H
             m.record.point(H, list(prev[j - 1]))

@@ -165,9 +165,10 @@ def run_controlled(master: Any, end: int) -> int:
     q = p + 1 if richardson else p
     H = max(h_min, min(h_max, master.H // grid * grid))
     k = 0
-    master.step_sizes: list[float] = []
-    master.unrecoverable = 0
-    master.over_tol_at_min = 0
+    counters = master.counters
+    counters.step_sizes = []
+    counters.unrecoverable = 0
+    counters.over_tol_at_min = 0
     while master.t < end:
         if master._check_terminated():  # a subsystem ended the run (not an error)
             break
@@ -183,11 +184,11 @@ def run_controlled(master: Any, end: int) -> int:
         p_eff = _effective_order(master)  # lower while the history is short (start)
         if richardson:
             master._macro(k, H)
-            y_full = master.pack_last()
+            y_full = master.interface.pack_last()
             master.restore(snap)
             master._macro(k, half)
             master._macro(k + 1, H - half)
-            y_half = master.pack_last()
+            y_half = master.interface.pack_last()
             scale = ctl.atol + ctl.rtol * np.abs(y_half)
             err = float(np.max(np.abs(y_half - y_full) / scale)) / (2.0 ** (p_eff + 1) - 1.0)
             steps = 2
@@ -200,17 +201,17 @@ def run_controlled(master: Any, end: int) -> int:
         forced = err > 1.0 and H <= h_min and ctl.at_min_step == "accept"
         if err <= 1.0 or snap is None or startup or forced:
             if forced and not startup:
-                master.over_tol_at_min += 1
+                counters.over_tol_at_min += 1
             elif err > 1.0:
                 # cannot redo, or the history is too short for order p even at h_min:
                 # accepted above tolerance, counted, next step smaller
-                master.unrecoverable += 1
+                counters.unrecoverable += 1
             k += steps
             _accept(master, H, err)
             H = ctl.next_step(H, err, q, grid, h_min, h_max)
             continue
         master.restore(snap)
-        master.rejections += 1
+        counters.rejections += 1
         if H <= h_min:
             raise StepError(
                 f"communication step rejected at the minimum step "
@@ -229,9 +230,9 @@ def _effective_order(master: Any) -> int:
 
 
 def _accept(master: Any, H: int, err: float) -> None:
-    master.last_residual = err
+    master.counters.last_residual = err
     master.record.point(H)
-    master.step_sizes.append(H * _NS)
+    master.counters.step_sizes.append(H * _NS)
 
 
 def defect_error(master: Any, ctl: Any, H: int) -> float:
@@ -272,4 +273,4 @@ def _energy_error(master: Any, ctl: Any) -> float:
     """Scaled energy residual of the last macro step (0 without ``energy_tol``)."""
     if not ctl.energy_tol or not master.bonds:
         return 0.0
-    return abs(master._last_energy) / ctl.energy_tol
+    return abs(master.counters.last_energy) / ctl.energy_tol

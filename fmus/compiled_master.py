@@ -189,7 +189,7 @@ class CompiledLoop:
 
     def run_reason(self, master: Any) -> str:
         """Reasons known only after initialization ('' when the loop can run)."""
-        if master.feedthrough_subs and not master.settler.once:
+        if master.settler.subs and not master.settler.once:
             return "an algebraic loop of feedthrough outputs across FMUs"
         for s in master.subsystems:
             if s._pending_params:
@@ -244,7 +244,7 @@ class CompiledLoop:
             order = sorted(range(len(subs)), key=lambda i: rank[subs[i].name])
         else:
             order = list(range(len(subs)))
-        settle = [subs.index(s) for s in master.feedthrough_subs if s.input_names]
+        settle = [subs.index(s) for s in master.settler.subs if s.input_names]
         n_sig = len(keys)
         hist_t = np.zeros(n_sig * 4, dtype=np.int64)
         hist_v = np.zeros(n_sig * 4)
@@ -321,7 +321,7 @@ class CompiledLoop:
                 break
         wall = _time.perf_counter() - wall0
         self._write_back(master, keep, keys, done)
-        master.exchanges += done
+        master.counters.exchanges += done
         master.record.mark_bulk(t_start, H, done, wall)
         if status.value:
             self._failure(master, status.value, sub.value, where.value)
@@ -343,7 +343,7 @@ class CompiledLoop:
                        [back(x) for x in hv[4 * j:4 * j + n]]))
         for s in master.subsystems:
             s.steps += done
-            master.steps[s.name] += done
+            master.counters.steps[s.name] += done
             if done and s._h_first is None:
                 s._h_first = master.H
             s._t = master.t

@@ -176,7 +176,7 @@ def test_gauss_seidel_interpolated_inputs_have_no_defect():
                          extrapolation=2, step_control=ctl)
     gs.run(0.2)
     # only m2's force input is extrapolated; m1's x2, v2 interpolate m2's new sample
-    tau = gs.step_sizes[-1]
+    tau = gs.counters.step_sizes[-1]
     for name, hist, *_ in gs._feeds["m1"]:
         from cosim.extrapolation import evaluate
         assert evaluate(gs._fed["m1"][name], tau)[0] == pytest.approx(hist.last_value,

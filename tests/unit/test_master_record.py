@@ -33,7 +33,8 @@ def test_the_record_reads_only_the_recording_interface():
     assert used and used <= listed, sorted(used - listed)
     assert len(listed) <= 10
     for name in listed:
-        assert hasattr(MasterScheduler, name) or name in ("t", "writers"), name
+        assert hasattr(MasterScheduler, name) or name in ("t", "writers", "bonds",
+                                                          "counters"), name
 
 
 def test_no_mixin_left_in_the_master():
@@ -47,4 +48,4 @@ def test_the_settler_uses_only_the_coupling_services():
     for name in ms.SERVICES:
         assert hasattr(MasterScheduler, name) or name in (
             "sources", "coupled_sources", "histories", "loop_solver", "t", "H",
-            "single_rate", "record", "subsystems"), name
+            "single_rate", "record", "subsystems", "interface", "counters"), name

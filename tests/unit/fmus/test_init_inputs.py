@@ -174,7 +174,7 @@ def test_an_algebraic_loop_at_initialization_is_iterated(lags, fmi, loop_solver)
     x1 = K1 * c / (1.0 - a * K1 * K2)
     assert np.max(np.abs(res["A.y"] - x1)) < 1e-9
     assert np.max(np.abs(res["B.y"] - K2 * x1)) < 1e-9
-    assert m.init_sweeps > 1  # iterated, not one ordered sweep
+    assert m.settler.init_sweeps > 1  # iterated, not one ordered sweep
 
 
 @pytest.mark.parametrize("fmi", [2, 3])

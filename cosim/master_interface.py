@@ -1,0 +1,134 @@
+"""The coupled outputs of a co-simulation master as one vector ``z``: what iterative
+coupling, the loop solver at a communication point and Richardson's step control iterate
+and compare.
+
+Only the Real coupled outputs are in ``z``; non-Real ones (Boolean, Integer, Enumeration,
+String, Binary: a history that is ``exact``) are held and propagated, compared by ``==``
+(:meth:`InterfaceVectors.exact_last`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .errors import BuildError
+from .extrapolation import evaluate
+from .time import SECONDS_PER_TICK
+
+_NS = SECONDS_PER_TICK
+
+
+class InterfaceVectors:
+    """``z`` of one master (module docstring).
+
+    Parameters
+    ----------
+    subsystems : list
+    histories : dict
+        ``(subsystem, output)`` -> :class:`~cosim.extrapolation.SignalHistory`.
+    coupled_sources : list
+        The ``(subsystem, output)`` keys that feed an input, sorted.
+    sources : dict
+        ``(subsystem, input)`` -> ``((subsystem, output), scale, bias)``.
+    orders : dict
+        ``(subsystem, input)`` -> extrapolation order asked for.
+    feeds : dict
+        Per subsystem name, its ``(input, source history, order, scale, bias)``.
+    """
+
+    def __init__(self, subsystems: list, histories: dict, coupled_sources: list,
+                 sources: dict, orders: dict, feeds: dict) -> None:
+        self.subsystems = subsystems
+        self.histories = histories
+        self.coupled_sources = coupled_sources
+        self.sources = sources
+        self.orders = orders
+        self.feeds = feeds
+        self._real_keys: list | None = None
+        self._predict_orders: list | None = None
+
+    @property
+    def real_sources(self) -> list:
+        """The coupled outputs the master iterates numerically: the Real ones; known once
+        every output has been published (``MasterScheduler.initialize``)."""
+        keys = self._real_keys
+        if keys is None:
+            hist = self.histories
+            keys = [k for k in self.coupled_sources if not hist[k].exact]
+            if all(hist[k].t for k in self.coupled_sources):
+                self._real_keys = keys
+        return keys
+
+    def pack_last(self) -> np.ndarray:
+        """The latest published values of the Real coupled outputs as one vector."""
+        keys = self.real_sources
+        if not keys:
+            return np.zeros(0)
+        return np.concatenate([self.histories[k].last for k in keys])
+
+    def exact_last(self) -> list:
+        """The latest published values of the non-Real coupled outputs (compared by ``==``)."""
+        hists = [self.histories[k] for k in self.coupled_sources]
+        return [h.last_value if h.scalar else h.last.tolist() for h in hists if h.exact]
+
+    def unpack(self, z: np.ndarray) -> list[np.ndarray]:
+        """``z`` (as :meth:`pack_last`) cut into the values of :attr:`real_sources`."""
+        out, i = [], 0
+        for k in self.real_sources:
+            n = self.histories[k].last.size
+            out.append(z[i:i + n])
+            i += n
+        return out
+
+    def jacobian(self) -> np.ndarray:
+        """``dy/dz`` of the Real coupled outputs ``z`` (as in :meth:`pack_last`) here.
+
+        Chained from each subsystem's ``output_jacobian()`` through the connections (with
+        their unit scale factors); direct feedthrough only.
+        """
+        offsets, i = {}, 0
+        for key in self.real_sources:
+            size = self.histories[key].last.size
+            offsets[key] = (i, size)
+            i += size
+        J = np.zeros((i, i))
+        for s in self.subsystems:
+            outs = [o for o in s.output_names if (s.name, o) in offsets]
+            if not outs:
+                continue
+            jac = s.output_jacobian()
+            if jac is None:
+                raise BuildError(f"subsystem '{s.name}' gives no output Jacobian "
+                                 "(output_jacobian() returned None); use jacobian='fd'")
+            for o in outs:
+                r0, rn = offsets[(s.name, o)]
+                for name, *_rest in self.feeds[s.name]:
+                    block = jac.get((o, name))
+                    if block is None:
+                        continue
+                    src, scale, _ = self.sources[(s.name, name)]
+                    if src not in offsets:  # a non-Real source: held, not in z
+                        continue
+                    c0, cn = offsets[src]
+                    J[r0:r0 + rn, c0:c0 + cn] += np.asarray(block, float).reshape(rn, cn) * scale
+        return J
+
+    def predict(self, t0: int, H: int) -> np.ndarray:
+        """Extrapolated coupled outputs at ``t0 + H`` (the predictor of iterative coupling)."""
+        orders = self._predict_orders
+        if orders is None:  # the highest order any consumer of each source asks for
+            orders = self._predict_orders = [
+                max(o for (dst, o) in self.orders.items() if self.sources[dst][0] == k)
+                for k in self.real_sources]
+        tau = H * _NS
+        vals = []
+        for k, order in zip(self.real_sources, orders):
+            c = self.histories[k].polynomial(order, t0)
+            if isinstance(c, tuple):  # scalar: Horner in plain floats
+                acc = c[-1]
+                for x in c[-2::-1]:
+                    acc = acc * tau + x
+                vals.append(float(acc))
+            else:
+                vals.extend(evaluate(c, tau).tolist())
+        return np.array(vals)
