@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import itertools
 import linecache
-import math
 import re
 from typing import Any
 
@@ -40,6 +39,7 @@ import scipy.sparse as sp
 from .function_block import FunctionBlock
 from .linear import fuse, rk_propagator
 from .loops import LoopOptions, LoopSolver
+from .propagator import Propagator, assemble
 
 _counter = itertools.count()
 #: a generated statement reading the state vector ``x``
@@ -528,33 +528,10 @@ class Evaluator:
     def make_propagator(self, tableau: tuple, h: float) -> Any:
         """Exact RK step for the all-fused, state-independent-input case."""
         plan = self.plan
-        n = plan.n_continuous
-        big = any(sp.issparse(g.A) for g in self.groups)
-        A = sp.lil_matrix((n, n)) if big else np.zeros((n, n))
+        A, B, e = assemble(self.groups, plan.n_continuous)
         v_slots = [v for g in self.groups for v in g.v_slots]
         v_sizes = [z for g in self.groups for z in g.v_sizes]
         nv = sum(v_sizes)
-        B = sp.lil_matrix((n, nv)) if big else np.zeros((n, nv))
-        e = np.zeros(n)
-        col = 0
-        for g in self.groups:
-            idx = g.state_index
-            nvg = sum(g.v_sizes)
-            if idx.size:
-                Ag = g.A.toarray() if sp.issparse(g.A) else g.A
-                Bg = g.B.toarray() if sp.issparse(g.B) else g.B
-                if big:
-                    A[np.ix_(idx, idx)] = Ag
-                    if nvg:
-                        B[np.ix_(idx, np.arange(col, col + nvg))] = Bg
-                else:
-                    A[np.ix_(idx, idx)] = Ag
-                    if nvg:
-                        B[np.ix_(idx, np.arange(col, col + nvg))] = Bg
-                e[idx] += g.e
-            col += nvg
-        if big:
-            A, B = sp.csr_matrix(A), sp.csr_matrix(B)
         Phi, gammas, gconst = rk_propagator(A, B, e, tableau, h)
         # upstream nodes of the v slots (state independent): evaluate at stage times
         needed = set(v_slots)
@@ -614,99 +591,6 @@ class Evaluator:
         lines.append("propagator: " + ("yes (exact RK step, one product per step)"
                                        if self.can_propagate else "no"))
         return "\n".join(lines)
-
-
-class Propagator:
-    """``x_{n+1} = Phi x_n + sum_m Gamma_m v(t_n + c_m h) + g`` (see rk_propagator).
-
-    ``[Phi | Gamma_0 | Gamma_1 | ...]`` is stored as one matrix ``M`` so a step
-    is one product with ``z = [x, v(t+c_0 h), v(t+c_1 h), ...]``.
-    """
-
-    def __init__(self, Phi, gammas, g, vfun, nv):
-        self.cs = [c for c, _ in gammas]
-        self.g = g
-        self.vfun = vfun
-        self.nv = nv
-        self.n = Phi.shape[0]
-        mats = [Phi] + ([gm for _, gm in gammas] if nv else [])
-        self.M = sp.hstack(mats, format="csr") if sp.issparse(Phi) else np.hstack(mats)
-        self.Phi = Phi
-        self.G = (self.M[:, self.n:] if nv else None)
-        self.z = np.zeros(self.M.shape[1])
-        self.has_g = bool(np.any(g))
-
-    def steps(self, ctx, s, tick: int, x: np.ndarray, h: int, count: int,
-              ns: float) -> tuple[int, np.ndarray, bool]:
-        """``count`` steps of ``h`` ticks from ``tick``; ``(tick, x, finite)`` at the end.
-
-        For a segment without sample hits or breakpoints.  In chunks: the inputs
-        at all stage times are evaluated first (the input at the end of a step,
-        stage ``c = 1``, is the input at the start of the next, ``c = 0``, and is
-        evaluated once), their contribution ``Gamma v`` is one matrix product,
-        then ``x <- Phi x + (Gamma v)_k``.  Stops early at a non-finite state.
-        """
-        nv, cs, vfun, Phi, G = self.nv, self.cs, self.vfun, self.Phi, self.G
-        reuse = nv > 0 and cs[0] == 0.0 and cs[-1] == 1.0
-        g = self.g if self.has_g else None
-        isfinite = math.isfinite
-        hs = h * ns
-        done = 0
-        while done < count:
-            m = min(count - done, 1024)
-            U = None
-            if nv:
-                vals: list = []
-                add = vals.append if nv == 1 else vals.extend
-                last = None
-                for i in range(m):
-                    t = (tick + i * h) * ns
-                    ctx.mode_time = t
-                    for j, c in enumerate(cs):
-                        if j == 0 and last is not None:
-                            v = last
-                        else:
-                            ctx.time = t + c * hs
-                            v = vfun(ctx, s)
-                        add(v)
-                    if reuse:
-                        last = v
-                U = np.ascontiguousarray((G @ np.array(vals, dtype=float).reshape(m, -1).T).T)
-                if g is not None:
-                    U += g
-            for i in range(m):
-                x = Phi @ x
-                if U is not None:
-                    x += U[i]
-                elif g is not None:
-                    x += g
-                if not isfinite(x @ x):
-                    return tick + (i + 1) * h, x, False
-            tick += m * h
-            done += m
-        return tick, x, True
-
-    def step(self, ctx, s, t: float, x: np.ndarray, h: float) -> np.ndarray:
-        z = self.z
-        n = self.n
-        z[:n] = x
-        nv = self.nv
-        if nv == 1:
-            vfun = self.vfun
-            for j, c in enumerate(self.cs):
-                ctx.time = t + c * h
-                z[n + j] = vfun(ctx, s)
-        elif nv:
-            vs = []
-            vfun = self.vfun
-            for c in self.cs:
-                ctx.time = t + c * h
-                vs.extend(vfun(ctx, s))
-            z[n:] = vs
-        xn = self.M @ z
-        if self.has_g:
-            xn += self.g
-        return xn
 
 
 def _as_floats(value: Any, k: int) -> list:

@@ -170,8 +170,8 @@ class StreamWriter(Observer):
         self.chunks_queued = self.chunks_dropped = self.samples_dropped = 0
         self.max_queued = 0
         self._first_drop_s: float | None = None
-        self._write_ns = [0, 0]   # sum, max: formatting + write + fsync per chunk
-        self._caller_ns = [0, 0, 0]  # count, sum, max: what the caller spent per chunk
+        self._write_ns = _Cost()   # formatting + write + fsync per chunk
+        self._caller_ns = _Cost()  # what the caller spent per full chunk
 
     # ------------------------------------------------------------ writer thread
     def use_writer_thread(self, queue_chunks: int | None = None) -> None:
@@ -217,43 +217,28 @@ class StreamWriter(Observer):
         full chunk (the whole write inline, the hand-over with a writer thread);
         ``chunks_dropped``/``samples_dropped``: chunks that found the queue full.
         """
-        n_w, (w_sum, w_max) = self.chunks_written, self._write_ns
-        n_c, c_sum, c_max = self._caller_ns
+        w, c = self._write_ns, self._caller_ns
         th = self._thread
         return {"path": str(self.path), "mode": "thread" if th is not None else "inline",
                 "chunks_written": self.chunks_written, "samples_written": self.samples_written,
                 "chunks_queued": self.chunks_queued, "chunks_dropped": self.chunks_dropped,
                 "samples_dropped": self.samples_dropped, "queue_chunks": self.queue_chunks,
                 "max_queued": self.max_queued, "pending": self.pending,
-                "write_ms": {"mean": w_sum / n_w / 1e6 if n_w else 0.0, "max": w_max / 1e6},
-                "caller_us": {"mean": c_sum / n_c / 1e3 if n_c else 0.0, "max": c_max / 1e3},
+                "write_ms": {"mean": w.mean() / 1e6, "max": w.max / 1e6},
+                "caller_us": {"mean": c.mean() / 1e3, "max": c.max / 1e3},
                 "error": None if th is None or th.error is None
                 else f"{type(th.error).__name__}: {th.error}"}
 
     def _written(self, n: int, ns: int) -> None:
         self.chunks_written += 1
         self.samples_written += n
-        w = self._write_ns
-        w[0] += ns
-        if ns > w[1]:
-            w[1] = ns
-
-    def _caller(self, ns: int) -> None:
-        c = self._caller_ns
-        c[0] += 1
-        c[1] += ns
-        if ns > c[2]:
-            c[2] = ns
-
-    def _thread_failed(self, exc: BaseException) -> OutputError:
-        return OutputError(f"cannot write results to '{self.path}' (in its writer thread): "
-                           f"{type(exc).__name__}: {exc}; {_FIX}")
+        self._write_ns.add(ns)
 
     def _not_open(self) -> OutputError:
         th = self._thread
         if self._state == "failed" and th is not None and th.error is not None:
             th.reported = True
-            err = self._thread_failed(th.error)
+            err = _thread_failed(self.path, th.error)
             err.__cause__ = th.error
             return err
         return OutputError(f"{type(self).__name__} '{self.path}' is not open "
@@ -366,7 +351,7 @@ class StreamWriter(Observer):
                 raise self._fail(exc) from exc
             self._written(len(self._rows), time.perf_counter_ns() - t0)
             self._times, self._rows = [], []
-        self._caller(time.perf_counter_ns() - t0)
+        self._caller_ns.add(time.perf_counter_ns() - t0)
 
     def _hand_over(self, force: bool) -> None:
         """The buffered samples to the writer thread's queue, or dropped and counted if
@@ -409,12 +394,12 @@ class StreamWriter(Observer):
                 self._close(self._final_status(error))
         if th is not None and th.error is not None and not th.reported:
             th.reported = True
-            raise self._thread_failed(th.error) from th.error
+            raise _thread_failed(self.path, th.error) from th.error
 
     def _final_status(self, error: BaseException | None) -> str:
         th = self._thread
         if error is None and th is not None and th.error is not None:
-            error = self._thread_failed(th.error)
+            error = _thread_failed(self.path, th.error)
         status = _status(error)
         if self.chunks_dropped:
             lost = (f"{self.samples_dropped} samples in {self.chunks_dropped} chunks dropped "
@@ -446,3 +431,27 @@ class StreamWriter(Observer):
 def _kept(port: Any) -> Any:
     """The dtype a writer keeps ``port``'s values in (:func:`~cosim.ports.kept_dtype`)."""
     return kept_dtype(getattr(port, "dtype", float))
+
+
+class _Cost:
+    """Count, sum and maximum of a cost in nanoseconds."""
+
+    __slots__ = ("n", "sum", "max")
+
+    def __init__(self) -> None:
+        self.n = self.sum = self.max = 0
+
+    def add(self, ns: int) -> None:
+        self.n += 1
+        self.sum += ns
+        if ns > self.max:
+            self.max = ns
+
+    def mean(self) -> float:
+        return self.sum / self.n if self.n else 0.0
+
+
+def _thread_failed(path: Any, exc: BaseException) -> OutputError:
+    """The error of a writer whose thread failed to write ``path``."""
+    return OutputError(f"cannot write results to '{path}' (in its writer thread): "
+                       f"{type(exc).__name__}: {exc}; {_FIX}")
