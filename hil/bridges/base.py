@@ -33,6 +33,21 @@ reads at the next frame that runs, a sender sends nothing (no burst of late fram
 Every bridge reports ``io_figures()`` for the run's verdict (:mod:`hil.verdict`): outages
 (link losses), and for receivers stale episodes, frames lost and bad frames.
 
+Implementers' checklist
+-----------------------
+1. Subclass :class:`Bridge`, set ``kind``, call ``super().__init__(name, backend,
+   period_s, ...)`` first; never create the transport (it is injected, opened).
+2. A receiver: set ``_accept`` to the frame keys it decodes (the backend drops the
+   others), declare its outputs with :meth:`Bridge.declare_received` (one group, units
+   up front), decode one hit's frames into its store in ``_store(frames, t)``
+   (``None``: the read failed) and return the port values from the store in
+   ``_outputs()``, with no I/O; a device that is sampled rather than streamed
+   overrides ``_fetch`` (as :class:`~hil.bridges.daq.DaqInput`).
+3. A sender: declare inputs with units and send in a periodic update, skipping the
+   frames :meth:`Bridge.suppress_io` suppresses.
+4. Route backend errors through ``_failed`` (the ``on_error`` policy) and ``_retry``;
+   report ``stats()`` and ``io_figures()``.
+
 Error policy ``on_error`` (backend errors: disconnects, bus-off, timeouts):
 
 ``"raise"``  stop the run with the error, naming the block (the default);

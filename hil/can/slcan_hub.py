@@ -12,6 +12,7 @@ interface::
                         sleep_after_open=0)
 
 One hub thread sits on the master ends: it emulates one SLCAN adapter per pty
+(:class:`~hil.can.slcan_adapter.SlcanAdapter`: its state and command interpreter)
 and joins the adapters into one CAN bus.  A frame transmitted through one
 adapter is received by every *other* adapter that is open (a CAN controller
 does not receive its own frames).  The clients may live in different
