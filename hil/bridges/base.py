@@ -204,6 +204,15 @@ class Bridge(Block):
         """Declare a receiver's outputs (``specs``: :meth:`cosim.Block.declare_outputs`
         dicts, in port order) as one group: each evaluation at a hit calls
         :meth:`_sample` once for all of them."""
+        if type(self)._fetch is Bridge._fetch and not all(
+                hasattr(self.backend, a) for a in ("receive_batch", "check")):
+            raise ParameterError(f"{self.kind} '{self.name}': a receiver's backend must be a "
+                                 f"hil Backend (receive_batch, check), got "
+                                 f"{type(self.backend).__name__}")
+        if self._accept is not None and getattr(self.backend, "frame_key", None) is None:
+            raise ParameterError(f"{self.kind} '{self.name}': {self.backend.where}'s frames "
+                                 f"carry no id to select them by; give a backend of frames "
+                                 f"with ids (a CAN backend)")
         return self.declare_outputs(specs, self._sample, depends_on=())
 
     def _sample(self, ctx: Any) -> tuple:

@@ -261,3 +261,22 @@ def test_backends_without_ids_refuse_accept_and_read_as_before():
         def back():
             return be.receive_batch() == [b"hello"]
         wait_for(back, "the echo")
+
+
+def test_a_receiver_refuses_a_backend_it_cannot_read_at_construction():
+    from cosim.errors import ParameterError
+    from hil.serial import EmulatedSerialBackend
+
+    class ReadOnly:  # duck-typed: read/write/is_open, but no receive_batch
+        is_open = True
+        where = "read-only"
+
+        def read(self, timeout=0.0):
+            return None
+
+        def write(self, frame, timeout=0.0):
+            pass
+    with pytest.raises(ParameterError, match=r"receiver's backend must be a hil Backend"):
+        CanReceive("rx", ReadOnly(), DB, "ACC_CMD", 1e-3)
+    with pytest.raises(ParameterError, match=r"carry no id to select them by"):
+        CanReceive("rx", EmulatedSerialBackend(), DB, "ACC_CMD", 1e-3)
