@@ -136,9 +136,6 @@ MAX_BATCH = 10_000
 #: the key of a CAN frame (``can.Message``): ``(arbitration_id, is_extended_id)``
 can_frame_key = attrgetter("arbitration_id", "is_extended_id")
 
-_chain = chain  # the name the backends imported before hil.link existed
-
-
 class _Default:
     def __repr__(self) -> str:
         return "DEFAULT"
