@@ -10,8 +10,11 @@ module                     contents
 :mod:`hil.rtsetup`         SCHED_FIFO, mlockall, pinning, gc, timer slack (auto)
 :mod:`hil.master_rt`       a co-simulation master stepped by the runner
 :mod:`hil.backend`         the abstract :class:`Backend` (python-can style template
-                           methods, reconnects, reader threads, taps),
-                           :class:`ErrorSink` for background errors
+                           methods, ``receive_batch`` with filtering, taps)
+:mod:`hil.link`            a backend's link state, faults and reconnects
+:mod:`hil.counters`        a backend's :class:`Counters`
+:mod:`hil.threads`         :class:`ErrorSink` for background errors, worker and
+                           reader threads
 :mod:`hil.registry`        :func:`create_backend` by name, lazily, plus the
                            entry-point group ``cosim.hil_backends``
 :mod:`hil.errors`          the :class:`HILError` family
@@ -27,7 +30,9 @@ module                     contents
                            frames, bus-off
 :mod:`hil.shadow`          shadow-model mode: residuals and fault flags of a model
                            run beside a machine (recorded or streamed)
-:mod:`hil.cli`             ``cosim hil run FILE.py``
+:mod:`hil.cli`             ``cosim hil run FILE.py`` (with :mod:`hil.interfaces`,
+                           the ``io`` of a model file; :mod:`hil.model_file`,
+                           :mod:`hil.run_end`, :mod:`hil.cli_values`)
 :mod:`hil.replay_cli`      ``cosim replay LOG``
 =========================  ==========================================================
 

@@ -9,7 +9,8 @@ the driver calls:
 subclass implements          contract
 ===========================  ==================================================
 ``_open()``                  open the driver; raise on failure.  Called again
-                             for every reconnect attempt.
+                             for every reconnect attempt: start clean there
+                             (drop a partial frame).
 ``_close()``                 release the driver; must not raise on a broken
                              link.
 ``_read_internal(timeout)``  return one received frame, or ``None`` when nothing
@@ -17,11 +18,24 @@ subclass implements          contract
                              (``None``: block).  May return ``None`` early
                              (partial frame, dropped bad frame): the base calls
                              it again with the time left.
+``_read_batch(out, limit,    optional: append to ``out`` up to ``limit`` frames
+accept)``                    that have already arrived, without waiting (the
+                             default calls ``_read_internal(0.0)`` until it
+                             returns ``None``); may leave out, before decoding
+                             them, frames whose key is not in ``accept`` (count
+                             them in ``filtered``); returns the payload bytes it
+                             read and did not count itself.
 ``_encode_frame(frame)``     optional: turn a frame into what ``_write`` sends
                              (called before any I/O; its errors do not fault
                              the backend).
-``_write(data, timeout)``    send one encoded frame.
+``_write(data, timeout)``    send one encoded frame; may return its payload
+                             bytes for ``counters.bytes_out`` (``None``: it
+                             counted them itself, or there are none).
 ``channel``                  the port, channel or URL, for messages.
+``frame_key``                how ``accept`` selects frames: a function of a frame
+                             (default: a CAN frame's ``(arbitration_id,
+                             is_extended_id)``); ``None`` for frames that carry no
+                             id (then ``accept`` is refused).
 ``_translate(exc, op)``      optional: map a driver exception onto the HIL
                              family (the default maps ``TimeoutError`` to
                              :class:`BackendTimeout` and ``OSError`` to
@@ -38,46 +52,89 @@ The public template methods add the rest:
   ``reconnect=True``, turn a lost link into reconnect attempts with
   exponential backoff instead of an exception.  :meth:`Backend.expect` is
   ``read`` that raises :class:`BackendTimeout` instead of returning ``None``.
+* :meth:`Backend.receive_batch` (also named ``read_available``) returns every frame
+  that has arrived, without waiting: the per-frame overhead of ``read`` paid once per
+  call, which is what a bridge block does once per sample hit.  The base owns the
+  filtering, as python-can's ``BusABC`` owns its filters: with ``accept`` (a set of
+  frame keys) it returns only the accepted frames and counts the others in
+  :attr:`Backend.filtered`, whatever the driver; a driver's ``_read_batch`` may drop
+  them earlier (before decoding) as an optimisation.  Frames read go to the taps and
+  ``counters.frames_in`` before the filter (unless the driver dropped them
+  undecoded).  While a reader thread runs, the batch is what it queued.
 * :attr:`Backend.state` is one of :class:`BackendState` (closed, open,
-  reconnecting, faulted); :attr:`Backend.counters` counts frames, bytes,
-  errors, CRC errors, disconnects and reconnects.
-* :meth:`Backend.start_reader` runs a background reader thread.  Reader
-  threads never die silently: an exception in the thread (driver error, a
-  failing callback, a CRC error under the ``"raise"`` policy) ends the thread,
-  faults the backend and goes on an :class:`ErrorSink`; :meth:`Backend.check`
-  (which a runner calls every tick) re-raises the *original* exception object
-  in the caller, with the thread's traceback and a note naming the thread.
+  reconnecting, faulted), kept by the :class:`~hil.link.Link` the backend holds
+  (:attr:`Backend.link`); :attr:`Backend.counters` (:class:`~hil.counters.Counters`)
+  counts frames, bytes, errors, CRC errors, disconnects and reconnects.
+* :meth:`Backend.start_reader` runs a background reader thread
+  (:class:`~hil.threads.Reader`).  Reader threads never die silently: an
+  exception in the thread (driver error, a failing callback, a CRC error under the
+  ``"raise"`` policy) ends the thread, faults the backend and goes on an
+  :class:`ErrorSink`; :meth:`Backend.check` (which a runner calls every tick)
+  re-raises the *original* exception object in the caller, with the thread's
+  traceback and a note naming the thread.
+
+Implementers' checklist
+-----------------------
+1. Subclass :class:`Backend`, set ``kind`` and call ``super().__init__(...)`` with the
+   backend keywords (``name``, ``timeout``, ``reconnect``, ...).
+2. Implement ``channel``, ``_open``, ``_close``, ``_read_internal`` (one frame or
+   ``None``) and ``_write``; never create threads or wait in them beyond the timeout.
+3. Count what only the driver knows with ``self.counters.add(...)`` (bytes of a raw
+   read); report a bad received frame with ``self.link.bad_frame(err, policy)``.
+4. Translate driver exceptions in ``_translate``; never block ``close()``
+   (``_cancel_read``).
+5. Frames without an id set ``frame_key = None``; a fast batch read overrides
+   ``_read_batch`` and is tested against the default (the same frames, counters and
+   taps); filtering stays in the base.
+6. Register the class (:func:`hil.registry.register_backend` or an entry point) and
+   give it a virtual twin for tests.
 
 Limitations
 -----------
-* ``read`` is meant to be called from one thread at a time (the reader thread
-  *or* the caller); ``write`` may be called from another thread concurrently.
+* ``read`` and ``receive_batch`` are meant to be called from one thread at a time
+  (the reader thread *or* the caller); ``write`` may be called from another thread
+  concurrently.
 * A reconnect is attempted only while somebody calls ``read``/``write`` (or the
   reader thread runs); there is no separate watchdog thread.
 * The first ``open()`` does not retry: a device that is absent at start is an
   error, reported at once.
 * Counters are updated under a lock and are exact, but a snapshot taken while
   a reader thread runs is only consistent field by field.
+* ``Backend`` defines 27 methods (the house limit is 25; 37 before issue 33): ``__init__``
+  and the 9 driver calls of the table above (the python-can template: a subclass
+  overrides methods), the lifecycle (``open``, ``close``, ``__enter__``, ``__exit__``,
+  ``__del__``, ``state``, ``is_open``), the I/O (``read``, ``receive_batch``,
+  ``expect``, ``write``), ``where`` and ``__repr__``, and four entry points that
+  runners, tests and examples call on the backend (``add_tap``, ``start_reader``,
+  ``drain``, ``check``).  The link state and reconnects (:class:`~hil.link.Link`), the
+  counting (:class:`~hil.counters.Counters`) and the reader thread
+  (:class:`~hil.threads.Reader`) are objects it holds.
 """
 
 from __future__ import annotations
 
 import abc
-import enum
 import logging
-import queue
-import threading
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from operator import attrgetter
 from typing import Any, ClassVar
 
-from .errors import BackendError, BackendTimeout, CRCError, Disconnected, FrameError, HILError
+from .counters import Counters
+from .errors import BackendError, BackendTimeout, Disconnected, HILError
+from .link import BackendState, Link, chain
+from .threads import ErrorSink, Reader, WorkerThread
 
-__all__ = ["Backend", "BackendState", "Counters", "ErrorSink", "WorkerThread", "DEFAULT"]
+__all__ = ["Backend", "BackendState", "Counters", "ErrorSink", "WorkerThread", "DEFAULT",
+           "MAX_BATCH", "can_frame_key"]
 
 log = logging.getLogger("hil")
 
+#: frames returned by one ``receive_batch`` at most by default (a flood cannot stall a frame)
+MAX_BATCH = 10_000
+
+#: the key of a CAN frame (``can.Message``): ``(arbitration_id, is_extended_id)``
+can_frame_key = attrgetter("arbitration_id", "is_extended_id")
 
 class _Default:
     def __repr__(self) -> str:
@@ -86,116 +143,6 @@ class _Default:
 
 #: Sentinel for "use the backend's configured timeout".
 DEFAULT: Any = _Default()
-
-
-class BackendState(enum.Enum):
-    """Lifecycle state of a backend."""
-
-    CLOSED = "closed"
-    OPEN = "open"
-    RECONNECTING = "reconnecting"  # the link was lost; reads and writes try to reopen it
-    FAULTED = "faulted"  # an unrecoverable error; close() and open() again
-
-
-@dataclass
-class Counters:
-    """What went over a backend since it was created (survives reconnects)."""
-
-    frames_in: int = 0
-    frames_out: int = 0
-    bytes_in: int = 0
-    bytes_out: int = 0
-    errors: int = 0  # every error, whatever its kind (includes the ones below)
-    frame_errors: int = 0  # malformed frames (CRC errors not included)
-    crc_errors: int = 0
-    timeouts: int = 0  # expect() and write timeouts (read() returning None is not one)
-    disconnects: int = 0
-    reconnects: int = 0  # successful reconnects
-    reconnect_attempts: int = 0
-    dropped: int = 0  # frames dropped by a full reader queue (oldest first)
-
-    def as_dict(self) -> dict[str, int]:
-        return asdict(self)
-
-    def __str__(self) -> str:
-        return ", ".join(f"{k}={v}" for k, v in self.as_dict().items() if v)
-
-
-class ErrorSink:
-    """Collects exceptions from background threads for the owner to re-raise.
-
-    A runner can give one sink to several backends and call :meth:`check` once
-    per tick.
-    """
-
-    def __init__(self) -> None:
-        self._q: queue.SimpleQueue[BaseException] = queue.SimpleQueue()
-
-    def put(self, exc: BaseException, where: str) -> None:
-        """Store ``exc`` (with its traceback) and note in it where it came from."""
-        exc.add_note(f"(raised in {where}; re-raised by check())")
-        self._q.put(exc)
-
-    def __len__(self) -> int:
-        return self._q.qsize()
-
-    def pending(self) -> bool:
-        return not self._q.empty()
-
-    def check(self) -> None:
-        """Re-raise the oldest stored exception, if any: the original object, so
-        its type, message, traceback and ``__cause__`` are those of the thread."""
-        if self._q.empty():  # the common case, called every tick: no exception to catch
-            return
-        try:
-            exc = self._q.get_nowait()
-        except queue.Empty:
-            return
-        raise exc
-
-
-class WorkerThread(threading.Thread):
-    """A daemon thread that calls ``step()`` until stopped; never dies silently.
-
-    An exception from ``step`` ends the loop and goes to ``errors`` (an
-    :class:`ErrorSink`); ``on_error(exc)``, if given, runs first (e.g. to fault
-    the owner).
-    """
-
-    def __init__(self, name: str, step: Callable[[], None], errors: ErrorSink,
-                 on_error: Callable[[BaseException], None] | None = None) -> None:
-        super().__init__(name=name, daemon=True)
-        self._step = step
-        self._errors = errors
-        self._on_error = on_error
-        self.stop_event = threading.Event()
-
-    def run(self) -> None:
-        try:
-            while not self.stop_event.is_set():
-                self._step()
-        except BaseException as exc:  # noqa: BLE001 - everything goes to the sink
-            if self.stop_event.is_set() and isinstance(exc, HILError | OSError):
-                return  # the owner is closing; errors from tearing down are expected
-            if self._on_error is not None:
-                try:
-                    self._on_error(exc)
-                except BaseException as exc2:  # noqa: BLE001
-                    exc.add_note(f"(on_error handler failed too: {exc2!r})")
-            self._errors.put(exc, f"thread '{self.name}'")
-
-    def stop(self, timeout: float | None = 2.0) -> None:
-        self.stop_event.set()
-        if self.is_alive() and threading.current_thread() is not self:
-            self.join(timeout)
-
-
-def _chain(err: BaseException, exc: BaseException) -> Any:
-    """``err`` with ``exc`` as its cause (``raise err from exc`` done ahead of time)."""
-    if err is not exc:
-        err.__cause__ = exc
-        err.__suppress_context__ = True
-    return err
 
 
 class Backend(abc.ABC):
@@ -219,6 +166,8 @@ class Backend(abc.ABC):
 
     #: Registry name of the backend kind ("serial", "can", ...).
     kind: ClassVar[str] = "backend"
+    #: How ``receive_batch(accept=...)`` keys a frame (module docstring); None: no ids.
+    frame_key: Callable[[Any], Any] | None = can_frame_key
 
     def __init__(self, *, name: str | None = None, timeout: float | None = 1.0,
                  reconnect: bool = False, reconnect_timeout: float | None = 10.0,
@@ -236,19 +185,11 @@ class Backend(abc.ABC):
         self.counters = Counters()
         self.errors = ErrorSink()
         self.log = logging.getLogger(f"hil.{self.kind}")
-        self._state = BackendState.CLOSED
-        self._fault: BaseException | None = None
-        self._count_lock = threading.Lock()
-        self._link_lock = threading.RLock()
-        self._generation = 0  # bumped by every successful open: tells stale failures apart
-        self._closing = threading.Event()
-        self._down_since = 0.0
-        self._next_attempt = 0.0
-        self._attempts = 0
-        self._last_error: BaseException | None = None
-        self._reader: WorkerThread | None = None
-        self._rx: queue.Queue[Any] | None = None
-        self._last_error_logs = 0
+        #: the link's state, faults and reconnects (:class:`hil.link.Link`)
+        self.link = Link(self)
+        #: frames ``receive_batch(accept=...)`` dropped (not in ``accept``)
+        self.filtered = 0
+        self._reader: Reader | None = None  # the last reader thread (drain() after close)
         self._rx_taps: list[Callable[[Any], None]] = []
         self._tx_taps: list[Callable[[Any], None]] = []
 
@@ -268,7 +209,18 @@ class Backend(abc.ABC):
     def _read_internal(self, timeout: float | None) -> Any | None: ...
 
     @abc.abstractmethod
-    def _write(self, frame: Any, timeout: float | None) -> None: ...
+    def _write(self, frame: Any, timeout: float | None) -> int | None: ...
+
+    def _read_batch(self, out: list, limit: int, accept: Any) -> int:
+        """Append what has arrived to ``out`` (module docstring); the default reads
+        frame by frame and leaves the filtering to :meth:`receive_batch`."""
+        read = self._read_internal
+        while len(out) < limit:
+            frame = read(0.0)
+            if frame is None:
+                break
+            out.append(frame)
+        return 0
 
     def _encode_frame(self, frame: Any) -> Any:
         """Turn a frame into what ``_write`` sends (optional; default: unchanged).
@@ -278,9 +230,6 @@ class Backend(abc.ABC):
 
     def _cancel_read(self) -> None:  # noqa: B027 - optional hook
         """Wake a blocking ``_read_internal`` (optional)."""
-
-    def _on_reconnected(self) -> None:  # noqa: B027 - optional hook
-        """Called after a successful reconnect, e.g. to drop a partial frame (optional)."""
 
     def _translate(self, exc: BaseException, op: str) -> HILError:
         """Map a driver exception onto the HIL family (subclasses may refine)."""
@@ -304,63 +253,56 @@ class Backend(abc.ABC):
 
     @property
     def state(self) -> BackendState:
-        return self._state
+        return self.link.state
 
     @property
     def is_open(self) -> bool:
-        return self._state in (BackendState.OPEN, BackendState.RECONNECTING)
+        return self.link.is_open
 
     def __repr__(self) -> str:
-        return f"<{type(self).__name__} {self.where} {self._state.value}>"
+        return f"<{type(self).__name__} {self.where} {self.link.state.value}>"
 
     # --------------------------------------------------------------- lifecycle
     def open(self) -> Backend:
         """Open the link (idempotent); a faulted backend is closed and reopened."""
-        if self.is_open:
+        link = self.link
+        if link.is_open:
             return self
-        if self._state is BackendState.FAULTED:
+        if link.state is BackendState.FAULTED:
             self.close()
-        self._closing.clear()
+        link.closing.clear()
         try:
-            with self._link_lock:
+            with link.lock:
                 self._open()
-                self._generation += 1
+                link.opened()
         except Exception as exc:
             err = self._translate(exc, "open")
             if type(err) is Disconnected:  # at open time a missing port is not a lost link
                 err = BackendError(str(err).replace("the device or port went away",
                                                     "the port cannot be opened"))
-            self._count("errors")
+            self.counters.add("errors")
             if err is exc:
                 raise
             raise err from exc
-        self._state = BackendState.OPEN
-        self._fault = None
         self.log.info("%s: open", self.where)
         return self
 
     def close(self) -> None:
         """Stop the reader thread and release the link (idempotent, never raises
         for a broken link)."""
-        if self._state is BackendState.CLOSED:
+        link = self.link
+        if link.state is BackendState.CLOSED:
             return
-        self._closing.set()
-        reader, self._reader = self._reader, None
-        if reader is not None:
-            reader.stop_event.set()
-            try:
-                self._cancel_read()
-            except Exception:  # noqa: BLE001 - best effort wake-up
-                pass
-            reader.stop(timeout=2.0)
-            if reader.is_alive():
-                self.log.warning("%s: reader thread did not stop within 2 s", self.where)
-        with self._link_lock:
+        link.closing.set()
+        reader = self._reader
+        if reader is not None and reader.thread.is_alive():
+            reader.stop(self._cancel_read, self.log, self.where)
+        with link.lock:
             try:
                 self._close()
             except Exception as exc:  # noqa: BLE001 - closing a dead link may fail
                 self.log.debug("%s: close: %r ignored", self.where, exc)
-            self._state = BackendState.CLOSED
+            link.state = BackendState.CLOSED
         self.log.info("%s: closed (%s)", self.where, self.counters)
 
     def __enter__(self) -> Backend:
@@ -371,7 +313,7 @@ class Backend(abc.ABC):
 
     def __del__(self) -> None:  # pragma: no cover - best effort
         try:
-            if self._state is not BackendState.CLOSED:
+            if self.link.state is not BackendState.CLOSED:
                 self.close()
         except Exception:  # noqa: BLE001
             pass
@@ -382,67 +324,85 @@ class Backend(abc.ABC):
         ``timeout`` seconds (default: the backend's ``timeout``; ``0`` polls,
         ``None`` blocks).  While the link is down and ``reconnect`` is on, the
         time is spent on reconnect attempts and ``None`` is returned."""
-        self._require_usable("read")
+        link = self.link
+        link.require_usable("read")
         timeout = self.timeout if timeout is DEFAULT else timeout
         deadline = None if timeout is None else time.perf_counter() + timeout
         while True:
-            if self._state is BackendState.RECONNECTING:
-                if not self._try_reconnect(deadline):
+            if link.state is BackendState.RECONNECTING:
+                if not link.try_reconnect(deadline):
                     return None
             remaining = None if deadline is None else max(0.0, deadline - time.perf_counter())
-            gen = self._generation
+            gen = link.generation
             try:
                 frame = self._read_internal(remaining)
             except Exception as exc:
-                err = _chain(self._translate(exc, "read"), exc)
-                self._handle_error(err, gen)  # returns only when a reconnect is pending
-                continue
+                link.handle_error(chain(self._translate(exc, "read"), exc), gen)
+                continue  # (handle_error returned: a reconnect is pending)
             if frame is not None:
-                self._count("frames_in")
+                self.counters.add("frames_in")
                 for tap in self._rx_taps:
                     tap(frame)
                 if self.log.isEnabledFor(logging.DEBUG):
                     self.log.debug("%s: rx %r", self.where, frame)
                 return frame
-            if self._closing.is_set() or (deadline is not None
-                                          and time.perf_counter() >= deadline):
+            if link.closing.is_set() or (deadline is not None
+                                         and time.perf_counter() >= deadline):
                 return None
 
-    def read_available(self, limit: int = 10_000) -> list[Any]:
-        """Every frame that has already arrived (up to ``limit``), without waiting: the
-        per-frame overhead of :meth:`read` paid once per call (what a bridge block does
-        at each sample hit).  Errors are handled as in :meth:`read`; frames read before
-        an error are returned when a reconnect is pending, else lost with the error."""
-        self._require_usable("read")
-        if self._state is BackendState.RECONNECTING and not self._try_reconnect(
-                time.perf_counter()):
-            return []
-        out: list[Any] = []
-        gen = self._generation
-        try:
-            while len(out) < limit:
-                frame = self._read_internal(0.0)
-                if frame is None:
-                    break
-                out.append(frame)
-        except Exception as exc:
-            err = _chain(self._translate(exc, "read"), exc)
-            self._handle_error(err, gen)  # returns only when a reconnect is pending
-        if out:
-            self._count("frames_in", n=len(out))
-            for tap in self._rx_taps:
-                for frame in out:
-                    tap(frame)
-        return out
+    def receive_batch(self, limit: int = MAX_BATCH, accept: Any = None) -> list[Any]:
+        """Every frame that has arrived (up to ``limit``), without waiting; with
+        ``accept`` (a set of frame keys, :attr:`frame_key`) only those frames, the
+        others counted in :attr:`filtered` (module docstring).  While a reader thread
+        runs: what it queued.  Errors are handled as in :meth:`read`; frames read
+        before an error are returned when a reconnect is pending, else lost with the
+        error."""
+        if accept is not None and self.frame_key is None:
+            raise BackendError(f"{self.where}: accept= selects frames by id, and this "
+                               f"backend's frames carry none; filter them in the caller")
+        reader = self._reader
+        if reader is not None and reader.thread.is_alive():
+            frames = reader.drain()  # read (counted, tapped) by the thread
+        else:
+            link = self.link
+            if link.state is not BackendState.OPEN:
+                link.require_usable("read")
+                if link.state is BackendState.RECONNECTING and not link.try_reconnect(
+                        time.perf_counter()):
+                    return []
+            frames = []
+            gen = link.generation
+            try:
+                nbytes = self._read_batch(frames, limit, accept)
+            except Exception as exc:
+                nbytes = 0
+                link.handle_error(chain(self._translate(exc, "read"), exc), gen)
+            if frames:
+                self.counters.add_in(len(frames), nbytes)
+                for tap in self._rx_taps:
+                    for frame in frames:
+                        tap(frame)
+            elif nbytes:
+                self.counters.add("bytes_in", n=nbytes)
+        if accept is None or not frames:
+            return frames
+        key = self.frame_key
+        keep = [f for f in frames if key(f) in accept]
+        self.filtered += len(frames) - len(keep)
+        return keep
+
+    #: the name of :meth:`receive_batch` before issue 33 (tests, examples and users call it)
+    read_available = receive_batch
 
     def expect(self, timeout: float | None = DEFAULT) -> Any:
         """Like :meth:`read` but raise :class:`BackendTimeout` when nothing arrives."""
         timeout = self.timeout if timeout is DEFAULT else timeout
         frame = self.read(timeout)
         if frame is None:
-            self._count("timeouts", "errors")
-            state = ("" if self._state is BackendState.OPEN
-                     else f" (link {self._state.value}: {self._last_error})")
+            self.counters.add("timeouts", "errors")
+            link = self.link
+            state = ("" if link.state is BackendState.OPEN
+                     else f" (link {link.state.value}: {link.last_error})")
             raise BackendTimeout(f"{self.where}: no frame within {timeout} s{state}; check that "
                                  f"the device is sending, the baud rate and the framing")
         return frame
@@ -453,36 +413,37 @@ class Backend(abc.ABC):
         reopened within ``timeout`` and the frame sent once more; if that does
         not succeed in time, :class:`BackendTimeout` is raised and the frame is
         not sent."""
-        if self._state is not BackendState.OPEN:
-            self._require_usable("write")
+        link = self.link
+        if link.state is not BackendState.OPEN:
+            link.require_usable("write")
         timeout = self.timeout if timeout is DEFAULT else timeout
         deadline = None if timeout is None else time.perf_counter() + timeout
         wire = self._encode_frame(frame)  # a bad frame raises here and faults nothing
         for attempt in range(3):
-            if self._state is BackendState.RECONNECTING and not self._try_reconnect(deadline):
-                self._count("timeouts", "errors")
+            if link.state is BackendState.RECONNECTING and not link.try_reconnect(deadline):
+                self.counters.add("timeouts", "errors")
                 raise BackendTimeout(
                     f"{self.where}: write not sent: the link has been down for "
-                    f"{time.perf_counter() - self._down_since:.3f} s and did not come back "
-                    f"within the {timeout} s timeout (last error: {self._last_error}); the "
+                    f"{time.perf_counter() - link.down_since:.3f} s and did not come back "
+                    f"within the {timeout} s timeout (last error: {link.last_error}); the "
                     f"backend keeps reconnecting, retry later or check the cable")
             # (a zero timeout leaves zero: no second clock read)
             remaining = None if deadline is None else 0.0 if timeout == 0.0 else \
                 max(0.0, deadline - time.perf_counter())
-            gen = self._generation
+            gen = link.generation
             try:
-                self._write(wire, remaining)
+                nbytes = self._write(wire, remaining)
             except Exception as exc:
-                err = _chain(self._translate(exc, "write"), exc)
+                err = chain(self._translate(exc, "write"), exc)
                 if attempt == 2:
-                    self._count("errors")
+                    self.counters.add("errors")
                     if err is exc:
                         raise
                     raise err from exc
-                self._handle_error(err, gen)
+                link.handle_error(err, gen)
                 continue
             break
-        self._count_sent(wire)
+        self.counters.add_out(nbytes or 0)
         for tap in self._tx_taps:
             tap(frame)
         if self.log.isEnabledFor(logging.DEBUG):
@@ -502,199 +463,38 @@ class Backend(abc.ABC):
     def start_reader(self, on_frame: Callable[[Any], None] | None = None, *,
                      poll: float = 0.05, maxsize: int = 10_000,
                      errors: ErrorSink | None = None) -> WorkerThread:
-        """Read in a background thread.
+        """Read in a background thread (a :class:`~hil.threads.Reader`).
 
         Frames go to ``on_frame(frame)`` (called in the thread), or, by default,
-        onto a bounded queue that :meth:`drain` empties (when it is full the
-        oldest frame is dropped and counted).  Errors end the thread, fault the
-        backend and go to ``errors`` (default: :attr:`errors`), which
-        :meth:`check` re-raises.
+        onto a bounded queue that :meth:`drain` (and :meth:`receive_batch`) empties
+        (when it is full the oldest frame is dropped and counted).  Errors end the
+        thread, fault the backend and go to ``errors`` (default: :attr:`errors`),
+        which :meth:`check` re-raises.
         """
-        self._require_usable("start_reader")
-        if self._reader is not None and self._reader.is_alive():
+        self.link.require_usable("start_reader")
+        if self._reader is not None and self._reader.thread.is_alive():
             raise BackendError(f"{self.where}: a reader thread is already running; "
                                f"close() stops it")
         if errors is not None:
             self.errors = errors
-        if on_frame is None:
-            self._rx = queue.Queue(maxsize)
-            on_frame = self._enqueue
 
-        def step() -> None:
-            frame = self.read(poll)
-            if frame is not None:
-                on_frame(frame)
+        def failed(exc: BaseException) -> None:
+            self.link.faulted(exc)
+            self.log.error("%s: reader thread stopped by %s: %s", self.where,
+                           type(exc).__name__, exc)
 
-        self._reader = WorkerThread(f"hil-reader-{self.name or self.channel}", step,
-                                    self.errors, on_error=self._reader_failed)
-        self._reader.start()
-        return self._reader
-
-    def _enqueue(self, frame: Any) -> None:
-        rx = self._rx
-        assert rx is not None
-        while True:
-            try:
-                rx.put_nowait(frame)
-                return
-            except queue.Full:
-                try:
-                    rx.get_nowait()
-                    self._count("dropped")
-                except queue.Empty:
-                    pass
+        self._reader = Reader(f"hil-reader-{self.name or self.channel}", self.read,
+                              self.counters, self.errors, failed, on_frame=on_frame,
+                              poll=poll, maxsize=maxsize)
+        self._reader.thread.start()
+        return self._reader.thread
 
     def drain(self) -> list[Any]:
         """All frames the reader thread queued since the last call (oldest first)."""
-        out: list[Any] = []
-        rx = self._rx
-        if rx is None:
-            return out
-        while True:
-            try:
-                out.append(rx.get_nowait())
-            except queue.Empty:
-                return out
+        return [] if self._reader is None else self._reader.drain()
 
     def check(self) -> None:
         """Re-raise the first exception of a background thread (call every tick)."""
         errors = self.errors
         if type(errors) is not ErrorSink or not errors._q.empty():  # (else: nothing to do)
             errors.check()
-
-    def _reader_failed(self, exc: BaseException) -> None:
-        self._fault = exc
-        self._state = BackendState.FAULTED
-        self.log.error("%s: reader thread stopped by %s: %s", self.where,
-                       type(exc).__name__, exc)
-
-    # --------------------------------------------------------------- internals
-    def _count(self, *fields: str, n: int = 1) -> None:
-        with self._count_lock:
-            c = self.counters
-            for f in fields:
-                setattr(c, f, getattr(c, f) + n)
-
-    def _count_sent(self, wire: Any) -> None:
-        """Count one frame written (``wire``: what ``_write`` sent); a subclass may count
-        its bytes here too, under the same lock."""
-        self._count("frames_out")
-
-    def _count_frames_in(self, frames: int, nbytes: int) -> None:
-        """``frames_in += frames`` and ``bytes_in += nbytes`` under one lock (a batch read)."""
-        with self._count_lock:
-            c = self.counters
-            c.frames_in += frames
-            c.bytes_in += nbytes
-
-    def _require_usable(self, op: str) -> None:
-        st = self._state
-        if st is BackendState.OPEN or st is BackendState.RECONNECTING:
-            return
-        if st is BackendState.CLOSED:
-            raise BackendError(f"{self.where}: {op}() on a closed backend; call open() first "
-                               f"or use it as a context manager")
-        raise BackendError(f"{self.where}: {op}() on a faulted backend (cause: "
-                           f"{type(self._fault).__name__}: {self._fault}); close() and open() "
-                           f"it again") from self._fault
-
-    def _handle_error(self, err: HILError, gen: int) -> None:
-        """Count and log ``err``; return if a reconnect is now pending, raise otherwise."""
-        if isinstance(err, Disconnected) and (self._closing.is_set()
-                                              or self._state is BackendState.CLOSED):
-            raise err  # closed under our feet: not a lost link
-        if isinstance(err, Disconnected) and self.reconnect:
-            self._link_lost(err, gen)
-            return
-        if isinstance(err, FrameError):
-            raise err  # counted where it was detected (see _frame_error)
-        self._count("errors")
-        if isinstance(err, BackendTimeout):
-            self._count("timeouts")
-            raise err
-        self._fault = err
-        self._state = BackendState.FAULTED
-        self.log.error("%s: %s", self.where, err)
-        raise err
-
-    def _frame_error(self, err: FrameError, policy: str) -> None:
-        """Count a bad received frame; raise it under the ``"raise"`` policy, else log
-        it (the first 10 at WARNING, then at DEBUG: the counters have the total)."""
-        self._count("errors", "crc_errors" if isinstance(err, CRCError) else "frame_errors")
-        if policy == "raise":
-            raise err
-        self._last_error_logs += 1
-        level = logging.WARNING if self._last_error_logs <= 10 else logging.DEBUG
-        if self.log.isEnabledFor(level):
-            more = (" (further bad frames are logged at DEBUG)"
-                    if self._last_error_logs == 10 else "")
-            self.log.log(level, "%s: bad frame dropped: %s [%s]%s", self.where, err,
-                         self.counters, more)
-
-    def _link_lost(self, err: HILError, gen: int) -> None:
-        with self._link_lock:
-            if gen != self._generation or self._state is not BackendState.OPEN:
-                return  # another thread already saw this disconnect
-            now = time.perf_counter()
-            self._state = BackendState.RECONNECTING
-            self._down_since = now
-            self._next_attempt = now
-            self._attempts = 0
-            self._last_error = err
-            self._count("disconnects", "errors")
-            self.log.warning("%s: link lost (%s); reconnecting", self.where,
-                             err.__cause__ or err)
-            try:
-                self._close()
-            except Exception as exc:  # noqa: BLE001
-                self.log.debug("%s: close after disconnect: %r ignored", self.where, exc)
-
-    def _try_reconnect(self, deadline: float | None) -> bool:
-        """Reconnect attempts until ``deadline``; True when the link is open again."""
-        while True:
-            with self._link_lock:
-                if self._state is not BackendState.RECONNECTING:
-                    return self._state is BackendState.OPEN
-                now = time.perf_counter()
-                down = now - self._down_since
-                if self.reconnect_timeout is not None and down > self.reconnect_timeout:
-                    err = Disconnected(
-                        f"{self.where}: link down for {down:.2f} s, {self._attempts} reconnect "
-                        f"attempts failed (last error: {self._last_error}); check the cable, "
-                        f"the power and the port name, or raise reconnect_timeout "
-                        f"(now {self.reconnect_timeout} s)")
-                    self._fault = err
-                    self._state = BackendState.FAULTED
-                    self.log.error("%s", err)
-                    raise err
-                if now >= self._next_attempt:
-                    self._attempts += 1
-                    self._count("reconnect_attempts")
-                    try:
-                        self._open()
-                    except Exception as exc:  # noqa: BLE001 - any failure means retry
-                        self._last_error = exc
-                        delay = min(self.backoff[1], self.backoff[0] * 2 ** (self._attempts - 1))
-                        self._next_attempt = time.perf_counter() + delay
-                        self.log.debug("%s: reconnect attempt %d failed: %s; next in %.3f s",
-                                       self.where, self._attempts, exc, delay)
-                    else:
-                        self._generation += 1
-                        self._state = BackendState.OPEN
-                        self._count("reconnects")
-                        try:
-                            self._on_reconnected()
-                        except Exception as exc:  # noqa: BLE001
-                            self.log.debug("%s: _on_reconnected: %r", self.where, exc)
-                        self.log.warning("%s: reconnected after %d attempt(s), link was down "
-                                         "%.3f s", self.where, self._attempts,
-                                         time.perf_counter() - self._down_since)
-                        return True
-                wait = max(0.0, self._next_attempt - time.perf_counter())
-            if deadline is not None:
-                left = deadline - time.perf_counter()
-                if left <= 0:
-                    return False
-                wait = min(wait, left)
-            if self._closing.wait(wait):
-                return False

@@ -111,6 +111,7 @@ class FaultyBackend(Backend):
         super().__init__(name=name or getattr(inner, "name", None),
                          timeout=inner.timeout if timeout is None else timeout)
         self.inner = inner
+        self.frame_key = inner.frame_key  # frames are the inner backend's
         self.faults = list(faults)
         for f in self.faults:
             if not isinstance(f, Fault):
@@ -168,10 +169,8 @@ class FaultyBackend(Backend):
         inner_recover = getattr(self.inner, "recover", None)
         if inner_recover is not None and self.inner.state is not BackendState.OPEN:
             inner_recover()
-        with self._link_lock:
-            self._state, self._fault = BackendState.OPEN, None
-            self._generation += 1
-            self._count("reconnects")
+        self.link.opened()
+        self.counters.add("reconnects")
 
     # ------------------------------------------------------------ frames
     def _drop(self, direction: str, frame: Any) -> bool:

@@ -9,8 +9,13 @@ adapter on the bench).
 Timing at a sample hit ``t_k`` (the engine evaluates outputs, then runs updates):
 
 * a **receiving** bridge reads everything that arrived since ``t_{k-1}`` when its
-  outputs are evaluated at ``t_k`` (once per hit: the read is idempotent within a
-  tick), so blocks downstream see the fresh values *in the same hit*;
+  outputs are evaluated at ``t_k``, so blocks downstream see the fresh values *in the
+  same hit*.  The receive path goes one way: its outputs are one group
+  (:meth:`Bridge.declare_received`) whose calc, at the hit's first evaluation, calls
+  :meth:`Bridge.receive` once: one :meth:`~hil.backend.Backend.receive_batch` of the
+  frames the bridge accepts (the backend filters them), decoded and stored
+  (``_store``); every port is then a read of the store (``_outputs``).  A DAQ input
+  reads its device once instead (single-point: ``_fetch``);
 * a **sending** bridge writes in its periodic update at ``t_k``, after the outputs of
   the hit were evaluated, so it sends what the diagram computed at ``t_k``.
 
@@ -27,6 +32,21 @@ reads at the next frame that runs, a sender sends nothing (no burst of late fram
 
 Every bridge reports ``io_figures()`` for the run's verdict (:mod:`hil.verdict`): outages
 (link losses), and for receivers stale episodes, frames lost and bad frames.
+
+Implementers' checklist
+-----------------------
+1. Subclass :class:`Bridge`, set ``kind``, call ``super().__init__(name, backend,
+   period_s, ...)`` first; never create the transport (it is injected, opened).
+2. A receiver: set ``_accept`` to the frame keys it decodes (the backend drops the
+   others), declare its outputs with :meth:`Bridge.declare_received` (one group, units
+   up front), decode one hit's frames into its store in ``_store(frames, t)``
+   (``None``: the read failed) and return the port values from the store in
+   ``_outputs()``, with no I/O; a device that is sampled rather than streamed
+   overrides ``_fetch`` (as :class:`~hil.bridges.daq.DaqInput`).
+3. A sender: declare inputs with units and send in a periodic update, skipping the
+   frames :meth:`Bridge.suppress_io` suppresses.
+4. Route backend errors through ``_failed`` (the ``on_error`` policy) and ``_retry``;
+   report ``stats()`` and ``io_figures()``.
 
 Error policy ``on_error`` (backend errors: disconnects, bus-off, timeouts):
 
@@ -46,6 +66,7 @@ from typing import Any
 from cosim import Block
 from cosim.errors import ParameterError
 
+from ..backend import MAX_BATCH
 from ..errors import HILError
 
 __all__ = ["Bridge", "BridgeError", "ERROR_POLICIES"]
@@ -54,7 +75,7 @@ log = logging.getLogger("hil.bridges")
 
 ERROR_POLICIES = ("raise", "hold")
 #: frames read per sample hit at most (a flood cannot stall a frame forever)
-MAX_FRAMES_PER_HIT = 10_000
+MAX_FRAMES_PER_HIT = MAX_BATCH
 
 
 class BridgeError(HILError):
@@ -112,10 +133,9 @@ class Bridge(Block):
         self.outages = 0
         self._down = False
         self._suppressed = False  # the runner skips frames: no I/O
-        self._accept: set | None = None  # ids a receiver decodes (a backend may pre-filter)
+        self._accept: set | None = None  # frame keys a receiver decodes (the backend filters)
         self._last_recover = -math.inf
         self._tick: int | None = None  # the last tick a receiver read
-        self._read_mode = "read"  # how a receiver reads its backend (set at its first hit)
         # the device is state outside the context, and it cannot be rolled back
         self.declare_opaque_state("device")
 
@@ -179,46 +199,66 @@ class Bridge(Block):
         self.recoveries += 1
         log.warning("%s: backend recovered at t = %.6g s", self.where, t)
 
-    def _receive(self, ctx: Any) -> list | None:
-        """Everything that arrived since the last hit, once per tick (``None`` when this
-        tick was already read): a reader thread's queue, else ``read_available``; errors
-        go through the policy (then nothing was received)."""
-        if self._tick == ctx.ticks or self._suppressed:
-            return None
+    # ---------------------------------------------------------------- receivers
+    def declare_received(self, specs: list[dict]) -> tuple:
+        """Declare a receiver's outputs (``specs``: :meth:`cosim.Block.declare_outputs`
+        dicts, in port order) as one group: each evaluation at a hit calls
+        :meth:`_sample` once for all of them."""
+        if type(self)._fetch is Bridge._fetch and not all(
+                hasattr(self.backend, a) for a in ("receive_batch", "check")):
+            raise ParameterError(f"{self.kind} '{self.name}': a receiver's backend must be a "
+                                 f"hil Backend (receive_batch, check), got "
+                                 f"{type(self.backend).__name__}")
+        if self._accept is not None and getattr(self.backend, "frame_key", None) is None:
+            raise ParameterError(f"{self.kind} '{self.name}': {self.backend.where}'s frames "
+                                 f"carry no id to select them by; give a backend of frames "
+                                 f"with ids (a CAN backend)")
+        return self.declare_outputs(specs, self._sample, depends_on=())
+
+    def _sample(self, ctx: Any) -> tuple:
+        """The receiver's outputs at ``ctx``: :meth:`receive` at the hit's first
+        evaluation, then the stored values (:meth:`_outputs`, a pure read)."""
+        if self._tick != ctx.ticks and not self._suppressed:
+            self.receive(ctx)
+        return self._outputs()
+
+    def receive(self, ctx: Any) -> None:
+        """Read the transport once for the hit at ``ctx``: everything that arrived
+        since the last hit (:meth:`_fetch`), decoded and stored (:meth:`_store`);
+        errors go through the policy (then ``_store(None, t)``: nothing arrived)."""
         first = self._tick is None
         self._tick = ctx.ticks
         if first:
-            b = self.backend
-            # how this backend reads (its kind does not change during a run)
-            self._read_mode = ("accept" if self._accept is not None and hasattr(b, "filtered")
-                               else "available" if hasattr(b, "read_available") else "read")
             self._require_open()
         if self._down:
             self._retry(ctx.time)
-        b = self.backend
         try:
-            b.check()  # a reader thread's error surfaces here
-            reader = getattr(b, "_reader", None)
-            mode = self._read_mode
-            if reader is not None and reader.is_alive():
-                frames = b.drain()
-            elif mode == "accept":
-                frames = b.read_available(MAX_FRAMES_PER_HIT, accept=self._accept)
-            elif mode == "available":
-                frames = b.read_available(MAX_FRAMES_PER_HIT)
-            else:
-                frames = []
-                while len(frames) < MAX_FRAMES_PER_HIT:
-                    f = b.read(0)
-                    if f is None:
-                        break
-                    frames.append(f)
+            got = self._fetch()
         except HILError as exc:
-            self._failed(exc, "receive", ctx.time)
-            return []
-        if self._down:
-            self._ok()
-        return frames
+            self._failed(exc, self.receive_op, ctx.time)
+            got = None
+        else:
+            if self._down:
+                self._ok()
+        self._store(got, ctx.time)
+
+    #: what a failed :meth:`_fetch` is called in messages
+    receive_op = "receive"
+
+    def _fetch(self) -> Any:
+        """What arrived since the last hit: one :meth:`~hil.backend.Backend.receive_batch`
+        of the frames this bridge accepts (a reader thread's error surfaces first)."""
+        b = self.backend
+        b.check()
+        return b.receive_batch(MAX_FRAMES_PER_HIT, self._accept)
+
+    def _store(self, got: Any, t: float) -> None:
+        """Decode and store what :meth:`_fetch` returned (``None``: the read failed)."""
+        raise NotImplementedError(f"{type(self).__name__} receives nothing")
+
+    def _outputs(self) -> tuple:
+        """The values of the outputs of :meth:`declare_received`, from the store."""
+        raise NotImplementedError(f"{type(self).__name__} receives nothing")
 
     def _ok(self) -> None:
         if self._down:

@@ -58,9 +58,10 @@ Limitations
 -----------
 * Ages are in simulated time at the receiving hit, not the driver's timestamps: under
   the real-time runner they equal wall time to within the frame lateness.
-* A frame id that is not in the chosen messages is ignored: a :class:`~hil.can.CanBackend`
-  drops it before decoding (counted in its ``filtered``), another backend's frames are
-  counted here (``unknown``).
+* A frame id that is not in the chosen messages is ignored: the backend drops it
+  (:meth:`hil.backend.Backend.receive_batch` with the ids of these messages, counted in
+  the backend's ``filtered``; on ``udp_multicast`` before decoding), so ``unknown`` in
+  ``stats()`` stays 0 unless a backend's filter lets another id through.
 * Multiplexed signals and signals whose names clash across the chosen messages are
   not supported (name the messages separately in two bridges).
 """
@@ -224,20 +225,21 @@ class CanReceive(Bridge):
         self.initial = {s: float(initial.get(s, _initial(i))) for s, i in self.infos.items()}
         self.fresh = Freshness(self, self.messages, self._limits(stale_after_s), on_stale,
                                startup_s)
-        self._message_of = {s: i.message for s, i in self.infos.items()}
         # mutable I/O state (outside the context: the opaque "device" state)
         self.values = dict(self.initial)
         self.unknown = 0
-        self.signal_ports = {}
-        for s, info in self.infos.items():
-            self.signal_ports[s] = self.declare_output(
-                s, lambda ctx, s=s: self._signal(ctx, s), unit=_unit(info),
-                depends_on=(), description=f"{info.message}.{s}")
-        self.ok_ports = {m: self.declare_output(f"{m}_ok", lambda ctx, m=m: self._fresh(ctx, m),
-                                                unit="1", depends_on=())
-                         for m in self.messages}
-        self.ok = self.declare_output("ok", lambda ctx: self._fresh(ctx, None), unit="1",
-                                      depends_on=())
+        # the outputs, one group: the bus is read once per hit (Bridge.receive), then
+        # every port is a read of what was stored (_outputs)
+        self._names = list(self.infos)
+        specs = [{"name": s, "unit": _unit(i), "description": f"{i.message}.{s}"}
+                 for s, i in self.infos.items()]
+        specs += [{"name": f"{m}_ok", "unit": "1"} for m in self.messages]
+        specs.append({"name": "ok", "unit": "1"})
+        ports = self.declare_received(specs)
+        n = len(self._names)
+        self.signal_ports = dict(zip(self._names, ports[:n], strict=True))
+        self.ok_ports = dict(zip(self.messages, ports[n:-1], strict=True))
+        self.ok = ports[-1]
         # sampled: outputs held between hits; the read happens at evaluation
         self.declare_periodic_update(self.period_s, None, self.offset_s)
 
@@ -260,14 +262,11 @@ class CanReceive(Bridge):
         return out
 
     # ------------------------------------------------------------------ I/O
-    def _poll(self, ctx: Any) -> None:
-        """Read the bus once per tick (returns None so ``_poll(ctx) or value`` works)."""
-        frames = self._receive(ctx)
-        if frames is None:
-            return None
-        t = ctx.time
+    def _store(self, frames: list | None, t: float) -> None:
+        """Decode the frames of this hit into :attr:`values`, with the receive-side
+        checks (module docstring), and update the staleness."""
         now = time.time() if self.max_age_s is not None and frames else 0.0
-        for f in frames:
+        for f in frames or ():
             if getattr(f, "is_error_frame", False):
                 continue
             m = self._ids.get((f.arbitration_id, bool(f.is_extended_id)))
@@ -298,7 +297,17 @@ class CanReceive(Bridge):
             self.values.update(values)
             self.fresh.received(m, t)
         self.fresh.update(t)
-        return None
+
+    def _outputs(self) -> tuple:
+        """The ports' values (signals under the staleness policy, ``<MSG>_ok``, ``ok``)."""
+        fresh = self.fresh
+        flags = fresh.fresh
+        if fresh.on_stale == "hold":  # Freshness.value's first case, for every signal
+            signals = tuple(map(self.values.__getitem__, self._names))
+        else:
+            signals = tuple(map(self._value, self._names))
+        return (signals + tuple(map(float, map(flags.__getitem__, self.messages)))
+                + (float(all(flags.values())),))
 
     def _dbc_check(self, f: Any) -> None:
         """A peer's DBC check (:mod:`hil.can.handshake`): compare, answer a request."""
@@ -340,23 +349,6 @@ class CanReceive(Bridge):
     def _value(self, s: str) -> float:
         return self.fresh.value(self.infos[s].message, self.values[s], self.safe.get(s),
                                 self.initial[s])
-
-    def _fresh(self, ctx: Any, m: str | None) -> float:
-        """The ``<MSG>_ok`` port of message ``m`` (``None``: the ``ok`` port), after the
-        hit's read (as :meth:`_signal`)."""
-        if self._tick != ctx.ticks and not self._suppressed:
-            self._poll(ctx)
-        return self.fresh.all_fresh() if m is None else float(self.fresh.fresh[m])
-
-    def _signal(self, ctx: Any, s: str) -> float:
-        """A signal port's value: ``_poll`` (at the hit's first evaluation) then
-        ``_value``, with their common case inline (each port is evaluated at every hit)."""
-        if self._tick != ctx.ticks and not self._suppressed:
-            self._poll(ctx)
-        fresh = self.fresh
-        if fresh.on_stale == "hold" or fresh.fresh[self._message_of[s]]:
-            return self.values[s]  # Freshness.value's first case
-        return self._value(s)
 
     def stats(self) -> dict:
         return {**super().stats(), "received": dict(self.fresh.count),

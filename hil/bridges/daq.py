@@ -75,6 +75,7 @@ class DaqInput(Bridge):
     """Read input channels at each hit (module docstring)."""
 
     kind = "DaqInput"
+    receive_op = "read"
 
     def __init__(self, name: str, backend: Any, period_s: float,
                  channels: Iterable[str] | None = None, *, ports: Mapping[str, str] | None = None,
@@ -86,37 +87,32 @@ class DaqInput(Bridge):
         self.values = {c.name: 0.0 for c in self.specs}
         self.reads = 0
         self._good = 0.0
-        self._tick: int | None = None
         ports = dict(ports or {})
-        self.channel_ports = {}
-        for c in self.specs:
-            unit = "1" if c.kind in ("di", "counter") else c.unit
-            self.channel_ports[c.name] = self.declare_output(
-                _port_name(c.name, ports), lambda ctx, n=c.name: self._poll(ctx) or
-                self.values[n], unit=unit, depends_on=(), description=c.description)
-        self.ok = self.declare_output("ok", lambda ctx: self._poll(ctx) or self._good,
-                                      unit="1", depends_on=())
+        # the outputs, one group: the device is read once per hit (Bridge.receive), then
+        # every port is a read of what was stored (_outputs)
+        specs = [{"name": _port_name(c.name, ports),
+                  "unit": "1" if c.kind in ("di", "counter") else c.unit,
+                  "description": c.description} for c in self.specs]
+        out = self.declare_received(specs + [{"name": "ok", "unit": "1"}])
+        self.channel_ports = dict(zip(self.names, out[:-1], strict=True))
+        self.ok = out[-1]
         self.declare_periodic_update(self.period_s, None, self.offset_s)
 
-    def _poll(self, ctx: Any) -> None:
-        if self._tick == ctx.ticks:
-            return None
-        if self._tick is None:
-            self._require_open()
-        self._tick = ctx.ticks
-        self._retry(ctx.time)
-        try:
-            got = self.backend.read(self.names)
-        except HILError as exc:
-            self._failed(exc, "read", ctx.time)
+    def _fetch(self) -> dict:
+        """One single-point read of the channels (a device is sampled, not a stream)."""
+        return self.backend.read(self.names)
+
+    def _store(self, got: dict | None, t: float) -> None:
+        if got is None:  # the read failed (policy "hold"): last values, ok = 0
             self._good = 0.0
-            return None
-        self._ok()
+            return
         self.reads += 1
         self._good = 1.0
         for n, v in got.items():
             self.values[n] = float(v)
-        return None
+
+    def _outputs(self) -> tuple:
+        return (*map(self.values.__getitem__, self.names), self._good)
 
     def stats(self) -> dict:
         return {**super().stats(), "reads": self.reads}

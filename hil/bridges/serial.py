@@ -91,19 +91,19 @@ class SerialReceive(Bridge):
         self.fresh = Freshness(self, [KEY], {KEY: lim}, on_stale, startup_s)
         self.values = dict(self.initial)
         self.bad_records = 0
-        self.field_ports = {f.name: self.declare_output(
-            f.name, lambda ctx, n=f.name: self._poll(ctx) or self._value(n),
-            unit=f.unit or None, depends_on=(), description=f.doc) for f in self.fields}
-        self.ok = self.declare_output("ok", lambda ctx: self._poll(ctx)
-                                      or self.fresh.all_fresh(), unit="1", depends_on=())
+        # the outputs, one group: the link is read once per hit (Bridge.receive), then
+        # every port is a read of what was stored (_outputs)
+        self._names = names
+        ports = self.declare_received(
+            [{"name": f.name, "unit": f.unit or None, "description": f.doc} for f in self.fields]
+            + [{"name": "ok", "unit": "1"}])
+        self.field_ports = dict(zip(names, ports[:-1], strict=True))
+        self.ok = ports[-1]
         self.declare_periodic_update(self.period_s, None, self.offset_s)
 
-    def _poll(self, ctx: Any) -> None:
-        records = self._receive(ctx)
-        if records is None:
-            return None
-        t = ctx.time
-        for r in records:
+    def _store(self, records: list | None, t: float) -> None:
+        """The newest record's fields into :attr:`values`; update the staleness."""
+        for r in records or ():
             if not isinstance(r, Mapping):
                 try:
                     r = self.layout.unpack(r)
@@ -113,7 +113,9 @@ class SerialReceive(Bridge):
             self.values.update({k: float(r[k]) for k in self.values if k in r})
             self.fresh.received(KEY, t)
         self.fresh.update(t)
-        return None
+
+    def _outputs(self) -> tuple:
+        return (*map(self._value, self._names), self.fresh.all_fresh())
 
     def _value(self, n: str) -> float:
         return self.fresh.value(KEY, self.values[n], self.safe.get(n), self.initial[n])

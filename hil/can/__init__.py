@@ -12,7 +12,8 @@ module                     contents
 :mod:`hil.can.log`         :class:`MessageLog` (``can.Logger``), :func:`read_log`,
                            :func:`replay`
 :mod:`hil.can.slcan_hub`   :class:`SlcanHub`: SLCAN adapters on ptys joined into one
-                           emulated bus (python-can's ``slcan`` between processes)
+                           emulated bus (python-can's ``slcan`` between processes;
+                           one adapter is :mod:`hil.can.slcan_adapter`)
 :mod:`hil.can.slcan_frame` SLCAN frame lines (:func:`parse_frame`) and their exact
                            length on the wire (:func:`frame_bits`, :func:`frame_time`)
 =========================  ====================================================

@@ -38,7 +38,7 @@ backend therefore, for ``udp_multicast``,
   port): counted in ``bad_datagrams`` and ``counters.frame_errors``, never reported as a
   lost bus.
 
-Fast receive on udp_multicast: :meth:`CanBackend.read_available` reads the socket
+Fast receive on udp_multicast: :meth:`CanBackend.receive_batch` reads the socket
 directly (``recvmsg`` without waiting, msgpack unpacked once, the kernel's receive time as
 the timestamp) instead of python-can's ``recv`` (a ``select`` and a full message check
 per datagram): 3-4 times less per frame, which matters under a flood of 5000 frames/s
@@ -49,9 +49,9 @@ Fast receive on virtual
 -----------------------
 python-can's ``virtual`` bus hands each receiver a queue; ``recv(0)`` takes one frame
 from it with a clock read, a lock and, when the queue is empty, a ``queue.Empty``
-exception: about 3 us per call, and :meth:`CanBackend.read_available` needs one more
+exception: about 3 us per call, and :meth:`CanBackend.receive_batch` needs one more
 call than there are frames.  For a plain ``VirtualBus`` (not a subclass, no software
-``can_filters``, python-can's receive logging off) :meth:`CanBackend.read_available`
+``can_filters``, python-can's receive logging off) :meth:`CanBackend.receive_batch`
 takes every waiting frame from that queue at once, under the queue's own lock, and
 checks them as ``read`` does (the same frames in the same order, the same counters,
 error frames and stops); anything else, or a python-can whose ``VirtualBus`` no longer
@@ -93,7 +93,7 @@ import time
 import zlib
 from typing import Any
 
-from ..backend import Backend, BackendState, _chain
+from ..backend import Backend, BackendState
 from ..errors import BackendError, BackendTimeout, Disconnected, DriverMissing, HILError
 
 __all__ = ["CanBackend", "import_can", "multicast_port"]
@@ -111,7 +111,7 @@ def multicast_port(group: str) -> int:
 
 def _virtual_queue(bus: Any) -> tuple | None:
     """``(bus, its receive queue, python-can's bus logger)`` of a plain python-can ``VirtualBus``
-    that :meth:`CanBackend.read_available` may read directly (module docstring), else
+    that :meth:`CanBackend.receive_batch` may read directly (module docstring), else
     None."""
     import queue
 
@@ -202,8 +202,6 @@ class CanBackend(Backend):
         self._sock: Any = None  # udp_multicast: the socket read directly
         self._vq: Any = None  # virtual: (the bus, its receive queue, its logger)
         self._message_type: Any = None  # can.Message, once python-can is imported
-        #: frames dropped by ``read_available(accept=...)`` before decoding
-        self.filtered = 0
 
     # ---------------------------------------------------------------- driver
     @property
@@ -260,28 +258,24 @@ class CanBackend(Backend):
             return None
         return mc._socket, mc.max_buffer, mc.received_ancillary_buffer_size
 
-    def read_available(self, limit: int = 10_000, accept: Any = None) -> list[Any]:
-        """Every frame that has arrived (module docstring: the udp_multicast fast path;
-        ``accept``, a set of ``(id, is_extended)``, drops the others undecoded)."""
-        fast = self._sock
-        if fast is None or self._state is not BackendState.OPEN or self._rx_taps and accept:
-            frames = None
-            if self._vq is not None and self._state is BackendState.OPEN:
-                frames = self._read_virtual(limit)  # None: this bus needs recv
-            if frames is None:
-                frames = super().read_available(limit)
-            elif not frames:
-                return frames
-            if accept is None:
-                return frames
-            keep = [f for f in frames if (f.arbitration_id, bool(f.is_extended_id)) in accept]
-            self.filtered += len(frames) - len(keep)
-            return keep
+    def _read_batch(self, out: list, limit: int, accept: Any) -> int:
+        """What has arrived, into ``out`` (module docstring: the fast paths on
+        ``udp_multicast`` and ``virtual``; otherwise python-can's ``recv``)."""
+        open_ = self.link.state is BackendState.OPEN
+        if self._sock is not None and open_ and not (self._rx_taps and accept):
+            return self._read_udp(out, limit, accept)
+        if self._vq is not None and open_:
+            nbytes = self._read_virtual(out, limit)
+            if nbytes is not None:
+                return nbytes
+        return super()._read_batch(out, limit, accept)
+
+    def _read_udp(self, out: list, limit: int, accept: Any) -> int:
+        """The udp_multicast socket read directly; frames not in ``accept`` are dropped
+        before a ``can.Message`` is built (counted in ``filtered``)."""
         import msgpack
         can = import_can()
-        sock, size, anc = fast
-        out: list[Any] = []
-        gen = self._generation
+        sock, size, anc = self._sock
         echo = self._tx_ids if self._echo_filter else ()
         n_bytes = 0
         try:
@@ -295,7 +289,7 @@ class CanBackend(Backend):
                     key = (d["arbitration_id"], bool(d["is_extended_id"]))
                 except Exception as exc:  # noqa: BLE001 - not a python-can datagram
                     self.bad_datagrams += 1
-                    self._count("errors", "frame_errors")
+                    self.counters.add("errors", "frame_errors")
                     if self.bad_datagrams <= 10:
                         self.log.warning("%s: a datagram that is no CAN message was dropped "
                                          "(%s: %s)", self.where, type(exc).__name__, exc)
@@ -315,32 +309,24 @@ class CanBackend(Backend):
                     msg = can.Message(check=True, **d)
                 except Exception as exc:  # noqa: BLE001
                     self.bad_datagrams += 1
-                    self._count("errors", "frame_errors")
+                    self.counters.add("errors", "frame_errors")
                     self.log.debug("%s: bad message fields dropped: %s", self.where, exc)
                     continue
                 if msg.is_error_frame:
                     self.error_frames += 1
-                    self._count("errors")
+                    self.counters.add("errors")
                     if not self.keep_error_frames:
                         continue
                 n_bytes += len(msg.data)
                 out.append(msg)
         except OSError as exc:
-            if exc.errno in (errno.EAGAIN, errno.EWOULDBLOCK):
-                pass
-            else:
-                err = _chain(self._translate(exc, "read"), exc)
-                self._handle_error(err, gen)
-        if out:
-            self._count("frames_in", n=len(out))
-            self._count("bytes_in", n=n_bytes)
-            for tap in self._rx_taps:
-                for frame in out:
-                    tap(frame)
-        return out
+            if exc.errno not in (errno.EAGAIN, errno.EWOULDBLOCK):
+                self.counters.add("bytes_in", n=n_bytes)  # (the frames before the error)
+                raise
+        return n_bytes
 
-    def _read_virtual(self, limit: int) -> list[Any] | None:
-        """:meth:`Backend.read_available` on a ``virtual`` bus's queue (module docstring);
+    def _read_virtual(self, out: list, limit: int) -> int | None:
+        """The ``virtual`` bus's queue read directly (module docstring), into ``out``;
         ``None`` when this bus must be read through ``recv``."""
         bus = self._bus
         vbus, q, recv_log = self._vq
@@ -357,15 +343,13 @@ class CanBackend(Backend):
             if batch and q.maxsize > 0:  # senders may wait for room only in a bounded queue
                 q.not_full.notify(len(batch))
         if not batch:
-            return batch
-        out: list[Any] = []
+            return 0
         n_bytes = 0
-        gen = self._generation
         echo = self._tx_ids if self._echo_filter else ()
         used = 0  # frames taken from the batch; the rest go back to the queue
         try:
             # the checks of _read_internal, frame by frame; a frame it drops ends the batch
-            # there, as read_available's loop ends at read_internal's None
+            # there, as the default batch read ends at read_internal's None
             for msg in batch:
                 used += 1
                 if echo and (msg.arbitration_id, bool(msg.is_extended_id)) in echo:
@@ -377,20 +361,13 @@ class CanBackend(Backend):
                     if not self.keep_error_frames:
                         break
                 out.append(msg)
-        except Exception as exc:
+        except Exception:
             self._requeue(batch[used:])
-            self._count("bytes_in", n=n_bytes)
-            n_bytes = 0
-            err = _chain(self._translate(exc, "read"), exc)
-            self._handle_error(err, gen)  # returns only when a reconnect is pending
-        else:
-            if used < len(batch):
-                self._requeue(batch[used:])
-        self._count_frames_in(len(out), n_bytes)
-        for tap in self._rx_taps:
-            for frame in out:
-                tap(frame)
-        return out
+            self.counters.add("bytes_in", n=n_bytes)
+            raise
+        if used < len(batch):
+            self._requeue(batch[used:])
+        return n_bytes
 
     def _requeue(self, frames: list) -> None:
         """Put frames taken from the virtual bus's queue back at its front."""
@@ -422,9 +399,10 @@ class CanBackend(Backend):
     def recover(self) -> None:
         """Re-create the bus now (e.g. after bus-off); counts a reconnect.  Works on an
         open or a faulted backend (a bus-off faults it) and leaves it open."""
-        if self._state is BackendState.CLOSED:
-            self._require_usable("recover")
-        with self._link_lock:
+        link = self.link
+        if link.state is BackendState.CLOSED:
+            link.require_usable("recover")
+        with link.lock:
             try:
                 self._close()
             except Exception as exc:  # noqa: BLE001 - the old bus may be broken
@@ -433,9 +411,8 @@ class CanBackend(Backend):
                 self._open()
             except Exception as exc:
                 raise self._translate(exc, "recover") from exc
-            self._generation += 1
-            self._state, self._fault = BackendState.OPEN, None
-            self._count("reconnects")
+            link.opened()
+            self.counters.add("reconnects")
         self.log.warning("%s: bus re-created by recover()", self.where)
 
     def _translate(self, exc: BaseException, op: str) -> HILError:
@@ -480,7 +457,7 @@ class CanBackend(Backend):
                 if not self._garbage(exc):
                     raise
                 self.bad_datagrams += 1
-                self._count("errors", "frame_errors")
+                self.counters.add("errors", "frame_errors")
                 if self.bad_datagrams <= 10:
                     self.log.warning("%s: a datagram that is no CAN message was dropped "
                                      "(%s: %s); is another program sending to this group and "
@@ -511,7 +488,7 @@ class CanBackend(Backend):
         if self._echo_filter and (msg.arbitration_id, bool(msg.is_extended_id)) in self._tx_ids:
             self.own_echoes += 1
             return None
-        self._count("bytes_in", n=len(msg.data))
+        self.counters.add("bytes_in", n=len(msg.data))
         if msg.is_error_frame:
             self._error_frame(bus, msg)
             return msg if self.keep_error_frames else None
@@ -519,7 +496,7 @@ class CanBackend(Backend):
 
     def _error_frame(self, bus: Any, msg: Any) -> None:
         self.error_frames += 1
-        self._count("errors")
+        self.counters.add("errors")
         self.log.debug("%s: error frame %r", self.where, msg)
         try:
             state = bus.state
@@ -550,16 +527,11 @@ class CanBackend(Backend):
                              f"open the backend with fd=True")
         return frame
 
-    def _write(self, msg: Any, timeout: float | None) -> None:
+    def _write(self, msg: Any, timeout: float | None) -> int:
         bus = self._bus
         if bus is None:
             raise OSError("bus closed")
         if self._echo_filter:
             self._tx_ids.add((msg.arbitration_id, bool(msg.is_extended_id)))
         bus.send(msg, timeout)
-
-    def _count_sent(self, msg: Any) -> None:
-        with self._count_lock:  # frames and bytes under one lock (Backend._count)
-            c = self.counters
-            c.frames_out += 1
-            c.bytes_out += len(msg.data)
+        return len(msg.data)  # counted with the frame (Counters.add_out)

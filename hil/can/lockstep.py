@@ -110,7 +110,7 @@ class LockstepBus(Backend):
 
     def pump(self, timeout: float = 0.0) -> None:
         """Take what has arrived (waiting up to ``timeout`` for one frame if none)."""
-        frames = self.inner.read_available()
+        frames = self.inner.receive_batch()
         if not frames and timeout > 0:
             f = self.inner.read(timeout)
             frames = [f] if f is not None else []

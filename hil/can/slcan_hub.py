@@ -12,6 +12,7 @@ interface::
                         sleep_after_open=0)
 
 One hub thread sits on the master ends: it emulates one SLCAN adapter per pty
+(:class:`~hil.can.slcan_adapter.SlcanAdapter`: its state and command interpreter)
 and joins the adapters into one CAN bus.  A frame transmitted through one
 adapter is received by every *other* adapter that is open (a CAN controller
 does not receive its own frames).  The clients may live in different
@@ -131,53 +132,24 @@ from __future__ import annotations
 import logging
 import os
 import select
-import termios
 import threading
 import time
 import tty
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
-from ..backend import Counters, ErrorSink, WorkerThread
+from ..counters import Counters
 from ..errors import BackendError
-from .slcan_frame import (
-    _HEX,
-    _MAX_LINE,
-    BITRATES,
-    Frame,
-    btr_bitrate,
-    frame_bits,
-    frame_time,
-    parse_frame,
-)
+from ..threads import ErrorSink, WorkerThread
+from .slcan_adapter import SlcanAdapter
+from .slcan_frame import BITRATES, Frame, frame_bits, frame_time, parse_frame
 
 __all__ = ["SlcanHub", "Frame", "parse_frame", "frame_bits", "frame_time", "BITRATES"]
 
 log = logging.getLogger("hil.can.slcan_hub")
 
-_OK, _BELL = b"\r", b"\a"
-
-
-# ------------------------------------------------------------------ ports
-@dataclass(eq=False)
-class _Port:
-    index: int
-    master: int
-    slave: int
-    path: str
-    bitrate: float
-    data_bitrate: float
-    inbuf: bytearray = field(default_factory=bytearray)
-    out: bytearray = field(default_factory=bytearray)
-    is_open: bool = False
-    listen_only: bool = False
-    timestamps: bool = False
-    overrun: bool = False
-    disconnected: bool = False
-    txq: deque[tuple[float, int, Frame]] = field(default_factory=deque)
-    counters: Counters = field(default_factory=Counters)
+_OK = b"\r"
 
 
 class _Bus:
@@ -244,8 +216,8 @@ class SlcanHub:
         client does not read; frames beyond are dropped (overrun).
     """
 
-    VERSION = "V1013"
-    DETAIL = "vSTM32"
+    VERSION = SlcanAdapter.VERSION
+    DETAIL = SlcanAdapter.DETAIL
 
     def __init__(self, n_ports: int = 2, *, bitrate_model: bool = False,
                  name: str = "slcan-hub", default_bitrate: int = 500_000,
@@ -263,7 +235,7 @@ class SlcanHub:
         self.errors = ErrorSink()
         self.dropped = 0  # frames dropped by drop_next()
         self.frames = 0  # frames that went over the bus (delivered or dropped)
-        self._ports: list[_Port] = []
+        self._ports: list[SlcanAdapter] = []
         self._bus = _Bus()
         self._cond = threading.Condition()
         self._drop = 0
@@ -283,8 +255,9 @@ class SlcanHub:
             master, slave = os.openpty()
             tty.setraw(slave)  # no echo, no line discipline: '\r' stays '\r'
             os.set_blocking(master, False)
-            self._ports.append(_Port(k, master, slave, os.ttyname(slave),
-                                     self.default_bitrate, self.default_data_bitrate))
+            self._ports.append(SlcanAdapter(k, master, slave, os.ttyname(slave),
+                                            self.default_bitrate, self.default_data_bitrate,
+                                            cond=self._cond, send=self._send, hub=self.name))
         self._thread = WorkerThread(f"{self.name}", self._step, self.errors)
         self._thread.start()
         log.info("slcan hub %r: %d ports %s", self.name, self.n_ports, self.ports)
@@ -338,10 +311,7 @@ class SlcanHub:
 
     def state(self, k: int) -> dict[str, Any]:
         """Adapter state of port ``k`` (open, listen_only, bitrate, ...)."""
-        p = self._ports[k]
-        return {"open": p.is_open, "listen_only": p.listen_only, "bitrate": p.bitrate,
-                "data_bitrate": p.data_bitrate, "timestamps": p.timestamps,
-                "disconnected": p.disconnected, "path": p.path}
+        return self._ports[k].state()
 
     def wait_open(self, k: int, timeout: float = 5.0) -> bool:
         """Block until port ``k``'s client has opened the adapter (``O`` or ``L``)."""
@@ -439,117 +409,24 @@ class SlcanHub:
             finally:
                 done.set()
 
-    def _read_port(self, p: _Port) -> None:
+    def _read_port(self, p: SlcanAdapter) -> None:
         try:
             data = os.read(p.master, 4096)
         except (BlockingIOError, InterruptedError):
             return
         except OSError:  # EIO: cannot happen while we hold the slave; be safe
             return
-        p.counters.bytes_in += len(data)
-        p.inbuf += data
-        while True:
-            j = p.inbuf.find(b"\r")
-            if j < 0:
-                break
-            line = bytes(p.inbuf[:j])
-            del p.inbuf[:j + 1]
-            self._command(p, line.lstrip(b"\n"))  # tolerate "\r\n" line ends
-        if len(p.inbuf) > _MAX_LINE:
-            p.inbuf.clear()
-            self._error(p, "line too long")
+        p.feed(data)
 
-    def _reply(self, p: _Port, data: bytes) -> None:
-        p.out += data
-
-    def _error(self, p: _Port, why: str, frame_error: bool = False) -> None:
-        p.counters.errors += 1
-        if frame_error:
-            p.counters.frame_errors += 1
-        log.debug("slcan hub %r port %d: BELL (%s)", self.name, p.index, why)
-        self._reply(p, _BELL)
-
-    def _command(self, p: _Port, raw: bytes) -> None:
-        try:
-            line = raw.decode("ascii")
-        except UnicodeDecodeError:
-            self._error(p, f"not ASCII: {raw!r}")
-            return
-        if not line:
-            return
-        c, arg = line[0], line[1:]
-        if c in "tTrRdDbB":
-            self._transmit(p, line)
-        elif c in "SsY":
-            if p.is_open:
-                self._error(p, f"{line!r} while open")
-            elif c == "S" and len(arg) == 1 and arg.isdigit():
-                p.bitrate = BITRATES[int(arg)]
-                self._reply(p, _OK)
-            elif c == "s" and len(arg) == 4 and _HEX.issuperset(arg):
-                p.bitrate = btr_bitrate(int(arg[:2], 16), int(arg[2:], 16))
-                self._reply(p, _OK)
-            elif c == "Y" and len(arg) == 1 and arg in "12345678":
-                p.data_bitrate = int(arg) * 1_000_000
-                self._reply(p, _OK)
-            else:
-                self._error(p, f"bad bitrate command {line!r}")
-        elif c in "OL" and not arg:
-            with self._cond:
-                p.is_open, p.listen_only = True, c == "L"
-            self._reply(p, _OK)
-        elif c == "C" and not arg:
-            if p.is_open:
-                self._discard_rx(p)
-            with self._cond:
-                p.is_open = p.listen_only = False
-            self._reply(p, _OK)
-        elif c == "V" and not arg:
-            self._reply(p, self.VERSION.encode() + _OK)
-        elif c == "v" and not arg:
-            self._reply(p, self.DETAIL.encode() + _OK)
-        elif c == "N" and not arg:
-            self._reply(p, f"NHUB{p.index}".encode() + _OK)
-        elif c == "F" and not arg:
-            flags = 0x08 if p.overrun else 0
-            p.overrun = False
-            self._reply(p, f"F{flags:02X}".encode() + _OK)
-        elif c == "Z" and arg in ("0", "1"):
-            p.timestamps = arg == "1"
-            self._reply(p, _OK)
-        elif c in "Mm" and len(arg) == 8 and _HEX.issuperset(arg):
-            self._reply(p, _OK)  # acceptance filters: accepted, not implemented
-        elif c in "XWQU" and len(arg) == 1 and arg.isdigit():
-            self._reply(p, _OK)  # auto-poll / filter mode / auto-start / UART: ignored
-        else:
-            self._error(p, f"unknown command {line!r}")
-
-    def _discard_rx(self, p: _Port) -> None:
-        """The adapter closes: what its client has not read yet is gone."""
-        p.out.clear()
-        try:
-            termios.tcflush(p.slave, termios.TCIFLUSH)
-        except (OSError, termios.error):
-            pass
-
-    def _transmit(self, p: _Port, line: str) -> None:
-        frame = parse_frame(line)
-        if frame is None:
-            self._error(p, f"malformed frame {line!r}", frame_error=True)
-            return
-        if not p.is_open or p.listen_only:
-            self._error(p, "transmit on a closed port" if not p.is_open
-                        else "transmit in listen-only mode")
-            return
-        p.counters.frames_in += 1
-        self._reply(p, b"Z\r" if frame.extended else b"z\r")
+    def _send(self, p: SlcanAdapter, frame: Frame) -> None:
+        """A frame adapter ``p`` transmitted: onto the wire model, or delivered now."""
         if self.bitrate_model:
             self._bus.submit(time.perf_counter(), p.index, frame,
                              frame_time(frame, p.bitrate, p.data_bitrate))
         else:
             self._deliver(p, frame)
 
-    def _deliver(self, src: _Port, frame: Frame) -> None:
+    def _deliver(self, src: SlcanAdapter, frame: Frame) -> None:
         self.frames += 1
         with self._cond:
             if self._drop > 0:
@@ -576,7 +453,7 @@ class SlcanHub:
                 p.out += line.encode() + _OK
             p.counters.frames_out += 1
 
-    def _flush(self, p: _Port) -> None:
+    def _flush(self, p: SlcanAdapter) -> None:
         try:
             k = os.write(p.master, p.out)
         except (BlockingIOError, InterruptedError):

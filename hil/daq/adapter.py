@@ -5,7 +5,8 @@ device is not frame-oriented, so :class:`DeviceBackend` maps the frame API onto
 the device, as :class:`~hil.daq.backend.SimulatedDaqBackend` does for the
 simulated one: ``write(frame)`` writes ``{name: value}`` to output channels
 (checked before any I/O, so a bad value raises and faults nothing) and
-``read()`` returns a snapshot ``{name: value}`` of every input channel.  The
+``read()`` returns a snapshot ``{name: value}`` of every input channel (and
+``receive_batch()`` one snapshot: a device is sampled, not a stream).  The
 device itself is :attr:`DeviceBackend.device`.  A subclass only names its
 device class::
 
@@ -38,6 +39,7 @@ class DeviceBackend(Backend):
 
     kind: ClassVar[str] = "daq"
     device_class: ClassVar[type[DaqDevice]]
+    frame_key = None  # a snapshot carries no id
 
     def __init__(self, channels: Any, *, name: str | None = None,
                  timeout: float | None = 1.0, **config: Any) -> None:
@@ -60,6 +62,13 @@ class DeviceBackend(Backend):
 
     def _read_internal(self, timeout: float | None) -> dict[str, Any]:
         return self.device.read()
+
+    def _read_batch(self, out: list, limit: int, accept: Any) -> int:
+        """One snapshot: a device is sampled, not a stream (every ``_read_internal``
+        returns one, so the default would read the device ``limit`` times)."""
+        if limit > 0:
+            out.append(self.device.read())
+        return 0
 
     def _encode_frame(self, frame: Any) -> dict[str, Any]:
         return self.device.validate(frame)

@@ -118,6 +118,7 @@ class SerialBackend(Backend):
     """
 
     kind = "serial"
+    frame_key = None  # frames are bytes or records: no id for ``receive_batch(accept=...)``
 
     def __init__(self, port: str, baudrate: int = 115200, framing: str | Framing = "cobs",
                  crc: str | Crc | None = None, *, layout: Layout | None = None,
@@ -181,8 +182,8 @@ class SerialBackend(Backend):
         self._port = port
         self._port_timeout = self.timeout
         self._port_write_timeout = self.write_timeout
-        self.framing.reset()
-        self._bodies.clear()
+        self.framing.reset()  # (also on a reconnect: a partial frame from before the loss
+        self._bodies.clear()  # would corrupt the next one)
 
     def _close(self) -> None:
         port, self._port = self._port, None
@@ -193,10 +194,6 @@ class SerialBackend(Backend):
         port = self._port
         if port is not None and hasattr(port, "cancel_read"):
             port.cancel_read()
-
-    def _on_reconnected(self) -> None:
-        self.framing.reset()  # a partial frame from before the loss would corrupt the next one
-        self._bodies.clear()
 
     def _translate(self, exc: BaseException, op: str) -> HILError:
         if isinstance(exc, HILError):
@@ -252,7 +249,7 @@ class SerialBackend(Backend):
                 raise
             if not data:
                 return None
-            self._count("bytes_in", n=len(data))
+            self.counters.add("bytes_in", n=len(data))
             self._bodies.extend(self.framing.feed(data))
             if not self._bodies:
                 return None  # a partial frame: the base calls again with the time left
@@ -264,7 +261,7 @@ class SerialBackend(Backend):
         except FrameError as err:
             if self.where not in str(err):
                 err.args = (f"{self.where}: {err}",) + err.args[1:]
-            self._frame_error(err, self.on_frame_error)
+            self.link.bad_frame(err, self.on_frame_error)
             return None
 
     def _decode(self, body: bytes) -> Any:
@@ -308,7 +305,7 @@ class SerialBackend(Backend):
                 port.write_timeout = timeout
                 self._port_write_timeout = timeout
             port.write(wire)
-            self._count("bytes_out", n=len(wire))
+            self.counters.add("bytes_out", n=len(wire))
             return
         self._write_fd(fd, wire, self.write_timeout if timeout is None else timeout)
 
@@ -326,7 +323,7 @@ class SerialBackend(Backend):
             left = end - time.monotonic()
             if left <= 0:
                 self.stalls += 1
-                self._count("bytes_out", n=sent)
+                self.counters.add("bytes_out", n=sent)
                 cut = (f"{sent} of {len(view)} bytes of this frame went out: the frame is cut, "
                        "the reader will see a framing error" if sent else "nothing went out")
                 raise BackendTimeout(
@@ -338,13 +335,13 @@ class SerialBackend(Backend):
             _, w, _ = select.select([], [fd], [], min(left, 0.005))
             if w:
                 time.sleep(min(left, 0.0005))
-        self._count("bytes_out", n=sent)
+        self.counters.add("bytes_out", n=sent)
 
     def write_raw(self, data: bytes) -> None:
         """Send bytes as they are (no framing, no CRC), e.g. to inject faults."""
-        self._require_usable("write_raw")
+        self.link.require_usable("write_raw")
         port = self._port
         if port is None:
             raise self._translate(OSError("link down"), "write_raw")
         port.write(data)
-        self._count("bytes_out", n=len(data))
+        self.counters.add("bytes_out", n=len(data))

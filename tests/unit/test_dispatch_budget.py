@@ -106,7 +106,7 @@ def test_can_message_through_the_bridges(bridges):
     def message():  # what bench.hil.bridge_cost times
         tx._send(ctx)
         ctx.ticks += 1
-        rx._poll(ctx)
+        rx.receive(ctx)
     per, where = own_calls(message, 50)
     assert rx.stats()["received"]["ACC_CMD"] >= 50
     assert per <= 25, where.most_common(12)

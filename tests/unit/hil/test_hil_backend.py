@@ -259,9 +259,9 @@ def test_reader_queue_drops_oldest_when_full():
 
 def test_concurrent_disconnect_is_counted_once():
     b = MemBackend(reconnect=True).open()
-    gen = b._generation
+    gen = b.link.generation
     err = Disconnected("x")
-    threads = [threading.Thread(target=b._link_lost, args=(err, gen)) for _ in range(4)]
+    threads = [threading.Thread(target=b.link.lost, args=(err, gen)) for _ in range(4)]
     for t in threads:
         t.start()
     for t in threads:
