@@ -4,7 +4,8 @@
 version, resolved once when the binary loads (:class:`~fmus.fmi2_calls.Fmi2Calls`,
 :class:`~fmus.fmi3_calls.Fmi3Calls`, as FMPy's ``fmi2.py`` and ``fmi3.py``), held by the
 layer class of its interface (:class:`~fmus.driver_me.ModelExchangeDriver`,
-:class:`~fmus.driver_cs.CoSimulationDriver`, the FMI 3 only
+:class:`~fmus.driver_cs.CoSimulationDriver`, both with the Event Mode of
+:class:`~fmus.driver_events.EventModeDriver`, and the FMI 3 only
 :class:`~fmus.driver_se.ScheduledExecutionDriver`), each a :class:`Driver` (the part
 every interface shares: :mod:`fmus.driver_base`).  No call branches on the version.
 
@@ -37,7 +38,9 @@ Adding an FMI feature: implementers' checklist
      :class:`~fmus.fmi_calls.FmiCalls` that raises ``NotImplementedError`` naming the
      version (as ``set_input_derivatives``);
    * what one interface adds is a method of its layer (``fmus/driver_me.py``,
-     ``fmus/driver_cs.py``, ``fmus/driver_se.py``), what every interface shares a method
+     ``fmus/driver_cs.py``, ``fmus/driver_se.py``), what Model Exchange and
+     Co-Simulation share in Event Mode a method of
+     :class:`~fmus.driver_events.EventModeDriver`, what every interface shares a method
      of :class:`Driver` (``fmus/driver_base.py``); a driver method turns a status above
      ``Warning`` into an error with ``self._status(name, status)`` or ``self._fail(exc,
      name)`` and takes and returns plain Python values;
@@ -69,6 +72,7 @@ from typing import Any
 from . import fmi2_calls, fmi3_calls  # noqa: F401 - the version classes register
 from .driver_base import STATUS, Driver, DriverSpec
 from .driver_cs import CoSimulationDriver
+from .driver_events import EventModeDriver
 from .driver_me import ModelExchangeDriver
 from .driver_se import ScheduledExecutionDriver
 from .errors import FMUCallError, FMUConfigError
@@ -81,19 +85,20 @@ __all__ = ["DRIVER_API", "DRIVER_CALLS", "STATUS", "Driver", "DriverSpec", "c_en
 #: may make on a driver, in this process or out of it (:class:`~fmus.remote.RemoteDriver`
 #: forwards exactly these; ``tests/unit/fmus/test_driver_protocol.py`` checks both).
 DRIVER_CALLS: dict[str, tuple[str, ...]] = {
-    # Driver: every interface
-    "all": ("instantiate", "enter_initialization", "exit_initialization",
-            "enter_configuration_mode", "exit_configuration_mode", "terminate", "reset",
-            "free", "register", "set", "get", "get_state", "set_state", "free_state",
-            "serialize_state", "deserialize_state", "directional", "ping", "log_lines"),
-    ModelExchangeDriver.interface: (
+    Driver.__name__: (  # every interface
+        "instantiate", "enter_initialization", "exit_initialization",
+        "enter_configuration_mode", "exit_configuration_mode", "terminate", "reset", "free",
+        "register", "set", "get", "get_state", "set_state", "free_state", "serialize_state",
+        "deserialize_state", "directional", "ping", "log_lines"),
+    EventModeDriver.__name__: (  # ME, and CS with Event Mode (FMI 3)
+        "enter_event_mode", "update_discrete", "event_iteration"),
+    ModelExchangeDriver.__name__: (
         "set_time", "set_states", "get_states", "get_nominals", "me_eval",
-        "completed_step", "enter_event_mode", "update_discrete", "enter_continuous_mode",
-        "event_iteration"),
-    CoSimulationDriver.interface: (
+        "completed_step", "enter_continuous_mode"),
+    CoSimulationDriver.__name__: (
         "do_step", "cs_step", "enter_step_mode", "set_input_derivatives",
         "set_intermediate", "request_early_return"),
-    ScheduledExecutionDriver.interface: (
+    ScheduledExecutionDriver.__name__: (
         "se_activate", "get_clocks", "get_intervals", "get_shifts", "set_intervals"),
 }
 

@@ -1,23 +1,24 @@
 """The Co-Simulation layer of an FMU driver: :class:`CoSimulationDriver` (FMI 2 and 3).
 
 A communication step (:meth:`CoSimulationDriver.cs_step`: inputs, step, outputs in one
-call), FMI 2 input derivatives, and FMI 3 early return and intermediate update (the
-inputs between communication points given as polynomials).
+call), FMI 2 input derivatives, and FMI 3 early return, intermediate update (the
+inputs between communication points given as polynomials) and Step Mode (Event Mode:
+:mod:`fmus.driver_events`).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from .driver_base import Driver
+from .driver_events import EventModeDriver
 from .fmi_calls import FmiCalls
 
 __all__ = ["CoSimulationDriver"]
 
 
-class CoSimulationDriver(Driver, interface="CS"):
-    """A Co-Simulation instance (:class:`~fmus.driver_base.Driver` plus the calls of
-    Co-Simulation)."""
+class CoSimulationDriver(EventModeDriver, interface="CS"):
+    """A Co-Simulation instance (:class:`~fmus.driver_events.EventModeDriver`, for FMI 3
+    with ``eventModeUsed``, plus the calls of Co-Simulation)."""
 
     def __init__(self, spec, calls: FmiCalls) -> None:
         super().__init__(spec, calls)

@@ -1,23 +1,24 @@
 """The Model Exchange layer of an FMU driver: :class:`ModelExchangeDriver` (FMI 2 and 3).
 
 Time, continuous states, derivatives and event indicators (one call per evaluation point:
-:meth:`ModelExchangeDriver.me_eval`), the integrator step and the event iteration.
+:meth:`ModelExchangeDriver.me_eval`), the integrator step, Continuous-Time Mode (Event
+Mode: :mod:`fmus.driver_events`).
 """
 
 from __future__ import annotations
 
 import ctypes
 
-from .driver_base import Driver
+from .driver_events import EventModeDriver
 from .errors import FMUCallError
 from .fmi_calls import FmiCalls
 
 __all__ = ["ModelExchangeDriver"]
 
 
-class ModelExchangeDriver(Driver, interface="ME"):
-    """A Model Exchange instance (:class:`~fmus.driver_base.Driver` plus the calls of
-    Model Exchange)."""
+class ModelExchangeDriver(EventModeDriver, interface="ME"):
+    """A Model Exchange instance (:class:`~fmus.driver_events.EventModeDriver` plus the
+    calls of Model Exchange)."""
 
     def __init__(self, spec, calls: FmiCalls) -> None:
         super().__init__(spec, calls)
@@ -111,29 +112,5 @@ class ModelExchangeDriver(Driver, interface="ME"):
         except Exception as exc:  # noqa: BLE001
             raise self._fail(exc, f"{self.calls.prefix}CompletedIntegratorStep") from None
 
-    def enter_event_mode(self) -> None:
-        self._call("enterEventMode")
-
-    def update_discrete(self) -> tuple:
-        """One event iteration: ``(again, terminate, nominals_changed, values_changed,
-        next_event_defined, next_event_time)``."""
-        return tuple(self._call(self.calls.UPDATE_DISCRETE))
-
     def enter_continuous_mode(self) -> None:
         self._call("enterContinuousTimeMode")
-
-    def event_iteration(self, max_iter: int = 1000) -> tuple:
-        """Iterate discrete updates to a fixed point (already in event mode); returns
-        ``(terminate, values_changed, next_event_time or None)``."""
-        changed = False
-        for _ in range(max_iter):
-            again, term, _nom, vals, defined, t_next = self.update_discrete()
-            changed = changed or bool(vals)
-            if term:
-                return True, changed, None
-            if not again:
-                return False, changed, (float(t_next) if defined else None)
-        raise FMUCallError(f"{self.label}: the event iteration at t = {self.time} s did not "
-                           f"converge in {max_iter} rounds (newDiscreteStatesNeeded stays "
-                           "true)", "newDiscreteStates", "error", self.time,
-                           list(self.messages))
