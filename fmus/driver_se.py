@@ -1,6 +1,8 @@
-"""FMI 3 Scheduled Execution in the FMU driver (a mixin of :class:`fmus.driver.Driver`):
-instantiation with a clockUpdate callback of ours, one model partition per call
-(:meth:`ScheduledExecution.se_activate`), clocks, intervals and shifts.
+"""The Scheduled Execution layer of an FMU driver (FMI 3 only):
+:class:`ScheduledExecutionDriver`.
+
+Instantiation with a clockUpdate callback of ours, one model partition per call
+(:meth:`ScheduledExecutionDriver.se_activate`), clocks, intervals and shifts.
 
 Partitions run one after another, never preempted (the preemption locks are empty).
 """
@@ -8,50 +10,34 @@ Partitions run one after another, never preempted (the preemption locks are empt
 from __future__ import annotations
 
 import ctypes
-import os
-from collections.abc import Callable
 from typing import Any
 
+from .driver_base import Driver
 from .errors import FMUCallError
+from .fmi_calls import FmiCalls
+
+__all__ = ["ScheduledExecutionDriver"]
 
 
-class ScheduledExecution:
-    """Scheduled Execution calls (mixin of ``Driver``: it provides ``fmu``, ``spec``,
-    ``messages``, ``set``/``get``, ``_fn``, ``_call_fmi``, ``_status`` and ``_fail``)."""
+class ScheduledExecutionDriver(Driver, interface="SE"):
+    """A Scheduled Execution instance (:class:`~fmus.driver_base.Driver` plus the calls
+    of Scheduled Execution)."""
 
-    fmu: Any
-    spec: Any
-    messages: Any
+    def __init__(self, spec, calls: FmiCalls) -> None:
+        super().__init__(spec, calls)
+        self._activate = calls.fn("fmi3ActivateModelPartition")
+        self._se_query: tuple | None = None  # what the clockUpdate callback asks for
+        self._se_seen: tuple = ([], {})       # what it got: (ticked vrs, {vr: interval})
+        self._se_error: Exception | None = None
 
-    def _instantiate_se(self, log3: Callable) -> None:
-        """``fmi3InstantiateScheduledExecution`` with a clockUpdate callback of ours (fmpy's
-        ``FMU3ScheduledExecution.instantiate`` passes one that does nothing) and empty
-        preemption locks (partitions run one after another, never preempted)."""
-        from fmpy.fmi3 import (
-            fmi3Boolean,
-            fmi3ClockUpdateCallback,
-            fmi3InstanceEnvironment,
-            fmi3LockPreemptionCallback,
-            fmi3LogMessageCallback,
-            fmi3UnlockPreemptionCallback,
-        )
-        f = self.fmu
-        sp = self.spec
-        resources = os.path.join(f.unzipDirectory, "resources") + os.path.sep
+    def _instantiate(self) -> None:
+        self.calls.instantiate_scheduled(self.messages.record, self._clock_update)
 
-        def noop() -> None:
-            pass
-        # kept on self: ctypes callbacks must outlive the instance
-        self._se_callbacks = (fmi3LogMessageCallback(log3),
-                              fmi3ClockUpdateCallback(self._clock_update),
-                              fmi3LockPreemptionCallback(noop),
-                              fmi3UnlockPreemptionCallback(noop))
-        f.component = f.fmi3InstantiateScheduledExecution(
-            sp.instance_name.encode("utf-8"), sp.token.encode("utf-8"),
-            resources.encode("utf-8"), fmi3Boolean(False), fmi3Boolean(sp.logging_on),
-            fmi3InstanceEnvironment(), *self._se_callbacks)
-        if not f.component:
-            raise RuntimeError("fmi3InstantiateScheduledExecution returned NULL")
+    def _call_fmi(self, name: str, *args: Any) -> Any:
+        try:
+            return getattr(self.fmu, name)(self.component, *args)
+        except Exception as exc:  # noqa: BLE001
+            raise self._fail(exc, name) from None
 
     def _clock_update(self, env: Any) -> None:
         """The FMU's ``fmi3ClockUpdateCallback`` (Clock Update Mode, inside
@@ -92,9 +78,8 @@ class ScheduledExecution:
         self._se_query = (list(out_clock_vrs), list(interval_vrs))
         self._se_seen = ([], {})
         self._se_error = None
-        f = self.fmu
         try:
-            st = self._fn("fmi3ActivateModelPartition")(f.component, clock_vr, t)
+            st = self._activate(self.component, clock_vr, t)
             if st > 1:
                 raise self._status("fmi3ActivateModelPartition", st)
         except FMUCallError:

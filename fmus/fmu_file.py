@@ -130,8 +130,8 @@ class FMUFile:
                     from .remote import RemoteDriver
                     drv: Any = RemoteDriver(spec, timeout_s=timeout_s)
                 else:
-                    from .driver import Driver
-                    drv = Driver(spec)
+                    from .driver import open_driver
+                    drv = open_driver(spec)
                 try:
                     drv.instantiate()
                 finally:

@@ -111,8 +111,8 @@ class FMUInstance:
             drv = RemoteDriver(spec, timeout_s=self.timeout_s, call_log=self.call_log)
             key = None
         else:
-            from .driver import Driver
-            drv = Driver(spec, call_log=self.call_log)
+            from .driver import open_driver
+            drv = open_driver(spec, call_log=self.call_log)
             key = self._live_key
             _LIVE[key] = _LIVE.get(key, 0) + 1
         self._fin = weakref.finalize(self, _free_driver, drv, key)

@@ -2,7 +2,8 @@
 
 A third-party FMU can hang inside a step (a ``doStep`` cannot be interrupted
 from Python) or crash the process (a segfault in its C code).
-:class:`RemoteDriver` has the API of :class:`~fmus.driver.Driver`, but every
+:class:`RemoteDriver` has the API of a driver (the protocol
+:data:`fmus.driver.DRIVER_API`, from which its forwarding is derived), but every
 call is sent through a pipe to a child process that holds the real driver.
 The parent waits at most ``timeout_s`` for the answer; if none comes it kills
 the child and raises :class:`~fmus.errors.FMUTimeoutError`; if the child dies
@@ -10,8 +11,8 @@ the child and raises :class:`~fmus.errors.FMUTimeoutError`; if the child dies
 signal.  The host never goes down with the FMU, and the block or subsystem
 that owns the instance starts a fresh child for its next run.
 
-The hot paths (:meth:`~fmus.driver.Driver.cs_step`,
-:meth:`~fmus.driver.Driver.me_eval`) are one round trip each (measured: a CS step
+The hot paths (:meth:`~fmus.driver_cs.CoSimulationDriver.cs_step`,
+:meth:`~fmus.driver_me.ModelExchangeDriver.me_eval`) are one round trip each (measured: a CS step
 costs about 0.15 ms instead of 0.0075 ms in process; ``python -m bench fmi``, case
 ``cs/out-of-process``), so the mode suits Co-Simulation FMUs well and Model Exchange FMUs only where
 robustness matters more than speed.
@@ -33,7 +34,7 @@ from collections.abc import Callable
 from multiprocessing.connection import Connection
 from typing import Any
 
-from .driver import Driver, DriverSpec
+from .driver import DRIVER_API, DriverSpec, open_driver
 from .errors import FMUCallError, FMUCrashError, FMUError, FMUTimeoutError
 
 __all__ = ["RemoteDriver"]
@@ -58,10 +59,11 @@ def _child_main(fd: int) -> None:
 
 
 def _serve(conn: Any, spec: DriverSpec, log_calls: bool) -> None:
-    """Child process: run a :class:`Driver` on requests from ``conn`` until ``free``."""
+    """Child process: run a driver (:func:`~fmus.driver.open_driver`) on requests from
+    ``conn`` until ``free``."""
     lines: list[str] = []
     try:
-        drv = Driver(spec, call_log=lines.append if log_calls else None)
+        drv = open_driver(spec, call_log=lines.append if log_calls else None)
     except Exception as exc:  # noqa: BLE001 - report and end
         conn.send(("err", exc, []))
         return
@@ -107,7 +109,11 @@ def _serve(conn: Any, spec: DriverSpec, log_calls: bool) -> None:
 
 
 class RemoteDriver:
-    """A :class:`~fmus.driver.Driver` in a child process, with a watchdog per call.
+    """A driver in a child process, with a watchdog per call.
+
+    Every call of the driver protocol (:data:`fmus.driver.DRIVER_API`) is forwarded;
+    the methods written out here also keep the time for messages or tolerate a dead
+    child.
 
     Parameters
     ----------
@@ -217,7 +223,7 @@ class RemoteDriver:
             raise self._crash(name) from None
         return self._wait(name, self.timeout_s)
 
-    # ------------------------------------------------------ the Driver API
+    # ------------------------------------------------------ the driver protocol
     def free(self) -> None:
         if self._dead:
             return
@@ -268,12 +274,5 @@ class RemoteDriver:
         return call
 
 
-_FORWARDED = frozenset({
-    "instantiate", "exit_initialization", "terminate", "reset", "register", "set", "get",
-    "set_input_derivatives", "set_intermediate", "request_early_return", "enter_step_mode",
-    "set_states", "get_states", "get_nominals", "completed_step", "enter_event_mode",
-    "update_discrete", "enter_continuous_mode", "event_iteration", "get_state", "set_state",
-    "serialize_state", "deserialize_state", "directional", "log_lines", "ping",
-    "enter_configuration_mode", "exit_configuration_mode",
-    # Scheduled Execution (fmus.scheduled)
-    "se_activate", "get_intervals", "get_shifts", "set_intervals"})
+#: The calls forwarded to the child: the driver protocol, nothing more.
+_FORWARDED = frozenset(DRIVER_API)
