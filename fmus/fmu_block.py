@@ -103,20 +103,15 @@ from cosim.block import Block
 
 from .errors import FMUConfigError, FMUError
 from .fmu_file import FMUFile as FMU
-from .fmu_file import as_fmu, default_name
 from .instance import (
-    FMUInstance,
     as_bytes,
     as_text,
-    check_parameters,
-    check_start,
-    check_value,
     is_port_var,
     port_dtype,
     set_before_init,
 )
-from .me_events import MEEvents, _differs
-from .se_clocks import check_no_clocks
+from .me_events import MEEvents
+from .opening import declare_inputs, declare_parameters, open_instance
 
 __all__ = ["FMUBlock"]
 
@@ -246,52 +241,22 @@ class FMUBlock(MEEvents, Block):
                  nudge_max_s: float = 1e-6, out_of_process: bool = False,
                  timeout_s: float | None = 10.0, call_log: Any = None,
                  logging_on: bool = False) -> None:
-        self.fmu = fmu = as_fmu(fmu)
-        info = self.info = fmu.info
-        fmu.interface("ModelExchange")
-        if check:  # the instantiation token now, not at the first step
-            fmu.check_instance("ModelExchange", out_of_process=out_of_process,
-                               timeout_s=timeout_s)
-        check_no_clocks(fmu, "ModelExchange")  # FMI 3 clocks: Scheduled Execution only
-        super().__init__(name or default_name(fmu))
-        caps = info.interfaces["ModelExchange"]
-        self.caps = caps
+        op = open_instance(fmu, "ModelExchange", name, kind="block", check=check,
+                           parameters=parameters, start=start, out_of_process=out_of_process,
+                           timeout_s=timeout_s, call_log=call_log, logging_on=logging_on)
+        super().__init__(op.name)
+        self.fmu, self.info, self.caps, self.inst = op.fmu, op.info, op.caps, op.inst
+        info = op.info
         self.tolerance = tolerance
         self.nudge_max_s = nudge_max_s
-        self.can_save = bool(caps.get("canGetAndSetFMUstate"))
-        self.needs_completed = bool(caps.get("needsCompletedIntegratorStep"))
-        cl = call_log
-        if isinstance(cl, (str, os.PathLike)):
-            path = os.fspath(cl)
-
-            def cl(line: str, path: str = path) -> None:
-                with open(path, "a") as fh:
-                    fh.write(line + "\n")
-        self.inst = FMUInstance(fmu, "ModelExchange", self.name,
-                                out_of_process=out_of_process, timeout_s=timeout_s,
-                                call_log=cl, logging_on=logging_on)
+        self.can_save = bool(op.caps.get("canGetAndSetFMUstate"))
+        self.needs_completed = bool(op.caps.get("needsCompletedIntegratorStep"))
         self.in_vars = [v for v in info.inputs if is_port_var(v)]
         self.out_vars = [v for v in info.outputs if is_port_var(v)]
         self.nx = sum(v.size for v in info.states)
         self.nz = info.n_event_indicators
-        owner = f"block '{self.name}'"
-        given = check_parameters(fmu, parameters, owner)
-        starts = check_start(fmu, start, owner)
-        twice = [v.name for v in given if v in starts and _differs(given[v], starts[v])]
-        if twice:
-            raise FMUConfigError(f"{owner}: {', '.join(map(repr, twice))} given different "
-                                 "values in parameters= and start=; give each once")
-        given.update({v: x for v, x in starts.items()
-                      if v.causality in ("parameter", "structuralParameter")})
         # --- inputs (an unconnected one holds its start value)
-        self._in_ports = {}
-        for v in self.in_vars:
-            default = starts.get(v, v.start)
-            if default is not None:
-                default = check_value(v, default, owner)
-            self._in_ports[v] = self.declare_input(v.port, shape=v.shape, dtype=port_dtype(v),
-                                                   unit=v.unit, description=v.description,
-                                                   default=default)
+        self._in_ports = declare_inputs(self, op, self.in_vars)
         in_groups: dict[str, list] = {}
         for v in self.in_vars:
             in_groups.setdefault(v.type, []).append(v)
@@ -308,23 +273,11 @@ class FMUBlock(MEEvents, Block):
         self._partial: tuple | None = None  # (ctx, t0) of a run started before them
         self._sl = slice(0, 0)
         # --- parameters (defaults: start values, or the user's)
-        self._params: list = []
-        for v in info.parameters:
-            if v.kind not in ("real", "int", "bool", "string") and v.type != "Binary":
-                continue
-            default = given.get(v, v.start)
-            if default is None:
-                continue
-            h = self.declare_parameter(v.port, default, unit=v.unit,
-                                       validate=lambda val, v=v: check_value(
-                                           v, val, f"block '{self.name}'"))
-            self._params.append((v, h))
+        self._params = declare_parameters(self, op)
         self._param_keys: dict = {}
         self._tunable = [(v, h) for v, h in self._params if v.variability == "tunable"]
         # start values of the other settable variables (states, locals, String/Binary)
-        self._start_values = {v: x for v, x in starts.items()
-                              if v.causality not in ("parameter", "structuralParameter",
-                                                     "input")}
+        self._start_values = op.other_starts()
         self._init_u: dict = {}
         # --- states
         self.x0 = self._initial_states()

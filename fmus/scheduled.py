@@ -102,15 +102,12 @@ from cosim.block import Block, did_you_mean
 
 from .errors import FMUCallError, FMUConfigError, FMUError
 from .fmu_file import FMUFile as FMU
-from .fmu_file import as_fmu, default_name
 from .instance import (
-    FMUInstance,
-    check_parameters,
-    check_start,
     check_value,
     port_dtype,
     set_before_init,
 )
+from .opening import declare_inputs, declare_parameters, open_instance
 from .se_clocks import (
     CHANGED,
     NOT_YET_KNOWN,
@@ -193,24 +190,15 @@ class FMUScheduledBlock(SETicks, Block):
                  clock_intervals: dict | None = None, out_of_process: bool = False,
                  timeout_s: float | None = 10.0, call_log: Any = None,
                  logging_on: bool = False, tolerance: float | None = None) -> None:
-        self.fmu = fmu = as_fmu(fmu)
+        op = open_instance(fmu, "ScheduledExecution", name, kind="block", check=check,
+                           parameters=parameters, start=start, out_of_process=out_of_process,
+                           timeout_s=timeout_s, call_log=call_log, logging_on=logging_on)
+        super().__init__(op.name)
+        fmu, info = self.fmu, self.info = op.fmu, op.info
+        self.inst = op.inst
         self.tolerance = tolerance
-        info = self.info = fmu.info
-        fmu.interface("ScheduledExecution")
-        if check:  # the instantiation token now, not at the first step
-            fmu.check_instance("ScheduledExecution", out_of_process=out_of_process,
-                               timeout_s=timeout_s)
-        super().__init__(name or default_name(fmu))
-        owner = f"block '{self.name}'"
-        caps = info.interfaces["ScheduledExecution"]
-        self.can_save = bool(caps.get("canGetAndSetFMUstate"))
-        cl = call_log
-        if isinstance(cl, (str, os.PathLike)):
-            path = os.fspath(cl)
-
-            def cl(line: str, path: str = path) -> None:
-                with open(path, "a") as fh:
-                    fh.write(line + "\n")
+        owner = op.owner
+        self.can_save = bool(op.caps.get("canGetAndSetFMUstate"))
         if out_of_process:
             from . import remote
             missing = [m for m in _SE_CALLS if m not in getattr(remote, "_FORWARDED", ())]
@@ -219,9 +207,6 @@ class FMUScheduledBlock(SETicks, Block):
                     f"{owner}: out_of_process=True is not available for Scheduled Execution "
                     f"yet: the out-of-process driver does not forward {', '.join(missing)} "
                     "(fmus/remote.py); run the FMU in process")
-        self.inst = FMUInstance(fmu, "ScheduledExecution", self.name,
-                                out_of_process=out_of_process, timeout_s=timeout_s,
-                                call_log=cl, logging_on=logging_on)
         # --- clocks
         self.in_clocks = [v for v in info.clocks if v.causality == "input"]
         self.out_clocks = [v for v in info.clocks if v.causality == "output"]
@@ -240,34 +225,13 @@ class FMUScheduledBlock(SETicks, Block):
                                  "; FMI 3 defines constant, fixed, tunable, changing, "
                                  "countdown and triggered")
         # --- parameters and start values (as FMUBlock)
-        given = check_parameters(fmu, parameters, owner)
-        starts = check_start(fmu, start, owner)
-        given.update({v: x for v, x in starts.items()
-                      if v.causality in ("parameter", "structuralParameter")})
-        self._params: list = []
-        for v in info.parameters:
-            if v.kind not in ("real", "int", "bool", "string") and v.type != "Binary":
-                continue
-            default = given.get(v, v.start)
-            if default is None:
-                continue
-            h = self.declare_parameter(v.port, default, unit=v.unit,
-                                       validate=lambda val, v=v: check_value(v, val, owner))
-            self._params.append((v, h))
+        self._params = declare_parameters(self, op)
         self._tunable = [(v, h) for v, h in self._params if v.variability == "tunable"]
         self._param_keys: dict = {}
-        self._start_values = {v: x for v, x in starts.items()
-                              if v.causality not in ("parameter", "structuralParameter",
-                                                     "input")}
-        # --- input ports (an unconnected one holds its start value)
+        self._start_values = op.other_starts()
+        # --- input ports (an unconnected one holds its start value, or zero)
         self.in_vars = [v for v in info.inputs if v.kind in _PORT_KINDS]
-        self._in_ports = {}
-        for v in self.in_vars:
-            default = starts.get(v, v.start)
-            default = check_value(v, default, owner) if default is not None else _zero(v)
-            self._in_ports[v] = self.declare_input(
-                v.port, shape=v.shape, dtype=port_dtype(v), unit=v.unit,
-                description=v.description, default=default)
+        self._in_ports = declare_inputs(self, op, self.in_vars, fill=_zero)
         self._trig_ports = {v.name: self.declare_input(
             v.port, dtype=float, default=0.0,
             description=f"triggered input clock {v.name}: ticks where this input increases")

@@ -116,20 +116,16 @@ from cosim.time import format_time
 from .compiled_master import compiled_loop
 from .errors import FMUConfigError, FMUDiscardError, FMUError
 from .fmu_file import FMUFile as FMU
-from .fmu_file import as_fmu, default_name
 from .instance import (
-    FMUInstance,
     as_bytes,
     as_text,
-    check_parameters,
-    check_start,
     check_value,
     is_port_var,
     port_dtype,
     set_before_init,
     set_variables,
 )
-from .se_clocks import check_no_clocks
+from .opening import open_instance
 from .subsystem_jacobian import FMUJacobians
 
 __all__ = ["FMUSubsystem"]
@@ -166,6 +162,23 @@ def _poly_derivative(c: Any, tau: float, k: int) -> Any:
     for j in range(k, len(rows)):
         out = out + rows[j] * (math.factorial(j) / math.factorial(j - k)) * tau ** (j - k)
     return out
+
+
+def _cs_features(info: Any, caps: dict, early_return: bool, event_mode: bool,
+                 intermediate_update: bool) -> dict:
+    """The FMI 3 Co-Simulation features a subsystem uses (those asked for that the FMU
+    has), and the instance options they need."""
+    fmi3 = info.fmi_major == 3
+    early = bool(early_return and fmi3 and caps.get("mightReturnEarlyFromDoStep"))
+    events = bool(event_mode and fmi3 and caps.get("hasEventMode"))
+    inter_vars = [v for v in info.inputs if is_port_var(v) and v.intermediate_update
+                  and v.kind == "real" and not v.shape]
+    inter = bool(intermediate_update and fmi3 and inter_vars
+                 and caps.get("providesIntermediateUpdate"))
+    return dict(early_return=early, event_mode=events, intermediate=inter,
+                inter_vars=inter_vars,
+                options=dict(early_return=early, event_mode=events,
+                             intermediate_vrs=[v.vr for v in inter_vars] if inter else None))
 
 
 class FMUSubsystem(FMUJacobians, Subsystem):
@@ -231,27 +244,29 @@ class FMUSubsystem(FMUJacobians, Subsystem):
                  early_return: bool = True, event_mode: bool = True,
                  out_of_process: bool = False, timeout_s: float | None = 10.0,
                  call_log: Any = None, logging_on: bool = False) -> None:
-        self.fmu = fmu = as_fmu(fmu)
-        info = self.info = fmu.info
-        fmu.interface("CoSimulation")
-        if check:  # the instantiation token now, not at the first step
-            fmu.check_instance("CoSimulation", out_of_process=out_of_process,
-                               timeout_s=timeout_s)
-        check_no_clocks(fmu, "CoSimulation")  # FMI 3 clocks: Scheduled Execution only
-        self.name = name or default_name(fmu)
+        def features(info: Any, caps: dict) -> dict:
+            return _cs_features(info, caps, early_return, event_mode, intermediate_update)
+
+        op = open_instance(fmu, "CoSimulation", name, kind="subsystem", check=check,
+                           parameters=parameters, start=start, out_of_process=out_of_process,
+                           timeout_s=timeout_s, call_log=call_log, logging_on=logging_on,
+                           driver_options=lambda info, caps: features(info, caps)["options"])
+        fmu, info, caps = self.fmu, self.info, self.caps = op.fmu, op.info, op.caps
+        self.inst = op.inst
+        self.name = op.name
         if int(rate) < 1:
             raise RateError(f"subsystem '{self.name}': rate must be an integer >= 1, got "
                             f"{rate!r}")
         self.rate = int(rate)
-        caps = info.interfaces["CoSimulation"]
-        self.caps = caps
         self.tolerance, self.stop_time = tolerance, stop_time
         self.can_save_state = bool(caps.get("canGetAndSetFMUstate"))
         self.variable_step = bool(caps.get("canHandleVariableCommunicationStepSize"))
+        feat = features(info, caps)
         self.fmi3 = info.fmi_major == 3
-        self.early_return = bool(early_return and self.fmi3
-                                 and caps.get("mightReturnEarlyFromDoStep"))
-        self.event_mode = bool(event_mode and self.fmi3 and caps.get("hasEventMode"))
+        self.early_return = feat["early_return"]
+        self.event_mode = feat["event_mode"]
+        self.intermediate = feat["intermediate"]
+        inter_vars = feat["inter_vars"]
         self.in_vars = [v for v in info.inputs if is_port_var(v)]
         self.out_vars = [v for v in info.outputs if is_port_var(v)]
         if not self.out_vars:
@@ -264,30 +279,17 @@ class FMUSubsystem(FMUJacobians, Subsystem):
         self.units = {v.port: v.unit for v in self.in_vars + self.out_vars}
         self.dtypes = {v.port: np.dtype(port_dtype(v)) for v in self.in_vars + self.out_vars}
         self._in_by_port = {v.port: v for v in self.in_vars}
-        owner = f"subsystem '{self.name}'"
-        self.params = check_parameters(fmu, parameters, owner)
-        starts = check_start(fmu, start, owner)
-        for v, x in starts.items():
-            if v.causality in ("parameter", "structuralParameter"):
-                if v in self.params and np.any(np.asarray(self.params[v]) != np.asarray(x)):
-                    raise FMUConfigError(f"{owner}: {v.name!r} given different values in "
-                                         "parameters= and start=; give it once")
-                self.params[v] = x
+        self.params = op.params
         #: values of inputs left unconnected (start values), set as any other input
-        self._held = {v.port: starts.get(v, v.start) for v in self.in_vars}
+        self._held = {v.port: op.starts.get(v, v.start) for v in self.in_vars}
         self.optional_inputs = frozenset(p for p, x in self._held.items() if x is not None)
-        self._start_values = {v: x for v, x in starts.items()
-                              if v.causality not in ("parameter", "structuralParameter")}
+        self._start_values = op.other_starts(inputs=True)
         self._ft = self._feedthrough(feedthrough)
         interp_ok = caps.get("canInterpolateInputs") and not self.fmi3
         max_deriv = caps.get("maxInputDerivativeOrder")
         self.deriv_order = int(input_derivative_order) if interp_ok else 0
         if isinstance(max_deriv, int) and max_deriv >= 1:
             self.deriv_order = min(self.deriv_order, max_deriv)
-        inter_vars = [v for v in self.in_vars if v.intermediate_update and v.kind == "real"
-                      and not v.shape]
-        self.intermediate = bool(intermediate_update and self.fmi3 and inter_vars
-                                 and caps.get("providesIntermediateUpdate"))
         # the polynomial degree each input follows within a step (the master lowers the
         # order it gives to this): input derivatives (FMI 2), the polynomial at each
         # intermediate update (FMI 3), else held (0: the newest value)
@@ -295,18 +297,6 @@ class FMUSubsystem(FMUJacobians, Subsystem):
         self.max_input_order = {
             v.port: (min(3, self.deriv_order) if v.kind == "real" else 0) if self.deriv_order
             else (3 if v.port in inter_ports else 0) for v in self.in_vars}
-        cl = call_log
-        if isinstance(cl, (str, os.PathLike)):
-            path = os.fspath(cl)
-
-            def cl(line: str, path: str = path) -> None:
-                with open(path, "a") as fh:
-                    fh.write(line + "\n")
-        self.inst = FMUInstance(fmu, "CoSimulation", self.name, out_of_process=out_of_process,
-                                timeout_s=timeout_s, call_log=cl, logging_on=logging_on,
-                                early_return=self.early_return, event_mode=self.event_mode,
-                                intermediate_vrs=[v.vr for v in inter_vars]
-                                if self.intermediate else None)
         # value-reference sets, one per FMI type (keys stay valid across instances)
         self._in_groups = self._groups(self.in_vars)
         self._out_groups = self._groups(self.out_vars)
