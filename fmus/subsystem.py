@@ -103,7 +103,6 @@ Limitations
 
 from __future__ import annotations
 
-import math
 import os
 from typing import Any
 
@@ -114,11 +113,10 @@ from cosim.subsystem import Subsystem
 from cosim.time import format_time
 
 from .compiled_master import compiled_loop
+from .cs_inputs import group_values, poly_derivative
 from .errors import FMUConfigError, FMUDiscardError, FMUError
 from .fmu_file import FMUFile as FMU
 from .instance import (
-    as_bytes,
-    as_text,
     check_value,
     is_port_var,
     port_dtype,
@@ -131,37 +129,6 @@ from .subsystem_jacobian import FMUJacobians
 __all__ = ["FMUSubsystem"]
 
 _NS = 1e-9
-
-
-def _poly_at(c: Any, tau: float) -> Any:
-    """Value of a master polynomial (tuple of floats or array (order+1, size)) at tau."""
-    if isinstance(c, tuple):
-        if tau == 0.0 or len(c) == 1:
-            return c[0]
-        acc = c[-1]
-        for k in range(len(c) - 2, -1, -1):
-            acc = acc * tau + c[k]
-        return acc
-    c = np.asarray(c)
-    if c.ndim == 1:
-        c = c.reshape(-1, 1)
-    if len(c) == 1:  # held (every non-Real array): kept in its dtype
-        return c[0].copy()
-    c = c.astype(float)
-    acc = c[-1].copy()
-    for row in c[-2::-1]:
-        acc = acc * tau + row
-    return acc
-
-
-def _poly_derivative(c: Any, tau: float, k: int) -> Any:
-    """k-th time derivative of the polynomial at tau."""
-    rows = [np.atleast_1d(np.asarray(r, dtype=float)) for r in (
-        c if isinstance(c, tuple) else np.asarray(c, dtype=float).reshape(len(c), -1))]
-    out = np.zeros_like(rows[0])
-    for j in range(k, len(rows)):
-        out = out + rows[j] * (math.factorial(j) / math.factorial(j - k)) * tau ** (j - k)
-    return out
 
 
 def _cs_features(info: Any, caps: dict, early_return: bool, event_mode: bool,
@@ -485,48 +452,19 @@ class FMUSubsystem(FMUJacobians, Subsystem):
                 try:
                     vals = [polys[p][0] for p in ports]
                 except KeyError:  # some input of the group unconnected: the slow path
-                    vals = self._group_values(vs, tau)
+                    vals = group_values(vs, self._polys, self._held, self.optional_inputs, tau)
                     if vals is None:
                         continue
                 if type(vals[0]) is not float:
                     vals = [float(np.ravel(x)[0]) for x in vals]
             else:
-                vals = self._group_values(vs, tau)
+                vals = group_values(vs, self._polys, self._held, self.optional_inputs, tau)
                 if vals is None:
                     continue
             if pushed.get(key) != vals:
                 pushed[key] = vals
                 sets.append((key, vals))
         return sets
-
-    def _group_values(self, vs: list, tau: float) -> list | None:
-        vals: list = []
-        for v in vs:
-            c = self._polys.get(v.port)
-            if c is None:
-                if v.port not in self.optional_inputs:
-                    return None
-                x = self._held[v.port]  # unconnected: its start value
-            else:
-                x = _poly_at(c, tau)
-            kind = v.kind
-            if v.shape:  # integer arrays exact (never through float64)
-                arr = np.asarray(x).ravel()
-                vals.extend(arr.astype(float).tolist() if kind == "real" else
-                            [int(round(a)) if kind == "int" else bool(a) for a in arr])
-            elif kind == "real":
-                vals.append(float(x) if type(x) is not float else x)
-            elif kind == "int":  # exact: an integer is never passed through float64
-                x = x.item() if isinstance(x, np.generic) else x
-                vals.append(x if type(x) is int else int(round(float(np.ravel(x)[0]))))
-            elif kind == "string":
-                vals.append(x if type(x) is str else as_text(x, v))
-            elif kind == "binary":
-                vals.append(x if type(x) is bytes else as_bytes(x, v))
-            else:
-                x = x.item() if isinstance(x, np.generic) else x
-                vals.append(x if type(x) is bool else bool(float(np.ravel(x)[0]) > 0.5))
-        return vals
 
     def _input_derivs(self, t: float) -> list:
         if self._deriv_key is None or not self._polys:
@@ -546,7 +484,7 @@ class FMUSubsystem(FMUJacobians, Subsystem):
                 if c is None or k > order:
                     vals.extend([0.0] * v.size)
                 else:
-                    vals.extend(_poly_derivative(c, tau, k).ravel().tolist())
+                    vals.extend(poly_derivative(c, tau, k).ravel().tolist())
             out.append((self._deriv_key, k, vals))
         self._sent_orders = order
         return out
