@@ -12,7 +12,7 @@ It owns the event bookkeeping of the current run (:attr:`MEEvents.events`, the F
 event time, a pending event, termination, the parameter values the FMU has, the time of
 the last event) and saves it with the FMU state (:meth:`MEEvents.extra`).  A test reads
 this module for any host name outside :class:`MEHost`
-(``tests/unit/fmus/test_held_objects.py``).
+(``tests/unit/test_held_objects.py``).
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ changing clocks, and tunable parameters and intervals.
 It is made with the block's clocks and value-reference sets, and reaches the block's run
 (``host.sync(ctx)``: timers, held outputs, trigger values), FMU instance, event list and
 published outputs through :class:`SEHost` only (a test reads this module for any other
-host name: ``tests/unit/fmus/test_held_objects.py``).
+host name: ``tests/unit/test_held_objects.py``).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Objects that a block holds use it only through their named host interface (as
+"""Objects that a block (or a mechanism) holds use it only through their named host interface (as
 ``cosim.advancer.SteppingHost``): each module is read for every ``host.NAME`` and
 ``self._host.NAME``, which must be in its protocol; the host implements the protocol."""
 
@@ -10,7 +10,7 @@ import pathlib
 
 import pytest
 
-ROOT = pathlib.Path(__file__).resolve().parents[3]
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 
 def host_names(module: pathlib.Path) -> set[str]:
@@ -32,12 +32,15 @@ def contract(protocol: type) -> set[str]:
 
 
 def _cases():
+    from blocks.multibody.corrections import Corrections, CorrectionsHost
+    from blocks.multibody.mechanism import Mechanism
     from fmus.fmu_block import FMUBlock
     from fmus.me_events import MEEvents, MEHost
     from fmus.scheduled import FMUScheduledBlock
     from fmus.se_ticks import SEHost, SETicks
     return [("fmus/me_events.py", MEHost, MEEvents, FMUBlock),
-            ("fmus/se_ticks.py", SEHost, SETicks, FMUScheduledBlock)]
+            ("fmus/se_ticks.py", SEHost, SETicks, FMUScheduledBlock),
+            ("blocks/multibody/corrections.py", CorrectionsHost, Corrections, Mechanism)]
 
 
 @pytest.mark.parametrize(("module", "protocol", "held", "host"), _cases(),
