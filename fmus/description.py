@@ -7,7 +7,7 @@ import relies on (:mod:`fmus.description_rules`), and returns an
 :class:`FMUInfo`: the metadata, the interfaces (``ModelExchange``,
 ``CoSimulation``, FMI 3 ``ScheduledExecution``) with their capabilities,
 every variable as a :class:`Variable` (the typed records are in
-:mod:`fmus.fmu_info`; port name, causality, variability,
+:mod:`fmus.model_info`; port name, causality, variability,
 type and kind, unit mapped to a cosim unit string, start, min, max, whether
 it may be set before initialization, FMI 3 clock attributes and the clocks a
 variable belongs to), the continuous states, the event indicators, and each
@@ -53,8 +53,8 @@ from cosim.units import parse_unit
 from .description_rules import Problem, check_rules, reference_problems
 from .errors import ModelDescriptionError
 from .fmi_units import map_unit
-from .fmu_info import CAP_ALIASES as _CAP_ALIASES
-from .fmu_info import INT_TYPES, REAL_TYPES, ClockInfo, FMUInfo, Variable
+from .model_info import CAP_ALIASES as _CAP_ALIASES
+from .model_info import INT_TYPES, REAL_TYPES, ClockInfo, FMUInfo, Variable
 
 __all__ = ["ClockInfo", "FMUInfo", "Problem", "VALIDATE", "Variable", "map_unit",
            "port_name", "read_description"]
