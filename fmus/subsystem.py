@@ -124,7 +124,7 @@ from .instance import (
     set_variables,
 )
 from .opening import open_instance
-from .subsystem_jacobian import FMUJacobians
+from .subsystem_jacobian import OutputJacobian
 
 __all__ = ["FMUSubsystem"]
 
@@ -148,7 +148,7 @@ def _cs_features(info: Any, caps: dict, early_return: bool, event_mode: bool,
                              intermediate_vrs=[v.vr for v in inter_vars] if inter else None))
 
 
-class FMUSubsystem(FMUJacobians, Subsystem):
+class FMUSubsystem(Subsystem):
     """A Co-Simulation FMU for :class:`~cosim.master.MasterScheduler` (module docstring).
 
     A master whose subsystems are all FMUs runs its macro steps in C where it can
@@ -279,6 +279,11 @@ class FMUSubsystem(FMUJacobians, Subsystem):
                            if self.intermediate else None)
         self._param_keys: dict = {}
         self._pushed: dict = {}
+        #: d output / d input (an object the subsystem holds: fmus/subsystem_jacobian.py)
+        self.jacobian = OutputJacobian(
+            self, in_vars=self.in_vars, out_vars=self.out_vars, feedthrough=self._ft,
+            in_groups=self._in_groups, out_keys=self._out_keys, sent=self._pushed,
+            directional=bool(caps.get("providesDirectionalDerivative")))
         self._polys: dict = {}
         self._poly_t0 = 0.0
         self._outs: list | None = None
@@ -574,6 +579,16 @@ class FMUSubsystem(FMUJacobians, Subsystem):
         self._out_dict = None
         self._t = t0_ticks + h_ticks
         self.steps += 1
+
+    def output_jacobian(self, rel_step: float = 1e-7) -> dict:
+        """``{(output, input): d output / d input}`` for the feedthrough pairs
+        (:class:`~fmus.subsystem_jacobian.OutputJacobian`)."""
+        return self.jacobian(rel_step)
+
+    def take_outputs(self, outs: list) -> None:
+        """The output values ``outs`` (per output key) were just read from the FMU."""
+        self._outs = outs
+        self._out_dict = None
 
     def get_outputs(self) -> dict[str, Any]:
         d = self._out_dict

@@ -38,8 +38,11 @@ def _cases():
     from fmus.me_events import MEEvents, MEHost
     from fmus.scheduled import FMUScheduledBlock
     from fmus.se_ticks import SEHost, SETicks
+    from fmus.subsystem import FMUSubsystem
+    from fmus.subsystem_jacobian import JacobianHost, OutputJacobian
     return [("fmus/me_events.py", MEHost, MEEvents, FMUBlock),
             ("fmus/se_ticks.py", SEHost, SETicks, FMUScheduledBlock),
+            ("fmus/subsystem_jacobian.py", JacobianHost, OutputJacobian, FMUSubsystem),
             ("blocks/multibody/corrections.py", CorrectionsHost, Corrections, Mechanism)]
 
 
