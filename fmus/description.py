@@ -6,7 +6,8 @@ entities), checks it against the FMI XML schema and against the FMI rules the
 import relies on (:mod:`fmus.description_rules`), and returns an
 :class:`FMUInfo`: the metadata, the interfaces (``ModelExchange``,
 ``CoSimulation``, FMI 3 ``ScheduledExecution``) with their capabilities,
-every variable as a :class:`Variable` (port name, causality, variability,
+every variable as a :class:`Variable` (the typed records are in
+:mod:`fmus.model_info`; port name, causality, variability,
 type and kind, unit mapped to a cosim unit string, start, min, max, whether
 it may be set before initialization, FMI 3 clock attributes and the clocks a
 variable belongs to), the continuous states, the event indicators, and each
@@ -42,7 +43,6 @@ layered standards' manifests are not read.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -50,246 +50,14 @@ import numpy as np
 
 from cosim.units import parse_unit
 
-from .description_rules import Problem, check_rules, fmt, reference_problems
+from .description_rules import Problem, check_rules, reference_problems
 from .errors import ModelDescriptionError
 from .fmi_units import map_unit
+from .model_info import CAP_ALIASES as _CAP_ALIASES
+from .model_info import INT_TYPES, REAL_TYPES, ClockInfo, FMUInfo, Variable
 
 __all__ = ["ClockInfo", "FMUInfo", "Problem", "VALIDATE", "Variable", "map_unit",
            "port_name", "read_description"]
-
-REAL_TYPES = frozenset({"Real", "Float64", "Float32"})
-INT_TYPES = frozenset({"Integer", "Enumeration", "Int8", "UInt8", "Int16", "UInt16", "Int32",
-                       "UInt32", "Int64", "UInt64"})
-
-
-@dataclass(frozen=True)
-class ClockInfo:
-    """The attributes of an FMI 3 ``Clock`` variable (FMI 3.0 section 2.4.7.5).
-
-    ``interval_variability`` is ``"constant"``, ``"fixed"``, ``"tunable"``,
-    ``"changing"``, ``"countdown"`` or ``"triggered"``; ``interval``/``shift`` are
-    ``intervalDecimal``/``shiftDecimal`` [s], ``interval_counter``/``shift_counter``
-    with ``resolution`` the exact (integer) form when ``supports_fraction``.
-    """
-
-    interval_variability: str
-    interval: float | None = None
-    shift: float | None = None
-    supports_fraction: bool = False
-    resolution: int | None = None
-    interval_counter: int | None = None
-    shift_counter: int | None = None
-    priority: int | None = None
-    can_be_deactivated: bool = False
-
-    @property
-    def periodic(self) -> bool:
-        """Whether the importer knows its ticks in advance (a time-based clock)."""
-        return self.interval_variability in ("constant", "fixed", "tunable")
-
-
-@dataclass(eq=False)
-class Variable:
-    """One FMU variable as the import sees it.
-
-    Start values are typed by the variable: ``float`` (Real/Float), Python ``int``
-    (every integer type, exact for Int64/UInt64; arrays ``int64``, ``uint64`` for
-    UInt64), ``bool``, ``str``, ``bytes`` (Binary, given in hex in the XML); clocks have
-    none.  ``clocks`` names the clocks a clocked variable belongs to; ``clock`` holds
-    a Clock variable's own attributes.
-    """
-
-    name: str
-    vr: int
-    type: str
-    causality: str
-    variability: str
-    initial: str | None = None
-    start: Any = None
-    min: float | None = None
-    max: float | None = None
-    nominal: float | None = None
-    unit: str | None = None          # cosim unit string (None: unspecified)
-    fmi_unit: str | None = None      # the FMU's own unit name
-    display_unit: str | None = None
-    description: str = ""
-    shape: tuple = ()
-    port: str = ""                   # the cosim port/parameter name
-    derivative_of: Variable | None = None
-    intermediate_update: bool = False
-    line: int | None = None
-    clocks: tuple = ()               # names of the clocks this variable is clocked by
-    clock: ClockInfo | None = None   # kind "clock": its attributes
-    bad_start: bool = False          # a start attribute that did not parse (reported)
-
-    @property
-    def kind(self) -> str:
-        """``"real"``, ``"int"``, ``"bool"``, ``"string"``, ``"binary"``, ``"clock"`` or
-        ``"other"``."""
-        if self.type in REAL_TYPES:
-            return "real"
-        if self.type in INT_TYPES:
-            return "int"
-        return _KINDS.get(self.type, "other")
-
-    @property
-    def size(self) -> int:
-        return int(np.prod(self.shape)) if self.shape else 1
-
-    @property
-    def dtype(self) -> type:
-        return {"real": float, "int": int, "bool": bool}.get(self.kind, object)
-
-    @property
-    def settable_before_init(self) -> bool:
-        """Whether FMI allows setting it before initialization ends (FMI 2.0 section
-        4.2.4/3.2.3, FMI 3.0 section 2.3.3): not a constant, clock or the independent
-        variable, and a parameter, an input or ``initial="exact"``/``"approx"``.
-
-        A ``structuralParameter`` is set in Configuration Mode (see :attr:`structural`).
-        """
-        if self.variability == "constant" or self.kind == "clock" \
-                or self.causality == "independent":
-            return False
-        return (self.causality in ("parameter", "structuralParameter", "input")
-                or self.initial in ("exact", "approx"))
-
-    @property
-    def structural(self) -> bool:
-        """An FMI 3 structural parameter (set only in Configuration Mode)."""
-        return self.causality == "structuralParameter"
-
-
-_KINDS = {"Boolean": "bool", "String": "string", "Binary": "binary", "Clock": "clock"}
-
-
-@dataclass
-class FMUInfo:
-    """Everything the import needs from (and shows of) an FMU's model description.
-
-    ``str(info)`` prints the metadata and a ports table.
-    """
-
-    path: Path
-    fmi_version: str
-    model_name: str
-    token: str
-    description: str = ""
-    author: str = ""
-    version: str = ""
-    copyright: str = ""
-    license: str = ""
-    generation_tool: str = ""
-    generation_date: str = ""
-    interfaces: dict = field(default_factory=dict)   # "ModelExchange"/"CoSimulation" -> caps
-    default_experiment: dict = field(default_factory=dict)
-    variables: list = field(default_factory=list)
-    states: list = field(default_factory=list)        # state Variables, in FMU order
-    derivatives: list = field(default_factory=list)   # their derivative Variables
-    n_event_indicators: int = 0
-    feedthrough: dict = field(default_factory=dict)   # output name -> set of inputs | None
-    #: output name -> inputs it depends on in Initialization Mode (None: all)
-    initial_feedthrough: dict = field(default_factory=dict)
-    problems: list = field(default_factory=list)
-    notes: list = field(default_factory=list)         # unit mapping notes
-    md: Any = None                                    # fmpy's ModelDescription
-
-    # ------------------------------------------------------------ lookups
-    @property
-    def fmi_major(self) -> int:
-        return int(self.fmi_version.split(".")[0])
-
-    @property
-    def by_name(self) -> dict:
-        return {v.name: v for v in self.variables}
-
-    def variable(self, name: str) -> Variable:
-        """The variable called ``name`` (FMU name or port name); the error lists choices."""
-        for v in self.variables:
-            if v.name == name or v.port == name:
-                return v
-        from cosim.block import did_you_mean
-
-        from .errors import FMUConfigError
-        raise FMUConfigError(f"FMU '{self.path.name}' has no variable {name!r}; "
-                             + did_you_mean(name, [v.name for v in self.variables]))
-
-    def _with(self, causality: str) -> list:
-        return [v for v in self.variables if v.causality == causality]
-
-    @property
-    def inputs(self) -> list:
-        return self._with("input")
-
-    @property
-    def outputs(self) -> list:
-        return self._with("output")
-
-    @property
-    def clocks(self) -> list:
-        """The FMI 3 Clock variables."""
-        return [v for v in self.variables if v.kind == "clock"]
-
-    def clocked_by(self, clock: str) -> list:
-        """The variables clocked by the clock called ``clock`` (their ``clocks`` name it)."""
-        name = self.variable(clock).name
-        return [v for v in self.variables if name in v.clocks]
-
-    @property
-    def settable(self) -> list:
-        """The variables that may be set before initialization (``--set``, ``start=``)."""
-        return [v for v in self.variables if v.settable_before_init]
-
-    @property
-    def parameters(self) -> list:
-        """Parameters the user can set (``parameter``; FMI 3 ``structuralParameter`` too)."""
-        return [v for v in self.variables if v.causality in ("parameter", "structuralParameter")]
-
-    def capability(self, interface: str, name: str, default: Any = False) -> Any:
-        return self.interfaces.get(interface, {}).get(name, default)
-
-    # ----------------------------------------------------------- display
-    def __str__(self) -> str:
-        lines = [f"FMU {self.path.name}: model '{self.model_name}', FMI {self.fmi_version}"]
-        for label, val in (("description", self.description), ("author", self.author),
-                           ("version", self.version), ("generated by", self.generation_tool),
-                           ("generated on", self.generation_date),
-                           ("copyright", self.copyright), ("license", self.license)):
-            if val:
-                lines.append(f"  {label + ':':<14}{val}")
-        for itf, caps in self.interfaces.items():
-            caps = {k: v for k, v in caps.items()
-                    if not (k in _CAP_ALIASES.values() and any(
-                        a in caps for a, b in _CAP_ALIASES.items() if b == k))}
-            on = [k for k, v in caps.items() if v is True]
-            extra = [f"{k}={v}" for k, v in caps.items()
-                     if v not in (True, False, None, 0) and k != "modelIdentifier"]
-            lines.append(f"  {itf}: {caps.get('modelIdentifier')}; "
-                         + (", ".join(on + extra) or "no optional capabilities"))
-        if self.default_experiment:
-            lines.append("  default experiment: " + ", ".join(
-                f"{k}={v}" for k, v in self.default_experiment.items()))
-        lines.append(f"  {len(self.states)} continuous states, {self.n_event_indicators} event "
-                     "indicators")
-        rows = [("causality", "port", "FMU name", "type", "unit", "start", "min", "max",
-                 "variability", "description")]
-        for v in self.variables:
-            if v.causality not in ("input", "output", "parameter", "structuralParameter"):
-                continue
-            rows.append((v.causality, v.port, v.name if v.name != v.port else "",
-                         v.type + (str(list(v.shape)) if v.shape else ""),
-                         v.fmi_unit or v.unit or "-",  # as the FMU writes it
-                         fmt(v.start), fmt(v.min), fmt(v.max), v.variability,
-                         v.description[:40]))
-        widths = [max(len(str(r[i])) for r in rows) for i in range(len(rows[0]))]
-        for r in rows:
-            lines.append("  " + "  ".join(str(c).ljust(w) for c, w in zip(r, widths)).rstrip())
-        for p in self.problems:
-            lines.append(f"  {p.severity}: {p}")
-        for n in self.notes:
-            lines.append(f"  note: {n}")
-        return "\n".join(lines)
-
 
 # -------------------------------------------------------------------- names
 _BAD = re.compile(r"[^A-Za-z0-9_]+")
@@ -516,11 +284,6 @@ def _summary(label: str, problems: list, validate: str = "warn") -> str:
                 "(cosim fmu simulate --validate none), as FMPy's validate=False: the rules "
                 "are not checked and the results are yours to judge")
     return f"{head}\n{body}{more}\n  {hint}"
-
-
-_CAP_ALIASES = {"canGetAndSetFMUState": "canGetAndSetFMUstate",
-                "canSerializeFMUState": "canSerializeFMUstate",
-                "providesDirectionalDerivatives": "providesDirectionalDerivative"}
 
 
 def _caps(element: Any) -> dict:

@@ -26,9 +26,10 @@ r"""A Model Exchange FMU as a block, integrated by cosim's solvers.
   parameter changes and termination requests;
 * initialization with the connected inputs' values, set in Initialization Mode: the FMU
   is initialized at its first evaluation, inputs whose sources run later taking their start
-  values then (:func:`late_inputs`: never a zero from a signal not computed yet), and again
-  (an initial check) while its inputs differ from those it was initialized with (Reals by
-  more than :data:`INIT_RTOL` relative): a fixed-point iteration over the diagram;
+  values then (:func:`~fmus.port_values.late_inputs`: never a zero from a signal not
+  computed yet), and again (an initial check) while its inputs differ from those it was
+  initialized with (Reals by more than :data:`~fmus.port_values.INIT_RTOL` relative): a
+  fixed-point iteration over the diagram;
 * ``terminateSimulation`` ends the run cleanly at that time (results kept, the reason
   in ``results.diagnostics["terminated"]``); the simulator records the value before
   and after every event (``event_samples``, as FMPy does);
@@ -103,40 +104,18 @@ from cosim.block import Block
 
 from .errors import FMUConfigError, FMUError
 from .fmu_file import FMUFile as FMU
-from .fmu_file import as_fmu, default_name
 from .instance import (
-    FMUInstance,
-    as_bytes,
-    as_text,
-    check_parameters,
-    check_start,
-    check_value,
     is_port_var,
     port_dtype,
     set_before_init,
 )
-from .me_events import MEEvents, _differs
-from .se_clocks import check_no_clocks
+from .me_events import MEEvents
+from .opening import declare_inputs, declare_parameters, open_instance
+from .port_values import initial_values, input_values, late_inputs, moved, port_values
 
 __all__ = ["FMUBlock"]
 
 _INF = math.inf
-
-
-def _convert(vs: list, vals: list) -> list:
-    out = []
-    i = 0
-    for v in vs:
-        if v.shape:
-            n = v.size
-            out.append(np.asarray(vals[i:i + n], dtype=port_dtype(v)).reshape(v.shape))
-            i += n
-            continue
-        x, kind = vals[i], v.kind
-        out.append(x if kind == "real" else int(x) if kind == "int" else bool(x)
-                   if kind == "bool" else str(x) if kind == "string" else bytes(x))
-        i += 1
-    return out
 
 
 def subsystem_hint(fmu: FMU, block: str, interface: str) -> str:
@@ -155,58 +134,7 @@ def subsystem_hint(fmu: FMU, block: str, interface: str) -> str:
             f"{wrap}")
 
 
-#: relative change of a Real input below which an initialization stands (the fixed point
-#: of a loop at initialization is reached to this, not bit for bit)
-INIT_RTOL = 1e-13
-
-
-def _moved(given: tuple | None, now: tuple) -> bool:
-    """Whether inputs ``now`` differ from those ``given`` at initialization (Reals by more
-    than :data:`INIT_RTOL`, other types at all)."""
-    if given is None or len(given) != len(now):
-        return True
-    for a, b in zip(given, now):
-        if type(a) is float and type(b) is float:
-            if abs(a - b) > INIT_RTOL * (1.0 + max(abs(a), abs(b))):
-                return True
-        elif a != b:
-            return True
-    return False
-
-
-def late_inputs(block: Block, plan: Any, ports: list) -> set:
-    """Those of ``block``'s input ``ports`` whose sources ``plan`` evaluates after the
-    block's first output (their slots hold no value yet when that output starts the FMU),
-    or whose source is a placeholder until set (``initially_unset``: a master's
-    :class:`~cosim.subsystem.CouplingInput`)."""
-    pos, k = {}, 0
-    for comp in plan.order:
-        for n in comp:
-            pos[n.index] = k
-            k += 1
-    mine = [pos[n.index] for n in plan.nodes if n.block is block and n.index in pos]
-    first = min(mine) if mine else math.inf  # no outputs: it starts after all of them
-    late = set()
-    for p in ports:
-        prod = plan.producer.get(plan.input_slot[p])
-        if prod is None:
-            continue
-        src = prod.block if prod.block is not None else prod.ports[0].block  # unit conversion
-        if pos.get(prod.index, -1) >= first or getattr(src, "initially_unset", False):
-            late.add(p)
-    return late
-
-
-class Unconnected:
-    """A stand-in context that reads every input port as its value when unconnected (the
-    start value of an FMU input)."""
-
-    @staticmethod
-    def input(port: Any) -> Any:
-        return port.zero()
-
-
-class FMUBlock(MEEvents, Block):
+class FMUBlock(Block):
     """A Model Exchange FMU as a :class:`~cosim.block.Block` (see the module docstring).
 
     Parameters
@@ -246,52 +174,22 @@ class FMUBlock(MEEvents, Block):
                  nudge_max_s: float = 1e-6, out_of_process: bool = False,
                  timeout_s: float | None = 10.0, call_log: Any = None,
                  logging_on: bool = False) -> None:
-        self.fmu = fmu = as_fmu(fmu)
-        info = self.info = fmu.info
-        fmu.interface("ModelExchange")
-        if check:  # the instantiation token now, not at the first step
-            fmu.check_instance("ModelExchange", out_of_process=out_of_process,
-                               timeout_s=timeout_s)
-        check_no_clocks(fmu, "ModelExchange")  # FMI 3 clocks: Scheduled Execution only
-        super().__init__(name or default_name(fmu))
-        caps = info.interfaces["ModelExchange"]
-        self.caps = caps
+        op = open_instance(fmu, "ModelExchange", name, kind="block", check=check,
+                           parameters=parameters, start=start, out_of_process=out_of_process,
+                           timeout_s=timeout_s, call_log=call_log, logging_on=logging_on)
+        super().__init__(op.name)
+        self.fmu, self.info, self.caps, self.inst = op.fmu, op.info, op.caps, op.inst
+        info = op.info
         self.tolerance = tolerance
         self.nudge_max_s = nudge_max_s
-        self.can_save = bool(caps.get("canGetAndSetFMUstate"))
-        self.needs_completed = bool(caps.get("needsCompletedIntegratorStep"))
-        cl = call_log
-        if isinstance(cl, (str, os.PathLike)):
-            path = os.fspath(cl)
-
-            def cl(line: str, path: str = path) -> None:
-                with open(path, "a") as fh:
-                    fh.write(line + "\n")
-        self.inst = FMUInstance(fmu, "ModelExchange", self.name,
-                                out_of_process=out_of_process, timeout_s=timeout_s,
-                                call_log=cl, logging_on=logging_on)
+        self.can_save = bool(op.caps.get("canGetAndSetFMUstate"))
+        self.needs_completed = bool(op.caps.get("needsCompletedIntegratorStep"))
         self.in_vars = [v for v in info.inputs if is_port_var(v)]
         self.out_vars = [v for v in info.outputs if is_port_var(v)]
         self.nx = sum(v.size for v in info.states)
         self.nz = info.n_event_indicators
-        owner = f"block '{self.name}'"
-        given = check_parameters(fmu, parameters, owner)
-        starts = check_start(fmu, start, owner)
-        twice = [v.name for v in given if v in starts and _differs(given[v], starts[v])]
-        if twice:
-            raise FMUConfigError(f"{owner}: {', '.join(map(repr, twice))} given different "
-                                 "values in parameters= and start=; give each once")
-        given.update({v: x for v, x in starts.items()
-                      if v.causality in ("parameter", "structuralParameter")})
         # --- inputs (an unconnected one holds its start value)
-        self._in_ports = {}
-        for v in self.in_vars:
-            default = starts.get(v, v.start)
-            if default is not None:
-                default = check_value(v, default, owner)
-            self._in_ports[v] = self.declare_input(v.port, shape=v.shape, dtype=port_dtype(v),
-                                                   unit=v.unit, description=v.description,
-                                                   default=default)
+        self._in_ports = declare_inputs(self, op, self.in_vars)
         in_groups: dict[str, list] = {}
         for v in self.in_vars:
             in_groups.setdefault(v.type, []).append(v)
@@ -308,23 +206,11 @@ class FMUBlock(MEEvents, Block):
         self._partial: tuple | None = None  # (ctx, t0) of a run started before them
         self._sl = slice(0, 0)
         # --- parameters (defaults: start values, or the user's)
-        self._params: list = []
-        for v in info.parameters:
-            if v.kind not in ("real", "int", "bool", "string") and v.type != "Binary":
-                continue
-            default = given.get(v, v.start)
-            if default is None:
-                continue
-            h = self.declare_parameter(v.port, default, unit=v.unit,
-                                       validate=lambda val, v=v: check_value(
-                                           v, val, f"block '{self.name}'"))
-            self._params.append((v, h))
+        self._params = declare_parameters(self, op)
         self._param_keys: dict = {}
         self._tunable = [(v, h) for v, h in self._params if v.variability == "tunable"]
         # start values of the other settable variables (states, locals, String/Binary)
-        self._start_values = {v: x for v, x in starts.items()
-                              if v.causality not in ("parameter", "structuralParameter",
-                                                     "input")}
+        self._start_values = op.other_starts()
         self._init_u: dict = {}
         # --- states
         self.x0 = self._initial_states()
@@ -353,17 +239,22 @@ class FMUBlock(MEEvents, Block):
                           description=v.description) for v in order]
             self.declare_outputs(specs, lambda ctx, idx=idx: self._outputs(ctx, idx),
                                  depends_on=sorted(dset))
-        # --- events
+        # --- events (an object the block holds: fmus/me_events.py)
+        ev = self.me_events = MEEvents(
+            self, fmu_name=self.fmu.path.name, xh=self.xh, nz=self.nz,
+            needs_completed=self.needs_completed, can_save=self.can_save,
+            nudge_max_s=nudge_max_s, params=self._params, tunable=self._tunable,
+            param_keys=self._param_keys)
         for i in range(self.nz):
-            self.declare_zero_crossing(lambda ctx, i=i: self._indicator(ctx, i),
-                                       self._on_state_event, direction=0,
+            self.declare_zero_crossing(lambda ctx, i=i: self.evaluate(ctx)[4][i],
+                                       ev.on_state_event, direction=0,
                                        name=f"indicator_{i}")
-        self.declare_dynamic_time_event(self._next_event_time, self._on_pending_event,
+        self.declare_dynamic_time_event(ev.next_event_time, ev.on_pending_event,
                                         name="fmu_event")
         self.declare_initial_check(self._initial_inputs_check)
         self._ft_groups = [i for i, g in enumerate(self._out_groups) if g[2]]
         self._ft_keys = [k for i in self._ft_groups for k, _ in self._out_groups[i][0]]
-        self.declare_monitor(self._after_step, name="completed_step")
+        self.declare_monitor(ev.after_step, name="completed_step")
         if self.can_save:
             self.fmu_state = self.declare_opaque_state("fmu", self._save, self._restore)
         else:
@@ -373,16 +264,13 @@ class FMUBlock(MEEvents, Block):
         self._stash: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
         self._seen: weakref.WeakSet = weakref.WeakSet()
         self._starts: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-        self._reset_cache()
-        self._floor = _INF
-        self._t_next = _INF
-        self._term_time = _INF
+        self.forget()
         self._adopted: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-        self._pending = _INF
-        self._pending_params = False
-        self._terminated = False
-        self._pushed_params: dict = {}
-        self.events: list[tuple[float, str]] = []
+
+    @property
+    def events(self) -> list[tuple[float, str]]:
+        """Every event of the current run as ``(time, kind)``: "state", "time" or "step"."""
+        return self.me_events.events
 
     # ---------------------------------------------------------- set-up
     def _initial_states(self) -> list:
@@ -399,7 +287,8 @@ class FMUBlock(MEEvents, Block):
         # some state has no start value: initialize once to read them
         drv = self.inst.start()
         try:
-            self._set_before_init({v: h.default for v, h in self._params})
+            set_before_init(self.inst, self._param_keys,
+                            {v: h.default for v, h in self._params}, self._start_values)
             drv.enter_initialization(0.0, self.tolerance, None)
             drv.exit_initialization()
             self.inst.initialized = True
@@ -408,7 +297,7 @@ class FMUBlock(MEEvents, Block):
             self.inst.broken = True
             raise
 
-    def _reset_cache(self, inputs: bool = True) -> None:
+    def forget(self, inputs: bool = True) -> None:
         """Forget what the FMU was last given (``inputs=False``: keep the inputs)."""
         self._t: float | None = None
         self._x: list | None = None
@@ -426,16 +315,14 @@ class FMUBlock(MEEvents, Block):
             self._sl = slice(a, b)
         self._in_slots = [tuple(plan.input_slot[p] for p in ports)
                           for _, _, ports, _ in self._in_groups]
-        self._late = self._late_inputs(plan)
-
-    def _late_inputs(self, plan: Any) -> set:
-        return late_inputs(self, plan, [p for _, _, ports, _ in self._in_groups for p in ports])
+        self._late = late_inputs(self, plan,
+                                 [p for _, _, ports, _ in self._in_groups for p in ports])
 
     def _activate(self, ctx: Any) -> None:
         prev = self._ctx
         if prev is not None and self.can_save and self.inst.initialized \
                 and not self.inst.broken:
-            self._stash[prev] = self.inst.save(self._extra())
+            self._stash[prev] = self.inst.save(self.me_events.extra())
         self._ctx = None
         token = self._stash.pop(ctx, None)
         seen = ctx in self._seen
@@ -467,25 +354,22 @@ class FMUBlock(MEEvents, Block):
         start time): inputs whose sources have not run yet take their start values until
         the initial check (:meth:`_initial_inputs_check`) initializes again with all."""
         inst = self.inst
+        ev = self.me_events
         drv = inst.start()
-        self._reset_cache()
-        self.events = []
-        self._terminated = False
-        self._pending = _INF
-        self._pending_params = False
-        self._term_time = _INF
+        self.forget()
+        ev.begin()
         t0 = ctx.time
         self._starts[ctx] = t0
         try:
             params = {v: ctx.param(h) for v, h in self._params}
-            self._set_before_init(params)
-            self._pushed_params = params
+            set_before_init(inst, self._param_keys, params, self._start_values)
+            ev.pushed_params = params
             drv.enter_initialization(t0, self.tolerance, None)
             self._init_u = {}
             late = self._late if partial else ()
             self._partial = (ctx, t0) if late else None
             for key, vs, ports, _ in self._in_groups:
-                vals = tuple(self._initial_values(ctx, vs, ports, late))
+                vals = tuple(initial_values(ctx, vs, ports, late))
                 drv.set(key, vals)
                 self._u[key] = self._init_u[key] = vals
             drv.exit_initialization()
@@ -496,9 +380,9 @@ class FMUBlock(MEEvents, Block):
         except FMUError:
             inst.broken = True
             raise
-        self._t_next = _INF if t_next is None else t_next
+        ev.t_next = _INF if t_next is None else t_next
         self._t = t0
-        self._floor = t0
+        ev.floor = t0
         if self.nx:
             cur = ctx.state(self.xh).tolist()
             if cur == list(self.x0) or cur == self._adopted.get(ctx):
@@ -508,23 +392,7 @@ class FMUBlock(MEEvents, Block):
             else:
                 self._x = None  # the context's own initial state is pushed
         if terminate:
-            self._request_termination(t0)
-
-    def _set_before_init(self, params: dict) -> None:
-        set_before_init(self.inst, self._param_keys, params, self._start_values)
-
-    def _initial_values(self, ctx: Any, vs: list, ports: list, late: Any) -> list:
-        """The inputs' values at initialization; those in ``late`` (not computed yet) their
-        start values (the port's value when unconnected)."""
-        if not late or not any(p in late for p in ports):
-            return self._input_values(ctx, vs, ports)
-        vals: list = []
-        for v, p in zip(vs, ports):
-            if p in late:
-                vals.extend(self._input_values(Unconnected(), [v], [p]))
-            else:
-                vals.extend(self._input_values(ctx, [v], [p]))
-        return vals
+            ev.request_termination(t0)
 
     def _initial_inputs_check(self, ctx: Any) -> bool:
         """After the start outputs are evaluated: initialize again if the inputs given at
@@ -533,19 +401,15 @@ class FMUBlock(MEEvents, Block):
         if ctx is not self._ctx or not self._in_groups or not self.inst.initialized:
             return False
         for key, vs, ports, _ in self._in_groups:
-            if _moved(self._init_u.get(key), tuple(self._input_values(ctx, vs, ports))):
+            if moved(self._init_u.get(key), tuple(input_values(ctx, vs, ports))):
                 self._start_run(ctx)
                 return True
         return False
 
-    def _extra(self) -> tuple:
-        return (self._floor, self._t_next, self._pending, self._pending_params,
-                dict(self._pushed_params), self._terminated, len(self.events))
-
     def _save(self) -> Any:
         if not self.inst.initialized or self.inst.drv is None:
             return None
-        return self.inst.save(self._extra())
+        return self.inst.save(self.me_events.extra())
 
     def _restore(self, token: Any) -> None:
         if token is None:
@@ -553,38 +417,28 @@ class FMUBlock(MEEvents, Block):
             self._ctx = None
             return
         self.inst.restore(token)
-        (self._floor, self._t_next, self._pending, self._pending_params, pushed,
-         self._terminated, nev) = token.extra
-        self._pushed_params = dict(pushed)
-        del self.events[nev:]
-        self._reset_cache()
+        self.me_events.restore(token.extra)
+        self.forget()
 
     # ---------------------------------------------------------- syncing
-    def _input_values(self, ctx: Any, vs: list, ports: list) -> list:
-        vals = []
-        for v, p in zip(vs, ports):
-            x = ctx.input(p)
-            kind = v.kind
-            if v.shape:
-                arr = np.asarray(x).ravel()
-                vals.extend(arr.astype(float).tolist() if kind == "real" else
-                            [int(a) if kind == "int" else bool(a) for a in arr])
-            elif kind == "real":
-                vals.append(x if type(x) is float else float(x))
-            elif kind == "int":
-                vals.append(int(x))
-            elif kind == "bool":
-                vals.append(bool(x))
-            elif kind == "string":
-                vals.append(x if type(x) is str else as_text(x, v))
-            else:
-                vals.append(x if type(x) is bytes else as_bytes(x, v))
-        return vals
+    # ------------------------------------ host of its events (fmus.me_events.MEHost)
+    def follow(self, ctx: Any) -> None:
+        """Make ``ctx`` the context the FMU instance follows (if it is not already)."""
+        if ctx is not self._ctx:
+            self._activate(ctx)
+
+    def evaluated_time(self) -> float | None:
+        """The time of the cached evaluation (:meth:`evaluate`), or None."""
+        return None if self._B is None else self._B[0]
+
+    def note_states(self, x: list) -> None:
+        """The FMU now holds the continuous states ``x``."""
+        self._x = x
 
     def _point(self, ctx: Any) -> tuple:
         if ctx is not self._ctx:
             self._activate(ctx)
-        elif ctx.time < self._floor - 1e-15:  # time went back without a rollback: new run
+        elif ctx.time < self.me_events.floor - 1e-15:  # time went back, no rollback: new run
             self._start_run(ctx)
         return ctx.time, (ctx.xc[self._sl].tolist() if self.nx else None)
 
@@ -601,13 +455,13 @@ class FMUBlock(MEEvents, Block):
             if fast:
                 out.append(tuple([s[i] for i in slots]))
             else:
-                out.append(tuple(self._input_values(ctx, vs, ports)))
+                out.append(tuple(input_values(ctx, vs, ports)))
         return tuple(out)
 
     def _outputs(self, ctx: Any, idx: int) -> tuple:
         keys, order, needs_inputs, fast = self._out_groups[idx]
         if needs_inputs:
-            return self._full(ctx)[5][idx]
+            return self.evaluate(ctx)[5][idx]
         t, x = self._point(ctx)
         c = self._A.get(idx)
         if c is not None and c[0] == t and c[1] == x:
@@ -626,15 +480,15 @@ class FMUBlock(MEEvents, Block):
             self._B = None
         self._t, self._x = t, x
         flat = outs[0] if len(outs) == 1 else [a for o in outs for a in o]
-        vals = tuple(flat) if fast else tuple(_convert(order, flat))
+        vals = tuple(flat) if fast else tuple(port_values(order, flat))
         self._A[idx] = (t, x, vals)
         return vals
 
-    def _full(self, ctx: Any) -> tuple:
+    def evaluate(self, ctx: Any) -> tuple:
         """``(t, x, u, dx, z, {group: values})`` at the context's point (cached)."""
         if ctx is not self._ctx:
             self._activate(ctx)
-        elif ctx.time < self._floor - 1e-15:  # time went back without a rollback: new run
+        elif ctx.time < self.me_events.floor - 1e-15:  # time went back, no rollback: new run
             self._start_run(ctx)
         t = ctx.time
         x = ctx.xc[self._sl].tolist() if self.nx else None
@@ -667,7 +521,7 @@ class FMUBlock(MEEvents, Block):
             n = len(keys)
             flat = outs[j] if n == 1 else [a for o in outs[j:j + n] for a in o]
             j += n
-            res[i] = tuple(flat) if fast else tuple(_convert(order, flat))
+            res[i] = tuple(flat) if fast else tuple(port_values(order, flat))
         self._B = B = (t, x, u, dx, z, res)
         return B
 
@@ -685,16 +539,13 @@ class FMUBlock(MEEvents, Block):
             drv.set(key, vals)
         terminate, _, t_next = drv.event_iteration()
         drv.enter_continuous_mode()
-        self._t_next = _INF if t_next is None else t_next
+        self.me_events.t_next = _INF if t_next is None else t_next
         if terminate:
-            self._request_termination(t)
+            self.me_events.request_termination(t)
 
     # ---------------------------------------------------------- protocol
     def derivatives(self, ctx: Any) -> Any:
-        return self._full(ctx)[3]
-
-    def _indicator(self, ctx: Any, i: int) -> float:
-        return self._full(ctx)[4][i]
+        return self.evaluate(ctx)[3]
 
     # ------------------------------------------------------ linearisation
     def jacobian(self, ctx: Any) -> dict:
@@ -705,7 +556,7 @@ class FMUBlock(MEEvents, Block):
         ``"inputs"``, ``"outputs"``), from directional derivatives when the FMU
         provides them, else central differences.
         """
-        B = self._full(ctx)
+        B = self.evaluate(ctx)
         drv = self.inst.drv
         ins = [v for v in self.in_vars if v.kind == "real" and not v.shape]
         outs = [v for v in self.out_vars if v.kind == "real" and not v.shape]
@@ -744,7 +595,7 @@ class FMUBlock(MEEvents, Block):
                 drv.set(in_key, u0)
             if nx:
                 drv.set_states(x0)
-            self._reset_cache()
+            self.forget()
         return {"A": J[:nx, :nx], "B": J[:nx, nx:], "C": J[nx:, :nx], "D": J[nx:, nx:],
                 "states": [v.name for v in states], "inputs": [v.port for v in ins],
                 "outputs": [v.port for v in outs]}

@@ -327,7 +327,8 @@ def set_variables(inst: FMUInstance, cache: dict, values: dict) -> None:
         inst.drv.set(key, flat(var, value))
 
 
-def _differs(a: Any, b: Any) -> bool:
+def differs(a: Any, b: Any) -> bool:
+    """Whether two variable values differ (arrays element by element)."""
     if isinstance(a, np.ndarray) or isinstance(b, np.ndarray) or isinstance(b, list):
         try:
             return not np.array_equal(np.asarray(a), np.asarray(b))
@@ -341,7 +342,7 @@ def set_before_init(inst: FMUInstance, cache: dict, params: dict, starts: dict) 
     parameters in Configuration Mode, the rest in Instantiated mode.  Parameters are set
     only where they differ from the model description's start value (a fresh or reset
     instance holds those, as FMPy does); ``starts`` (given by the user) always."""
-    params = {v: x for v, x in params.items() if v.start is None or _differs(x, v.start)}
+    params = {v: x for v, x in params.items() if v.start is None or differs(x, v.start)}
     structural = {v: x for v, x in params.items() if v.causality == "structuralParameter"}
     if structural and inst.fmu.info.fmi_major == 3:
         inst.drv.enter_configuration_mode()

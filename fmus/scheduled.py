@@ -102,15 +102,13 @@ from cosim.block import Block, did_you_mean
 
 from .errors import FMUCallError, FMUConfigError, FMUError
 from .fmu_file import FMUFile as FMU
-from .fmu_file import as_fmu, default_name
 from .instance import (
-    FMUInstance,
-    check_parameters,
-    check_start,
     check_value,
     port_dtype,
     set_before_init,
 )
+from .opening import declare_inputs, declare_parameters, open_instance
+from .port_values import Unconnected, input_values, late_inputs
 from .se_clocks import (
     CHANGED,
     NOT_YET_KNOWN,
@@ -118,21 +116,13 @@ from .se_clocks import (
     check_no_clocks,  # noqa: F401 - the ME/CS refusal
     exact,
 )
-from .se_ticks import SETicks, _flat_inputs
+from .se_ticks import SETicks
 
 __all__ = ["FMUScheduledBlock", "check_no_clocks"]
 
 #: the driver calls a Scheduled Execution block makes (out of process: forwarded ones)
 _SE_CALLS = ("se_activate", "get_intervals", "get_shifts", "set_intervals")
 _PORT_KINDS = ("real", "int", "bool")
-
-
-def _typed(var: Any, vals: list) -> Any:
-    """One output value from its flat driver values."""
-    if var.shape:
-        return np.asarray(vals, dtype=port_dtype(var)).reshape(var.shape)
-    x = vals[0]
-    return float(x) if var.kind == "real" else (int(x) if var.kind == "int" else bool(x))
 
 
 def _zero(var: Any) -> Any:
@@ -155,7 +145,7 @@ class _Run:
         self.n_events = 0
 
 
-class FMUScheduledBlock(SETicks, Block):
+class FMUScheduledBlock(Block):
     """A Scheduled Execution FMU as a :class:`~cosim.block.Block` (see the module
     docstring).
 
@@ -193,24 +183,15 @@ class FMUScheduledBlock(SETicks, Block):
                  clock_intervals: dict | None = None, out_of_process: bool = False,
                  timeout_s: float | None = 10.0, call_log: Any = None,
                  logging_on: bool = False, tolerance: float | None = None) -> None:
-        self.fmu = fmu = as_fmu(fmu)
+        op = open_instance(fmu, "ScheduledExecution", name, kind="block", check=check,
+                           parameters=parameters, start=start, out_of_process=out_of_process,
+                           timeout_s=timeout_s, call_log=call_log, logging_on=logging_on)
+        super().__init__(op.name)
+        fmu, info = self.fmu, self.info = op.fmu, op.info
+        self.inst = op.inst
         self.tolerance = tolerance
-        info = self.info = fmu.info
-        fmu.interface("ScheduledExecution")
-        if check:  # the instantiation token now, not at the first step
-            fmu.check_instance("ScheduledExecution", out_of_process=out_of_process,
-                               timeout_s=timeout_s)
-        super().__init__(name or default_name(fmu))
-        owner = f"block '{self.name}'"
-        caps = info.interfaces["ScheduledExecution"]
-        self.can_save = bool(caps.get("canGetAndSetFMUstate"))
-        cl = call_log
-        if isinstance(cl, (str, os.PathLike)):
-            path = os.fspath(cl)
-
-            def cl(line: str, path: str = path) -> None:
-                with open(path, "a") as fh:
-                    fh.write(line + "\n")
+        owner = op.owner
+        self.can_save = bool(op.caps.get("canGetAndSetFMUstate"))
         if out_of_process:
             from . import remote
             missing = [m for m in _SE_CALLS if m not in getattr(remote, "_FORWARDED", ())]
@@ -219,9 +200,6 @@ class FMUScheduledBlock(SETicks, Block):
                     f"{owner}: out_of_process=True is not available for Scheduled Execution "
                     f"yet: the out-of-process driver does not forward {', '.join(missing)} "
                     "(fmus/remote.py); run the FMU in process")
-        self.inst = FMUInstance(fmu, "ScheduledExecution", self.name,
-                                out_of_process=out_of_process, timeout_s=timeout_s,
-                                call_log=cl, logging_on=logging_on)
         # --- clocks
         self.in_clocks = [v for v in info.clocks if v.causality == "input"]
         self.out_clocks = [v for v in info.clocks if v.causality == "output"]
@@ -240,34 +218,13 @@ class FMUScheduledBlock(SETicks, Block):
                                  "; FMI 3 defines constant, fixed, tunable, changing, "
                                  "countdown and triggered")
         # --- parameters and start values (as FMUBlock)
-        given = check_parameters(fmu, parameters, owner)
-        starts = check_start(fmu, start, owner)
-        given.update({v: x for v, x in starts.items()
-                      if v.causality in ("parameter", "structuralParameter")})
-        self._params: list = []
-        for v in info.parameters:
-            if v.kind not in ("real", "int", "bool", "string") and v.type != "Binary":
-                continue
-            default = given.get(v, v.start)
-            if default is None:
-                continue
-            h = self.declare_parameter(v.port, default, unit=v.unit,
-                                       validate=lambda val, v=v: check_value(v, val, owner))
-            self._params.append((v, h))
+        self._params = declare_parameters(self, op)
         self._tunable = [(v, h) for v, h in self._params if v.variability == "tunable"]
         self._param_keys: dict = {}
-        self._start_values = {v: x for v, x in starts.items()
-                              if v.causality not in ("parameter", "structuralParameter",
-                                                     "input")}
-        # --- input ports (an unconnected one holds its start value)
+        self._start_values = op.other_starts()
+        # --- input ports (an unconnected one holds its start value, or zero)
         self.in_vars = [v for v in info.inputs if v.kind in _PORT_KINDS]
-        self._in_ports = {}
-        for v in self.in_vars:
-            default = starts.get(v, v.start)
-            default = check_value(v, default, owner) if default is not None else _zero(v)
-            self._in_ports[v] = self.declare_input(
-                v.port, shape=v.shape, dtype=port_dtype(v), unit=v.unit,
-                description=v.description, default=default)
+        self._in_ports = declare_inputs(self, op, self.in_vars, fill=_zero)
         self._trig_ports = {v.name: self.declare_input(
             v.port, dtype=float, default=0.0,
             description=f"triggered input clock {v.name}: ticks where this input increases")
@@ -301,7 +258,15 @@ class FMUScheduledBlock(SETicks, Block):
                                if v.clock.interval_variability == "countdown"]
         self._out_clock_vrs = [v.vr for v in self.out_clocks]
         # --- scheduling and state
-        self.declare_dynamic_time_event(self._next_time, self._on_tick, name="clock_tick")
+        # --- when the partitions run (an object the block holds: fmus/se_ticks.py)
+        ticks = self.se_ticks = SETicks(
+            self, owner=self.name, fmu_name=fmu.path.name, in_clocks=self.in_clocks,
+            triggered=self._triggered, trig_ports=self._trig_ports,
+            sets={"in": self._in_sets, "out": self._out_sets, "oc": self._oc_sets,
+                  "out_clock_vrs": self._out_clock_vrs, "countdown_vrs": self._countdown_vrs},
+            out_index=self._out_index, oc_index=self._oc_index, oc_name=self._oc_name,
+            tunable=self._tunable, param_keys=self._param_keys)
+        self.declare_dynamic_time_event(ticks.next_time, ticks.on_tick, name="clock_tick")
         self.declare_initial_check(self._initial_inputs_check)
         if self.can_save:
             self.fmu_state = self.declare_opaque_state("fmu", self._save, self._restore)
@@ -310,8 +275,6 @@ class FMUScheduledBlock(SETicks, Block):
         self._ctx: Any = None
         self._run: _Run | None = None
         self._y: tuple = ()
-        self._deferred = False
-        self._upstream_cache: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
         self._stash: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
         self._starts: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
         self.events: list[tuple[float, str]] = []
@@ -361,7 +324,8 @@ class FMUScheduledBlock(SETicks, Block):
                 for t, vs in groups.items()]
 
     # ------------------------------------------------------------ runs
-    def _sync(self, ctx: Any) -> _Run:
+    # ----------------------------- host of its ticks (fmus.se_ticks.SEHost)
+    def sync(self, ctx: Any) -> _Run:
         """The run of ``ctx``: the current one, a stashed or saved one, or a new run."""
         if ctx is not self._ctx:
             self._switch(ctx)
@@ -397,8 +361,7 @@ class FMUScheduledBlock(SETicks, Block):
         """Initialize the FMU at the context's time with its current inputs, set in
         Initialization Mode.  ``partial`` (started by the block's output at the start time):
         inputs whose sources have not run yet take their start values until the initial
-        check initializes again with all (:func:`fmus.fmu_block.late_inputs`)."""
-        from .fmu_block import Unconnected, late_inputs
+        check initializes again with all (:func:`fmus.port_values.late_inputs`)."""
         late = late_inputs(self, ctx.plan, [p for _, _, ports in self._all_in
                                             for p in ports]) if partial else ()
         inst = self.inst
@@ -421,12 +384,12 @@ class FMUScheduledBlock(SETicks, Block):
                                         if v.name in self._intervals])
             for key, vs, ports in self._all_in:
                 vals = [x for v, p in zip(vs, ports)
-                        for x in _flat_inputs(Unconnected() if p in late else ctx, [v], [p])]
+                        for x in input_values(Unconnected() if p in late else ctx, [v], [p])]
                 drv.set(key, vals)
                 run.init_u.append(vals)
             self._place_timers(drv, timers, t0)
             for key, vs in self._init_set:
-                self._store(run, vs, drv.get(key))
+                self.se_ticks.store(run, vs, drv.get(key))
             drv.exit_initialization()
             inst.initialized = True
         except FMUError:
@@ -472,21 +435,7 @@ class FMUScheduledBlock(SETicks, Block):
             elif tm.kind in ("changing", "countdown"):
                 (val, q), = drv.get_intervals([v.vr])
                 if q == CHANGED or (q != NOT_YET_KNOWN and tm.kind == "changing"):
-                    self._schedule(tm, t0, val)
-
-    def _schedule(self, tm: ClockTimer, t_ref: float, interval: float) -> None:
-        try:
-            tm.schedule(t_ref, interval)
-        except ValueError as exc:
-            raise FMUCallError(f"FMU '{self.fmu.path.name}' instance '{self.name}': {exc}",
-                               "fmi3GetIntervalDecimal", "error", t_ref) from None
-
-    def _store(self, run: _Run, vs: list, flat: list) -> None:
-        i = 0
-        for v in vs:
-            n = v.size
-            run.y[self._out_index[v.name]] = _typed(v, flat[i:i + n])
-            i += n
+                    self.se_ticks.schedule(tm, t0, val)
 
     def _initial_inputs_check(self, ctx: Any) -> bool:
         """After the start outputs are evaluated: initialize again if the inputs given at
@@ -494,7 +443,7 @@ class FMUScheduledBlock(SETicks, Block):
         if ctx is not self._ctx or not self._all_in or self._run is None \
                 or self._run.n_events or self.events:
             return False
-        now = [_flat_inputs(ctx, vs, ports) for _, vs, ports in self._all_in]
+        now = [input_values(ctx, vs, ports) for _, vs, ports in self._all_in]
         if now != self._run.init_u:
             self._start_run(ctx)
             return True
@@ -518,8 +467,12 @@ class FMUScheduledBlock(SETicks, Block):
         self._y = tuple(self._run.y)
 
     # ---------------------------------------------------------- outputs
+    def publish(self, run: _Run) -> None:
+        """The run's output values changed: the block's outputs from now."""
+        self._y = tuple(run.y)
+
     def _outputs(self, ctx: Any) -> tuple:
-        self._sync(ctx)
+        self.sync(ctx)
         return self._y
 
     # ------------------------------------------------------------- misc

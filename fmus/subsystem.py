@@ -103,7 +103,6 @@ Limitations
 
 from __future__ import annotations
 
-import math
 import os
 from typing import Any
 
@@ -114,61 +113,42 @@ from cosim.subsystem import Subsystem
 from cosim.time import format_time
 
 from .compiled_master import compiled_loop
+from .cs_inputs import group_values, poly_derivative
 from .errors import FMUConfigError, FMUDiscardError, FMUError
 from .fmu_file import FMUFile as FMU
-from .fmu_file import as_fmu, default_name
 from .instance import (
-    FMUInstance,
-    as_bytes,
-    as_text,
-    check_parameters,
-    check_start,
     check_value,
     is_port_var,
     port_dtype,
     set_before_init,
     set_variables,
 )
-from .se_clocks import check_no_clocks
-from .subsystem_jacobian import FMUJacobians
+from .opening import open_instance
+from .subsystem_jacobian import OutputJacobian
 
 __all__ = ["FMUSubsystem"]
 
 _NS = 1e-9
 
 
-def _poly_at(c: Any, tau: float) -> Any:
-    """Value of a master polynomial (tuple of floats or array (order+1, size)) at tau."""
-    if isinstance(c, tuple):
-        if tau == 0.0 or len(c) == 1:
-            return c[0]
-        acc = c[-1]
-        for k in range(len(c) - 2, -1, -1):
-            acc = acc * tau + c[k]
-        return acc
-    c = np.asarray(c)
-    if c.ndim == 1:
-        c = c.reshape(-1, 1)
-    if len(c) == 1:  # held (every non-Real array): kept in its dtype
-        return c[0].copy()
-    c = c.astype(float)
-    acc = c[-1].copy()
-    for row in c[-2::-1]:
-        acc = acc * tau + row
-    return acc
+def _cs_features(info: Any, caps: dict, early_return: bool, event_mode: bool,
+                 intermediate_update: bool) -> dict:
+    """The FMI 3 Co-Simulation features a subsystem uses (those asked for that the FMU
+    has), and the instance options they need."""
+    fmi3 = info.fmi_major == 3
+    early = bool(early_return and fmi3 and caps.get("mightReturnEarlyFromDoStep"))
+    events = bool(event_mode and fmi3 and caps.get("hasEventMode"))
+    inter_vars = [v for v in info.inputs if is_port_var(v) and v.intermediate_update
+                  and v.kind == "real" and not v.shape]
+    inter = bool(intermediate_update and fmi3 and inter_vars
+                 and caps.get("providesIntermediateUpdate"))
+    return dict(early_return=early, event_mode=events, intermediate=inter,
+                inter_vars=inter_vars,
+                options=dict(early_return=early, event_mode=events,
+                             intermediate_vrs=[v.vr for v in inter_vars] if inter else None))
 
 
-def _poly_derivative(c: Any, tau: float, k: int) -> Any:
-    """k-th time derivative of the polynomial at tau."""
-    rows = [np.atleast_1d(np.asarray(r, dtype=float)) for r in (
-        c if isinstance(c, tuple) else np.asarray(c, dtype=float).reshape(len(c), -1))]
-    out = np.zeros_like(rows[0])
-    for j in range(k, len(rows)):
-        out = out + rows[j] * (math.factorial(j) / math.factorial(j - k)) * tau ** (j - k)
-    return out
-
-
-class FMUSubsystem(FMUJacobians, Subsystem):
+class FMUSubsystem(Subsystem):
     """A Co-Simulation FMU for :class:`~cosim.master.MasterScheduler` (module docstring).
 
     A master whose subsystems are all FMUs runs its macro steps in C where it can
@@ -231,27 +211,29 @@ class FMUSubsystem(FMUJacobians, Subsystem):
                  early_return: bool = True, event_mode: bool = True,
                  out_of_process: bool = False, timeout_s: float | None = 10.0,
                  call_log: Any = None, logging_on: bool = False) -> None:
-        self.fmu = fmu = as_fmu(fmu)
-        info = self.info = fmu.info
-        fmu.interface("CoSimulation")
-        if check:  # the instantiation token now, not at the first step
-            fmu.check_instance("CoSimulation", out_of_process=out_of_process,
-                               timeout_s=timeout_s)
-        check_no_clocks(fmu, "CoSimulation")  # FMI 3 clocks: Scheduled Execution only
-        self.name = name or default_name(fmu)
+        def features(info: Any, caps: dict) -> dict:
+            return _cs_features(info, caps, early_return, event_mode, intermediate_update)
+
+        op = open_instance(fmu, "CoSimulation", name, kind="subsystem", check=check,
+                           parameters=parameters, start=start, out_of_process=out_of_process,
+                           timeout_s=timeout_s, call_log=call_log, logging_on=logging_on,
+                           driver_options=lambda info, caps: features(info, caps)["options"])
+        fmu, info, caps = self.fmu, self.info, self.caps = op.fmu, op.info, op.caps
+        self.inst = op.inst
+        self.name = op.name
         if int(rate) < 1:
             raise RateError(f"subsystem '{self.name}': rate must be an integer >= 1, got "
                             f"{rate!r}")
         self.rate = int(rate)
-        caps = info.interfaces["CoSimulation"]
-        self.caps = caps
         self.tolerance, self.stop_time = tolerance, stop_time
         self.can_save_state = bool(caps.get("canGetAndSetFMUstate"))
         self.variable_step = bool(caps.get("canHandleVariableCommunicationStepSize"))
+        feat = features(info, caps)
         self.fmi3 = info.fmi_major == 3
-        self.early_return = bool(early_return and self.fmi3
-                                 and caps.get("mightReturnEarlyFromDoStep"))
-        self.event_mode = bool(event_mode and self.fmi3 and caps.get("hasEventMode"))
+        self.early_return = feat["early_return"]
+        self.event_mode = feat["event_mode"]
+        self.intermediate = feat["intermediate"]
+        inter_vars = feat["inter_vars"]
         self.in_vars = [v for v in info.inputs if is_port_var(v)]
         self.out_vars = [v for v in info.outputs if is_port_var(v)]
         if not self.out_vars:
@@ -264,30 +246,17 @@ class FMUSubsystem(FMUJacobians, Subsystem):
         self.units = {v.port: v.unit for v in self.in_vars + self.out_vars}
         self.dtypes = {v.port: np.dtype(port_dtype(v)) for v in self.in_vars + self.out_vars}
         self._in_by_port = {v.port: v for v in self.in_vars}
-        owner = f"subsystem '{self.name}'"
-        self.params = check_parameters(fmu, parameters, owner)
-        starts = check_start(fmu, start, owner)
-        for v, x in starts.items():
-            if v.causality in ("parameter", "structuralParameter"):
-                if v in self.params and np.any(np.asarray(self.params[v]) != np.asarray(x)):
-                    raise FMUConfigError(f"{owner}: {v.name!r} given different values in "
-                                         "parameters= and start=; give it once")
-                self.params[v] = x
+        self.params = op.params
         #: values of inputs left unconnected (start values), set as any other input
-        self._held = {v.port: starts.get(v, v.start) for v in self.in_vars}
+        self._held = {v.port: op.starts.get(v, v.start) for v in self.in_vars}
         self.optional_inputs = frozenset(p for p, x in self._held.items() if x is not None)
-        self._start_values = {v: x for v, x in starts.items()
-                              if v.causality not in ("parameter", "structuralParameter")}
+        self._start_values = op.other_starts(inputs=True)
         self._ft = self._feedthrough(feedthrough)
         interp_ok = caps.get("canInterpolateInputs") and not self.fmi3
         max_deriv = caps.get("maxInputDerivativeOrder")
         self.deriv_order = int(input_derivative_order) if interp_ok else 0
         if isinstance(max_deriv, int) and max_deriv >= 1:
             self.deriv_order = min(self.deriv_order, max_deriv)
-        inter_vars = [v for v in self.in_vars if v.intermediate_update and v.kind == "real"
-                      and not v.shape]
-        self.intermediate = bool(intermediate_update and self.fmi3 and inter_vars
-                                 and caps.get("providesIntermediateUpdate"))
         # the polynomial degree each input follows within a step (the master lowers the
         # order it gives to this): input derivatives (FMI 2), the polynomial at each
         # intermediate update (FMI 3), else held (0: the newest value)
@@ -295,18 +264,6 @@ class FMUSubsystem(FMUJacobians, Subsystem):
         self.max_input_order = {
             v.port: (min(3, self.deriv_order) if v.kind == "real" else 0) if self.deriv_order
             else (3 if v.port in inter_ports else 0) for v in self.in_vars}
-        cl = call_log
-        if isinstance(cl, (str, os.PathLike)):
-            path = os.fspath(cl)
-
-            def cl(line: str, path: str = path) -> None:
-                with open(path, "a") as fh:
-                    fh.write(line + "\n")
-        self.inst = FMUInstance(fmu, "CoSimulation", self.name, out_of_process=out_of_process,
-                                timeout_s=timeout_s, call_log=cl, logging_on=logging_on,
-                                early_return=self.early_return, event_mode=self.event_mode,
-                                intermediate_vrs=[v.vr for v in inter_vars]
-                                if self.intermediate else None)
         # value-reference sets, one per FMI type (keys stay valid across instances)
         self._in_groups = self._groups(self.in_vars)
         self._out_groups = self._groups(self.out_vars)
@@ -322,6 +279,11 @@ class FMUSubsystem(FMUJacobians, Subsystem):
                            if self.intermediate else None)
         self._param_keys: dict = {}
         self._pushed: dict = {}
+        #: d output / d input (an object the subsystem holds: fmus/subsystem_jacobian.py)
+        self.jacobian = OutputJacobian(
+            self, in_vars=self.in_vars, out_vars=self.out_vars, feedthrough=self._ft,
+            in_groups=self._in_groups, out_keys=self._out_keys, sent=self._pushed,
+            directional=bool(caps.get("providesDirectionalDerivative")))
         self._polys: dict = {}
         self._poly_t0 = 0.0
         self._outs: list | None = None
@@ -495,48 +457,19 @@ class FMUSubsystem(FMUJacobians, Subsystem):
                 try:
                     vals = [polys[p][0] for p in ports]
                 except KeyError:  # some input of the group unconnected: the slow path
-                    vals = self._group_values(vs, tau)
+                    vals = group_values(vs, self._polys, self._held, self.optional_inputs, tau)
                     if vals is None:
                         continue
                 if type(vals[0]) is not float:
                     vals = [float(np.ravel(x)[0]) for x in vals]
             else:
-                vals = self._group_values(vs, tau)
+                vals = group_values(vs, self._polys, self._held, self.optional_inputs, tau)
                 if vals is None:
                     continue
             if pushed.get(key) != vals:
                 pushed[key] = vals
                 sets.append((key, vals))
         return sets
-
-    def _group_values(self, vs: list, tau: float) -> list | None:
-        vals: list = []
-        for v in vs:
-            c = self._polys.get(v.port)
-            if c is None:
-                if v.port not in self.optional_inputs:
-                    return None
-                x = self._held[v.port]  # unconnected: its start value
-            else:
-                x = _poly_at(c, tau)
-            kind = v.kind
-            if v.shape:  # integer arrays exact (never through float64)
-                arr = np.asarray(x).ravel()
-                vals.extend(arr.astype(float).tolist() if kind == "real" else
-                            [int(round(a)) if kind == "int" else bool(a) for a in arr])
-            elif kind == "real":
-                vals.append(float(x) if type(x) is not float else x)
-            elif kind == "int":  # exact: an integer is never passed through float64
-                x = x.item() if isinstance(x, np.generic) else x
-                vals.append(x if type(x) is int else int(round(float(np.ravel(x)[0]))))
-            elif kind == "string":
-                vals.append(x if type(x) is str else as_text(x, v))
-            elif kind == "binary":
-                vals.append(x if type(x) is bytes else as_bytes(x, v))
-            else:
-                x = x.item() if isinstance(x, np.generic) else x
-                vals.append(x if type(x) is bool else bool(float(np.ravel(x)[0]) > 0.5))
-        return vals
 
     def _input_derivs(self, t: float) -> list:
         if self._deriv_key is None or not self._polys:
@@ -556,7 +489,7 @@ class FMUSubsystem(FMUJacobians, Subsystem):
                 if c is None or k > order:
                     vals.extend([0.0] * v.size)
                 else:
-                    vals.extend(_poly_derivative(c, tau, k).ravel().tolist())
+                    vals.extend(poly_derivative(c, tau, k).ravel().tolist())
             out.append((self._deriv_key, k, vals))
         self._sent_orders = order
         return out
@@ -646,6 +579,16 @@ class FMUSubsystem(FMUJacobians, Subsystem):
         self._out_dict = None
         self._t = t0_ticks + h_ticks
         self.steps += 1
+
+    def output_jacobian(self, rel_step: float = 1e-7) -> dict:
+        """``{(output, input): d output / d input}`` for the feedthrough pairs
+        (:class:`~fmus.subsystem_jacobian.OutputJacobian`)."""
+        return self.jacobian(rel_step)
+
+    def take_outputs(self, outs: list) -> None:
+        """The output values ``outs`` (per output key) were just read from the FMU."""
+        self._outs = outs
+        self._out_dict = None
 
     def get_outputs(self) -> dict[str, Any]:
         d = self._out_dict

@@ -1,4 +1,11 @@
-"""Rank, assembly and constraint corrections of a mechanism (a mixin of ``Mechanism``).
+"""Rank, assembly and constraint corrections of a mechanism: an object the mechanism
+holds (:class:`Corrections`, ``mech.corrections``, made when it is finalized), using it
+only through :class:`CorrectionsHost` (its name, its constraints and its displacement);
+the finalized layout it works on (sizes, mass matrix, row scales, the rank metric, the
+row set, the compiled tables) is given at construction.  ``Mechanism`` keeps the public
+methods, which call these.  (:func:`.redundancy.persistent` is given the mechanism, and
+uses its public methods.)  A test reads this module for any other host name
+(``tests/unit/test_held_objects.py``).
 
 * :meth:`Corrections.rank`, :meth:`~Corrections.rank_measure`,
   :meth:`~Corrections.weak_rows`: the rank of the constraint Jacobian ``J`` (QR with
@@ -14,7 +21,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 import scipy.linalg as sla
@@ -24,8 +31,58 @@ from cosim.errors import BuildError
 from .redundancy import independent_rows, persistent, unit_rows
 
 
+class CorrectionsHost(Protocol):
+    """What :class:`Corrections` may use of its :class:`~.mechanism.Mechanism`."""
+
+    #: the mechanism's name (for messages)
+    name: str
+
+    def constraints(self, q: np.ndarray, v: np.ndarray, t: float) -> tuple:
+        """``(Phi, J, Phi_t, gamma)`` at ``(q, v, t)``."""
+
+    def displace(self, q: np.ndarray, dv: np.ndarray) -> np.ndarray:
+        """``q`` moved by the velocity-space displacement ``dv``."""
+
+
 class Corrections:
-    """Mixin of :class:`~.mechanism.Mechanism` (module docstring)."""
+    """Rank, projections, partitioning and assembly of a finalized mechanism (module
+    docstring).
+
+    Parameters
+    ----------
+    host : CorrectionsHost
+        The mechanism.
+    nv, m : int
+        Velocity variables and constraint rows.
+    Minv : ndarray
+        The inverse mass matrix.
+    holonomic, dropped : ndarray of bool
+        Per row: holonomic; dropped (``drop_rows``).
+    row_scale : ndarray
+        Per row, the size of a unit violation.
+    rank_metric : ndarray
+        ``W = D^-2`` of the rank measure.
+    row_labels : list of str
+        ``"joint.row"`` per row.
+    rows : RowSet
+        The independent rows the index-1 solves use (:mod:`.redundancy`).
+    q0, v0 : ndarray
+        The initial positions and velocities as given.
+    tables : Tables or None
+        The compiled kernel (:mod:`.fast`), or None on the Python path.
+    """
+
+    def __init__(self, host: CorrectionsHost, *, nv: int, m: int, Minv: np.ndarray,
+                 holonomic: np.ndarray, dropped: np.ndarray, row_scale: np.ndarray,
+                 rank_metric: np.ndarray, row_labels: list, rows: Any, q0: np.ndarray,
+                 v0: np.ndarray, tables: Any) -> None:
+        self._host = host
+        self.nv, self.m, self.Minv = nv, m, Minv
+        self.holonomic, self.dropped = holonomic, dropped
+        self.row_scale, self.rank_metric = row_scale, rank_metric
+        self.row_labels, self.rows = row_labels, rows
+        self.q0, self.v0 = q0, v0
+        self._tables = tables
 
     def rank_measure(self, q: np.ndarray, t: float, eps: float = 1e-10) -> tuple:
         """``(rho, dependent, Phi)`` at ``q``: ``rho`` in (0, 1] the squared sine of the
@@ -34,11 +91,10 @@ class Corrections:
         orthogonal rows, -> 0 at a singular configuration; the same in any units),
         ``dependent`` the rows within ``eps`` of dependence
         (redundant, or exactly singular); :func:`.sparse.rank_measure`."""
-        self.finalize()
         if self._tables is not None:
             return self._tables.rank_measure(q, t, eps)
         from .sparse import rank_measure_dense
-        phi, J, _, _ = self.constraints(q, np.zeros(self.nv), t)
+        phi, J, _, _ = self._host.constraints(q, np.zeros(self.nv), t)
         rho, dep = rank_measure_dense(J, self.rank_metric, eps)
         return rho, dep, phi
 
@@ -46,8 +102,7 @@ class Corrections:
         """Rank of ``J`` and the rows that depend on the others (dropped rows included):
         QR with column pivoting of the unit rows of ``J D^-1`` (:mod:`.redundancy`, the
         same in any units)."""
-        self.finalize()
-        _, J, _, _ = self.constraints(q, np.zeros(self.nv), t)
+        _, J, _, _ = self._host.constraints(q, np.zeros(self.nv), t)
         if J.shape[0] == 0:
             return 0, []
         A, D = independent_rows(unit_rows(J, self.rank_metric), tol)
@@ -59,7 +114,7 @@ class Corrections:
         left singular vector whose singular value is at most ``sqrt(rho)`` (at least the
         smallest one), leaving out the ``skip`` zero singular values of rows that depend on
         the others by construction (redundant or dropped)."""
-        _, J, _, _ = self.constraints(q, np.zeros(self.nv), t)
+        _, J, _, _ = self._host.constraints(q, np.zeros(self.nv), t)
         if J.shape[0] == 0:
             return []
         Jn = unit_rows(J, self.rank_metric)
@@ -90,7 +145,7 @@ class Corrections:
             if banded:
                 phi, Jc, _, _ = t_.constraints_compact(q, np.zeros(self.nv), t)
             else:
-                phi, J, _, _ = self.constraints(q, np.zeros(self.nv), t)
+                phi, J, _, _ = self._host.constraints(q, np.zeros(self.nv), t)
                 phi, J = phi[hol], J[hol]
             if phi.size == 0 or np.max(np.abs(phi) / scale) <= tol:
                 return q, it
@@ -99,14 +154,14 @@ class Corrections:
             if banded:
                 dx, ok = t_.correction(Minv, Jc, phi)
                 if ok:
-                    q = self.displace(q, -dx)
+                    q = self._host.displace(q, -dx)
                     continue
                 J = t_.dense(Jc)
             JMJ = J @ Minv @ J.T
             mu = np.linalg.lstsq(JMJ, phi, rcond=1e-12)[0]
-            q = self.displace(q, -Minv @ J.T @ mu)
-        raise BuildError(f"mechanism '{self.name}': the constraints cannot be satisfied near the "
-                         f"given positions at t = {t:.9g} s (residual "
+            q = self._host.displace(q, -Minv @ J.T @ mu)
+        raise BuildError(f"mechanism '{self._host.name}': the constraints cannot be satisfied "
+                         f"near the given positions at t = {t:.9g} s (residual "
                          f"{np.max(np.abs(phi)):.3g} after {max_iter} Newton iterations; largest "
                          f"in {np.array(self.row_labels)[hol][int(np.argmax(np.abs(phi)))]}): "
                          "conflicting "
@@ -125,20 +180,10 @@ class Corrections:
                 return v - dx
             J = t_.dense(Jc)
         else:
-            _, J, phit, _ = self.constraints(q, v, t)
+            _, J, phit, _ = self._host.constraints(q, v, t)
         res = J @ v + phit
         mu = np.linalg.lstsq(J @ Minv @ J.T, res, rcond=1e-12)[0]
         return v - Minv @ J.T @ mu
-
-    def partition(self, J: np.ndarray) -> np.ndarray:
-        """Dependent velocity variables for ``J``: the best-conditioned square block (QR with
-        column pivoting), one per independent row."""
-        if J.shape[0] == 0:
-            return np.zeros(0, dtype=int)
-        R, piv = sla.qr(J, pivoting=True, mode="r")
-        d = np.abs(np.diag(R))
-        r = int(np.sum(d > 1e-9 * max(1.0, d[0])))
-        return np.sort(piv[:r])
 
     def _partition_jacobian(self, q: np.ndarray, v: np.ndarray, t: float) -> tuple:
         """``(Phi, J, Phi_t)`` for partitioning: ``J`` a CSC matrix (from the compact
@@ -146,7 +191,7 @@ class Corrections:
         the sparse machinery costs more than it saves)."""
         t_ = self._tables
         if self.nv <= 60:
-            phi, J, phit, _ = self.constraints(q, v, t)
+            phi, J, phit, _ = self._host.constraints(q, v, t)
             return phi, J, phit
         from scipy.sparse import csc_matrix
         if t_ is not None:
@@ -154,29 +199,8 @@ class Corrections:
             rows = np.broadcast_to(np.arange(self.m)[:, None], (self.m, 12))[t_.jmask]
             return phi, csc_matrix((Jc[t_.jmask], (rows, t_.jcol[:, :12][t_.jmask])),
                                    shape=(self.m, self.nv)), phit
-        phi, J, phit, _ = self.constraints(q, v, t)
+        phi, J, phit, _ = self._host.constraints(q, v, t)
         return phi, csc_matrix(J), phit
-
-    @staticmethod
-    def _square_solver(Jd: Any, keep_tol: float = 1e-3):
-        """A solver (``.solve(b)``) for the square block ``Jd`` (sparse: SuperLU; dense:
-        LAPACK LU), or None when it is not square, singular, or its LU pivots are not
-        within ``keep_tol`` of each other (then a new partition is chosen)."""
-        if Jd.shape[0] != Jd.shape[1] or Jd.shape[0] == 0:
-            return None
-        if isinstance(Jd, np.ndarray):
-            lu, piv = sla.lu_factor(Jd, check_finite=False)
-            d = np.abs(np.diag(lu))
-            if not d.min() > max(keep_tol, 1e-14) * d.max():
-                return None
-            return _DenseLU(lu, piv)
-        from scipy.sparse.linalg import splu
-        try:
-            lu = splu(Jd.tocsc())
-        except RuntimeError:  # exactly singular
-            return None
-        d = np.abs(lu.U.diagonal())
-        return lu if d.min() >= keep_tol * d.max() else None
 
     def correct_partitioned(self, q: np.ndarray, v: np.ndarray, t: float, tol: float = 1e-12,
                             max_iter: int = 30, dep: Any = None,
@@ -199,10 +223,10 @@ class Corrections:
         lu = None
         if dep is not None and len(dep) == Jh.shape[0]:
             dep = np.asarray(dep, dtype=int)
-            lu = self._square_solver(Jh[:, dep])
+            lu = _square_solver(Jh[:, dep])
         if lu is None:
-            dep = self.partition(_dense(Jh))
-            lu = self._square_solver(Jh[:, dep], keep_tol=0.0)
+            dep = partition(_dense(Jh))
+            lu = _square_solver(Jh[:, dep], keep_tol=0.0)
         Jd_dense = None if lu is not None else _dense(Jh[:, dep])
         for _ in range(max_iter):
             phi, Js, _ = self._partition_jacobian(q, np.zeros(self.nv), t)
@@ -212,16 +236,16 @@ class Corrections:
             step = np.zeros(self.nv)
             step[dep] = -(lu.solve(phi) if lu is not None else
                           np.linalg.lstsq(Jd_dense, phi, rcond=None)[0])
-            q = self.displace(q, step)
+            q = self._host.displace(q, step)
         else:
-            raise BuildError(f"mechanism '{self.name}': coordinate partitioning did not close "
-                             f"the constraints at t = {t:.9g} s (residual "
+            raise BuildError(f"mechanism '{self._host.name}': coordinate partitioning did not "
+                             f"close the constraints at t = {t:.9g} s (residual "
                              f"{np.max(np.abs(phi)):.3g}); reduce the step")
         _, Js, phit = self._partition_jacobian(q, v, t)
         depv = dep
-        lu_v = self._square_solver(Js[:, depv], keep_tol=0.0) if allhol else None
+        lu_v = _square_solver(Js[:, depv], keep_tol=0.0) if allhol else None
         if lu_v is None:
-            depv = self.partition(_dense(Js))
+            depv = partition(_dense(Js))
         ind = np.setdiff1d(np.arange(self.nv), depv)
         v = v.copy()
         rhs = Js[:, ind] @ v[ind] + phit
@@ -229,21 +253,20 @@ class Corrections:
                     np.linalg.lstsq(_dense(Js[:, depv]), rhs, rcond=None)[0])
         return (q, v, dep) if with_partition else (q, v)
 
-    def assemble(self, t: float = 0.0, strict: bool = False, tol: float = 1e-9) -> dict:
-        """Consistent initial positions and velocities; returns the report.
+    def assemble(self, t: float = 0.0, strict: bool = False, tol: float = 1e-9) -> tuple:
+        """Consistent initial positions and velocities: ``(report, q, v)``.
 
         With ``strict`` an initial state that violates the constraints by more
         than ``tol`` is refused (naming the worst constraint) instead of corrected.
         """
-        self.finalize()
         q0, v0 = self.q0.copy(), self.v0.copy()
-        phi, J, phit, _ = self.constraints(q0, v0, t)
+        phi, J, phit, _ = self._host.constraints(q0, v0, t)
         pos_res = float(np.max(np.abs(phi), initial=0.0))
         vel_res = float(np.max(np.abs(J @ v0 + phit), initial=0.0))
         if strict and max(pos_res, vel_res) > tol:
             worst = self.row_labels[int(np.argmax(np.abs(phi)))] if pos_res > tol else \
                 self.row_labels[int(np.argmax(np.abs(J @ v0 + phit)))]
-            raise BuildError(f"mechanism '{self.name}': inconsistent initial conditions "
+            raise BuildError(f"mechanism '{self._host.name}': inconsistent initial conditions "
                              f"(position residual {pos_res:.3g}, velocity residual "
                              f"{vel_res:.3g}, worst '{worst}'); fix the positions/velocities "
                              "or let assemble() correct them (strict=False)")
@@ -254,22 +277,52 @@ class Corrections:
         redundant = [lab for lab in dependent if lab not in dropped]
         singular: list[str] = []
         if self.m:  # the rows the index-1 solves use from here (:mod:`.redundancy`)
-            self.rows.select(self.constraints(q, v, t)[1])
+            self.rows.select(self._host.constraints(q, v, t)[1])
         if redundant:  # redundant, or dependent only at this position (a singular start)?
             D = self.rows.D  # the rank-revealing QR of rank(), at the same J
-            keep = persistent(self, q, t, D)
+            keep = persistent(self._host, q, t, D)
             redundant = [self.row_labels[d] for d in keep if not self.dropped[d]]
             singular = [self.row_labels[d] for d in D
                         if d not in keep][:len(D) - len(keep)]
-        self.q_init, self.v_init = q, v
         report = {"position_residual": pos_res, "velocity_residual": vel_res,
                   "position_change": float(np.max(np.abs(q - q0), initial=0.0)),
                   "velocity_change": float(np.max(np.abs(v - v0), initial=0.0)),
                   "newton_iterations": iters, "constraints": self.m, "rank": rank,
                   "redundant": redundant, "dropped": dropped, "singular": singular,
                   "dof": self.nv - rank - len(singular)}
-        self.assembly = report
-        return report
+        return report, q, v
+
+
+def partition(J: np.ndarray) -> np.ndarray:
+    """Dependent velocity variables for ``J``: the best-conditioned square block (QR with
+    column pivoting), one per independent row."""
+    if J.shape[0] == 0:
+        return np.zeros(0, dtype=int)
+    R, piv = sla.qr(J, pivoting=True, mode="r")
+    d = np.abs(np.diag(R))
+    r = int(np.sum(d > 1e-9 * max(1.0, d[0])))
+    return np.sort(piv[:r])
+
+
+def _square_solver(Jd: Any, keep_tol: float = 1e-3):
+    """A solver (``.solve(b)``) for the square block ``Jd`` (sparse: SuperLU; dense:
+    LAPACK LU), or None when it is not square, singular, or its LU pivots are not
+    within ``keep_tol`` of each other (then a new partition is chosen)."""
+    if Jd.shape[0] != Jd.shape[1] or Jd.shape[0] == 0:
+        return None
+    if isinstance(Jd, np.ndarray):
+        lu, piv = sla.lu_factor(Jd, check_finite=False)
+        d = np.abs(np.diag(lu))
+        if not d.min() > max(keep_tol, 1e-14) * d.max():
+            return None
+        return _DenseLU(lu, piv)
+    from scipy.sparse.linalg import splu
+    try:
+        lu = splu(Jd.tocsc())
+    except RuntimeError:  # exactly singular
+        return None
+    d = np.abs(lu.U.diagonal())
+    return lu if d.min() >= keep_tol * d.max() else None
 
 
 class _DenseLU:

@@ -14,10 +14,12 @@ bodies and markers, non-positive mass or inertia, redundant constraints
 :mod:`.redundancy`; :meth:`Mechanism.drop_rows` drops a row by name), inconsistent
 initial conditions (made consistent by Newton projection and reported, or refused when
 ``strict=True``), singular configurations (reported with the joint rows that
-lost rank).  Rank, projections, partitioning and assembly are the mixin
-:class:`~.corrections.Corrections`.  ``q`` and ``v`` hold the bodies' coordinates in the
-order the bodies were added; :meth:`Mechanism.layout` gives each body's slices and the
-names of their entries (:mod:`.bodies` for the conventions).
+lost rank).  Rank, projections, partitioning and assembly are an object the
+mechanism holds (:class:`~.corrections.Corrections`, ``mech.corrections``); the scales
+that make its checks the same in any units are :mod:`.scales`.  ``q`` and ``v`` hold
+the bodies' coordinates in the order the bodies were added; :meth:`Mechanism.layout`
+gives each body's slices and the names of their entries (:mod:`.bodies` for the
+conventions).
 """
 
 from __future__ import annotations
@@ -30,9 +32,10 @@ from cosim.block import did_you_mean
 from cosim.errors import BuildError, StepError
 
 from . import forces as _forces
+from . import scales
 from .bodies import Body, Kin, Marker
 from .bodies import planar_offset as _planar_offset
-from .corrections import Corrections
+from .corrections import Corrections, partition
 from .formulations import Formulation, solve
 from .geometry import cross, quat_axis_angle, quat_from_matrix, quat_matrix, quat_rate, rot2
 from .joints import JOINTS
@@ -67,7 +70,7 @@ class BodyHandle:
         return self.mech.marker(self.body.name, name, position, orientation)
 
 
-class Mechanism(Corrections):
+class Mechanism:
     """See the module docstring.  ``dim`` is 2 (planar) or 3 (spatial)."""
 
     def __init__(self, name: str, dim: int = 2, gravity: Any = None,
@@ -94,7 +97,7 @@ class Mechanism(Corrections):
 
     _LAYOUT = ("nq", "nv", "m", "M", "Minv", "q0", "v0", "prims", "row_labels", "joint_rows",
                "holonomic", "moving", "load_names", "length_scale", "row_scale",
-               "rank_metric", "penalty_rows", "dropped", "rows")
+               "rank_metric", "penalty_rows", "dropped", "rows", "corrections")
 
     def __getattr__(self, name: str) -> Any:
         """Layout attributes (``nq``, ``nv``, ``M``, ...) finalize the mechanism on first use."""
@@ -309,10 +312,13 @@ class Mechanism(Corrections):
         self.q0 = np.concatenate([b.q0 for b in self.moving]) if self.moving else np.zeros(0)
         self.v0 = np.concatenate([b.v0 for b in self.moving]) if self.moving else np.zeros(0)
         self.load_names = list(self.loads)
-        self.length_scale, self.row_scale = self._scales()
-        self.rank_metric = self._rank_metric()
-        self.penalty_rows = self._penalty_rows()
-        self.dropped = self._dropped_mask()
+        self.length_scale, self.row_scale = scales.length_scales(self.markers, self.bodies,
+                                                                 self.joints, self.prims)
+        self.rank_metric = scales.rank_metric(self.markers, self.moving, self.nv,
+                                              self.length_scale)
+        self.penalty_rows = scales.penalty_rows(self.moving, self.M, self.length_scale,
+                                                self.row_scale, self.prims)
+        self.dropped = scales.dropped_mask(self.name, self.row_labels, self._drop)
         self.rows = RowSet(self.rank_metric, self.row_scale / self.length_scale)
         from . import fast
         if self.compiled is True and not fast.HAVE_NUMBA:
@@ -329,85 +335,12 @@ class Mechanism(Corrections):
                     raise BuildError(f"mechanism '{self.name}': compiled=True, but {exc}; "
                                      "leave compiled unset to use the Python path") from None
                 self._tables = None
+        self.corrections = Corrections(
+            self, nv=self.nv, m=self.m, Minv=self.Minv, holonomic=self.holonomic,
+            dropped=self.dropped, row_scale=self.row_scale, rank_metric=self.rank_metric,
+            row_labels=self.row_labels, rows=self.rows, q0=self.q0, v0=self.v0,
+            tables=self._tables)
         self._final = True
-
-    def _dropped_mask(self) -> np.ndarray:
-        """The rows named in :meth:`drop_rows` (unknown names are a BuildError)."""
-        mask = np.zeros(len(self.row_labels), bool)
-        index = {label: i for i, label in enumerate(self.row_labels)}
-        for label in self._drop:
-            if label not in index:
-                joint = label.split(".")[0]
-                rows = [r for r in self.row_labels if r.split(".")[0] == joint]
-                raise BuildError(f"mechanism '{self.name}': drop_rows('{label}'): no such "
-                                 "constraint row; "
-                                 + (f"joint '{joint}' has rows {', '.join(rows)}" if rows else
-                                    f"rows are named 'joint.row'{did_you_mean(label, index)}"))
-            mask[index[label]] = True
-        return mask
-
-    def _scales(self) -> tuple[float, np.ndarray]:
-        """The mechanism's length scale ``L`` (largest marker offset on a moving body or
-        distance-joint length, 1 m if none) and per constraint row the size of a unit
-        violation: ``L`` for point and plane rows, 1 for angle rows, ``2 l L`` for a
-        distance row ``|d|^2 - l^2`` (so ``Phi / scale`` is a length error over ``L`` or
-        an angle)."""
-        L = 0.0
-        for (bname, _), mk in self.markers.items():
-            if self.bodies[bname].kind != "ground":
-                L = max(L, float(np.linalg.norm(mk.s)))
-        for j in self.joints.values():
-            L = max(L, float(getattr(j, "length", 0.0)))
-        L = L if L > 0 else 1.0
-        scale = []
-        for p in self.prims:
-            name = type(p).__name__
-            if name in ("Dot1", "Angle"):
-                scale += [1.0] * p.rows
-            elif name == "Distance":
-                scale += [2.0 * max(abs(float(p.fn(0.0)[0])), 1e-12) * L] * p.rows
-            else:
-                scale += [L] * p.rows
-        return L, np.array(scale)
-
-    def _rank_metric(self) -> np.ndarray:
-        """``W = D^-2`` (nv x nv, diagonal) of the rank measure ``J W J'``
-        (:meth:`rank_measure`): ``D`` is 1 on translational velocities and the body's
-        length (its largest marker offset, else the mechanism's ``L``) on angular ones, so
-        that ``J D^-1`` is dimensionless: the measure is the same in any unit of length
-        (and mass and time, which ``J`` does not hold).  Kinematic, not the mass metric
-        ``M^-1``: a light link between two joints would make its rows look dependent."""
-        size: dict = {}
-        for (bname, _), mk in self.markers.items():
-            size[bname] = max(size.get(bname, 0.0), float(np.linalg.norm(mk.s)))
-        w = np.ones(self.nv)
-        for b in self.moving:
-            rot = {"planar": (2,), "spatial": (3, 4, 5)}.get(b.kind, ())
-            Lb = size.get(b.name, 0.0) or self.length_scale
-            for k in rot:
-                w[b.iv + k] = 1.0 / (Lb * Lb)
-        return np.diag(w)
-
-    def _penalty_rows(self) -> np.ndarray:
-        """Per constraint row, the weight the penalty formulations multiply by their
-        ``penalty`` factor: the largest body mass ``m`` on a point row, ``m L^2`` on an
-        angle row (``L`` the length scale), ``m / l^2`` on a distance row ``|d|^2 - l^2``
-        (``J' a J = 4 m`` along the link), so that ``J' a J`` has the units of ``M`` row by
-        row and the run is the same in any units (one ``penalty * max(diag M)`` for all
-        rows mixed kg and kg m^2; a point row and a distance row of 1 m weigh as before)."""
-        mass = 0.0
-        for b in self.moving:
-            n = {"planar": 2, "spatial": 3}.get(b.kind, b.nv)
-            if n:
-                mass = max(mass, float(np.max(np.diag(self.M)[b.iv:b.iv + n])))
-        mass = mass if mass > 0 else 1.0
-        w = mass * (self.length_scale / self.row_scale) ** 2
-        r = 0
-        for p in self.prims:
-            if type(p).__name__ == "Distance":  # row_scale 2 l L: m / (4 l^2) -> m / l^2
-                w[r:r + p.rows] *= 4.0
-            r += p.rows
-        return w
 
     def layout(self) -> dict[str, dict]:
         """Where each body's coordinates are in ``q`` and ``v``: ``{body: {"kind", "q",
@@ -438,6 +371,52 @@ class Mechanism(Corrections):
         """Degrees of freedom (velocity variables minus independent constraint rows)."""
         self.finalize()
         return self.nv - self.rank(self.q0, 0.0)[0]
+
+    # ------------------------------- corrections (:class:`.corrections.Corrections`)
+    def rank_measure(self, q: np.ndarray, t: float, eps: float = 1e-10) -> tuple:
+        """:meth:`.corrections.Corrections.rank_measure`."""
+        self.finalize()
+        return self.corrections.rank_measure(q, t, eps)
+
+    def rank(self, q: np.ndarray, t: float, tol: float = 1e-9) -> tuple[int, list[str]]:
+        """:meth:`.corrections.Corrections.rank`."""
+        self.finalize()
+        return self.corrections.rank(q, t, tol)
+
+    def weak_rows(self, q: np.ndarray, t: float, rho: float, skip: int = 0) -> list[str]:
+        """:meth:`.corrections.Corrections.weak_rows`."""
+        self.finalize()
+        return self.corrections.weak_rows(q, t, rho, skip)
+
+    def project_positions(self, q: np.ndarray, t: float, tol: float = 1e-12,
+                          max_iter: int = 30) -> tuple[np.ndarray, int]:
+        """:meth:`.corrections.Corrections.project_positions`."""
+        self.finalize()
+        return self.corrections.project_positions(q, t, tol, max_iter)
+
+    def project_velocities(self, q: np.ndarray, v: np.ndarray, t: float) -> np.ndarray:
+        """:meth:`.corrections.Corrections.project_velocities`."""
+        self.finalize()
+        return self.corrections.project_velocities(q, v, t)
+
+    #: :func:`.corrections.partition`
+    partition = staticmethod(partition)
+
+    def correct_partitioned(self, q: np.ndarray, v: np.ndarray, t: float, tol: float = 1e-12,
+                            max_iter: int = 30, dep: Any = None,
+                            with_partition: bool = False) -> tuple:
+        """:meth:`.corrections.Corrections.correct_partitioned`."""
+        self.finalize()
+        return self.corrections.correct_partitioned(q, v, t, tol, max_iter, dep,
+                                                    with_partition)
+
+    def assemble(self, t: float = 0.0, strict: bool = False, tol: float = 1e-9) -> dict:
+        """Consistent initial positions and velocities (``q_init``, ``v_init``); returns the
+        report (``assembly``): :meth:`.corrections.Corrections.assemble`."""
+        self.finalize()
+        report, self.q_init, self.v_init = self.corrections.assemble(t, strict, tol)
+        self.assembly = report
+        return report
 
     # --------------------------------------------------------- evaluation
     def kins(self, q: np.ndarray, v: np.ndarray) -> dict:
