@@ -105,6 +105,7 @@ def _dummy_args(name: str) -> list:
     return [0.0 for p in params if p.default is p.empty and p.kind is p.POSITIONAL_OR_KEYWORD]
 
 
+@pytest.mark.timing  # a pipe and a serving thread (timeouts)
 def test_the_proxy_forwards_exactly_the_protocol(monkeypatch):
     rec = _Recorder()
     proxy, serving = _proxy(monkeypatch, rec)

@@ -192,6 +192,7 @@ def _check_filtered(tx_write, rx, frames, accept, limit, settle=lambda: None):
     assert rx.receive_batch(limit, accept) == []
 
 
+@pytest.mark.timing  # waits for frames (wait_for)
 @pytest.mark.parametrize("seed", range(3))
 @pytest.mark.parametrize("path", ["fast", "recv"])
 def test_virtual_bus_filters_in_the_base(seed, path):
@@ -205,6 +206,7 @@ def test_virtual_bus_filters_in_the_base(seed, path):
         assert rx.counters.frames_in == len(frames)  # read (and tapped), then filtered
 
 
+@pytest.mark.timing  # waits for frames (wait_for)
 @pytest.mark.parametrize("seed", range(2))
 def test_generic_and_wrapping_backends_filter_in_the_base(seed):
     from hil.can.lockstep import LockstepBus
@@ -251,6 +253,7 @@ def test_slcan_filters_in_the_base():
                             settle=lambda: hub.wait_idle(GENEROUS_S))
 
 
+@pytest.mark.timing  # waits for frames (wait_for)
 def test_backends_without_ids_refuse_accept_and_read_as_before():
     from hil.serial import EmulatedSerialBackend
     with EmulatedSerialBackend(timeout=0.0) as be:
