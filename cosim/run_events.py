@@ -84,11 +84,7 @@ class RunEvents:
         if self.left:
             self._sample()  # the left value at the event
         if z.handler is not None:
-            try:
-                z.handler(ctx)
-            except SimulationTerminated as exc:
-                exc.source = exc.source or z.block.path
-                self.pending = self.pending or exc
+            self._run(z.handler, z.block.path)
         host.reset_solver_history()
         if z.terminal:
             raise Terminate(z)
@@ -136,11 +132,7 @@ class RunEvents:
                 self._sample()  # the left value at the event (once per instant)
             for e in due:
                 host.stats["events"] += 1
-                try:
-                    e.handler(ctx)
-                except SimulationTerminated as exc:
-                    exc.source = exc.source or e.block.path
-                    self.pending = self.pending or exc
+                self._run(e.handler, e.block.path)
             host.reset_solver_history()
             host.program.evaluate(ctx, fn)
             if self.pending is not None:
@@ -168,6 +160,14 @@ class RunEvents:
         if sample:
             self._sample()
         return {"t": self.host.ctx.time, "by": by, "reason": reason}
+
+    def _run(self, handler: Any, path: str) -> None:
+        """Run an event's handler; a termination it asks for is kept pending (the first)."""
+        try:
+            handler(self.host.ctx)
+        except SimulationTerminated as exc:
+            exc.source = exc.source or path
+            self.pending = self.pending or exc
 
     def _sample(self) -> None:
         host = self.host

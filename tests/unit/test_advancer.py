@@ -1,9 +1,8 @@
 """The Simulator holds its stepping strategy (``cosim.advancer``): the advancers use only
 the host interface the contract lists, and each advancer keeps its own stepping state."""
 
-import ast
-import inspect
 import pathlib
+from functools import partial
 
 import numpy as np
 import pytest
@@ -14,26 +13,13 @@ from cosim import DiagramBuilder, Simulator
 from cosim.advancer import SteppingHost
 from cosim.fixed_step import FixedStepAdvancer
 from cosim.variable_step import VariableStepAdvancer
+from tests.unit.test_held_objects import contract, host_names
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 
-def _host_names(module: pathlib.Path) -> set[str]:
-    """Every ``host.NAME`` and ``self.host.NAME`` read in ``module``."""
-    names = set()
-    for node in ast.walk(ast.parse(module.read_text())):
-        if isinstance(node, ast.Attribute):
-            v = node.value
-            if isinstance(v, ast.Name) and v.id == "host" or (
-                    isinstance(v, ast.Attribute) and v.attr == "host"
-                    and isinstance(v.value, ast.Name) and v.value.id == "self"):
-                names.add(node.attr)
-    return names
-
-
-def _contract() -> set[str]:
-    members = {n for n, _ in inspect.getmembers(SteppingHost) if not n.startswith("_")}
-    return members | set(SteppingHost.__annotations__)
+_host_names = host_names
+_contract = partial(contract, SteppingHost)
 
 
 @pytest.mark.parametrize("module", ["fixed_step.py", "variable_step.py"])
