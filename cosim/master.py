@@ -212,6 +212,9 @@ class MasterScheduler:
         #: the run's rows, marks and results (:class:`~cosim.master_results.MasterRecord`)
         self.record = MasterRecord(self)
         self._loop, self.compiled_reason = _compiled_loop(self, compiled)
+        #: what ran the last run's macro steps: True (the compiled loop), else why the
+        #: Python loop did (``diagnostics["compiled"]``)
+        self.loop_ran: bool | str = self.compiled_reason or "not run yet"
 
     # ----------------------------------------------------------- set-up
     def _check_high_order_start(self) -> None:
@@ -401,6 +404,8 @@ class MasterScheduler:
 
     def _run(self, t_end_s: float, t0_s: float) -> Results:
         self.terminated = None
+        self.loop_ran = self.compiled_reason or \
+            "no macro step was left for the compiled loop (the Python loop ran them)"
         if getattr(self.coupling, "needs_rollback", False):
             self.check_rollback(f"coupling '{self.coupling.name}'")
         self.initialize(t0_s)
@@ -432,7 +437,10 @@ class MasterScheduler:
                                  f"compiled: {why}; pass compiled=None to fall back to the "
                                  "Python loop")
             self.compiled_reason = why
-            if not why:
+            if why:
+                self.loop_ran = why
+            else:
+                self.loop_ran = True
                 k, array = self._loop.run(self, k, end, record.times, record.rows)
                 self._check_terminated()
         while self.t < end and self.terminated is None:
@@ -493,7 +501,7 @@ class MasterScheduler:
             "unrecoverable_steps": c.unrecoverable,
             "steps_over_tol_at_h_min": c.over_tol_at_min,
             "energy_residual_total": c.energy_total if self.bonds else None,
-            "compiled": self.compiled_reason or True,
+            "compiled": self.loop_ran,
             "iterations_per_step_max": max(c.iterations, default=0),
             "iterations_per_step_mean": float(np.mean(c.iterations)) if c.iterations
             else 0.0,

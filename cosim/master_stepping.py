@@ -30,7 +30,7 @@ import time
 import warnings
 from typing import Any
 
-from .errors import CosimWarning, ParameterError
+from .errors import BuildError, CosimWarning, ParameterError
 from .time import SECONDS_PER_TICK
 
 __all__ = ["MasterStepper"]
@@ -92,6 +92,12 @@ class MasterStepper:
         """Initialize the master at ``t0_s`` and keep its first row (done by the first
         :meth:`step` if not called)."""
         m = self.master
+        if m.compiled:
+            raise BuildError(f"{self.who}: MasterScheduler(compiled=True), but a stepper runs "
+                             "one macro step at a time in the Python loop; use master.run() "
+                             "for the compiled loop, or compiled=None")
+        m.loop_ran = ("stepped one macro step at a time by the caller (master.stepper()): the "
+                      "Python loop")
         if getattr(m.coupling, "needs_rollback", False):
             m.check_rollback(f"coupling '{m.coupling.name}'")
         m.terminated = None

@@ -9,8 +9,12 @@ that calls the FMUs' own ``fmi2SetReal``, ``fmi2SetRealInputDerivatives``,
 and writes the newest value of every signal at each communication point into a
 NumPy buffer.  Python is re-entered only between chunks of steps (stream writers,
 termination).  The C source is :mod:`fmus.compiled_master_c`, compiled once with
-gcc and cached (``$COSIM_CACHE_DIR``, else ``~/.cache/cosim``, else the temporary
-directory).
+``$CC`` (default gcc; arguments allowed) and cached by the hash of source, flags and
+compiler (:mod:`fmus.c_cache`: a cached library needs no compiler and may sit in a
+read-only cache).  A missing or failing compiler is a reason like any other: with
+``compiled=None`` the master warns once, names it in ``diagnostics["compiled"]`` and runs
+the Python loop; with ``compiled=True`` it is a :class:`~cosim.errors.BuildError` holding
+the compiler's message.
 
 The results equal the Python path's to round-off: the same inputs (the newest
 value for held inputs, bit for bit; the same extrapolation polynomials, whose
@@ -37,26 +41,24 @@ Limitations
 * The high-order start (orders 2-3) runs in Python before the loop takes over.
 * Per-macro-step diagnostics: ``wall_s`` is the mean of each chunk of steps and
   the per-subsystem wall times are not measured inside the loop.
-* Needs gcc (as the FMU export does); without it the Python loop runs.
+* Needs a C compiler (``$CC``) or the library in a cache folder; without either the Python
+  loop runs (above).
 """
 
 from __future__ import annotations
 
 import ctypes
-import hashlib
 import os
-import shutil
-import subprocess
-import tempfile
 import time as _time
-from pathlib import Path
+import warnings
 from typing import Any
 
 import numpy as np
 
 from cosim.coupling import GaussSeidel, Jacobi
-from cosim.errors import BuildError
+from cosim.errors import BuildError, CosimWarning
 
+from .c_cache import shared_library
 from .compiled_master_c import SOURCE
 from .driver import STATUS, c_entry_points
 from .errors import FMUCallError, FMUDiscardError
@@ -68,56 +70,35 @@ _CFLAGS = ("-shared", "-fPIC", "-O2", "-std=c99", "-ffp-contract=off", "-Wall")
 _FUNCS = ("fmi2SetReal", "fmi2GetReal", "fmi2DoStep", "fmi2SetRealInputDerivatives",
           "fmi2SetInteger", "fmi2GetInteger", "fmi2SetBoolean", "fmi2GetBoolean")
 _KIND = {"real": 0, "int": 1, "bool": 2}
-_lib: Any = None
-
-
-def _cache_dir() -> Path:
-    for cand in (os.environ.get("COSIM_CACHE_DIR"), Path.home() / ".cache" / "cosim",
-                 Path(tempfile.gettempdir()) / "cosim-cache"):
-        if not cand:
-            continue
-        try:
-            Path(cand).mkdir(parents=True, exist_ok=True)
-            if os.access(cand, os.W_OK):
-                return Path(cand)
-        except OSError:
-            continue
-    raise BuildError("compiled master loop: no writable cache directory; set COSIM_CACHE_DIR")
+_libs: dict = {}  #: ``$CC`` -> the loaded library, or the BuildError of building it
 
 
 def _library() -> Any:
-    """The compiled loop (compiled on first use, then cached by source hash)."""
-    global _lib
-    if _lib is not None:
-        return _lib
-    cc = shutil.which(os.environ.get("CC") or "gcc")
-    if cc is None:
-        raise BuildError("compiled master loop: C compiler 'gcc' not found; install gcc, set "
-                         "CC, or pass MasterScheduler(compiled=False)")
-    digest = hashlib.sha1((SOURCE + " ".join(_CFLAGS)).encode()).hexdigest()[:16]
-    out = _cache_dir() / f"cosim-master-{digest}.so"
-    if not out.exists():
-        with tempfile.TemporaryDirectory() as td:
-            src = Path(td) / "master.c"
-            src.write_text(SOURCE)
-            tmp = Path(td) / out.name
-            proc = subprocess.run([cc, *_CFLAGS, str(src), "-o", str(tmp)],
-                                  capture_output=True, text=True)
-            if proc.returncode != 0:
-                raise BuildError(f"compiled master loop: gcc failed:\n{proc.stderr[:2000]}\n"
-                                 "pass MasterScheduler(compiled=False) to use the Python loop")
-            part = out.with_suffix(f".{os.getpid()}.part")
-            shutil.copyfile(tmp, part)
-            part.replace(out)
-    lib = ctypes.CDLL(str(out))
-    lib.cosim_master_run.restype = ctypes.c_int
-    lib.cosim_master_run.argtypes = [ctypes.POINTER(_Plan), ctypes.c_int64, ctypes.c_int64,
-                                     ctypes.c_int, ctypes.POINTER(ctypes.c_double),
-                                     ctypes.POINTER(ctypes.c_int),
-                                     ctypes.POINTER(ctypes.c_int),
-                                     ctypes.POINTER(ctypes.c_int)]
-    _lib = lib
-    return lib
+    """The compiled loop, loaded (built on first use and cached, :mod:`fmus.c_cache`); a
+    :class:`BuildError` if it cannot be built (kept: the compiler runs once per ``$CC``)."""
+    key = os.environ.get("CC")
+    got = _libs.get(key)
+    if got is None:
+        try:
+            path = shared_library("cosim-master", SOURCE, _CFLAGS, "compiled master loop")
+            lib = ctypes.CDLL(str(path))
+        except BuildError as exc:
+            got = exc
+        except OSError as exc:  # a library that does not load (another platform's)
+            got = BuildError(f"compiled master loop: the compiled library does not load: "
+                             f"{exc}")
+        else:
+            fn = lib.cosim_master_run
+            fn.restype = ctypes.c_int
+            fn.argtypes = [ctypes.POINTER(_Plan), ctypes.c_int64, ctypes.c_int64,
+                           ctypes.c_int, ctypes.POINTER(ctypes.c_double),
+                           ctypes.POINTER(ctypes.c_int), ctypes.POINTER(ctypes.c_int),
+                           ctypes.POINTER(ctypes.c_int)]
+            got = lib
+        _libs[key] = got
+    if isinstance(got, BuildError):
+        raise got
+    return got
 
 
 _P = ctypes.POINTER
@@ -183,8 +164,15 @@ class CompiledLoop:
                 if kind not in "iub" or scale != 1.0 or bias != 0.0:
                     return (f"input '{s.name}.{v.port}' ({v.type}) is fed by a Real output or "
                             "through a unit scale/offset (its rounding runs in Python)")
-        if shutil.which(os.environ.get("CC") or "gcc") is None:
-            return "no C compiler (gcc) found"
+        try:
+            _library()
+        except BuildError as exc:
+            why = f"the C loop could not be built: {exc}"
+            if master.compiled is None:
+                warnings.warn(f"MasterScheduler: {why}\nThe macro steps run in the Python "
+                              "loop (pass compiled=False to choose it without this warning)",
+                              CosimWarning, stacklevel=4)
+            return why
         return ""
 
     def run_reason(self, master: Any) -> str:

@@ -1,0 +1,135 @@
+"""The compiled master loop fails safe (issue 34, "fail safe ... say the truth"): a missing
+or failing C compiler falls back to the Python loop with one warning and the reason in the
+diagnostics (``compiled=True`` raises with the compiler's message); ``CC`` may carry
+arguments; a cached library needs no compiler and may sit in a read-only cache; the
+diagnostics say what ran (a stepper runs the Python loop)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+import warnings
+
+import numpy as np
+import pytest
+
+from bench.lim import CONNECTIONS
+from cosim import MasterScheduler
+from cosim.errors import BuildError, CosimWarning
+
+pytest.importorskip("fmpy")
+
+import fmus.compiled_master as cm  # noqa: E402
+from fmus import load_fmu  # noqa: E402
+from fmus.c_cache import library_name  # noqa: E402
+from tests.fmu_builders import build_c_fmu  # noqa: E402
+
+H = 1e-3
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory):
+    d = tmp_path_factory.mktemp("failsafe_fmus")
+    return build_c_fmu("lim_m1", d), build_c_fmu("lim_m2", d)
+
+
+@pytest.fixture
+def fresh(monkeypatch, tmp_path):
+    """A build as in a fresh process: no library loaded, an empty cache of our own."""
+    monkeypatch.setattr(cm, "_libs", {})
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("COSIM_CACHE_DIR", str(cache))
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("TMPDIR", str(tmp_path / "tmp"))
+    (tmp_path / "tmp").mkdir()
+    return cache
+
+
+def _master(files, **kw):
+    return MasterScheduler([load_fmu(files[0], name="m1"), load_fmu(files[1], name="m2")],
+                           CONNECTIONS, H, extrapolation=1, **kw)
+
+
+def _python_rows(files):
+    return _master(files, compiled=False).run(0.2)
+
+
+@pytest.mark.parametrize("cc, said", [
+    ("/bin/false", "exit status 1"),
+    ("gcc -nostdinc", "stdint.h"),          # the libc headers missing
+    ("no-such-compiler-cc", "not found"),
+])
+def test_a_missing_or_failing_compiler_falls_back_with_one_warning(files, fresh, monkeypatch,
+                                                                    cc, said):
+    monkeypatch.setenv("CC", cc)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        m = _master(files)
+    ours = [w for w in caught if issubclass(w.category, CosimWarning)
+            and "could not be built" in str(w.message)]
+    assert len(ours) == 1 and said in str(ours[0].message), [str(w.message) for w in caught]
+    res = m.run(0.2)
+    assert isinstance(res.diagnostics["compiled"], str)
+    assert said in res.diagnostics["compiled"]
+    ref = _python_rows(files)
+    for name in ("m1.x1", "m2.x2"):
+        assert np.array_equal(res[name], ref[name])
+    with pytest.raises(BuildError, match="could not be built") as exc:
+        _master(files, compiled=True)
+    assert said in str(exc.value)
+
+
+def test_a_compiler_with_arguments_works(files, fresh, monkeypatch):
+    monkeypatch.setenv("CC", "gcc -m64 -O1")
+    res = _master(files, compiled=True).run(0.2)
+    assert res.diagnostics["compiled"] is True
+    assert [p.name for p in fresh.iterdir()] == [library_name("cosim-master", cm.SOURCE,
+                                                              cm._CFLAGS)]
+
+
+def test_a_cached_library_needs_no_compiler_and_no_write(files, fresh, monkeypatch):
+    monkeypatch.delenv("CC", raising=False)
+    assert _master(files, compiled=True).run(0.05).diagnostics["compiled"] is True
+    (lib,) = fresh.iterdir()
+    stamp = (lib.stat().st_mtime_ns, sorted(p.name for p in fresh.iterdir()))
+    os.chmod(fresh, 0o555)
+    try:
+        code = textwrap.dedent(f"""
+            import shutil, sys
+            assert shutil.which("gcc") is None, shutil.which("gcc")
+            from cosim import MasterScheduler
+            from fmus import load_fmu
+            from bench.lim import CONNECTIONS
+            subs = [load_fmu({str(files[0])!r}, name="m1"), load_fmu({str(files[1])!r}, name="m2")]
+            res = MasterScheduler(subs, CONNECTIONS, {H}, compiled=True).run(0.05)
+            print(res.diagnostics["compiled"])
+        """)
+        env = dict(os.environ, PATH="/nonexistent", PYTHONPATH=ROOT)
+        proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env,
+                              capture_output=True, text=True, timeout=300)
+    finally:
+        os.chmod(fresh, 0o755)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert proc.stdout.strip() == "True"
+    assert (lib.stat().st_mtime_ns, sorted(p.name for p in fresh.iterdir())) == stamp
+
+
+def test_the_diagnostics_say_a_stepper_ran_the_python_loop(files):
+    m = _master(files)
+    assert m.run(0.05).diagnostics["compiled"] is True
+    st = _master(files).stepper()
+    for _ in range(10):
+        st.step()
+    said = st.results().diagnostics["compiled"]
+    assert isinstance(said, str) and "stepper" in said
+    with pytest.raises(BuildError, match="stepper runs one macro step at a time"):
+        _master(files, compiled=True).stepper().step()
+
+
+def test_the_diagnostics_say_when_no_step_was_left_for_the_loop(files):
+    # a run that ends at its start: nothing ran compiled
+    said = _master(files).run(0.0).diagnostics["compiled"]
+    assert said is not True and "no macro step" in said
