@@ -388,13 +388,22 @@ class MasterScheduler:
         """Co-simulate from ``t0_s`` to ``t_end_s``; returns the published outputs.
 
         With ``writers``, every communication point also streams to disk; on failure
-        the writers are closed with the error as their status.
+        the writers are closed with the error as their status.  On failure or Ctrl-C
+        (``KeyboardInterrupt``) the exception carries the results up to the last
+        completed macro step as ``exc.results`` (``master.t`` is that step's end).
         """
         error = None
+        wall0 = _perf()
         try:
             return self._run(t_end_s, t0_s)
         except BaseException as exc:
             error = exc
+            if isinstance(exc, (Exception, KeyboardInterrupt)) and self.record.times:
+                try:
+                    exc.results = self.record.results(_perf() - wall0,
+                                                      len(self.record.times) - 1)
+                except Exception:  # noqa: BLE001 - never hide the run's own error
+                    pass
             raise
         finally:
             self._bar.done()

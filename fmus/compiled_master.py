@@ -93,7 +93,7 @@ def _library() -> Any:
             fn.argtypes = [ctypes.POINTER(_Plan), ctypes.c_int64, ctypes.c_int64,
                            ctypes.c_int, ctypes.POINTER(ctypes.c_double),
                            ctypes.POINTER(ctypes.c_int), ctypes.POINTER(ctypes.c_int),
-                           ctypes.POINTER(ctypes.c_int)]
+                           ctypes.POINTER(ctypes.c_int), ctypes.POINTER(ctypes.c_int)]
             got = lib
         _libs[key] = got
     if isinstance(got, BuildError):
@@ -132,7 +132,9 @@ def _arr(values: Any, dtype: Any) -> np.ndarray:
 class CompiledLoop:
     """Decides whether a master can run in C (:meth:`reason`) and runs it (:meth:`run`)."""
 
-    chunk = 65536  # steps per C call (1024 with stream writers)
+    chunk = 65536  #: at most this many steps per C call (1024 with stream writers)
+    #: the wall time a C call aims at (:meth:`run`)
+    slice_s = 0.02
 
     def reason(self, master: Any) -> str:
         """Why ``master`` cannot use the compiled loop ('' when it can)."""
@@ -277,46 +279,90 @@ class CompiledLoop:
 
         ``rows`` (a list) gets each row appended only when the master streams to
         writers; otherwise the rows come back as one array (``None`` if no step).
+
+        Each call into C runs as many steps as fit in :attr:`slice_s` of wall time (sized
+        from the calls before), so Python gets control back that often: Ctrl-C stops the
+        run within about that time.  Interrupted (``KeyboardInterrupt``), the run keeps
+        every macro step completed in C: ``master.t``, the histories, the FMU subsystems'
+        bookkeeping and the rows (``rows``, the writers) are those of the last completed
+        step, then the interrupt goes on.
         """
         lib = _library()
         plan, keep, keys = self._plan(master)
         H = master.H
         n_total = (end - master.t) // H
         streamed = bool(master.writers)
-        chunk = 1024 if streamed else (8192 if master.progress else self.chunk)
+        most = 1024 if streamed else self.chunk
         out = np.empty((n_total, len(keys)))
-        done = 0
-        status, sub, where = ctypes.c_int(), ctypes.c_int(), ctypes.c_int()
+        status, sub, where, progress = (ctypes.c_int() for _ in range(4))
         wall0 = _time.perf_counter()
         t_start = master.t
-        while done < n_total:
-            n = min(chunk, n_total - done)
-            view = out[done:done + n]
-            got = lib.cosim_master_run(ctypes.byref(plan), master.t, H, n,
-                                       view.ctypes.data_as(_D), ctypes.byref(status),
-                                       ctypes.byref(sub), ctypes.byref(where))
-            done += got
-            master.t += got * H
-            if streamed:  # each row streams with its own time (the writers read master.t)
-                t_chunk_end = master.t
-                for j in range(got):
-                    master.t = t_chunk_end - (got - 1 - j) * H
-                    times.append(master.t * _NS)
-                    rows.append(list(view[j]))
-                master.t = t_chunk_end
-            master._bar.update(master.t)
-            if status.value:
-                break
-        wall = _time.perf_counter() - wall0
+        done = base = 0
+        kept = [0]  # rows handed to the record (streamed)
+        n = 16  # the first call's steps: its wall time sizes the next ones
+        try:
+            while done < n_total:
+                base = done
+                n = min(n, n_total - done)
+                progress.value = 0
+                c0 = _time.perf_counter()
+                got = lib.cosim_master_run(ctypes.byref(plan), t_start + base * H, H, n,
+                                           out[base:].ctypes.data_as(_D),
+                                           ctypes.byref(status), ctypes.byref(sub),
+                                           ctypes.byref(where), ctypes.byref(progress))
+                spent = _time.perf_counter() - c0
+                done = base + got
+                master.t = t_start + done * H
+                if streamed:
+                    self._stream(master, out, t_start, kept, done, times, rows)
+                master._bar.update(master.t)
+                if status.value:
+                    break
+                n = most if spent <= 0 else max(1, min(most, int(self.slice_s * got / spent)))
+        except KeyboardInterrupt:
+            done = base + progress.value  # the steps C completed before Python got back
+            master.t = t_start + done * H
+            if streamed:
+                self._stream(master, out, t_start, kept, done, times, rows)
+            self._close(master, keep, keys, t_start, done, wall0, times)
+            if not streamed:
+                rows.extend(out[:done].tolist())
+            raise
+        self._close(master, keep, keys, t_start, done, wall0, times)
+        if status.value:
+            try:
+                self._failure(master, status.value, sub.value, where.value)
+            except BaseException:
+                if not streamed:  # the rows up to the failed step stay readable
+                    rows.extend(out[:done].tolist())
+                raise
+        return k + done, (None if streamed else out[:done])
+
+    @staticmethod
+    def _stream(master: Any, out: np.ndarray, t_start: int, kept: list, done: int,
+                times: list, rows: Any) -> None:
+        """Hand rows ``kept[0]`` to ``done`` to the record, each with its own time (the
+        writers read ``master.t``)."""
+        t_end, H = master.t, master.H
+        try:
+            while kept[0] < done:
+                j = kept[0]
+                master.t = t_start + (j + 1) * H
+                times.append(master.t * _NS)
+                rows.append(list(out[j]))
+                kept[0] = j + 1
+        finally:
+            master.t = t_end
+
+    def _close(self, master: Any, keep: dict, keys: list, t_start: int, done: int,
+               wall0: float, times: list) -> None:
+        """The master's state, counters and marks after ``done`` compiled steps."""
+        H = master.H
         self._write_back(master, keep, keys, done)
         master.counters.exchanges += done
-        master.record.mark_bulk(t_start, H, done, wall)
-        if status.value:
-            self._failure(master, status.value, sub.value, where.value)
-        if not streamed:
-            ts = (t_start + H * np.arange(1, done + 1)) * _NS
-            times.extend(ts.tolist())
-        return k + done, (None if streamed else out[:done])
+        master.record.mark_bulk(t_start, H, done, _time.perf_counter() - wall0)
+        if not master.writers:
+            times.extend(((t_start + H * np.arange(1, done + 1)) * _NS).tolist())
 
     def _write_back(self, master: Any, keep: dict, keys: list, done: int) -> None:
         """Histories and FMU subsystem bookkeeping as the Python loop would leave them."""

@@ -192,9 +192,10 @@ static int get_outputs(Plan *p, int i, int64_t t, int ft_only) {
 /* Run n_steps macro steps of H ticks from t0 ticks; rows[k * n_sig + s] is signal s at
  * t0 + (k + 1) H.  Returns the macro steps completed; *status: 0 ok, 2 a doStep
  * discarded (the step was completed with that FMU's last outputs: *sub says which),
- * 3+ an FMI error (*sub, *where: 0 set, 1 doStep, 2 get, 3 settle). */
+ * 3+ an FMI error (*sub, *where: 0 set, 1 doStep, 2 get, 3 settle).  *done counts the
+ * completed steps as they complete (their rows written): what an interrupt keeps. */
 int cosim_master_run(Plan *p, int64_t t0, int64_t H, int n_steps, double *rows,
-                     int *status, int *sub, int *where) {
+                     int *status, int *sub, int *where, volatile int *done) {
     double h = (double)H * 1e-9;
     *status = 0;
     for (int k = 0; k < n_steps; k++) {
@@ -242,6 +243,7 @@ int cosim_master_run(Plan *p, int64_t t0, int64_t H, int n_steps, double *rows,
         double *row = rows + (size_t)k * p->n_sig;
         for (int s = 0; s < p->n_sig; s++)
             row[s] = p->hist_v[(size_t)s * DEPTH + p->hist_n[s] - 1];
+        *done = k + 1;
         if (discarded >= 0) { *status = 2; *sub = discarded; *where = 1; return k + 1; }
     }
     return n_steps;

@@ -133,3 +133,50 @@ def test_the_diagnostics_say_when_no_step_was_left_for_the_loop(files):
     # a run that ends at its start: nothing ran compiled
     said = _master(files).run(0.0).diagnostics["compiled"]
     assert said is not True and "no macro step" in said
+
+
+@pytest.fixture(scope="module")
+def slow_files(tmp_path_factory):
+    """The LIM pair exported with 2000 solver steps per macro step (about 0.1 ms of work
+    per macro step: a 65,536-step call into C would last seconds)."""
+    from bench.lim import m1_diagram, m2_diagram
+    from fmus.export import export_fmu
+    d = tmp_path_factory.mktemp("slow_fmus")
+    return tuple(export_fmu(f(), d / f"slow_m{i}.fmu", "2.0", "cs", step=H / 2000,
+                            model_name=f"m{i}") for i, f in ((1, m1_diagram), (2, m2_diagram)))
+
+
+@pytest.mark.timing  # the subject is a latency (judged on a quiet machine)
+def test_ctrl_c_stops_the_compiled_loop_at_once_and_keeps_the_completed_steps(slow_files):
+    import signal
+    import threading
+    import time
+
+    from tests.timing_plugin import judge_figure
+
+    m = _master(slow_files, compiled=True)
+    sent: list[float] = []
+
+    def interrupt():
+        sent.append(time.perf_counter())
+        os.kill(os.getpid(), signal.SIGINT)
+
+    timer = threading.Timer(0.5, interrupt)
+    timer.start()
+    try:
+        with pytest.raises(KeyboardInterrupt) as exc:
+            m.run(1000.0)
+        caught = time.perf_counter()
+    finally:
+        timer.cancel()
+    latency = caught - sent[0]
+    res = exc.value.results
+    n = len(res.time) - 1
+    assert n > 0 and m.t == round(n * H * 1e9) and res.time[-1] == m.t * 1e-9
+    assert res.diagnostics["macro_steps"] == n
+    # the kept steps are those of an uninterrupted run to the same time, bit for bit
+    ref = _master(slow_files, compiled=True).run(m.t * 1e-9)
+    for name in ("m1.x1", "m2.x2"):
+        assert np.array_equal(res[name], ref[name])
+    judge_figure(latency <= 0.1, f"Ctrl-C stopped the compiled loop {latency * 1e3:.1f} ms "
+                                 "after the signal, at most 100 ms")
