@@ -26,6 +26,11 @@ the other peers' published costs are quoted in the target notes):
 ``iterative/newton_vs_jacobi``
     LIM case 1, H = 1 ms, RK4 at 0.1 ms, 1 s, order 3: Newton iterative coupling
     against Jacobi, time per macro step.
+``iterative/newton_vs_jacobi/<system>``
+    the same ratio (median of 3 runs in one process) on the dual mass natively (RK4 at
+    H / 10, zero-order hold), the LIM pair as exported generated-C FMUs and as C FMUs that
+    interpolate their inputs (``tests/fmu_sources/lim_m*.h``), linear extrapolation,
+    H = 1 ms, 1 s.
 ``quarter_car/<method>``
     bench/quarter_car.py, 0.3 s: step-controlled exchange (Richardson, and
     the extrapolation defect) against exchanging at every 1e-5 s micro step
@@ -148,10 +153,66 @@ def _newton_vs_jacobi(options) -> dict:
     return make_case("iterative/newton_vs_jacobi/order3/H=1e-3/1s", m, {"jacobi": jac})
 
 
+def _pair(kind: str, H: float, order: int, coupling: str):
+    """Case function: the LIM pair as ``kind`` subsystems under ``coupling``, 1 s."""
+    from cosim import DiagramSubsystem, Iterative, Jacobi, MasterScheduler
+    from fmus import load_fmu
+
+    from . import master_fmu as mf
+    from .lim import CONNECTIONS, m1_diagram, m2_diagram
+    t0 = time.perf_counter()
+    if kind == "native":
+        subs = [DiagramSubsystem(m1_diagram(), solver="rk4", dt=H / 10),
+                DiagramSubsystem(m2_diagram(), solver="rk4", dt=H / 10)]
+    else:
+        f1, f2 = mf.fmus(H) if kind == "exported" else _interpolating_fmus()
+        subs = [load_fmu(f1, name="m1"), load_fmu(f2, name="m2")]
+    master = MasterScheduler(subs, CONNECTIONS, H, extrapolation=order, compiled=False,
+                             coupling=Iterative("newton") if coupling == "newton" else Jacobi())
+    t1 = time.perf_counter()
+    res = master.run(1.0)
+    t2 = time.perf_counter()
+    c = master.coupling
+    return t1 - t0, t2 - t1, {"sweeps_per_step": res.diagnostics["iterations_per_step_mean"],
+                              "jacobians": getattr(c, "jacobians", 0)}
+
+
+_C_FMUS: list = []
+
+
+def _interpolating_fmus():
+    """The C FMUs of the LIM pair that interpolate their inputs (built once)."""
+    if not _C_FMUS:
+        import tempfile
+        from pathlib import Path
+
+        from tests.fmu_builders import build_c_fmu
+        d = Path(tempfile.mkdtemp(prefix="cosim-bench-cfmu-"))
+        _C_FMUS.extend([build_c_fmu("lim_m1", d), build_c_fmu("lim_m2", d)])
+    return _C_FMUS
+
+
+#: the systems of the Newton / Jacobi targets: (name, kind, extrapolation order)
+NEWTON_SYSTEMS = (("dual_mass_native", "native", 0), ("lim_exported_fmus", "exported", 1),
+                  ("lim_interpolating_fmus", "interpolating", 1))
+
+
+def _newton_systems(options) -> list[dict]:
+    cases = []
+    for name, kind, order in NEWTON_SYSTEMS:
+        m = measure(lambda k=kind, o=order: _pair(k, 1e-3, o, "newton"), repeats=3,
+                    steps=1000, blocks=2, budget_s=None)
+        jac = measure(lambda k=kind, o=order: _pair(k, 1e-3, o, "jacobi"), repeats=3,
+                      steps=1000, blocks=2, budget_s=None)
+        cases.append(make_case(f"iterative/newton_vs_jacobi/{name}", m, {"jacobi": jac}))
+    return cases
+
+
 def run(options) -> dict:
     quick = options.quick
     cases = _fmu_cases(options)
     cases.append(_newton_vs_jacobi(options))
+    cases.extend(_newton_systems(options))
     t_over = 5.0 if quick else 10.0
     for coupling in ("jacobi", "gauss_seidel"):
         m = measure(lambda c=coupling: _lim(c, 1, 1e-3, 1e-3, t_over),
@@ -205,7 +266,13 @@ def targets(cases: list[dict], t_lim: float) -> list[dict]:
     py = next((c for c in cases if c["case"] == "fmu/dual_mass/H=0.001"), None)
     py_over = (py["peers"]["ours-python-loop"].get("extra", {}).get(
         "master_us_per_fmu_step_min_of_5") if py else None)
-    nj = next((c for c in cases if c["case"].startswith("iterative/newton_vs_jacobi")), None)
+    nj = next((c for c in cases if c["case"].startswith("iterative/newton_vs_jacobi/order3")),
+              None)
+
+    def newton_ratio(name):
+        c = next((c for c in cases if c["case"] == f"iterative/newton_vs_jacobi/{name}"), None)
+        r = c["ratios"].get("jacobi") if c else None
+        return 1.0 / r if r else None
     nj_ratio = 1.0 / nj["ratios"]["jacobi"] if nj and nj["ratios"].get("jacobi") else None
     return [
         make_target("FMU dual mass H=1e-3: compiled loop time / Ecos time (ratio)",
@@ -218,6 +285,10 @@ def targets(cases: list[dict], t_lim: float) -> list[dict]:
                          "runs of 2 s, H = 1 ms"),
         make_target("iterative Newton / Jacobi time per macro step (ratio)", nj_ratio, "<=",
                     "3", note="LIM, H = 1 ms, cubic, 1 s"),
+        *[make_target(f"iterative Newton / Jacobi time per macro step, {name} (ratio)",
+                      newton_ratio(name), "<=", "3",
+                      note="H = 1 ms, 1 s, median of 3 runs in one process")
+          for name, _, _ in NEWTON_SYSTEMS],
         make_target("master overhead per native subsystem macro step [us]",
                     max(over) if over else None, "<=", "10",
                     note="FMPy-driven FMUs cost 5.6-9 us per step, Ecos/libcosim 0.6-11 us"),
