@@ -35,6 +35,7 @@ from typing import Any
 import numpy as np
 
 from .errors import BuildError, LoopConvergenceError, RateError
+from .extrapolation import evaluate
 
 
 class Coupling:
@@ -129,6 +130,17 @@ class GaussSeidel(Coupling):
 
 _DISCRETE = ("; a non-Real (Boolean, Integer, Enumeration, String, Binary) coupling "
              "output changed in the last sweep: a discrete loop that does not settle")
+
+
+def _end_values(polys: dict, tau: float) -> dict:
+    """Input polynomials (``Coupling`` form) at ``tau``, as zero-order polynomials."""
+    out = {}
+    for name, c in polys.items():
+        if isinstance(c, tuple):
+            out[name] = c if len(c) == 1 else (float(evaluate(c, tau)[0]),)
+        else:
+            out[name] = evaluate(c, tau)[None, :] if len(c) > 1 else c
+    return out
 
 
 class Iterative(Coupling):
@@ -301,6 +313,11 @@ class Iterative(Coupling):
                 continue
             base = self._raw[s.name]
             y0 = {o: np.ravel(np.asarray(base[o], float)).copy() for o, _ in rows}
+            # with D, S must see the end value of the inputs through the subsystem's
+            # feedthrough (S = S0 + D): settled there as the sweep's settling does, since a
+            # subsystem may report its outputs at the step end with the inputs it was given
+            # at the start (FMUs that interpolate their inputs inside the step do)
+            settle = D is not None and s in master.settler.subs
             for src in srcs:
                 c0, cn = offsets[src]
                 for j in range(cn):
@@ -312,6 +329,9 @@ class Iterative(Coupling):
                     s.set_inputs(t0 * 1e-9, polys[s.name])
                     master.step_subsystem(s, t0, H)
                     self.jacobian_steps += 1
+                    if settle:
+                        s.set_inputs((t0 + H) * 1e-9, _end_values(polys[s.name], H * 1e-9))
+                        master.refresh_subsystem(s)
                     outs = s.get_outputs()
                     for o, (r0, rn) in rows:
                         S[r0:r0 + rn, c0 + j] = (np.ravel(np.asarray(outs[o], float))
