@@ -174,7 +174,12 @@ class Iterative(Coupling):
     ``S``: each subsystem's sensitivity of its outputs at ``t_{k+1}`` to the end
     value of its inputs (its ``step_jacobian()`` where it gives one, else one
     extra step of that subsystem alone per source it reads, by finite
-    differences); ``D``: the feedthrough Jacobian at ``t_{k+1}`` chained from the
+    differences, its outputs settled at the end value of its inputs where ``D``
+    applies: a subsystem may report its outputs at the step end with the inputs
+    of the step start, as FMUs that interpolate their inputs do, and ``S`` must
+    hold the feedthrough ``D`` removes; ``tests/system/test_master_fmu_coupling.py``
+    checks the assembled Jacobian against the sweep's by finite differences);
+    ``D``: the feedthrough Jacobian at ``t_{k+1}`` chained from the
     subsystems' ``output_jacobian()`` (FMU directional derivatives where given),
     which the settling of feedthrough outputs adds.  Sources that only feed
     inputs nothing reads (``unread_inputs()``) get no column.  The inverse of
@@ -311,31 +316,37 @@ class Iterative(Coupling):
                         S[r0:r0 + rn, c0:c0 + cn] += np.asarray(block, float).reshape(
                             rn, cn) * scale
                 continue
-            base = self._raw[s.name]
-            y0 = {o: np.ravel(np.asarray(base[o], float)).copy() for o, _ in rows}
             # with D, S must see the end value of the inputs through the subsystem's
             # feedthrough (S = S0 + D): settled there as the sweep's settling does, since a
             # subsystem may report its outputs at the step end with the inputs it was given
-            # at the start (FMUs that interpolate their inputs inside the step do)
+            # at the start (FMUs that interpolate their inputs inside the step do); the
+            # baseline too, from the state the sweep at z left (the sweep settled it with
+            # the published outputs, not with z)
             settle = D is not None and s in master.settler.subs
+
+            def outputs_at(zp, step=True, s=s, settle=settle, rows=rows):
+                polys = self._polys(master, t0, H, zp, [s])
+                if step:
+                    s.restore_state(snap["subs"][s.name])
+                    s.set_inputs(t0 * 1e-9, polys[s.name])
+                    master.step_subsystem(s, t0, H)
+                    self.jacobian_steps += 1
+                if settle:
+                    s.set_inputs((t0 + H) * 1e-9, _end_values(polys[s.name], H * 1e-9))
+                    master.refresh_subsystem(s)
+                outs = self._raw[s.name] if not (step or settle) else s.get_outputs()
+                return {o: np.ravel(np.asarray(outs[o], float)).copy() for o, _ in rows}
+
+            y0 = outputs_at(z, step=False)
             for src in srcs:
                 c0, cn = offsets[src]
                 for j in range(cn):
                     dz = self.fd_step * max(1.0, abs(z[c0 + j]))
                     zp = z.copy()
                     zp[c0 + j] += dz
-                    s.restore_state(snap["subs"][s.name])
-                    polys = self._polys(master, t0, H, zp, [s])
-                    s.set_inputs(t0 * 1e-9, polys[s.name])
-                    master.step_subsystem(s, t0, H)
-                    self.jacobian_steps += 1
-                    if settle:
-                        s.set_inputs((t0 + H) * 1e-9, _end_values(polys[s.name], H * 1e-9))
-                        master.refresh_subsystem(s)
-                    outs = s.get_outputs()
+                    outs = outputs_at(zp)
                     for o, (r0, rn) in rows:
-                        S[r0:r0 + rn, c0 + j] = (np.ravel(np.asarray(outs[o], float))
-                                                 - y0[o]) / dz
+                        S[r0:r0 + rn, c0 + j] = (outs[o] - y0[o]) / dz
         self.jacobians += 1
         if D is None:
             return S
