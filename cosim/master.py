@@ -394,6 +394,7 @@ class MasterScheduler:
         """
         error = None
         wall0 = _perf()
+        self.record.times = []  # the partial results below are this run's (record.start)
         try:
             return self._run(t_end_s, t0_s)
         except BaseException as exc:

@@ -17,7 +17,7 @@ import pytest
 
 from bench.lim import CONNECTIONS
 from cosim import MasterScheduler
-from cosim.errors import BuildError, CosimWarning
+from cosim.errors import BuildError, CosimWarning, RateError
 
 pytest.importorskip("fmpy")
 
@@ -180,3 +180,12 @@ def test_ctrl_c_stops_the_compiled_loop_at_once_and_keeps_the_completed_steps(sl
         assert np.array_equal(res[name], ref[name])
     judge_figure(latency <= 0.1, f"Ctrl-C stopped the compiled loop {latency * 1e3:.1f} ms "
                                  "after the signal, at most 100 ms")
+
+
+def test_a_run_that_fails_before_its_first_point_carries_no_old_results(files):
+    m = _master(files)
+    m.run(0.01)
+    with pytest.raises(RateError) as exc:
+        m.run(float("nan"))  # refused before the first communication point
+    assert not hasattr(exc.value, "results")
+
