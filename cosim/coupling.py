@@ -325,16 +325,19 @@ class Iterative(Coupling):
             settle = D is not None and s in master.settler.subs
 
             def outputs_at(zp, step=True, s=s, settle=settle, rows=rows):
-                polys = self._polys(master, t0, H, zp, [s])
-                if step:
-                    s.restore_state(snap["subs"][s.name])
-                    s.set_inputs(t0 * 1e-9, polys[s.name])
-                    master.step_subsystem(s, t0, H)
-                    self.jacobian_steps += 1
-                if settle:
-                    s.set_inputs((t0 + H) * 1e-9, _end_values(polys[s.name], H * 1e-9))
-                    master.refresh_subsystem(s)
-                outs = self._raw[s.name] if not (step or settle) else s.get_outputs()
+                if step or settle:
+                    polys = self._polys(master, t0, H, zp, [s])
+                    if step:
+                        s.restore_state(snap["subs"][s.name])
+                        s.set_inputs(t0 * 1e-9, polys[s.name])
+                        master.step_subsystem(s, t0, H)
+                        self.jacobian_steps += 1
+                    if settle:
+                        s.set_inputs((t0 + H) * 1e-9, _end_values(polys[s.name], H * 1e-9))
+                        master.refresh_subsystem(s)
+                    outs = s.get_outputs()
+                else:  # the sweep at z's own outputs
+                    outs = self._raw[s.name]
                 return {o: np.ravel(np.asarray(outs[o], float)).copy() for o, _ in rows}
 
             y0 = outputs_at(z, step=False)

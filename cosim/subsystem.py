@@ -299,9 +299,13 @@ class DiagramSubsystem(Subsystem):
         self.sim = Simulator(self.wrapper, self.ctx, solver=solver, dt=dt, record=False,
                              **simulator_options)
         self.solver_name = self.sim.solver_name
-        self.dt_ticks = self.sim.grid.ticks  # the solver step (or output grid)
         self.can_save_state = not self.wrapper.compile().opaque_states or all(
             h.save is not None for h in self.wrapper.compile().opaque_states)
+
+    @property
+    def dt_ticks(self) -> int | None:
+        """The Simulator's step (or output grid) in ticks (``Simulator.grid``)."""
+        return self.sim.grid.ticks
 
     @property
     def terminated(self) -> dict | None:
