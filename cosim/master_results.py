@@ -20,17 +20,16 @@ from typing import Any
 import numpy as np
 
 from .observers import Results
-from .observers import package_versions as _package_versions
 from .ports import kept_dtype
 from .time import SECONDS_PER_TICK
+from .versions import package_versions as _package_versions
 
 _NS = SECONDS_PER_TICK
 _VERSIONS: list = []
 
 
 def package_versions() -> dict:
-    """The provenance's package versions, read once per process (reading the installed
-    metadata costs ~20 ms, more than a compiled run of 10 000 macro steps)."""
+    """The provenance's package versions, read once per process (:mod:`cosim.versions`)."""
     if not _VERSIONS:
         _VERSIONS.append(_package_versions())
     return dict(_VERSIONS[0])

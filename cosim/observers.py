@@ -13,8 +13,6 @@ from __future__ import annotations
 
 import hashlib
 import operator
-import platform
-import sys
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -22,6 +20,7 @@ import numpy as np
 
 from .errors import PortError
 from .ports import kept_dtype
+from .versions import package_versions
 
 
 class Observer:
@@ -265,15 +264,6 @@ def model_hash(diagram: Any) -> str:
     return h.hexdigest()[:16]
 
 
-def package_versions(names=("cosim", "numpy", "scipy")) -> dict:
-    from importlib.metadata import PackageNotFoundError, version
-    out = {"python": sys.version.split()[0], "platform": platform.platform()}
-    for n in names:
-        try:
-            out[n] = version(n)
-        except PackageNotFoundError:
-            out[n] = None
-    return out
 
 
 def provenance(sim: Any) -> dict:
