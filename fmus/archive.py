@@ -73,11 +73,13 @@ DEFAULT_LIMITS = ArchiveLimits()
 
 
 class ExtractedFMU:
-    """A directory holding an extracted FMU; removed when this object dies."""
+    """A directory holding an extracted FMU; removed when this object dies (``owned``).
+    ``cached``: the entry of the FMU cache it is in (:mod:`fmus.fmu_cache`), or None."""
 
     def __init__(self, root: Path, source: Path, owned: bool) -> None:
         self.root = Path(root)
         self.source = Path(source)
+        self.cached: Path | None = None
         self._finalizer = (weakref.finalize(self, shutil.rmtree, str(self.root), True)
                            if owned else None)
 
@@ -348,12 +350,15 @@ class BinaryFacts:
 
 
 def fmi_functions(fmi_major: int, interface: str) -> list[str]:
-    """The FMI functions fmpy binds for ``interface`` (all must be exported)."""
+    """The FMI functions the import binds for ``interface`` (all must be exported): FMI 2's
+    (:data:`fmus.fmi2_binary.FUNCTIONS`, fmpy's list), FMI 3's as fmpy binds them."""
+    if fmi_major == 2:
+        from .fmi2_binary import FUNCTIONS
+        return list(FUNCTIONS[interface])
     import inspect
 
-    from fmpy import fmi2, fmi3
-    cls = {(2, "ModelExchange"): fmi2.FMU2Model, (2, "CoSimulation"): fmi2.FMU2Slave,
-           (3, "ModelExchange"): fmi3.FMU3Model, (3, "CoSimulation"): fmi3.FMU3Slave,
+    from fmpy import fmi3
+    cls = {(3, "ModelExchange"): fmi3.FMU3Model, (3, "CoSimulation"): fmi3.FMU3Slave,
            (3, "ScheduledExecution"): fmi3.FMU3ScheduledExecution}[(fmi_major, interface)]
     prefix = f"fmi{fmi_major}"
     return sorted(n for n, _ in inspect.getmembers(cls) if n.startswith(prefix))

@@ -24,7 +24,6 @@ import hashlib
 import os
 import shlex
 import shutil
-import subprocess
 import tempfile
 from pathlib import Path
 
@@ -71,6 +70,7 @@ def shared_library(stem: str, source: str, flags: tuple, who: str) -> Path:
         raise BuildError(f"{who}: C compiler {argv[0]!r} not found (CC={' '.join(argv)!r}); "
                          "install gcc or set CC, or run the Python loop")
     folder = _writable_folder(who)
+    import subprocess  # only on a miss: a cached library costs no process machinery
     with tempfile.TemporaryDirectory() as td:
         src = Path(td) / f"{stem}.c"
         src.write_text(source)

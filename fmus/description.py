@@ -363,7 +363,7 @@ def _build_info(md: Any, root: Path, label: str, units: dict, port_names: dict,
                    author=md.author or "", version=md.version or "",
                    copyright=md.copyright or "", license=md.license or "",
                    generation_tool=md.generationTool or "",
-                   generation_date=md.generationDateAndTime or "", md=md)
+                   generation_date=md.generationDateAndTime or "", _md=md)
     info.problems = problems
     de = md.defaultExperiment
     if de is not None:

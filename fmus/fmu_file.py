@@ -2,7 +2,8 @@
 and subsystem stands on.
 
 An :class:`FMUFile` extracts the archive once (safely, :mod:`fmus.archive`), reads and
-checks the model description (:mod:`fmus.description`), resolves an interface and checks
+checks the model description (:mod:`fmus.description`), both kept for later processes in
+the FMU cache (:mod:`fmus.fmu_cache`), resolves an interface and checks
 its binary (:meth:`FMUFile.interface`), checks the instantiation token
 (:meth:`FMUFile.check_instance`) and gives the driver specification of an instance
 (:meth:`FMUFile.spec`).  What makes blocks and subsystems of it is one layer up
@@ -19,8 +20,9 @@ import warnings
 from pathlib import Path
 from typing import Any
 
-from .archive import ArchiveLimits, check_binary, extract_fmu, platform_binary
-from .description import FMUInfo, port_name, read_description
+from . import fmu_cache
+from .archive import ArchiveLimits, check_binary, platform_binary
+from .description import FMUInfo, port_name
 from .description_rules import grouped
 from .driver import DriverSpec
 from .errors import FMUBinaryError, FMUConfigError, FMUError, FMUWarning
@@ -53,9 +55,9 @@ class FMUFile:
                  limits: ArchiveLimits | None = None, units: dict | None = None,
                  port_names: dict | None = None) -> None:
         self.path = Path(path)
-        self.archive = extract_fmu(self.path, limits=limits)
-        self.info: FMUInfo = read_description(self.archive.root, self.path.name, validate,
-                                              units, port_names)
+        self.archive = fmu_cache.extract(self.path, limits=limits)
+        self.info: FMUInfo = fmu_cache.description(self.archive, self.path.name, validate,
+                                                   units, port_names)
         self.info.path = self.path
         warn = [p for p in self.info.problems if p.severity == "warning"]
         if warn:  # once per FMU, one line per rule

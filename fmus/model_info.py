@@ -135,7 +135,9 @@ _KINDS = {"Boolean": "bool", "String": "string", "Binary": "binary", "Clock": "c
 class FMUInfo:
     """Everything the import needs from (and shows of) an FMU's model description.
 
-    ``str(info)`` prints the metadata and a ports table.
+    ``str(info)`` prints the metadata and a ports table.  :attr:`md` is fmpy's
+    ``ModelDescription``: kept from the read, or (a record from the FMU cache,
+    :mod:`fmus.fmu_cache`) read from the extracted FMU in ``md_root`` when first asked for.
     """
 
     path: Path
@@ -160,7 +162,16 @@ class FMUInfo:
     initial_feedthrough: dict = field(default_factory=dict)
     problems: list = field(default_factory=list)
     notes: list = field(default_factory=list)         # unit mapping notes
-    md: Any = None                                    # fmpy's ModelDescription
+    _md: Any = field(default=None, repr=False)         # fmpy's ModelDescription (``md``)
+    md_root: str | None = field(default=None, repr=False)  # where to read it from if None
+
+    @property
+    def md(self) -> Any:
+        """fmpy's ``ModelDescription`` of the FMU (class docstring)."""
+        if self._md is None and self.md_root is not None:
+            from fmpy.model_description import read_model_description
+            self._md = read_model_description(self.md_root, validate=False)
+        return self._md
 
     # ------------------------------------------------------------ lookups
     @property
