@@ -15,7 +15,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from .errors import FMUBinaryError, FMUCallError, FMUDiscardError
+from .errors import FMICallException, FMUBinaryError, FMUCallError, FMUDiscardError
 from .fmi_calls import FmiCalls, ValueSet
 
 __all__ = ["Driver", "DriverSpec", "STATUS"]
@@ -118,8 +118,7 @@ class Driver:
         return err_cls(text, fname, label, self.time, log)
 
     def _status(self, name: str, status: int) -> FMUCallError:
-        from fmpy.fmi1 import FMICallException
-        return self._fail(FMICallException(function=name, status=status), name)
+        return self._fail(FMICallException(name, status), name)
 
     def _call(self, method: str, *args: Any) -> Any:
         """fmpy's method ``method`` (camel case, the same in FMI 2 and 3)."""

@@ -78,6 +78,18 @@ class FMUTerminated(FMUError, StepError):
     """The FMU asked to terminate the simulation (``terminateSimulation``)."""
 
 
+class FMICallException(Exception):  # noqa: N818 - fmpy's name, which the drivers match
+    """An FMI call returned a status above warning (``function``, ``status``), before a
+    driver names the FMU (:class:`FMUCallError`); fmpy raises its own of this name."""
+
+    def __init__(self, function: str, status: int) -> None:
+        label = ("ok", "warning", "discard", "error", "fatal", "pending")[status] \
+            if 0 <= status < 6 else "illegal return code"
+        super().__init__(f"{function} failed with status {status} ({label}).")
+        self.function = function
+        self.status = status
+
+
 class FMUWarning(CosimWarning):
     """A non-fatal FMU problem: a model description rule broken in a way the import
     can work around, a unit that cannot be mapped, a status ``Warning``."""

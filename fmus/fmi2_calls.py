@@ -3,6 +3,10 @@
 What FMI 2 does its own way: the callbacks structure with one logger for every instance
 (:func:`_callbacks`), ``fmi2SetupExperiment`` before Initialization Mode, Booleans as C
 ints, a discarded ``fmi2DoStep`` asked for its last successful time, input derivatives.
+
+The binary is loaded without fmpy (:mod:`fmus.fmi2_binary`, fmpy's import costs ~20 ms of
+a process's first run), and through fmpy's ``FMU2Model``/``FMU2Slave`` with a call log
+(fmpy formats it) or where the log proxy of :mod:`fmus.fmi2_binary` cannot be had.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ __all__ = ["Fmi2Calls"]
 _LOGGERS: dict[int, Callable] = {}  # componentEnvironment id -> its instance's log
 _LOGGER_IDS = iter(range(1, 1 << 62))
 _FMI2_LOGGER: Any = None
+_NATIVE_LOGGER: Any = None
 _STATUS = ("ok", "warning", "discard", "error", "fatal", "pending")
 
 
@@ -33,16 +38,24 @@ def _fmi2_log(env: Any, name: Any, status: int, category: Any, message: Any) -> 
         print(f"[{_STATUS[status] if 0 <= status < 6 else status}] {text}")
 
 
-def _callbacks(owner: Any, log: Callable) -> Any:
+def _callbacks(owner: Any, log: Callable, native: bool) -> Any:
     """FMI 2 callbacks whose logger reaches ``log`` (by componentEnvironment) while
-    ``owner`` lives.
+    ``owner`` lives; ``native``: for a binary of :mod:`fmus.fmi2_binary`, else fmpy's.
 
-    fmpy's logger proxy (which formats the variadic message) keeps *one* global
-    Python logger: a logger per instance would leave the proxy calling a freed callback
-    once that instance is gone.  So one permanent logger dispatches on the
-    componentEnvironment pointer.
+    The logger proxies (which format the variadic message, fmpy's and
+    :mod:`fmus.fmi2_binary`'s) keep *one* global Python logger each: a logger per instance
+    would leave the proxy calling a freed callback once that instance is gone.  So one
+    permanent logger dispatches on the componentEnvironment pointer.
     """
-    global _FMI2_LOGGER
+    global _FMI2_LOGGER, _NATIVE_LOGGER
+    if native:
+        from . import fmi2_binary
+        if _NATIVE_LOGGER is None:
+            _NATIVE_LOGGER = fmi2_binary.LOGGER_TYPE(_fmi2_log)
+        ident = next(_LOGGER_IDS)
+        _LOGGERS[ident] = log
+        weakref.finalize(owner, _LOGGERS.pop, ident, None)
+        return fmi2_binary.callbacks(_NATIVE_LOGGER, ident)
     from fmpy import calloc, free
     from fmpy.fmi2 import (
         fmi2CallbackAllocateMemoryTYPE,
@@ -80,11 +93,18 @@ class Fmi2Calls(FmiCalls, major=2):
     DERIVATIVES = "fmi2GetDerivatives"
     UPDATE_DISCRETE = "newDiscreteStates"
 
+    def __init__(self, spec: Any, call_log: Callable[[str], Any] | None = None) -> None:
+        self._logged = call_log is not None
+        super().__init__(spec, call_log)
+
     def _fmpy_class(self, interface: str) -> type:
-        from fmpy import fmi2
         if interface == "SE":
             raise FMUConfigError(f"FMU '{self.spec.label}': FMI 2 has no Scheduled "
                                  "Execution (an FMI 3 interface)")
+        from . import fmi2_binary
+        if not self._logged and not fmi2_binary.unavailable():
+            return fmi2_binary.Fmi2Model if interface == "ME" else fmi2_binary.Fmi2Slave
+        from fmpy import fmi2
         return fmi2.FMU2Model if interface == "ME" else fmi2.FMU2Slave
 
     def _load_options(self, spec: Any) -> dict:
@@ -93,7 +113,9 @@ class Fmi2Calls(FmiCalls, major=2):
     # --------------------------------------------------------- lifecycle
     def instantiate(self, log: Callable, intermediate: Callable | None = None) -> None:
         """``fmi2Instantiate`` of the interface loaded (``intermediate``: FMI 3 only)."""
-        self._callbacks = _callbacks(self, log)  # kept: the FMU calls them until freed
+        from .fmi2_binary import Fmi2Model, Fmi2Slave
+        native = isinstance(self.fmu, (Fmi2Model, Fmi2Slave))
+        self._callbacks = _callbacks(self, log, native)  # kept: the FMU calls them until freed
         self.fmu.instantiate(callbacks=self._callbacks, loggingOn=self.spec.logging_on)
 
     def enter_initialization(self, tolerance: float | None, start: float,
