@@ -31,6 +31,9 @@ the other peers' published costs are quoted in the target notes):
     H / 10, zero-order hold), the LIM pair as exported generated-C FMUs and as C FMUs that
     interpolate their inputs (``tests/fmu_sources/lim_m*.h``), linear extrapolation,
     H = 1 ms, 1 s.
+``cold_start/dual_mass/H=0.001`` (and ``/empty_cache``)
+    bench/cold_start.py: the first run in a fresh Python process, FMU loading included,
+    ours against Ecos, median of 3 (warm runs are the ``fmu/`` cases above).
 ``quarter_car/<method>``
     bench/quarter_car.py, 0.3 s: step-controlled exchange (Richardson, and
     the extrapolation defect) against exchanging at every 1e-5 s micro step
@@ -43,6 +46,7 @@ import time
 
 import numpy as np
 
+from . import cold_start
 from .harness import make_case, make_target, measure
 
 PACKAGES = ("ecospy", "tbb")
@@ -211,6 +215,7 @@ def _newton_systems(options) -> list[dict]:
 def run(options) -> dict:
     quick = options.quick
     cases = _fmu_cases(options)
+    cases.extend(cold_start.cases(options))
     cases.append(_newton_vs_jacobi(options))
     cases.extend(_newton_systems(options))
     t_over = 5.0 if quick else 10.0
@@ -280,6 +285,7 @@ def targets(cases: list[dict], t_lim: float) -> list[dict]:
                     note="Ecos C++ master (ecospy) on the same generated-C FMUs, same run"),
         make_target("FMU dual mass H=1e-4: compiled loop time / Ecos time (ratio)",
                     vs_ecos(1e-4), "<=", "1.0"),
+        *cold_start.targets(cases),
         make_target("FMU Python loop: master overhead per FMU step [us]", py_over, "<=", "5",
                     note="wall minus time inside the FMU subsystems' do_step; least of 5 "
                          "runs of 2 s, H = 1 ms"),
