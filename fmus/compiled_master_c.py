@@ -241,6 +241,7 @@ static int set_inputs(Plan *p, int i, int64_t t, int constant) {
     if (st > 1 || n == 0) return st;
     int dord = constant ? 0 : p->deriv_order[i];
     UpdateEnv *env = (!constant && p->env[i] && p->inter_on[i]) ? (UpdateEnv *)p->env[i] : NULL;
+    int moving = 0;
     for (int j = a; j < b; j++) {
         double c[4];
         int s = p->in_sig[j];
@@ -263,12 +264,15 @@ static int set_inputs(Plan *p, int i, int64_t t, int constant) {
         if (env && p->inter_pos[j] >= 0) { /* FMI 3: the polynomial for the step */
             double *e = env->coef + (size_t)p->inter_pos[j] * 4;
             e[0] = p->in_buf[j - a];
-            for (int k = 1; k < 4; k++) e[k] = scaled ? c[k] * sc : c[k];
+            for (int k = 1; k < 4; k++) {
+                e[k] = scaled ? c[k] * sc : c[k];
+                if (e[k] != 0.0) moving = 1;
+            }
         }
     }
-    if (env) {
+    if (env) { /* held inputs (all powers 0): set above, nothing to update within the step */
         env->t0 = (double)t * 1e-9;
-        env->active = 1;
+        env->active = moving;
     }
     st = c_set_real(p, i, p->in_vr + a, (size_t)n, p->in_buf);
     if (st > 1) return st;

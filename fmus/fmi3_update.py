@@ -42,7 +42,8 @@ typedef struct {
     void *set_float64;       /* its fmi3SetFloat64 */
     const unsigned int *vr;  /* the variables flagged intermediateUpdate */
     int n;
-    int active;              /* polynomials given (else the callback sets nothing) */
+    int active;              /* moving inputs given (else the callback sets nothing: the
+                                values set at the step's start stand) */
     double t0;               /* the polynomials' origin (s) */
     double *coef;            /* n x 4, lowest power first, unused powers 0 */
     double *values;          /* n: scratch */
@@ -149,10 +150,13 @@ class IntermediateInputs:
         """The polynomials of a step: per variable, coefficients lowest power first."""
         c = self.coef
         c[:] = 0.0
+        moving = 0
         for j, cs in enumerate(coeffs):
             c[4 * j:4 * j + len(cs)] = cs
+            moving = moving or any(x != 0.0 for x in cs[1:])
         self.env.t0 = t0
-        self.env.active = 1
+        # held inputs (every power above 0 is 0): the values set at the step's start stand
+        self.env.active = int(moving)
 
     def clear(self) -> None:
         self.env.active = 0
