@@ -20,12 +20,11 @@ Timed as :mod:`bench.master_fmu`: loading and instantiation are build time for b
 
 from __future__ import annotations
 
-import os
 import tempfile
 import time
 from pathlib import Path
 
-from .master_fmu import _ecos
+from .master_fmu import ecos_run
 
 T_END = 10.0
 H = 1e-3
@@ -113,19 +112,7 @@ def ours(system: str, compiled: bool | None = None, t_end: float = T_END):
 
 def ecos(system: str, t_end: float = T_END):
     """Case function: the Ecos C++ master on the same FMUs."""
-    EcosSimulation, EcosSimulationStructure = _ecos()
     specs, conns, steps = layout(system)
-    t0 = time.perf_counter()
-    ss = EcosSimulationStructure()
-    for name, path, rate in specs:
-        ss.add_model(name, os.fspath(path), steps[name] if rate != 1 else None)
-    for src, dst in conns:
-        ss.make_real_connection(src.replace(".", "::"), dst.replace(".", "::"))
-    sim = EcosSimulation(structure=ss, step_size=H)
-    t1 = time.perf_counter()
-    sim.init()
-    sim.step(int(round(t_end / H)))
-    t2 = time.perf_counter()
-    end = sim.get_real(conns[-1][0].replace(".", "::"))
-    sim.terminate()
-    return t1 - t0, t2 - t1, {"end": float(end)}
+    models = [(name, path, steps[name] if rate != 1 else None) for name, path, rate in specs]
+    build, run, end = ecos_run(models, conns, H, t_end, conns[-1][0])
+    return build, run, {"end": end}
