@@ -84,22 +84,30 @@ def _ecos():
     return EcosSimulation, EcosSimulationStructure
 
 
-def ecos(H: float, t_end: float = T_END):
-    """Case function: the Ecos C++ master (ecospy) on the same two FMUs."""
+def ecos_run(models: list, connections: list, H: float, t_end: float, read: str):
+    """The Ecos C++ master on ``models`` (``(name, path, step hint or None)``) connected by
+    ``connections`` (``("a.y", "b.u")``): ``(build s, run s, value of read at the end)``."""
     EcosSimulation, EcosSimulationStructure = _ecos()
-    from .lim import CONNECTIONS
-    f1, f2 = fmus(H)
     t0 = time.perf_counter()
     ss = EcosSimulationStructure()
-    ss.add_model("m1", os.fspath(f1))
-    ss.add_model("m2", os.fspath(f2))
-    for src, dst in CONNECTIONS:
+    for name, path, hint in models:
+        ss.add_model(name, os.fspath(path), hint)
+    for src, dst in connections:
         ss.make_real_connection(src.replace(".", "::"), dst.replace(".", "::"))
     sim = EcosSimulation(structure=ss, step_size=H)
     t1 = time.perf_counter()
     sim.init()
     sim.step(int(round(t_end / H)))
     t2 = time.perf_counter()
-    x2 = sim.get_real("m2::x2")
+    value = sim.get_real(read.replace(".", "::"))
     sim.terminate()
-    return t1 - t0, t2 - t1, {"x2_end": float(x2)}
+    return t1 - t0, t2 - t1, float(value)
+
+
+def ecos(H: float, t_end: float = T_END):
+    """Case function: the Ecos C++ master (ecospy) on the same two FMUs."""
+    from .lim import CONNECTIONS
+    f1, f2 = fmus(H)
+    build, run, x2 = ecos_run([("m1", f1, None), ("m2", f2, None)], CONNECTIONS, H, t_end,
+                              "m2.x2")
+    return build, run, {"x2_end": x2}

@@ -123,7 +123,7 @@ class MasterScheduler:
     compiled : bool, optional
         Run the macro steps in compiled code where every subsystem offers the same
         ``compiled_loop`` (FMUs: :mod:`fmus.compiled_master`) and it accepts the
-        master (explicit coupling, rate 1, no step control or bonds).  ``None``
+        master (explicit coupling, no step control or bonds).  ``None``
         (default): where possible, the reason otherwise in
         ``diagnostics["compiled"]``; ``True``: a reason is a :class:`BuildError`;
         ``False``: always the Python loop.  Results equal to round-off.

@@ -5,7 +5,8 @@ When every subsystem of a :class:`~cosim.master.MasterScheduler` is an
 explicit (:class:`~cosim.coupling.Jacobi` or :class:`~cosim.coupling.GaussSeidel`)
 with polynomial extrapolation, the master hands its macro steps to a C function
 that calls the FMUs' own ``fmi2SetReal``, ``fmi2SetRealInputDerivatives``,
-``fmi2DoStep`` and ``fmi2GetReal`` directly (addresses from the loaded binaries)
+``fmi2DoStep`` and ``fmi2GetReal`` (FMI 3: ``fmi3SetFloat64``, ``fmi3DoStep``, ...;
+FMI 2 and 3 mixed, each subsystem at its rate) directly (addresses from the loaded binaries)
 and writes the newest value of every signal at each communication point into a
 NumPy buffer.  Python is re-entered only between chunks of steps (stream writers,
 termination).  The C source is :mod:`fmus.compiled_master_c`, compiled once with
@@ -30,12 +31,18 @@ Data-exchange timing: that of the coupling (:mod:`cosim.coupling`) and of
 
 Limitations
 -----------
-* FMI 2.0 Co-Simulation FMUs in this process only (no ``out_of_process``, no
-  ``call_log``), with scalar Real, Integer, Enumeration and Boolean ports (the non-Real
-  ones held, as in Python); FMI 3 FMUs, String ports, arrays, and FMI 3 early return /
-  event mode run the Python loop, and so does an Integer or Boolean input fed by a Real
-  output or through a unit scale/offset (its rounding stays in Python).
-* Every subsystem at rate 1; no step control, power bonds, iterative coupling or
+* FMI 2.0 and 3.0 Co-Simulation FMUs in this process only (no ``out_of_process``, no
+  ``call_log``), with scalar ports: FMI 2 Real, Integer, Enumeration and Boolean, FMI 3
+  Float64, Int32 and Boolean (the non-Real ones held, as in Python); other FMI 3 types,
+  String ports and arrays run the Python loop, and so does an Integer or Boolean input fed by
+  a Real output or through a unit scale/offset (its rounding stays in Python).
+* FMI 3 intermediate update needs the C callback of :mod:`fmus.fmi3_update` (built with the
+  same compiler); an FMI 3 step that returned early, needs Event Mode, asked to terminate or
+  was discarded is finished in Python (:meth:`FMUSubsystem.finish_step
+  <fmus.subsystem.FMUSubsystem.finish_step>`, called from C); after an early return the
+  intermediate inputs are set from the polynomial evaluated by Horner's rule (the Python
+  loop evaluates it its own way: equal to round-off).
+* Subsystems at any integer rate; no step control, power bonds, iterative coupling or
   algebraic loops of feedthrough outputs across FMUs (those need the Python loop's
   rollback, energy residuals and loop solver).
 * The high-order start (orders 2-3) runs in Python before the loop takes over.
@@ -61,7 +68,7 @@ from cosim.errors import BuildError, CosimWarning
 from .c_cache import shared_library
 from .compiled_master_c import SOURCE
 from .driver import STATUS, c_entry_points
-from .errors import FMUCallError, FMUDiscardError
+from .errors import FMUCallError, FMUDiscardError, FMUError
 
 __all__ = ["CompiledLoop", "compiled_loop"]
 
@@ -69,7 +76,14 @@ _NS = 1e-9
 _CFLAGS = ("-shared", "-fPIC", "-O2", "-std=c99", "-ffp-contract=off", "-Wall")
 _FUNCS = ("fmi2SetReal", "fmi2GetReal", "fmi2DoStep", "fmi2SetRealInputDerivatives",
           "fmi2SetInteger", "fmi2GetInteger", "fmi2SetBoolean", "fmi2GetBoolean")
+_FUNCS3 = ("fmi3SetFloat64", "fmi3GetFloat64", "fmi3DoStep", "fmi3SetInt32", "fmi3GetInt32",
+           "fmi3SetBoolean", "fmi3GetBoolean")
 _KIND = {"real": 0, "int": 1, "bool": 2}
+_FMI3_TYPES = frozenset({"Float64", "Int32", "Boolean"})
+_FINISH = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_int,
+                           ctypes.c_int, ctypes.c_int, ctypes.c_double, ctypes.c_double,
+                           ctypes.c_double, ctypes.c_double)
+ST_PYTHON, ST_TERMINATED = 8, 9  #: statuses of the C loop beyond FMI's
 _libs: dict = {}  #: ``$CC`` -> the loaded library, or the BuildError of building it
 
 
@@ -91,7 +105,7 @@ def _library() -> Any:
             fn = lib.cosim_master_run
             fn.restype = ctypes.c_int
             fn.argtypes = [ctypes.POINTER(_Plan), ctypes.c_int64, ctypes.c_int64,
-                           ctypes.c_int, ctypes.POINTER(ctypes.c_double),
+                           ctypes.c_int64, ctypes.c_int, ctypes.POINTER(ctypes.c_double),
                            ctypes.POINTER(ctypes.c_int), ctypes.POINTER(ctypes.c_int),
                            ctypes.POINTER(ctypes.c_int), ctypes.POINTER(ctypes.c_int)]
             got = lib
@@ -117,7 +131,10 @@ class _Plan(ctypes.Structure):
                 ("hist_v", _D), ("hist_n", _I), ("in_buf", _D), ("der_buf", _D),
                 ("out_buf", _D), ("ord_buf", _I), ("set_int", _VP), ("get_int", _VP),
                 ("set_bool", _VP), ("get_bool", _VP), ("in_nreal", _I), ("out_nreal", _I),
-                ("in_kind", _I), ("out_kind", _I)]
+                ("in_kind", _I), ("out_kind", _I), ("fmi3", _I), ("rate", _L),
+                ("sub_t", _L), ("sub_steps", _L), ("pend", _I), ("pend_t", _L),
+                ("pend_v", _D), ("env", _VP), ("inter_on", _I), ("inter_pos", _I),
+                ("finish", ctypes.c_void_p)]
 
 
 _CT = {np.int32: ctypes.c_int, np.uint32: ctypes.c_uint, np.float64: ctypes.c_double,
@@ -148,16 +165,18 @@ class CompiledLoop:
         for s in master.subsystems:
             if getattr(type(s), "compiled_loop", None) is None:  # an FMUSubsystem has it
                 return f"subsystem '{s.name}' is not an FMU"
-            if s.rate != 1:
-                return f"subsystem '{s.name}' at rate {s.rate}"
-            if s.fmi3:
-                return f"subsystem '{s.name}' is an FMI 3 FMU"
             if s.inst.out_of_process or s.inst.call_log is not None:
                 return f"subsystem '{s.name}' runs out of process or with a call log"
             bad = [v.port for v in s.in_vars + s.out_vars if v.kind not in _KIND or v.shape]
             if bad:
                 return (f"subsystem '{s.name}' has array or String ports "
                         f"({', '.join(bad)})")
+            if s.fmi3:
+                bad = [f"{v.port} ({v.type})" for v in s.in_vars + s.out_vars
+                       if v.type not in _FMI3_TYPES]
+                if bad:
+                    return (f"subsystem '{s.name}' has FMI 3 ports of a type the loop does not "
+                            f"call ({', '.join(bad)}; it calls Float64, Int32 and Boolean)")
             for v in s.in_vars:
                 if v.kind == "real" or (s.name, v.port) not in master.sources:
                     continue
@@ -184,6 +203,10 @@ class CompiledLoop:
         for s in master.subsystems:
             if s._pending_params:
                 return f"subsystem '{s.name}' has parameter changes pending"
+            drv = s.inst.drv
+            if s.fmi3 and (s.intermediate or s.early_return) and drv.update is None:
+                return (f"subsystem '{s.name}': its FMI 3 intermediate update runs in Python "
+                        "(the C callback of fmus.fmi3_update could not be built)")
         return ""
 
     # ------------------------------------------------------------- plan
@@ -195,9 +218,20 @@ class CompiledLoop:
         fns_int: dict[str, list] = {n: [] for n in _FUNCS[4:]}
         in_start, in_vr, in_sig, in_order, in_scale, in_bias = [0], [], [], [], [], []
         out_start, out_vr, out_sig, out_ft, deriv, nsp = [0], [], [], [], [], []
+        out_port: list = []
         in_nreal, out_nreal, in_kind, out_kind = [], [], [], []
+        envs, inter_on, inter_pos = [], [], []
         for s in subs:
-            comp, fns = c_entry_points(s.inst.drv, list(_FUNCS))
+            if s.fmi3:
+                comp, f3 = c_entry_points(s.inst.drv, list(_FUNCS3))
+                fns = {"fmi2SetReal": f3["fmi3SetFloat64"], "fmi2GetReal": f3["fmi3GetFloat64"],
+                       "fmi2DoStep": f3["fmi3DoStep"], "fmi2SetRealInputDerivatives": 0,
+                       "fmi2SetInteger": f3["fmi3SetInt32"],
+                       "fmi2GetInteger": f3["fmi3GetInt32"],
+                       "fmi2SetBoolean": f3["fmi3SetBoolean"],
+                       "fmi2GetBoolean": f3["fmi3GetBoolean"]}
+            else:
+                comp, fns = c_entry_points(s.inst.drv, list(_FUNCS))
             comps.append(comp)
             fset.append(fns["fmi2SetReal"])
             fget.append(fns["fmi2GetReal"])
@@ -208,7 +242,14 @@ class CompiledLoop:
             # Real ports first (one set/get call), then the held non-Real ones
             feeds = sorted(master._feeds[s.name],
                            key=lambda f: _KIND[s._in_by_port[f[0]].kind] > 0)
+            inter = {v.port: n for n, v in enumerate(s._inter_vars)} if s.intermediate \
+                else {}
+            fed = {f[0] for f in feeds}
+            update = s.inst.drv.update if inter else None
+            envs.append(update.pointer if update is not None else 0)
+            inter_on.append(int(update is not None and set(inter) <= fed))
             for name, hist, order, scale, bias in feeds:
+                inter_pos.append(inter.get(name, -1))
                 src = master.sources[(s.name, name)][0]
                 in_vr.append(s._in_by_port[name].vr)
                 in_sig.append(sig[src])
@@ -221,6 +262,7 @@ class CompiledLoop:
             ft = {o for o, _ in master.settler.ft_outs[s.name]}
             outs = sorted(s.out_vars, key=lambda v: _KIND[v.kind] > 0)
             for v in outs:
+                out_port.append(v.port)
                 out_vr.append(v.vr)
                 out_sig.append(sig[(s.name, v.port)])
                 out_ft.append(1 if v.port in ft else 0)
@@ -234,7 +276,7 @@ class CompiledLoop:
             order = sorted(range(len(subs)), key=lambda i: rank[subs[i].name])
         else:
             order = list(range(len(subs)))
-        settle = [subs.index(s) for s in master.settler.subs if s.input_names]
+        settle = [subs.index(s) for s in master.settler.subs if s.input_names and s.rate == 1]
         n_sig = len(keys)
         hist_t = np.zeros(n_sig * 4, dtype=np.int64)
         hist_v = np.zeros(n_sig * 4)
@@ -265,13 +307,59 @@ class CompiledLoop:
             "set_bool": _arr(fns_int["fmi2SetBoolean"], np.uintp),
             "get_bool": _arr(fns_int["fmi2GetBoolean"], np.uintp),
             "in_nreal": _arr(in_nreal, np.int32), "out_nreal": _arr(out_nreal, np.int32),
-            "in_kind": _arr(in_kind, np.int32), "out_kind": _arr(out_kind, np.int32)}
+            "in_kind": _arr(in_kind, np.int32), "out_kind": _arr(out_kind, np.int32),
+            "fmi3": _arr([int(s.fmi3) for s in subs], np.int32),
+            "rate": _arr([s.rate for s in subs], np.int64),
+            "sub_t": _arr([s._t for s in subs], np.int64),
+            "sub_steps": np.zeros(len(subs), dtype=np.int64),
+            "pend": np.zeros(len(subs), dtype=np.int32),
+            "pend_t": np.zeros(len(subs), dtype=np.int64),
+            "pend_v": np.zeros(max(1, len(out_vr))), "env": _arr(envs, np.uintp),
+            "inter_on": _arr(inter_on, np.int32), "inter_pos": _arr(inter_pos, np.int32)}
+        for name, (t_end, outs) in master.pending.items():  # outputs waiting (rate > 1)
+            i = [s.name for s in subs].index(name)
+            keep["pend"][i], keep["pend_t"][i] = 1, t_end
+            for j in range(out_start[i], out_start[i + 1]):
+                keep["pend_v"][j] = float(outs[out_port[j]])
         plan = _Plan(n_subs=len(subs), n_sig=n_sig,
                      gauss_seidel=int(isinstance(master.coupling, GaussSeidel)),
                      n_settle=len(settle))
         for name, a in keep.items():
             setattr(plan, name, a.ctypes.data_as(dict(_Plan._fields_)[name]))
         return plan, keep, keys
+
+    @staticmethod
+    def _finisher(master: Any, failed: list) -> Any:
+        """The C loop's ``finish`` callback: the Python loop's
+        :meth:`~fmus.subsystem.FMUSubsystem.finish_step` for an FMI 3 step that needs it (an
+        event, an early return, termination, a discard).  Returns 1 when the subsystem
+        terminated, 0 to go on, -1 with the exception kept in ``failed``."""
+        subs = master.subsystems
+
+        def finish(i: int, st: int, event: int, term: int, early: int, last: float,
+                   t: float, h: float, t_end: float) -> int:
+            s = subs[i]
+            drv = s.inst.drv
+            try:
+                res = ("discard" if st == 2 else "ok", bool(event), bool(term), bool(early),
+                       last)
+
+                def resume(t1: float) -> tuple:  # on from an early return at t1
+                    up = drv.update
+                    if up is not None and up.env.active and s.intermediate:
+                        tau = t1 - up.env.t0  # the inputs there, as the Python loop sets them
+                        drv.set(s._inter_key, [float(((c[3] * tau + c[2]) * tau + c[1]) * tau
+                                                     + c[0]) for c in up.coef.reshape(-1, 4)
+                                               [:len(s._inter_vars)]])
+                    return drv.do_step(t1, t_end - t1, not s.can_save_state), None
+                s.finish_step(res, t, h, t_end, None, resume)
+                return 1 if s.terminated else 0
+            except BaseException as exc:  # noqa: BLE001 - never raise through C
+                if isinstance(exc, FMUError):
+                    s.inst.broken = True
+                failed.append(exc)
+                return -1
+        return _FINISH(finish)
 
     # -------------------------------------------------------------- run
     def run(self, master: Any, k: int, end: int, times: list, rows: Any) -> tuple:
@@ -289,6 +377,9 @@ class CompiledLoop:
         """
         lib = _library()
         plan, keep, keys = self._plan(master)
+        failed: list = []
+        keep["finish"] = self._finisher(master, failed)
+        plan.finish = ctypes.cast(keep["finish"], ctypes.c_void_p)
         H = master.H
         n_total = (end - master.t) // H
         streamed = bool(master.writers)
@@ -306,7 +397,7 @@ class CompiledLoop:
                 n = min(n, n_total - done)
                 progress.value = 0
                 c0 = _time.perf_counter()
-                got = lib.cosim_master_run(ctypes.byref(plan), t_start + base * H, H, n,
+                got = lib.cosim_master_run(ctypes.byref(plan), t_start + base * H, H, k + base, n,
                                            out[base:].ctypes.data_as(_D),
                                            ctypes.byref(status), ctypes.byref(sub),
                                            ctypes.byref(where), ctypes.byref(progress))
@@ -331,6 +422,8 @@ class CompiledLoop:
         self._close(master, keep, keys, t_start, done, wall0, times)
         if status.value:
             try:
+                if failed:
+                    raise failed[0]
                 self._failure(master, status.value, sub.value, where.value)
             except BaseException:
                 if not streamed:  # the rows up to the failed step stay readable
@@ -375,12 +468,14 @@ class CompiledLoop:
                 back = bool if isinstance(h.last_value, bool) else int
             h.restore(([int(x) for x in ht[4 * j:4 * j + n]],
                        [back(x) for x in hv[4 * j:4 * j + n]]))
-        for s in master.subsystems:
-            s.steps += done
-            master.counters.steps[s.name] += done
-            if done and s._h_first is None:
-                s._h_first = master.H
-            s._t = master.t
+        for i, s in enumerate(master.subsystems):
+            n = int(keep["sub_steps"][i])
+            s.steps += n
+            master.counters.steps[s.name] += n
+            if n and s._h_first is None:
+                s._h_first = s.rate * master.H
+            s._t = int(keep["sub_t"][i])
+            s.inst.drv.time = s._t * _NS
             s._pushed.clear()  # the C loop set the inputs: push all again next time
             s._sent_orders = s.deriv_order
             try:
@@ -388,8 +483,13 @@ class CompiledLoop:
             except Exception:  # noqa: BLE001 - a terminated FMU: the last row stands
                 pass
             s._out_dict = None
+            master.pending.pop(s.name, None)
+            if keep["pend"][i]:  # a slower subsystem's outputs wait for their time
+                master.pending[s.name] = (int(keep["pend_t"][i]), dict(s.get_outputs()))
 
     def _failure(self, master: Any, status: int, i: int, where: int) -> None:
+        if status == ST_TERMINATED:  # finish_step has recorded it: the run ends here
+            return
         s = master.subsystems[i]
         drv = s.inst.drv
         t = master.t * _NS

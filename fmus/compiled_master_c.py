@@ -25,21 +25,48 @@ The polynomial through the last ``order + 1`` samples (times in integer ticks,
 offsets in seconds) is the one :class:`cosim.extrapolation.SignalHistory` gives:
 the same closed form for order 1, Newton's divided differences expanded to powers
 of ``tau = t - t_k`` for orders 2-3 (equal to the Python weights to round-off).
+
+FMI 3 Co-Simulation FMUs (mixed with FMI 2 ones or not) are called through their own
+signatures (``fmi3SetFloat64``, ``fmi3SetInt32``, ``fmi3SetBoolean`` with 1-byte booleans,
+``fmi3DoStep`` with its four results).  Their inputs flagged ``intermediateUpdate`` get the
+step's polynomial in their :class:`~fmus.fmi3_update.UpdateEnv` (the FMU's callback is C,
+:mod:`fmus.fmi3_update`).  A step that needs an event iteration, returned early, asked to
+terminate or was discarded is finished by the Python loop's own code through the ``finish``
+callback (rare: once per event).
+
+Multi-rate: a subsystem of rate ``r`` steps at macro steps ``k`` with ``k % r == 0`` over
+``r H``; its outputs wait (``pend``) until the macro step that reaches their time, as the
+Python master's ``pending``, and only rate-1 subsystems settle feedthrough outputs.
 """
+
+from .fmi3_update import HEADER
 
 SOURCE = r"""
 #include <stdint.h>
 #include <stddef.h>
 #include <string.h>
-
+#include <stdbool.h>
+""" + HEADER + r"""
 typedef int (*set_real_t)(void *, const unsigned int *, size_t, const double *);
 typedef int (*get_real_t)(void *, const unsigned int *, size_t, double *);
 typedef int (*do_step_t)(void *, double, double, int);
 typedef int (*set_der_t)(void *, const unsigned int *, size_t, const int *, const double *);
 typedef int (*set_int_t)(void *, const unsigned int *, size_t, const int *);
 typedef int (*get_int_t)(void *, const unsigned int *, size_t, int *);
+/* FMI 3: every get and set also gives the number of values */
+typedef int (*set3_real_t)(void *, const unsigned int *, size_t, const double *, size_t);
+typedef int (*get3_real_t)(void *, const unsigned int *, size_t, double *, size_t);
+typedef int (*set3_int_t)(void *, const unsigned int *, size_t, const int32_t *, size_t);
+typedef int (*get3_int_t)(void *, const unsigned int *, size_t, int32_t *, size_t);
+typedef int (*set3_bool_t)(void *, const unsigned int *, size_t, const bool *, size_t);
+typedef int (*get3_bool_t)(void *, const unsigned int *, size_t, bool *, size_t);
+typedef int (*do_step3_t)(void *, double, double, bool, bool *, bool *, bool *, double *);
+/* Python finishes an FMI 3 step that needs it: 0 go on, 1 terminated, -1 an exception */
+typedef int (*finish_t)(int, int, int, int, int, double, double, double, double);
 
 #define DEPTH 4
+#define ST_PYTHON 8      /* the finishing callback raised (Python keeps the exception) */
+#define ST_TERMINATED 9  /* an FMI 3 FMU asked to terminate: the step completes */
 
 typedef struct {
     int n_subs, n_sig, gauss_seidel, n_settle;
@@ -64,6 +91,17 @@ typedef struct {
     void **set_int, **get_int, **set_bool, **get_bool;
     const int *in_nreal, *out_nreal; /* per subsystem: its Real ports (first in its range) */
     const int *in_kind, *out_kind;   /* per port: 0 Real, 1 Integer/Enumeration, 2 Boolean */
+    const int *fmi3;         /* per subsystem: 1 for an FMI 3 FMU */
+    const int64_t *rate;     /* per subsystem: steps every rate macro steps */
+    int64_t *sub_t;          /* per subsystem: the end of its last step (ticks) */
+    int64_t *sub_steps;      /* per subsystem: steps taken in this call */
+    int *pend;               /* per subsystem: outputs waiting for pend_t (rate > 1) */
+    int64_t *pend_t;
+    double *pend_v;          /* per output port */
+    void **env;              /* per subsystem: its UpdateEnv (FMI 3 intermediate), or NULL */
+    const int *inter_on;     /* per subsystem: every intermediate input connected */
+    const int *inter_pos;    /* per input port: its index in env, or -1 */
+    void *finish;            /* finish_t */
 } Plan;
 
 static void push(Plan *p, int s, int64_t t, double v) {
@@ -120,14 +158,76 @@ static int poly(const Plan *p, int s, int order, int64_t t0, double *c) {
     return n;
 }
 
+/* ----- the FMI calls of either version ----- */
+static int c_set_real(Plan *p, int i, const unsigned int *vr, size_t n, const double *v) {
+    if (p->fmi3[i]) return ((set3_real_t)p->set_real[i])(p->comp[i], vr, n, v, n);
+    return ((set_real_t)p->set_real[i])(p->comp[i], vr, n, v);
+}
+
+static int c_get_real(Plan *p, int i, const unsigned int *vr, size_t n, double *v) {
+    if (p->fmi3[i]) return ((get3_real_t)p->get_real[i])(p->comp[i], vr, n, v, n);
+    return ((get_real_t)p->get_real[i])(p->comp[i], vr, n, v);
+}
+
+static int c_set_held(Plan *p, int i, int kind, const unsigned int *vr, double v) {
+    if (p->fmi3[i]) {
+        if (kind == 2) {
+            bool b = v > 0.5;
+            return ((set3_bool_t)p->set_bool[i])(p->comp[i], vr, 1, &b, 1);
+        }
+        int32_t x = (int32_t)v;
+        return ((set3_int_t)p->set_int[i])(p->comp[i], vr, 1, &x, 1);
+    }
+    int x = kind == 2 ? (v > 0.5) : (int)v;
+    void *f = kind == 2 ? p->set_bool[i] : p->set_int[i];
+    return ((set_int_t)f)(p->comp[i], vr, 1, &x);
+}
+
+static int c_get_held(Plan *p, int i, int kind, const unsigned int *vr, double *v) {
+    int st;
+    if (p->fmi3[i]) {
+        if (kind == 2) {
+            bool b = false;
+            st = ((get3_bool_t)p->get_bool[i])(p->comp[i], vr, 1, &b, 1);
+            *v = (double)(b != 0);
+        } else {
+            int32_t x = 0;
+            st = ((get3_int_t)p->get_int[i])(p->comp[i], vr, 1, &x, 1);
+            *v = (double)x;
+        }
+        return st;
+    }
+    int x = 0;
+    void *f = kind == 2 ? p->get_bool[i] : p->get_int[i];
+    st = ((get_int_t)f)(p->comp[i], vr, 1, &x);
+    *v = kind == 2 ? (double)(x != 0) : (double)x;
+    return st;
+}
+
+/* doStep of subsystem i from tt over h (to te): an FMU status, ST_TERMINATED or ST_PYTHON */
+static int c_do_step(Plan *p, int i, double tt, double h, double te) {
+    if (!p->fmi3[i])
+        return ((do_step_t)p->do_step[i])(p->comp[i], tt, h, p->no_set_prior[i]);
+    bool ev = false, term = false, early = false;
+    double last = 0.0;
+    int st = ((do_step3_t)p->do_step[i])(p->comp[i], tt, h, p->no_set_prior[i] != 0, &ev,
+                                         &term, &early, &last);
+    if (st > 2) return st;
+    if (st == 2 || ev || term || early) { /* rare: the Python loop's own code finishes it */
+        int r = ((finish_t)p->finish)(i, st, ev, term, early, st == 2 || early ? last : te,
+                                      tt, h, te);
+        if (r < 0) return ST_PYTHON;
+        return r == 1 ? ST_TERMINATED : 0;
+    }
+    return st;
+}
+
 /* the non-Real inputs of subsystem i (after its Real ones): held, one call each */
 static int set_held(Plan *p, int i) {
     for (int j = p->in_start[i] + p->in_nreal[i]; j < p->in_start[i + 1]; j++) {
         int s = p->in_sig[j];
         double v = p->hist_v[(size_t)s * DEPTH + p->hist_n[s] - 1];
-        int x = p->in_kind[j] == 2 ? (v > 0.5) : (int)v;
-        void *f = p->in_kind[j] == 2 ? p->set_bool[i] : p->set_int[i];
-        int st = ((set_int_t)f)(p->comp[i], p->in_vr + j, 1, &x);
+        int st = c_set_held(p, i, p->in_kind[j], p->in_vr + j, v);
         if (st > 1) return st;
     }
     return 0;
@@ -140,6 +240,8 @@ static int set_inputs(Plan *p, int i, int64_t t, int constant) {
     int st = set_held(p, i);
     if (st > 1 || n == 0) return st;
     int dord = constant ? 0 : p->deriv_order[i];
+    UpdateEnv *env = (!constant && p->env[i] && p->inter_on[i]) ? (UpdateEnv *)p->env[i] : NULL;
+    int moving = 0;
     for (int j = a; j < b; j++) {
         double c[4];
         int s = p->in_sig[j];
@@ -150,7 +252,8 @@ static int set_inputs(Plan *p, int i, int64_t t, int constant) {
             poly(p, s, p->in_order[j], t, c);
         }
         double sc = p->in_scale[j], bi = p->in_bias[j];
-        p->in_buf[j - a] = (sc != 1.0 || bi != 0.0) ? c[0] * sc + bi : c[0];
+        int scaled = sc != 1.0 || bi != 0.0;
+        p->in_buf[j - a] = scaled ? c[0] * sc + bi : c[0];
         if (dord > 0) {
             double f = 1.0;
             for (int k = 1; k <= dord; k++) {
@@ -158,8 +261,20 @@ static int set_inputs(Plan *p, int i, int64_t t, int constant) {
                 p->der_buf[(size_t)(k - 1) * n + (j - a)] = c[k] * f * sc;
             }
         }
+        if (env && p->inter_pos[j] >= 0) { /* FMI 3: the polynomial for the step */
+            double *e = env->coef + (size_t)p->inter_pos[j] * 4;
+            e[0] = p->in_buf[j - a];
+            for (int k = 1; k < 4; k++) {
+                e[k] = scaled ? c[k] * sc : c[k];
+                if (e[k] != 0.0) moving = 1;
+            }
+        }
     }
-    st = ((set_real_t)p->set_real[i])(p->comp[i], p->in_vr + a, (size_t)n, p->in_buf);
+    if (env) { /* held inputs (all powers 0): set above, nothing to update within the step */
+        env->t0 = (double)t * 1e-9;
+        env->active = moving;
+    }
+    st = c_set_real(p, i, p->in_vr + a, (size_t)n, p->in_buf);
     if (st > 1) return st;
     for (int k = 1; k <= dord; k++) {
         for (int j = 0; j < n; j++) p->ord_buf[j] = k;
@@ -170,73 +285,100 @@ static int set_inputs(Plan *p, int i, int64_t t, int constant) {
     return 0;
 }
 
-static int get_outputs(Plan *p, int i, int64_t t, int ft_only) {
+/* read subsystem i's outputs; published at t, or (a step ending after this macro step)
+ * kept until the macro step that reaches t */
+static int get_outputs(Plan *p, int i, int64_t t, int ft_only, int later) {
     int a = p->out_start[i], b = a + p->out_nreal[i], e = p->out_start[i + 1];
     int st = 0;
-    if (b > a)
-        st = ((get_real_t)p->get_real[i])(p->comp[i], p->out_vr + a, (size_t)(b - a),
-                                          p->out_buf);
+    if (b > a) st = c_get_real(p, i, p->out_vr + a, (size_t)(b - a), p->out_buf);
     if (st > 1) return st;
     for (int j = b; j < e; j++) { /* non-Real outputs, exact in a double */
-        int x = 0;
-        void *f = p->out_kind[j] == 2 ? p->get_bool[i] : p->get_int[i];
-        st = ((get_int_t)f)(p->comp[i], p->out_vr + j, 1, &x);
+        st = c_get_held(p, i, p->out_kind[j], p->out_vr + j, p->out_buf + (j - a));
         if (st > 1) return st;
-        p->out_buf[j - a] = p->out_kind[j] == 2 ? (double)(x != 0) : (double)x;
+    }
+    if (later) {
+        for (int j = a; j < e; j++) p->pend_v[j] = p->out_buf[j - a];
+        p->pend[i] = 1;
+        p->pend_t[i] = t;
+        return 0;
     }
     for (int j = a; j < e; j++)
         if (!ft_only || p->out_ft[j]) push(p, p->out_sig[j], t, p->out_buf[j - a]);
     return 0;
 }
 
-/* Run n_steps macro steps of H ticks from t0 ticks; rows[k * n_sig + s] is signal s at
- * t0 + (k + 1) H.  Returns the macro steps completed; *status: 0 ok, 2 a doStep
- * discarded (the step was completed with that FMU's last outputs: *sub says which),
- * 3+ an FMI error (*sub, *where: 0 set, 1 doStep, 2 get, 3 settle).  *done counts the
- * completed steps as they complete (their rows written): what an interrupt keeps. */
-int cosim_master_run(Plan *p, int64_t t0, int64_t H, int n_steps, double *rows,
+static void publish_pending(Plan *p, int64_t t) {
+    for (int i = 0; i < p->n_subs; i++) {
+        if (!p->pend[i] || p->pend_t[i] > t) continue;
+        for (int j = p->out_start[i]; j < p->out_start[i + 1]; j++)
+            push(p, p->out_sig[j], p->pend_t[i], p->pend_v[j]);
+        p->pend[i] = 0;
+    }
+}
+
+/* one subsystem's step within the macro step from t (ticks) of H ticks */
+static int step_one(Plan *p, int i, int64_t t, int64_t H) {
+    int64_t hs = p->rate[i] * H;
+    int st = c_do_step(p, i, (double)t * 1e-9, (double)hs * 1e-9, (double)(t + hs) * 1e-9);
+    p->sub_t[i] = t + hs;
+    p->sub_steps[i]++;
+    return st;
+}
+
+/* Run n_steps macro steps of H ticks from t0 ticks (macro step k0); rows[k * n_sig + s] is
+ * signal s at t0 + (k + 1) H.  Returns the macro steps completed; *status: 0 ok, 2 an FMI 2
+ * doStep discarded (the step was completed with that FMU's last outputs: *sub says which),
+ * ST_TERMINATED an FMI 3 FMU asked to terminate (the step completed), ST_PYTHON the Python
+ * side of an FMI 3 step raised, 3+ an FMI error (*sub, *where: 0 set, 1 doStep, 2 get,
+ * 3 settle).  *done counts the completed steps as they complete (their rows written): what
+ * an interrupt keeps. */
+int cosim_master_run(Plan *p, int64_t t0, int64_t H, int64_t k0, int n_steps, double *rows,
                      int *status, int *sub, int *where, volatile int *done) {
-    double h = (double)H * 1e-9;
     *status = 0;
     for (int k = 0; k < n_steps; k++) {
-        int64_t t = t0 + (int64_t)k * H, te = t + H;
-        double tt = (double)t * 1e-9;
-        int discarded = -1, st;
+        int64_t t = t0 + (int64_t)k * H, te = t + H, kk = k0 + k;
+        int ending = -1, end_status = 0, st;
+        publish_pending(p, t);
         if (p->gauss_seidel) {
             for (int q = 0; q < p->n_subs; q++) {
                 int i = p->order[q];
+                if (kk % p->rate[i]) continue;
                 if ((st = set_inputs(p, i, t, 0)) > 1) {
                     *status = st; *sub = i; *where = 0; return k;
                 }
-                st = ((do_step_t)p->do_step[i])(p->comp[i], tt, h, p->no_set_prior[i]);
-                if (st == 2) discarded = i;
+                st = step_one(p, i, t, H);
+                if (st == 2 || st == ST_TERMINATED) { ending = i; end_status = st; }
                 else if (st > 1) { *status = st; *sub = i; *where = 1; return k; }
-                st = get_outputs(p, i, te, 0);
-                if (st > 1 && discarded != i) { *status = st; *sub = i; *where = 2; return k; }
+                st = get_outputs(p, i, p->sub_t[i], 0, p->rate[i] > 1);
+                if (st > 1 && ending != i) { *status = st; *sub = i; *where = 2; return k; }
             }
         } else {
             for (int q = 0; q < p->n_subs; q++) {
                 int i = p->order[q];
+                if (kk % p->rate[i]) continue;
                 if ((st = set_inputs(p, i, t, 0)) > 1) {
                     *status = st; *sub = i; *where = 0; return k;
                 }
             }
             for (int q = 0; q < p->n_subs; q++) {
                 int i = p->order[q];
-                st = ((do_step_t)p->do_step[i])(p->comp[i], tt, h, p->no_set_prior[i]);
-                if (st == 2) discarded = i;
+                if (kk % p->rate[i]) continue;
+                st = step_one(p, i, t, H);
+                if (st == 2 || st == ST_TERMINATED) { ending = i; end_status = st; }
                 else if (st > 1) { *status = st; *sub = i; *where = 1; return k; }
             }
             for (int q = 0; q < p->n_subs; q++) {
                 int i = p->order[q];
-                st = get_outputs(p, i, te, 0);
-                if (st > 1 && discarded != i) { *status = st; *sub = i; *where = 2; return k; }
+                if (kk % p->rate[i]) continue;
+                st = get_outputs(p, i, p->sub_t[i], 0, p->rate[i] > 1);
+                if (st > 1 && ending != i) { *status = st; *sub = i; *where = 2; return k; }
             }
         }
+        publish_pending(p, te);
         for (int q = 0; q < p->n_settle; q++) {
             int i = p->settle[q];
-            if ((st = set_inputs(p, i, te, 1)) > 1 || (st = get_outputs(p, i, te, 1)) > 1) {
-                if (discarded == i) continue;
+            if ((st = set_inputs(p, i, te, 1)) > 1 || (st = get_outputs(p, i, te, 1, 0)) > 1) {
+                if (ending == i) continue;
                 *status = st; *sub = i; *where = 3; return k;
             }
         }
@@ -244,7 +386,7 @@ int cosim_master_run(Plan *p, int64_t t0, int64_t H, int n_steps, double *rows,
         for (int s = 0; s < p->n_sig; s++)
             row[s] = p->hist_v[(size_t)s * DEPTH + p->hist_n[s] - 1];
         *done = k + 1;
-        if (discarded >= 0) { *status = 2; *sub = discarded; *where = 1; return k + 1; }
+        if (ending >= 0) { *status = end_status; *sub = ending; *where = 1; return k + 1; }
     }
     return n_steps;
 }

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from .driver_events import EventModeDriver
+from .fmi3_update import IntermediateInputs
 from .fmi_calls import FmiCalls
 
 __all__ = ["CoSimulationDriver"]
@@ -26,9 +27,17 @@ class CoSimulationDriver(EventModeDriver, interface="CS"):
         self._step_name = f"{calls.prefix}DoStep"
         self._intermediate: tuple | None = None
         self._early_request: float | None = None
+        #: the intermediate update in C (:mod:`fmus.fmi3_update`), once instantiated with it
+        self.update: IntermediateInputs | None = None
 
     def _instantiate(self) -> None:
-        self.calls.instantiate(self.messages.record, self._intermediate_update)
+        sp = self.spec
+        update = None
+        if sp.interface == "CS" and self.calls.major == 3 and \
+                (sp.early_return or sp.intermediate_vrs):
+            update = IntermediateInputs(list(sp.intermediate_vrs or []))
+        self.update = self.calls.instantiate(self.messages.record, self._intermediate_update,
+                                             update)
 
     def do_step(self, t: float, h: float, no_set_prior: bool = True) -> tuple:
         """``(status, event_needed, terminate, early_return, last_time)``; status is
@@ -42,6 +51,10 @@ class CoSimulationDriver(EventModeDriver, interface="CS"):
             if st == 2:
                 return ("discard", event, term, early, last)
             raise self._status(self._step_name, st)
+        if self.update is not None and self.update.env.errors:
+            n = self.update.take_errors()
+            self.messages.append(f"[importer] intermediate update failed: fmi3SetFloat64 "
+                                 f"returned {self.update.env.last_error} ({n} time(s))")
         self.time = last
         return ("ok", event, term, early, last)
 
@@ -54,7 +67,7 @@ class CoSimulationDriver(EventModeDriver, interface="CS"):
         for key, order, vals in derivs:
             self.set_input_derivatives(key, order, vals)
         if intermediate is not None:
-            self._intermediate = intermediate
+            self.set_intermediate(*intermediate)
         res = self.do_step(t, h, no_set_prior)
         get = self.get
         return res, [get(k) for k in out_keys]
@@ -77,10 +90,21 @@ class CoSimulationDriver(EventModeDriver, interface="CS"):
         """Inputs for FMI 3 intermediate update: ``value(t) = sum c_k (t - t0)^k`` per
         variable of the registered set ``key`` (``coeffs``: per variable, lowest first)."""
         self._intermediate = None if key is None else (key, t0, coeffs)
+        if self.update is not None:
+            if key is None:
+                self.update.clear()
+            else:
+                if list(self._sets[key].vr) != list(self.update.vr):
+                    raise ValueError(f"{self.label}: set_intermediate is for the variables "
+                                     "flagged intermediateUpdate at instantiation "
+                                     f"{list(self.update.vr)}, not {list(self._sets[key].vr)}")
+                self.update.set(t0, coeffs)
 
     def request_early_return(self, t: float | None) -> None:
         """Ask the FMU (FMI 3, intermediate update) to return early at ``t``."""
         self._early_request = t
+        if self.update is not None:
+            self.update.request_early(t)
 
     def _intermediate_update(self, env: Any, t: float, set_requested: bool,
                              get_allowed: bool, step_finished: bool, can_return_early: bool,

@@ -111,8 +111,10 @@ class Fmi2Calls(FmiCalls, major=2):
         return {"libraryPath": spec.library} if spec.library else {}
 
     # --------------------------------------------------------- lifecycle
-    def instantiate(self, log: Callable, intermediate: Callable | None = None) -> None:
-        """``fmi2Instantiate`` of the interface loaded (``intermediate``: FMI 3 only)."""
+    def instantiate(self, log: Callable, intermediate: Callable | None = None,
+                    update: Any = None) -> None:
+        """``fmi2Instantiate`` of the interface loaded (``intermediate``, ``update``: FMI 3
+        only)."""
         from .fmi2_binary import Fmi2Model, Fmi2Slave
         native = isinstance(self.fmu, (Fmi2Model, Fmi2Slave))
         self._callbacks = _callbacks(self, log, native)  # kept: the FMU calls them until freed

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from functools import cached_property
 from typing import Any, ClassVar
 
+from .fmi3_update import callback_address
 from .fmi_calls import FmiCalls
 
 __all__ = ["Fmi3Calls"]
@@ -44,22 +45,57 @@ class Fmi3Calls(FmiCalls, major=3):
                 "SE": fmi3.FMU3ScheduledExecution}[interface]
 
     # --------------------------------------------------------- lifecycle
-    def instantiate(self, log: Callable, intermediate: Callable | None = None) -> None:
+    def instantiate(self, log: Callable, intermediate: Callable | None = None,
+                    update: Any = None) -> Any:
         """``fmi3InstantiateModelExchange`` or ``fmi3InstantiateCoSimulation`` (with
         ``intermediate`` as the intermediate update callback when the spec asks for early
-        return or intermediate variables)."""
+        return or intermediate variables).
+
+        ``update`` (:class:`~fmus.fmi3_update.IntermediateInputs`): the intermediate update
+        in C, with ``update`` as the instance environment, where its library can be built
+        (returned, bound to the instance); else ``intermediate`` in Python (``None``
+        returned)."""
         sp = self.spec
 
         def log3(env: Any, status: int, category: Any, message: Any) -> None:
             log(status, category, message)
         if sp.interface == "ME":
             self.fmu.instantiate(loggingOn=sp.logging_on, logMessage=log3)
-            return
+            return None
         cb = intermediate if sp.early_return or sp.intermediate_vrs else None
-        self.fmu.instantiate(loggingOn=sp.logging_on, eventModeUsed=sp.event_mode,
-                             earlyReturnAllowed=sp.early_return, logMessage=log3,
-                             intermediateUpdate=cb,
-                             requiredIntermediateVariables=sp.intermediate_vrs or None)
+        address = callback_address() if cb is not None and update is not None else None
+        if address is None:
+            self.fmu.instantiate(loggingOn=sp.logging_on, eventModeUsed=sp.event_mode,
+                                 earlyReturnAllowed=sp.early_return, logMessage=log3,
+                                 intermediateUpdate=cb,
+                                 requiredIntermediateVariables=sp.intermediate_vrs or None)
+            return None
+        self._instantiate_cs(log3, address, update)
+        update.bind(self.fmu.component,
+                    ctypes.cast(self.fmu.dll.fmi3SetFloat64, ctypes.c_void_p).value)
+        return update
+
+    def _instantiate_cs(self, log3: Callable, address: int, update: Any) -> None:
+        """fmpy's ``FMU3Slave.instantiate`` with our environment and C callback."""
+        from fmpy.fmi3 import (
+            fmi3Boolean,
+            fmi3IntermediateUpdateCallback,
+            fmi3LogMessageCallback,
+            fmi3ValueReference,
+        )
+        f, sp = self.fmu, self.spec
+        f.logMessage = fmi3LogMessageCallback(log3)  # kept from the garbage collector
+        f.intermediateUpdate = fmi3IntermediateUpdateCallback(address)
+        vrs = list(sp.intermediate_vrs or [])
+        required = (fmi3ValueReference * len(vrs))(*vrs)
+        resources = os.path.join(f.unzipDirectory, "resources") + os.path.sep
+        f.component = f.fmi3InstantiateCoSimulation(
+            f.instanceName.encode("utf-8"), f.guid.encode("utf-8"), resources.encode("utf-8"),
+            fmi3Boolean(False), fmi3Boolean(sp.logging_on), fmi3Boolean(sp.event_mode),
+            fmi3Boolean(sp.early_return), required, len(vrs),
+            ctypes.c_void_p(update.pointer), f.logMessage, f.intermediateUpdate)
+        if not f.component:
+            raise Exception("Failed to instantiate FMU")
 
     def instantiate_scheduled(self, log: Callable, clock_update: Callable) -> None:
         """``fmi3InstantiateScheduledExecution`` with ``clock_update`` as the clockUpdate

@@ -529,49 +529,17 @@ class FMUSubsystem(Subsystem):
             if self._pending_params:
                 set_variables(self.inst, self._param_keys, self._pending_params)
                 self._pending_params.clear()
+            inter = self._intermediate_arg()
             res, outs = drv.cs_step(t, h, not self.can_save_state, self._input_sets(t),
-                                    self._input_derivs(t), self._out_keys,
-                                    self._intermediate_arg())
-            while True:
-                status, event, terminate, early, last = res
-                if terminate:  # not an error: the run ends after this step
-                    self._terminate(last)
-                    try:
-                        outs = [drv.get(k) for k in self._out_keys]
-                    except FMUError:  # FMI 2 after a discard: the last outputs stand
-                        outs = self._outs
-                    break
-                if status == "discard":
-                    err = FMUDiscardError(
-                        f"subsystem '{self.name}': FMU '{self.fmu.path.name}' discarded the "
-                        f"step from t = {t:.9g} s (h = {h:g} s), reaching t = {last:.9g} s; "
-                        "reduce the macro step (or use step control with a smaller h_max)",
-                        "doStep", "discard", t, drv.log_lines())
-                    err.last_time = last
-                    raise err
-                if event and self.event_mode:
-                    drv.enter_event_mode()
-                    term, _, _ = drv.event_iteration()
-                    if term:
-                        self._terminate(last)
-                        self.events.append(last)
-                        outs = [drv.get(k) for k in self._out_keys]
-                        break
-                    drv.enter_step_mode()
-                if not early or last >= t_end - 1e-12 * max(1.0, abs(t_end)):
-                    if event:
-                        self.events.append(last)
-                        outs = [drv.get(k) for k in self._out_keys]
-                    break
-                # early return: continue from where the FMU stopped
-                self.events.append(last)
-                if last <= t:
-                    raise StepError(f"subsystem '{self.name}': FMU '{self.fmu.path.name}' "
-                                    f"returned early at t = {last:.9g} s without progress")
-                t = last
-                res, outs = drv.cs_step(t, t_end - t, not self.can_save_state,
-                                        self._input_sets(t), self._input_derivs(t),
-                                        self._out_keys, self._intermediate_arg())
+                                    self._input_derivs(t), self._out_keys, inter)
+            if inter is not None:  # the intermediate updates moved the inputs along the
+                self._pushed.clear()  # polynomial: what was set before no longer stands
+
+            def resume(t: float) -> tuple:  # an early return: on from where the FMU stopped
+                return drv.cs_step(t, t_end - t, not self.can_save_state,
+                                   self._input_sets(t), self._input_derivs(t),
+                                   self._out_keys, self._intermediate_arg())
+            outs = self.finish_step(res, t, h, t_end, outs, resume)
         except FMUError:
             self.inst.broken = True
             raise
@@ -579,6 +547,52 @@ class FMUSubsystem(Subsystem):
         self._out_dict = None
         self._t = t0_ticks + h_ticks
         self.steps += 1
+
+    def finish_step(self, res: tuple, t: float, h: float, t_end: float, outs: Any,
+                    resume: Any) -> Any:
+        """The rest of a step after its first ``doStep`` result ``res`` (``(status, event,
+        terminate, early, last)``): termination, a discard, FMI 3 Event Mode, an early
+        return continued by ``resume(t)`` (``(res, outs)``).  Returns the outputs (``outs``
+        or read again).  Also the compiled loop's (:mod:`fmus.compiled_master`) for the
+        steps that need it."""
+        drv = self.inst.drv
+        while True:
+            status, event, terminate, early, last = res
+            if terminate:  # not an error: the run ends after this step
+                self._terminate(last)
+                try:
+                    outs = [drv.get(k) for k in self._out_keys]
+                except FMUError:  # FMI 2 after a discard: the last outputs stand
+                    outs = self._outs
+                return outs
+            if status == "discard":
+                err = FMUDiscardError(
+                    f"subsystem '{self.name}': FMU '{self.fmu.path.name}' discarded the "
+                    f"step from t = {t:.9g} s (h = {h:g} s), reaching t = {last:.9g} s; "
+                    "reduce the macro step (or use step control with a smaller h_max)",
+                    "doStep", "discard", t, drv.log_lines())
+                err.last_time = last
+                raise err
+            if event and self.event_mode:
+                drv.enter_event_mode()
+                term, _, _ = drv.event_iteration()
+                if term:
+                    self._terminate(last)
+                    self.events.append(last)
+                    return [drv.get(k) for k in self._out_keys]
+                drv.enter_step_mode()
+            if not early or last >= t_end - 1e-12 * max(1.0, abs(t_end)):
+                if event:
+                    self.events.append(last)
+                    outs = [drv.get(k) for k in self._out_keys]
+                return outs
+            # early return: continue from where the FMU stopped
+            self.events.append(last)
+            if last <= t:
+                raise StepError(f"subsystem '{self.name}': FMU '{self.fmu.path.name}' "
+                                f"returned early at t = {last:.9g} s without progress")
+            t = last
+            res, outs = resume(t)
 
     def output_jacobian(self, rel_step: float = 1e-7) -> dict:
         """``{(output, input): d output / d input}`` for the feedthrough pairs
