@@ -13,6 +13,11 @@ and built on a miss into the first writable cache folder: ``$COSIM_CACHE_DIR``, 
 searched in that order; a file is written under a temporary name and renamed, so two
 processes building the same library at once do not read half a file.
 
+A library is loaded into the process, so a cache folder and a cached file are used only when
+they are :func:`trusted`: owned by this user (or root) and writable by nobody else; another
+local user cannot plant a library in the shared temporary folder (an untrusted folder is
+passed over, for reading and for writing).
+
 A missing compiler, a compiler that fails (its message kept) and no writable folder on a
 miss raise :class:`~cosim.errors.BuildError`; the caller decides whether that falls back
 to Python (the co-simulation master with ``compiled=None``) or stops the run.
@@ -62,7 +67,7 @@ def shared_library(stem: str, source: str, flags: tuple, who: str) -> Path:
     errors."""
     name = library_name(stem, source, flags)
     for folder in cache_folders():
-        if (folder / name).is_file():
+        if (folder / name).is_file() and trusted(folder) and trusted(folder / name):
             return folder / name
     argv = compiler_command()
     exe = shutil.which(argv[0])
@@ -91,13 +96,23 @@ def shared_library(stem: str, source: str, flags: tuple, who: str) -> Path:
     return folder / name
 
 
+def trusted(path: Path) -> bool:
+    """Owned by this user or root and not writable by group or others."""
+    try:
+        st = path.stat()
+    except OSError:
+        return False
+    return st.st_uid in (os.getuid(), 0) and not st.st_mode & 0o022
+
+
 def _writable_folder(who: str) -> Path:
     for folder in cache_folders():
         try:
             folder.mkdir(parents=True, exist_ok=True)
         except OSError:
             continue
-        if os.access(folder, os.W_OK):
+        if os.access(folder, os.W_OK) and trusted(folder):
             return folder
-    raise BuildError(f"{who}: no writable cache folder for the compiled library (tried "
-                     + ", ".join(str(f) for f in cache_folders()) + "); set COSIM_CACHE_DIR")
+    raise BuildError(f"{who}: no writable cache folder of this user for the compiled library "
+                     "(tried " + ", ".join(str(f) for f in cache_folders()) + "; a folder "
+                     "others can write to is not used); set COSIM_CACHE_DIR")

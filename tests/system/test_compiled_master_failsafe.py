@@ -190,3 +190,24 @@ def test_a_run_that_fails_before_its_first_point_carries_no_old_results(files):
         m.run(float("nan"))  # refused before the first communication point
     assert not hasattr(exc.value, "results")
 
+
+
+def test_a_library_planted_where_others_can_write_is_not_loaded(files, fresh, monkeypatch):
+    """The cache is searched before any compiler and its libraries are loaded into the
+    process: a library in a folder (or a file) others can write to, e.g. the shared temporary
+    folder, is passed over and the loop is built in a folder of this user."""
+    from fmus.compiled_master_c import SOURCE
+    monkeypatch.delenv("CC", raising=False)
+    fresh.mkdir(parents=True)
+    planted = fresh / library_name("cosim-master", SOURCE, cm._CFLAGS)
+    planted.write_bytes(b"not a library")  # loading it would fail: "invalid ELF header"
+    for folder_mode, file_mode in ((0o777, 0o644), (0o755, 0o666)):
+        monkeypatch.setattr(cm, "_libs", {})
+        os.chmod(fresh, folder_mode)
+        os.chmod(planted, file_mode)
+        res = _master(files, compiled=True).run(0.05)
+        assert res.diagnostics["compiled"] is True
+        assert planted.read_bytes() == b"not a library"
+        built = list((fresh.parent / "home" / ".cache" / "cosim").glob("cosim-master-*"))
+        assert [p.name for p in built] == [planted.name]
+    os.chmod(fresh, 0o755)
