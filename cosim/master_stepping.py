@@ -20,8 +20,16 @@ results are per kept interval.  The master's stream writers get every kept row;
 
 Limitations: a fixed macro step (a master with step control runs through ``run``);
 no waveform-relaxation start for extrapolation orders 2-3 (the first macro steps use the
-zero-order start, as with ``high_order_start=False``: a warning says so); the compiled
-macro-step loop is not used (one macro step at a time from Python).
+zero-order start, as with ``high_order_start=False``: a warning says so).
+
+Compiled: where the master's compiled macro-step loop accepts it (``compiled=None`` or
+``True``, :mod:`fmus.compiled_master`), the stepper runs each :meth:`~MasterStepper.step`
+and :meth:`~MasterStepper.advance_to_ticks` in one call into C through a session
+(:mod:`fmus.compiled_stepper`) that holds the master's state between calls: ``outputs()``
+reads the newest row, and :meth:`~MasterStepper.results`, :meth:`~MasterStepper.close` and
+:meth:`~MasterStepper.sync` write the state back into the master's Python objects (sync before
+inspecting subsystems between steps).  A parameter change pending on a subsystem ends the
+session: the rest runs in Python, and ``diagnostics["compiled"]`` says from when.
 """
 
 from __future__ import annotations
@@ -66,6 +74,8 @@ class MasterStepper:
         self.steps = 0
         self.started = False
         self._wall0 = 0.0
+        self._c: Any = None  #: the compiled session (fmus.compiled_stepper), if any
+        self._last: Any = None  #: the newest row the session gave
 
     @property
     def t(self) -> int:
@@ -86,18 +96,15 @@ class MasterStepper:
         """The newest published outputs, ``{"subsystem.port": value}``."""
         if not self.started:
             self.start()
+        if self._c is not None and self._c.open and self._last is not None:
+            return {f"{s}.{o}": cast(v) for ((s, o), cast), v
+                    in zip(self._casts, self._last.tolist())}
         return {f"{s}.{o}": h.v[-1] for (s, o), h in self.master.histories.items()}
 
     def start(self) -> None:
         """Initialize the master at ``t0_s`` and keep its first row (done by the first
         :meth:`step` if not called)."""
         m = self.master
-        if m.compiled:
-            raise BuildError(f"{self.who}: MasterScheduler(compiled=True), but a stepper runs "
-                             "one macro step at a time in the Python loop; use master.run() "
-                             "for the compiled loop, or compiled=None")
-        m.loop_ran = ("stepped one macro step at a time by the caller (master.stepper()): the "
-                      "Python loop")
         if getattr(m.coupling, "needs_rollback", False):
             m.check_rollback(f"coupling '{m.coupling.name}'")
         m.terminated = None
@@ -113,6 +120,74 @@ class MasterStepper:
         self._wall0 = time.perf_counter()
         m._check_terminated()
         self.started = True
+        self._open_session()
+
+    def _open_session(self) -> None:
+        """The compiled session from here on, where the master's loop accepts it."""
+        m = self.master
+        loop = getattr(m, "_loop", None)
+        why = getattr(m, "compiled_reason", "") or ("" if loop is not None else
+                                                    "no compiled loop")
+        if not why:
+            why = loop.run_reason(m)
+        if why and getattr(m, "compiled", None):
+            raise BuildError(f"{self.who}: MasterScheduler(compiled=True), but the macro steps "
+                             f"cannot run compiled: {why}; pass compiled=None to fall back to "
+                             "the Python loop")
+        if why:
+            ran = ("stepped one macro step at a time by the caller (master.stepper()): the "
+                   f"Python loop ({why})")
+            m.loop_ran = ran if self._c is None else \
+                f"the compiled loop until t = {m.t * SECONDS_PER_TICK:.9g} s, then {ran}"
+            self._c = None
+            return
+        self._c = loop.session(m, self.steps)
+        m.loop_ran = True
+        self._casts = [(key, bool if h.exact and isinstance(h.last_value, bool) else
+                        int if h.exact else float) for key, h in m.histories.items()]
+
+    def _compiled(self) -> bool:
+        """A compiled session to step with (a new one after a sync; none once a subsystem
+        has a parameter change pending: it is applied by the Python loop)."""
+        c = self._c
+        if c is None:
+            return False
+        m = self.master
+        if any(getattr(s, "_pending_params", None) for s in m.subsystems):
+            c.sync()
+            self._open_session()
+            return False
+        if not c.open:
+            self._open_session()
+        return self._c is not None
+
+    def sync(self) -> None:
+        """The compiled session's state written back into the master and its subsystems
+        (nothing to do in the Python loop)."""
+        if self._c is not None:
+            self._c.sync()
+
+    def _advance_compiled(self, n: int) -> bool:
+        m, H, every = self.master, self.master.H, self.record_every
+        t0 = m.t
+        rows, error = self._c.advance(n)
+        t_end = m.t
+        try:
+            for j, row in enumerate(rows):
+                self.steps += 1
+                if every is not None and self.steps % every == 0:
+                    m.t = t0 + (j + 1) * H
+                    m.record.point(H * every, row.tolist())
+        finally:
+            m.t = t_end
+        if len(rows):
+            self._last = rows[-1]
+        if error is not None:
+            raise error
+        if m._check_terminated():
+            self._c.sync()
+            return False
+        return True
 
     def step(self) -> bool:
         """One macro step; ``False`` (and no step) once a subsystem has ended the run."""
@@ -121,6 +196,8 @@ class MasterStepper:
         m = self.master
         if m.terminated is not None:
             return False
+        if self._compiled():
+            return self._advance_compiled(1)
         m._macro(self.steps, m.H)
         self.steps += 1
         every = self.record_every
@@ -137,6 +214,9 @@ class MasterStepper:
             raise ParameterError(f"{self.who}: cannot advance from t = {m.t * 1e-9:g} s to "
                                  f"{end * 1e-9:g} s in macro steps of {m.H * 1e-9:g} s; "
                                  "give a whole number of macro steps")
+        if m.terminated is None and self._compiled():
+            self._advance_compiled((end - m.t) // m.H)
+            return
         while m.t < end and self.step():
             pass
 
@@ -144,10 +224,12 @@ class MasterStepper:
         """The kept rows as :class:`~cosim.results.Results` (diagnostics per kept interval)."""
         if not self.started:
             self.start()
+        self.sync()
         return self.master.record.results(time.perf_counter() - self._wall0, self.steps)
 
     def close(self, error: BaseException | None = None) -> None:
         """Close the master's stream writers, with ``error`` as their status."""
+        self.sync()
         for w in getattr(self.master, "writers", ()):
             if getattr(w, "_state", None) == "open":
                 w.on_finish(self.master, error)

@@ -361,6 +361,12 @@ class CompiledLoop:
                 return -1
         return _FINISH(finish)
 
+    def session(self, master: Any, k: int) -> Any:
+        """The loop stepped by its caller from ``master.t`` (macro step ``k``):
+        :class:`~fmus.compiled_stepper.CompiledSession` (``master.stepper()``)."""
+        from .compiled_stepper import CompiledSession
+        return CompiledSession(self, master, k)
+
     # -------------------------------------------------------------- run
     def run(self, master: Any, k: int, end: int, times: list, rows: Any) -> tuple:
         """Run the macro steps from ``master.t`` to ``end``; returns ``(k, array rows)``.

@@ -6,7 +6,8 @@ the wall clock.
 :class:`~cosim.simulator.Simulator`: the runner calls ``advance_to_ticks(t_k)`` once per
 frame and the adapter runs the macro steps up to ``t_k`` through the master's public
 stepping interface (:class:`cosim.master_stepping.MasterStepper`, ``master.stepper()``:
-the same macro steps as ``master.run``)::
+the same macro steps as ``master.run``; a master of FMUs runs each frame's macro steps in one
+call into its compiled loop, :mod:`fmus.compiled_stepper`)::
 
     master = MasterScheduler([plant_mech, plant_hyd, io], connections, 1e-3)
     rt = RealTimeRunner(RealTimeMaster(master, record_every=10), period_s=1e-3)
@@ -26,8 +27,7 @@ master) get every kept row and are moved to writer threads by the runner (they a
 Limitations: no step-size control and no iterative coupling that rolls back (a frame must
 not redo I/O: bridges refuse rollback anyway); no waveform-relaxation start for
 extrapolation orders 2-3 (``high_order_start``: the first macro steps use the zero-order
-start, as with ``high_order_start=False``; a warning says so); the compiled macro-step loop
-of the master is not used (one macro step at a time from Python); live parameter changes
+start, as with ``high_order_start=False``; a warning says so); live parameter changes
 ``"subsystem.block.param"`` reach :class:`~cosim.subsystem.DiagramSubsystem` contexts only.
 """
 

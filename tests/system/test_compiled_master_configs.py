@@ -227,3 +227,100 @@ def test_an_error_in_the_python_side_of_an_fmi3_step_propagates_from_the_compile
         master.run(1.0)
     assert err.value.results.time[-1] == pytest.approx(0.499)
     assert master.t == 499_000_000
+
+
+def _stepped(subs, compiled, every, plan, change=None):
+    """A stepper over ``subs``: ``plan`` a list of ("step", n) / ("advance", n macro steps);
+    ``change``: (after this many macro steps, subsystem, parameter, value)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", CosimWarning)
+        master = MasterScheduler(subs, CONNECTIONS, H, coupling=Jacobi(), extrapolation=1,
+                                 compiled=compiled)
+        st = master.stepper(record_every=every)
+    seen = []
+    for how, n in plan:
+        if change and st.steps == change[0]:
+            master.by_name[change[1]].set_parameter(change[2], change[3])
+        if how == "step":
+            for _ in range(n):
+                st.step()
+                seen.append(st.outputs())
+        else:
+            st.advance_to_ticks(st.t + n * master.H)
+            seen.append(st.outputs())
+    return st.results(), master, seen
+
+
+PLAN = [("step", 5), ("advance", 12), ("step", 7), ("advance", 24)]
+
+
+@pytest.mark.parametrize("every", [1, 3])
+@pytest.mark.parametrize("kind, rates", [("fmi2", (1, 1)), ("fmi3", (1, 2)),
+                                         ("mixed", (3, 1)), ("c_fmi2", (2, 3))])
+def test_a_compiled_stepper_equals_the_python_stepper_and_run(lim, kind, rates, every):
+    """The stepper (the real-time master's interface) runs each step() and advance_to_ticks()
+    in one call into C: the same kept rows, outputs(), step counts and final state as the
+    Python stepper, bit for bit, and the rows of run()."""
+    runs = {c: _stepped(_subs(lim, kind, rates), c, every, PLAN) for c in (False, None)}
+    (py, m_py, seen_py), (c, m_c, seen_c) = runs[False], runs[None]
+    assert c.diagnostics["compiled"] is True and py.diagnostics["compiled"] is not True
+    _compare(py, c, exact=True)
+    assert seen_c == seen_py
+    assert [{k: type(v) for k, v in o.items()} for o in seen_c] == \
+        [{k: type(v) for k, v in o.items()} for o in seen_py]
+    assert c.diagnostics["subsystem_steps"] == py.diagnostics["subsystem_steps"]
+    _same_state(_state(m_c), _state(m_py), exact=True)
+    ref, _ = _run(_subs(lim, kind, rates), CONNECTIONS, Jacobi(), 1, compiled=None,
+                  t_end=48 * H)
+    np.testing.assert_array_equal(c.time, ref.time[::every])
+    for k in ref.signals:
+        np.testing.assert_array_equal(c[k], ref[k][::every])
+
+
+def test_a_parameter_change_hands_a_compiled_stepper_to_the_python_loop(lim, tmp_path):
+    """A change pending on an FMU is applied by the Python loop: the stepper writes the C
+    state back and goes on in Python from there, and says so; the same rows as a Python
+    stepper making the same change."""
+    from tests.fmu_builders import SOURCES
+    xml = (SOURCES / "lim_m2.xml").read_text().replace(
+        'name="c2" valueReference="7" causality="parameter" variability="fixed"',
+        'name="c2" valueReference="7" causality="parameter" variability="tunable"')
+    tunable = build_c_fmu("lim_m2", tmp_path, xml=xml, name="tunable_m2")
+    files = {**lim, "tunable": tunable}
+    KINDS["c_tunable"] = ("c1", "tunable")
+    change = (17, "m2", "c2", 5.0)
+    try:
+        runs = {c: _stepped(_subs(files, "c_tunable", (1, 1)), c, 1, PLAN, change)
+                for c in (False, None)}
+        plain = _stepped(_subs(files, "c_tunable", (1, 1)), False, 1, PLAN)[0]
+    finally:
+        del KINDS["c_tunable"]
+    (py, m_py, seen_py), (c, m_c, seen_c) = runs[False], runs[None]
+    said = c.diagnostics["compiled"]
+    assert said.startswith("the compiled loop until t = 0.017 s, then") and \
+        "parameter changes pending" in said, said
+    _compare(py, c, exact=True)
+    assert seen_c == seen_py
+    _same_state(_state(m_c), _state(m_py), exact=True)
+    assert not np.array_equal(py["m2.x2"], plain["m2.x2"])  # the change acts
+
+
+def test_a_compiled_stepper_ends_where_a_subsystem_terminates(lim, tmp_path):
+    from tests.fmu_builders import SOURCES
+    xml = (SOURCES / "lim_m2.xml").read_text().replace("LimM2", "LimM2Stop").replace(
+        "0a002}", "0a003}")
+    stop = build_c_fmu("lim_m2_stop", tmp_path, xml=xml)
+    ends = {}
+    for compiled in (False, None):
+        subs = [load_fmu(lim["c1"], name="m1"), load_fmu(stop, name="m2")]
+        master = MasterScheduler(subs, CONNECTIONS, H, extrapolation=1, compiled=compiled)
+        st = master.stepper()
+        n = 0
+        while st.step():
+            n += 1
+        res = st.results()
+        ends[compiled] = n, res.time[-1], master.terminated["by"], res["m2.x2"]
+    # LimM2Stop discards the step from 0.25 s with fmi2Terminated: 250 steps go on, the
+    # 251st ends the run at 0.251 s
+    assert ends[None][:3] == ends[False][:3] == (250, 0.251, "m2")
+    np.testing.assert_array_equal(ends[None][3], ends[False][3])

@@ -1,0 +1,96 @@
+"""The compiled macro-step loop stepped by its caller: :class:`CompiledSession`.
+
+:meth:`MasterScheduler.stepper() <cosim.master.MasterScheduler.stepper>` (and through it the
+real-time master, :mod:`hil.master_rt`) runs macro steps on demand.  For a master the
+compiled loop accepts (:mod:`fmus.compiled_master`), a session keeps the loop's plan (the
+histories, the FMU function addresses) between calls and runs each :meth:`advance` in one
+call into C, returning the rows; the C state is the master's state while the session is
+open.  :meth:`sync` writes it back into the Python objects (the histories, the FMU
+subsystems' bookkeeping, outputs waiting for their time) and closes the session; the
+stepper calls it for its results, when it closes, on an error and on termination.
+
+Per call the session updates what the stepper's per-step marks read: ``master.t``, the
+exchange counter and each subsystem's step count.  Between calls the subsystems' other
+Python state (their last outputs, the published histories) is the one of the session's
+start: read the stepper's ``outputs()`` (the newest row), or ``sync()`` first.
+"""
+
+from __future__ import annotations
+
+import ctypes
+from typing import Any
+
+import numpy as np
+
+__all__ = ["CompiledSession"]
+
+_D = ctypes.POINTER(ctypes.c_double)
+
+
+class CompiledSession:
+    """The compiled loop's plan for ``master`` from its current time (macro step ``k``)."""
+
+    chunk = 1024  #: at most this many macro steps per call into C
+
+    def __init__(self, loop: Any, master: Any, k: int) -> None:
+        from .compiled_master import _library
+        self.loop, self.master, self.k = loop, master, k
+        self.lib = _library()
+        self.plan, self.keep, self.keys = loop._plan(master)
+        self.failed: list = []
+        self.keep["finish"] = loop._finisher(master, self.failed)
+        self.plan.finish = ctypes.cast(self.keep["finish"], ctypes.c_void_p)
+        self.status, self.sub, self.where, self.progress = (ctypes.c_int() for _ in range(4))
+        self.buf = np.empty((self.chunk, len(self.keys)))
+        self.open = True
+
+    def advance(self, n: int) -> tuple:
+        """``n`` macro steps from ``master.t``: ``(rows at their ends, None)``.  A failed
+        step ends the session (:meth:`sync`): ``(the rows before it, the exception to
+        raise)``, ``master.t`` at the last completed step; a subsystem that terminated:
+        ``(the rows up to that point, None)``."""
+        m, H = self.master, self.master.H
+        out = np.empty((n, len(self.keys)))
+        done = 0
+        while done < n:
+            c = min(self.chunk, n - done)
+            self.progress.value = 0
+            got = self.lib.cosim_master_run(
+                ctypes.byref(self.plan), m.t, H, self.k, c, self.buf.ctypes.data_as(_D),
+                ctypes.byref(self.status), ctypes.byref(self.sub), ctypes.byref(self.where),
+                ctypes.byref(self.progress))
+            out[done:done + got] = self.buf[:got]
+            done += got
+            self._count(got)
+            if self.status.value:
+                self.sync()
+                if self.failed:
+                    return out[:done], self.failed[0]
+                try:
+                    self.loop._failure(m, self.status.value, self.sub.value, self.where.value)
+                except Exception as exc:  # noqa: BLE001 - the caller keeps the rows first
+                    return out[:done], exc
+                return out[:done], None  # terminated: the run ends at this point
+        return out, None
+
+    def _count(self, got: int) -> None:
+        m = self.master
+        m.t += got * m.H
+        self.k += got
+        m.counters.exchanges += got
+        steps = self.keep["sub_steps"]
+        for i, s in enumerate(m.subsystems):
+            n = int(steps[i])
+            if n:
+                s.steps += n
+                m.counters.steps[s.name] += n
+                if s._h_first is None:
+                    s._h_first = s.rate * m.H
+                steps[i] = 0
+
+    def sync(self) -> None:
+        """The C state written back into the master and its subsystems; the session ends
+        (a later step needs a new session)."""
+        if self.open:
+            self.open = False
+            self.loop._write_back(self.master, self.keep, self.keys, 0)
