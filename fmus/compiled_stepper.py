@@ -18,6 +18,7 @@ start: read the stepper's ``outputs()`` (the newest row), or ``sync()`` first.
 from __future__ import annotations
 
 import ctypes
+import time
 from typing import Any
 
 import numpy as np
@@ -31,6 +32,7 @@ class CompiledSession:
     """The compiled loop's plan for ``master`` from its current time (macro step ``k``)."""
 
     chunk = 1024  #: at most this many macro steps per call into C
+    slice_s = 0.02  #: the wall time a call into C aims at (Ctrl-C is seen that often)
 
     def __init__(self, loop: Any, master: Any, k: int) -> None:
         from .compiled_master import _library
@@ -51,26 +53,36 @@ class CompiledSession:
         ``(the rows up to that point, None)``."""
         m, H = self.master, self.master.H
         out = np.empty((n, len(self.keys)))
-        done = 0
-        while done < n:
-            c = min(self.chunk, n - done)
-            self.progress.value = 0
-            got = self.lib.cosim_master_run(
-                ctypes.byref(self.plan), m.t, H, self.k, c, self.buf.ctypes.data_as(_D),
-                ctypes.byref(self.status), ctypes.byref(self.sub), ctypes.byref(self.where),
-                ctypes.byref(self.progress))
-            out[done:done + got] = self.buf[:got]
-            done += got
-            self._count(got)
-            if self.status.value:
-                self.sync()
-                if self.failed:
-                    return out[:done], self.failed[0]
-                try:
-                    self.loop._failure(m, self.status.value, self.sub.value, self.where.value)
-                except Exception as exc:  # noqa: BLE001 - the caller keeps the rows first
-                    return out[:done], exc
-                return out[:done], None  # terminated: the run ends at this point
+        done, c = 0, 16  # the first call's steps: its wall time sizes the next ones
+        try:
+            while done < n:
+                c = min(c, n - done)
+                self.progress.value = 0
+                c0 = time.perf_counter()
+                got = self.lib.cosim_master_run(
+                    ctypes.byref(self.plan), m.t, H, self.k, c, self.buf.ctypes.data_as(_D),
+                    ctypes.byref(self.status), ctypes.byref(self.sub),
+                    ctypes.byref(self.where), ctypes.byref(self.progress))
+                spent = time.perf_counter() - c0
+                out[done:done + got] = self.buf[:got]
+                done += got
+                self._count(got)
+                if self.status.value:
+                    self.sync()
+                    if self.failed:
+                        return out[:done], self.failed[0]
+                    try:
+                        self.loop._failure(m, self.status.value, self.sub.value,
+                                           self.where.value)
+                    except Exception as exc:  # noqa: BLE001 - the caller keeps the rows first
+                        return out[:done], exc
+                    return out[:done], None  # terminated: the run ends at this point
+                # calls of about slice_s of wall time: Ctrl-C is seen that often
+                c = self.chunk if spent <= 0 else \
+                    max(1, min(self.chunk, int(self.slice_s * got / spent)))
+        except KeyboardInterrupt as exc:  # between two calls: the completed steps stand
+            self.sync()
+            return out[:done], exc
         return out, None
 
     def _count(self, got: int) -> None:

@@ -185,6 +185,44 @@ def test_ctrl_c_stops_the_compiled_loop_at_once_and_keeps_the_completed_steps(sl
                                  "after the signal, at most 100 ms")
 
 
+@pytest.mark.timing  # the subject is a latency (judged on a quiet machine)
+def test_ctrl_c_stops_a_compiled_stepper_at_once_and_keeps_the_completed_steps(slow_files):
+    """The stepper's advance_to_ticks over many macro steps: interrupted, it keeps every
+    macro step C completed (its rows, its step count, master.t)."""
+    import signal
+    import threading
+    import time
+
+    from tests.timing_plugin import judge_figure
+
+    st = _master(slow_files, compiled=True).stepper()
+    st.start()
+    sent: list[float] = []
+
+    def interrupt():
+        sent.append(time.perf_counter())
+        os.kill(os.getpid(), signal.SIGINT)
+
+    timer = threading.Timer(0.5, interrupt)
+    timer.start()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            st.advance_to_ticks(st.t + 1_000_000 * round(H * 1e9))
+        caught = time.perf_counter()
+    finally:
+        timer.cancel()
+    latency = caught - sent[0]
+    res = st.results()
+    n = len(res.time) - 1
+    assert n > 0 and st.steps == n and st.t == round(n * H * 1e9)
+    assert res.diagnostics["compiled"] is True
+    ref = _master(slow_files, compiled=True).run(st.t * 1e-9)
+    for name in ("m1.x1", "m2.x2"):
+        assert np.array_equal(res[name], ref[name])
+    judge_figure(latency <= 0.1, f"Ctrl-C stopped the compiled stepper {latency * 1e3:.1f} "
+                                 "ms after the signal, at most 100 ms")
+
+
 def test_a_run_that_fails_before_its_first_point_carries_no_old_results(files):
     m = _master(files)
     m.run(0.01)
