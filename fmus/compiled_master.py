@@ -269,7 +269,11 @@ class CompiledLoop:
                 out_kind.append(_KIND[v.kind])
             out_nreal.append(sum(1 for v in outs if v.kind == "real"))
             out_start.append(len(out_vr))
-            deriv.append(s.deriv_order if master._feeds[s.name] else 0)
+            # derivatives up to the highest order a Real input follows (held inputs: none,
+            # as the Python loop sends none)
+            top = max((0 if h.exact else o for p_, h, o, _, _ in feeds
+                       if s._in_by_port[p_].kind == "real"), default=0)
+            deriv.append(min(s.deriv_order, top) if feeds else 0)
             nsp.append(0 if s.can_save_state else 1)
         if isinstance(master.coupling, GaussSeidel) and master.coupling.order:
             rank = {n: i for i, n in enumerate(master.coupling.order)}
@@ -483,7 +487,7 @@ class CompiledLoop:
             s._t = int(keep["sub_t"][i])
             s.inst.drv.time = s._t * _NS
             s._pushed.clear()  # the C loop set the inputs: push all again next time
-            s._sent_orders = s.deriv_order
+            s._sent_orders = int(keep["deriv_order"][i])
             try:
                 s._outs = [s.inst.drv.get(key) for key in s._out_keys]
             except Exception:  # noqa: BLE001 - a terminated FMU: the last row stands
