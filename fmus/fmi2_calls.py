@@ -79,6 +79,8 @@ class Fmi2Calls(FmiCalls, major=2):
     #: the C function of the state derivatives, fmpy's method of an event iteration
     DERIVATIVES = "fmi2GetDerivatives"
     UPDATE_DISCRETE = "newDiscreteStates"
+    GET_STATE = "GetFMUstate"
+    SET_STATE = "SetFMUstate"
 
     def _fmpy_class(self, interface: str) -> type:
         from fmpy import fmi2
