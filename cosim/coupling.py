@@ -206,7 +206,11 @@ class Iterative(Coupling):
 
     The converged result is an implicit (interpolating) coupling: no
     extrapolation error, stable where explicit coupling is not.  Needs
-    subsystems that can save and restore their state; all rates must be 1.
+    subsystems that can save and restore their state; all rates must be 1.  Each
+    step's checkpoint is saved into the one of the step before (the master's rollback
+    slot, :meth:`MasterScheduler.save <cosim.master.MasterScheduler.save>`: an FMU
+    overwrites the one state it holds, nothing is allocated per step), and the
+    communication point the last sweep settled is not settled again.
     """
 
     name = "iterative"
