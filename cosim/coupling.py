@@ -259,17 +259,19 @@ class Iterative(Coupling):
         if not first:
             master.restore(snap)
         self._held = self._next_held
-        polys = self._polys(master, t0, H, z, master.subsystems)
+        subs = master.subsystems
+        polys = self._polys(master, t0, H, z, subs)
         master._fed.update(polys)
-        for s in master.subsystems:
-            s.set_inputs(t0 * 1e-9, polys[s.name])
-        for s in master.subsystems:
+        t0_s = t0 * 1e-9
+        for s in subs:
+            s.set_inputs(t0_s, polys[s.name])
+        for s in subs:
             master.step_subsystem(s, t0, H)
-        self._raw = {}
-        for s in master.subsystems:
-            outs = s.get_outputs()
-            self._raw[s.name] = outs
-            master.publish(s, t0 + H, outs)
+        self._raw = raw = {}
+        t1 = t0 + H
+        for s in subs:
+            raw[s.name] = outs = s.get_outputs()
+            master.publish(s, t1, outs)
         master.settler.settle_point(t0 + H)
         self._next_held = master.interface.exact_last()
         return master.interface.pack_last()
@@ -405,8 +407,8 @@ class Iterative(Coupling):
             res = _max_abs(g)
             if self._next_held != self._held:
                 res = float("inf")  # a non-Real output changed: sweep again with it
-            elif res <= self.tol * (1.0 + _max_abs(y)):
-                break
+            elif res <= self.tol or res <= self.tol * (1.0 + _max_abs(y)):
+                break  # (res <= tol: y is finite, and tol (1 + max|y|) >= tol)
             if it >= self.max_iter:
                 raise LoopConvergenceError(
                     f"iterative coupling ({self.method}) did not converge in macro step "

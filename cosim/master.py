@@ -190,6 +190,8 @@ class MasterScheduler:
         self.single_rate = all(s.rate == 1 for s in self.subsystems)
         self._hist_list = list(self.histories.values())
         self._slots: dict[str, dict] = {}  # the per-step rollback slots of save()
+        self._savers = [(s.name, getattr(s, "save_state_into", None) or
+                         (lambda token, s=s: s.save_state())) for s in self.subsystems]
         #: the coupled outputs as one vector (iterative coupling, loops, step control)
         self.interface = InterfaceVectors(self.subsystems, self.histories,
                                           self.coupled_sources, self.sources, self.orders,
@@ -364,9 +366,8 @@ class MasterScheduler:
                 self._slots[slot] = snap
             return snap
         subs = snap["subs"]
-        for s in self.subsystems:
-            into = getattr(s, "save_state_into", None)
-            subs[s.name] = s.save_state() if into is None else into(subs[s.name])
+        for name, into in self._savers:
+            subs[name] = into(subs[name])
         snap["t"] = self.t
         snap["hist"] = [h.snapshot() for h in self._hist_list]
         snap["pending"] = dict(self.pending)

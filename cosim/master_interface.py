@@ -97,7 +97,12 @@ class InterfaceVectors:
         reals, scalar, sizes, exact, _ = self._histories()
         if scalar:
             for h, x in zip(reals, z.tolist()):
-                h.push(t, x)
+                ts = h.t
+                if ts and ts[-1] < t:  # SignalHistory.push's common case, inline
+                    ts.append(t)
+                    h.v.append(x)
+                else:
+                    h.push(t, x)
         else:
             i = 0
             for h, n in zip(reals, sizes):
@@ -109,7 +114,10 @@ class InterfaceVectors:
     def truncate_after(self, t: int) -> None:
         """Forget the coupled outputs' samples later than ``t`` ticks."""
         for h in self._histories()[4]:
-            h.truncate_after(t)
+            ts = h.t
+            while ts and ts[-1] > t:  # SignalHistory.truncate_after, inline
+                ts.pop()
+                h.v.pop()
 
     def unpack(self, z: np.ndarray) -> list[np.ndarray]:
         """``z`` (as :meth:`pack_last`) cut into the values of :attr:`real_sources`."""
@@ -162,9 +170,12 @@ class InterfaceVectors:
                 for k in self.real_sources]
         tau = H * _NS
         vals = []
-        for k, order in zip(self.real_sources, orders):
-            c = self.histories[k].polynomial(order, t0)
-            if isinstance(c, tuple):  # scalar: Horner in plain floats
+        for h, order in zip(self._histories()[0], orders):
+            c = h.polynomial(order, t0)
+            if type(c) is tuple:  # scalar: Horner in plain floats
+                if len(c) == 2:  # linear, the common case
+                    vals.append(float(c[1] * tau + c[0]))
+                    continue
                 acc = c[-1]
                 for x in c[-2::-1]:
                     acc = acc * tau + x

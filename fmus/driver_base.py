@@ -252,17 +252,16 @@ class Driver:
         if into is None or not self.states_in_place:
             return self._call("getFMUState")
         calls = self.calls
-        name = f"{calls.prefix}{calls.GET_STATE}"
         fn = self._get_state_fn
         if fn is None:
-            fn = self._get_state_fn = calls.fn(name)
+            fn = self._get_state_fn = calls.fn(f"{calls.prefix}{calls.GET_STATE}")
         before = into.value
         try:
             st = fn(self.component, ctypes.byref(into))
         except Exception as exc:  # noqa: BLE001
-            raise self._fail(exc, name) from None
+            raise self._fail(exc, f"{calls.prefix}{calls.GET_STATE}") from None
         if st > 1:
-            raise self._status(name, st)
+            raise self._status(f"{calls.prefix}{calls.GET_STATE}", st)
         if before is not None and into.value != before:  # a new state, not `into`
             self.states_in_place = False
         return into
