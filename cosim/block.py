@@ -95,13 +95,17 @@ class OpaqueState:
 
     ``save()`` returns a value from which ``restore(value)`` brings the state
     back.  Without them the block cannot be checkpointed, and a snapshot of a
-    context holding it is refused (never a silently wrong rollback).
+    context holding it is refused (never a silently wrong rollback).  Optionally
+    ``save_into(value)`` saves into a value ``save`` returned that only the caller
+    holds (a master's rollback slot: the memory behind it is reused) and returns the
+    value holding the state now.
     """
 
     block: Block
     name: str
     save: Callable[[], Any] | None = None
     restore: Callable[[Any], None] | None = None
+    save_into: Callable[[Any], Any] | None = None
 
     @property
     def path(self) -> str:
@@ -342,13 +346,17 @@ class Block:
         return h
 
     def declare_opaque_state(self, name: str, save: Callable[[], Any] | None = None,
-                             restore: Callable[[Any], None] | None = None) -> OpaqueState:
+                             restore: Callable[[Any], None] | None = None,
+                             save_into: Callable[[Any], Any] | None = None) -> OpaqueState:
         """Declare state held outside the context (see :class:`OpaqueState`)."""
         check_name(name, "state")
         if (save is None) != (restore is None):
             raise BuildError(f"block '{self.name}': opaque state {name!r} needs both save "
                              "and restore, or neither")
-        h = OpaqueState(self, name, save, restore)
+        if save_into is not None and save is None:
+            raise BuildError(f"block '{self.name}': opaque state {name!r} has save_into "
+                             "but no save and restore; give all three")
+        h = OpaqueState(self, name, save, restore, save_into)
         self._decl.opaque_states.append(h)
         return h
 

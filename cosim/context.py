@@ -25,6 +25,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 
 _IMMUTABLE = (float, int, bool, str, type(None))
+_PLAIN = frozenset(_IMMUTABLE)  # those exact types: the test of the common case
 
 
 def _copy_value(v: Any) -> Any:
@@ -35,11 +36,23 @@ def _copy_value(v: Any) -> Any:
     return copy.deepcopy(v)
 
 
+def _copy_values(values: list) -> list:
+    """``[_copy_value(v) for v in values]``, plain floats and such passed without a call."""
+    return [v if type(v) in _PLAIN else _copy_value(v) for v in values]
+
+
 def _immutable_tuple(v: tuple) -> bool:
     """A tuple of numbers, strings and such tuples (a coupling input's polynomial
     ``(t0, (c0, c1))``): shared by a snapshot, not copied (``deepcopy`` costs ~5 us)."""
-    return all(isinstance(x, _IMMUTABLE) or (type(x) is tuple and _immutable_tuple(x))
-               for x in v)
+    for x in v:
+        if type(x) in _PLAIN:
+            continue
+        if type(x) is tuple:
+            if not _immutable_tuple(x):
+                return False
+        elif not isinstance(x, _IMMUTABLE):
+            return False
+    return True
 
 
 class Context:
@@ -190,13 +203,24 @@ class Context:
         return h, h.check(value)
 
     # ---------------------------------------------------- checkpointing
-    def snapshot(self) -> Context:
+    def snapshot(self, into: Context | None = None) -> Context:
         """An independent copy (checkpoint) of this context.
 
         Opaque states (FMUs, devices) are saved through their hooks; a block
         without hooks makes the snapshot fail with :class:`ContextError`.
+
+        ``into``: a snapshot of a context of the same diagram that its holder alone
+        uses (a master's per-step rollback slot): overwritten and returned instead of
+        a new copy, its opaque states saved into the tokens it holds where their
+        blocks can (``OpaqueState.save_into``: an FMU's state memory is reused).
         """
-        new = copy.copy(self)
+        if into is not None and type(into) is type(self) and into.plan is self.plan:
+            held = getattr(into, "_opaque", None) or {}
+            into.__dict__.update(self.__dict__)
+            new = into
+        else:
+            held = {}
+            new = copy.copy(self)
         new._opaque = {}
         for h in self.plan.opaque_states:
             if h.save is None:
@@ -204,11 +228,13 @@ class Context:
                     f"cannot snapshot: block '{h.block.path}' keeps state {h.name!r} outside "
                     "the context and cannot save it; rollback is refused rather than "
                     "giving a wrong result (give the block save/restore hooks)")
-            new._opaque[h] = h.save()
+            token = held.get(h)
+            new._opaque[h] = h.save() if token is None or h.save_into is None else \
+                h.save_into(token)
         new.xc = self.xc.copy()
-        new.xd = [_copy_value(v) for v in self.xd]
-        new.params = [_copy_value(v) for v in self.params]
-        new.signals = [_copy_value(v) for v in self.signals]
+        new.xd = _copy_values(self.xd)
+        new.params = _copy_values(self.params)
+        new.signals = _copy_values(self.signals)
         return new
 
     copy = snapshot
@@ -221,9 +247,9 @@ class Context:
                 f"this context to '{self.diagram.name}'")
         self.ticks, self.time, self.mode_time = snap.ticks, snap.time, snap.mode_time
         self.xc = snap.xc.copy()
-        self.xd = [_copy_value(v) for v in snap.xd]
-        self.params = [_copy_value(v) for v in snap.params]
-        self.signals = [_copy_value(v) for v in snap.signals]
+        self.xd = _copy_values(snap.xd)
+        self.params = _copy_values(snap.params)
+        self.signals = _copy_values(snap.signals)
         for h, value in getattr(snap, "_opaque", {}).items():
             h.restore(value)
 

@@ -132,6 +132,22 @@ _DISCRETE = ("; a non-Real (Boolean, Integer, Enumeration, String, Binary) coupl
              "output changed in the last sweep: a discrete loop that does not settle")
 
 
+def _max_abs(v: np.ndarray) -> float:
+    """``max(|v|)`` (0 for an empty ``v``, NaN if any is), as ``np.max(np.abs(v),
+    initial=0.0)`` gives it, in plain floats where there are a few entries (a NumPy call
+    costs more)."""
+    if v.size > 16:
+        return float(np.max(np.abs(v), initial=0.0))
+    m = 0.0
+    for x in v.tolist():
+        a = abs(x)
+        if a > m:
+            m = a
+        elif a != a:
+            return a
+    return m
+
+
 def _end_values(polys: dict, tau: float) -> dict:
     """Input polynomials (``Coupling`` form) at ``tau``, as zero-order polynomials."""
     out = {}
@@ -190,11 +206,18 @@ class Iterative(Coupling):
 
     The converged result is an implicit (interpolating) coupling: no
     extrapolation error, stable where explicit coupling is not.  Needs
-    subsystems that can save and restore their state; all rates must be 1.
+    subsystems that can save and restore their state; all rates must be 1.  Each
+    step's checkpoint is saved into the one of the step before (the master's rollback
+    slot, :meth:`MasterScheduler.save <cosim.master.MasterScheduler.save>`: an FMU
+    overwrites the one state it holds, nothing is allocated per step), and the
+    communication point the last sweep settled is not settled again.
     """
 
     name = "iterative"
     needs_rollback = True
+    #: every step ends with a sweep that settles the feedthrough outputs at its end point
+    #: (``MasterScheduler._macro`` need not settle them again)
+    settles_end_point = True
 
     METHODS = ("fixed_point", "aitken", "anderson", "broyden", "newton")
 
@@ -219,6 +242,7 @@ class Iterative(Coupling):
         self._held: list = []  # the non-Real values at t_{k+1} the sweep used
         self._next_held: list = []  # and those it published
         self.predictor_gap: tuple | None = None
+        self._neg_eye: np.ndarray | None = None
 
     def check(self, master: Any) -> None:
         slow = [f"'{s.name}' (rate {s.rate})" for s in master.subsystems if s.rate != 1]
@@ -235,17 +259,19 @@ class Iterative(Coupling):
         if not first:
             master.restore(snap)
         self._held = self._next_held
-        polys = self._polys(master, t0, H, z, master.subsystems)
+        subs = master.subsystems
+        polys = self._polys(master, t0, H, z, subs)
         master._fed.update(polys)
-        for s in master.subsystems:
-            s.set_inputs(t0 * 1e-9, polys[s.name])
-        for s in master.subsystems:
+        t0_s = t0 * 1e-9
+        for s in subs:
+            s.set_inputs(t0_s, polys[s.name])
+        for s in subs:
             master.step_subsystem(s, t0, H)
-        self._raw = {}
-        for s in master.subsystems:
-            outs = s.get_outputs()
-            self._raw[s.name] = outs
-            master.publish(s, t0 + H, outs)
+        self._raw = raw = {}
+        t1 = t0 + H
+        for s in subs:
+            raw[s.name] = outs = s.get_outputs()
+            master.publish(s, t1, outs)
         master.settler.settle_point(t0 + H)
         self._next_held = master.interface.exact_last()
         return master.interface.pack_last()
@@ -253,17 +279,18 @@ class Iterative(Coupling):
     def _polys(self, master: Any, t0: int, H: int, z: np.ndarray, subs: list) -> dict:
         """The input polynomials through the history and ``z`` at ``t0 + H`` (the
         non-Real sources: the held values of this sweep)."""
-        keys = master.interface.real_sources
-        for key, val in zip(keys, master.interface.unpack(z)):
-            hist = master.histories[key]
-            hist.push(t0 + H, float(val[0]) if hist.scalar else val)
-        exact = [k for k in master.coupled_sources if master.histories[k].exact]
-        for key, val in zip(exact, self._held):
-            master.histories[key].push(t0 + H, val)
+        iface = master.interface
+        iface.push(t0 + H, z, self._held)
         polys = {s.name: master.input_polys(s, t0) for s in subs}
-        for key in master.coupled_sources:
-            master.histories[key].truncate_after(t0)
+        iface.truncate_after(t0)
         return polys
+
+    def _minus_eye(self, n: int) -> np.ndarray:
+        """``-I`` of size ``n``, made once (never modified in place: ``M`` is rebound)."""
+        m = self._neg_eye
+        if m is None or m.shape[0] != n:
+            m = self._neg_eye = -np.eye(n)
+        return m
 
     # --------------------------------------------------- Newton's Jacobian
     def _layout(self, master: Any) -> dict:
@@ -358,7 +385,7 @@ class Iterative(Coupling):
 
     # ------------------------------------------------------------ a step
     def step(self, master: Any, k: int, t0: int, H: int) -> None:
-        snap = master.save()
+        snap = master.save(slot="iterative")  # the checkpoint of the previous step: reused
         z = z_pred = master.interface.predict(t0, H)
         self._next_held = master.interface.exact_last()  # non-Real: held at t_k in the first sweep
         y = self._sweep(master, snap, t0, H, z, first=True)
@@ -373,15 +400,15 @@ class Iterative(Coupling):
             fresh = False
             res_prev = None
         else:
-            M = -np.eye(n)  # Broyden: inverse Jacobian of g(z) = y - z, initial g' = -I
+            M = self._minus_eye(n)  # Broyden: inverse Jacobian of g(z) = y - z, g' = -I
         hist_g: list = []  # Anderson: recent residuals and images
         hist_y: list = []
         while True:
-            res = float(np.max(np.abs(g), initial=0.0))
+            res = _max_abs(g)
             if self._next_held != self._held:
                 res = float("inf")  # a non-Real output changed: sweep again with it
-            elif res <= self.tol * (1.0 + float(np.max(np.abs(y), initial=0.0))):
-                break
+            elif res <= self.tol or res <= self.tol * (1.0 + _max_abs(y)):
+                break  # (res <= tol: y is finite, and tol (1 + max|y|) >= tol)
             if it >= self.max_iter:
                 raise LoopConvergenceError(
                     f"iterative coupling ({self.method}) did not converge in macro step "
@@ -426,9 +453,10 @@ class Iterative(Coupling):
             g_new = y_new - z_new
             if (self.method == "broyden" or newton) and n:
                 dz, dg = z_new - z, g_new - g
-                denom = float(dz @ M @ dg)
-                if denom != 0.0:
-                    M = M + np.outer(dz - M @ dg, dz @ M) / denom
+                w = dz @ M
+                denom = float(w @ dg)  # dz @ M @ dg
+                if denom != 0.0:  # M + outer(dz - M dg, dz M) / denom
+                    M = M + ((dz - M @ dg)[:, None] * w[None, :]) / denom
             z, y, g = z_new, y_new, g_new
         if newton:
             self._M = M if self.reuse_jacobian else None

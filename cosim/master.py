@@ -189,6 +189,9 @@ class MasterScheduler:
         #: every subsystem steps at the macro step
         self.single_rate = all(s.rate == 1 for s in self.subsystems)
         self._hist_list = list(self.histories.values())
+        self._slots: dict[str, dict] = {}  # the per-step rollback slots of save()
+        self._savers = [(s.name, getattr(s, "save_state_into", None) or
+                         (lambda token, s=s: s.save_state())) for s in self.subsystems]
         #: the coupled outputs as one vector (iterative coupling, loops, step control)
         self.interface = InterfaceVectors(self.subsystems, self.histories,
                                           self.coupled_sources, self.sources, self.orders,
@@ -248,6 +251,7 @@ class MasterScheduler:
     def initialize(self, t0_s: float = 0.0, max_iter: int = 50, tol: float = 1e-12) -> None:
         """Initialize the subsystems at ``t0_s`` with consistent outputs
         (:meth:`Settler.initialize <cosim.master_settle.Settler.initialize>`)."""
+        self.release_slots()
         self.settler.initialize(t0_s, max_iter, tol)
 
     # ------------------------------------------------ used by couplings
@@ -322,7 +326,13 @@ class MasterScheduler:
     def publish(self, s: Any, t_end: int, outs: dict) -> None:
         """Publish ``s``'s outputs ``outs`` at ``t_end`` (pushed onto their histories)."""
         for o, hist in self._outs[s.name]:
-            hist.push(t_end, outs[o])
+            v = outs[o]
+            ts = hist.t
+            if hist.scalar and type(v) is float and ts and ts[-1] < t_end:
+                ts.append(t_end)  # SignalHistory.push's common case, inline
+                hist.v.append(v)
+            else:
+                hist.push(t_end, v)
 
     # --------------------------------------------------------- rollback
     def check_rollback(self, why: str) -> None:
@@ -335,19 +345,47 @@ class MasterScheduler:
                                "their state; use a non-iterative coupling without step "
                                "rejection, or give them save/restore")
 
-    def save(self) -> dict:
-        """Checkpoint of the whole co-simulation (subsystems, histories, time)."""
-        return {"t": self.t, "subs": {s.name: s.save_state() for s in self.subsystems},
-                "hist": {k: h.snapshot() for k, h in self.histories.items()},
-                "pending": dict(self.pending), "energy": self.counters.energy_total}
+    def save(self, slot: str | None = None) -> dict:
+        """Checkpoint of the whole co-simulation (subsystems, histories, time).
+
+        Without ``slot`` the checkpoint is new and the caller's to keep.  ``slot`` names
+        one of the master's own per-step rollback slots (iterative coupling's, the step
+        controller's): the checkpoint saved last under that name is overwritten and
+        returned, each subsystem saving into the token it holds (``save_state_into``: an
+        FMU's state memory is reused, not allocated and freed at every macro step).  So
+        only the caller may hold a slot's checkpoint, and only until its next save under
+        that name; the slots are released (their FMU states freed) when a run ends and
+        at :meth:`initialize`.
+        """
+        snap = self._slots.get(slot) if slot is not None else None
+        if snap is None:
+            snap = {"t": self.t, "subs": {s.name: s.save_state() for s in self.subsystems},
+                    "hist": [h.snapshot() for h in self._hist_list],
+                    "pending": dict(self.pending), "energy": self.counters.energy_total}
+            if slot is not None:
+                self._slots[slot] = snap
+            return snap
+        subs = snap["subs"]
+        for name, into in self._savers:
+            subs[name] = into(subs[name])
+        snap["t"] = self.t
+        snap["hist"] = [h.snapshot() for h in self._hist_list]
+        snap["pending"] = dict(self.pending)
+        snap["energy"] = self.counters.energy_total
+        return snap
+
+    def release_slots(self) -> None:
+        """Drop the rollback slots of :meth:`save` (the FMU states they hold are freed)."""
+        self._slots.clear()
 
     def restore(self, snap: dict) -> None:
         """Roll back to a checkpoint made by :meth:`save`."""
         self.t = snap["t"]
+        subs = snap["subs"]
         for s in self.subsystems:
-            s.restore_state(snap["subs"][s.name])
-        for k, h in self.histories.items():
-            h.restore(snap["hist"][k])
+            s.restore_state(subs[s.name])
+        for h, kept in zip(self._hist_list, snap["hist"]):
+            h.restore(kept)
         self.pending = dict(snap["pending"])
         self.counters.energy_total = snap["energy"]
         self.counters.rollbacks += 1
@@ -367,9 +405,13 @@ class MasterScheduler:
         self.t += H
         if self.pending:
             self._publish_pending()
-        # feedthrough outputs at the new communication point see the inputs there
+        # feedthrough outputs at the new communication point see the inputs there (a
+        # coupling whose last act settled them there, as iterative coupling's sweep does,
+        # leaves nothing to do when one pass in dependency order settles them: a second
+        # pass recomputes the same values)
         if self.single_rate:
-            self.settler.settle_point(self.t)
+            if not (self.settler.once and getattr(self.coupling, "settles_end_point", False)):
+                self.settler.settle_point(self.t)
         else:
             self.settler.settle_point(self.t, [s for s in self.settler.subs
                                                if s.rate == 1 and s in due])
@@ -407,6 +449,7 @@ class MasterScheduler:
                     pass
             raise
         finally:
+            self.release_slots()
             self._bar.done()
             for w in self.writers:
                 if getattr(w, "_state", None) == "open":

@@ -46,6 +46,7 @@ class InterfaceVectors:
         self.feeds = feeds
         self._real_keys: list | None = None
         self._predict_orders: list | None = None
+        self._lists: tuple | None = None  # see _histories()
 
     @property
     def real_sources(self) -> list:
@@ -59,17 +60,64 @@ class InterfaceVectors:
                 self._real_keys = keys
         return keys
 
+    def _histories(self) -> tuple:
+        """``(Real histories, whether all are scalar, their sizes, non-Real histories, all
+        coupled histories)``, in the order of ``z``; kept once :attr:`real_sources` is
+        known (before, a history's kind may still change with its first value)."""
+        lists = self._lists
+        if lists is None:
+            keys = self.real_sources
+            hist = self.histories
+            reals = [hist[k] for k in keys]
+            coupled = [hist[k] for k in self.coupled_sources]
+            lists = (reals, all(h.scalar for h in reals),
+                     [h.last.size if h.v else 1 for h in reals],
+                     [h for h in coupled if h.exact], coupled)
+            if self._real_keys is not None:
+                self._lists = lists
+        return lists
+
     def pack_last(self) -> np.ndarray:
         """The latest published values of the Real coupled outputs as one vector."""
-        keys = self.real_sources
-        if not keys:
+        reals, scalar = self._histories()[:2]
+        if not reals:
             return np.zeros(0)
-        return np.concatenate([self.histories[k].last for k in keys])
+        if scalar:  # Python floats (SignalHistory keeps Real scalars so): one array
+            return np.array([h.v[-1] for h in reals])
+        return np.concatenate([h.last for h in reals])
 
     def exact_last(self) -> list:
         """The latest published values of the non-Real coupled outputs (compared by ``==``)."""
-        hists = [self.histories[k] for k in self.coupled_sources]
-        return [h.last_value if h.scalar else h.last.tolist() for h in hists if h.exact]
+        return [h.last_value if h.scalar else h.last.tolist() for h in self._histories()[3]]
+
+    def push(self, t: int, z: np.ndarray, held: list) -> None:
+        """Push ``z`` (as :meth:`pack_last`) and the non-Real values ``held`` (as
+        :meth:`exact_last`) onto the histories at ``t`` ticks (:meth:`truncate_after`
+        takes them off)."""
+        reals, scalar, sizes, exact, _ = self._histories()
+        if scalar:
+            for h, x in zip(reals, z.tolist()):
+                ts = h.t
+                if ts and ts[-1] < t:  # SignalHistory.push's common case, inline
+                    ts.append(t)
+                    h.v.append(x)
+                else:
+                    h.push(t, x)
+        else:
+            i = 0
+            for h, n in zip(reals, sizes):
+                h.push(t, float(z[i]) if h.scalar else z[i:i + n])
+                i += n
+        for h, x in zip(exact, held):
+            h.push(t, x)
+
+    def truncate_after(self, t: int) -> None:
+        """Forget the coupled outputs' samples later than ``t`` ticks."""
+        for h in self._histories()[4]:
+            ts = h.t
+            while ts and ts[-1] > t:  # SignalHistory.truncate_after, inline
+                ts.pop()
+                h.v.pop()
 
     def unpack(self, z: np.ndarray) -> list[np.ndarray]:
         """``z`` (as :meth:`pack_last`) cut into the values of :attr:`real_sources`."""
@@ -122,9 +170,12 @@ class InterfaceVectors:
                 for k in self.real_sources]
         tau = H * _NS
         vals = []
-        for k, order in zip(self.real_sources, orders):
-            c = self.histories[k].polynomial(order, t0)
-            if isinstance(c, tuple):  # scalar: Horner in plain floats
+        for h, order in zip(self._histories()[0], orders):
+            c = h.polynomial(order, t0)
+            if type(c) is tuple:  # scalar: Horner in plain floats
+                if len(c) == 2:  # linear, the common case
+                    vals.append(float(c[1] * tau + c[0]))
+                    continue
                 acc = c[-1]
                 for x in c[-2::-1]:
                     acc = acc * tau + x

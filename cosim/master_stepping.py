@@ -228,8 +228,12 @@ class MasterStepper:
         return self.master.record.results(time.perf_counter() - self._wall0, self.steps)
 
     def close(self, error: BaseException | None = None) -> None:
-        """Close the master's stream writers, with ``error`` as their status."""
+        """Close the master's stream writers, with ``error`` as their status, and release
+        its rollback slots (the FMU states they hold)."""
         self.sync()
+        release = getattr(self.master, "release_slots", None)
+        if release is not None:
+            release()
         for w in getattr(self.master, "writers", ()):
             if getattr(w, "_state", None) == "open":
                 w.on_finish(self.master, error)

@@ -180,7 +180,8 @@ def run_controlled(master: Any, end: int) -> int:
             k += 1
             _accept(master, H, err)
             continue
-        snap = master.save() if (richardson or can_redo) else None
+        # the checkpoint of the step before: reused (MasterScheduler.save)
+        snap = master.save(slot="step_control") if (richardson or can_redo) else None
         p_eff = _effective_order(master)  # lower while the history is short (start)
         if richardson:
             master._macro(k, H)

@@ -7,7 +7,8 @@ The co-simulation protocol (:class:`Subsystem`) is what the master knows:
   over the coming macro step (extrapolated or interpolated by the master),
 * ``do_step(t0_ticks, h_ticks)``: advance from ``t0`` to ``t0 + h``,
 * ``get_outputs()``: the outputs at the current time,
-* ``save_state()`` / ``restore_state(token)`` for rollback (``can_save_state``),
+* ``save_state()`` / ``restore_state(token)`` for rollback (``can_save_state``);
+  optionally ``save_state_into(token)``, which reuses a token only its caller holds,
 * ``feedthrough()``: which inputs each output reads directly,
 * ``initial_feedthrough()`` and ``finish_initialization()``: between ``initialize`` and
   ``finish_initialization`` the master sets the inputs at ``t0`` and reads the initial
@@ -197,6 +198,14 @@ class Subsystem(ABC):
     def save_state(self) -> Any:
         raise ContextError(f"subsystem '{self.name}' cannot save its state; rollback-based "
                            "methods (step rejection, iterative coupling) need save/restore")
+
+    def save_state_into(self, token: Any) -> Any:
+        """:meth:`save_state`, reusing ``token``: a token this subsystem's ``save_state``
+        or ``save_state_into`` returned, which its holder alone uses (a master's per-step
+        rollback slot, :meth:`MasterScheduler.save <cosim.master.MasterScheduler.save>`),
+        so the memory it holds (an FMU's state) need not be allocated again.  Returns the
+        token holding the state now (``token`` or a new one).  Default: a new one."""
+        return self.save_state()
 
     def restore_state(self, token: Any) -> None:
         raise ContextError(f"subsystem '{self.name}' cannot restore its state")
@@ -426,6 +435,9 @@ class DiagramSubsystem(Subsystem):
 
     def save_state(self) -> Any:
         return self.ctx.snapshot()
+
+    def save_state_into(self, token: Any) -> Any:
+        return self.ctx.snapshot(into=token)
 
     def restore_state(self, token: Any) -> None:
         self.ctx.restore(token)

@@ -11,6 +11,7 @@ the version and the layer.
 
 from __future__ import annotations
 
+import ctypes
 from collections import deque
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
@@ -91,6 +92,11 @@ class Driver:
         self.component: Any = None  # the instance, once instantiated
         self._sets: list[ValueSet] = []
         self._instantiated = False
+        #: whether ``get_state(into)`` overwrites ``into`` (FMI asks it; cleared the first
+        #: time the FMU hands back a different state instead)
+        self.states_in_place = True
+        self._get_state_fn: Any = None  # the C calls of get_state(into) and set_state
+        self._set_state_fn: Any = None
 
     # ----------------------------------------------------------- errors
     def _fail(self, exc: Exception, function: str | None = None) -> FMUCallError:
@@ -230,11 +236,46 @@ class Driver:
         return vs.buf[:] if vs.decode is None else vs.decode()
 
     # ------------------------------------------------------- FMU state
-    def get_state(self) -> Any:
-        return self._call("getFMUState")
+    def get_state(self, into: Any = None) -> Any:
+        """The FMU state now: a new handle, or ``into`` (a handle of this driver that
+        nobody else uses) overwritten.
+
+        FMI 2 and 3 (``fmi2GetFMUstate``, ``fmi3GetFMUState``) overwrite the state a
+        non-null handle points to instead of allocating one.  An FMU that puts a new
+        state there instead (pythonfmu does) may lose the old one's memory (it is not
+        freed here: the FMU may have freed it); from then on this driver asks that FMU
+        for new states only (:attr:`states_in_place` False), so at most one is lost.
+        Returns the handle that holds the state (``into`` itself when given and
+        :attr:`states_in_place`).
+        """
+        if into is None or not self.states_in_place:
+            return self._call("getFMUState")
+        calls = self.calls
+        fn = self._get_state_fn
+        if fn is None:
+            fn = self._get_state_fn = calls.fn(f"{calls.prefix}{calls.GET_STATE}")
+        before = into.value
+        try:
+            st = fn(self.component, ctypes.byref(into))
+        except Exception as exc:  # noqa: BLE001
+            raise self._fail(exc, f"{calls.prefix}{calls.GET_STATE}") from None
+        if st > 1:
+            raise self._status(f"{calls.prefix}{calls.GET_STATE}", st)
+        if before is not None and into.value != before:  # a new state, not `into`
+            self.states_in_place = False
+        return into
 
     def set_state(self, state: Any) -> None:
-        self._call("setFMUState", state)
+        calls = self.calls
+        fn = self._set_state_fn
+        if fn is None:
+            fn = self._set_state_fn = calls.fn(f"{calls.prefix}{calls.SET_STATE}")
+        try:
+            st = fn(self.component, state)
+        except Exception as exc:  # noqa: BLE001
+            raise self._fail(exc, f"{calls.prefix}{calls.SET_STATE}") from None
+        if st > 1:
+            raise self._status(f"{calls.prefix}{calls.SET_STATE}", st)
 
     def free_state(self, state: Any) -> None:
         if self._instantiated:

@@ -92,6 +92,8 @@ class Fmi2Calls(FmiCalls, major=2):
     #: the C function of the state derivatives, fmpy's method of an event iteration
     DERIVATIVES = "fmi2GetDerivatives"
     UPDATE_DISCRETE = "newDiscreteStates"
+    GET_STATE = "GetFMUstate"
+    SET_STATE = "SetFMUstate"
 
     def __init__(self, spec: Any, call_log: Callable[[str], Any] | None = None) -> None:
         self._logged = call_log is not None

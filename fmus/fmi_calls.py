@@ -101,6 +101,10 @@ class FmiCalls:
     counts_values: ClassVar[bool] = False
     #: whether Booleans travel as C ints (``fmi2Boolean``)
     int_booleans: ClassVar[bool] = False
+    #: the names of the calls that save and restore the FMU state, after the prefix (FMI 2
+    #: spells them ``GetFMUstate``, ``SetFMUstate``)
+    GET_STATE: ClassVar[str] = "GetFMUState"
+    SET_STATE: ClassVar[str] = "SetFMUState"
     _versions: ClassVar[dict[int, type[FmiCalls]]] = {}
 
     def __init_subclass__(cls, major: int = 0, **kw: Any) -> None:

@@ -256,7 +256,8 @@ class FMUBlock(Block):
         self._ft_keys = [k for i in self._ft_groups for k, _ in self._out_groups[i][0]]
         self.declare_monitor(ev.after_step, name="completed_step")
         if self.can_save:
-            self.fmu_state = self.declare_opaque_state("fmu", self._save, self._restore)
+            self.fmu_state = self.declare_opaque_state("fmu", self._save, self._restore,
+                                                       self._save_into)
         else:
             self.fmu_state = self.declare_opaque_state("fmu")
         # run-time bookkeeping (one FMU instance follows the active context)
@@ -410,6 +411,12 @@ class FMUBlock(Block):
         if not self.inst.initialized or self.inst.drv is None:
             return None
         return self.inst.save(self.me_events.extra())
+
+    def _save_into(self, token: Any) -> Any:
+        """:meth:`_save` into a token only the caller holds (a master's rollback slot)."""
+        if not self.inst.initialized or self.inst.drv is None:
+            return None
+        return self.inst.save(self.me_events.extra(), into=token)
 
     def _restore(self, token: Any) -> None:
         if token is None:

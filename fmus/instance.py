@@ -35,17 +35,19 @@ class StateToken:
     """A saved FMU state (``handle``) plus the owner's bookkeeping (``extra``).
 
     The FMU-side memory is freed when the token is garbage collected, if the
-    instance that made it still exists.
+    instance that made it still exists.  :meth:`FMUInstance.save` with ``into`` saves
+    into an existing token (the FMU overwrites its state): only for a token its holder
+    alone uses (a master's per-step rollback slot), never one handed to a user.
     """
 
-    __slots__ = ("handle", "extra", "generation", "_fin", "__weakref__")
+    __slots__ = ("handle", "extra", "generation", "owner", "_fin", "__weakref__")
 
     def __init__(self, inst: FMUInstance, handle: Any, extra: Any) -> None:
         self.handle = handle
         self.extra = extra
         self.generation = inst.generation
-        self._fin = weakref.finalize(self, _free_state, weakref.ref(inst), handle,
-                                     inst.generation)
+        self.owner = weakref.ref(inst)
+        self._fin = weakref.finalize(self, _free_state, self.owner, handle, inst.generation)
 
 
 def _free_state(inst_ref: Any, handle: Any, generation: int) -> None:
@@ -159,8 +161,20 @@ class FMUInstance:
         return len(self._regs) - 1
 
     # ------------------------------------------------------------- state
-    def save(self, extra: Any) -> StateToken:
-        return StateToken(self, self.drv.get_state(), extra)
+    def save(self, extra: Any, into: StateToken | None = None) -> StateToken:
+        """The FMU state now, with the owner's ``extra``, as a new token; or, with
+        ``into`` (a token of this instance's current driver that its holder alone uses),
+        into that token: the FMU overwrites the state it holds (no allocation), and
+        ``into`` is returned, unless the FMU handed back a new state (then a new token)."""
+        drv = self.drv
+        if into is not None and into.generation == self.generation and drv is not None \
+                and into.owner() is self and into._fin.alive:
+            handle = drv.get_state(into.handle)
+            if handle == into.handle:
+                into.extra = extra
+                return into
+            return StateToken(self, handle, extra)
+        return StateToken(self, drv.get_state(), extra)
 
     def restore(self, token: StateToken) -> None:
         if token.generation != self.generation or self.drv is None:

@@ -76,10 +76,15 @@ def _serve(conn: Any, spec: DriverSpec, log_calls: bool) -> None:
         except (EOFError, OSError):
             return
         try:
-            if name == "get_state":
-                next_id += 1
-                states[next_id] = drv.get_state()
-                result: Any = next_id
+            if name == "get_state":  # into: the id of a state to overwrite (Driver.get_state)
+                into = states.get(args[0]) if args and args[0] is not None else None
+                handle = drv.get_state(into)
+                if into is not None and handle is into:
+                    result: Any = args[0]
+                else:
+                    next_id += 1
+                    states[next_id] = handle
+                    result = next_id
             elif name == "set_state":
                 drv.set_state(states[args[0]])
                 result = None

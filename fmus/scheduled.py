@@ -269,7 +269,8 @@ class FMUScheduledBlock(Block):
         self.declare_dynamic_time_event(ticks.next_time, ticks.on_tick, name="clock_tick")
         self.declare_initial_check(self._initial_inputs_check)
         if self.can_save:
-            self.fmu_state = self.declare_opaque_state("fmu", self._save, self._restore)
+            self.fmu_state = self.declare_opaque_state("fmu", self._save, self._restore,
+                                                       self._save_into)
         else:
             self.fmu_state = self.declare_opaque_state("fmu")
         self._ctx: Any = None
@@ -454,6 +455,12 @@ class FMUScheduledBlock(Block):
         if not self.inst.initialized or self.inst.drv is None or self._run is None:
             return None
         return self.inst.save((copy.deepcopy(self._run), len(self.events)))
+
+    def _save_into(self, token: Any) -> Any:
+        """:meth:`_save` into a token only the caller holds (a master's rollback slot)."""
+        if not self.inst.initialized or self.inst.drv is None or self._run is None:
+            return None
+        return self.inst.save((copy.deepcopy(self._run), len(self.events)), into=token)
 
     def _restore(self, token: Any) -> None:
         if token is None:

@@ -647,9 +647,19 @@ class FMUSubsystem(Subsystem):
     def save_state(self) -> Any:
         if not self.can_save_state:
             return super().save_state()
-        extra = (self._t, self._outs, dict(self._pushed), self._sent_orders, len(self.events),
-                 self._h_first, self.terminated)
-        return self.inst.save(extra)
+        return self.inst.save(self._extra())
+
+    def save_state_into(self, token: Any) -> Any:
+        """:meth:`save_state` into ``token`` (the FMU overwrites the state it holds:
+        :meth:`FMUInstance.save <fmus.instance.FMUInstance.save>`)."""
+        if not self.can_save_state:
+            return super().save_state()
+        return self.inst.save(self._extra(), into=token)
+
+    def _extra(self) -> tuple:
+        """What a saved state keeps besides the FMU's own."""
+        return (self._t, self._outs, dict(self._pushed), self._sent_orders, len(self.events),
+                self._h_first, self.terminated)
 
     def restore_state(self, token: Any) -> None:
         if not self.can_save_state:
