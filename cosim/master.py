@@ -68,6 +68,14 @@ def _compiled_loop(master: Any, want: bool | None) -> tuple:
     return (None, why) if why else (loop, "")
 
 
+def _publish_pending(m: Any) -> None:
+    """The outputs of slower subsystems whose time ``m.t`` has reached, published."""
+    for name, (t_end, outs) in list(m.pending.items()):
+        if t_end <= m.t:
+            m.publish(m.by_name[name], t_end, outs)
+            del m.pending[name]
+
+
 class MasterScheduler:
     """Couple :class:`~cosim.subsystem.Subsystem` objects (see module docstring).
 
@@ -395,7 +403,7 @@ class MasterScheduler:
         """One macro step of size ``H`` from ``self.t`` (coupling, publication, settling)."""
         self.counters.exchanges += 1
         if self.pending:
-            self._publish_pending()
+            _publish_pending(self)
         due = self.due(k)
         saved_H, self.H = self.H, H
         try:
@@ -404,7 +412,7 @@ class MasterScheduler:
             self.H = saved_H
         self.t += H
         if self.pending:
-            self._publish_pending()
+            _publish_pending(self)
         # feedthrough outputs at the new communication point see the inputs there (a
         # coupling whose last act settled them there, as iterative coupling's sweep does,
         # leaves nothing to do when one pass in dependency order settles them: a second
@@ -419,12 +427,6 @@ class MasterScheduler:
             c = self.counters
             c.last_energy = sum(b.residual(self._fed, self.t - H, H * _NS) for b in self.bonds)
             c.energy_total += c.last_energy
-
-    def _publish_pending(self) -> None:
-        for name, (t_end, outs) in list(self.pending.items()):
-            if t_end <= self.t:
-                self.publish(self.by_name[name], t_end, outs)
-                del self.pending[name]
 
     def run(self, t_end_s: float, t0_s: float = 0.0) -> Results:
         """Co-simulate from ``t0_s`` to ``t_end_s``; returns the published outputs.

@@ -148,6 +148,22 @@ def _cs_features(info: Any, caps: dict, early_return: bool, event_mode: bool,
                              intermediate_vrs=[v.vr for v in inter_vars] if inter else None))
 
 
+def intermediate_polynomials(s: Any) -> tuple | None:
+    """``(key, t0, coefficients per variable)`` of an FMI 3 subsystem's inputs flagged
+    ``intermediateUpdate`` for the step set up by ``set_inputs`` (the driver's
+    ``set_intermediate``), or ``None`` (no intermediate update, or one of them unconnected)."""
+    if not s.intermediate or not s._polys:
+        return None
+    coeffs = []
+    for v in s._inter_vars:
+        c = s._polys.get(v.port)
+        if c is None:
+            return None
+        coeffs.append([float(x) for x in (c if isinstance(c, tuple)
+                                          else np.asarray(c, float)[:, 0])])
+    return (s._inter_key, s._poly_t0, coeffs)
+
+
 class FMUSubsystem(Subsystem):
     """A Co-Simulation FMU for :class:`~cosim.master.MasterScheduler` (module docstring).
 
@@ -494,18 +510,6 @@ class FMUSubsystem(Subsystem):
         self._sent_orders = order
         return out
 
-    def _intermediate_arg(self) -> tuple | None:
-        if not self.intermediate or not self._polys:
-            return None
-        coeffs = []
-        for v in self._inter_vars:
-            c = self._polys.get(v.port)
-            if c is None:
-                return None
-            coeffs.append([float(x) for x in (c if isinstance(c, tuple)
-                                              else np.asarray(c, float)[:, 0])])
-        return (self._inter_key, self._poly_t0, coeffs)
-
     def do_step(self, t0_ticks: int, h_ticks: int) -> None:
         if self._t != t0_ticks:
             where = "not initialized" if self._t is None else \
@@ -529,7 +533,7 @@ class FMUSubsystem(Subsystem):
             if self._pending_params:
                 set_variables(self.inst, self._param_keys, self._pending_params)
                 self._pending_params.clear()
-            inter = self._intermediate_arg()
+            inter = intermediate_polynomials(self)
             res, outs = drv.cs_step(t, h, not self.can_save_state, self._input_sets(t),
                                     self._input_derivs(t), self._out_keys, inter)
             if inter is not None:  # the intermediate updates moved the inputs along the
@@ -538,7 +542,7 @@ class FMUSubsystem(Subsystem):
             def resume(t: float) -> tuple:  # an early return: on from where the FMU stopped
                 return drv.cs_step(t, t_end - t, not self.can_save_state,
                                    self._input_sets(t), self._input_derivs(t),
-                                   self._out_keys, self._intermediate_arg())
+                                   self._out_keys, intermediate_polynomials(self))
             outs = self.finish_step(res, t, h, t_end, outs, resume)
         except FMUError:
             self.inst.broken = True
@@ -645,21 +649,17 @@ class FMUSubsystem(Subsystem):
 
     # ---------------------------------------------------------- rollback
     def save_state(self) -> Any:
-        if not self.can_save_state:
-            return super().save_state()
-        return self.inst.save(self._extra())
+        return self.save_state_into(None)
 
     def save_state_into(self, token: Any) -> Any:
         """:meth:`save_state` into ``token`` (the FMU overwrites the state it holds:
-        :meth:`FMUInstance.save <fmus.instance.FMUInstance.save>`)."""
+        :meth:`FMUInstance.save <fmus.instance.FMUInstance.save>`; ``None``: a new token)."""
         if not self.can_save_state:
             return super().save_state()
-        return self.inst.save(self._extra(), into=token)
-
-    def _extra(self) -> tuple:
-        """What a saved state keeps besides the FMU's own."""
-        return (self._t, self._outs, dict(self._pushed), self._sent_orders, len(self.events),
-                self._h_first, self.terminated)
+        # what a saved state keeps besides the FMU's own
+        extra = (self._t, self._outs, dict(self._pushed), self._sent_orders, len(self.events),
+                 self._h_first, self.terminated)
+        return self.inst.save(extra, into=token)
 
     def restore_state(self, token: Any) -> None:
         if not self.can_save_state:
