@@ -369,7 +369,7 @@ class CompiledLoop:
         """The loop stepped by its caller from ``master.t`` (macro step ``k``):
         :class:`~fmus.compiled_stepper.CompiledSession` (``master.stepper()``)."""
         from .compiled_stepper import CompiledSession
-        return CompiledSession(self, master, k)
+        return CompiledSession(self, master, k, _library())
 
     # -------------------------------------------------------------- run
     def run(self, master: Any, k: int, end: int, times: list, rows: Any) -> tuple:

@@ -29,15 +29,15 @@ _D = ctypes.POINTER(ctypes.c_double)
 
 
 class CompiledSession:
-    """The compiled loop's plan for ``master`` from its current time (macro step ``k``)."""
+    """The compiled loop's plan for ``master`` from its current time (macro step ``k``);
+    ``loop`` the :class:`~fmus.compiled_master.CompiledLoop`, ``lib`` its C library."""
 
     chunk = 1024  #: at most this many macro steps per call into C
     slice_s = 0.02  #: the wall time a call into C aims at (Ctrl-C is seen that often)
 
-    def __init__(self, loop: Any, master: Any, k: int) -> None:
-        from .compiled_master import _library
+    def __init__(self, loop: Any, master: Any, k: int, lib: Any) -> None:
         self.loop, self.master, self.k = loop, master, k
-        self.lib = _library()
+        self.lib = lib  # the loaded loop (fmus.compiled_master._library)
         self.plan, self.keep, self.keys = loop._plan(master)
         self.failed: list = []
         self.keep["finish"] = loop._finisher(master, self.failed)
