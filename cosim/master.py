@@ -320,14 +320,7 @@ class MasterScheduler:
         """Publish ``s``'s outputs now if its step ends within this macro step, else later."""
         outs = s.get_outputs()
         if t_end <= self.t + self.H:
-            for o, hist in self._outs[s.name]:
-                v = outs[o]
-                ts = hist.t
-                if hist.scalar and type(v) is float and ts and ts[-1] < t_end:
-                    ts.append(t_end)  # SignalHistory.push's common case, inline
-                    hist.v.append(v)
-                else:
-                    hist.push(t_end, v)
+            self.publish(s, t_end, outs)
         else:
             self.pending[s.name] = (t_end, outs)
 

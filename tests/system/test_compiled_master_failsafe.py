@@ -149,15 +149,13 @@ def slow_files(tmp_path_factory):
                             model_name=f"m{i}") for i, f in ((1, m1_diagram), (2, m2_diagram)))
 
 
-@pytest.mark.timing  # the subject is a latency (judged on a quiet machine)
-def test_ctrl_c_stops_the_compiled_loop_at_once_and_keeps_the_completed_steps(slow_files):
+def _interrupted(call) -> tuple:
+    """``call()`` with SIGINT sent to this process 0.5 s in: ``(latency from the signal to
+    the KeyboardInterrupt, the exception)``."""
     import signal
     import threading
     import time
 
-    from tests.timing_plugin import judge_figure
-
-    m = _master(slow_files, compiled=True)
     sent: list[float] = []
 
     def interrupt():
@@ -168,12 +166,20 @@ def test_ctrl_c_stops_the_compiled_loop_at_once_and_keeps_the_completed_steps(sl
     timer.start()
     try:
         with pytest.raises(KeyboardInterrupt) as exc:
-            m.run(1000.0)
+            call()
         caught = time.perf_counter()
     finally:
         timer.cancel()
-    latency = caught - sent[0]
-    res = exc.value.results
+    return caught - sent[0], exc.value
+
+
+@pytest.mark.timing  # the subject is a latency (judged on a quiet machine)
+def test_ctrl_c_stops_the_compiled_loop_at_once_and_keeps_the_completed_steps(slow_files):
+    from tests.timing_plugin import judge_figure
+
+    m = _master(slow_files, compiled=True)
+    latency, exc = _interrupted(lambda: m.run(1000.0))
+    res = exc.results
     n = len(res.time) - 1
     assert n > 0 and m.t == round(n * H * 1e9) and res.time[-1] == m.t * 1e-9
     assert res.diagnostics["macro_steps"] == n
@@ -189,29 +195,11 @@ def test_ctrl_c_stops_the_compiled_loop_at_once_and_keeps_the_completed_steps(sl
 def test_ctrl_c_stops_a_compiled_stepper_at_once_and_keeps_the_completed_steps(slow_files):
     """The stepper's advance_to_ticks over many macro steps: interrupted, it keeps every
     macro step C completed (its rows, its step count, master.t)."""
-    import signal
-    import threading
-    import time
-
     from tests.timing_plugin import judge_figure
 
     st = _master(slow_files, compiled=True).stepper()
     st.start()
-    sent: list[float] = []
-
-    def interrupt():
-        sent.append(time.perf_counter())
-        os.kill(os.getpid(), signal.SIGINT)
-
-    timer = threading.Timer(0.5, interrupt)
-    timer.start()
-    try:
-        with pytest.raises(KeyboardInterrupt):
-            st.advance_to_ticks(st.t + 1_000_000 * round(H * 1e9))
-        caught = time.perf_counter()
-    finally:
-        timer.cancel()
-    latency = caught - sent[0]
+    latency, _ = _interrupted(lambda: st.advance_to_ticks(st.t + 1_000_000 * round(H * 1e9)))
     res = st.results()
     n = len(res.time) - 1
     assert n > 0 and st.steps == n and st.t == round(n * H * 1e9)
@@ -229,7 +217,6 @@ def test_a_run_that_fails_before_its_first_point_carries_no_old_results(files):
     with pytest.raises(RateError) as exc:
         m.run(float("nan"))  # refused before the first communication point
     assert not hasattr(exc.value, "results")
-
 
 
 def test_a_library_planted_where_others_can_write_is_not_loaded(files, fresh, monkeypatch):
