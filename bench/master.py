@@ -162,6 +162,10 @@ def _system_cases(options) -> list[dict]:
                     else reps, steps=steps, blocks=n, budget_s=None)
         peers = {"ecos": measure(lambda s=system: ms.ecos(s), repeats=reps, steps=steps,
                                  blocks=n, budget_s=None)}
+        if system != "controller_pair":  # the FMUs' own work: what ours is measured against
+            peers["ours-unconnected"] = measure(lambda s=system: ms.ours(s, connected=False),
+                                                repeats=reps, steps=steps, blocks=n,
+                                                budget_s=None)
         cases.append(make_case(f"fmu/{system}", m, peers))
     return cases
 

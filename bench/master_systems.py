@@ -14,6 +14,9 @@ Systems (10 s, Jacobi, zero-order hold, every FMU RK4 at a tenth of its own step
   block" beside an FMU): the compiled loop does not run native subsystems yet, so ours is the
   Python loop and says so (``extra["compiled"]``).
 
+Peer ``ours-unconnected``: the same FMUs in our compiled loop without connections, so the
+ratio says how much of our time is the FMUs' own work.
+
 Timed as :mod:`bench.master_fmu`: loading and instantiation are build time for both; ours
 ``master.run()``, Ecos ``init()`` and ``step(n)``.
 """
@@ -82,8 +85,10 @@ def layout(system: str) -> tuple[list, list, dict]:
     return subs, conns, {name: H for name, _, _ in subs}
 
 
-def ours(system: str, compiled: bool | None = None, t_end: float = T_END):
-    """Case function: our master on ``system``."""
+def ours(system: str, compiled: bool | None = None, t_end: float = T_END,
+         connected: bool = True):
+    """Case function: our master on ``system``; ``connected=False``: the same FMUs with no
+    connection (the floor: the FMUs' own work and the loop's calls, no exchange)."""
     from cosim import Jacobi, MasterScheduler
     from cosim.subsystem import DiagramSubsystem
     from fmus import load_fmu
@@ -94,8 +99,8 @@ def ours(system: str, compiled: bool | None = None, t_end: float = T_END):
     subs = [load_fmu(p, name=n, rate=r) for n, p, r in specs]
     if system == "controller_pair":
         subs[0] = DiagramSubsystem(m1_diagram(), solver="rk4", dt=H / 10, name="m1")
-    master = MasterScheduler(subs, conns, H, coupling=Jacobi(), extrapolation=0,
-                             compiled=compiled)
+    master = MasterScheduler(subs, conns if connected else [], H, coupling=Jacobi(),
+                             extrapolation=0, compiled=compiled)
     for s in subs:  # load the binary and instantiate, as Ecos's constructor does
         if hasattr(s, "inst"):
             s.inst.start()

@@ -125,11 +125,8 @@ class MasterStepper:
     def _open_session(self) -> None:
         """The compiled session from here on, where the master's loop accepts it."""
         m = self.master
-        loop = getattr(m, "_loop", None)
-        why = getattr(m, "compiled_reason", "") or ("" if loop is not None else
-                                                    "no compiled loop")
-        if not why:
-            why = loop.run_reason(m)
+        loop = getattr(m, "_loop", None)  # None: compiled_reason says why
+        why = m.compiled_reason if loop is None else loop.run_reason(m)
         if why and getattr(m, "compiled", None):
             raise BuildError(f"{self.who}: MasterScheduler(compiled=True), but the macro steps "
                              f"cannot run compiled: {why}; pass compiled=None to fall back to "

@@ -351,10 +351,8 @@ class CompiledLoop:
                 def resume(t1: float) -> tuple:  # on from an early return at t1
                     up = drv.update
                     if up is not None and up.env.active and s.intermediate:
-                        tau = t1 - up.env.t0  # the inputs there, as the Python loop sets them
-                        drv.set(s._inter_key, [float(((c[3] * tau + c[2]) * tau + c[1]) * tau
-                                                     + c[0]) for c in up.coef.reshape(-1, 4)
-                                               [:len(s._inter_vars)]])
+                        # the inputs there, as the Python loop sets them (to round-off)
+                        drv.set(s._inter_key, up.values_at(t1, len(s._inter_vars)))
                     return drv.do_step(t1, t_end - t1, not s.can_save_state), None
                 s.finish_step(res, t, h, t_end, None, resume)
                 return 1 if s.terminated else 0
@@ -385,61 +383,29 @@ class CompiledLoop:
         bookkeeping and the rows (``rows``, the writers) are those of the last completed
         step, then the interrupt goes on.
         """
-        lib = _library()
-        plan, keep, keys = self._plan(master)
-        failed: list = []
-        keep["finish"] = self._finisher(master, failed)
-        plan.finish = ctypes.cast(keep["finish"], ctypes.c_void_p)
-        H = master.H
-        n_total = (end - master.t) // H
+        session = self.session(master, k)
         streamed = bool(master.writers)
-        most = 1024 if streamed else self.chunk
-        out = np.empty((n_total, len(keys)))
-        status, sub, where, progress = (ctypes.c_int() for _ in range(4))
-        wall0 = _time.perf_counter()
-        t_start = master.t
-        done = base = 0
+        session.chunk = 1024 if streamed else self.chunk
+        session.slice_s = self.slice_s
+        t_start, H = master.t, master.H
         kept = [0]  # rows handed to the record (streamed)
-        n = 16  # the first call's steps: its wall time sizes the next ones
-        try:
-            while done < n_total:
-                base = done
-                n = min(n, n_total - done)
-                progress.value = 0
-                c0 = _time.perf_counter()
-                got = lib.cosim_master_run(ctypes.byref(plan), t_start + base * H, H, k + base, n,
-                                           out[base:].ctypes.data_as(_D),
-                                           ctypes.byref(status), ctypes.byref(sub),
-                                           ctypes.byref(where), ctypes.byref(progress))
-                spent = _time.perf_counter() - c0
-                done = base + got
-                master.t = t_start + done * H
-                if streamed:
-                    self._stream(master, out, t_start, kept, done, times, rows)
-                master._bar.update(master.t)
-                if status.value:
-                    break
-                n = most if spent <= 0 else max(1, min(most, int(self.slice_s * got / spent)))
-        except KeyboardInterrupt:
-            done = base + progress.value  # the steps C completed before Python got back
-            master.t = t_start + done * H
+        wall0 = _time.perf_counter()
+
+        def each_call(out: np.ndarray, done: int) -> None:
             if streamed:
                 self._stream(master, out, t_start, kept, done, times, rows)
-            self._close(master, keep, keys, t_start, done, wall0, times)
-            if not streamed:
-                rows.extend(out[:done].tolist())
-            raise
-        self._close(master, keep, keys, t_start, done, wall0, times)
-        if status.value:
-            try:
-                if failed:
-                    raise failed[0]
-                self._failure(master, status.value, sub.value, where.value)
-            except BaseException:
-                if not streamed:  # the rows up to the failed step stay readable
-                    rows.extend(out[:done].tolist())
-                raise
-        return k + done, (None if streamed else out[:done])
+            master._bar.update(master.t)
+        out, error = session.advance((end - t_start) // H, each_call)
+        session.sync()
+        done = len(out)
+        master.record.mark_bulk(t_start, H, done, _time.perf_counter() - wall0)
+        if not streamed:
+            times.extend(((t_start + H * np.arange(1, done + 1)) * _NS).tolist())
+        if error is not None:
+            if not streamed:  # the rows up to the failed step stay readable
+                rows.extend(out.tolist())
+            raise error
+        return k + done, (None if streamed else out)
 
     @staticmethod
     def _stream(master: Any, out: np.ndarray, t_start: int, kept: list, done: int,
@@ -457,18 +423,9 @@ class CompiledLoop:
         finally:
             master.t = t_end
 
-    def _close(self, master: Any, keep: dict, keys: list, t_start: int, done: int,
-               wall0: float, times: list) -> None:
-        """The master's state, counters and marks after ``done`` compiled steps."""
-        H = master.H
-        self._write_back(master, keep, keys, done)
-        master.counters.exchanges += done
-        master.record.mark_bulk(t_start, H, done, _time.perf_counter() - wall0)
-        if not master.writers:
-            times.extend(((t_start + H * np.arange(1, done + 1)) * _NS).tolist())
-
-    def _write_back(self, master: Any, keep: dict, keys: list, done: int) -> None:
-        """Histories and FMU subsystem bookkeeping as the Python loop would leave them."""
+    def _write_back(self, master: Any, keep: dict, keys: list) -> None:
+        """Histories and FMU subsystem bookkeeping as the Python loop would leave them (the
+        step counts are kept as the steps go: :class:`~fmus.compiled_stepper.CompiledSession`)."""
         ht, hv, hn = keep["hist_t"], keep["hist_v"], keep["hist_n"]
         for j, key in enumerate(keys):
             h = master.histories[key]
@@ -479,11 +436,6 @@ class CompiledLoop:
             h.restore(([int(x) for x in ht[4 * j:4 * j + n]],
                        [back(x) for x in hv[4 * j:4 * j + n]]))
         for i, s in enumerate(master.subsystems):
-            n = int(keep["sub_steps"][i])
-            s.steps += n
-            master.counters.steps[s.name] += n
-            if n and s._h_first is None:
-                s._h_first = s.rate * master.H
             s._t = int(keep["sub_t"][i])
             s.inst.drv.time = s._t * _NS
             s._pushed.clear()  # the C loop set the inputs: push all again next time

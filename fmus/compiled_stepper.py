@@ -32,7 +32,7 @@ class CompiledSession:
     """The compiled loop's plan for ``master`` from its current time (macro step ``k``);
     ``loop`` the :class:`~fmus.compiled_master.CompiledLoop`, ``lib`` its C library."""
 
-    chunk = 1024  #: at most this many macro steps per call into C
+    chunk = 1024  #: at most this many macro steps per call into C (the run: 65,536)
     slice_s = 0.02  #: the wall time a call into C aims at (Ctrl-C is seen that often)
 
     def __init__(self, loop: Any, master: Any, k: int, lib: Any) -> None:
@@ -43,14 +43,14 @@ class CompiledSession:
         self.keep["finish"] = loop._finisher(master, self.failed)
         self.plan.finish = ctypes.cast(self.keep["finish"], ctypes.c_void_p)
         self.status, self.sub, self.where, self.progress = (ctypes.c_int() for _ in range(4))
-        self.buf = np.empty((self.chunk, len(self.keys)))
         self.open = True
 
-    def advance(self, n: int) -> tuple:
+    def advance(self, n: int, each_call: Any = None) -> tuple:
         """``n`` macro steps from ``master.t``: ``(rows at their ends, None)``.  A failed
         step ends the session (:meth:`sync`): ``(the rows before it, the exception to
         raise)``, ``master.t`` at the last completed step; a subsystem that terminated:
-        ``(the rows up to that point, None)``."""
+        ``(the rows up to that point, None)``.  ``each_call(rows, done)`` after each call
+        into C (the master's run streams and shows progress there)."""
         m, H = self.master, self.master.H
         out = np.empty((n, len(self.keys)))
         done, c = 0, 16  # the first call's steps: its wall time sizes the next ones
@@ -60,13 +60,14 @@ class CompiledSession:
                 self.progress.value = 0
                 c0 = time.perf_counter()
                 got = self.lib.cosim_master_run(
-                    ctypes.byref(self.plan), m.t, H, self.k, c, self.buf.ctypes.data_as(_D),
+                    ctypes.byref(self.plan), m.t, H, self.k, c, out[done:].ctypes.data_as(_D),
                     ctypes.byref(self.status), ctypes.byref(self.sub),
                     ctypes.byref(self.where), ctypes.byref(self.progress))
                 spent = time.perf_counter() - c0
-                out[done:done + got] = self.buf[:got]
                 done += got
                 self._count(got)
+                if each_call is not None:
+                    each_call(out, done)
                 if self.status.value:
                     self.sync()
                     if self.failed:
@@ -105,4 +106,4 @@ class CompiledSession:
         (a later step needs a new session)."""
         if self.open:
             self.open = False
-            self.loop._write_back(self.master, self.keep, self.keys, 0)
+            self.loop._write_back(self.master, self.keep, self.keys)

@@ -158,6 +158,12 @@ class IntermediateInputs:
         # held inputs (every power above 0 is 0): the values set at the step's start stand
         self.env.active = int(moving)
 
+    def values_at(self, t: float, n: int) -> list:
+        """The first ``n`` variables' values at ``t`` (the callback's Horner evaluation)."""
+        tau = t - self.env.t0
+        return [float(((c[3] * tau + c[2]) * tau + c[1]) * tau + c[0])
+                for c in self.coef.reshape(-1, 4)[:n]]
+
     def clear(self) -> None:
         self.env.active = 0
 

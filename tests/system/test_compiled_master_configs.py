@@ -324,3 +324,23 @@ def test_a_compiled_stepper_ends_where_a_subsystem_terminates(lim, tmp_path):
     # 251st ends the run at 0.251 s
     assert ends[None][:3] == ends[False][:3] == (250, 0.251, "m2")
     np.testing.assert_array_equal(ends[None][3], ends[False][3])
+
+
+def test_an_early_return_inside_a_step_goes_on_with_the_inputs_of_that_time(fmu_files,
+                                                                            tmp_path):
+    """Oscillator3's time event moved inside a macro step (0.5005 s): the FMU returns early
+    there, and the step goes on from that time with its intermediate inputs set to the
+    polynomial's values there; the compiled loop (Horner, fmus.fmi3_update) equals the Python
+    loop to round-off, with the same events."""
+    src = _sine_fmu(tmp_path / "src.fmu", "3.0")
+    runs = {}
+    for compiled in (False, True):
+        osc = load_fmu(fmu_files["Oscillator3"], name="osc", interface="cs",
+                       parameters={"t_step": 0.5005})
+        res, master = _run([load_fmu(src, name="src"), osc], [("src.F", "osc.F")], Jacobi(),
+                           1, compiled, t_end=1.0)
+        runs[compiled] = res, list(osc.events)
+    (py, ev_py), (c, ev_c) = runs[False], runs[True]
+    assert c.diagnostics["compiled"] is True
+    assert ev_c == ev_py and len(ev_c) == 1 and ev_c[0] == pytest.approx(0.5005, abs=1e-12)
+    _compare(py, c, exact=False)
