@@ -158,11 +158,13 @@ def _system_cases(options) -> list[dict]:
     steps = int(round(ms.T_END / ms.H))
     for system in ms.SYSTEMS:
         n = len(ms.layout(system)[0])
-        m = measure(lambda s=system: ms.ours(s), repeats=3 if system == "controller_pair"
-                    else reps, steps=steps, blocks=n, budget_s=None)
+        m = measure(lambda s=system: ms.ours(s), repeats=reps, steps=steps, blocks=n,
+                    budget_s=None)
         peers = {"ecos": measure(lambda s=system: ms.ecos(s), repeats=reps, steps=steps,
                                  blocks=n, budget_s=None)}
-        if system != "controller_pair":  # the FMUs' own work: what ours is measured against
+        # the FMUs' own work: what ours is measured against (a native subsystem's inputs must
+        # be connected: no such floor for the controller pair)
+        if system != "controller_pair":
             peers["ours-unconnected"] = measure(lambda s=system: ms.ours(s, connected=False),
                                                 repeats=reps, steps=steps, blocks=n,
                                                 budget_s=None)

@@ -11,7 +11,7 @@ instantiating the FMUs is build time for both (``EcosSimulation(...)``; ours
 Ecos reads ``m1.fc`` as the FMU left it after ``doStep`` (its input ``x2`` still at
 ``t_k``); our master settles the feedthrough output ``fc`` with the new
 ``x2(t_k + H)``, so the final values differ by the coupling error (both are in
-``extra``).
+``extra``; the analysis, against the exact solution: :mod:`bench.master_systems`).
 
 ecospy needs libtbb (the ``tbb`` package installs ``libtbb.so.12`` into the
 environment's ``lib``); :func:`_ecos` preloads it or reports the peer as not installed.

@@ -54,11 +54,14 @@ def _compiled_loop(master: Any, want: bool | None) -> tuple:
     why not)``; ``want=True`` makes a reason a :class:`BuildError`."""
     if want is False:
         return None, "not asked for (compiled=False)"
-    loops = {id(getattr(s, "compiled_loop", None)): getattr(s, "compiled_loop", None)
-             for s in master.subsystems}
+    # the loop the FMUs offer (fmus.compiled_master); it decides whether it can also run
+    # the other subsystems (native diagrams through their C twins)
+    loops = {id(loop): loop for s in master.subsystems
+             if (loop := getattr(s, "compiled_loop", None)) is not None}
     loop = next(iter(loops.values())) if len(loops) == 1 else None
     if loop is None:
-        why = "not every subsystem offers the same compiled loop (e.g. all FMUs)"
+        why = ("no subsystem is an FMU (the compiled loop is the FMUs')" if not loops else
+               "the subsystems offer different compiled loops")
     else:
         why = loop.reason(master)
     if why and want:
@@ -129,9 +132,10 @@ class MasterScheduler:
         (:meth:`cosim.bonds.PowerBond.correction`); the energy residual is still
         recorded as created, so ``energy_residual_total`` stays the uncorrected sum.
     compiled : bool, optional
-        Run the macro steps in compiled code where every subsystem offers the same
-        ``compiled_loop`` (FMUs: :mod:`fmus.compiled_master`) and it accepts the
-        master (explicit coupling, no step control or bonds).  ``None``
+        Run the macro steps in compiled code where the FMUs offer a ``compiled_loop``
+        (:mod:`fmus.compiled_master`) and it accepts the master (explicit coupling, no
+        step control or bonds; native diagram subsystems through their C twins,
+        :mod:`fmus.native_twin`).  ``None``
         (default): where possible, the reason otherwise in
         ``diagnostics["compiled"]``; ``True``: a reason is a :class:`BuildError`;
         ``False``: always the Python loop.  Results equal to round-off.

@@ -1,7 +1,10 @@
 r"""The macro-step loop of a master of FMUs, in C: FMU co-simulation at compiled speed.
 
 When every subsystem of a :class:`~cosim.master.MasterScheduler` is an
-:class:`~fmus.subsystem.FMUSubsystem` that this loop can drive and the coupling is
+:class:`~fmus.subsystem.FMUSubsystem` that this loop can drive, or a native
+:class:`~cosim.subsystem.DiagramSubsystem` with a C twin (:mod:`fmus.native_twin`: its
+diagram generated as C and stepped like an FMI 2 FMU, the state handed back and forth),
+and at least one is an FMU, and the coupling is
 explicit (:class:`~cosim.coupling.Jacobi` or :class:`~cosim.coupling.GaussSeidel`)
 with polynomial extrapolation, the master hands its macro steps to a C function
 that calls the FMUs' own ``fmi2SetReal``, ``fmi2SetRealInputDerivatives``,
@@ -17,7 +20,8 @@ read-only cache).  A missing or failing compiler is a reason like any other: wit
 the Python loop; with ``compiled=True`` it is a :class:`~cosim.errors.BuildError` holding
 the compiler's message.
 
-The results equal the Python path's to round-off: the same inputs (the newest
+The results equal the Python path's to round-off (native twins: to 1e-12, see
+:mod:`fmus.native_twin`): the same inputs (the newest
 value for held inputs, bit for bit; the same extrapolation polynomials, whose
 orders 2-3 are computed by divided differences instead of the cached inverse
 Vandermonde weights), the same FMI calls in the same order, the same ordered
@@ -58,6 +62,7 @@ import ctypes
 import os
 import time as _time
 import warnings
+import weakref
 from typing import Any
 
 import numpy as np
@@ -67,8 +72,8 @@ from cosim.errors import BuildError, CosimWarning
 
 from .c_cache import shared_library
 from .compiled_master_c import SOURCE
-from .driver import STATUS, c_entry_points
-from .errors import FMUCallError, FMUDiscardError, FMUError
+from .driver import c_entry_points
+from .errors import FMUDiscardError, FMUError
 
 __all__ = ["CompiledLoop", "compiled_loop"]
 
@@ -150,6 +155,9 @@ class CompiledLoop:
     """Decides whether a master can run in C (:meth:`reason`) and runs it (:meth:`run`)."""
 
     chunk = 65536  #: at most this many steps per C call (1024 with stream writers)
+
+    def __init__(self) -> None:
+        self._twins: Any = weakref.WeakKeyDictionary()  # native subsystem -> its C twin
     #: the wall time a C call aims at (:meth:`run`)
     slice_s = 0.02
 
@@ -162,9 +170,11 @@ class CompiledLoop:
             return "communication-step control"
         if master.bonds:
             return "power bonds (energy residuals)"
-        for s in master.subsystems:
-            if getattr(type(s), "compiled_loop", None) is None:  # an FMUSubsystem has it
-                return f"subsystem '{s.name}' is not an FMU"
+        for native in master.subsystems:
+            try:
+                s = self.driven(native, master)
+            except BuildError as exc:
+                return self._unbuilt(master, exc)
             if s.inst.out_of_process or s.inst.call_log is not None:
                 return f"subsystem '{s.name}' runs out of process or with a call log"
             bad = [v.port for v in s.in_vars + s.out_vars if v.kind not in _KIND or v.shape]
@@ -188,19 +198,49 @@ class CompiledLoop:
         try:
             _library()
         except BuildError as exc:
-            why = f"the C loop could not be built: {exc}"
-            if master.compiled is None:
-                warnings.warn(f"MasterScheduler: {why}\nThe macro steps run in the Python "
-                              "loop (pass compiled=False to choose it without this warning)",
-                              CosimWarning, stacklevel=4)
-            return why
+            return self._unbuilt(master, BuildError(f"the C loop could not be built: {exc}"),
+                                 warn=True)
         return ""
+
+    @staticmethod
+    def _unbuilt(master: Any, exc: BuildError, warn: bool = False) -> str:
+        """The reason ``exc`` gives; a compiler that is missing or fails (the machine's
+        problem, not the model's) is also a warning when the master falls back by itself."""
+        from .native_twin import CompilerFailed
+        why = str(exc)
+        if (warn or isinstance(exc, CompilerFailed)) and master.compiled is None:
+            warnings.warn(f"MasterScheduler: {why}\nThe macro steps run in the Python "
+                          "loop (pass compiled=False to choose it without this warning)",
+                          CosimWarning, stacklevel=5)
+        return why
+
+    def driven(self, s: Any, master: Any = None) -> Any:
+        """What the loop calls for subsystem ``s``: ``s`` (an FMU) or its C twin's FMU (a
+        native diagram, :mod:`fmus.native_twin`; made on first use, or when its parameters
+        changed, given ``master``); raises :class:`BuildError` saying why ``s`` has none."""
+        if getattr(type(s), "compiled_loop", None) is not None:  # an FMUSubsystem
+            return s
+        twin = self._twins.get(s)
+        if master is not None and (twin is None or twin.stale()):
+            from .native_twin import NativeTwin
+            opener = next(type(f.fmu) for f in master.subsystems
+                          if getattr(type(f), "compiled_loop", None) is self)
+            twin = self._twins[s] = NativeTwin(s, opener)
+        return twin.fmu
+
+    def twins(self, master: Any) -> list:
+        """The C twins of ``master``'s native subsystems."""
+        return [self._twins[s] for s in master.subsystems if s in self._twins]
 
     def run_reason(self, master: Any) -> str:
         """Reasons known only after initialization ('' when the loop can run)."""
         if master.settler.subs and not master.settler.once:
             return "an algebraic loop of feedthrough outputs across FMUs"
-        for s in master.subsystems:
+        for native in master.subsystems:
+            try:
+                s = self.driven(native, master)
+            except BuildError as exc:
+                return str(exc)
             if s._pending_params:
                 return f"subsystem '{s.name}' has parameter changes pending"
             drv = s.inst.drv
@@ -211,7 +251,9 @@ class CompiledLoop:
 
     # ------------------------------------------------------------- plan
     def _plan(self, master: Any) -> tuple:
-        subs = master.subsystems
+        for twin in self.twins(master):
+            twin.push()
+        subs = [self.driven(s) for s in master.subsystems]
         keys = list(master.histories)
         sig = {k: j for j, k in enumerate(keys)}
         comps, fset, fget, fstep, fder = [], [], [], [], []
@@ -280,7 +322,8 @@ class CompiledLoop:
             order = sorted(range(len(subs)), key=lambda i: rank[subs[i].name])
         else:
             order = list(range(len(subs)))
-        settle = [subs.index(s) for s in master.settler.subs if s.input_names and s.rate == 1]
+        settle = [master.subsystems.index(s) for s in master.settler.subs
+                  if s.input_names and s.rate == 1]
         n_sig = len(keys)
         hist_t = np.zeros(n_sig * 4, dtype=np.int64)
         hist_v = np.zeros(n_sig * 4)
@@ -332,13 +375,12 @@ class CompiledLoop:
             setattr(plan, name, a.ctypes.data_as(dict(_Plan._fields_)[name]))
         return plan, keep, keys
 
-    @staticmethod
-    def _finisher(master: Any, failed: list) -> Any:
+    def _finisher(self, master: Any, failed: list) -> Any:
         """The C loop's ``finish`` callback: the Python loop's
         :meth:`~fmus.subsystem.FMUSubsystem.finish_step` for an FMI 3 step that needs it (an
         event, an early return, termination, a discard).  Returns 1 when the subsystem
         terminated, 0 to go on, -1 with the exception kept in ``failed``."""
-        subs = master.subsystems
+        subs = [self.driven(s) for s in master.subsystems]
 
         def finish(i: int, st: int, event: int, term: int, early: int, last: float,
                    t: float, h: float, t_end: float) -> int:
@@ -435,7 +477,8 @@ class CompiledLoop:
                 back = bool if isinstance(h.last_value, bool) else int
             h.restore(([int(x) for x in ht[4 * j:4 * j + n]],
                        [back(x) for x in hv[4 * j:4 * j + n]]))
-        for i, s in enumerate(master.subsystems):
+        for i, native in enumerate(master.subsystems):
+            s = self.driven(native)
             s._t = int(keep["sub_t"][i])
             s.inst.drv.time = s._t * _NS
             s._pushed.clear()  # the C loop set the inputs: push all again next time
@@ -448,11 +491,13 @@ class CompiledLoop:
             master.pending.pop(s.name, None)
             if keep["pend"][i]:  # a slower subsystem's outputs wait for their time
                 master.pending[s.name] = (int(keep["pend_t"][i]), dict(s.get_outputs()))
+        for twin in self.twins(master):
+            twin.pull()
 
     def _failure(self, master: Any, status: int, i: int, where: int) -> None:
         if status == ST_TERMINATED:  # finish_step has recorded it: the run ends here
             return
-        s = master.subsystems[i]
+        s = self.driven(master.subsystems[i])
         drv = s.inst.drv
         t = master.t * _NS
         if status == 2:  # a doStep discarded: terminateSimulation, or a real discard
@@ -472,14 +517,15 @@ class CompiledLoop:
                 f"{t:.9g} s (h = {master.H * _NS:g} s), reaching t = {last:.9g} s; reduce the "
                 "macro step", "doStep", "discard", t, drv.log_lines())
         s.inst.broken = True
-        fn = ("fmi2SetReal", "fmi2DoStep", "fmi2GetReal", "fmi2SetReal/fmi2GetReal")[where]
-        name = STATUS[status] if status < len(STATUS) else str(status)
-        raise FMUCallError(
-            f"subsystem '{s.name}': FMU '{s.fmu.path.name}' returned status {name} from "
-            f"{fn} in the macro step from t = {t:.9g} s (compiled master loop); its log: "
-            f"{' | '.join(drv.log_lines()[-5:]) or '(empty)'}; run with "
-            "MasterScheduler(compiled=False) to see the failing call in Python",
-            fn, name, t, drv.log_lines())
+        fn = ("SetReal", "DoStep", "GetReal", "SetReal/GetReal")[where]
+        if s.fmi3:
+            fn = fn.replace("Real", "Float64")
+        drv.time = t
+        err = drv._status(f"fmi{3 if s.fmi3 else 2}{fn}", status)  # the Python loop's text
+        err.args = (f"subsystem '{s.name}': {err.args[0]}\n  (in the compiled master loop, "
+                    f"in the macro step from t = {t:.9g} s; MasterScheduler(compiled=False) "
+                    "makes the same calls in Python)",) + err.args[1:]
+        raise err
 
 
 #: the loop every FMUSubsystem offers the master (``FMUSubsystem.compiled_loop``)

@@ -92,11 +92,12 @@ class CompiledSession:
         self.k += got
         m.counters.exchanges += got
         steps = self.keep["sub_steps"]
-        for i, s in enumerate(m.subsystems):
+        for i, native in enumerate(m.subsystems):
             n = int(steps[i])
             if n:
+                s = self.loop.driven(native)
                 s.steps += n
-                m.counters.steps[s.name] += n
+                m.counters.steps[native.name] += n
                 if s._h_first is None:
                     s._h_first = s.rate * m.H
                 steps[i] = 0

@@ -51,6 +51,7 @@ import hashlib
 import re
 import tempfile
 import uuid
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -63,7 +64,7 @@ from .cgen import build, csource, fmi2, fmi3
 from .cgen.model import FMUExportError, c_string
 from .cgen.program import Program
 
-__all__ = ["export_fmu"]
+__all__ = ["Generated", "export_fmu", "generate"]
 
 _KINDS = {"cs": ("cs",), "me": ("me",), "both": ("me", "cs")}
 _TOKEN = "{00000000-0000-0000-0000-000000000000}"
@@ -132,6 +133,50 @@ def export_fmu(model: Any, path: str | Path, fmi_version: str = "2.0", kind: str
         A block without C description (all of them are named), an unsupported
         feature, a bad option, or a compiler error.
     """
+    gen = generate(model, fmi_version, kind, model_name=model_name, context=context,
+                   integrator=integrator, step=step, fuse_linear=fuse_linear,
+                   expose_locals=expose_locals, start_time=start_time, stop_time=stop_time,
+                   description=description, interpolate_inputs=interpolate_inputs)
+    ident = gen.ident
+    path = Path(path)
+    with tempfile.TemporaryDirectory(prefix="cosim-fmu-") as td:
+        root = Path(td) / "fmu"
+        (root / "sources").mkdir(parents=True)
+        gen.write(root)
+        if compile:
+            build.compile_binary(root, ident, fmi_version, cc=cc, extra_flags=tuple(cflags))
+        return build.pack(root, path)
+
+
+@dataclass(frozen=True)
+class Generated:
+    """The text of an exported FMU before it is compiled and packed (:func:`generate`)."""
+
+    ident: str  #: ``modelIdentifier``
+    model_description: str
+    model_h: str  #: ``sources/model.h``: the model core
+    model_c: str  #: ``sources/model.c``: the FMI wrapper
+    build_description: str | None  #: FMI 3 ``sources/buildDescription.xml``
+    program: Program  #: what the C was made from (storage layout, variables)
+
+    def write(self, root: Path) -> None:
+        """The FMU's files into the folder ``root`` (no binary)."""
+        (root / "sources").mkdir(parents=True, exist_ok=True)
+        (root / "modelDescription.xml").write_text(self.model_description)
+        (root / "sources" / "model.h").write_text(self.model_h)
+        (root / "sources" / "model.c").write_text(self.model_c)
+        if self.build_description is not None:
+            (root / "sources" / "buildDescription.xml").write_text(self.build_description)
+
+
+def generate(model: Any, fmi_version: str = "2.0", kind: str = "cs", *,
+             model_name: str | None = None, context: Any = None, integrator: str = "rk4",
+             step: float | None = None, fuse_linear: bool = True, expose_locals: bool = False,
+             start_time: float = 0.0, stop_time: float | None = None,
+             description: str | None = None,
+             interpolate_inputs: bool | None = None) -> Generated:
+    """The C and the model description :func:`export_fmu` would write (its options,
+    without the compiler's); raises :class:`FMUExportError` as it does."""
     if fmi_version not in ("2.0", "3.0"):
         raise FMUExportError(f"export_fmu(): fmi_version must be '2.0' or '3.0', got "
                              f"{fmi_version!r}")
@@ -192,20 +237,9 @@ def export_fmu(model: Any, path: str | Path, fmi_version: str = "2.0", kind: str
     token = "{" + str(uuid.uuid5(uuid.NAMESPACE_URL, "cosim-fmu:" + digest)) + "}"
     source = source.replace(c_string(_TOKEN), c_string(token))
     md = md.replace(_TOKEN, token)
+    build_xml = fmi3.build_description(ident, sources) if fmi_version == "3.0" else None
+    return Generated(ident, md, source, wrapper, build_xml, prog)
 
-    path = Path(path)
-    with tempfile.TemporaryDirectory(prefix="cosim-fmu-") as td:
-        root = Path(td) / "fmu"
-        (root / "sources").mkdir(parents=True)
-        (root / "modelDescription.xml").write_text(md)
-        (root / "sources" / "model.h").write_text(source)
-        (root / "sources" / "model.c").write_text(wrapper)
-        if fmi_version == "3.0":
-            (root / "sources" / "buildDescription.xml").write_text(
-                fmi3.build_description(ident, sources))
-        if compile:
-            build.compile_binary(root, ident, fmi_version, cc=cc, extra_flags=tuple(cflags))
-        return build.pack(root, path)
 
 
 def _interpolation(interpolate_inputs: bool | None, integrator: str, kinds: tuple) -> bool:

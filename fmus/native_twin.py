@@ -1,0 +1,324 @@
+r"""A native subsystem in the compiled master loop: its diagram's C twin.
+
+The compiled macro-step loop (:mod:`fmus.compiled_master`) calls FMUs' C functions.  A
+:class:`~cosim.subsystem.DiagramSubsystem` (a native diagram with its own fixed-step solver,
+say a controller beside FMUs) takes part through its **twin**: the same diagram generated as
+C by the FMU export (:func:`fmus.export.generate`: the same plan, evaluation order, fused
+linear groups, sample hits and Runge-Kutta stepping as the Simulator), compiled as an FMI 2
+Co-Simulation binary that follows the input polynomial (``canInterpolateInputs``, orders
+1-3), loaded in this process and stepped by the loop like any FMU.
+
+The Python subsystem stays the master's: the twin holds its state only while the compiled
+loop runs.  :meth:`NativeTwin.push` copies the subsystem's state into the twin's C state
+(time, continuous and discrete states, every signal: held outputs of sampled blocks are
+state too; the parameters are the twin's own, generated from the subsystem's) before the
+loop takes over; :meth:`NativeTwin.pull` copies it back when the loop hands over (end of a
+run, a stepper's ``sync``), so a later Python step, a rollback or a second run goes on from
+where the C loop stopped.
+
+Cache: the generated source is made from the diagram's default states and the subsystem's
+current parameters; the binary is kept in the cache folder of :mod:`fmus.c_cache` (trusted
+folders only) under the hash of the source, the flags and the compiler, so a second master of
+the same diagram loads it without compiling.  Changed parameters make a new twin.
+
+Equality: the twin's arithmetic is the Simulator's in C, but not always in the same order
+(NumPy's matrix products against straight-line sums; the input polynomial as a Taylor series
+of derivatives against the Simulator's coefficients), so results agree with the Python loop
+to round-off (tested to 1e-12 relative to each signal's range), not bit for bit.
+
+Limitations
+-----------
+* Fixed-step explicit Runge-Kutta solvers (rk4, heun, midpoint, euler) with a fixed ``dt``;
+  no ``dt="advance"``, observers or manipulators on the subsystem's Simulator.
+* What :mod:`fmus.cgen` can generate: no Python blocks (``FunctionBlock``, ...), no zero
+  crossings, no time-event handlers, no opaque states (an FMU block inside the diagram); the
+  reason names the block, and the master runs the Python loop.
+* Scalar ports of float dtype (an array or integer port keeps the Python loop).
+* Needs a C compiler on the first use of a diagram (then the cache).
+"""
+
+from __future__ import annotations
+
+import copy
+import ctypes
+import hashlib
+import os
+import shutil
+import subprocess
+import tempfile
+import weakref
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from cosim.errors import BuildError
+
+from .c_cache import cache_folders, compiler_command, trusted
+from .cgen.build import CFLAGS, INCLUDE
+from .cgen.model import FMUExportError
+
+__all__ = ["CompilerFailed", "NativeTwin", "twin_reason"]
+
+
+class CompilerFailed(BuildError):
+    """The twin's C could not be compiled (no compiler, a failing one, no cache folder): a
+    problem of the machine, not of the diagram (the master warns about it once)."""
+
+_SOLVERS = ("rk4", "heun", "midpoint", "euler")
+_C = ctypes.c_double
+#: appended to the twin's one translation unit: where the live C state is, and its layout
+_ACCESS = r"""
+#include <stddef.h>
+ModelState *cosim_twin_state(fmi2Component c) { return &((Instance *)c)->m.st; }
+void cosim_twin_layout(size_t out[8]) {
+    out[0] = sizeof(ModelState); out[1] = offsetof(ModelState, x);
+    out[2] = offsetof(ModelState, xd); out[3] = offsetof(ModelState, p);
+    out[4] = offsetof(ModelState, s); out[5] = offsetof(ModelState, u_start);
+    out[6] = offsetof(ModelState, dirty); out[7] = offsetof(ModelState, initialized);
+}
+"""
+
+
+def twin_reason(sub: Any) -> str:
+    """Why ``sub`` (not an FMU) cannot have a C twin ('' when it may: the generation can still
+    name a block without a C form)."""
+    from cosim.subsystem import DiagramSubsystem
+    if not isinstance(sub, DiagramSubsystem):
+        return f"subsystem '{sub.name}' ({type(sub).__name__}) is neither an FMU nor a diagram"
+    sim = sub.sim
+    if sim.solver_name not in _SOLVERS or not sim.fixed or not sim.grid.ticks:
+        return (f"subsystem '{sub.name}' runs solver '{sim.solver_name}'"
+                + ("" if sim.grid.ticks else " without a fixed dt")
+                + f" (its C twin integrates with {', '.join(_SOLVERS)} at a fixed dt)")
+    if getattr(sim.grid, "advance", False) or getattr(sim.grid, "mode", None) == "advance":
+        return f"subsystem '{sub.name}' steps with dt='advance'"
+    if [o for o in sim.observers if o is not getattr(sim, "recorder", None)] or \
+            sim.manipulators:
+        return f"subsystem '{sub.name}' has observers or manipulators (Python callbacks)"
+    bad = [n for n, p in sub.shapes.items() if p != ()] + \
+        [n for n, d in sub.dtypes.items() if np.dtype(d).kind != "f"]
+    if bad:
+        return (f"subsystem '{sub.name}' has array or non-float ports ({', '.join(bad)}); its "
+                "C twin has scalar Real ports")
+    return ""
+
+
+class NativeTwin:
+    """The C twin of the :class:`~cosim.subsystem.DiagramSubsystem` ``sub`` (module
+    docstring), opened as an FMU by ``opener`` (:class:`fmus.importer.FMU`, passed in: the
+    importer's modules import the compiled loop that makes twins); raises
+    :class:`BuildError` saying why there is none.
+
+    ``fmu`` is the twin as an :class:`~fmus.subsystem.FMUSubsystem` (same name, ports and
+    rate) for the compiled loop; :meth:`push` and :meth:`pull` hand the state over."""
+
+    def __init__(self, sub: Any, opener: Any) -> None:
+        why = twin_reason(sub)
+        if why:
+            raise BuildError(why)
+        from .export import generate
+        self._sub = weakref.ref(sub)  # the loop keeps twins by weak reference to sub
+        self.params = _params(sub)
+        ctx = sub.diagram.create_context()  # default states: a stable source
+        dplan = sub.diagram.compile()
+        wplan = sub.wrapper.compile()
+        for h in dplan.parameters:
+            ctx.params[dplan.param_index[h]] = copy.deepcopy(
+                sub.ctx.params[wplan.param_index[h]])
+        try:
+            gen = generate(sub.diagram, "2.0", "cs", model_name=f"twin_{sub.name}",
+                           context=ctx, integrator=sub.solver_name,
+                           step=sub.dt_ticks * 1e-9, fuse_linear=sub.sim.fuse_linear,
+                           interpolate_inputs=sub.max_input_order != 0)
+        except FMUExportError as exc:
+            raise BuildError(f"subsystem '{sub.name}' has no C twin: {exc}") from None
+        self.program = gen.program
+        root = _built(gen)
+        self.fmu = opener(root).subsystem(sub.name, rate=sub.rate)
+        self._lib = ctypes.CDLL(str(root / "binaries" / "linux64" / f"{gen.ident}.so"))
+        self._lib.cosim_twin_state.restype = ctypes.c_void_p
+        self._lib.cosim_twin_state.argtypes = [ctypes.c_void_p]
+        self._slots = _slot_map(sub, dplan, wplan, self.program)
+        self._state_type = _state_type(self.program, self._lib)
+        self._initialized = False
+
+    @property
+    def sub(self) -> Any:
+        """The native subsystem."""
+        return self._sub()
+
+    def stale(self) -> bool:
+        """The subsystem's parameters changed since the twin was generated."""
+        return not _same(self.params, _params(self.sub))
+
+    # ------------------------------------------------------------ handing over
+    def _state(self) -> Any:
+        from .driver import c_entry_points
+        comp, _ = c_entry_points(self.fmu.inst.drv, [])
+        return self._state_type.from_address(self._lib.cosim_twin_state(comp))
+
+    def push(self) -> None:
+        """The subsystem's state (time, states, signals) into the twin."""
+        sub, f = self.sub, self.fmu
+        ctx = sub.ctx
+        if not self._initialized:
+            f.initialize(ctx.ticks)
+            f.finish_initialization()
+            self._initialized = True
+        st = self._state()
+        st.ticks, st.time, st.mode_time = ctx.ticks, ctx.time, ctx.mode_time
+        xs, xds, ss = self._slots
+        for (a, b), (wa, wb) in xs:
+            st.x[a:b] = ctx.xc[wa:wb].tolist()
+        for (a, n), w in xds:
+            st.xd[a:a + n] = np.asarray(ctx.xd[w], dtype=float).reshape(-1).tolist()
+        sig = ctx.signals
+        for (a, n), w in ss:
+            st.s[a:a + n] = np.asarray(sig[w], dtype=float).reshape(-1).tolist()
+        st.dirty = 0
+        f._t = ctx.ticks
+        f.inst.drv.time = ctx.ticks * 1e-9
+
+    def pull(self) -> None:
+        """The twin's state back into the subsystem (as its own steps would leave it)."""
+        sub, st = self.sub, self._state()
+        ctx = sub.ctx
+        ctx.ticks, ctx.time, ctx.mode_time = int(st.ticks), st.time, st.mode_time
+        xs, xds, ss = self._slots
+        xc = ctx.xc.copy()
+        for (a, b), (wa, wb) in xs:
+            xc[wa:wb] = st.x[a:b]
+        ctx.xc = xc
+        for (a, n), w in xds:
+            ctx.xd[w] = _like(ctx.xd[w], st.xd[a:a + n])
+        sig = ctx.signals
+        for (a, n), w in ss:
+            sig[w] = _like(sig[w], st.s[a:a + n])
+        # the coupling inputs hold their last values (the next step sets new polynomials)
+        out_slot = sub.wrapper.compile().output_slot
+        sub.set_inputs(ctx.time, {name: (float(sig[out_slot[drv.y]]),)
+                                  for name, drv in sub._drivers.items()})
+        sub.sim.reset_solver_history()
+
+
+# ------------------------------------------------------------------ helpers
+def _params(sub: Any) -> list:
+    return [copy.deepcopy(v) for v in sub.ctx.params]
+
+
+def _same(a: list, b: list) -> bool:
+    try:
+        return all(np.array_equal(np.asarray(x), np.asarray(y)) for x, y in zip(a, b))
+    except Exception:  # noqa: BLE001 - values that do not compare: assume changed
+        return False
+
+
+def _like(old: Any, values: Any) -> Any:
+    """``values`` (doubles) in the type and shape of ``old``."""
+    if isinstance(old, np.ndarray):
+        return np.asarray(values, dtype=old.dtype).reshape(old.shape)
+    v = values[0]
+    if isinstance(old, (bool, np.bool_)):
+        return bool(v)
+    if isinstance(old, (int, np.integer)):
+        return int(v)
+    return float(v)
+
+
+def _slot_map(sub: Any, dplan: Any, wplan: Any, prog: Any) -> tuple:
+    """Where each piece of the twin's C state lives in the subsystem's context."""
+    xs = []
+    for h in dplan.continuous_states:
+        a, b, _ = dplan.cstate_index[h]
+        wa, wb, _ = wplan.cstate_index[h]
+        xs.append(((a, b), (wa, wb)))
+    xds = [(prog.dstate_layout[h], wplan.dstate_index[h]) for h in dplan.discrete_states]
+    roots = {p: sub._drivers[p.name].y for p in sub.diagram.inputs.values()}
+    ss = []
+    for k, port in enumerate(dplan.slot_ports):
+        if port in roots:
+            w = wplan.output_slot[roots[port]]
+        elif port in wplan.output_slot:
+            w = wplan.output_slot[port]
+        else:
+            w = wplan.input_slot[port]
+        ss.append(((prog.slot_offset[k], port.size), w))
+    return xs, xds, ss
+
+
+def _state_type(prog: Any, lib: Any) -> Any:
+    """A ctypes mirror of the twin's ``ModelState``, checked against the C layout."""
+    nx = max(1, prog.plan.n_continuous)
+    nin = max(1, sum(v.size for v in prog.variables if v.kind == "input"))
+
+    class ModelState(ctypes.Structure):
+        _fields_ = [("ticks", ctypes.c_int64), ("time", _C), ("mode_time", _C),
+                    ("x", _C * nx), ("xd", _C * max(1, len(prog.xd0))),
+                    ("p", _C * max(1, len(prog.p0))), ("s", _C * max(1, prog.n_signals)),
+                    ("event_tick", ctypes.c_int64), ("u_start", _C * nin),
+                    ("du", (_C * 3) * nin), ("du_t0", _C), ("has_du", ctypes.c_int),
+                    ("zc_pre", ctypes.c_ubyte * max(1, len(prog.zero_crossings))),
+                    ("dirty", ctypes.c_int), ("initialized", ctypes.c_int)]
+    got = (ctypes.c_size_t * 8)()
+    lib.cosim_twin_layout(got)
+    want = [ctypes.sizeof(ModelState)] + [getattr(ModelState, f).offset for f in
+                                          ("x", "xd", "p", "s", "u_start", "dirty",
+                                           "initialized")]
+    if list(got) != want:
+        raise BuildError(f"C twin: the state layout of the generated C ({list(got)}) is not "
+                         f"the one read from Python ({want}); please report this")
+    return ModelState
+
+
+def _built(gen: Any) -> Path:
+    """The twin's folder (an extracted FMU with its binary): from a trusted cache folder, or
+    compiled into the first writable one."""
+    argv = compiler_command()
+    flags = (*CFLAGS, f"-I{INCLUDE}")
+    source = gen.model_c.replace('#include "model.h"', gen.model_h, 1) + _ACCESS
+    key = "\0".join([source, gen.model_description, " ".join(flags), " ".join(argv)])
+    name = f"cosim-twin-{hashlib.sha256(key.encode()).hexdigest()[:20]}"
+    rel = Path("binaries") / "linux64" / f"{gen.ident}.so"
+    for folder in cache_folders():
+        root = folder / name
+        if (root / rel).is_file() and trusted(root) and trusted(root / rel) and \
+                trusted(folder):
+            return root
+    exe = shutil.which(argv[0])
+    if exe is None:
+        raise CompilerFailed(f"C twin: C compiler {argv[0]!r} not found (CC={' '.join(argv)!r}); "
+                         "install gcc or set CC")
+    from .c_cache import _writable_folder
+    try:
+        folder = _writable_folder("C twin")
+    except BuildError as exc:
+        raise CompilerFailed(str(exc)) from None
+    tmp = Path(tempfile.mkdtemp(prefix=f"{name}.", dir=folder))
+    try:
+        (tmp / "modelDescription.xml").write_text(gen.model_description)
+        (tmp / rel).parent.mkdir(parents=True)
+        src = tmp / "twin.c"
+        src.write_text(source)
+        cmd = [exe, *argv[1:], *flags, str(src), "-o", str(tmp / rel), "-lm"]
+        try:
+            proc = subprocess.run(cmd, capture_output=True, text=True)
+        except OSError as exc:
+            raise CompilerFailed(f"C twin: the C compiler could not run: {exc}") from None
+        if proc.returncode != 0:
+            said = (proc.stderr or proc.stdout).strip()[:2000] or "(no message)"
+            raise CompilerFailed(f"C twin: the C compiler failed ({' '.join(argv)}, exit status "
+                             f"{proc.returncode}):\n{said}")
+        os.chmod(tmp, 0o755)
+        try:
+            tmp.rename(folder / name)
+        except OSError:  # another process built it first: use theirs
+            pass
+    finally:
+        if tmp.exists():
+            shutil.rmtree(tmp, ignore_errors=True)
+    root = folder / name
+    if not (trusted(root) and trusted(root / rel)):  # one that was there, planted or not
+        raise CompilerFailed(f"C twin: {root} is writable by other users, so it is not loaded; "
+                             "remove it (it is rebuilt)")
+    return root
