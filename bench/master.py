@@ -180,8 +180,9 @@ def _newton_vs_jacobi(options) -> dict:
     return make_case("iterative/newton_vs_jacobi/order3/H=1e-3/1s", m, {"jacobi": jac})
 
 
-def _pair(kind: str, H: float, order: int, coupling: str):
-    """Case function: the LIM pair as ``kind`` subsystems under ``coupling``, 1 s."""
+def _pair(kind: str, H: float, order: int, coupling: str, compiled: bool = False):
+    """Case function: the LIM pair as ``kind`` subsystems under ``coupling``, 1 s, in the
+    Python loop (``compiled=True``: the compiled loop)."""
     from cosim import DiagramSubsystem, Iterative, Jacobi, MasterScheduler
     from fmus import load_fmu
 
@@ -194,7 +195,7 @@ def _pair(kind: str, H: float, order: int, coupling: str):
     else:
         f1, f2 = mf.fmus(H) if kind == "exported" else _interpolating_fmus()
         subs = [load_fmu(f1, name="m1"), load_fmu(f2, name="m2")]
-    master = MasterScheduler(subs, CONNECTIONS, H, extrapolation=order, compiled=False,
+    master = MasterScheduler(subs, CONNECTIONS, H, extrapolation=order, compiled=compiled,
                              coupling=Iterative("newton") if coupling == "newton" else Jacobi())
     t1 = time.perf_counter()
     res = master.run(1.0)
@@ -232,6 +233,18 @@ def _newton_systems(options) -> list[dict]:
         jac = measure(lambda k=kind, o=order: _pair(k, 1e-3, o, "jacobi"), repeats=3,
                       steps=1000, blocks=2, budget_s=None)
         cases.append(make_case(f"iterative/newton_vs_jacobi/{name}", m, {"jacobi": jac}))
+    for name, kind, order in NEWTON_SYSTEMS:  # the same in the compiled loop (FMU systems)
+        if kind == "native":
+            continue
+        m = measure(lambda k=kind, o=order: _pair(k, 1e-3, o, "newton", True), repeats=7,
+                    steps=1000, blocks=2, budget_s=None)
+        peers = {"jacobi-compiled": measure(
+            lambda k=kind, o=order: _pair(k, 1e-3, o, "jacobi", True), repeats=7,
+            steps=1000, blocks=2, budget_s=None),
+            "newton-python-loop": measure(
+            lambda k=kind, o=order: _pair(k, 1e-3, o, "newton"), repeats=3, steps=1000,
+            blocks=2, budget_s=None)}
+        cases.append(make_case(f"iterative/newton_compiled/{name}", m, peers))
     return cases
 
 
@@ -310,6 +323,11 @@ def targets(cases: list[dict], t_lim: float) -> list[dict]:
         r = c["ratios"].get("jacobi") if c else None
         return 1.0 / r if r else None
     nj_ratio = 1.0 / nj["ratios"]["jacobi"] if nj and nj["ratios"].get("jacobi") else None
+
+    def compiled_newton(name, peer):  # ours (compiled Newton) over the peer's time
+        c = next((c for c in cases if c["case"] == f"iterative/newton_compiled/{name}"), None)
+        r = c["ratios"].get(peer) if c else None
+        return 1.0 / r if r else None
     return [
         make_target("FMU dual mass H=1e-3: compiled loop time / Ecos time (ratio)",
                     vs_ecos(1e-3), "<=", "0.5",
@@ -333,6 +351,15 @@ def targets(cases: list[dict], t_lim: float) -> list[dict]:
                       newton_ratio(name), "<=", "3",
                       note="H = 1 ms, 1 s, median of 3 runs in one process")
           for name, _, _ in NEWTON_SYSTEMS],
+        *[make_target(f"compiled Newton / compiled Jacobi time per macro step, {name} (ratio)",
+                      compiled_newton(name, "jacobi-compiled"), "<=", "3",
+                      note="H = 1 ms, 1 s, median of 7, the compiled loop for both")
+          for name, kind, _ in NEWTON_SYSTEMS if kind != "native"],
+        *[make_target(f"Newton in the Python loop / in the compiled loop, {name} (speed-up)",
+                      None if compiled_newton(name, "newton-python-loop") is None else
+                      1.0 / compiled_newton(name, "newton-python-loop"), ">=", "10",
+                      note="the same FMUs and results (bit for bit)")
+          for name, kind, _ in NEWTON_SYSTEMS if kind != "native"],
         make_target("master overhead per native subsystem macro step [us]",
                     max(over) if over else None, "<=", "10",
                     note="FMPy-driven FMUs cost 5.6-9 us per step, Ecos/libcosim 0.6-11 us"),

@@ -148,6 +148,46 @@ def _max_abs(v: np.ndarray) -> float:
     return m
 
 
+_SMALL = 16  #: up to this many coupled signals the iteration's algebra runs in plain floats
+
+
+def _dot(a: list, b: list) -> float:
+    """``sum(a_i b_i)``, added from the first term on (the order of the compiled loop's C,
+    :mod:`fmus.compiled_iterative`, so both give the same bits)."""
+    acc = 0.0
+    for x, y in zip(a, b):
+        acc += x * y
+    return acc
+
+
+def _mat_vec(M: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """``M @ v``; up to :data:`_SMALL` entries each row summed in order (:func:`_dot`)."""
+    if v.size > _SMALL:
+        return M @ v
+    x = v.tolist()
+    return np.array([_dot(row, x) for row in M.tolist()])
+
+
+def _broyden_update(M: np.ndarray, dz: np.ndarray, dg: np.ndarray) -> np.ndarray:
+    """``M + outer(dz - M dg, dz M) / (dz M dg)`` (``M`` itself where the denominator is 0);
+    up to :data:`_SMALL` entries in plain floats, summed in order."""
+    n = dz.size
+    if n > _SMALL:
+        w = dz @ M
+        denom = float(w @ dg)
+        if denom == 0.0:
+            return M
+        return M + ((dz - M @ dg)[:, None] * w[None, :]) / denom
+    rows, a, b = M.tolist(), dz.tolist(), dg.tolist()
+    w = [_dot(a, [r[j] for r in rows]) for j in range(n)]
+    denom = _dot(w, b)
+    if denom == 0.0:
+        return M
+    u = [x - _dot(r, b) for x, r in zip(a, rows)]
+    return np.array([[r[j] + (ui * w[j]) / denom for j in range(n)]
+                     for r, ui in zip(rows, u)])
+
+
 def _end_values(polys: dict, tau: float) -> dict:
     """Input polynomials (``Coupling`` form) at ``tau``, as zero-order polynomials."""
     out = {}
@@ -211,6 +251,11 @@ class Iterative(Coupling):
     slot, :meth:`MasterScheduler.save <cosim.master.MasterScheduler.save>`: an FMU
     overwrites the one state it holds, nothing is allocated per step), and the
     communication point the last sweep settled is not settled again.
+
+    Up to 16 coupled signals the iteration's algebra (``M g``, the Broyden update, Aitken's
+    products) runs in plain floats summed in order, as the compiled master loop does
+    (:mod:`fmus.compiled_iterative`, which takes these steps for FMUs and native twins): the
+    two loops give the same bits.
     """
 
     name = "iterative"
@@ -421,9 +466,13 @@ class Iterative(Coupling):
             elif self.method == "aitken":
                 if r_prev is not None:
                     d = g - r_prev
-                    dd = float(d @ d)
+                    if n > _SMALL:
+                        dd, rd = float(d @ d), float(r_prev @ d)
+                    else:
+                        dl = d.tolist()
+                        dd, rd = _dot(dl, dl), _dot(r_prev.tolist(), dl)
                     if dd > 0:
-                        omega = -omega * float(r_prev @ d) / dd
+                        omega = -omega * rd / dd
                 z_new = z + omega * g
                 r_prev = g
             elif self.method == "anderson":
@@ -439,7 +488,7 @@ class Iterative(Coupling):
                     gamma = np.linalg.lstsq(dF, g, rcond=None)[0]
                     z_new = y - dG @ gamma
             elif self.method == "broyden":
-                z_new = z - M @ g
+                z_new = z - _mat_vec(M, g)
             else:  # newton: the kept inverse, recomputed when convergence slows
                 slow = res_prev is not None and res > self.slow * res_prev
                 if M is None or (slow and not fresh):
@@ -447,16 +496,12 @@ class Iterative(Coupling):
                     M = np.linalg.inv(J - np.eye(n))
                     fresh = True
                 res_prev = res
-                z_new = z - M @ g
+                z_new = z - _mat_vec(M, g)
             y_new = self._sweep(master, snap, t0, H, z_new, first=False)
             it += 1
             g_new = y_new - z_new
             if (self.method == "broyden" or newton) and n:
-                dz, dg = z_new - z, g_new - g
-                w = dz @ M
-                denom = float(w @ dg)  # dz @ M @ dg
-                if denom != 0.0:  # M + outer(dz - M dg, dz M) / denom
-                    M = M + ((dz - M @ dg)[:, None] * w[None, :]) / denom
+                M = _broyden_update(M, z_new - z, g_new - g)
             z, y, g = z_new, y_new, g_new
         if newton:
             self._M = M if self.reuse_jacobian else None

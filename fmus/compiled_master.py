@@ -6,7 +6,9 @@ When every subsystem of a :class:`~cosim.master.MasterScheduler` is an
 diagram generated as C and stepped like an FMI 2 FMU, the state handed back and forth),
 and at least one is an FMU, and the coupling is
 explicit (:class:`~cosim.coupling.Jacobi` or :class:`~cosim.coupling.GaussSeidel`)
-with polynomial extrapolation, the master hands its macro steps to a C function
+with polynomial extrapolation, or iterative (:class:`~cosim.coupling.Iterative`: fixed
+point, Aitken, Broyden, Newton with the kept Jacobian; :mod:`fmus.compiled_iterative`),
+the master hands its macro steps to a C function
 that calls the FMUs' own ``fmi2SetReal``, ``fmi2SetRealInputDerivatives``,
 ``fmi2DoStep`` and ``fmi2GetReal`` (FMI 3: ``fmi3SetFloat64``, ``fmi3DoStep``, ...;
 FMI 2 and 3 mixed, each subsystem at its rate) directly (addresses from the loaded binaries)
@@ -46,9 +48,10 @@ Limitations
   <fmus.subsystem.FMUSubsystem.finish_step>`, called from C); after an early return the
   intermediate inputs are set from the polynomial evaluated by Horner's rule (the Python
   loop evaluates it its own way: equal to round-off).
-* Subsystems at any integer rate; no step control, power bonds, iterative coupling or
-  algebraic loops of feedthrough outputs across FMUs (those need the Python loop's
-  rollback, energy residuals and loop solver).
+* Subsystems at any integer rate; no step control, power bonds or algebraic loops of
+  feedthrough outputs across FMUs (those need the Python loop's rollback, energy residuals
+  and loop solver).  Iterative coupling: see :mod:`fmus.compiled_iterative` (its Newton
+  Jacobians are computed by the Python loop, in the steps C hands over).
 * The high-order start (orders 2-3) runs in Python before the loop takes over.
 * Per-macro-step diagnostics: ``wall_s`` is the mean of each chunk of steps and
   the per-subsystem wall times are not measured inside the loop.
@@ -67,10 +70,11 @@ from typing import Any
 
 import numpy as np
 
-from cosim.coupling import GaussSeidel, Jacobi
+from cosim.coupling import GaussSeidel, Iterative, Jacobi
 from cosim.errors import BuildError, CosimWarning
 
 from .c_cache import shared_library
+from .compiled_iterative import CODES, Iter
 from .compiled_master_c import SOURCE
 from .driver import c_entry_points
 from .errors import FMUDiscardError, FMUError
@@ -88,7 +92,8 @@ _FMI3_TYPES = frozenset({"Float64", "Int32", "Boolean"})
 _FINISH = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_int,
                            ctypes.c_int, ctypes.c_int, ctypes.c_double, ctypes.c_double,
                            ctypes.c_double, ctypes.c_double)
-ST_PYTHON, ST_TERMINATED = 8, 9  #: statuses of the C loop beyond FMI's
+ST_PYTHON, ST_TERMINATED, ST_HANDOVER = 8, 9, 10  #: statuses of the C loop beyond FMI's
+_METHODS = tuple(CODES)  #: the iterative methods the loop runs
 _libs: dict = {}  #: ``$CC`` -> the loaded library, or the BuildError of building it
 
 
@@ -113,6 +118,13 @@ def _library() -> Any:
                            ctypes.c_int64, ctypes.c_int, ctypes.POINTER(ctypes.c_double),
                            ctypes.POINTER(ctypes.c_int), ctypes.POINTER(ctypes.c_int),
                            ctypes.POINTER(ctypes.c_int), ctypes.POINTER(ctypes.c_int)]
+            fn = lib.cosim_master_run_iterative
+            fn.restype = ctypes.c_int
+            fn.argtypes = [ctypes.POINTER(_Plan), ctypes.POINTER(Iter), ctypes.c_int64,
+                           ctypes.c_int64, ctypes.c_int64, ctypes.c_int,
+                           ctypes.POINTER(ctypes.c_double), ctypes.POINTER(ctypes.c_int),
+                           ctypes.POINTER(ctypes.c_int), ctypes.POINTER(ctypes.c_int),
+                           ctypes.POINTER(ctypes.c_int)]
             got = lib
         _libs[key] = got
     if isinstance(got, BuildError):
@@ -163,9 +175,17 @@ class CompiledLoop:
 
     def reason(self, master: Any) -> str:
         """Why ``master`` cannot use the compiled loop ('' when it can)."""
-        if type(master.coupling) not in (Jacobi, GaussSeidel):
-            return (f"coupling '{master.coupling.name}' (the compiled loop runs Jacobi and "
-                    "Gauss-Seidel)")
+        c = master.coupling
+        if isinstance(c, Iterative):
+            if c.method not in _METHODS:
+                return (f"coupling '{c.name}' (the compiled loop iterates with "
+                        f"{', '.join(_METHODS)})")
+            if c.method == "newton" and not c.reuse_jacobian:
+                return ("coupling 'iterative/newton' with reuse_jacobian=False (a Jacobian "
+                        "every step: the Python loop computes them)")
+        elif type(c) not in (Jacobi, GaussSeidel):
+            return (f"coupling '{c.name}' (the compiled loop runs Jacobi, Gauss-Seidel and "
+                    f"iterative coupling ({', '.join(_METHODS)}))")
         if master.step_control is not None:
             return "communication-step control"
         if master.bonds:
@@ -181,6 +201,9 @@ class CompiledLoop:
             if bad:
                 return (f"subsystem '{s.name}' has array or String ports "
                         f"({', '.join(bad)})")
+            if s.fmi3 and isinstance(c, Iterative):
+                return (f"subsystem '{s.name}' is an FMI 3 FMU under iterative coupling (the "
+                        "compiled loop iterates FMI 2 FMUs and native twins)")
             if s.fmi3:
                 bad = [f"{v.port} ({v.type})" for v in s.in_vars + s.out_vars
                        if v.type not in _FMI3_TYPES]
@@ -236,6 +259,11 @@ class CompiledLoop:
         """Reasons known only after initialization ('' when the loop can run)."""
         if master.settler.subs and not master.settler.once:
             return "an algebraic loop of feedthrough outputs across FMUs"
+        if isinstance(master.coupling, Iterative):
+            iface = master.interface
+            if len(iface.real_sources) != len(iface.coupled_sources):
+                return ("iterative coupling of Integer or Boolean signals (held sweep by "
+                        "sweep: the Python loop)")
         for native in master.subsystems:
             try:
                 s = self.driven(native, master)

@@ -390,4 +390,229 @@ int cosim_master_run(Plan *p, int64_t t0, int64_t H, int64_t k0, int n_steps, do
     }
     return n_steps;
 }
+
+/* ------------------------------------------------------------------ iterative coupling */
+typedef int (*state_fn_t)(void *, void **);  /* fmi2GetFMUstate / fmi2SetFMUstate (FMI 3 alike) */
+#define ST_HANDOVER 10  /* the step needs the Python loop (a Jacobian, no convergence) */
+#define IT_FIXED 0
+#define IT_BROYDEN 1
+#define IT_NEWTON 2
+#define IT_AITKEN 3
+
+typedef struct {
+    int method, n;            /* n: the Real coupled outputs z, in the order of pack_last */
+    const int *z_sig;         /* their signals */
+    const int *z_order;       /* the predictor's order per signal */
+    double tol, slow;
+    int max_iter, has_M;
+    double *M;                /* (J - I)^-1 kept across steps (Newton), row-major n x n */
+    double *M0, *z, *y, *g, *zn, *yn, *gn, *w, *r;  /* work: M0 n x n, the others n */
+    void **get_state, **set_state, **state;         /* per subsystem */
+    void **free_state;        /* per subsystem: to free a state an FMU replaced (below) */
+    int *iters;               /* per macro step of this call: the sweeps */
+    double *res;              /* per macro step of this call: the last residual */
+    int64_t *rollbacks;       /* restores in this call */
+} Iter;
+
+static double max_abs(const double *v, int n) {  /* NaN if any is, as Python's _max_abs */
+    double m = 0.0;
+    for (int i = 0; i < n; i++) {
+        double a = v[i] < 0 ? -v[i] : v[i];
+        if (a > m) m = a;
+        else if (a != a) return a;
+    }
+    return m;
+}
+
+static void truncate_after(Plan *p, int64_t t) {
+    for (int s = 0; s < p->n_sig; s++) {
+        const int64_t *ts = p->hist_t + (size_t)s * DEPTH;
+        int n = p->hist_n[s];
+        while (n > 0 && ts[n - 1] > t) n--;
+        p->hist_n[s] = n;
+    }
+}
+
+/* the predictor: each Real coupled output extrapolated to t + H (Horner, as Python's) */
+static void predict(Plan *p, Iter *it, int64_t t, int64_t H, double *z) {
+    double tau = (double)H * 1e-9;
+    for (int j = 0; j < it->n; j++) {
+        double c[4];
+        int n = poly(p, it->z_sig[j], it->z_order[j], t, c);
+        if (n == 2) { z[j] = c[1] * tau + c[0]; continue; }
+        double acc = c[n - 1];
+        for (int k = n - 2; k >= 0; k--) acc = acc * tau + c[k];
+        z[j] = acc;
+    }
+}
+
+/* one sweep of the step from t: roll back (not the first), the inputs through the history
+ * and z at t + H, every subsystem stepped (Jacobi), its outputs published and the
+ * feedthrough settled at t + H; y: the Real coupled outputs there */
+static int sweep(Plan *p, Iter *it, int64_t t, int64_t H, const double *z, int first,
+                 double *y, int *sub, int *where) {
+    int64_t te = t + H;
+    int st;
+    if (!first) {
+        for (int i = 0; i < p->n_subs; i++) {
+            st = ((state_fn_t)it->set_state[i])(p->comp[i], it->state[i]);
+            if (st > 1) { *sub = i; *where = 0; return st; }
+            p->sub_t[i] = t;
+        }
+        truncate_after(p, t);
+        it->rollbacks[0]++;
+    }
+    for (int j = 0; j < it->n; j++) push(p, it->z_sig[j], te, z[j]);
+    for (int q = 0; q < p->n_subs; q++) {
+        int i = p->order[q];
+        if ((st = set_inputs(p, i, t, 0)) > 1) { *sub = i; *where = 0; return st; }
+    }
+    truncate_after(p, t);
+    for (int q = 0; q < p->n_subs; q++) {
+        int i = p->order[q];
+        st = step_one(p, i, t, H);
+        if (st > 1) { *sub = i; *where = 1; return st; }
+    }
+    for (int q = 0; q < p->n_subs; q++) {
+        int i = p->order[q];
+        if ((st = get_outputs(p, i, te, 0, 0)) > 1) { *sub = i; *where = 2; return st; }
+    }
+    for (int q = 0; q < p->n_settle; q++) {
+        int i = p->settle[q];
+        if ((st = set_inputs(p, i, te, 1)) > 1 || (st = get_outputs(p, i, te, 1, 0)) > 1) {
+            *sub = i; *where = 3; return st;
+        }
+    }
+    for (int j = 0; j < it->n; j++) {
+        int s = it->z_sig[j];
+        y[j] = p->hist_v[(size_t)s * DEPTH + p->hist_n[s] - 1];
+    }
+    return 0;
+}
+
+static void mat_vec(const double *M, const double *v, int n, double *out) {
+    for (int i = 0; i < n; i++) {
+        double acc = 0.0;
+        for (int j = 0; j < n; j++) acc += M[(size_t)i * n + j] * v[j];
+        out[i] = acc;
+    }
+}
+
+/* Macro steps of iterative coupling (cosim.coupling.Iterative: fixed point, Aitken,
+ * Broyden, Newton with the kept inverse Jacobian), the arguments and results as
+ * cosim_master_run's; *status ST_HANDOVER: the step from t0 + k H is not done (the FMUs and
+ * histories are back at its start, M as it was): the Python loop takes it (a Jacobian to
+ * compute, or no convergence to report). */
+int cosim_master_run_iterative(Plan *p, Iter *it, int64_t t0, int64_t H, int64_t k0,
+                               int n_steps, double *rows, int *status, int *sub, int *where,
+                               volatile int *done) {
+    int n = it->n;
+    size_t nn = (size_t)n * n;
+    (void)k0;
+    *status = 0;
+    for (int k = 0; k < n_steps; k++) {
+        int64_t t = t0 + (int64_t)k * H;
+        int st;
+        int64_t steps0[p->n_subs], rb0 = it->rollbacks[0];
+        for (int i = 0; i < p->n_subs; i++) steps0[i] = p->sub_steps[i];
+        for (int i = 0; i < p->n_subs; i++) {
+            void *old = it->state[i];
+            st = ((state_fn_t)it->get_state[i])(p->comp[i], &it->state[i]);
+            if (st > 1) { *status = st; *sub = i; *where = 0; return k; }
+            /* FMI asks an FMU to overwrite the state it is given; one that hands back a new
+             * one (pythonfmu does) gets the old one freed */
+            if (old && it->state[i] != old)
+                ((state_fn_t)it->free_state[i])(p->comp[i], &old);
+        }
+        if (it->has_M) memcpy(it->M0, it->M, nn * sizeof(double));
+        double *z = it->z, *y = it->y, *g = it->g;
+        predict(p, it, t, H, z);
+        if ((st = sweep(p, it, t, H, z, 1, y, sub, where)) > 1) { *status = st; return k; }
+        int iters = 1, fresh = 0, have_prev = 0, have_r = 0, handover = 0;
+        double omega = 0.5, res_prev = 0.0, res;
+        for (int j = 0; j < n; j++) g[j] = y[j] - z[j];
+        if (it->method == IT_BROYDEN) {  /* inverse Jacobian of g(z) = y - z: -I */
+            memset(it->M, 0, nn * sizeof(double));
+            for (int j = 0; j < n; j++) it->M[(size_t)j * n + j] = -1.0;
+        }
+        for (;;) {
+            res = max_abs(g, n);
+            if (res <= it->tol || res <= it->tol * (1.0 + max_abs(y, n))) break;
+            if (iters >= it->max_iter) { handover = 1; break; }  /* Python raises */
+            double *zn = it->zn;
+            if (it->method == IT_FIXED || n == 0) {
+                memcpy(zn, y, (size_t)n * sizeof(double));
+            } else if (it->method == IT_AITKEN) {
+                if (have_r) {
+                    double dd = 0.0, rd = 0.0;
+                    for (int j = 0; j < n; j++) {
+                        double d = g[j] - it->r[j];
+                        dd += d * d;
+                        rd += it->r[j] * d;
+                    }
+                    if (dd > 0) omega = -omega * rd / dd;
+                }
+                for (int j = 0; j < n; j++) zn[j] = z[j] + omega * g[j];
+                memcpy(it->r, g, (size_t)n * sizeof(double));
+                have_r = 1;
+            } else {
+                if (it->method == IT_NEWTON) {
+                    int slow = have_prev && res > it->slow * res_prev;
+                    if (!it->has_M || (slow && !fresh)) { handover = 1; break; }
+                    res_prev = res;
+                    have_prev = 1;
+                }
+                mat_vec(it->M, g, n, it->w);
+                for (int j = 0; j < n; j++) zn[j] = z[j] - it->w[j];
+            }
+            double *yn = it->yn, *gn = it->gn;
+            if ((st = sweep(p, it, t, H, zn, 0, yn, sub, where)) > 1) { *status = st; return k; }
+            iters++;
+            for (int j = 0; j < n; j++) gn[j] = yn[j] - zn[j];
+            if ((it->method == IT_BROYDEN || it->method == IT_NEWTON) && n) {
+                /* M + outer(dz - M dg, dz M) / (dz M dg) */
+                double *dz = it->w, *dg = it->r, denom = 0.0;
+                double wv[n], mdg[n];
+                for (int j = 0; j < n; j++) { dz[j] = zn[j] - z[j]; dg[j] = gn[j] - g[j]; }
+                for (int j = 0; j < n; j++) {  /* w = dz @ M */
+                    double acc = 0.0;
+                    for (int i = 0; i < n; i++) acc += dz[i] * it->M[(size_t)i * n + j];
+                    wv[j] = acc;
+                }
+                for (int j = 0; j < n; j++) denom += wv[j] * dg[j];
+                if (denom != 0.0) {
+                    mat_vec(it->M, dg, n, mdg);
+                    for (int i = 0; i < n; i++) {
+                        double a = dz[i] - mdg[i];
+                        for (int j = 0; j < n; j++)
+                            it->M[(size_t)i * n + j] += (a * wv[j]) / denom;
+                    }
+                }
+            }
+            /* z, y, g <- the new ones (swap the buffers) */
+            it->zn = z; it->yn = y; it->gn = g;
+            it->z = z = zn; it->y = y = yn; it->g = g = gn;
+        }
+        if (handover) {  /* back to the start of the step: the Python loop takes it */
+            for (int i = 0; i < p->n_subs; i++) {
+                st = ((state_fn_t)it->set_state[i])(p->comp[i], it->state[i]);
+                if (st > 1) { *status = st; *sub = i; *where = 0; return k; }
+                p->sub_t[i] = t;
+                p->sub_steps[i] = steps0[i];
+            }
+            truncate_after(p, t);
+            it->rollbacks[0] = rb0;
+            if (it->has_M && it->method == IT_NEWTON) memcpy(it->M, it->M0, nn * sizeof(double));
+            *status = ST_HANDOVER;
+            return k;
+        }
+        it->iters[k] = iters;
+        it->res[k] = res;
+        double *row = rows + (size_t)k * p->n_sig;
+        for (int s = 0; s < p->n_sig; s++)
+            row[s] = p->hist_v[(size_t)s * DEPTH + p->hist_n[s] - 1];
+        *done = k + 1;
+    }
+    return n_steps;
+}
 """

@@ -23,6 +23,12 @@ from typing import Any
 
 import numpy as np
 
+from cosim.coupling import Iterative
+
+from .compiled_iterative import Iter, count, free_states, iteration_plan, write_back
+
+ST_HANDOVER = 10  #: the C loop handed a step over to the Python loop
+
 __all__ = ["CompiledSession"]
 
 _D = ctypes.POINTER(ctypes.c_double)
@@ -38,12 +44,41 @@ class CompiledSession:
     def __init__(self, loop: Any, master: Any, k: int, lib: Any) -> None:
         self.loop, self.master, self.k = loop, master, k
         self.lib = lib  # the loaded loop (fmus.compiled_master._library)
-        self.plan, self.keep, self.keys = loop._plan(master)
         self.failed: list = []
+        self.status, self.sub, self.where, self.progress = (ctypes.c_int() for _ in range(4))
+        self._open()
+
+    def _open(self) -> None:
+        """The plan from the master's state now (again after a step the Python loop took)."""
+        loop, master = self.loop, self.master
+        self.plan, self.keep, self.keys = loop._plan(master)
         self.keep["finish"] = loop._finisher(master, self.failed)
         self.plan.finish = ctypes.cast(self.keep["finish"], ctypes.c_void_p)
-        self.status, self.sub, self.where, self.progress = (ctypes.c_int() for _ in range(4))
+        self.iter = self.ikeep = None
+        if isinstance(master.coupling, Iterative):
+            subs = [loop.driven(s) for s in master.subsystems]
+            self.iter, self.ikeep = iteration_plan(master, subs, self.keys, Iter)
         self.open = True
+
+    def _call(self, c: int, rows: np.ndarray) -> int:
+        """One call into C: ``c`` macro steps from ``master.t`` into ``rows``."""
+        args = (self.master.t, self.master.H, self.k, c, rows.ctypes.data_as(_D),
+                ctypes.byref(self.status), ctypes.byref(self.sub), ctypes.byref(self.where),
+                ctypes.byref(self.progress))
+        if self.iter is None:
+            return self.lib.cosim_master_run(ctypes.byref(self.plan), *args)
+        return self.lib.cosim_master_run_iterative(ctypes.byref(self.plan),
+                                                   ctypes.byref(self.iter), *args)
+
+    def _python_step(self, out: np.ndarray, done: int) -> None:
+        """The step C handed over (iterative coupling: a Jacobian to compute, no
+        convergence), taken by the master's Python loop; its row into ``out[done]``."""
+        m = self.master
+        self.sync()
+        m._macro(self.k, m.H)
+        self.k += 1
+        out[done] = [float(v) for v in m.outputs_now()]
+        self._open()
 
     def advance(self, n: int, each_call: Any = None) -> tuple:
         """``n`` macro steps from ``master.t``: ``(rows at their ends, None)``.  A failed
@@ -51,7 +86,7 @@ class CompiledSession:
         raise)``, ``master.t`` at the last completed step; a subsystem that terminated:
         ``(the rows up to that point, None)``.  ``each_call(rows, done)`` after each call
         into C (the master's run streams and shows progress there)."""
-        m, H = self.master, self.master.H
+        m = self.master
         out = np.empty((n, len(self.keys)))
         done, c = 0, 16  # the first call's steps: its wall time sizes the next ones
         try:
@@ -59,16 +94,19 @@ class CompiledSession:
                 c = min(c, n - done)
                 self.progress.value = 0
                 c0 = time.perf_counter()
-                got = self.lib.cosim_master_run(
-                    ctypes.byref(self.plan), m.t, H, self.k, c, out[done:].ctypes.data_as(_D),
-                    ctypes.byref(self.status), ctypes.byref(self.sub),
-                    ctypes.byref(self.where), ctypes.byref(self.progress))
+                got = self._call(c, out[done:])
                 spent = time.perf_counter() - c0
                 done += got
                 self._count(got)
+                if self.status.value == ST_HANDOVER:
+                    try:
+                        self._python_step(out, done)
+                    except Exception as exc:  # noqa: BLE001 - the caller keeps the rows first
+                        return out[:done], exc
+                    done += 1
                 if each_call is not None:
                     each_call(out, done)
-                if self.status.value:
+                if self.status.value and self.status.value != ST_HANDOVER:
                     self.sync()
                     if self.failed:
                         return out[:done], self.failed[0]
@@ -91,6 +129,8 @@ class CompiledSession:
         m.t += got * m.H
         self.k += got
         m.counters.exchanges += got
+        if self.iter is not None:
+            count(m, self.ikeep, 0, got)
         steps = self.keep["sub_steps"]
         for i, native in enumerate(m.subsystems):
             n = int(steps[i])
@@ -108,3 +148,6 @@ class CompiledSession:
         if self.open:
             self.open = False
             self.loop._write_back(self.master, self.keep, self.keys)
+            if self.iter is not None:
+                write_back(self.master, self.iter, self.ikeep)
+                free_states(self.ikeep)

@@ -271,12 +271,12 @@ def test_compiled_loop_equals_the_python_loop(files, kind, coupling):
 
 
 def test_compiled_loop_refuses_what_it_cannot_run(files):
-    with pytest.raises(BuildError, match=r"compiled=True.*coupling 'iterative/newton'"):
-        MasterScheduler(_subs("fmu", files, H), CONNECTIONS, H, coupling=Iterative("newton"),
+    with pytest.raises(BuildError, match=r"compiled=True.*coupling 'iterative/anderson'"):
+        MasterScheduler(_subs("fmu", files, H), CONNECTIONS, H, coupling=Iterative("anderson"),
                         compiled=True)
     with pytest.raises(BuildError, match=r"compiled=True.*no subsystem is an FMU"):
         MasterScheduler(_subs("native", files, H), CONNECTIONS, H, compiled=True)
-    res = _run("fmu", files, Iterative("newton"), 1, t_end=0.01)[1]
+    res = _run("fmu", files, Iterative("anderson"), 1, t_end=0.01)[1]
     assert "iterative" in res.diagnostics["compiled"]
 
 
