@@ -177,6 +177,7 @@ class Simulator:
                       "loop_iterations": 0, "rebuilds": 0, "reused_evaluations": 0,
                       "multistep_restarts": 0}
         self._initialized = False
+        self._prepared = False  # prepare() built the program the next initialize() uses
         #: ``{"t", "by", "reason"}`` when a block ended the run (an FMU's
         #: terminateSimulation, a terminal zero crossing), else None
         self.terminated: dict | None = None
@@ -278,9 +279,14 @@ class Simulator:
         self.events = RunEvents(self, plan.blocks, self.event_samples == "both")
         self._init_checks = [f for b in plan.blocks for f in b.initial_checks]
         self._monitors = [m.fn for b in plan.blocks for m in b.monitors]
+        reuse = self._prepared and not self._dirty  # prepare()'s program, parameters kept
+        self._prepared = False
         self._dirty = False
         ctx._param_listeners = [self._on_param_change]
-        self._build_program()
+        if reuse:
+            self._fresh = None
+        else:
+            self._build_program()
         self.stops = MajorStops(plan.blocks, plan.rate_groups, self.manipulators)
         self._observation = None  # step_end's observers (computed once per advance)
         self._t0 = ctx.ticks
@@ -289,6 +295,19 @@ class Simulator:
             o.on_start(self)
         self.major(ctx.ticks, first=True)
         self._initialized = True
+
+    def prepare(self) -> None:
+        """Build the evaluation program now, as :meth:`initialize` would first, so the run's
+        start does not pay for it (a co-simulation subsystem prepares when it is made, as an
+        FMU is instantiated then); a parameter set in between makes :meth:`initialize`
+        build it again.  For diagrams whose exported inputs are driven by blocks (no
+        ``fix_input``)."""
+        self.events = RunEvents(self, self.plan.blocks, self.event_samples == "both")
+        self._monitors = [m.fn for b in self.plan.blocks for m in b.monitors]
+        self._dirty = False
+        self.ctx._param_listeners = [self._on_param_change]
+        self._build_program()
+        self._prepared = True
 
     def evaluate_outputs(self) -> None:
         """Recompute the outputs of continuous and direct blocks at the current time.

@@ -307,6 +307,7 @@ class DiagramSubsystem(Subsystem):
                                                                     self._out_ports)]
         self.sim = Simulator(self.wrapper, self.ctx, solver=solver, dt=dt, record=False,
                              **simulator_options)
+        self.sim.prepare()  # its program now, as an FMU is instantiated when it is loaded
         self.solver_name = self.sim.solver_name
         self.can_save_state = not self.wrapper.compile().opaque_states or all(
             h.save is not None for h in self.wrapper.compile().opaque_states)

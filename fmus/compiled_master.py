@@ -190,39 +190,23 @@ class CompiledLoop:
             return "communication-step control"
         if master.bonds:
             return "power bonds (energy residuals)"
-        for native in master.subsystems:
-            try:
-                s = self.driven(native, master)
-            except BuildError as exc:
-                return self._unbuilt(master, exc)
-            if s.inst.out_of_process or s.inst.call_log is not None:
-                return f"subsystem '{s.name}' runs out of process or with a call log"
-            bad = [v.port for v in s.in_vars + s.out_vars if v.kind not in _KIND or v.shape]
-            if bad:
-                return (f"subsystem '{s.name}' has array or String ports "
-                        f"({', '.join(bad)})")
-            if s.fmi3 and isinstance(c, Iterative):
-                return (f"subsystem '{s.name}' is an FMI 3 FMU under iterative coupling (the "
-                        "compiled loop iterates FMI 2 FMUs and native twins)")
-            if s.fmi3:
-                bad = [f"{v.port} ({v.type})" for v in s.in_vars + s.out_vars
-                       if v.type not in _FMI3_TYPES]
-                if bad:
-                    return (f"subsystem '{s.name}' has FMI 3 ports of a type the loop does not "
-                            f"call ({', '.join(bad)}; it calls Float64, Int32 and Boolean)")
-            for v in s.in_vars:
-                if v.kind == "real" or (s.name, v.port) not in master.sources:
-                    continue
-                (src, out), scale, bias = master.sources[(s.name, v.port)]
-                kind = np.dtype(master.by_name[src].dtypes.get(out, float)).kind
-                if kind not in "iub" or scale != 1.0 or bias != 0.0:
-                    return (f"input '{s.name}.{v.port}' ({v.type}) is fed by a Real output or "
-                            "through a unit scale/offset (its rounding runs in Python)")
+        from .native_twin import twin_reason
+        fmus = [s for s in master.subsystems if getattr(type(s), "compiled_loop", None)]
+        for s in master.subsystems:
+            why = _fmu_reason(master, s, c) if s in fmus else twin_reason(s)
+            if why:
+                return why
         try:
             _library()
         except BuildError as exc:
             return self._unbuilt(master, BuildError(f"the C loop could not be built: {exc}"),
                                  warn=True)
+        for s in master.subsystems:  # the native ones' C twins (built, or from the cache)
+            if s not in fmus:
+                try:
+                    self.driven(s, master)
+                except BuildError as exc:
+                    return self._unbuilt(master, exc)
         return ""
 
     @staticmethod
@@ -554,6 +538,33 @@ class CompiledLoop:
                     f"in the macro step from t = {t:.9g} s; MasterScheduler(compiled=False) "
                     "makes the same calls in Python)",) + err.args[1:]
         raise err
+
+
+def _fmu_reason(master: Any, s: Any, coupling: Any) -> str:
+    """Why the compiled loop cannot call the FMU subsystem ``s`` ('' when it can)."""
+    if s.inst.out_of_process or s.inst.call_log is not None:
+        return f"subsystem '{s.name}' runs out of process or with a call log"
+    bad = [v.port for v in s.in_vars + s.out_vars if v.kind not in _KIND or v.shape]
+    if bad:
+        return f"subsystem '{s.name}' has array or String ports ({', '.join(bad)})"
+    if s.fmi3 and isinstance(coupling, Iterative):
+        return (f"subsystem '{s.name}' is an FMI 3 FMU under iterative coupling (the "
+                "compiled loop iterates FMI 2 FMUs and native twins)")
+    if s.fmi3:
+        bad = [f"{v.port} ({v.type})" for v in s.in_vars + s.out_vars
+               if v.type not in _FMI3_TYPES]
+        if bad:
+            return (f"subsystem '{s.name}' has FMI 3 ports of a type the loop does not "
+                    f"call ({', '.join(bad)}; it calls Float64, Int32 and Boolean)")
+    for v in s.in_vars:
+        if v.kind == "real" or (s.name, v.port) not in master.sources:
+            continue
+        (src, out), scale, bias = master.sources[(s.name, v.port)]
+        kind = np.dtype(master.by_name[src].dtypes.get(out, float)).kind
+        if kind not in "iub" or scale != 1.0 or bias != 0.0:
+            return (f"input '{s.name}.{v.port}' ({v.type}) is fed by a Real output or "
+                    "through a unit scale/offset (its rounding runs in Python)")
+    return ""
 
 
 #: the loop every FMUSubsystem offers the master (``FMUSubsystem.compiled_loop``)

@@ -130,6 +130,9 @@ def open_driver(spec: DriverSpec, *, call_log: Callable[[str], Any] | None = Non
     return layer(spec, FmiCalls.for_version(spec.fmi_major)(spec, call_log))
 
 
+_ADDRESSES: dict = {}  #: id(binary) -> (the binary, {function: address}) (c_entry_points)
+
+
 def c_entry_points(drv: Any, names: list[str]) -> tuple[int, dict[str, int]]:
     """``(instance pointer, {function: address})`` of an in-process driver's FMU.
 
@@ -143,4 +146,11 @@ def c_entry_points(drv: Any, names: list[str]) -> tuple[int, dict[str, int]]:
         raise FMUCallError(f"{getattr(drv, 'label', 'FMU')}: no in-process instance to call "
                            "from compiled code (out of process, or not instantiated)")
     comp = ctypes.cast(fmu.component, ctypes.c_void_p).value
-    return comp, {n: ctypes.cast(getattr(dll, n), ctypes.c_void_p).value for n in names}
+    known = _ADDRESSES.get(id(dll))
+    if known is None or known[0] is not dll:  # addresses looked up once per loaded binary
+        known = _ADDRESSES[id(dll)] = (dll, {})
+    found = known[1]
+    for n in names:
+        if n not in found:
+            found[n] = ctypes.cast(getattr(dll, n), ctypes.c_void_p).value
+    return comp, {n: found[n] for n in names}

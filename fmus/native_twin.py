@@ -136,6 +136,7 @@ class NativeTwin:
         self.program = gen.program
         root = _built(gen)
         self.fmu = opener(root).subsystem(sub.name, rate=sub.rate)
+        self.fmu.inst.start()  # instantiated now, as a loaded FMU is: a run resets it
         self._lib = ctypes.CDLL(str(root / "binaries" / "linux64" / f"{gen.ident}.so"))
         self._lib.cosim_twin_state.restype = ctypes.c_void_p
         self._lib.cosim_twin_state.argtypes = [ctypes.c_void_p]

@@ -287,8 +287,9 @@ def _new_native(m2_fmus, compiled, gain):
 def test_a_twin_without_a_compiler_falls_back_with_one_warning(m2_fmus, fresh_cache,
                                                                monkeypatch, cc, said):
     import fmus.compiled_master as cm
-    cm._library()  # the loop itself is built: only the twin needs the compiler
+    lib = cm._library()  # the loop itself is loaded: only the twin needs the compiler
     monkeypatch.setenv("CC", cc)
+    monkeypatch.setitem(cm._libs, cc, lib)
     m, warned = _new_native(m2_fmus, None, -41.5)
     assert len(warned) == 1 and "C twin" in warned[0] and said in warned[0], warned
     res = m.run(T_END)
