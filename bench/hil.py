@@ -98,10 +98,16 @@ def bare_loop(n: int, period_ns: int = 1_000_000) -> dict:
             "frames": n, "median_s": float(np.median(lat)) / 1e6, "steps": n}
 
 
+#: A busy process that ends with the bench (issue 36: children of a HIL command end with it)
+SPIN = "from hil.lifeline import tie_to_parent\ntie_to_parent()\nwhile True: pass"
+
+
 @contextlib.contextmanager
 def busy_load(n: int = 2) -> Any:
-    """``n`` busy processes for the duration of the block (started and stopped here)."""
-    procs = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(n)]
+    """``n`` busy processes for the duration of the block (started and stopped here; they
+    end with this process even when it is killed: :func:`hil.lifeline.spawn`)."""
+    from hil.lifeline import spawn
+    procs = [spawn([sys.executable, "-c", SPIN]) for _ in range(n)]
     try:
         yield procs
     finally:
@@ -273,6 +279,8 @@ def _pair(a: Any, b: Any) -> Any:
 # ------------------------------------------------------------------ soak
 ECHO = r"""
 import sys, can
+from hil.lifeline import tie_to_parent
+tie_to_parent()
 b = can.Bus(interface="udp_multicast", channel=sys.argv[1], port=int(sys.argv[2]), hop_limit=0)
 print("READY", flush=True)
 while True:
@@ -293,9 +301,10 @@ def soak(duration_s: float) -> dict:
 
     from hil.can import CanBackend
     from hil.can.backend import multicast_port
+    from hil.lifeline import spawn
     group = f"239.{os.getpid() % 250 + 1}.{time.monotonic_ns() % 250 + 1}.9"
-    child = subprocess.Popen([sys.executable, "-c", ECHO, group, str(multicast_port(group))],
-                             stdout=subprocess.PIPE, text=True)
+    child = spawn([sys.executable, "-c", ECHO, group, str(multicast_port(group))],
+                  stdout=subprocess.PIPE, text=True)
     try:
         if child.stdout.readline().strip() != "READY":
             raise RuntimeError("echo process did not start")
@@ -362,6 +371,8 @@ def lockstep_case(t_end: float) -> dict:
 # ------------------------------------------------------------------ real-time soak
 FLOOD = r"""
 import sys, time, can
+from hil.lifeline import tie_to_parent
+tie_to_parent()
 b = can.Bus(interface="udp_multicast", channel=sys.argv[1], port=int(sys.argv[2]), hop_limit=0)
 per_ms = int(sys.argv[3])
 msg = can.Message(arbitration_id=0x7E0, data=bytes(8), is_extended_id=False)
@@ -405,9 +416,9 @@ def rt_soak(duration_s: float, flood_per_s: int = 5000, out: str | None = None) 
     # its own duration first left the plant's last 0.1 s without commands, a stale episode
     ecu = EcuProcess("udp_multicast", group, summary=ecu_summary,
                      duration_s=duration_s + 600.0)
-    flood = subprocess.Popen([sys.executable, "-c", FLOOD, group, str(multicast_port(group)),
-                              str(max(1, flood_per_s // 1000))], stdout=subprocess.PIPE,
-                             text=True)
+    from hil.lifeline import spawn
+    flood = spawn([sys.executable, "-c", FLOOD, group, str(multicast_port(group)),
+                   str(max(1, flood_per_s // 1000))], stdout=subprocess.PIPE, text=True)
     rss: list[tuple[float, int]] = []
     stop = threading.Event()
 

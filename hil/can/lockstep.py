@@ -40,13 +40,13 @@ in order (CAN, SLCAN, ``udp_multicast`` on one host, python-can ``virtual`` do).
 
 from __future__ import annotations
 
-import threading
 import time
 from collections import deque
 from typing import Any
 
 from ..backend import SKIP, Backend
 from ..errors import HILError
+from ..threads import StopFlag
 from .backend import import_can
 
 __all__ = ["ACK_ID", "SYNC_ID", "LockstepBus", "LockstepFollower", "LockstepLeader",
@@ -227,8 +227,9 @@ class SyncClock:
         self.timeout_s = float(timeout_s)
         self.t_sync: int | None = None  # the simulated time of the last SYNC
         self._offset = 0  # monotonic ns - virtual ns
-        #: set (e.g. by a SIGTERM handler with ``runner.stop()``) to end a wait at once
-        self.cancel = threading.Event()
+        #: set (e.g. by a SIGTERM handler with ``runner.stop()``) to end a wait at once (a
+        #: :class:`~hil.threads.StopFlag`: a signal handler may set it)
+        self.cancel = StopFlag()
 
     def now_ns(self) -> int:
         return time.monotonic_ns() - self._offset
