@@ -45,9 +45,13 @@ and ``acc_hil.png``; default folder ``out/acc_hil_plant``, the diagram's name); 
 script's faults, lock-step and SLCAN need the script.
 
 The ECU never outlives the plant: it is a :class:`hil.peer.Peer` (its own process group,
-SIGTERM from the kernel if the plant's process dies), and when the plant's run ends the
-plant sends the end-of-session frame (:mod:`hil.can.session`), on which the ECU ends its
-own run before its inputs can go stale on account of the end.
+SIGTERM from the kernel if the plant's process dies, and the ECU watches the plant's
+process itself: :mod:`hil.lifeline`), and when the plant's run ends the plant sends the
+end-of-session frame (:mod:`hil.can.session`), on which the ECU ends its own run before
+its inputs can go stale on account of the end.  SIGTERM or SIGINT (Ctrl-C) end the plant's
+run after its current frame (:class:`hil.lifeline.StopOnSignals`): the ECU is ended as
+at a normal end and ``summary.json`` is written with ``"status": "terminated"`` (or
+``"interrupted"``), the acceptance judged on what was run; exit status 143 (or 130).
 
 The cut-in acceptance watches the :data:`ACCEPTANCE_WINDOW_S` after the cut-in (gap back
 within 2 % in 10 s): a run shorter than :data:`MIN_JUDGED_T_END` (20 s) cannot show it, and
