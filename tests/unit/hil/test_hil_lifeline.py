@@ -106,7 +106,10 @@ RUN = textwrap.dedent("""\
         from hil.peer import Peer
         keep = Peer([os.environ["CAP_PYTHON"], "-c", tied, pidfile, flag], name="child")
         keep.wait_ready(60)
+    end = time.monotonic() + 120  # (a child that never starts fails the test, no hang)
     while not os.path.exists(pidfile):
+        if time.monotonic() > end:
+            sys.exit("the child did not start")
         time.sleep(0.01)
     print("started", flush=True)
     time.sleep(600)
