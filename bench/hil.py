@@ -38,8 +38,10 @@ Cases (medians of wall time are not the point here: the figures are distribution
     of 5000 frames/s from a third process (ids outside the DBC), for 10 s (``--quick``) or
     1 h (full mode; ``COSIM_HIL_SOAK_S`` overrides): the loop's verdict (the plant's and
     the ECU process's checks, default budget),
-    frames, lateness, and the resident memory sampled every 10 s (flat: the growth after
-    the first minute within 10 MB).  Also the UDP echo soak of issue 8 (sequence numbers
+    frames, lateness, the age of each ``ACC_CMD`` when the bridge reads it, and the
+    resident memory sampled every 10 s (flat: the growth after the first minute within
+    10 MB).  ``rt_soak(..., bus_log=True)`` adds the demo's taps (the bus log and the bus
+    monitor) on the plant's bus.  Also the UDP echo soak of issue 8 (sequence numbers
     to an echo process and back, none lost) for 10 s.
 
 Targets (issue 8): p99 lateness <= 250 us unprivileged and <= 100 us with SCHED_FIFO, every
@@ -98,10 +100,16 @@ def bare_loop(n: int, period_ns: int = 1_000_000) -> dict:
             "frames": n, "median_s": float(np.median(lat)) / 1e6, "steps": n}
 
 
+#: A busy process that ends with the bench (issue 36: children of a HIL command end with it)
+SPIN = "from hil.lifeline import tie_to_parent\ntie_to_parent()\nwhile True: pass"
+
+
 @contextlib.contextmanager
 def busy_load(n: int = 2) -> Any:
-    """``n`` busy processes for the duration of the block (started and stopped here)."""
-    procs = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(n)]
+    """``n`` busy processes for the duration of the block (started and stopped here; they
+    end with this process even when it is killed: :func:`hil.lifeline.spawn`)."""
+    from hil.lifeline import spawn
+    procs = [spawn([sys.executable, "-c", SPIN]) for _ in range(n)]
     try:
         yield procs
     finally:
@@ -273,6 +281,8 @@ def _pair(a: Any, b: Any) -> Any:
 # ------------------------------------------------------------------ soak
 ECHO = r"""
 import sys, can
+from hil.lifeline import tie_to_parent
+tie_to_parent()
 b = can.Bus(interface="udp_multicast", channel=sys.argv[1], port=int(sys.argv[2]), hop_limit=0)
 print("READY", flush=True)
 while True:
@@ -293,9 +303,10 @@ def soak(duration_s: float) -> dict:
 
     from hil.can import CanBackend
     from hil.can.backend import multicast_port
+    from hil.lifeline import spawn
     group = f"239.{os.getpid() % 250 + 1}.{time.monotonic_ns() % 250 + 1}.9"
-    child = subprocess.Popen([sys.executable, "-c", ECHO, group, str(multicast_port(group))],
-                             stdout=subprocess.PIPE, text=True)
+    child = spawn([sys.executable, "-c", ECHO, group, str(multicast_port(group))],
+                  stdout=subprocess.PIPE, text=True)
     try:
         if child.stdout.readline().strip() != "READY":
             raise RuntimeError("echo process did not start")
@@ -362,6 +373,8 @@ def lockstep_case(t_end: float) -> dict:
 # ------------------------------------------------------------------ real-time soak
 FLOOD = r"""
 import sys, time, can
+from hil.lifeline import tie_to_parent
+tie_to_parent()
 b = can.Bus(interface="udp_multicast", channel=sys.argv[1], port=int(sys.argv[2]), hop_limit=0)
 per_ms = int(sys.argv[3])
 msg = can.Message(arbitration_id=0x7E0, data=bytes(8), is_extended_id=False)
@@ -382,9 +395,14 @@ def _rss_kb() -> int:
         return int(next(ln.split()[1] for ln in f if ln.startswith("VmRSS:")))
 
 
-def rt_soak(duration_s: float, flood_per_s: int = 5000, out: str | None = None) -> dict:
+def rt_soak(duration_s: float, flood_per_s: int = 5000, out: str | None = None,
+            bus_log: bool = False) -> dict:
     """The ACC plant at 1 kHz in real time against the ECU process, a CAN flood from a
-    third process, resident memory sampled every 10 s (module docstring)."""
+    third process, resident memory sampled every 10 s (module docstring).  ``bus_log``:
+    the demo's taps on the plant's bus as well (``examples/acc_hil.py``: the bus log
+    ``bus.asc`` on its writer thread and the bus monitor; issue 36).  ``acc_cmd_age_ms``:
+    how long each ``ACC_CMD`` waited between its arrival (the kernel's receive time) and
+    its read by the bridge."""
     import random
     import tempfile
     import threading
@@ -405,9 +423,9 @@ def rt_soak(duration_s: float, flood_per_s: int = 5000, out: str | None = None) 
     # its own duration first left the plant's last 0.1 s without commands, a stale episode
     ecu = EcuProcess("udp_multicast", group, summary=ecu_summary,
                      duration_s=duration_s + 600.0)
-    flood = subprocess.Popen([sys.executable, "-c", FLOOD, group, str(multicast_port(group)),
-                              str(max(1, flood_per_s // 1000))], stdout=subprocess.PIPE,
-                             text=True)
+    from hil.lifeline import spawn
+    flood = spawn([sys.executable, "-c", FLOOD, group, str(multicast_port(group)),
+                   str(max(1, flood_per_s // 1000))], stdout=subprocess.PIPE, text=True)
     rss: list[tuple[float, int]] = []
     stop = threading.Event()
 
@@ -422,6 +440,8 @@ def rt_soak(duration_s: float, flood_per_s: int = 5000, out: str | None = None) 
             raise RuntimeError("the flood process did not start")
         with CanBackend("udp_multicast", group, timeout=0.0) as can:
             db = CanDatabase(ACC_DBC)
+            log = _demo_taps(can, db, out) if bus_log else None
+            age = _age_probe(can)
             d = plant_diagram(can, db, scenario(t_end=duration_s + 1.0))
             writer = CsvWriter(os.path.join(out, "results.csv"), RECORD, every=1000)
             sim = Simulator(d, solver="ab3", dt=1e-3, record=False, observers=[writer])
@@ -441,7 +461,7 @@ def rt_soak(duration_s: float, flood_per_s: int = 5000, out: str | None = None) 
 
             rt = RealTimeRunner(sim, period_s=1e-3, overrun="skip", on_frame=end_session,
                                 telemetry_csv=os.path.join(out, "telemetry.csv"),
-                                telemetry_ring=10_000, watch=[can])
+                                telemetry_ring=10_000, watch=[can] + ([log] if log else []))
             rss.append((0.0, _rss_kb()))
             th = threading.Thread(target=sample, daemon=True, name="rss sampler")
             th.start()
@@ -450,6 +470,8 @@ def rt_soak(duration_s: float, flood_per_s: int = 5000, out: str | None = None) 
             finally:
                 end_session()  # a run that ended early (else done in its last frame)
                 ecu.stop(ECU_GRACE_S)  # it ends by itself on the frame; else SIGTERM
+                if log is not None:
+                    log.stop()
             stop.set()
             rss.append((duration_s, _rss_kb()))
             tel = rt.telemetry.as_dict()
@@ -471,8 +493,42 @@ def rt_soak(duration_s: float, flood_per_s: int = 5000, out: str | None = None) 
             "verdict_line": loop.line(), "plant_verdict_line": rt.verdict.line(),
             "setup": rt.setup["text"],
             "acc_cmd_received": rx["received"]["ACC_CMD"], "other_frames_filtered": filtered,
+            "acc_cmd_age_ms": {k: age.quantile(q) / 1e6 for k, q in
+                               (("p50", 0.5), ("p99", 0.99), ("max", 1.0))},
+            "bus_log": log.stats() if log is not None else None,
             "rss_kb": rss, "rss_growth_after_1min_mb": growth_mb, "out": out, "ecu": ecu_fig,
             "median_s": tel["lateness_us"]["p50"] / 1e6, "steps": tel["frames"]}
+
+
+def _demo_taps(can: Any, db: Any, out: str) -> Any:
+    """The taps of ``examples/acc_hil.py`` on ``can``: the bus log and the bus monitor;
+    returns the log (the runner watches it)."""
+    from examples.acc_plant import CONTROL_PERIOD
+    from hil.can import MessageLog
+    from hil.can.monitor import BusMonitor
+    log = MessageLog(os.path.join(out, "bus.asc"))
+    monitor = BusMonitor(db, cycle_s={m: CONTROL_PERIOD for m in ("RADAR", "EGO", "ACC_CMD")},
+                         bitrate=500_000)
+    can.add_tap(rx=log, tx=log.sent)
+    can.add_tap(rx=monitor, tx=monitor.sent)
+    return log
+
+
+def _age_probe(can: Any) -> Any:
+    """The age of every frame the bridges take from ``can`` (its receive time to the read),
+    in a constant-memory histogram [ns]; the receive path is not changed (no tap)."""
+    from hil.telemetry import LogHistogram
+    age = LogHistogram()
+    read = can.receive_batch
+
+    def receive_batch(*args: Any, **kw: Any) -> list:
+        frames = read(*args, **kw)
+        now = time.time()
+        for f in frames:
+            age.add(max(0, int((now - f.timestamp) * 1e9)))
+        return frames
+    can.receive_batch = receive_batch
+    return age
 
 
 def _read_summary(path: str) -> dict:

@@ -27,8 +27,11 @@ process dies) and waits for its ``READY`` line.
 The end: the ECU's run ends when the plant's end-of-session frame arrives
 (:mod:`hil.can.session`), at the end of the frame that reads it, so the plant's end is not
 counted as a stale episode of its inputs; SIGTERM (the plant's process died, or
-``kill``) ends it the same way, and the summary is written either way.  Without either it
-runs ``--duration`` (a day).
+``kill``) ends it the same way, and the summary is written either way (status
+``"terminated"``).  Started by the plant, it also watches the plant's process itself
+(:func:`hil.lifeline.tie_to_parent`: where the kernel's parent-death signal is lost, e.g. a
+Python with file capabilities for SCHED_FIFO, it sends itself the SIGTERM).  Without either
+it runs ``--duration`` (a day).
 
 ``--lockstep``: the ECU is paced by the plant instead of its own clock
 (:mod:`hil.can.lockstep`): each frame starts when the plant's SYNC for it arrives, and
@@ -140,6 +143,10 @@ def main(argv: list[str] | None = None) -> int:
             box["clock"].cancel.set()
 
     signal.signal(signal.SIGTERM, on_term)
+    from hil.lifeline import tie_to_parent
+    # started by the plant (hil.peer): SIGTERM when it ends, even where the kernel's
+    # parent-death signal does not reach this process (issue 36)
+    parent = tie_to_parent()
     from hil import RealTimeRunner
     from hil.can import ACC_DBC, CanBackend, CanDatabase
     from hil.can.session import EndWatch
@@ -203,7 +210,9 @@ def main(argv: list[str] | None = None) -> int:
             v = rt.verdict
             tel = rt.telemetry
             out = {"telemetry": tel.as_dict() if tel else None,
+                   "status": "terminated" if "SIGTERM" in ended else "complete",
                    "stopped_by": tel.stopped_by if tel else None,
+                   "parent_gone": parent.orphaned if parent is not None else None,
                    "end_of_session_seen": watch.seen is not None,
                    "rx": rx.stats(), "tx": tx.stats(), "exit": code, "pid": os.getpid(),
                    "runner_options": opts, "setup": rt.setup,

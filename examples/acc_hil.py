@@ -45,9 +45,13 @@ and ``acc_hil.png``; default folder ``out/acc_hil_plant``, the diagram's name); 
 script's faults, lock-step and SLCAN need the script.
 
 The ECU never outlives the plant: it is a :class:`hil.peer.Peer` (its own process group,
-SIGTERM from the kernel if the plant's process dies), and when the plant's run ends the
-plant sends the end-of-session frame (:mod:`hil.can.session`), on which the ECU ends its
-own run before its inputs can go stale on account of the end.
+SIGTERM from the kernel if the plant's process dies, and the ECU watches the plant's
+process itself: :mod:`hil.lifeline`), and when the plant's run ends the plant sends the
+end-of-session frame (:mod:`hil.can.session`), on which the ECU ends its own run before
+its inputs can go stale on account of the end.  SIGTERM or SIGINT (Ctrl-C) end the plant's
+run after its current frame (:class:`hil.lifeline.StopOnSignals`): the ECU is ended as
+at a normal end and ``summary.json`` is written with ``"status": "terminated"`` (or
+``"interrupted"``), the acceptance judged on what was run; exit status 143 (or 130).
 
 The cut-in acceptance watches the :data:`ACCEPTANCE_WINDOW_S` after the cut-in (gap back
 within 2 % in 10 s): a run shorter than :data:`MIN_JUDGED_T_END` (20 s) cannot show it, and
@@ -377,9 +381,11 @@ def run_hil(out: Path, *, interface: str = "udp_multicast", channel: str | None 
             fault: str = "none", cut_in_s: float = CUT_IN_S, t_end: float = T_END,
             kill_at: float = 8.0, plot: bool = True, runner_options: dict | None = None,
             priority: int | None = RT_PRIORITY, hub: Any = None,
-            lockstep: bool = False) -> dict:
+            lockstep: bool = False, stop: Any = None) -> dict:
     """Start the ECU, run the plant in real time, stop the ECU; returns the summary
     (also written to ``out/summary.json``) with the run's verdict (plant, ECU, acceptance).
+    ``stop``: a :class:`hil.lifeline.StopOnSignals` whose signal ends the run in order
+    (the summary then says ``"status": "terminated"``, and judges what was run).
 
     Both loops run with :func:`~examples.acc_ecu.realtime_options` (SCHED_FIFO at
     ``priority`` where permitted, ``None``: never; the runner's automatic set-up adds the
@@ -471,12 +477,16 @@ def run_hil(out: Path, *, interface: str = "udp_multicast", channel: str | None 
         rt = RealTimeRunner(sim, period_s=PLANT_PERIOD, on_frame=leader or on_frame,
                             watch=[log] + ([leader] if leader else []),
                             **{**policy, **opts})
+        if stop is not None:
+            stop.runner = rt  # a signal from now on ends the run at the end of its frame
         wall = time.perf_counter()
         res = rt.run(t_end)
         wall = time.perf_counter() - wall
+        t_reached = sim.ctx.time
     finally:
         end_session()  # a run that ended early (else done in its last frame)
-        ecu_code = ecu.stop(ECU_GRACE_S)
+        # (no end-of-session frame went out, e.g. stopped before the run: SIGTERM at once)
+        ecu_code = ecu.stop(ECU_GRACE_S if ended else 0.0)
         if log is not None:
             log.stop()
         if wire is not None:
@@ -484,7 +494,9 @@ def run_hil(out: Path, *, interface: str = "udp_multicast", channel: str | None 
         if hub_owned is not None:
             hub_owned.stop()
     rt.telemetry.write_csv(out / "telemetry.csv")
-    s, acc, not_judged = cut_in_acceptance(res, t_end, cut_in_s)
+    status = "complete" if stop is None else stop.status
+    t_judged = t_end if status == "complete" else min(t_end, t_reached)
+    s, acc, not_judged = cut_in_acceptance(res, t_judged, cut_in_s)
     ecu_summary = {}
     try:
         ecu_summary = json.loads((out / "ecu_summary.json").read_text())
@@ -502,7 +514,7 @@ def run_hil(out: Path, *, interface: str = "udp_multicast", channel: str | None 
                             f"(exit {ecu_code})"))
     lockstep_cmp = None
     if lockstep:
-        ref = offline_lockstep(cut_in_s, t_end)
+        ref = offline_lockstep(cut_in_s, t_judged)
         n = min(len(ref.time), len(res.time))
         err = max(float(np.max(np.abs(np.asarray(res[k][:n]) - np.asarray(ref[k][:n]))))
                   for k in ("car.x", "car.v", "rx_cmd.throttle", "rx_cmd.brake_torque"))
@@ -515,6 +527,9 @@ def run_hil(out: Path, *, interface: str = "udp_multicast", channel: str | None 
     verdict = Verdict.combine(f"acc_hil ({interface}, fault {fault})", parts, checks)
     if not_judged:
         verdict.notes.insert(0, not_judged)
+    if status != "complete":
+        verdict.notes.insert(0, f"{status} by {rt.telemetry.stopped_by} at t = "
+                                f"{t_reached:.2f} s of {t_end:g} s")
     if fault != "none":
         verdict.notes.append(f"fault '{fault}' injected: stale episodes and link losses are "
                              "what it is meant to cause")
@@ -523,6 +538,8 @@ def run_hil(out: Path, *, interface: str = "udp_multicast", channel: str | None 
     first = int(np.argmax(cmd_ok >= 0.5))  # before the ECU's first command: start-up
     lost = first + np.flatnonzero(cmd_ok[first:] < 0.5)
     result = {
+        "status": status, "stopped_by": rt.telemetry.stopped_by or None,
+        "t_reached": t_reached,
         "interface": interface, "fault": fault, "wall_s": wall, "t_end": t_end,
         "ecu_exit": ecu_code, "killed_at_s": killed_at,
         "telemetry": rt.telemetry.as_dict(), "runner_options": opts,
@@ -631,13 +648,38 @@ def main(argv: list[str] | None = None) -> dict:
     if not (a.t_end > 0 and math.isfinite(a.t_end)):
         ap.error(f"--t-end {a.t_end:g}: give a run length in seconds > 0 (default {T_END:g}; "
                  f"the acceptance needs {MIN_JUDGED_T_END:g} or more)")
-    r = run_hil(Path(a.out), interface=a.interface, fault=a.fault, t_end=a.t_end,
-                priority=a.priority or None, lockstep=a.lockstep)
+    from hil.lifeline import StopOnSignals, Terminated
+    out = Path(a.out)
+    with StopOnSignals() as stop:  # SIGTERM/SIGINT: the run ends in order, summary written
+        try:
+            r = run_hil(out, interface=a.interface, fault=a.fault, t_end=a.t_end,
+                        priority=a.priority or None, lockstep=a.lockstep, stop=stop)
+        except Terminated as exc:  # before the run started (or a second signal)
+            return stopped_before_run(out, exc, a.interface, a.fault, a.t_end)
+    r["exit_code"] = r["verdict_obj"].exit_code if stop.signum is None else 128 + stop.signum
     print(f"results, telemetry, bus log, summary and plot in {a.out}/")
     report(r)
     return r
 
 
+def stopped_before_run(out: Path, exc: Any, interface: str, fault: str, t_end: float) -> dict:
+    """The summary of a run stopped by a signal before its first frame (or by a second
+    signal): its status, nothing judged; exit status 128 + the signal."""
+    import signal
+
+    from hil.lifeline import StopOnSignals
+    status = StopOnSignals.STATUS.get(exc.signum, "stopped")
+    r = {"status": status, "stopped_by": signal.Signals(exc.signum).name, "t_reached": None,
+         "interface": interface, "fault": fault, "t_end": t_end, "verdict": None,
+         "note": f"{status} by {signal.Signals(exc.signum).name} before the run ended in "
+                 "order: nothing judged", "exit_code": 128 + exc.signum}
+    out.mkdir(parents=True, exist_ok=True)
+    with open(out / "summary.json", "w") as f:
+        json.dump(r, f, indent=1)
+    print(f"acc_hil: {r['note']}; summary in {out}/", file=sys.stderr)
+    return r
+
+
 if __name__ == "__main__":
-    sys.exit(main()["verdict_obj"].exit_code)
+    sys.exit(main()["exit_code"])
 

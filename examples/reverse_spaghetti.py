@@ -269,8 +269,11 @@ def main(argv=None) -> dict:
     if args.jobs > 1:  # fresh interpreters (spawn): nothing of the caller's state is copied
         import multiprocessing
         from concurrent.futures import ProcessPoolExecutor
-        with ProcessPoolExecutor(args.jobs,
-                                 mp_context=multiprocessing.get_context("spawn")) as pool:
+
+        from hil.lifeline import die_with_parent
+        # the workers end with this process, even when it is killed (issue 36)
+        with ProcessPoolExecutor(args.jobs, mp_context=multiprocessing.get_context("spawn"),
+                                 initializer=die_with_parent) as pool:
             # the slowest first (FRP: the most segments, the smallest step)
             futures = [pool.submit(_search, *s) for s in searches]
             extra = [pool.submit(_one, *s) for s in singles]

@@ -14,7 +14,9 @@ module                     contents
 :mod:`hil.link`            a backend's link state, faults and reconnects
 :mod:`hil.counters`        a backend's :class:`Counters`
 :mod:`hil.threads`         :class:`ErrorSink` for background errors, worker and
-                           reader threads
+                           reader threads, a stop flag a signal handler may set
+:mod:`hil.lifeline`        child processes that end with the command that started
+                           them; SIGTERM/SIGINT stop a run in order
 :mod:`hil.registry`        :func:`create_backend` by name, lazily, plus the
                            entry-point group ``cosim.hil_backends``
 :mod:`hil.errors`          the :class:`HILError` family

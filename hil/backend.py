@@ -15,16 +15,22 @@ subclass implements          contract
                              link.
 ``_read_internal(timeout)``  return one received frame, or ``None`` when nothing
                              complete arrived within ``timeout`` seconds
-                             (``None``: block).  May return ``None`` early
-                             (partial frame, dropped bad frame): the base calls
-                             it again with the time left.
+                             (``None``: block), or :data:`SKIP` when it took
+                             something that yields no frame (the node's own
+                             echo, a dropped bad or error frame, a line that is
+                             no frame): the base calls it again at once, also
+                             in a poll and a batch, since more may be waiting.
+                             ``None`` before the time is up (a partial frame):
+                             the base calls it again with the time left.
 ``_read_batch(out, limit,    optional: append to ``out`` up to ``limit`` frames
 accept)``                    that have already arrived, without waiting (the
                              default calls ``_read_internal(0.0)`` until it
-                             returns ``None``); may leave out, before decoding
-                             them, frames whose key is not in ``accept`` (count
-                             them in ``filtered``); returns the payload bytes it
-                             read and did not count itself.
+                             returns ``None``, reading on past :data:`SKIP`);
+                             may leave out, before decoding them, frames whose
+                             key is not in ``accept`` (count them in
+                             ``filtered``); returns the payload bytes it read and
+                             did not count itself.  A frame it drops must not end
+                             the batch while frames are waiting.
 ``_encode_frame(frame)``     optional: turn a frame into what ``_write`` sends
                              (called before any I/O; its errors do not fault
                              the backend).
@@ -91,6 +97,11 @@ Implementers' checklist
 
 Limitations
 -----------
+* A read goes on past a frame that yields nothing (issue 36: a batch that stopped at the
+  node's own echo left the frames behind it in the socket for a frame or more) only when
+  the driver says so with :data:`SKIP`; a driver that returns ``None`` for a dropped frame
+  ends a poll or a batch there.  A flood of such input ends a poll or a batch after
+  :data:`MAX_BATCH` of them in a row (the caller is not held for ever).
 * ``read`` and ``receive_batch`` are meant to be called from one thread at a time
   (the reader thread *or* the caller); ``write`` may be called from another thread
   concurrently.
@@ -126,7 +137,7 @@ from .link import BackendState, Link, chain
 from .threads import ErrorSink, Reader, WorkerThread
 
 __all__ = ["Backend", "BackendState", "Counters", "ErrorSink", "WorkerThread", "DEFAULT",
-           "MAX_BATCH", "can_frame_key"]
+           "MAX_BATCH", "SKIP", "can_frame_key"]
 
 log = logging.getLogger("hil")
 
@@ -143,6 +154,16 @@ class _Default:
 
 #: Sentinel for "use the backend's configured timeout".
 DEFAULT: Any = _Default()
+
+
+class _Skip:
+    def __repr__(self) -> str:
+        return "SKIP"
+
+
+#: What ``_read_internal`` returns when it took input that yields no frame (module
+#: docstring): read on at once, more may be waiting.
+SKIP: Any = _Skip()
 
 
 class Backend(abc.ABC):
@@ -215,10 +236,16 @@ class Backend(abc.ABC):
         """Append what has arrived to ``out`` (module docstring); the default reads
         frame by frame and leaves the filtering to :meth:`receive_batch`."""
         read = self._read_internal
+        skips = 0
         while len(out) < limit:
             frame = read(0.0)
             if frame is None:
                 break
+            if frame is SKIP:  # (no frame, but more may be waiting)
+                skips += 1
+                if skips > MAX_BATCH:
+                    break
+                continue
             out.append(frame)
         return 0
 
@@ -328,6 +355,7 @@ class Backend(abc.ABC):
         link.require_usable("read")
         timeout = self.timeout if timeout is DEFAULT else timeout
         deadline = None if timeout is None else time.perf_counter() + timeout
+        skips = 0
         while True:
             if link.state is BackendState.RECONNECTING:
                 if not link.try_reconnect(deadline):
@@ -339,6 +367,11 @@ class Backend(abc.ABC):
             except Exception as exc:
                 link.handle_error(chain(self._translate(exc, "read"), exc), gen)
                 continue  # (handle_error returned: a reconnect is pending)
+            if frame is SKIP:  # no frame, but more may be waiting: read on, even in a poll
+                skips += 1
+                if skips <= MAX_BATCH and not link.closing.is_set():
+                    continue
+                frame = None
             if frame is not None:
                 self.counters.add("frames_in")
                 for tap in self._rx_taps:

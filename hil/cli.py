@@ -325,6 +325,8 @@ def cmd_hil_run(args: argparse.Namespace) -> int:
     verdict = None
     started = False  # errors before the run are bad input (exit 2)
     with sig:
+        from .lifeline import tie_to_parent
+        tie_to_parent()  # a run started by a HIL command ends with it (SIGTERM: in order)
         try:
             io.overrides = _parse_overrides(args.interface)
             io.realtime = not args.no_realtime

@@ -2,14 +2,16 @@
 
 :class:`Peer` starts a command as a child process and ends it with the run:
 
-* its own process group (a new session): Ctrl-C on the terminal reaches only the run,
-  which ends the peer in order; :meth:`Peer.stop` and :meth:`Peer.kill` signal the whole
-  group, so the peer's own children go too;
+* started by :func:`hil.lifeline.spawn`: its own process group (a new session): Ctrl-C on
+  the terminal reaches only the run, which ends the peer in order; :meth:`Peer.stop` and
+  :meth:`Peer.kill` signal the whole group, so the peer's own children go too;
 * Linux's parent-death signal: the child asks the kernel (``prctl(PR_SET_PDEATHSIG,
   SIGTERM)``) for a SIGTERM when the thread that started it dies, and exits at once if
   its parent died before it asked, so a run that is killed (SIGKILL, a crash) takes its
   peer with it; a peer that handles SIGTERM (``examples/acc_ecu.py``) ends its run cleanly
-  and still writes its summary;
+  and still writes its summary.  A peer that calls :func:`hil.lifeline.tie_to_parent` at
+  its start (``examples/acc_ecu.py`` does) also watches the run itself: it ends where the
+  death signal does not reach it (module docstring of :mod:`hil.lifeline`);
 * :meth:`Peer.wait_ready` waits for the peer's ready line on its standard output;
   :meth:`Peer.stop` waits ``grace_s`` for the peer to end by itself (after the run sent
   its end-of-session frame, :mod:`hil.can.session`), then sends SIGTERM, and SIGKILL
@@ -20,18 +22,15 @@
 
 Limitations
 -----------
-* The parent-death signal is Linux's; elsewhere the peer outlives a killed run (it is
-  still ended by :meth:`Peer.stop`).  The kernel sends it when the *thread* that started
-  the peer ends: start peers from the thread that lives as long as the run (the main
-  thread).  The peer is started through a small Python launcher (``python -c``) that sets
-  the signal and then ``exec``s the command (no ``preexec_fn``, which is unsafe in a
-  process with threads).
+* The parent-death signal is Linux's; elsewhere a peer that does not call
+  :func:`hil.lifeline.tie_to_parent` outlives a killed run (it is still ended by
+  :meth:`Peer.stop`).  The kernel sends it when the *thread* that started the peer ends:
+  start peers from the thread that lives as long as the run (the main thread).
 """
 
 from __future__ import annotations
 
 import collections
-import os
 import signal
 import subprocess
 import sys
@@ -41,26 +40,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from .errors import HILError
+from .lifeline import signal_group, spawn
 
 __all__ = ["Peer", "PeerError"]
-
-#: Sets the parent-death signal, checks that the parent is still there, then becomes the
-#: command (argv: parent pid, signal number, command...).
-LAUNCHER = """\
-import os, sys
-ppid, sig, argv = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3:]
-if sys.platform.startswith("linux"):
-    import ctypes
-    libc = ctypes.CDLL(None, use_errno=True)
-    if libc.prctl(1, sig, 0, 0, 0) != 0:  # PR_SET_PDEATHSIG
-        sys.exit("hil.peer: prctl(PR_SET_PDEATHSIG) failed: " + os.strerror(ctypes.get_errno()))
-    if os.getppid() != ppid:
-        sys.exit(0)  # the run ended before the peer started
-try:
-    os.execv(argv[0], argv)
-except OSError as exc:
-    sys.exit("hil.peer: cannot start " + repr(argv[0]) + ": " + str(exc))
-"""
 
 
 #: how long an ended peer's output may take to be read (its pipes are at their end: the
@@ -101,13 +83,10 @@ class Peer:
         self._ready = threading.Event()
         self._stderr: collections.deque[str] = collections.deque(maxlen=40)
         self._stdout: collections.deque[str] = collections.deque(maxlen=40)
-        launcher = [sys.executable, "-c", LAUNCHER, str(os.getpid()),
-                    str(int(signal.SIGTERM)), *self.argv]
         try:
-            self.proc = subprocess.Popen(launcher, stdin=subprocess.DEVNULL,
-                                         stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                         text=True, env=env, cwd=cwd,
-                                         start_new_session=True)
+            self.proc = spawn(self.argv, env=env, stdin=subprocess.DEVNULL,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                              cwd=cwd)
         except OSError as exc:
             raise PeerError(f"peer '{name}': cannot start {self.argv[0]!r}: {exc}") from exc
         if ready is None:
@@ -175,21 +154,13 @@ class Peer:
         return self
 
     # ------------------------------------------------------------------ ending
-    def _signal_group(self, sig: int) -> None:
-        try:
-            os.killpg(self.proc.pid, sig)
-        except (ProcessLookupError, PermissionError):
-            pass
-
     def kill(self) -> None:
         """SIGKILL to the peer's process group, not waited for (a frame must not block)."""
-        if self.proc.poll() is None:
-            self._signal_group(signal.SIGKILL)
+        signal_group(self.proc, signal.SIGKILL)
 
     def terminate(self) -> None:
         """SIGTERM to the peer's process group, not waited for."""
-        if self.proc.poll() is None:
-            self._signal_group(signal.SIGTERM)
+        signal_group(self.proc, signal.SIGTERM)
 
     def stop(self, grace_s: float = 0.0, term_s: float = 10.0) -> int:
         """End the peer: wait ``grace_s`` for it to end by itself, then SIGTERM to its

@@ -90,7 +90,6 @@ from __future__ import annotations
 
 import os
 import queue
-import threading
 import time
 import warnings
 from typing import Any
@@ -101,6 +100,7 @@ from cosim.time import TICKS_PER_SECOND, to_ticks
 from .errors import HILError
 from .rtsetup import ProcessSettings, fifo_permitted
 from .telemetry import Telemetry, TelemetryStream, recording_summary
+from .threads import StopFlag
 from .verdict import Budget, Verdict, io_figures, runner_verdict
 
 __all__ = ["Budget", "DeadlineMissed", "MonotonicClock", "RealTimeRunner", "Telemetry",
@@ -326,7 +326,7 @@ class RealTimeRunner:
         self.on_frame = on_frame
         self.hints = dict(hints or {})
         self._changes: queue.SimpleQueue = queue.SimpleQueue()
-        self._stop = threading.Event()
+        self._stop = StopFlag()  # (no lock: stop() may run in a signal handler)
         self._stop_reason = ""
         self.telemetry = Telemetry(self.period, self.telemetry_ring)
         self.verdict: Verdict | None = None

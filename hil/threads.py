@@ -3,7 +3,8 @@
 An exception in a :class:`WorkerThread` ends it and goes on an :class:`ErrorSink`,
 whose owner (a backend, a runner) re-raises the *original* exception object in its own
 thread with :meth:`ErrorSink.check`, called every tick.  :class:`Reader` is the reader
-thread of a backend (:meth:`hil.backend.Backend.start_reader`).
+thread of a backend (:meth:`hil.backend.Backend.start_reader`).  :class:`StopFlag` is a
+flag that a signal handler may set.
 """
 
 from __future__ import annotations
@@ -15,7 +16,33 @@ from typing import Any
 
 from .errors import HILError
 
-__all__ = ["ErrorSink", "WorkerThread", "Reader"]
+__all__ = ["ErrorSink", "WorkerThread", "Reader", "StopFlag"]
+
+
+class StopFlag:
+    """A flag that a signal handler may set: ``set``, ``clear`` and ``is_set`` take no lock.
+
+    ``threading.Event`` takes one, and a signal handler runs in the main thread between two
+    of its bytecodes: a handler that sets an event while the main thread is inside that
+    event's ``set`` or ``clear`` waits for ever for a lock its own thread holds (issue 36:
+    an ECU deadlocked in its SIGTERM handler when the plant's end-of-session frame and the
+    plant's death came together, and outlived the plant).  Nothing can wait on this flag:
+    poll it.
+    """
+
+    __slots__ = ("_flag",)
+
+    def __init__(self) -> None:
+        self._flag = False
+
+    def set(self) -> None:
+        self._flag = True
+
+    def clear(self) -> None:
+        self._flag = False
+
+    def is_set(self) -> bool:
+        return self._flag
 
 
 class ErrorSink:

@@ -42,8 +42,12 @@ Fast receive on udp_multicast: :meth:`CanBackend.receive_batch` reads the socket
 directly (``recvmsg`` without waiting, msgpack unpacked once, the kernel's receive time as
 the timestamp) instead of python-can's ``recv`` (a ``select`` and a full message check
 per datagram): 3-4 times less per frame, which matters under a flood of 5000 frames/s
-(issue 22).  With ``accept=`` (the ids a bridge decodes), other frames are counted in
-``filtered`` and dropped before a ``can.Message`` is built; they then reach no tap.
+(issue 22).  With ``accept=`` (the ids a bridge decodes) and no rx tap, other frames are
+counted in ``filtered`` and dropped before a ``can.Message`` is built; with a tap (the bus
+log, the monitor) every frame is built, tapped and then filtered by the base, still on the
+fast path (issue 36: a tap used to switch it off, and the slow path's batch stopped at the
+node's own echo).  python-can's software filters (``can_filters``) apply here as in
+``recv``.
 
 Fast receive on virtual
 -----------------------
@@ -57,13 +61,16 @@ checks them as ``read`` does (the same frames in the same order, the same counte
 error frames and stops); anything else, or a python-can whose ``VirtualBus`` no longer
 has that queue, uses ``recv``.  python-can itself is not changed.
 
-SLCAN receive
--------------
-python-can's ``slcan`` returns ``None`` for every line that is no frame (the ``z``/``Z``
-acks of its own transmissions), and ``recv(0)`` then stops: a reader taking what has
-arrived would leave one frame behind per ack ever queued, a backlog that grows for ever
-(issue 22 item 6).  This backend keeps reading while the port has bytes waiting, so a
-read takes every complete frame that has arrived.
+Reading on past what yields no frame
+------------------------------------
+A read takes every frame that has arrived, whatever lies between them (issue 36).  The
+node's own echo (udp_multicast) and a dropped error frame are :data:`hil.backend.SKIP`:
+the base reads on at once.  python-can's ``recv`` returns ``None`` both when nothing is
+waiting and, with ``timeout=0``, for a line that is no frame (``slcan``'s ``z``/``Z`` acks
+of its own transmissions: a backlog that grew for ever, issue 22 item 6) or a frame its
+software filter (``can_filters``) rejects; after such a ``None`` this backend looks
+whether more is waiting (the port's bytes for ``slcan``, the queue for ``virtual``, the
+bus's file descriptor for the others) and reads on if so.
 
 Limitations
 -----------
@@ -75,6 +82,9 @@ Limitations
   bus-off only through ``bus.state`` without error frames are not detected.
 * ``close()`` cannot interrupt a blocking ``recv`` on every interface; the
   reader thread's poll period bounds the wait.
+* With ``can_filters`` on an interface that has no file descriptor (``fileno``) and is not
+  ``virtual`` or ``slcan``, a frame the software filter rejects still ends a poll (python-
+  can's ``recv(0)`` returns ``None`` for it and nothing tells what is waiting).
 * python-can's ``udp_multicast`` delivers a bus's own frames back to it (its
   ``receive_own_messages=False`` is not implemented: multicast loopback reaches every
   socket on the host, ours included).  Unless ``receive_own_messages=True``, the
@@ -87,13 +97,14 @@ from __future__ import annotations
 
 import errno
 import logging
+import select
 import socket
 import struct
 import time
 import zlib
 from typing import Any
 
-from ..backend import Backend, BackendState
+from ..backend import SKIP, Backend, BackendState
 from ..errors import BackendError, BackendTimeout, Disconnected, DriverMissing, HILError
 
 __all__ = ["CanBackend", "import_can", "multicast_port"]
@@ -262,8 +273,9 @@ class CanBackend(Backend):
         """What has arrived, into ``out`` (module docstring: the fast paths on
         ``udp_multicast`` and ``virtual``; otherwise python-can's ``recv``)."""
         open_ = self.link.state is BackendState.OPEN
-        if self._sock is not None and open_ and not (self._rx_taps and accept):
-            return self._read_udp(out, limit, accept)
+        if self._sock is not None and open_:
+            # with a tap every frame is built (taps see all), then filtered by the base
+            return self._read_udp(out, limit, None if self._rx_taps else accept)
         if self._vq is not None and open_:
             nbytes = self._read_virtual(out, limit)
             if nbytes is not None:
@@ -272,11 +284,14 @@ class CanBackend(Backend):
 
     def _read_udp(self, out: list, limit: int, accept: Any) -> int:
         """The udp_multicast socket read directly; frames not in ``accept`` are dropped
-        before a ``can.Message`` is built (counted in ``filtered``)."""
+        before a ``can.Message`` is built (counted in ``filtered``), frames python-can's
+        software filter rejects after (as ``recv`` does)."""
         import msgpack
         can = import_can()
         sock, size, anc = self._sock
         echo = self._tx_ids if self._echo_filter else ()
+        bus = self._bus
+        matches = bus._matches_filters if getattr(bus, "_filters", None) is not None else None
         n_bytes = 0
         try:
             while len(out) < limit:
@@ -312,6 +327,8 @@ class CanBackend(Backend):
                     self.counters.add("errors", "frame_errors")
                     self.log.debug("%s: bad message fields dropped: %s", self.where, exc)
                     continue
+                if matches is not None and not matches(msg):
+                    continue
                 if msg.is_error_frame:
                     self.error_frames += 1
                     self.counters.add("errors")
@@ -333,40 +350,40 @@ class CanBackend(Backend):
         if (bus is not vbus or not bus._open or bus._filters is not None
                 or recv_log.isEnabledFor(bus.RECV_LOGGING_LEVEL)):
             return None
-        with q.mutex:  # what queue.Queue.get does, for all waiting frames at once
-            waiting = q.queue
-            if len(waiting) <= limit:
-                batch = list(waiting)
-                waiting.clear()
-            else:
-                batch = [waiting.popleft() for _ in range(limit)]
-            if batch and q.maxsize > 0:  # senders may wait for room only in a bounded queue
-                q.not_full.notify(len(batch))
-        if not batch:
-            return 0
         n_bytes = 0
         echo = self._tx_ids if self._echo_filter else ()
-        used = 0  # frames taken from the batch; the rest go back to the queue
-        try:
-            # the checks of _read_internal, frame by frame; a frame it drops ends the batch
-            # there, as the default batch read ends at read_internal's None
-            for msg in batch:
-                used += 1
-                if echo and (msg.arbitration_id, bool(msg.is_extended_id)) in echo:
-                    self.own_echoes += 1
-                    break
-                n_bytes += len(msg.data)
-                if msg.is_error_frame:
-                    self._error_frame(bus, msg)
-                    if not self.keep_error_frames:
-                        break
-                out.append(msg)
-        except Exception:
-            self._requeue(batch[used:])
-            self.counters.add("bytes_in", n=n_bytes)
-            raise
-        if used < len(batch):
-            self._requeue(batch[used:])
+        while len(out) < limit:  # (again when frames were dropped: the batch is not full)
+            want = limit - len(out)
+            with q.mutex:  # what queue.Queue.get does, for all waiting frames at once
+                waiting = q.queue
+                if len(waiting) <= want:
+                    batch = list(waiting)
+                    waiting.clear()
+                else:
+                    batch = [waiting.popleft() for _ in range(want)]
+                if batch and q.maxsize > 0:  # senders wait for room only in a bounded queue
+                    q.not_full.notify(len(batch))
+            if not batch:
+                break
+            used = 0  # frames taken from the batch; after an error the rest go back
+            try:
+                # the checks of _read_internal, frame by frame; a frame it drops is skipped,
+                # as the default batch read reads on past _read_internal's SKIP
+                for msg in batch:
+                    used += 1
+                    if echo and (msg.arbitration_id, bool(msg.is_extended_id)) in echo:
+                        self.own_echoes += 1
+                        continue
+                    n_bytes += len(msg.data)
+                    if msg.is_error_frame:
+                        self._error_frame(bus, msg)
+                        if not self.keep_error_frames:
+                            continue
+                    out.append(msg)
+            except Exception:
+                self._requeue(batch[used:])
+                self.counters.add("bytes_in", n=n_bytes)
+                raise
         return n_bytes
 
     def _requeue(self, frames: list) -> None:
@@ -465,12 +482,10 @@ class CanBackend(Backend):
                                      exc.__cause__)
                 timeout = 0.0
                 continue
-            if msg is None and self._serial is not None:
-                # python-can's slcan returns None for an ack line: go on while bytes wait
+            if msg is None:
                 try:
-                    while msg is None and self._serial.in_waiting:
-                        self.slcan_lines_skipped += 1
-                        msg = bus.recv(0.0)
+                    if self._more_waiting(bus):
+                        return SKIP
                 except Exception:
                     if self._bus is not bus:
                         return None
@@ -478,20 +493,40 @@ class CanBackend(Backend):
             return msg
         return None
 
+    def _more_waiting(self, bus: Any) -> bool:
+        """After python-can's ``recv`` returned ``None``: is more waiting?  (It returns
+        ``None`` for an SLCAN line that is no frame, an ack, and, with ``timeout=0``, for a
+        frame its software filter rejects: module docstring.)"""
+        if self._serial is not None:
+            if self._serial.in_waiting:
+                self.slcan_lines_skipped += 1
+                return True
+            return False
+        if getattr(bus, "_filters", None) is None:  # (no software filter: None is nothing)
+            return False
+        q = getattr(bus, "queue", None)  # virtual
+        if q is not None and hasattr(q, "empty"):
+            return not q.empty()
+        try:
+            fd = bus.fileno()
+        except NotImplementedError:
+            return False  # (a limitation: module docstring)
+        return fd >= 0 and bool(select.select([fd], [], [], 0)[0])
+
     def _read_internal(self, timeout: float | None) -> Any | None:
         bus = self._bus
         if bus is None:
             raise OSError("bus closed")
         msg = self._recv(bus, timeout)
-        if msg is None:
-            return None
+        if msg is None or msg is SKIP:
+            return msg
         if self._echo_filter and (msg.arbitration_id, bool(msg.is_extended_id)) in self._tx_ids:
             self.own_echoes += 1
-            return None
+            return SKIP
         self.counters.add("bytes_in", n=len(msg.data))
         if msg.is_error_frame:
             self._error_frame(bus, msg)
-            return msg if self.keep_error_frames else None
+            return msg if self.keep_error_frames else SKIP
         return msg
 
     def _error_frame(self, bus: Any, msg: Any) -> None:

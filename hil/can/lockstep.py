@@ -40,13 +40,13 @@ in order (CAN, SLCAN, ``udp_multicast`` on one host, python-can ``virtual`` do).
 
 from __future__ import annotations
 
-import threading
 import time
 from collections import deque
 from typing import Any
 
-from ..backend import Backend
+from ..backend import SKIP, Backend
 from ..errors import HILError
+from ..threads import StopFlag
 from .backend import import_can
 
 __all__ = ["ACK_ID", "SYNC_ID", "LockstepBus", "LockstepFollower", "LockstepLeader",
@@ -108,18 +108,22 @@ class LockstepBus(Backend):
             else:
                 self._frames.append(f)
 
-    def pump(self, timeout: float = 0.0) -> None:
-        """Take what has arrived (waiting up to ``timeout`` for one frame if none)."""
+    def pump(self, timeout: float = 0.0) -> int:
+        """Take what has arrived (waiting up to ``timeout`` for one frame if none); returns
+        how many frames were taken."""
         frames = self.inner.receive_batch()
         if not frames and timeout > 0:
             f = self.inner.read(timeout)
             frames = [f] if f is not None else []
         self._sort(frames)
+        return len(frames)
 
     def _read_internal(self, timeout: float | None) -> Any | None:
         if not self._frames:
-            self.pump(0.0 if timeout is None else timeout)
-        return self._frames.popleft() if self._frames else None
+            taken = self.pump(0.0 if timeout is None else timeout)
+            if not self._frames:  # only SYNC/ACK: more may be waiting (issue 36)
+                return SKIP if taken else None
+        return self._frames.popleft()
 
     def _write(self, frame: Any, timeout: float | None) -> None:
         self.inner.write(frame, timeout=timeout)
@@ -223,8 +227,9 @@ class SyncClock:
         self.timeout_s = float(timeout_s)
         self.t_sync: int | None = None  # the simulated time of the last SYNC
         self._offset = 0  # monotonic ns - virtual ns
-        #: set (e.g. by a SIGTERM handler with ``runner.stop()``) to end a wait at once
-        self.cancel = threading.Event()
+        #: set (e.g. by a SIGTERM handler with ``runner.stop()``) to end a wait at once (a
+        #: :class:`~hil.threads.StopFlag`: a signal handler may set it)
+        self.cancel = StopFlag()
 
     def now_ns(self) -> int:
         return time.monotonic_ns() - self._offset

@@ -62,7 +62,7 @@ from collections import deque
 from collections.abc import Mapping
 from typing import Any
 
-from ..backend import DEFAULT, Backend
+from ..backend import DEFAULT, SKIP, Backend
 from ..errors import BackendTimeout, DriverMissing, FrameError, HILError
 from .crc import Crc, get_crc
 from .framing import Framing, Layout, LineFraming, make_framing
@@ -262,7 +262,7 @@ class SerialBackend(Backend):
             if self.where not in str(err):
                 err.args = (f"{self.where}: {err}",) + err.args[1:]
             self.link.bad_frame(err, self.on_frame_error)
-            return None
+            return SKIP  # dropped: the frames behind it may be waiting (issue 36)
 
     def _decode(self, body: bytes) -> Any:
         payload = self.framing.decode(body)
