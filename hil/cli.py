@@ -125,7 +125,6 @@ import math
 import os
 import signal
 import sys
-import threading
 import time
 import traceback
 from typing import Any
@@ -137,6 +136,7 @@ from .cli_values import jsonable as _jsonable
 from .cli_values import literal as _literal
 from .cli_values import parse_overrides as _parse_overrides
 from .interfaces import Interfaces
+from .lifeline import StopOnSignals
 from .model_file import HIL_KEYS, ModelError, UsageError
 from .model_file import load_model as _build
 from .run_end import RunEnd
@@ -146,14 +146,6 @@ from .run_end import status as _status
 __all__ = ["Interfaces", "RunEnd", "add_parser", "run"]
 
 POLICIES = ("raise", "skip", "catch_up", "degrade")
-
-
-class _Interrupted(KeyboardInterrupt):
-    """SIGINT/SIGTERM outside the frame loop (or a second one inside it)."""
-
-    def __init__(self, signum: int) -> None:
-        super().__init__(signal.Signals(signum).name)
-        self.signum = signum
 
 
 # ------------------------------------------------------------------ values
@@ -174,37 +166,6 @@ class _OldSpelling(argparse.Action):
             print(f"note: {option} is now {self.new} (one meaning per word across the cosim "
                   "commands: --interface is python-can's interface, --interface-type an "
                   "FMU's)", file=sys.stderr)
-
-
-# ---------------------------------------------------------------- signals
-class _Signals:
-    """SIGINT/SIGTERM: the first one during the frame loop stops the runner after the
-    current frame; otherwise (or a second one) :class:`_Interrupted` is raised."""
-
-    def __init__(self) -> None:
-        self.runner: Any = None
-        self.signum: int | None = None
-        self._old: dict[int, Any] = {}
-
-    def _handler(self, signum: int, frame: Any) -> None:
-        first = self.signum is None
-        if first:
-            self.signum = signum
-        if first and self.runner is not None:
-            self.runner.stop(signal.Signals(signum).name)
-            return
-        raise _Interrupted(signum)
-
-    def __enter__(self) -> _Signals:
-        if threading.current_thread() is threading.main_thread():
-            for s in (signal.SIGINT, signal.SIGTERM):
-                self._old[s] = signal.signal(s, self._handler)
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        for s, old in self._old.items():
-            signal.signal(s, old)
-        self._old.clear()
 
 
 # ---------------------------------------------------------------- hil run
@@ -318,7 +279,7 @@ def _apply_sets(sim: Any, pairs: list[str]) -> dict:
 def cmd_hil_run(args: argparse.Namespace) -> int:
     from .runner import RealTimeRunner, VirtualClock
     io = Interfaces()
-    sig = _Signals()
+    sig = StopOnSignals()  # the first SIGINT/SIGTERM stops the runner after its frame
     runner = sim = None
     error: BaseException | None = None
     out = args.out

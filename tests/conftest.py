@@ -41,3 +41,16 @@ class Ball(Block):
 @pytest.fixture
 def ball_cls():
     return Ball
+
+
+@pytest.fixture
+def private_cache(monkeypatch, tmp_path):
+    """An empty cache of compiled libraries of this test's own (``COSIM_CACHE_DIR``, and a
+    home and temporary folder of its own, so no library of another test or process is
+    found): the folder."""
+    folder = tmp_path / "cache"
+    monkeypatch.setenv("COSIM_CACHE_DIR", str(folder))
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("TMPDIR", str(tmp_path / "tmp"))
+    (tmp_path / "tmp").mkdir()
+    return folder

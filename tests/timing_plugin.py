@@ -173,6 +173,22 @@ def wait_for(condition: Any, what: str, timeout: float = GENEROUS_S, poll: float
         time.sleep(poll)
 
 
+def process_gone(pid: int, timeout: float = GENEROUS_S) -> bool:
+    """True once process ``pid`` has ended (a zombie left to a parent that does not reap
+    counts), polled up to ``timeout`` seconds."""
+    end = time.monotonic() + timeout
+    while True:
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                if f.read().rsplit(")", 1)[1].split()[0] == "Z":
+                    return True
+        except FileNotFoundError:
+            return True
+        if time.monotonic() >= end:
+            return False
+        time.sleep(0.02)
+
+
 # ------------------------------------------------------------------ hooks
 def pytest_runtest_setup(item: pytest.Item) -> None:
     _current[:] = [item.nodeid]

@@ -34,14 +34,9 @@ HEAVY = ("fmpy", "lxml", "attr", "attrs", "importlib.metadata")
 
 
 @pytest.fixture
-def cache(monkeypatch, tmp_path):
+def cache(private_cache):
     """An empty cache of our own (no entry of another test or process is found)."""
-    folder = tmp_path / "cache"
-    monkeypatch.setenv("COSIM_CACHE_DIR", str(folder))
-    monkeypatch.setenv("HOME", str(tmp_path / "home"))
-    monkeypatch.setenv("TMPDIR", str(tmp_path / "tmp"))
-    (tmp_path / "tmp").mkdir()
-    return folder
+    return private_cache
 
 
 @pytest.fixture(scope="module")

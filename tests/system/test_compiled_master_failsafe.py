@@ -37,15 +37,10 @@ def files(tmp_path_factory):
 
 
 @pytest.fixture
-def fresh(monkeypatch, tmp_path):
+def fresh(monkeypatch, private_cache):
     """A build as in a fresh process: no library loaded, an empty cache of our own."""
     monkeypatch.setattr(cm, "_libs", {})
-    cache = tmp_path / "cache"
-    monkeypatch.setenv("COSIM_CACHE_DIR", str(cache))
-    monkeypatch.setenv("HOME", str(tmp_path / "home"))
-    monkeypatch.setenv("TMPDIR", str(tmp_path / "tmp"))
-    (tmp_path / "tmp").mkdir()
-    return cache
+    return private_cache
 
 
 def _master(files, **kw):

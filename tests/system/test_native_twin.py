@@ -259,14 +259,9 @@ def test_push_and_pull_hand_over_every_piece_of_state(m2_fmus, native):
 
 # ------------------------------------------------------------------ fail safe
 @pytest.fixture
-def fresh_cache(monkeypatch, tmp_path):
+def fresh_cache(private_cache):
     """An empty cache of our own; the master loop's library already loaded."""
-    cache = tmp_path / "cache"
-    monkeypatch.setenv("COSIM_CACHE_DIR", str(cache))
-    monkeypatch.setenv("HOME", str(tmp_path / "home"))
-    monkeypatch.setenv("TMPDIR", str(tmp_path / "tmp"))
-    (tmp_path / "tmp").mkdir()
-    return cache
+    return private_cache
 
 
 def _new_native(m2_fmus, compiled, gain):

@@ -26,7 +26,6 @@ import subprocess
 import sys
 import sysconfig
 import textwrap
-import time
 from pathlib import Path
 
 import pytest
@@ -34,6 +33,7 @@ import pytest
 from hil import lifeline
 from hil.lifeline import PARENT_ENV, StopOnSignals, Terminated, tie_to_parent
 from tests.timing_plugin import GENEROUS_S
+from tests.timing_plugin import process_gone as _gone
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -114,21 +114,6 @@ RUN = textwrap.dedent("""\
     print("started", flush=True)
     time.sleep(600)
 """)
-
-
-def _gone(pid: int, timeout: float = GENEROUS_S) -> bool:
-    """True once ``pid`` has ended (a zombie counts), polled up to ``timeout`` s."""
-    end = time.monotonic() + timeout
-    while True:
-        try:
-            with open(f"/proc/{pid}/stat") as f:
-                if f.read().rsplit(")", 1)[1].split()[0] == "Z":
-                    return True
-        except FileNotFoundError:
-            return True
-        if time.monotonic() >= end:
-            return False
-        time.sleep(0.02)
 
 
 def _env(**extra: str) -> dict:

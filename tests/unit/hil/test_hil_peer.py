@@ -19,6 +19,7 @@ import pytest
 
 from hil.peer import Peer, PeerError
 from tests.timing_plugin import GENEROUS_S, wait_for
+from tests.timing_plugin import process_gone as _gone
 
 #: processes started, signalled and waited for
 pytestmark = [pytest.mark.skipif(not sys.platform.startswith("linux"),
@@ -48,20 +49,6 @@ RUN = textwrap.dedent("""\
     print(p.pid, flush=True)
     time.sleep(600)
 """)
-
-
-def _gone(pid, timeout=GENEROUS_S):
-    """True once ``pid`` has ended (a zombie left to a parent that does not reap counts)."""
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        try:
-            with open(f"/proc/{pid}/stat") as f:
-                if f.read().rsplit(")", 1)[1].split()[0] == "Z":
-                    return True
-        except FileNotFoundError:
-            return True
-        time.sleep(0.02)
-    return False
 
 
 def _run(tmp_path):
