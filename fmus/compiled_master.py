@@ -190,8 +190,9 @@ class CompiledLoop:
             return "communication-step control"
         if master.bonds:
             return "power bonds (energy residuals)"
-        from .native_twin import twin_reason
         fmus = [s for s in master.subsystems if getattr(type(s), "compiled_loop", None)]
+        if len(fmus) < len(master.subsystems):  # (imported only then: a cold start of FMUs
+            from .native_twin import twin_reason  # alone does not pay for the C generator)
         for s in master.subsystems:
             why = _fmu_reason(master, s, c) if s in fmus else twin_reason(s)
             if why:
