@@ -17,7 +17,8 @@ Systems (10 s, Jacobi, zero-order hold, every FMU RK4 at a tenth of its own step
   Simulator's program, about 2.3 ms of the run).
 
 Peer ``ours-unconnected``: the same FMUs in our compiled loop without connections, so the
-ratio says how much of our time is the FMUs' own work.
+ratio says how much of our time is the FMUs' own work (the controller pair: with the native
+diagram's exported FMU, the same generated C as its twin).
 
 Timed as :mod:`bench.master_fmu`: loading and instantiation are build time for both; ours
 ``master.run()``, Ecos ``init()`` and ``step(n)``.
@@ -113,8 +114,8 @@ def ours(system: str, compiled: bool | None = None, t_end: float = T_END,
     specs, conns, _ = layout(system)
     t0 = time.perf_counter()
     subs = [load_fmu(p, name=n, rate=r) for n, p, r in specs]
-    if system == "controller_pair":
-        subs[0] = DiagramSubsystem(m1_diagram(), solver="rk4", dt=H / 10, name="m1")
+    if system == "controller_pair" and connected:  # (unconnected: the floor is its FMU's,
+        subs[0] = DiagramSubsystem(m1_diagram(), solver="rk4", dt=H / 10, name="m1")  # same C)
     master = MasterScheduler(subs, conns if connected else [], H, coupling=Jacobi(),
                              extrapolation=0, compiled=compiled)
     for s in subs:  # load the binary and instantiate, as Ecos's constructor does
