@@ -544,6 +544,11 @@ class Evaluator:
             elif kind == "conv" and payload.slots[0] in needed:
                 up_ops.append(op)
                 needed.update(payload.reads)
+            elif kind == "group" and any(k in needed for n in payload[1] for k in n.slots):
+                # a state-free fused group on the way (a gain between an input and a
+                # nonlinear block): its outputs move with time too
+                up_ops.append(op)
+                needed.update(self.groups[payload[0]].v_slots)
             elif kind == "loopsolver" and any(s in needed for s in payload.slots):
                 up_ops.append(op)
         up_ops.reverse()
@@ -552,6 +557,8 @@ class Evaluator:
             if kind == "loopsolver":
                 src.append(f"{self._bind(payload)}.solve(ctx, s)")
                 lines.append(f"algebraic loop {payload.label}")
+            elif kind == "group":
+                self._emit_group(payload[0], payload[1], src, lines)
             else:
                 self._emit_node(payload, src, lines)
         if nv:

@@ -324,3 +324,50 @@ def test_a_twin_others_can_write_is_not_loaded(m2_fmus, fresh_cache, monkeypatch
     m, warned = _new_native(m2_fmus, None, -43.5)
     assert "writable by other users" in m.compiled_reason and str(twin) in m.compiled_reason
     assert len(warned) == 1
+
+
+# ------------------------------------------------- a generated corpus of native diagrams
+def _lag_bank():
+    """The FMU partner of the generated corpus: three first-order lags (no feedthrough)."""
+    b = DiagramBuilder("bank")
+    for j in range(3):
+        lag = b.add(FirstOrderLag(f"lag{j}", tau_s=0.01 * (j + 1), y0=0.1 * (j - 1)))
+        b.export_input(lag.u, f"u{j}")
+        b.export_output(lag.y, f"y{j}")
+    return b.build()
+
+
+@pytest.fixture(scope="module")
+def bank_fmu(tmp_path_factory):
+    return export_fmu(_lag_bank(), tmp_path_factory.mktemp("bank") / "bank.fmu", "2.0", "cs",
+                      step=H / 10, model_name="bank")
+
+
+@pytest.mark.parametrize("seed", range(24))
+def test_generated_native_diagrams_run_compiled_equal_to_the_python_loop(bank_fmu, seed):
+    """Random diagrams of core blocks (linear and nonlinear, fused linear groups, feedthrough,
+    :func:`tests.unit.fmus.test_cgen_interfaces.random_diagram`) as the native subsystem,
+    coupled both ways with an FMU; solver, extrapolation order and coupling vary with the
+    seed.  (This corpus found the propagator's stale stage inputs in the Python loop:
+    ``tests/unit/test_propagator_stage_inputs.py``.)"""
+    from tests.unit.fmus.test_cgen_interfaces import random_diagram
+    rng = np.random.default_rng(1000 + seed)
+    solver = ["rk4", "heun", "midpoint", "euler"][seed % 4]
+    order = int(rng.integers(0, 4))
+    coupling = ["jacobi", "gauss_seidel"][seed % 2]
+    out = {}
+    for compiled in (False, True):
+        d, _ = random_diagram(seed)
+        native = DiagramSubsystem(d, solver=solver, dt=H / 10, name="m1")
+        bank = load_fmu(bank_fmu, name="m2")
+        conns = [(f"m2.y{j % 3}", f"m1.{name}") for j, name in enumerate(native.input_names)]
+        conns += [(f"m1.{name}", f"m2.u{j}") for j, name in
+                  enumerate((native.output_names * 3)[:3])]
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", CosimWarning)
+            m = MasterScheduler([native, bank], conns, H, extrapolation=order,
+                                coupling=COUPLINGS[coupling](), compiled=compiled)
+        run = _Run.__new__(_Run)
+        run.master, run.results = m, m.run(T_END)
+        out[compiled] = run
+    _compare(out[False], out[True])
