@@ -147,3 +147,48 @@ def test_what_the_compiled_loop_does_not_iterate_says_why(files, coupling, said)
     m = MasterScheduler(_subs(files, "generated", 1e-3), CONNECTIONS, 1e-3, coupling=coupling,
                         compiled=None)
     assert said in m.compiled_reason, m.compiled_reason
+
+
+def test_a_streamed_iterative_run_writes_the_rows_it_returns(files, tmp_path):
+    """Stream writers with compiled Newton (its first step taken by the Python loop, the
+    others by C): the file holds every communication point, equal to the results."""
+    from cosim.csv_results import read_csv
+    from cosim.writers import CsvWriter
+    csv = CsvWriter(tmp_path / "it.csv", chunk=7)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", CosimWarning)
+        m = MasterScheduler(_subs(files, "generated", 1e-3), CONNECTIONS, 1e-3,
+                            extrapolation=1, coupling=Iterative("newton"), compiled=True,
+                            writers=[csv])
+        res = m.run(T_END)
+    assert res.diagnostics["compiled"] is True and m.coupling.jacobians == 1
+    back = read_csv(csv.path)
+    np.testing.assert_array_equal(back.time, res.time)
+    for k in res.signals:
+        np.testing.assert_array_equal(back[k], res[k])
+
+
+@pytest.mark.timing  # the subject is a latency (judged on a quiet machine)
+def test_ctrl_c_stops_compiled_iterative_coupling_and_keeps_the_completed_steps(tmp_path):
+    """Newton over slow FMUs (2000 solver steps per macro step): interrupted, the run keeps
+    every macro step C completed, equal to an uninterrupted run to the same time."""
+    from tests.system.test_compiled_master_failsafe import _interrupted
+    from tests.timing_plugin import judge_figure
+    H = 1e-3
+    slow = [export_fmu(f(), tmp_path / f"slow_m{i}.fmu", "2.0", "cs", step=H / 2000,
+                       model_name=f"m{i}") for i, f in ((1, m1_diagram), (2, m2_diagram))]
+
+    def master():
+        return MasterScheduler([load_fmu(slow[0], name="m1"), load_fmu(slow[1], name="m2")],
+                               CONNECTIONS, H, extrapolation=1, coupling=Iterative("newton"),
+                               compiled=True)
+    m = master()
+    latency, exc = _interrupted(lambda: m.run(1000.0))
+    res = exc.results
+    n = len(res.time) - 1
+    assert n > 0 and m.t == round(n * H * 1e9) and res.time[-1] == m.t * 1e-9
+    ref = master().run(m.t * 1e-9)
+    for name in ("m1.x1", "m2.x2"):
+        np.testing.assert_array_equal(res[name], ref[name])
+    judge_figure(latency <= 0.1, f"Ctrl-C stopped compiled iterative coupling "
+                                 f"{latency * 1e3:.1f} ms after the signal, at most 100 ms")
