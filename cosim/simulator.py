@@ -276,17 +276,13 @@ class Simulator:
                             + "; call ctx.fix_input(port, value) or wire them in a parent "
                             "diagram")
         self.terminated = None
-        self.events = RunEvents(self, plan.blocks, self.event_samples == "both")
         self._init_checks = [f for b in plan.blocks for f in b.initial_checks]
-        self._monitors = [m.fn for b in plan.blocks for m in b.monitors]
-        reuse = self._prepared and not self._dirty  # prepare()'s program, parameters kept
-        self._prepared = False
-        self._dirty = False
-        ctx._param_listeners = [self._on_param_change]
-        if reuse:
+        if self._prepared and not self._dirty:  # prepare()'s program, parameters kept
+            self.events = RunEvents(self, plan.blocks, self.event_samples == "both")
             self._fresh = None
         else:
-            self._build_program()
+            self.prepare()
+        self._prepared = False
         self.stops = MajorStops(plan.blocks, plan.rate_groups, self.manipulators)
         self._observation = None  # step_end's observers (computed once per advance)
         self._t0 = ctx.ticks
@@ -301,7 +297,7 @@ class Simulator:
         start does not pay for it (a co-simulation subsystem prepares when it is made, as an
         FMU is instantiated then); a parameter set in between makes :meth:`initialize`
         build it again.  For diagrams whose exported inputs are driven by blocks (no
-        ``fix_input``)."""
+        ``fix_input``).  (:meth:`initialize` calls it unless a prepared program stands.)"""
         self.events = RunEvents(self, self.plan.blocks, self.event_samples == "both")
         self._monitors = [m.fn for b in self.plan.blocks for m in b.monitors]
         self._dirty = False

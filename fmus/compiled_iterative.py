@@ -64,7 +64,7 @@ class Iter(ctypes.Structure):
                 ("rollbacks", _L)]
 
 
-def iteration_plan(master: Any, subs: list, keys: list, iter_type: Any) -> tuple:
+def iteration_plan(master: Any, subs: list, keys: list) -> tuple:
     """``(the C Iter structure, the arrays it points into)`` for ``master``'s iterative
     coupling; ``subs``: what the loop calls per subsystem, ``keys``: the signals in row
     order."""
@@ -92,9 +92,9 @@ def iteration_plan(master: Any, subs: list, keys: list, iter_type: Any) -> tuple
             "free_state": np.array([f["fmi2FreeFMUstate"] for f in fns], dtype=np.uintp),
             "iters": np.zeros(_STEPS, dtype=np.int32), "res": np.zeros(_STEPS),
             "rollbacks": np.zeros(1, dtype=np.int64)}
-    it = iter_type(method=CODES[c.method], n=n, tol=c.tol, slow=c.slow, max_iter=c.max_iter,
+    it = Iter(method=CODES[c.method], n=n, tol=c.tol, slow=c.slow, max_iter=c.max_iter,
                    has_M=int(has_M))
-    types = dict(iter_type._fields_)
+    types = dict(Iter._fields_)
     for name, a in keep.items():
         setattr(it, name, a.ctypes.data_as(types[name]))
     keep["free"] = [(s, f["fmi2FreeFMUstate"]) for s, f in zip(subs, fns)]

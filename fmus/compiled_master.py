@@ -167,11 +167,11 @@ class CompiledLoop:
     """Decides whether a master can run in C (:meth:`reason`) and runs it (:meth:`run`)."""
 
     chunk = 65536  #: at most this many steps per C call (1024 with stream writers)
+    #: the wall time a C call aims at (:meth:`run`)
+    slice_s = 0.02
 
     def __init__(self) -> None:
         self._twins: Any = weakref.WeakKeyDictionary()  # native subsystem -> its C twin
-    #: the wall time a C call aims at (:meth:`run`)
-    slice_s = 0.02
 
     def reason(self, master: Any) -> str:
         """Why ``master`` cannot use the compiled loop ('' when it can)."""

@@ -25,7 +25,7 @@ import numpy as np
 
 from cosim.coupling import Iterative
 
-from .compiled_iterative import Iter, count, free_states, iteration_plan, write_back
+from .compiled_iterative import count, free_states, iteration_plan, write_back
 
 ST_HANDOVER = 10  #: the C loop handed a step over to the Python loop
 
@@ -57,7 +57,7 @@ class CompiledSession:
         self.iter = self.ikeep = None
         if isinstance(master.coupling, Iterative):
             subs = [loop.driven(s) for s in master.subsystems]
-            self.iter, self.ikeep = iteration_plan(master, subs, self.keys, Iter)
+            self.iter, self.ikeep = iteration_plan(master, subs, self.keys)
         self.open = True
 
     def _call(self, c: int, rows: np.ndarray) -> int:

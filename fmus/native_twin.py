@@ -88,13 +88,11 @@ def twin_reason(sub: Any) -> str:
         return f"subsystem '{sub.name}' ({type(sub).__name__}) is neither an FMU nor a diagram"
     sim = sub.sim
     if sim.solver_name not in _SOLVERS or not sim.fixed or not sim.grid.ticks:
-        return (f"subsystem '{sub.name}' runs solver '{sim.solver_name}'"
-                + ("" if sim.grid.ticks else " without a fixed dt")
-                + f" (its C twin integrates with {', '.join(_SOLVERS)} at a fixed dt)")
-    if getattr(sim.grid, "advance", False) or getattr(sim.grid, "mode", None) == "advance":
-        return f"subsystem '{sub.name}' steps with dt='advance'"
-    if [o for o in sim.observers if o is not getattr(sim, "recorder", None)] or \
-            sim.manipulators:
+        how = "" if sim.grid.ticks else (" with dt='advance'" if sim.grid.argument == "advance"
+                                          else " without a fixed dt")
+        return (f"subsystem '{sub.name}' runs solver '{sim.solver_name}'{how} (its C twin "
+                f"integrates with {', '.join(_SOLVERS)} at a fixed dt)")
+    if [o for o in sim.observers if o is not sim.recorder] or sim.manipulators:
         return f"subsystem '{sub.name}' has observers or manipulators (Python callbacks)"
     bad = [n for n, p in sub.shapes.items() if p != ()] + \
         [n for n, d in sub.dtypes.items() if np.dtype(d).kind != "f"]
@@ -119,7 +117,7 @@ class NativeTwin:
             raise BuildError(why)
         from .export import generate
         self._sub = weakref.ref(sub)  # the loop keeps twins by weak reference to sub
-        self.params = _params(sub)
+        self.params = copy.deepcopy(list(sub.ctx.params))  # what the C was generated with
         ctx = sub.diagram.create_context()  # default states: a stable source
         dplan = sub.diagram.compile()
         wplan = sub.wrapper.compile()
@@ -151,7 +149,7 @@ class NativeTwin:
 
     def stale(self) -> bool:
         """The subsystem's parameters changed since the twin was generated."""
-        return not _same(self.params, _params(self.sub))
+        return not _same(self.params, self.sub.ctx.params)
 
     # ------------------------------------------------------------ handing over
     def _state(self) -> Any:
@@ -204,13 +202,10 @@ class NativeTwin:
 
 
 # ------------------------------------------------------------------ helpers
-def _params(sub: Any) -> list:
-    return [copy.deepcopy(v) for v in sub.ctx.params]
-
-
 def _same(a: list, b: list) -> bool:
     try:
-        return all(np.array_equal(np.asarray(x), np.asarray(y)) for x, y in zip(a, b))
+        return len(a) == len(b) and all(np.array_equal(np.asarray(x), np.asarray(y))
+                                        for x, y in zip(a, b))
     except Exception:  # noqa: BLE001 - values that do not compare: assume changed
         return False
 
