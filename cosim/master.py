@@ -443,7 +443,7 @@ class MasterScheduler:
             if isinstance(exc, (Exception, KeyboardInterrupt)) and self.record.times:
                 try:
                     exc.results = self.record.results(_perf() - wall0,
-                                                      len(self.record.times) - 1)
+                                                      self.record.n_times - 1)
                 except Exception:  # noqa: BLE001 - never hide the run's own error
                     pass
             raise

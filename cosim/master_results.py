@@ -14,6 +14,7 @@ interface: ``t``, ``writers``, ``bonds``, ``signal_specs()``, ``outputs_now()``,
 from __future__ import annotations
 
 from dataclasses import dataclass
+from itertools import groupby
 from time import perf_counter as _perf
 from typing import Any
 
@@ -87,6 +88,20 @@ class MasterRecord:
     def n_marks(self) -> int:
         return len(self._marks)
 
+    @property
+    def n_times(self) -> int:
+        """The communication points kept so far (a compiled loop's block counts each)."""
+        return sum(len(x) if isinstance(x, np.ndarray) else 1 for x in self.times)
+
+    def time_array(self) -> np.ndarray:
+        """The kept times [s] as one array: ``times`` holds floats (the Python loop's points)
+        and arrays (a compiled loop's blocks, appended whole rather than as floats)."""
+        if not any(isinstance(x, np.ndarray) for x in self.times):
+            return np.asarray(self.times, dtype=float)
+        parts = [np.asarray(list(g), dtype=float) if not block else np.concatenate(list(g))
+                 for block, g in groupby(self.times, key=lambda x: isinstance(x, np.ndarray))]
+        return np.concatenate(parts)
+
     def _new_rows(self) -> list:
         """The list the run appends communication points to (streamed with writers)."""
         m = self.master
@@ -109,24 +124,37 @@ class MasterRecord:
         col = {n: _MARK_FIXED + j for j, n in enumerate(names)}
         t, Hs = marks[1:, 0], marks[1:, 1]
         res = marks[1:, col["last_residual"]]
-        for pos, t_start, H, n, _wall in reversed(self._bulk):
-            # the one difference row of a compiled run's n steps, spread over them
-            i = pos - 1
-            rows = np.repeat(d[i:i + 1] / n, n, axis=0)
-            d = np.concatenate([d[:i], rows, d[i + 1:]])
-            ts = t_start + H * np.arange(1, n + 1, dtype=float)
-            t = np.concatenate([t[:i], ts, t[i + 1:]])
-            Hs = np.concatenate([Hs[:i], np.full(n, float(H)), Hs[i + 1:]])
-            res = np.concatenate([res[:i], np.full(n, res[i]), res[i + 1:]])
-        iters = d[:, col["iteration_total"]]
-        out = {"t": t * _NS, "H": Hs * _NS, "wall_s": d[:, 2],
+        bulk = [(pos - 1, t_start, H, n) for pos, t_start, H, n, _wall in self._bulk]
+
+        def spread(v: np.ndarray, each=None) -> np.ndarray:
+            """``v`` (one entry per mark difference) with each compiled run's one entry
+            made its ``n`` steps' entries: ``each(i, ...)`` or the entry / n (a counter's
+            difference spread evenly)."""
+            if not bulk:
+                return v
+            parts, at = [], 0
+            for i, t_start, H, n in bulk:
+                parts.append(v[at:i])
+                parts.append(each(i, t_start, H, n) if each else np.full(n, v[i] / n))
+                at = i + 1
+            parts.append(v[at:])
+            parts = [x for x in parts if len(x)]
+            return parts[0] if len(parts) == 1 else np.concatenate(parts)
+        t = spread(t, lambda i, t0, H, n: t0 + H * np.arange(1, n + 1, dtype=float))
+        Hs = spread(Hs, lambda i, t0, H, n: np.full(n, float(H)))
+        res = spread(res, lambda i, t0, H, n: np.full(n, res[i]))
+        wanted = [2, col["iteration_total"], col["rejections"]] + \
+            [j for name, j in col.items() if name == "energy_total" or name.startswith("wall/")]
+        d = {j: spread(d[:, j]) for j in wanted}
+        iters = d[col["iteration_total"]]
+        out = {"t": t * _NS, "H": Hs * _NS, "wall_s": d[2],
                "iterations": np.where(iters > 0, iters, 1.0).astype(int),
-               "residual": res, "rejections": d[:, col["rejections"]].astype(int)}
+               "residual": res, "rejections": d[col["rejections"]].astype(int)}
         if "energy_total" in col:
-            out["energy_residual"] = d[:, col["energy_total"]]
+            out["energy_residual"] = d[col["energy_total"]]
         for name, j in col.items():
             if name.startswith("wall/"):
-                out[f"wall_s/{name[5:]}"] = d[:, j]
+                out[f"wall_s/{name[5:]}"] = d[j]
         return out
 
     def results(self, wall: float, n_steps: int, array: np.ndarray | None = None) -> Results:
@@ -134,7 +162,7 @@ class MasterRecord:
         compiled loop), the master's diagnostics with the per-macro-step ones
         (``macro``), the provenance."""
         m = self.master
-        t = np.asarray(self.times)
+        t = self.time_array()
         signals, units = {}, {}
         for j, (path, unit, shape, dtype) in enumerate(m.signal_specs()):
             dtype = kept_dtype(dtype)  # non-Real signals in their own type

@@ -455,7 +455,7 @@ class CompiledLoop:
         done = len(out)
         master.record.mark_bulk(t_start, H, done, _time.perf_counter() - wall0)
         if not streamed:
-            times.extend(((t_start + H * np.arange(1, done + 1)) * _NS).tolist())
+            times.append((t_start + H * np.arange(1, done + 1)) * _NS)  # one block
         if error is not None:
             if not streamed:  # the rows up to the failed step stay readable
                 rows.extend(out.tolist())
