@@ -111,3 +111,13 @@ def ecos(H: float, t_end: float = T_END):
     build, run, x2 = ecos_run([("m1", f1, None), ("m2", f2, None)], CONNECTIONS, H, t_end,
                               "m2.x2")
     return build, run, {"x2_end": x2}
+
+
+def floor(H: float, t_end: float = T_END, exchange: bool = True):
+    """Case function: a bare C loop on the two FMUs, no master (:mod:`bench.fmu_floor`): their
+    ``doStep`` calls and (``exchange``) Jacobi's one ``set`` and ``get`` per connection."""
+    from .fmu_floor import floor_time
+    from .lim import CONNECTIONS
+    f1, f2 = fmus(H)
+    return 0.0, floor_time([("m1", f1, 1), ("m2", f2, 1)],
+                           list(CONNECTIONS) if exchange else [], H, t_end), {}

@@ -16,9 +16,17 @@ Systems (10 s, Jacobi, zero-order hold, every FMU RK4 at a tenth of its own step
   exported as an FMU.  Ours includes the native subsystem's Python initialization (its
   Simulator's program, about 2.3 ms of the run).
 
-Peer ``ours-unconnected``: the same FMUs in our compiled loop without connections, so the
-ratio says how much of our time is the FMUs' own work (the controller pair: with the native
-diagram's exported FMU, the same generated C as its twin).
+Peer ``bare-c-loop`` (:mod:`bench.fmu_floor`): the same FMUs stepped by a bare C loop with no
+master (``doStep`` of each at its rate, Jacobi's one ``set`` and ``get`` per connection, batched
+per FMU; the controller pair with the native diagram's exported FMU).  Every Jacobi master
+makes at least these calls, so ``bare / Ecos`` is the lowest ratio any master can reach in that
+run, and the time above it is each master's own work.  Measured 2026-11-30 (medians of 9,
+2 vCPU): the bare loop is 0.26-0.38 of Ecos's time on the dual mass (H = 1 ms), the FMI 3 pair
+and the controller pair, so ``ours / Ecos <= 0.5`` leaves ours 30-90 ns per FMU step above
+it; ours measured 1.4-1.9x the bare loop there (the settling of feedthrough outputs with the
+new inputs, the extrapolation histories, the recorded rows, the Python set-up and results;
+for FMI 3 the FMUs' calls into our intermediate-update callback at every stage, which Ecos
+does not register), Ecos 2.5-4x.
 
 Timed as :mod:`bench.master_fmu`: loading and instantiation are build time for both; ours
 ``master.run()``, Ecos ``init()`` and ``step(n)``.
@@ -102,10 +110,8 @@ def layout(system: str) -> tuple[list, list, dict]:
     return subs, conns, {name: H for name, _, _ in subs}
 
 
-def ours(system: str, compiled: bool | None = None, t_end: float = T_END,
-         connected: bool = True):
-    """Case function: our master on ``system``; ``connected=False``: the same FMUs with no
-    connection (the floor: the FMUs' own work and the loop's calls, no exchange)."""
+def ours(system: str, compiled: bool | None = None, t_end: float = T_END):
+    """Case function: our master on ``system``."""
     from cosim import Jacobi, MasterScheduler
     from cosim.subsystem import DiagramSubsystem
     from fmus import load_fmu
@@ -114,9 +120,9 @@ def ours(system: str, compiled: bool | None = None, t_end: float = T_END,
     specs, conns, _ = layout(system)
     t0 = time.perf_counter()
     subs = [load_fmu(p, name=n, rate=r) for n, p, r in specs]
-    if system == "controller_pair" and connected:  # (unconnected: the floor is its FMU's,
-        subs[0] = DiagramSubsystem(m1_diagram(), solver="rk4", dt=H / 10, name="m1")  # same C)
-    master = MasterScheduler(subs, conns if connected else [], H, coupling=Jacobi(),
+    if system == "controller_pair":
+        subs[0] = DiagramSubsystem(m1_diagram(), solver="rk4", dt=H / 10, name="m1")
+    master = MasterScheduler(subs, conns, H, coupling=Jacobi(),
                              extrapolation=0, compiled=compiled)
     for s in subs:  # load the binary and instantiate, as Ecos's constructor does
         if hasattr(s, "inst"):
@@ -138,3 +144,12 @@ def ecos(system: str, t_end: float = T_END):
     models = [(name, path, steps[name] if rate != 1 else None) for name, path, rate in specs]
     build, run, end = ecos_run(models, conns, H, t_end, conns[-1][0])
     return build, run, {"end": end}
+
+
+def floor(system: str, t_end: float = T_END, exchange: bool = True):
+    """Case function: a bare C loop on the FMUs, no master (:mod:`bench.fmu_floor`; the
+    controller pair: with the native diagram's exported FMU): their ``doStep`` calls and
+    (``exchange``) Jacobi's one ``set`` and ``get`` per connection."""
+    from .fmu_floor import floor_time
+    specs, conns, _ = layout(system)
+    return 0.0, floor_time(specs, conns if exchange else [], H, t_end), {}

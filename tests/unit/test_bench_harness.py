@@ -535,3 +535,25 @@ def test_the_soaks_loop_verdict_fails_without_the_ecus_summary_and_carries_its_c
     assert [c.name for c in v.checks][0] == "acc_hil_plant: overruns"
     fig = _ecu_figures(s)
     assert fig["stopped_by"] == "SIGTERM" and fig["verdict_line"].startswith("verdict FAIL")
+
+
+@pytest.mark.parametrize("ours,ecos,floor,met", [(4.5, 8.2, 3.1, True), (6.0, 8.0, 3.0, False),
+                                                 (3.0, 8.0, 3.1, True)])
+def test_master_targets_judge_the_time_above_the_bare_c_loop(ours, ecos, floor, met):
+    """The FMU cases' bare C loop (bench/fmu_floor.py) is the lowest ratio any master can reach
+    (its share of Ecos's time is in the note); the extra target compares the two masters' time
+    above it, worst case over the FMU cases."""
+    from bench import master
+
+    def case(name, o, e, f):
+        return {"case": name, "ours": {"median_s": o}, "ratios": {"ecos": e / o},
+                "peers": {"ecos": {"median_s": e}, "bare-c-loop": {"median_s": f}}}
+    fake = [case("fmu/dual_mass/H=0.001", ours, ecos, floor),
+            case("fmu/chain4", 5.6, 15.1, 4.2)]
+    t = {x["name"]: x for x in master.targets(fake, 10.0)}
+    above = t["FMU cases: master time above a bare C loop, ours / Ecos (worst case)"]
+    worst = max(max(0.0, ours - floor) / (ecos - floor), (5.6 - 4.2) / (15.1 - 4.2))
+    assert above["value"] == pytest.approx(worst) and above["met"] is met
+    dual = t["FMU dual mass H=1e-3: compiled loop time / Ecos time (ratio)"]
+    assert dual["value"] == pytest.approx(ours / ecos)
+    assert f"= {floor / ecos:.2f} of Ecos's time, the lowest ratio" in dual["note"]
