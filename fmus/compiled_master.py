@@ -16,7 +16,7 @@ and writes the newest value of every signal at each communication point into a
 NumPy buffer.  Python is re-entered only between chunks of steps (stream writers,
 termination).  The C source is :mod:`fmus.compiled_master_c`, compiled once with
 ``$CC`` (default gcc; arguments allowed) and cached by the hash of source, flags and
-compiler (:mod:`fmus.c_cache`: a cached library needs no compiler and may sit in a
+compiler (:mod:`cosim.codegen.cache`: a cached library needs no compiler and may sit in a
 read-only cache).  A missing or failing compiler is a reason like any other: with
 ``compiled=None`` the master warns once, names it in ``diagnostics["compiled"]`` and runs
 the Python loop; with ``compiled=True`` it is a :class:`~cosim.errors.BuildError` holding
@@ -70,10 +70,10 @@ from typing import Any
 
 import numpy as np
 
+from cosim.codegen.cache import shared_library
 from cosim.coupling import GaussSeidel, Iterative, Jacobi
 from cosim.errors import BuildError, CosimWarning
 
-from .c_cache import shared_library
 from .compiled_iterative import CODES, Iter
 from .compiled_master_c import SOURCE
 from .driver import c_entry_points
@@ -98,7 +98,7 @@ _libs: dict = {}  #: ``$CC`` -> the loaded library, or the BuildError of buildin
 
 
 def _library() -> Any:
-    """The compiled loop, loaded (built on first use and cached, :mod:`fmus.c_cache`); a
+    """The compiled loop, loaded (built on first use and cached, :mod:`cosim.codegen.cache`); a
     :class:`BuildError` if it cannot be built (kept: the compiler runs once per ``$CC``)."""
     key = os.environ.get("CC")
     got = _libs.get(key)

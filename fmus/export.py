@@ -56,13 +56,15 @@ from pathlib import Path
 from typing import Any
 
 from cosim.block import Block
+from cosim.codegen import blocks as _builtin  # noqa: F401  (registers the built-in descriptions)
+from cosim.codegen import csource
+from cosim.codegen.model import CodegenError
+from cosim.codegen.program import Program
 from cosim.diagram import Diagram, DiagramBuilder
 from cosim.time import to_ticks
 
-from .cgen import blocks as _builtin  # noqa: F401  (registers the built-in descriptions)
-from .cgen import build, csource, fmi2, fmi3
+from .cgen import build, fmi2, fmi3
 from .cgen.model import FMUExportError, c_string
-from .cgen.program import Program
 
 __all__ = ["Generated", "export_fmu", "generate"]
 
@@ -177,6 +179,22 @@ def generate(model: Any, fmi_version: str = "2.0", kind: str = "cs", *,
              interpolate_inputs: bool | None = None) -> Generated:
     """The C and the model description :func:`export_fmu` would write (its options,
     without the compiler's); raises :class:`FMUExportError` as it does."""
+    try:
+        return _generate(model, fmi_version, kind, model_name=model_name, context=context,
+                         integrator=integrator, step=step, fuse_linear=fuse_linear,
+                         expose_locals=expose_locals, start_time=start_time,
+                         stop_time=stop_time, description=description,
+                         interpolate_inputs=interpolate_inputs)
+    except CodegenError as exc:
+        if isinstance(exc, FMUExportError):
+            raise
+        raise FMUExportError(str(exc)) from None  # the code generator's, as the export's
+
+
+def _generate(model: Any, fmi_version: str, kind: str, *, model_name: str | None,
+              context: Any, integrator: str, step: float | None, fuse_linear: bool,
+              expose_locals: bool, start_time: float, stop_time: float | None,
+              description: str | None, interpolate_inputs: bool | None) -> Generated:
     if fmi_version not in ("2.0", "3.0"):
         raise FMUExportError(f"export_fmu(): fmi_version must be '2.0' or '3.0', got "
                              f"{fmi_version!r}")
@@ -223,7 +241,7 @@ def generate(model: Any, fmi_version: str = "2.0", kind: str = "cs", *,
     source = csource.model_source(prog, fmi_version=fmi_version, model_identifier=ident,
                                   token=_TOKEN, header=header + defines)
     wrapper_name = fmi2.WRAPPER if fmi_version == "2.0" else fmi3.WRAPPER
-    wrapper = (csource.TEMPLATES / wrapper_name).read_text()
+    wrapper = (build.TEMPLATES / wrapper_name).read_text()
     sources = ["model.c"]
     if fmi_version == "2.0":
         md = fmi2.model_description(prog, model_name=name, model_identifier=ident, guid=_TOKEN,

@@ -12,7 +12,7 @@ functions themselves are in ``_functions``, as in fmpy (the drivers' hot paths c
 The FMU's log messages are ``printf`` formats with variable arguments, which a ctypes
 callback cannot read; a small C proxy formats them (``vsnprintf``) and passes the text to
 Python.  fmpy ships one, holding one process-wide logger that fmpy's own import resets;
-this module's (:data:`LOG_SOURCE`) is compiled once and cached (:mod:`fmus.c_cache`) and
+this module's (:data:`LOG_SOURCE`) is compiled once and cached (:mod:`cosim.codegen.cache`) and
 has its own.  :func:`unavailable` says why it cannot be had (no compiler and nothing
 cached): :class:`~fmus.fmi2_calls.Fmi2Calls` then loads the FMU through fmpy as before.
 A call log (``call_log``: fmpy's ``fmiCallLogger``, which formats every call) is fmpy's
@@ -171,9 +171,8 @@ _PROXY: dict = {}  #: ``$CC`` -> the loaded proxy, or the BuildError of building
 def _proxy() -> Any:
     key = os.environ.get("CC")
     if key not in _PROXY:
+        from cosim.codegen.cache import shared_library
         from cosim.errors import BuildError
-
-        from .c_cache import shared_library
         try:
             path = shared_library("cosim-fmi2-log", LOG_SOURCE,
                                   ("-shared", "-fPIC", "-O2", "-std=c99", "-Wall"),

@@ -10,7 +10,7 @@ the project's exported FMUs).  The importer answers with the inputs flagged
 
 and may ask for an early return at a requested time.  A Python callback costs a few
 microseconds per call, several calls per internal step.  Here the callback is a C function
-(:data:`SOURCE`, compiled once and cached by :mod:`fmus.c_cache`) reading a
+(:data:`SOURCE`, compiled once and cached by :mod:`cosim.codegen.cache`) reading a
 :class:`UpdateEnv` structure given to the FMU as its ``instanceEnvironment`` (so each
 instance has its own); both the Python macro-step loop (:class:`IntermediateInputs`) and the
 compiled loop (:mod:`fmus.compiled_master`, the same :data:`HEADER`) write the polynomials
@@ -29,9 +29,8 @@ from typing import Any
 
 import numpy as np
 
+from cosim.codegen.cache import shared_library
 from cosim.errors import BuildError
-
-from .c_cache import shared_library
 
 __all__ = ["HEADER", "IntermediateInputs", "UpdateEnv", "callback_address"]
 

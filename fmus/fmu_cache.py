@@ -18,7 +18,7 @@ options it was read with and of the code that read it.  What is the same:
   asked for (the Scheduled Execution import and the SSP tools ask; the Co-Simulation and
   Model Exchange imports do not).
 
-The folders are those of the compiled libraries (:func:`fmus.c_cache.cache_folders`:
+The folders are those of the compiled libraries (:func:`cosim.codegen.cache.cache_folders`:
 ``$COSIM_CACHE_DIR``, ``~/.cache/cosim``, ``cosim-cache`` in the temporary folder), under
 ``fmu/``.  An entry is used only if this user owns it and nobody else may write to it (the
 FMU's binary is loaded from it), and only if every extracted file still has the size and
@@ -52,8 +52,9 @@ import warnings
 from dataclasses import replace
 from pathlib import Path
 
+from cosim.codegen.cache import cache_folders
+
 from .archive import DEFAULT_LIMITS, ArchiveLimits, ExtractedFMU, extract_fmu
-from .c_cache import cache_folders
 from .description import read_description
 from .errors import FMUWarning
 from .model_info import FMUInfo
@@ -159,7 +160,7 @@ def _warn_again(manifest: dict) -> None:
 
 
 def _folders() -> list[Path]:
-    """The cache folders (:func:`fmus.c_cache.cache_folders`), absolute (an FMU gets the
+    """The cache folders (:func:`cosim.codegen.cache.cache_folders`), absolute (an FMU gets the
     URI of its resources folder)."""
     return [Path(os.path.abspath(f)) for f in cache_folders()]
 

@@ -17,7 +17,7 @@ run, a stepper's ``sync``), so a later Python step, a rollback or a second run g
 where the C loop stopped.
 
 Cache: the generated source is made from the diagram's default states and the subsystem's
-current parameters; the binary is kept in the cache folder of :mod:`fmus.c_cache` (trusted
+current parameters; the binary is kept in the cache folder of :mod:`cosim.codegen.cache` (trusted
 folders only) under the hash of the source, the flags and the compiler, so a second master of
 the same diagram loads it without compiling.  Changed parameters make a new twin.
 
@@ -52,11 +52,11 @@ from typing import Any
 
 import numpy as np
 
+from cosim.codegen.cache import cache_folders, compiler_command, trusted
+from cosim.codegen.model import CodegenError
 from cosim.errors import BuildError
 
-from .c_cache import cache_folders, compiler_command, trusted
 from .cgen.build import CFLAGS, INCLUDE
-from .cgen.model import FMUExportError
 
 __all__ = ["CompilerFailed", "NativeTwin", "twin_reason"]
 
@@ -129,7 +129,7 @@ class NativeTwin:
                            context=ctx, integrator=sub.solver_name,
                            step=sub.dt_ticks * 1e-9, fuse_linear=sub.sim.fuse_linear,
                            interpolate_inputs=sub.max_input_order != 0)
-        except FMUExportError as exc:
+        except CodegenError as exc:
             raise BuildError(f"subsystem '{sub.name}' has no C twin: {exc}") from None
         self.program = gen.program
         root = _built(gen)
@@ -285,7 +285,7 @@ def _built(gen: Any) -> Path:
     if exe is None:
         raise CompilerFailed(f"C twin: C compiler {argv[0]!r} not found (CC={' '.join(argv)!r}); "
                          "install gcc or set CC")
-    from .c_cache import _writable_folder
+    from cosim.codegen.cache import _writable_folder
     try:
         folder = _writable_folder("C twin")
     except BuildError as exc:

@@ -38,7 +38,7 @@ input interpolation       Co-Simulation with a Runge-Kutta integrator: FMI 2
 directional derivatives   outputs and state derivatives with respect to inputs and
                           states: the diagram's Jacobian through a tangent program
                           (fused linear groups exact, other blocks by central
-                          differences of their own C; :mod:`fmus.cgen.tangent`)
+                          differences of their own C; :mod:`cosim.codegen.tangent`)
 units                     port and parameter units as ``UnitDefinitions``
                           (``cosim.units`` BaseUnit model)
 ========================  =========================================================
@@ -95,7 +95,8 @@ Headers
 FMI standard as shipped with fmpy), so exporting needs gcc but not fmpy.
 """
 
-from . import blocks as _blocks  # noqa: F401  (registers the built-in descriptions)
+from cosim.codegen import blocks as _blocks  # noqa: F401  (registers the built-in descriptions)
+
 from .model import (
     CArray,
     CContext,

@@ -23,6 +23,7 @@ from pathlib import Path
 from .model import FMUExportError
 
 INCLUDE = Path(__file__).parent / "include"
+TEMPLATES = Path(__file__).parent / "templates"  #: the FMI wrappers (fmi2.c, fmi3.c)
 CFLAGS = ("-shared", "-fPIC", "-O2", "-std=c99", "-ffp-contract=off", "-Wall")
 
 

@@ -14,7 +14,7 @@ by default except with the exact zero-order-hold integrator): the derivatives of
 to 3 set with ``fmi2SetRealInputDerivatives`` before a ``doStep`` make the inputs follow
 their Taylor polynomial at every Runge-Kutta stage of that step (FMI 2.0 has no attribute
 for the highest order: a higher order is an error that says so).  Both interfaces declare
-``providesDirectionalDerivative`` (the tangent program of :mod:`fmus.cgen.tangent`).
+``providesDirectionalDerivative`` (the tangent program of :mod:`cosim.codegen.tangent`).
 """
 
 from __future__ import annotations
@@ -22,7 +22,8 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 from typing import Any
 
-from .program import Program
+from cosim.codegen.program import Program
+
 from .xmlutil import default_experiment, num, to_text, unit_definitions, used_units
 
 WRAPPER = "fmi2.c"

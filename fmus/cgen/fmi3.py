@@ -9,7 +9,7 @@ Runge-Kutta integrator it declares ``providesIntermediateUpdate`` and flags its 
 ``intermediateUpdate``: before each stage of its internal steps (and at each internal
 step's end) it calls the importer's intermediate-update callback, which may set the inputs
 to their values at that time (the FMI 3 replacement of FMI 2's input derivatives).  Both
-interfaces declare ``providesDirectionalDerivatives`` (:mod:`fmus.cgen.tangent`).
+interfaces declare ``providesDirectionalDerivatives`` (:mod:`cosim.codegen.tangent`).
 ``sources/buildDescription.xml`` lists the single translation unit and ``libm``.
 """
 
@@ -17,8 +17,9 @@ from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 
+from cosim.codegen.program import Program
+
 from .fmi2 import interpolates_inputs
-from .program import Program
 from .xmlutil import default_experiment, num, to_text, unit_definitions, used_units
 
 WRAPPER = "fmi3.c"

@@ -22,8 +22,8 @@ from cosim.errors import BuildError, CosimWarning, RateError
 pytest.importorskip("fmpy")
 
 import fmus.compiled_master as cm  # noqa: E402
+from cosim.codegen.cache import library_name  # noqa: E402
 from fmus import load_fmu  # noqa: E402
-from fmus.c_cache import library_name  # noqa: E402
 from tests.fmu_builders import build_c_fmu  # noqa: E402
 
 H = 1e-3

@@ -60,8 +60,8 @@ def _package_links() -> dict[tuple[str, str], list[tuple[str, str]]]:
 
 
 def test_packages_import_only_the_floors_beneath():
-    """``blocks`` lies below ``fmus``: a block's C form is registered by ``fmus.cgen``
-    (``fmus/cgen/blocks.py``), not imported by the block (``blocks/sinks.py`` imported
+    """``blocks`` lies below ``fmus``: a block's C form is registered by the code generator
+    (``cosim/codegen/blocks.py``), not imported by the block (``blocks/sinks.py`` imported
     ``fmus.cgen.model`` for the Terminator's)."""
     up = {k: v for k, v in _package_links().items()
           if FLOORS.index(k[1]) > FLOORS.index(k[0])}

@@ -4,7 +4,7 @@
  * value-reference table, FMU state get/set/serialize (a copy of the flat ModelState), time
  * events for sampled blocks in Model Exchange, a fixed-step internal integrator in
  * Co-Simulation that follows the input derivatives (canInterpolateInputs, up to order 3),
- * directional derivatives from the tangent program (fmus/cgen/tangent.py).  No Python, no global mutable state.
+ * directional derivatives from the tangent program (cosim/codegen/tangent.py).  No Python, no global mutable state.
  */
 #include "fmi2Functions.h"
 #include "model.h"

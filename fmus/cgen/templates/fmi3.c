@@ -5,7 +5,7 @@
  * get/set/serialize (a copy of the flat ModelState), time events for sampled blocks in Model
  * Exchange, a fixed-step internal integrator in Co-Simulation (no event mode, no early return)
  * that asks the importer for its inputs at each Runge-Kutta stage (intermediate update),
- * directional derivatives from the tangent program (fmus/cgen/tangent.py).
+ * directional derivatives from the tangent program (cosim/codegen/tangent.py).
  * No Python, no global mutable state.
  */
 #include "fmi3Functions.h"

@@ -8,7 +8,7 @@ Python :class:`~cosim.simulator.Simulator` runs) and collects:
   continuous states ``x[]``, discrete states ``xd[]`` and parameters ``p[]``;
 * the statements of the output evaluation in evaluation order (fused linear
   groups as straight-line matrix code with the coefficients as literals,
-  other blocks from their :class:`~fmus.cgen.model.CModel`, unit conversions),
+  other blocks from their :class:`~cosim.codegen.model.CModel`, unit conversions),
   sampled blocks guarded by their rate groups;
 * the subset of that evaluation the derivatives need (as
   :meth:`Evaluator.derivative_evaluator`), the derivatives, the discrete updates
@@ -18,7 +18,7 @@ Python :class:`~cosim.simulator.Simulator` runs) and collects:
   derivatives, optional locals) with units and output dependencies.
 
 The C text and the model descriptions are made from a Program by
-:mod:`fmus.cgen.csource`, :mod:`fmus.cgen.fmi2` and :mod:`fmus.cgen.fmi3`.
+:mod:`cosim.codegen.csource`, :mod:`fmus.cgen.fmi2` and :mod:`fmus.cgen.fmi3`.
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ from cosim.evaluator import Evaluator
 from .model import (
     CContext,
     CModel,
-    FMUExportError,
+    CodegenError,
     ParamDecl,
     affine,
     c_float,
@@ -109,7 +109,7 @@ class Program:
     x0: list[float] = field(default_factory=list)
     #: state events: (witness expression, handler code, direction, terminal, label)
     zero_crossings: list[tuple] = field(default_factory=list)
-    tangent: str = ""  # C of cosim_jvp (fmus.cgen.tangent)
+    tangent: str = ""  # C of cosim_jvp (cosim.codegen.tangent)
 
     # ------------------------------------------------------------- build
     def build(self) -> Program:
@@ -145,26 +145,26 @@ class Program:
         plan = self.plan
         for b in plan.blocks:
             if b.zero_crossings and "cs" in self.kinds:
-                raise FMUExportError(
+                raise CodegenError(
                     f"export_fmu(): block '{b.path}' ({type(b).__name__}) declares zero "
                     "crossings (state events); generated C exports them as event indicators "
                     "in Model Exchange only (the Co-Simulation integrator does not locate "
                     "events). Export with kind='me', or replace the block by a sampled one")
             if b.opaque_states:
-                raise FMUExportError(
+                raise CodegenError(
                     f"export_fmu(): block '{b.path}' ({type(b).__name__}) keeps state outside "
                     "the context (an FMU or a device) and cannot be generated as C")
             for ev_ in b.time_events:
                 if ev_.handler is not None:
-                    raise FMUExportError(
+                    raise CodegenError(
                         f"export_fmu(): block '{b.path}' ({type(b).__name__}) has a time event "
                         "with a Python handler, which generated C cannot run")
         for rin in self.diagram.inputs.values():
             if not np.issubdtype(rin.dtype, np.number) and rin.dtype != np.bool_:
-                raise FMUExportError(f"export_fmu(): exported input {rin.describe()} has dtype "
+                raise CodegenError(f"export_fmu(): exported input {rin.describe()} has dtype "
                                      f"{rin.dtype}; only numeric signals are exported")
         if self.integrator not in INTEGRATORS:
-            raise FMUExportError(f"export_fmu(): integrator must be one of "
+            raise CodegenError(f"export_fmu(): integrator must be one of "
                                  f"{', '.join(map(repr, INTEGRATORS))}, got {self.integrator!r}")
 
     def _layout(self) -> None:
@@ -180,7 +180,7 @@ class Program:
             try:
                 arr = np.asarray(v, dtype=float).reshape(-1)
             except (TypeError, ValueError):
-                raise FMUExportError(
+                raise CodegenError(
                     f"export_fmu(): discrete state '{h.path}' holds {type(v).__name__} "
                     f"{v!r}, not numbers; generated C keeps discrete states as doubles") from None
             self.dstate_layout[h] = (off, arr.size)
@@ -206,18 +206,18 @@ class Program:
         else:
             cm = fn(b, CContext(self, b))
             if not isinstance(cm, CModel):
-                raise FMUExportError(f"the C description of block '{b.path}' returned "
-                                     f"{type(cm).__name__}, not a fmus.cgen.CModel")
+                raise CodegenError(f"the C description of block '{b.path}' returned "
+                                     f"{type(cm).__name__}, not a cosim.codegen.CModel")
         self._cmodels[b] = cm
         return cm
 
     def _raise_missing(self) -> None:
         lines = "\n  ".join(f"'{b.path}' ({type(b).__name__})" for b in self._missing)
-        raise FMUExportError(
+        raise CodegenError(
             f"export_fmu(): {len(self._missing)} block(s) of diagram '{self.diagram.name}' have "
             f"no C description, so they cannot be exported as generated C:\n  {lines}\n"
-            "Give the class a c_model(self, cg) method returning a fmus.cgen.CModel, register "
-            "one with fmus.cgen.register_c_model(cls, fn), implement linear_model() if the "
+            "Give the class a c_model(self, cg) method returning a cosim.codegen.CModel, register "
+            "one with cosim.codegen.register_c_model(cls, fn), implement linear_model() if the "
             "block is linear, or export this part as a Python FMU (pythonfmu3) instead. Blocks "
             "with a C description: " + ", ".join(registered_types()))
 
@@ -263,7 +263,7 @@ class Program:
         ev, plan = self.ev, self.plan
         for kind, payload, _samp in ev.ops:
             if kind == "loopsolver":
-                raise FMUExportError(
+                raise CodegenError(
                     f"export_fmu(): diagram '{self.diagram.name}' has an algebraic loop through "
                     f"nonlinear blocks ({payload.label}); generated C does not solve loops. "
                     "Break it with a state or a UnitDelay, or make it linear (linear loops are "
@@ -292,7 +292,7 @@ class Program:
                 for port in n.ports:
                     code = cm.outputs.get(port.name)
                     if code is None:
-                        raise FMUExportError(
+                        raise CodegenError(
                             f"the C description of block '{n.block.path}' "
                             f"({type(n.block).__name__}) gives no code for output "
                             f"{port.name!r}; outputs described: {', '.join(cm.outputs)}")
@@ -340,7 +340,7 @@ class Program:
             if cm is None:
                 continue
             if not cm.derivatives.strip():
-                raise FMUExportError(f"the C description of block '{b.path}' "
+                raise CodegenError(f"the C description of block '{b.path}' "
                                      f"({type(b).__name__}) gives no derivatives for its "
                                      "continuous states")
             self.derivatives.append(f"/* block '{b.path}' derivatives */\n{{\n"
@@ -359,7 +359,7 @@ class Program:
                         continue
                     code = cm.update[ui] if isinstance(cm.update, list) else cm.update
                     if not code.strip():
-                        raise FMUExportError(
+                        raise CodegenError(
                             f"the C description of block '{b.path}' ({type(b).__name__}) "
                             "gives no update code for its periodic update")
                     codes.append(f"/* block '{b.path}' update */\n{{\n" + _indent(code)
@@ -377,13 +377,13 @@ class Program:
             for z in b.zero_crossings:
                 cz = cm.zero_crossings.get(z.name)
                 if cz is None:
-                    raise FMUExportError(
+                    raise CodegenError(
                         f"the C description of block '{b.path}' ({type(b).__name__}) gives no "
                         f"C for its zero crossing {z.name!r}; add CModel(zero_crossings="
                         f"{{{z.name!r}: CZeroCrossing(witness, handler)}}) (described: "
                         f"{', '.join(cm.zero_crossings) or 'none'})")
                 if z.handler is not None and not cz.handler.strip():
-                    raise FMUExportError(
+                    raise CodegenError(
                         f"the C description of block '{b.path}' ({type(b).__name__}) gives no "
                         f"handler code for zero crossing {z.name!r}, which has a handler")
                 self.zero_crossings.append((cz.witness, cz.handler, int(z.direction),
@@ -414,7 +414,7 @@ class Program:
                 elif kind == "conv" and payload.slots[0] in needed:
                     needed.update(payload.reads)
         if why:
-            raise FMUExportError(
+            raise CodegenError(
                 f"export_fmu(integrator='zoh'): the exact zero-order-hold step needs the whole "
                 f"continuous part to be linear with inputs held between events, but {why}. "
                 "Use integrator='rk4' with a step")
@@ -495,7 +495,7 @@ class Program:
         names = [v.name for v in vs]
         dup = {n for n in names if names.count(n) > 1}
         if dup:
-            raise FMUExportError(f"export_fmu(): FMI variable names clash: {sorted(dup)}; "
+            raise CodegenError(f"export_fmu(): FMI variable names clash: {sorted(dup)}; "
                                  "rename the exported ports or blocks")
         self.variables = vs
 

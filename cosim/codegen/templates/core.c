@@ -1,4 +1,4 @@
-/* Runtime of a cosim generated-C FMU (fmus/cgen/templates/core.c).
+/* Runtime of a cosim generated-C FMU (cosim/codegen/templates/core.c).
  *
  * The model core: storage, output evaluation, derivatives, discrete updates, the fixed-step
  * integrators (explicit Runge-Kutta, or the exact zero-order-hold step of a linear system) and
@@ -515,7 +515,7 @@ static void cosim_end_interpolation(Model *M) {
 
 /* ---------------------------------------------------------- directional derivatives */
 /* sens = d unknown / d known . seed at the current time and state: the tangent program
- * cosim_jvp (fmus/cgen/tangent.py: linear parts by their matrices, other blocks by central
+ * cosim_jvp (cosim/codegen/tangent.py: linear parts by their matrices, other blocks by central
  * differences of their own C).  Knowns are inputs (signals) and continuous states; unknowns
  * are signals (outputs, locals) and state derivatives.  The instance's state is restored. */
 static void cosim_directional(Model *M, double *const *known, const double *seed, size_t nk,

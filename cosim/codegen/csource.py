@@ -1,4 +1,4 @@
-"""C text of the model core (``sources/model.h``) from a :class:`~fmus.cgen.program.Program`.
+"""C text of the model core (``sources/model.h``) from a :class:`~cosim.codegen.program.Program`.
 
 The core is the template ``templates/core.c`` with the generated parts
 filled in: sizes and options (``#define``), initial values, rate groups,
