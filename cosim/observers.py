@@ -155,16 +155,64 @@ class Recorder(Observer):
             row = tuple(v.copy() if isinstance(v, np.ndarray) else v for v in row)
         self.rows.append(row)
 
+    def extend(self, times: np.ndarray, rows: np.ndarray, widths: list[int]) -> None:
+        """Samples a compiled run kept (:mod:`cosim.compiled_run`: its decimation is this
+        recorder's): ``times`` and ``rows`` (one float column per element of each port, the
+        ports' ``widths``), kept as one block."""
+        self.times.append(np.array(times, dtype=float))
+        self.rows.append(_RowBlock(np.array(rows, dtype=float), widths))
+
     def results(self, sim: Any) -> Results:
-        t = np.asarray(self.times, dtype=float)
-        signals, units = {}, {}
+        units = {p.path: p.unit_text or "" for p in self.ports}
+        if not any(isinstance(r, _RowBlock) for r in self.rows):
+            return Results(np.asarray(self.times, dtype=float),
+                           self._columns(self.rows), units, provenance(sim))
+        times, parts = [], []  # the samples in order: Python ones grouped, then blocks
+        python: list = []
+        for tt, r in zip(self.times, self.rows):
+            if isinstance(r, _RowBlock):
+                if python:
+                    times.append(np.asarray([x for x, _ in python], dtype=float))
+                    parts.append(self._columns([row for _, row in python]))
+                    python = []
+                times.append(tt)
+                parts.append(r.columns(self.ports))
+            else:
+                python.append((tt, r))
+        if python:
+            times.append(np.asarray([x for x, _ in python], dtype=float))
+            parts.append(self._columns([row for _, row in python]))
+        signals = {p.path: np.concatenate([part[p.path] for part in parts])
+                   for p in self.ports}
+        return Results(np.concatenate(times), signals, units, provenance(sim))
+
+    def _columns(self, rows: list) -> dict:
+        """The signals of Python samples (tuples, one value per port)."""
+        signals = {}
         for j, p in enumerate(self.ports):
-            col = [r[j] for r in self.rows]
+            col = [r[j] for r in rows]
             dtype = kept_dtype(p.dtype)  # exact integers and Booleans, str/bytes objects
             signals[p.path] = np.asarray(col, dtype=dtype) if p.shape == () else \
                 np.stack(col) if col else np.zeros((0,) + p.shape)
-            units[p.path] = p.unit_text or ""
-        return Results(t, signals, units, provenance(sim))
+        return signals
+
+
+class _RowBlock:
+    """Rows a compiled run recorded: one float column per element of each port."""
+
+    __slots__ = ("rows", "widths")
+
+    def __init__(self, rows: np.ndarray, widths: list[int]) -> None:
+        self.rows, self.widths = rows, widths
+
+    def columns(self, ports: list) -> dict:
+        out, a = {}, 0
+        for p, w in zip(ports, self.widths):
+            block = self.rows[:, a:a + w]
+            a += w
+            out[p.path] = block.reshape((len(block),) + tuple(p.shape)).astype(
+                kept_dtype(p.dtype))
+        return out
 
 
 #: The name of the time column (and of a DataFrame's index): its unit is ``s``.

@@ -41,6 +41,7 @@ from typing import Any
 
 import numpy as np
 
+from .compiled_run import CompiledRoute
 from .context import Context
 from .diagram import require_diagram
 from .errors import ParameterError, SimulationTerminated, StepError
@@ -121,6 +122,12 @@ class Simulator:
         jump of the derivative, per jump).
     progress : bool
         Print a progress bar on stderr for runs longer than ~1 s.
+    compiled : None, True or False
+        Run in C (:mod:`cosim.compiled_run`: the diagram generated as C, compiled once and
+        cached): ``None`` (default) when every block has a C form and the run needs no
+        Python callbacks, else the Python loop with the reason in
+        ``diagnostics["compiled"]``; ``True``: in C or a :class:`~cosim.errors.BuildError`
+        naming why not; ``False``: the Python loop.
     """
 
     def __init__(self, diagram: Any, context: Any = None, *, solver: str = "rk4",
@@ -129,7 +136,7 @@ class Simulator:
                  observers: Any = (), manipulators: Any = (),
                  loop_options: LoopOptions | None = None, fuse_linear: bool = True,
                  progress: bool = False, event_samples: str = "auto",
-                 multistep_restart: str = "modes") -> None:
+                 multistep_restart: str = "modes", compiled: bool | None = None) -> None:
         self.diagram = diagram = require_diagram(diagram, "Simulator()")
         self.plan = diagram.compile()
         if context is None:
@@ -167,6 +174,8 @@ class Simulator:
         self.loop_options = loop_options or LoopOptions()
         self.fuse_linear = fuse_linear
         self.progress = progress
+        #: whether each advance runs in C (:class:`~cosim.compiled_run.CompiledRoute`)
+        self.route = CompiledRoute(self, compiled)
         self.observers: list[Observer] = list(observers)
         self.recorder = None
         if record is not False:
@@ -287,10 +296,12 @@ class Simulator:
         self._observation = None  # step_end's observers (computed once per advance)
         self._t0 = ctx.ticks
         self.advancer = self._make_advancer()
+        self.route.restart()
         for o in self.observers:
             o.on_start(self)
         self.major(ctx.ticks, first=True)
         self._initialized = True
+        self.route.prepare()  # the C built now, if the run can be compiled
 
     def prepare(self) -> None:
         """Build the evaluation program now, as :meth:`initialize` would first, so the run's
@@ -493,7 +504,11 @@ class Simulator:
         # (no bar object per call without a bar: a co-simulation steps many short calls)
         bar = self._bar = ProgressBar(self.ctx.ticks, end) if self.progress else _NO_BAR
         try:
-            self.advancer.advance(end)
+            c = self.route.choose() if end > self.ctx.ticks else None
+            if c is not None:
+                c.advance(end, bar if bar is not _NO_BAR else None)
+            else:
+                self.advancer.advance(end)
         except Terminate as term:
             self.terminated_by = term.event
             self.terminated = self.events.stopped(term.event)
@@ -507,16 +522,16 @@ class Simulator:
     def run(self, t_end_s: float) -> Results:
         """Initialize, advance to ``t_end_s`` and return the recorded results.
 
-        On failure every observer is finished with the error (so streamed
-        results are flushed to disk) and the exception carries the partial
-        results as ``exc.results``.
+        On failure or Ctrl-C every observer is finished with the error (so streamed
+        results are flushed to disk) and the exception (``KeyboardInterrupt`` too)
+        carries the partial results as ``exc.results``.
         """
         wall = _time.perf_counter()
         try:
             self.advance_to(t_end_s)
         except BaseException as exc:
             res = self.finish(exc)
-            if isinstance(exc, Exception):
+            if isinstance(exc, (Exception, KeyboardInterrupt)):
                 exc.results = res
             raise
         res = self.finish(None)
@@ -555,6 +570,12 @@ class Simulator:
             d["propagator"] = program.propagator is not None
             if program.solver is not None:
                 d["rhs_evals"] = program.solver.nfev
+        run = self.route.run
+        if run is not None and run.stages:  # what ran in C: stages, no propagator
+            d["rhs_evals"] = d.get("rhs_evals", 0) + run.stages
+        d["compiled"] = self.route.diagnostic()
+        if d["compiled"] is True:
+            d["propagator"] = False
         return d
 
     #: Zeno guard: this many consecutive state events within this span of

@@ -34,8 +34,31 @@ def installed_version(name: str) -> str | None:
     return installed_versions((name,))[name]
 
 
+_READ: dict = {}  # (names, sys.path) -> (the folders' modification times, the versions)
+
+
+def _stamp(entry: str) -> int | None:
+    try:
+        return os.stat(entry or ".").st_mtime_ns
+    except OSError:
+        return None
+
+
 def installed_versions(names: tuple) -> dict:
-    """``{name: installed_version(name)}``, reading each folder of ``sys.path`` once."""
+    """``{name: installed_version(name)}``, reading each folder of ``sys.path`` once; read
+    again only when ``sys.path`` or one of its folders changed since (an installation adds
+    or renames a metadata folder, which changes the folder's modification time)."""
+    key = (tuple(names), tuple(sys.path))
+    stamp = tuple(_stamp(e) for e in sys.path)
+    kept = _READ.get(key)
+    if kept is not None and kept[0] == stamp:
+        return dict(kept[1])
+    out = _read_versions(names)
+    _READ[key] = (stamp, dict(out))
+    return out
+
+
+def _read_versions(names: tuple) -> dict:
     want: dict = {}
     for n in names:
         want.setdefault(_normalized(n), []).append(n)

@@ -188,7 +188,9 @@ def generate(model: Any, fmi_version: str = "2.0", kind: str = "cs", *,
     except CodegenError as exc:
         if isinstance(exc, FMUExportError):
             raise
-        raise FMUExportError(str(exc)) from None  # the code generator's, as the export's
+        err = FMUExportError(str(exc))  # the code generator's, as the export's
+        err.blocks = exc.blocks
+        raise err from None
 
 
 def _generate(model: Any, fmi_version: str, kind: str, *, model_name: str | None,

@@ -54,6 +54,7 @@ import numpy as np
 
 from cosim.codegen.cache import cache_folders, compiler_command, trusted
 from cosim.codegen.model import CodegenError
+from cosim.codegen.state import LAYOUT_C, StateMap, state_type
 from cosim.errors import BuildError
 
 from .cgen.build import CFLAGS, INCLUDE
@@ -67,17 +68,11 @@ class CompilerFailed(BuildError):
 
 _SOLVERS = ("rk4", "heun", "midpoint", "euler")
 _C = ctypes.c_double
-#: appended to the twin's one translation unit: where the live C state is, and its layout
+#: appended to the twin's one translation unit: where the live C state is (its layout:
+#: :data:`cosim.codegen.state.LAYOUT_C`)
 _ACCESS = r"""
-#include <stddef.h>
 ModelState *cosim_twin_state(fmi2Component c) { return &((Instance *)c)->m.st; }
-void cosim_twin_layout(size_t out[8]) {
-    out[0] = sizeof(ModelState); out[1] = offsetof(ModelState, x);
-    out[2] = offsetof(ModelState, xd); out[3] = offsetof(ModelState, p);
-    out[4] = offsetof(ModelState, s); out[5] = offsetof(ModelState, u_start);
-    out[6] = offsetof(ModelState, dirty); out[7] = offsetof(ModelState, initialized);
-}
-"""
+""" + LAYOUT_C
 
 
 def twin_reason(sub: Any) -> str:
@@ -139,7 +134,7 @@ class NativeTwin:
         self._lib.cosim_twin_state.restype = ctypes.c_void_p
         self._lib.cosim_twin_state.argtypes = [ctypes.c_void_p]
         self._slots = _slot_map(sub, dplan, wplan, self.program)
-        self._state_type = _state_type(self.program, self._lib)
+        self._state_type = state_type(self.program, self._lib)
         self._initialized = False
 
     @property
@@ -165,17 +160,7 @@ class NativeTwin:
             f.initialize(ctx.ticks)
             f.finish_initialization()
             self._initialized = True
-        st = self._state()
-        st.ticks, st.time, st.mode_time = ctx.ticks, ctx.time, ctx.mode_time
-        xs, xds, ss = self._slots
-        for (a, b), (wa, wb) in xs:
-            st.x[a:b] = ctx.xc[wa:wb].tolist()
-        for (a, n), w in xds:
-            st.xd[a:a + n] = np.asarray(ctx.xd[w], dtype=float).reshape(-1).tolist()
-        sig = ctx.signals
-        for (a, n), w in ss:
-            st.s[a:a + n] = np.asarray(sig[w], dtype=float).reshape(-1).tolist()
-        st.dirty = 0
+        self._slots.push(ctx, self._state())
         f._t = ctx.ticks
         f.inst.drv.time = ctx.ticks * 1e-9
 
@@ -183,17 +168,8 @@ class NativeTwin:
         """The twin's state back into the subsystem (as its own steps would leave it)."""
         sub, st = self.sub, self._state()
         ctx = sub.ctx
-        ctx.ticks, ctx.time, ctx.mode_time = int(st.ticks), st.time, st.mode_time
-        xs, xds, ss = self._slots
-        xc = ctx.xc.copy()
-        for (a, b), (wa, wb) in xs:
-            xc[wa:wb] = st.x[a:b]
-        ctx.xc = xc
-        for (a, n), w in xds:
-            ctx.xd[w] = _like(ctx.xd[w], st.xd[a:a + n])
+        self._slots.pull(st, ctx)
         sig = ctx.signals
-        for (a, n), w in ss:
-            sig[w] = _like(sig[w], st.s[a:a + n])
         # the coupling inputs hold their last values (the next step sets new polynomials)
         out_slot = sub.wrapper.compile().output_slot
         sub.set_inputs(ctx.time, {name: (float(sig[out_slot[drv.y]]),)
@@ -210,19 +186,7 @@ def _same(a: list, b: list) -> bool:
         return False
 
 
-def _like(old: Any, values: Any) -> Any:
-    """``values`` (doubles) in the type and shape of ``old``."""
-    if isinstance(old, np.ndarray):
-        return np.asarray(values, dtype=old.dtype).reshape(old.shape)
-    v = values[0]
-    if isinstance(old, (bool, np.bool_)):
-        return bool(v)
-    if isinstance(old, (int, np.integer)):
-        return int(v)
-    return float(v)
-
-
-def _slot_map(sub: Any, dplan: Any, wplan: Any, prog: Any) -> tuple:
+def _slot_map(sub: Any, dplan: Any, wplan: Any, prog: Any) -> StateMap:
     """Where each piece of the twin's C state lives in the subsystem's context."""
     xs = []
     for h in dplan.continuous_states:
@@ -240,31 +204,7 @@ def _slot_map(sub: Any, dplan: Any, wplan: Any, prog: Any) -> tuple:
         else:
             w = wplan.input_slot[port]
         ss.append(((prog.slot_offset[k], port.size), w))
-    return xs, xds, ss
-
-
-def _state_type(prog: Any, lib: Any) -> Any:
-    """A ctypes mirror of the twin's ``ModelState``, checked against the C layout."""
-    nx = max(1, prog.plan.n_continuous)
-    nin = max(1, sum(v.size for v in prog.variables if v.kind == "input"))
-
-    class ModelState(ctypes.Structure):
-        _fields_ = [("ticks", ctypes.c_int64), ("time", _C), ("mode_time", _C),
-                    ("x", _C * nx), ("xd", _C * max(1, len(prog.xd0))),
-                    ("p", _C * max(1, len(prog.p0))), ("s", _C * max(1, prog.n_signals)),
-                    ("event_tick", ctypes.c_int64), ("u_start", _C * nin),
-                    ("du", (_C * 3) * nin), ("du_t0", _C), ("has_du", ctypes.c_int),
-                    ("zc_pre", ctypes.c_ubyte * max(1, len(prog.zero_crossings))),
-                    ("dirty", ctypes.c_int), ("initialized", ctypes.c_int)]
-    got = (ctypes.c_size_t * 8)()
-    lib.cosim_twin_layout(got)
-    want = [ctypes.sizeof(ModelState)] + [getattr(ModelState, f).offset for f in
-                                          ("x", "xd", "p", "s", "u_start", "dirty",
-                                           "initialized")]
-    if list(got) != want:
-        raise BuildError(f"C twin: the state layout of the generated C ({list(got)}) is not "
-                         f"the one read from Python ({want}); please report this")
-    return ModelState
+    return StateMap(xs, xds, ss)
 
 
 def _built(gen: Any) -> Path:

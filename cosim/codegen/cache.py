@@ -32,7 +32,11 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from cosim.errors import BuildError
+from ..errors import BuildError
+
+#: the flags of the generated C's libraries (``-ffp-contract=off``: no fused multiply-add,
+#: so the arithmetic is NumPy's)
+CFLAGS = ("-shared", "-fPIC", "-O2", "-std=c99", "-ffp-contract=off", "-Wall")
 
 
 def compiler_command() -> list[str]:

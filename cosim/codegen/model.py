@@ -61,12 +61,21 @@ from typing import Any
 
 import numpy as np
 
-from cosim.errors import BuildError
+from ..errors import BuildError
 
 
 class CodegenError(BuildError):
     """A block or diagram cannot be generated as C (what, where, what to do).  The FMU
-    export raises it as :class:`fmus.cgen.FMUExportError`, a subclass."""
+    export raises it as :class:`fmus.cgen.FMUExportError`, a subclass.  ``blocks``: the
+    blocks that have no C form, when that is the reason (else empty)."""
+
+    blocks: tuple = ()
+
+    @classmethod
+    def without_c_form(cls, blocks: list, message: str) -> CodegenError:
+        err = cls(message)
+        err.blocks = tuple(blocks)
+        return err
 
 
 @dataclass
@@ -216,7 +225,7 @@ def find_c_model(block: Any) -> Callable[[Any, CContext], CModel] | None:
         fn = _REGISTRY.get(_key(cls))
         if fn is not None:
             return fn
-    from cosim.block import Block
+    from ..block import Block
     if (type(block).linear_model is not Block.linear_model and not block.periodic_updates):
         return linear_c_model
     return None

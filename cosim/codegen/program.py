@@ -29,8 +29,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from cosim.evaluator import Evaluator
-
+from ..evaluator import Evaluator
 from .model import (
     CContext,
     CModel,
@@ -87,6 +86,9 @@ class Program:
     step_ticks: int = 0
     fuse_linear: bool = True
     expose_locals: bool = False
+    #: output ports whose values must be computed though no output reads them (the ports a
+    #: compiled Simulator records)
+    observed: tuple = ()
     kinds: tuple[str, ...] = ("cs",)
     interpolate_inputs: bool = False  # Co-Simulation follows the input polynomial
     plan: Any = None
@@ -119,6 +121,7 @@ class Program:
         consumers = set()
         if self.expose_locals:
             consumers = {plan.output_slot[p] for b in plan.blocks for p in b.outputs.values()}
+        consumers |= {plan.output_slot[p] for p in self.observed}
         self.ev = Evaluator(plan, self.ctx, consumers=consumers,
                              fuse_linear=self.fuse_linear)
         self._cmodels: dict = {}
@@ -213,7 +216,7 @@ class Program:
 
     def _raise_missing(self) -> None:
         lines = "\n  ".join(f"'{b.path}' ({type(b).__name__})" for b in self._missing)
-        raise CodegenError(
+        raise CodegenError.without_c_form(self._missing,
             f"export_fmu(): {len(self._missing)} block(s) of diagram '{self.diagram.name}' have "
             f"no C description, so they cannot be exported as generated C:\n  {lines}\n"
             "Give the class a c_model(self, cg) method returning a cosim.codegen.CModel, register "

@@ -399,6 +399,9 @@ static void cosim_zoh_step(Model *M, double t, double h) {
 }
 #endif
 
+#ifndef COSIM_FINITE_HINT  /* what to do about a state that is not finite */
+#define COSIM_FINITE_HINT "or export with a smaller step"
+#endif
 static int cosim_check_finite(Model *M, int64_t tick) {
 #if NX > 0
     int i;
@@ -406,7 +409,7 @@ static int cosim_check_finite(Model *M, int64_t tick) {
         if (!isfinite(M->st.x[i])) {
             snprintf(M->errbuf, sizeof M->errbuf,
                      "continuous state '%s' became %g at t = %.9g s; check parameters and "
-                     "initial conditions, or export with a smaller step",
+                     "initial conditions, " COSIM_FINITE_HINT,
                      COSIM_X_NAMES[i], M->st.x[i], (double)tick * 1e-9);
             cosim_fail(M, M->errbuf);
             return -1;

@@ -1,0 +1,143 @@
+"""The generated C's live state (``ModelState`` of ``templates/core.c``) seen from Python, and
+where each piece of it lives in a context: what hands a run over between the Python loop and
+the C (the compiled Simulator, :mod:`cosim.compiled_run`; the compiled master's native twins,
+:mod:`fmus.native_twin`).
+
+:data:`LAYOUT_C` is appended to a translation unit that holds the model core; it reports the
+struct's size and field offsets, and :func:`state_type` builds the ctypes mirror and checks it
+against them (a mismatch is an error, never a silent misread).  :class:`StateMap` copies time,
+continuous states, discrete states and every signal from a context into the C state
+(:meth:`StateMap.push`) and back (:meth:`StateMap.pull`), as index arrays over NumPy views of
+the C arrays (no Python loop over the continuous states).
+"""
+
+from __future__ import annotations
+
+import ctypes
+from typing import Any
+
+import numpy as np
+
+from ..errors import BuildError
+
+_C = ctypes.c_double
+
+#: appended to a translation unit with the model core: the layout of ``ModelState``
+LAYOUT_C = r"""
+#include <stddef.h>
+void cosim_state_layout(size_t out[8]) {
+    out[0] = sizeof(ModelState); out[1] = offsetof(ModelState, x);
+    out[2] = offsetof(ModelState, xd); out[3] = offsetof(ModelState, p);
+    out[4] = offsetof(ModelState, s); out[5] = offsetof(ModelState, u_start);
+    out[6] = offsetof(ModelState, dirty); out[7] = offsetof(ModelState, initialized);
+}
+"""
+
+
+def state_type(prog: Any, lib: Any) -> Any:
+    """A ctypes mirror of the ``ModelState`` of ``prog`` (a built
+    :class:`~cosim.codegen.program.Program`), checked against the layout the compiled ``lib``
+    reports (:data:`LAYOUT_C`)."""
+    nx = max(1, prog.plan.n_continuous)
+    nin = max(1, sum(v.size for v in prog.variables if v.kind == "input"))
+
+    class ModelState(ctypes.Structure):
+        _fields_ = [("ticks", ctypes.c_int64), ("time", _C), ("mode_time", _C),
+                    ("x", _C * nx), ("xd", _C * max(1, len(prog.xd0))),
+                    ("p", _C * max(1, len(prog.p0))), ("s", _C * max(1, prog.n_signals)),
+                    ("event_tick", ctypes.c_int64), ("u_start", _C * nin),
+                    ("du", (_C * 3) * nin), ("du_t0", _C), ("has_du", ctypes.c_int),
+                    ("zc_pre", ctypes.c_ubyte * max(1, len(prog.zero_crossings))),
+                    ("dirty", ctypes.c_int), ("initialized", ctypes.c_int)]
+    got = (ctypes.c_size_t * 8)()
+    lib.cosim_state_layout(got)
+    want = [ctypes.sizeof(ModelState)] + [getattr(ModelState, f).offset for f in
+                                          ("x", "xd", "p", "s", "u_start", "dirty",
+                                           "initialized")]
+    if list(got) != want:
+        raise BuildError(f"generated C: the state layout of the C ({list(got)}) is not the "
+                         f"one read from Python ({want}); please report this")
+    return ModelState
+
+
+def like(old: Any, values: Any) -> Any:
+    """``values`` (doubles) in the type and shape of ``old``."""
+    if isinstance(old, np.ndarray):
+        return np.asarray(values, dtype=old.dtype).reshape(old.shape)
+    v = values[0]
+    if isinstance(old, (bool, np.bool_)):
+        return bool(v)
+    if isinstance(old, (int, np.integer)):
+        return int(v)
+    return float(v)
+
+
+class StateMap:
+    """Where each piece of the C state of ``prog`` lives in a context.
+
+    ``xs``: ``((a, b), (wa, wb))`` continuous-state ranges (C, context); ``xds``:
+    ``((offset, size), handle)`` discrete states; ``ss``: ``((offset, size), slot)``
+    signals.  :meth:`of_plan` maps a context of the diagram the program was generated from.
+    """
+
+    def __init__(self, xs: list, xds: list, ss: list) -> None:
+        self.xs, self.xds, self.ss = xs, xds, ss
+        self._cx = np.concatenate([np.arange(a, b) for (a, b), _ in xs]) if xs else \
+            np.zeros(0, dtype=int)
+        self._wx = np.concatenate([np.arange(a, b) for _, (a, b) in xs]) if xs else \
+            np.zeros(0, dtype=int)
+        scalar = [(off, w) for (off, n), w in ss if n == 1]
+        self._s_off = np.array([off for off, _ in scalar], dtype=int)
+        self._s_slot = [w for _, w in scalar]
+        self._s_wide = [(off, n, w) for (off, n), w in ss if n != 1]
+
+    @classmethod
+    def of_plan(cls, plan: Any, prog: Any) -> StateMap:
+        """The map for a context of ``plan`` (the compiled diagram ``prog`` was made from)."""
+        xs = [((a, b), (a, b)) for a, b, _ in (plan.cstate_index[h]
+                                              for h in plan.continuous_states)]
+        xds = [(prog.dstate_layout[h], plan.dstate_index[h]) for h in plan.discrete_states]
+        ss = [((prog.slot_offset[k], port.size), k) for k, port in enumerate(plan.slot_ports)]
+        return cls(xs, xds, ss)
+
+    @staticmethod
+    def views(st: Any) -> tuple:
+        """NumPy views of the C state's ``x``, ``xd`` and ``s`` arrays."""
+        return (np.ctypeslib.as_array(st.x), np.ctypeslib.as_array(st.xd),
+                np.ctypeslib.as_array(st.s))
+
+    def push(self, ctx: Any, st: Any, views: tuple | None = None) -> None:
+        """The context's time, states and signals into the C state ``st``."""
+        x, xd, s = views or self.views(st)
+        st.ticks, st.time, st.mode_time = ctx.ticks, ctx.time, ctx.mode_time
+        if len(self._cx):
+            x[self._cx] = np.asarray(ctx.xc, dtype=float)[self._wx]
+        for (a, n), h in self.xds:
+            xd[a:a + n] = np.asarray(ctx.xd[h], dtype=float).reshape(-1)
+        sig = ctx.signals
+        if len(self._s_off):
+            s[self._s_off] = [float(sig[w]) if sig[w] is not None else 0.0
+                              for w in self._s_slot]
+        for off, n, w in self._s_wide:
+            if sig[w] is not None:
+                s[off:off + n] = np.asarray(sig[w], dtype=float).reshape(-1)
+        st.dirty = 0
+
+    def pull(self, st: Any, ctx: Any, views: tuple | None = None) -> None:
+        """The C state ``st`` back into the context (as its own steps would leave it)."""
+        x, xd, s = views or self.views(st)
+        ctx.ticks, ctx.time, ctx.mode_time = int(st.ticks), st.time, st.mode_time
+        if len(self._cx):
+            xc = np.array(ctx.xc, dtype=float)
+            xc[self._wx] = x[self._cx]
+            ctx.xc = xc
+        for (a, n), h in self.xds:
+            ctx.xd[h] = like(ctx.xd[h], xd[a:a + n])
+        sig = ctx.signals
+        values = s[self._s_off].tolist()
+        for w, v in zip(self._s_slot, values):
+            old = sig[w]
+            sig[w] = v if type(old) is float else like(old, (v,)) if old is not None else v
+        for off, n, w in self._s_wide:
+            sig[w] = like(sig[w], s[off:off + n]) if sig[w] is not None else \
+                np.array(s[off:off + n])

@@ -1,0 +1,352 @@
+"""A Simulator's fixed-step run in C: ``Simulator(diagram, ..., compiled=None|True|False)``.
+
+The diagram is generated as C by :mod:`cosim.codegen` (the code generator of the FMU export:
+straight-line outputs in evaluation order, fused linear groups, discrete updates per rate
+group, the explicit Runge-Kutta stages of :mod:`cosim.solvers`), a driver
+(``codegen/templates/driver.c``) is appended, and the one translation unit is compiled into
+the trusted cache of :mod:`cosim.codegen.cache` (key: hash of source, flags and compiler; a
+cached library needs no compiler and may sit in a read-only cache) and loaded with ctypes.
+
+Each :meth:`CompiledRun.advance` (every ``Simulator.advance_to``: a run is one, a real-time
+frame is one) copies the context's time, states and signals into the C state
+(:class:`~cosim.codegen.state.StateMap`), runs the loop of
+:class:`~cosim.fixed_step.FixedStepAdvancer` in C (a stop at every grid point, sample hit,
+breakpoint and at the end; one Runge-Kutta step to each; the major point there: outputs, due
+discrete updates) recording the Recorder's samples with its decimation, and copies the state
+back, so the context, a later Python step and the next run go on from where C stopped.  The
+C runs in slices of about :attr:`CompiledRun.slice_s` of wall time: Ctrl-C stops the run
+within about that, with the context and the recorded rows at the last completed stop.
+
+Equality with the Python loop: the same operations in the same order, except (a) fused
+linear groups, which the Python loop steps with the exact Runge-Kutta propagator
+(:mod:`cosim.propagator`: one matrix product per step) and the C stage by stage, and (b) the
+sums of fused outputs, whose terms NumPy adds in another order: results agree to about
+1e-13 relative where fused groups are involved (tested), bit for bit elsewhere.
+
+What runs compiled (:func:`compiled_reason` says why not, ``diagnostics["compiled"]``):
+
+* fixed-step ``rk4``, ``heun``, ``midpoint``, ``euler`` with a fixed ``dt``, and diagrams
+  without continuous states (any solver);
+* every block with a C form (:mod:`cosim.codegen.blocks`, a block's ``c_model``, a registered
+  one, or ``linear_model``);
+* the built-in recorder (any ``record`` / ``record_every``; numeric ports, arrays included)
+  and the progress bar.
+
+Limitations (the Python loop runs, the reason named): variable-step solvers and ``ab3``;
+``dt="advance"``; zero crossings; dynamic time events and time events with Python handlers;
+observers other than the recorder (stream writers), manipulators and monitors; blocks
+without a C form (``FunctionBlock``, FMU blocks, most domain-library blocks today): one such
+block keeps the whole diagram in Python.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import time as _time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .errors import BuildError, StepError
+
+__all__ = ["SOLVERS", "CompiledRoute", "CompiledRun", "compiled_reason"]
+
+#: the fixed-step solvers the C integrates with
+SOLVERS = ("rk4", "heun", "midpoint", "euler")
+_DRIVER = Path(__file__).parent / "codegen" / "templates" / "driver.c"
+_I64 = ctypes.c_int64
+_VP = ctypes.c_void_p
+
+
+def compiled_reason(sim: Any) -> str:
+    """Why the initialized Simulator ``sim`` cannot run in C ('' when it may: the code
+    generator can still name blocks without a C form)."""
+    nx = sim.plan.n_continuous
+    if nx and not sim.fixed:
+        return (f"variable-step solver '{sim.solver_name}' (the compiled run integrates with "
+                f"{', '.join(SOLVERS)} at a fixed dt)")
+    if nx and sim.solver_name not in SOLVERS:
+        return (f"solver '{sim.solver_name}' (the compiled run integrates with "
+                f"{', '.join(SOLVERS)})")
+    if nx and not sim.grid.ticks:
+        return "dt='advance' (the compiled run steps on a fixed dt)"
+    names = _names
+    if sim.events.crossings:
+        return ("zero crossings of " + names({b for b in sim.plan.blocks
+                                              if b.zero_crossings}))
+    if sim.events.has_dynamic:
+        return "dynamic time events (Python handlers)"
+    handled = {b for b in sim.plan.blocks for ev in b.time_events if ev.handler is not None}
+    if handled:
+        return "time events with Python handlers in " + names(handled)
+    others = [o for o in sim.observers if o is not sim.recorder]
+    if others:
+        return ("observers other than the recorder (" + ", ".join(type(o).__name__
+                                                              for o in others) + ")")
+    if sim.manipulators:
+        return "manipulators (Python callbacks at their breakpoints)"
+    monitored = {b for b in sim.plan.blocks if b.monitors}
+    if monitored:
+        return "monitors (Python callbacks at every step) of " + names(monitored)
+    if sim.recorder is not None:
+        bad = [p.path for p in sim.recorder.ports if np.dtype(p.dtype).kind not in "fiub"]
+        if bad:
+            return f"recorded ports that are not numbers: {', '.join(bad)}"
+    return ""
+
+
+def _names(blocks: set) -> str:
+    got = sorted(f"'{b.path}' ({type(b).__name__})" for b in blocks)
+    return f"block{'s' if len(got) > 1 else ''} " + ", ".join(got[:8]) + \
+        (f" and {len(got) - 8} more" if len(got) > 8 else "")
+
+
+class CompiledRun:
+    """The C of the initialized Simulator ``sim`` (module docstring); raises
+    :class:`~cosim.codegen.model.CodegenError` naming what has no C form, or
+    :class:`BuildError` when it cannot be compiled.
+
+    ``build_s``: the time spent generating, and compiling or finding the library."""
+
+    #: the wall time one call into C aims at [s] (Ctrl-C is seen that often)
+    slice_s = 0.02
+
+    def __init__(self, sim: Any) -> None:
+        from .codegen import csource
+        from .codegen.cache import CFLAGS, shared_library
+        from .codegen.program import Program
+        from .codegen.state import LAYOUT_C, StateMap, state_type
+        t0 = _time.perf_counter()
+        self.sim = sim
+        plan = sim.plan
+        ports = list(sim.recorder.ports) if sim.recorder is not None else []
+        dt = int(sim.grid.ticks or 0)
+        prog = Program(sim.diagram, sim.ctx,
+                       integrator=sim.solver_name if sim.solver_name in SOLVERS else "euler",
+                       step_ticks=dt, fuse_linear=sim.fuse_linear,
+                       observed=tuple(ports)).build()
+        self.program = prog
+        header = ("#define COSIM_HAS_CS 1\n#define COSIM_INTERPOLATE 0\n"
+                  '#define COSIM_FINITE_HINT "or reduce dt"\n')
+        source = csource.model_source(prog, fmi_version="2.0", model_identifier="cosim_sim",
+                                      token="cosim-sim", header=header) \
+            + LAYOUT_C + _DRIVER.read_text()
+        path = shared_library("cosim-sim", source, (*CFLAGS, "-lm"), "Simulator(compiled)")
+        self._lib = lib = ctypes.CDLL(str(path))
+        lib.cosim_sim_new.restype = _VP
+        lib.cosim_sim_new.argtypes = []
+        lib.cosim_sim_free.argtypes = [_VP]
+        lib.cosim_sim_state.restype = _VP
+        lib.cosim_sim_state.argtypes = [_VP]
+        lib.cosim_sim_error.restype = ctypes.c_char_p
+        lib.cosim_sim_error.argtypes = [_VP]
+        lib.cosim_sim_clear_error.argtypes = [_VP]
+        lib.cosim_sim_run.restype = ctypes.c_int
+        lib.cosim_sim_run.argtypes = [_VP, _I64, _I64, _I64, _VP, ctypes.c_int, _I64, _I64,
+                                      _I64, _VP, _VP, _VP, _VP]
+        self._model = lib.cosim_sim_new()
+        if not self._model:
+            raise MemoryError("Simulator(compiled): no memory for the C model")
+        self._state = state_type(prog, lib).from_address(lib.cosim_sim_state(self._model))
+        self._map = StateMap.of_plan(plan, prog)
+        self._views = StateMap.views(self._state)
+        # the recorded columns: each port's slots (an array port: its elements in C order)
+        self.ports = ports
+        self._widths = [int(p.size) for p in ports]
+        off = [prog.slot_offset[plan.output_slot[p]] + i for p in ports for i in range(p.size)]
+        self._off = np.array(off or [0], dtype=np.intc)
+        self._cnt = (_I64 * 4)()
+        self._count = _I64(0)
+        self.params = [np.array(v, copy=True) if isinstance(v, np.ndarray) else v
+                       for v in sim.ctx.params]
+        self.build_s = _time.perf_counter() - t0
+
+    def __del__(self) -> None:
+        lib, m = getattr(self, "_lib", None), getattr(self, "_model", None)
+        if lib is not None and m:
+            lib.cosim_sim_free(m)
+
+    def stale(self) -> bool:
+        """The Simulator's parameters changed since this C was generated (their values are
+        constants in it)."""
+        return not _same_params(self.params, self.sim.ctx.params)
+
+    # ------------------------------------------------------------------ the run
+    def advance(self, end: int, bar: Any = None) -> None:
+        """Advance the Simulator's context to tick ``end`` in C (module docstring): the
+        recorder gets the samples, ``sim.stats`` the steps; the context is left at the last
+        completed stop, also when interrupted or failing."""
+        sim, lib, m = self.sim, self._lib, self._model
+        ctx = sim.ctx
+        rec = sim.recorder
+        dt = int(sim.grid.ticks or 0)
+        dec = rec._dec if rec is not None else None
+        every = rec.every if rec is not None else 1
+        grid = dt * every if (dec is not None and dec._ctx is not None) else 0
+        t0 = dec._t0 if grid else 0
+        self._count.value = dec._n if dec is not None else 0
+        ncol = len(self._off) if self.ports else 0
+        cnt = self._cnt
+        cnt[1] = cnt[2] = cnt[3] = 0
+        self._map.push(ctx, self._state, self._views)
+        lib.cosim_sim_clear_error(m)
+        chunk = 256  # stops of the first call; later calls sized to slice_s
+        failed = None
+        try:
+            while self._state.ticks < end:
+                t = np.empty(chunk)
+                rows = np.empty((chunk, max(ncol, 1)))
+                cnt[0] = 0
+                w = _time.perf_counter()
+                try:
+                    st = lib.cosim_sim_run(m, end, chunk, dt, self._off.ctypes.data, ncol,
+                                           t0, grid, every, ctypes.byref(self._count),
+                                           t.ctypes.data, rows.ctypes.data, cnt)
+                finally:  # also when Ctrl-C arrives as the call returns: keep its rows
+                    n = int(cnt[0])
+                    if rec is not None and n:
+                        rec.extend(t[:n], rows[:n, :ncol], self._widths)
+                if st != 0:
+                    failed = (lib.cosim_sim_error(m) or b"(no message)").decode()
+                    break
+                if bar is not None:
+                    bar.tick(int(self._state.ticks))
+                w = _time.perf_counter() - w
+                if w < self.slice_s / 4:
+                    chunk = min(chunk * 8, 1 << 22) if w <= 0 else \
+                        min(1 << 22, max(chunk, int(chunk * self.slice_s / 2 / w)))
+        finally:
+            self._map.pull(self._state, ctx, self._views)
+            if dec is not None:
+                dec._n = int(self._count.value)
+            sim.stats["steps"] += int(cnt[1])
+            sim.stats["partial_steps"] += int(cnt[2])
+            self.stages += int(cnt[1]) * _STAGES.get(self.program.integrator, 0)
+            sim._fresh = None
+        if failed is not None:
+            self._fail(failed)
+
+    stages = 0  #: right-hand-side evaluations made in C (the Python loop's rhs_evals)
+
+    def _fail(self, message: str) -> None:
+        sim = self.sim
+        if message.startswith("continuous state"):
+            x = np.ctypeslib.as_array(self._state.x)[:sim.plan.n_continuous].copy()
+            sim.check_finite(x, int(self._cnt[3]))  # the Python loop's error
+        raise StepError(f"Simulator(compiled): {message}")
+
+
+_STAGES = {"euler": 1, "heun": 2, "midpoint": 2, "rk4": 4}
+
+
+class CompiledRoute:
+    """Whether each ``advance_to`` of the Simulator ``sim`` runs in C, per its ``compiled``
+    option (None: when it can, else the Python loop with the reason; True: in C or an error
+    naming why not; False: the Python loop), and what ran (:attr:`ran`)."""
+
+    def __init__(self, sim: Any, compiled: bool | None) -> None:
+        if compiled not in (None, True, False):
+            from .errors import ParameterError
+            raise ParameterError(f"Simulator(compiled=...) must be None, True or False, got "
+                                 f"{compiled!r}")
+        self.sim, self.compiled = sim, compiled
+        self.run: CompiledRun | None = None
+        self.reason = ""  #: why the last advance ran in Python ('' if it ran in C)
+        self._key: Any = None  # what the reason was computed for
+        self._failed = ""  # a build that failed, kept until the parameters change
+        self._failed_params: Any = None
+        self.ran: set = set()  #: True and/or the reasons, since the last initialize
+
+    def restart(self) -> None:
+        """A new run (``Simulator.initialize``)."""
+        self.ran = set()
+        self._key = None
+
+    def prepare(self) -> None:
+        """Decide and build now (``Simulator.initialize``: set-up time, not the run's);
+        ``compiled=True`` raises here if the run cannot be compiled."""
+        self.choose(count=False)
+
+    def choose(self, count: bool = True) -> CompiledRun | None:
+        """The C run for this advance, or None (the reason in :attr:`reason`); ``count``:
+        it runs (:attr:`ran`)."""
+        sim = self.sim
+        if self.compiled is False:
+            return self._python("compiled=False", count)
+        key = (len(sim.observers), len(sim.manipulators), sim.recorder)
+        if key != self._key:
+            self._key, self._why = key, compiled_reason(sim)
+        why = self._why
+        if not why:
+            if sim._dirty:  # a parameter changed: the Python program follows it too
+                sim._dirty = False
+                sim.stats["rebuilds"] += 1
+                sim._build_program()
+            why = self._build()
+        if why:
+            if self.compiled:
+                raise BuildError(f"Simulator(compiled=True): the run cannot be compiled: {why}"
+                                 "; pass compiled=None to fall back to the Python loop")
+            return self._python(why, count)
+        self.reason = ""
+        if count:
+            self.ran.add(True)
+        return self.run
+
+    def _python(self, why: str, count: bool) -> None:
+        self.reason = why
+        if count:
+            self.ran.add(why)
+        return None
+
+    def _build(self) -> str:
+        """The C run, made or kept ('' when there is one; else why not)."""
+        from .codegen.model import CodegenError
+        sim = self.sim
+        if self.run is not None and not self.run.stale():
+            return ""
+        if self._failed and self._failed_params is not None and \
+                _same_params(self._failed_params, sim.ctx.params):
+            return self._failed
+        self.run = None
+        from .codegen import find_c_model
+        missing = [b for b in sim.plan.blocks if find_c_model(b) is None]
+        try:
+            if missing:  # (known without generating anything)
+                raise CodegenError.without_c_form(missing, "")
+            self.run = CompiledRun(sim)
+            return ""
+        except CodegenError as exc:
+            why = (f"{len(exc.blocks)} block(s) without a C form: " + ", ".join(
+                f"'{b.path}' ({type(b).__name__})" for b in exc.blocks[:8])
+                + (f" and {len(exc.blocks) - 8} more" if len(exc.blocks) > 8 else "")) \
+                if exc.blocks else str(exc).removeprefix("export_fmu(): ")
+        except BuildError as exc:  # the machine's: no compiler, a failing one, no cache
+            why = str(exc)
+            if self.compiled is None:
+                import warnings
+
+                from .errors import CosimWarning
+                warnings.warn(f"Simulator: {why}\nThe run goes on in the Python loop (pass "
+                              "compiled=False to choose it without this warning)",
+                              CosimWarning, stacklevel=5)
+        self._failed = why
+        self._failed_params = [np.array(v, copy=True) if isinstance(v, np.ndarray) else v
+                               for v in sim.ctx.params]
+        return why
+
+    def diagnostic(self) -> Any:
+        """``diagnostics["compiled"]``: True when every advance since the last initialize ran
+        in C, else why the Python loop ran (``"partly: ..."`` when both did)."""
+        reasons = sorted(r for r in self.ran if r is not True)
+        if not reasons:
+            return True if self.ran or not self.reason else self.reason
+        return ("partly: " if True in self.ran else "") + "; ".join(reasons)
+
+
+def _same_params(a: list, b: list) -> bool:
+    try:
+        return len(a) == len(b) and all(np.array_equal(x, y) for x, y in zip(a, b))
+    except Exception:  # noqa: BLE001 - values that do not compare: assume changed
+        return False
