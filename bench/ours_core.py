@@ -2,13 +2,19 @@
 
 Contract (the suite calls nothing else; ``bench/core.py`` does the timing):
 
-``msd_pid(solver) / lag_chain(n, solver) / nl_chain(n, solver) / udb_chain(n, solver)``
+``msd_pid(solver, compiled) / lag_chain(n, solver, compiled) / nl_chain(...) / udb_chain(...)``
     build a fresh model with ``cosim``, run it fixed step at 1 ms, return
     ``(build_s, run_s, extra)``; ``build_s`` covers building, compiling and
     initialising (everything before the first step); ``run_s`` the run with
     recording of the probed output.
 ``build_lag_chain(n) -> float``
     build + compile + initialise time of model B.
+
+``compiled`` is the Simulator's option: ours runs ``msd_pid`` and ``lag_chain`` compiled
+(``True``: the whole fixed-step run in C, :mod:`cosim.compiled_run`; the C is built in
+``build_s``, from the cache after the first repeat), ``nl_chain`` and ``udb_chain`` with
+``None`` (their FunctionBlocks and user blocks have no C form: the Python loop, the reason
+in ``extra["compiled"]``); the suite's peer ``ours-python-loop`` passes ``False``.
 
 ``solver`` is ``"RK4"`` or ``"Heun"``.  What the engine does here is what a user
 gets by default: linear blocks (the StateSpace blocks, the Sum, the lags) are
@@ -56,41 +62,43 @@ def _msd_pid_diagram():
     return b.build(), plant.y
 
 
-def msd_pid(solver: str) -> tuple[float, float, dict]:
+def msd_pid(solver: str, compiled: bool | None = True) -> tuple[float, float, dict]:
     s = _solver(solver)
     t0 = time.perf_counter()
     d, probe = _msd_pid_diagram()
-    sim = Simulator(d, solver=s, dt=m.DT, record=[probe])
+    sim = Simulator(d, solver=s, dt=m.DT, record=[probe], compiled=compiled)
     sim.initialize()
     t1 = time.perf_counter()
     res = sim.run(m.T_END_A)
     t2 = time.perf_counter()
     extra = m.accuracy_msd_pid(res.time, res[probe.path])
-    extra.update(steps=res.diagnostics["steps"], propagator=res.diagnostics["propagator"])
+    extra.update(steps=res.diagnostics["steps"], propagator=res.diagnostics["propagator"],
+                 compiled=res.diagnostics["compiled"])
     return t1 - t0, t2 - t1, extra
 
 
-def _lag_chain_sim(n: int, solver: str):
+def _lag_chain_sim(n: int, solver: str, compiled: bool | None = True):
     b = DiagramBuilder("lag_chain")
     prev = b.add(Step("src", 0.0)).y
     for i in range(n):
         lag = b.add(FirstOrderLag(f"lag{i}", m.TAU))
         b.connect(prev, lag.u)
         prev = lag.y
-    sim = Simulator(b.build(), solver=solver, dt=m.DT, record=[prev])
+    sim = Simulator(b.build(), solver=solver, dt=m.DT, record=[prev], compiled=compiled)
     sim.initialize()
     return sim, prev
 
 
-def lag_chain(n: int, solver: str) -> tuple[float, float, dict]:
+def lag_chain(n: int, solver: str, compiled: bool | None = True) -> tuple[float, float, dict]:
     s = _solver(solver)
     t0 = time.perf_counter()
-    sim, probe = _lag_chain_sim(n, s)
+    sim, probe = _lag_chain_sim(n, s, compiled)
     t1 = time.perf_counter()
     res = sim.run(m.T_END_B)
     t2 = time.perf_counter()
     extra = m.accuracy_lag_chain(n, float(res[probe.path][-1]))
-    extra.update(steps=res.diagnostics["steps"], propagator=res.diagnostics["propagator"])
+    extra.update(steps=res.diagnostics["steps"], propagator=res.diagnostics["propagator"],
+                 compiled=res.diagnostics["compiled"])
     return t1 - t0, t2 - t1, extra
 
 
@@ -100,7 +108,7 @@ def build_lag_chain(n: int) -> float:
     return time.perf_counter() - t0
 
 
-def nl_chain(n: int, solver: str) -> tuple[float, float, dict]:
+def nl_chain(n: int, solver: str, compiled: bool | None = None) -> tuple[float, float, dict]:
     s = _solver(solver)
     t0 = time.perf_counter()
     b = DiagramBuilder("nl_chain")
@@ -112,13 +120,13 @@ def nl_chain(n: int, solver: str) -> tuple[float, float, dict]:
         prev = fb.out_ports[0]
     integ = b.add(Integrator("z"))
     b.connect(prev, integ.u)
-    sim = Simulator(b.build(), solver=s, dt=m.DT, record=[integ.y])
+    sim = Simulator(b.build(), solver=s, dt=m.DT, record=[integ.y], compiled=compiled)
     sim.initialize()
     t1 = time.perf_counter()
     res = sim.run(m.T_END_C)
     t2 = time.perf_counter()
     extra = m.accuracy_nl_chain(n, float(res["z.y"][-1]))
-    extra.update(steps=res.diagnostics["steps"])
+    extra.update(steps=res.diagnostics["steps"], compiled=res.diagnostics["compiled"])
     return t1 - t0, t2 - t1, extra
 
 
@@ -136,7 +144,7 @@ class NonlinearLag(Block):
         return self.k * (math.tanh(ctx.input(self.u)) - ctx.state(self.x))
 
 
-def udb_chain(n: int, solver: str) -> tuple[float, float, dict]:
+def udb_chain(n: int, solver: str, compiled: bool | None = None) -> tuple[float, float, dict]:
     s = _solver(solver)
     t0 = time.perf_counter()
     b = DiagramBuilder("udb_chain")
@@ -145,7 +153,7 @@ def udb_chain(n: int, solver: str) -> tuple[float, float, dict]:
         lag = b.add(NonlinearLag(f"nlag{i}", m.UDB_TAU))
         b.connect(prev, lag.u)
         prev = lag.y
-    sim = Simulator(b.build(), solver=s, dt=m.DT, record=[prev])
+    sim = Simulator(b.build(), solver=s, dt=m.DT, record=[prev], compiled=compiled)
     sim.initialize()
     t1 = time.perf_counter()
     res = sim.run(m.T_END_D)
@@ -153,5 +161,5 @@ def udb_chain(n: int, solver: str) -> tuple[float, float, dict]:
     extra = m.accuracy_udb_chain(n, float(res[prev.path][-1]))
     d = res.diagnostics
     extra.update(steps=d["steps"], rhs_evals=d["rhs_evals"], propagator=d["propagator"],
-                 fused_groups=d["fused_groups"])
+                 fused_groups=d["fused_groups"], compiled=d["compiled"])
     return t1 - t0, t2 - t1, extra

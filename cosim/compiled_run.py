@@ -242,8 +242,21 @@ _STAGES = {"euler": 1, "heun": 2, "midpoint": 2, "rk4": 4}
 
 class CompiledRoute:
     """Whether each ``advance_to`` of the Simulator ``sim`` runs in C, per its ``compiled``
-    option (None: when it can, else the Python loop with the reason; True: in C or an error
-    naming why not; False: the Python loop), and what ran (:attr:`ran`)."""
+    option, and what ran (:attr:`ran`).
+
+    * ``None``: in C when it can and it pays: once the run's work (the block-steps of the
+      advances since ``initialize``, this one included) reaches :attr:`threshold`, about
+      what generating and compiling costs in Python-loop time (a compiled library is
+      cached: later runs of the diagram pay only the generation); before that, and when it
+      cannot, the Python loop with the reason;
+    * ``True``: in C from the start (built at ``initialize``), or a
+      :class:`~cosim.errors.BuildError` naming why not;
+    * ``False``: the Python loop.
+    """
+
+    #: block-steps of Python-loop work from which ``compiled=None`` compiles (about 50 ms
+    #: of the Python loop at ~1 us per block-step; a compilation takes 0.1-0.5 s, once)
+    threshold = 50_000
 
     def __init__(self, sim: Any, compiled: bool | None) -> None:
         if compiled not in (None, True, False):
@@ -254,30 +267,40 @@ class CompiledRoute:
         self.run: CompiledRun | None = None
         self.reason = ""  #: why the last advance ran in Python ('' if it ran in C)
         self._key: Any = None  # what the reason was computed for
+        self._why = ""
         self._failed = ""  # a build that failed, kept until the parameters change
         self._failed_params: Any = None
         self.ran: set = set()  #: True and/or the reasons, since the last initialize
+        self._work = 0  # block-steps since the last initialize (this run's work so far)
 
     def restart(self) -> None:
         """A new run (``Simulator.initialize``)."""
         self.ran = set()
         self._key = None
+        self._work = 0
 
     def prepare(self) -> None:
-        """Decide and build now (``Simulator.initialize``: set-up time, not the run's);
-        ``compiled=True`` raises here if the run cannot be compiled."""
-        self.choose(count=False)
+        """``compiled=True``: build now (``Simulator.initialize``: set-up time, not the
+        run's), or raise if the run cannot be compiled."""
+        if self.compiled is True:
+            self.choose(None, count=False)
 
-    def choose(self, count: bool = True) -> CompiledRun | None:
-        """The C run for this advance, or None (the reason in :attr:`reason`); ``count``:
-        it runs (:attr:`ran`)."""
+    def choose(self, end: int | None, count: bool = True) -> CompiledRun | None:
+        """The C run for the advance to tick ``end``, or None (the reason in
+        :attr:`reason`); ``count``: it runs (:attr:`ran`)."""
         sim = self.sim
         if self.compiled is False:
             return self._python("compiled=False", count)
         key = (len(sim.observers), len(sim.manipulators), sim.recorder)
         if key != self._key:
             self._key, self._why = key, compiled_reason(sim)
-        why = self._why
+        why = self._why or self._missing()
+        if not why and self.compiled is None and self.run is None and end is not None:
+            work = self._work + self._estimate(end)
+            if work < self.threshold:
+                self._work = work
+                why = (f"a short run so far ({work} block-steps, compiling pays from "
+                       f"{self.threshold}; compiled=True compiles at once)")
         if not why:
             if sim._dirty:  # a parameter changed: the Python program follows it too
                 sim._dirty = False
@@ -293,6 +316,25 @@ class CompiledRoute:
         if count:
             self.ran.add(True)
         return self.run
+
+    def _missing(self) -> str:
+        """The blocks without a C form, named (known without generating anything; kept
+        for the diagram)."""
+        if not hasattr(self, "_missing_why"):
+            from .codegen import find_c_model
+            missing = [b for b in self.sim.plan.blocks if find_c_model(b) is None]
+            self._missing_why = _without_c_form(missing) if missing else ""
+        return self._missing_why
+
+    def _estimate(self, end: int) -> int:
+        """Block-steps of the advance to ``end``: its steps on the grid (or its sample hits)
+        times the blocks."""
+        sim = self.sim
+        span = max(0, end - sim.ctx.ticks)
+        step = sim.grid.ticks or min((g.period for g in sim.plan.rate_groups
+                                      if getattr(g, "period", 0)), default=0)
+        steps = span // step + 1 if step else 1
+        return int(steps) * max(1, len(sim.plan.blocks))
 
     def _python(self, why: str, count: bool) -> None:
         self.reason = why
@@ -310,18 +352,12 @@ class CompiledRoute:
                 _same_params(self._failed_params, sim.ctx.params):
             return self._failed
         self.run = None
-        from .codegen import find_c_model
-        missing = [b for b in sim.plan.blocks if find_c_model(b) is None]
         try:
-            if missing:  # (known without generating anything)
-                raise CodegenError.without_c_form(missing, "")
             self.run = CompiledRun(sim)
             return ""
         except CodegenError as exc:
-            why = (f"{len(exc.blocks)} block(s) without a C form: " + ", ".join(
-                f"'{b.path}' ({type(b).__name__})" for b in exc.blocks[:8])
-                + (f" and {len(exc.blocks) - 8} more" if len(exc.blocks) > 8 else "")) \
-                if exc.blocks else str(exc).removeprefix("export_fmu(): ")
+            why = _without_c_form(exc.blocks) if exc.blocks else \
+                str(exc).removeprefix("export_fmu(): ")
         except BuildError as exc:  # the machine's: no compiler, a failing one, no cache
             why = str(exc)
             if self.compiled is None:
@@ -343,6 +379,13 @@ class CompiledRoute:
         if not reasons:
             return True if self.ran or not self.reason else self.reason
         return ("partly: " if True in self.ran else "") + "; ".join(reasons)
+
+
+def _without_c_form(blocks: Any) -> str:
+    blocks = list(blocks)
+    return (f"{len(blocks)} block(s) without a C form: "
+            + ", ".join(f"'{b.path}' ({type(b).__name__})" for b in blocks[:8])
+            + (f" and {len(blocks) - 8} more" if len(blocks) > 8 else ""))
 
 
 def _same_params(a: list, b: list) -> bool:

@@ -301,7 +301,7 @@ class Simulator:
             o.on_start(self)
         self.major(ctx.ticks, first=True)
         self._initialized = True
-        self.route.prepare()  # the C built now, if the run can be compiled
+        self.route.prepare()  # compiled=True: the C built now
 
     def prepare(self) -> None:
         """Build the evaluation program now, as :meth:`initialize` would first, so the run's
@@ -504,7 +504,7 @@ class Simulator:
         # (no bar object per call without a bar: a co-simulation steps many short calls)
         bar = self._bar = ProgressBar(self.ctx.ticks, end) if self.progress else _NO_BAR
         try:
-            c = self.route.choose() if end > self.ctx.ticks else None
+            c = self.route.choose(end) if end > self.ctx.ticks else None
             if c is not None:
                 c.advance(end, bar if bar is not _NO_BAR else None)
             else:

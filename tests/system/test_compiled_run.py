@@ -47,7 +47,7 @@ def _compare(py, c, tol=1e-12):
 
 def _both(make, t_end, **kw):
     py = Simulator(make(), compiled=False, **kw).run(t_end)
-    sim = Simulator(make(), **kw)
+    sim = Simulator(make(), compiled=True, **kw)
     c = sim.run(t_end)
     return py, c, sim
 
@@ -100,6 +100,33 @@ def test_msd_pid_runs_in_c_and_equals_the_python_loop():
     _compare(py, c, 1e-13)
 
 
+def test_compiled_none_compiles_when_the_run_s_work_pays_for_it():
+    """``compiled=None``: a short run stays in the Python loop (compiling would cost more than
+    it saves), saying so; a long one runs in C; many short advances (real-time frames) move
+    to C once their work adds up."""
+    from cosim.compiled_run import CompiledRoute
+    blocks = len(_msd_pid().compile().blocks)
+    short = Simulator(_msd_pid(), dt=1e-3).run(0.5)
+    assert short.diagnostics["compiled"].startswith("a short run so far")
+    steps = CompiledRoute.threshold // blocks + 1
+    long = Simulator(_msd_pid(), dt=1e-3).run(steps * 1e-3)
+    assert long.diagnostics["compiled"] is True
+    sim = Simulator(_msd_pid(), dt=1e-3)
+    sim.initialize()
+    frames = 0
+    while sim.route.run is None:
+        frames += 1
+        sim.advance_to(frames * 1e-2)
+    assert frames == -(-CompiledRoute.threshold // (11 * blocks))  # 11 grid points a frame
+    sim.advance_to((frames + 1) * 1e-2)
+    res = sim.finish()
+    assert res.diagnostics["compiled"].startswith("partly: a short run so far")
+    ref = Simulator(_msd_pid(), dt=1e-3, compiled=False)
+    for k in range(1, frames + 2):
+        ref.advance_to(k * 1e-2)
+    _compare(ref.finish(), res, 1e-13)
+
+
 @pytest.mark.parametrize("seed", [1, 4, 7, 10, 13, 16])
 def test_interleaved_c_and_python_advances_equal_the_python_loop(seed):
     """C, then the Python loop, then C again, in one run (the stops at an off-grid time
@@ -107,10 +134,10 @@ def test_interleaved_c_and_python_advances_equal_the_python_loop(seed):
     states, held outputs, the decimation), as the Python loop making the same advances."""
     kw = dict(solver=SOLVERS[seed % 4], dt=1e-3, record_every=[1, 3][seed % 2])
     runs = []
-    for compiled in (False, None):
+    for compiled in (False, True):
         sim = Simulator(core_diagram(seed), compiled=compiled, **kw)
         sim.advance_to(0.1234)
-        if compiled is None:
+        if compiled:
             sim.route.compiled = False
         sim.advance_to(0.3)
         sim.route.compiled = compiled
@@ -124,7 +151,7 @@ def test_many_short_advances_as_real_time_frames_equal_one_run():
     """One advance per 1 ms frame (what RealTimeRunner does): the same results as one run."""
     seed = 5
     ref = Simulator(core_diagram(seed), compiled=False, solver="rk4", dt=1e-3).run(0.2)
-    sim = Simulator(core_diagram(seed), solver="rk4", dt=1e-3)
+    sim = Simulator(core_diagram(seed), solver="rk4", dt=1e-3, compiled=True)
     sim.initialize()
     for k in range(1, 201):
         sim.advance_to(k * 1e-3)
@@ -193,7 +220,7 @@ def test_observers_and_monitors_keep_the_python_loop(tmp_path):
     from cosim.csv_results import CsvWriter
     res = Simulator(_msd_pid(), dt=1e-3, observers=[CsvWriter(tmp_path / "r.csv")]).run(0.01)
     assert "observers other than the recorder (CsvWriter)" in res.diagnostics["compiled"]
-    res = Simulator(_msd_pid(), dt=1e-3, progress=True).run(0.01)
+    res = Simulator(_msd_pid(), dt=1e-3, progress=True, compiled=True).run(0.01)
     assert res.diagnostics["compiled"] is True  # the progress bar runs between C slices
 
 
@@ -207,14 +234,14 @@ def test_a_bad_compiled_option_is_an_error():
 def test_a_failing_compiler_falls_back_with_one_warning_or_raises(private_cache, monkeypatch):
     monkeypatch.setenv("CC", "/bin/false")
     with pytest.warns(CosimWarning, match="C compiler failed") as got:
-        res = Simulator(_msd_pid(), dt=1e-3).run(0.01)
+        res = Simulator(_msd_pid(), dt=1e-3).run(20.0)  # long enough to compile
     assert len([w for w in got if "C compiler" in str(w.message)]) == 1
     assert "the C compiler failed" in res.diagnostics["compiled"]
     with pytest.raises(BuildError, match="C compiler failed"):
         Simulator(_msd_pid(), dt=1e-3, compiled=True).initialize()
     monkeypatch.setenv("CC", "no-such-compiler-xyz")
     with pytest.warns(CosimWarning, match="not found"):
-        Simulator(_msd_pid(), dt=1e-3).run(0.01)
+        Simulator(_msd_pid(), dt=1e-3).run(20.0)
 
 
 def test_a_cached_library_needs_no_compiler_and_may_be_read_only(private_cache, monkeypatch,
@@ -245,7 +272,7 @@ def test_a_changed_parameter_gives_new_c_between_advances():
         b.connect(g.y, lag.u)
         return b.build()
     out = []
-    for compiled in (False, None):
+    for compiled in (False, True):
         sim = Simulator(make(), dt=1e-3, compiled=compiled, fuse_linear=False)
         sim.advance_to(0.2)
         sim.ctx.set_param("g.k", 3.0)
@@ -265,7 +292,7 @@ def test_a_state_that_is_not_finite_fails_as_in_the_python_loop():
         b.connect(s.y, ss.u)
         return b.build()
     errs = []
-    for compiled in (False, None):
+    for compiled in (False, True):
         with pytest.raises(StepError) as ei:
             # (unfused: the Python loop steps the stages too, not the exact propagator,
             # whose products overflow a few steps earlier)

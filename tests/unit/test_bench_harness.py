@@ -108,9 +108,9 @@ def test_statuses_not_available_not_installed_error():
 def test_ours_core_contract():
     import inspect
 
-    expected = {"msd_pid": ["solver"], "lag_chain": ["n", "solver"],
-                "nl_chain": ["n", "solver"], "udb_chain": ["n", "solver"],
-                "build_lag_chain": ["n"]}
+    expected = {"msd_pid": ["solver", "compiled"], "lag_chain": ["n", "solver", "compiled"],
+                "nl_chain": ["n", "solver", "compiled"],
+                "udb_chain": ["n", "solver", "compiled"], "build_lag_chain": ["n"]}
     for name, params in expected.items():
         fn = getattr(ours_core, name)
         assert list(inspect.signature(fn).parameters) == params, name
@@ -257,7 +257,7 @@ def test_full_mode_runs_nl_chain_1000_and_its_target():
     t = {x["name"]: x for x in doc["targets"]}
     nl = t["cost per block-step ratio N=1000/N=100 (nl chain)"]
     assert nl["value"] == pytest.approx(1.5) and nl["met"] is False and nl["note"] == ""
-    assert t["nl_chain N=100 us per block-step"]["value"] == pytest.approx(2.0)
+    assert t["nl_chain N=100 us per block-step, compiled"]["value"] == pytest.approx(2.0)
     big = harness.find_case(doc["cases"], "udb_chain/N=1000/RK4")
     assert big["peers"]["py-engine/RK4"]["status"] == "ok"
     assert big["peers"]["nodeblock/RK4"]["status"] == harness.STATUS_UNSUPPORTED
@@ -314,14 +314,20 @@ def test_suite_json_layout(fake_suite, tmp_path):
 
 def test_suite_targets(fake_suite):
     t = {x["name"]: x for x in fake_suite["targets"]}
-    assert len(t) == 9
+    assert len(t) == 13
     assert all({"name", "value", "goal", "op", "bound", "met"} <= set(x) for x in t.values())
-    assert t["msd_pid RK4 wall time [s]"]["value"] == pytest.approx(0.02)
-    assert t["msd_pid RK4 wall time [s]"]["met"] is True
-    assert t["msd_pid RK4 speed-up vs PathSim RK4"]["met"] is None  # no PathSim here
+    msd = t["msd_pid RK4 wall time, compiled [s]"]
+    assert msd["value"] == pytest.approx(0.02) and msd["goal"] == "<= 0.005"
+    assert msd["met"] is False
+    assert t["msd_pid RK4 speed-up vs PathSim RK4, compiled"]["met"] is None  # no PathSim
+    assert t["msd_pid RK4 speed-up vs PathSim RK4, compiled"]["goal"] == ">= 290"
+    # the Python loop's goals stand, on its own peer (none in the fake suite)
+    assert t["msd_pid RK4 wall time, Python loop [s]"]["goal"] == "<= 0.10"
+    assert t["msd_pid RK4 wall time, Python loop [s]"]["value"] is None
+    assert t["lag_chain N=1000 us per block-step, Python loop"]["goal"] == "<= 1.0"
     lag = t["cost per block-step ratio N=1000/N=100 (lag chain)"]
     assert lag["value"] == pytest.approx(1.0) and lag["met"] is True
-    assert t["nl_chain N=100 us per block-step"]["met"] is None
+    assert t["nl_chain N=100 us per block-step, compiled"]["met"] is None
     nl = t["cost per block-step ratio N=1000/N=100 (nl chain)"]
     assert nl["value"] is None  # the fake engine has no nl chain (not available)
     assert t["build+compile lag_chain N=1000 [s]"]["met"] is True
