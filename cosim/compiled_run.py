@@ -246,17 +246,20 @@ class CompiledRoute:
 
     * ``None``: in C when it can and it pays: once the run's work (the block-steps of the
       advances since ``initialize``, this one included) reaches :attr:`threshold`, about
-      what generating and compiling costs in Python-loop time (a compiled library is
-      cached: later runs of the diagram pay only the generation); before that, and when it
-      cannot, the Python loop with the reason;
+      what generating and compiling costs in Python-loop time (the library is cached: a
+      later run of the same diagram and parameters pays only the generation); before that,
+      and when it cannot, the Python loop with the reason;
     * ``True``: in C from the start (built at ``initialize``), or a
       :class:`~cosim.errors.BuildError` naming why not;
     * ``False``: the Python loop.
     """
 
-    #: block-steps of Python-loop work from which ``compiled=None`` compiles (about 50 ms
-    #: of the Python loop at ~1 us per block-step; a compilation takes 0.1-0.5 s, once)
-    threshold = 50_000
+    #: block-steps of Python-loop work from which ``compiled=None`` compiles: about the
+    #: break-even of one run (the Python loop costs 0.5-1 us per block-step; generating and
+    #: compiling a diagram's C costs about as much as 200,000 of them, and grows with the
+    #: diagram as the loop's cost does).  A study that varies parameters compiles each
+    #: variant (the values are constants of the C), so this is also its break-even.
+    threshold = 200_000
 
     def __init__(self, sim: Any, compiled: bool | None) -> None:
         if compiled not in (None, True, False):

@@ -234,14 +234,14 @@ def test_a_bad_compiled_option_is_an_error():
 def test_a_failing_compiler_falls_back_with_one_warning_or_raises(private_cache, monkeypatch):
     monkeypatch.setenv("CC", "/bin/false")
     with pytest.warns(CosimWarning, match="C compiler failed") as got:
-        res = Simulator(_msd_pid(), dt=1e-3).run(20.0)  # long enough to compile
+        res = Simulator(_msd_pid(), dt=1e-3).run(60.0)  # long enough to compile
     assert len([w for w in got if "C compiler" in str(w.message)]) == 1
     assert "the C compiler failed" in res.diagnostics["compiled"]
     with pytest.raises(BuildError, match="C compiler failed"):
         Simulator(_msd_pid(), dt=1e-3, compiled=True).initialize()
     monkeypatch.setenv("CC", "no-such-compiler-xyz")
     with pytest.warns(CosimWarning, match="not found"):
-        Simulator(_msd_pid(), dt=1e-3).run(20.0)
+        Simulator(_msd_pid(), dt=1e-3).run(60.0)
 
 
 def test_a_cached_library_needs_no_compiler_and_may_be_read_only(private_cache, monkeypatch,
