@@ -288,6 +288,14 @@ class CompiledRoute:
         if self.compiled is True:
             self.choose(None, count=False)
 
+    def expect(self, end: int) -> None:
+        """The caller will advance to tick ``end`` in many short steps (a real-time runner's
+        frames): with ``compiled=None``, decide and build now for the whole of it, before
+        the first frame, rather than when the frames' work adds up mid-run."""
+        if self.compiled is None and self.run is None and \
+                self._work + self._estimate(end) >= self.threshold:
+            self.choose(None, count=False)  # (no end: the threshold is met)
+
     def choose(self, end: int | None, count: bool = True) -> CompiledRun | None:
         """The C run for the advance to tick ``end``, or None (the reason in
         :attr:`reason`); ``count``: it runs (:attr:`ran`)."""

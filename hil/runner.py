@@ -466,6 +466,9 @@ class RealTimeRunner:
         sim, clock = self.sim, self.clock
         if not getattr(sim, "_initialized", False):
             sim.initialize()
+        route = getattr(sim, "route", None)
+        if route is not None:  # a Simulator: run in C if the whole run pays for it, built now
+            route.expect(end)
         period = self.period
         t_sim = sim.ctx.ticks
         work = getattr(clock, "work", None)

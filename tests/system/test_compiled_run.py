@@ -160,6 +160,23 @@ def test_many_short_advances_as_real_time_frames_equal_one_run():
     _compare(ref, res)
 
 
+def test_a_real_time_runner_builds_the_c_before_its_first_frame():
+    """RealTimeRunner announces its end (``route.expect``): a run whose frames add up to the
+    threshold is built before the clock starts, and every frame runs in C."""
+    from cosim.compiled_run import CompiledRoute
+    from hil.runner import RealTimeRunner, VirtualClock
+    sim = Simulator(core_diagram(5), solver="rk4", dt=1e-3)
+    blocks = len(sim.plan.blocks)
+    t_end = (CompiledRoute.threshold // blocks + 10) * 1e-3
+    runner = RealTimeRunner(sim, 1e-3, clock=VirtualClock())
+    res = runner.run(t_end)
+    assert res.diagnostics["compiled"] is True
+    ref = Simulator(core_diagram(5), solver="rk4", dt=1e-3, compiled=False)
+    for k in range(1, int(round(t_end * 1e3)) + 1):
+        ref.advance_to(k * 1e-3)
+    _compare(ref.finish(), res)
+
+
 def test_recorded_arrays_integers_and_booleans_keep_their_type():
     def make():
         b = DiagramBuilder("types")
