@@ -38,6 +38,7 @@ Targets (medians; RK4 cases): see :func:`targets`.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -256,7 +257,23 @@ def run(options: Options) -> dict:
             for solver in SOLVERS:
                 cases.append(r.case(model, n, solver))
     cases.append(r.build_case(1000))
+    cases.append(_coverage_case())
     return {"cases": cases, "targets": targets(cases, options.quick)}
+
+
+def _coverage_case() -> dict:
+    """Which example diagrams the compiled Simulator runs (:mod:`bench.compiled_coverage`):
+    not a timing; ``ours["extra"]`` holds the share and one row per example."""
+    from . import compiled_coverage as cc
+    t0 = time.perf_counter()
+    rows = cc.scan()
+    ours = {"status": "ok", "median_s": time.perf_counter() - t0, "min_s": None,
+            "samples": [], "us_per_block_step": None,
+            "extra": {"coverage": cc.coverage(rows), "examples": rows}}
+    return make_case(COVERAGE_CASE, ours, {})
+
+
+COVERAGE_CASE = "compiled_coverage/examples"
 
 
 # ---------------------------------------------------------------------------- targets
@@ -278,6 +295,20 @@ def _compiled_note(cases: list[dict], case: str) -> str:
     c = find_case(cases, case)
     ran = ((c or {}).get("ours", {}).get("extra") or {}).get("compiled")
     return "ran in C" if ran is True else f"ran in Python: {ran}" if ran else ""
+
+
+def _coverage_target(cases: list[dict]) -> dict:
+    c = find_case(cases, COVERAGE_CASE)
+    extra = ((c or {}).get("ours") or {}).get("extra") or {}
+    rows = extra.get("examples") or []
+    missing = [r["example"] for r in rows if not r["compiled"] and not r["python_only"]]
+    py_only = [r["example"] for r in rows if r["python_only"]]
+    return make_target("compiled coverage: share of example diagrams that run in C",
+                       extra.get("coverage"), ">=", "1.0",
+                       source=f"{COVERAGE_CASE} ours extra coverage",
+                       note=(f"not compiled: {', '.join(missing) or 'none'}; naming "
+                             f"Python-only blocks (excluded): {', '.join(py_only) or 'none'}; "
+                             "python -m bench.compiled_coverage gives the reasons"))
 
 
 def _per_step_ratio(cases: list[dict], model: str) -> float | None:
@@ -341,6 +372,7 @@ def targets(cases: list[dict], quick: bool) -> list[dict]:
                     _ours_field(cases, "nl_chain/N=100/RK4", "us_per_block_step"),
                     "<=", "0.05", source="nl_chain/N=100/RK4 ours us_per_block_step",
                     note=_compiled_note(cases, "nl_chain/N=100/RK4")),
+        _coverage_target(cases),
         # the Python loop (compiled=False): its goals from before the compiled run stand
         make_target("msd_pid RK4 wall time, Python loop [s]", py, "<=", "0.10",
                     source=f"msd_pid/RK4 {PY_LOOP} median_s"),

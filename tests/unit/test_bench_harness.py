@@ -237,6 +237,16 @@ def _run_fake_suite(quick: bool, nl_wired: bool) -> dict:
         mp.setattr(ours_core, "nl_chain", nl)
         mp.setattr(ours_core, "udb_chain", udb)
         mp.setattr(ours_core, "build_lag_chain", lambda n: 0.5)
+        mp.setattr(core, "_coverage_case", lambda: harness.make_case(
+            core.COVERAGE_CASE, {"status": "ok", "median_s": 0.1, "min_s": None,
+                                 "samples": [], "us_per_block_step": None,
+                                 "extra": {"coverage": 0.5, "examples": [
+                                     {"example": "a", "compiled": True,
+                                      "python_only": False, "reason": ""},
+                                     {"example": "b", "compiled": False,
+                                      "python_only": False, "reason": "x"},
+                                     {"example": "c", "compiled": False,
+                                      "python_only": True, "reason": "y"}]}}, {}))
         for name in ("pathsim_build_lag_chain", "bdsim_build_lag_chain",
                      "py_build_lag_chain", "numpy_build_lag_chain"):
             mp.setattr(peers, name, lambda n: 0.25)
@@ -314,7 +324,10 @@ def test_suite_json_layout(fake_suite, tmp_path):
 
 def test_suite_targets(fake_suite):
     t = {x["name"]: x for x in fake_suite["targets"]}
-    assert len(t) == 13
+    assert len(t) == 14
+    cov = t["compiled coverage: share of example diagrams that run in C"]
+    assert cov["value"] == 0.5 and cov["met"] is False and cov["goal"] == ">= 1.0"
+    assert "not compiled: b;" in cov["note"] and "(excluded): c;" in cov["note"]
     assert all({"name", "value", "goal", "op", "bound", "met"} <= set(x) for x in t.values())
     msd = t["msd_pid RK4 wall time, compiled [s]"]
     assert msd["value"] == pytest.approx(0.02) and msd["goal"] == "<= 0.005"
@@ -563,3 +576,30 @@ def test_master_targets_judge_the_time_above_the_bare_c_loop(ours, ecos, floor, 
     dual = t["FMU dual mass H=1e-3: compiled loop time / Ecos time (ratio)"]
     assert dual["value"] == pytest.approx(ours / ecos)
     assert f"= {floor / ecos:.2f} of Ecos's time, the lowest ratio" in dual["note"]
+
+
+def test_compiled_coverage_counts_only_user_python_as_python_only():
+    """A reason naming only FunctionBlocks or blocks defined outside the libraries is
+    Python-only (excluded from the goal); a library block without a C form, a truncated
+    list, or any other reason counts against it."""
+    import blocks as bl
+    from bench.compiled_coverage import _python_only, coverage
+    from cosim import Block, DiagramBuilder, FunctionBlock
+
+    class Mine(Block):
+        def __init__(self, name):
+            super().__init__(name)
+            self.declare_output("y", lambda ctx: 1.0)
+    b = DiagramBuilder("d")
+    b.add(FunctionBlock("f", lambda u: u))
+    b.add(Mine("mine"))
+    b.add(bl.Sine("s"))
+    b.connect("s.y", "f.u")
+    d = b.build()
+    assert _python_only("2 block(s) without a C form: 'f' (FunctionBlock), 'mine' (Mine)", d)
+    assert not _python_only("1 block(s) without a C form: 's' (Sine)", d)
+    assert not _python_only("9 block(s) without a C form: 'f' (FunctionBlock) and 1 more", d)
+    assert not _python_only("zero crossings of block 'f' (FunctionBlock)", d)
+    rows = [{"compiled": True, "python_only": False}, {"compiled": False, "python_only": True},
+            {"compiled": False, "python_only": False}]
+    assert coverage(rows) == 0.5 and coverage([]) is None
