@@ -103,6 +103,9 @@ Limitations
   :math:`\lambda`; with the ISO jerk limit that run reaches 99 % of the jerk limit
   (``examples/acc_cut_out.py``, far variant) and the seed's law without it exceeds it
   (109 %).
+* The C form (:meth:`ACCController.c_model`, for the compiled run and the FMU export) mirrors
+  the Python step; where Python raises on a NaN speed or throttle in the engine-map lookups
+  (IndexError), the C gives NaN.
 * No driver override, no automatic-restart time-out (ISO 22179 full-speed range), no
   target plausibility checks and no filtering of the radar signals (the hysteresis and the
   two release conditions of the hold are the only defences against noise).

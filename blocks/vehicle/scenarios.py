@@ -41,6 +41,10 @@ Limitations
   :class:`~cosim.Noise` manipulator or a sampled ``period_s`` for those).
 * The lead profiles are kinematic (any acceleration is feasible); their kinks are not
   time events (they enter the loop only through the radar, read by a sampled controller).
+* C forms (compiled run, FMU export): :class:`LeadVehicle` has one with a
+  :class:`PiecewiseSpeed` or :class:`SinusoidalSpeed` profile only (another
+  :class:`SpeedProfile` subclass raises CodegenError: the run stays in Python);
+  :class:`IDMVehicle` and :class:`Radar` always.
 * IDM agents are not collision-free under arbitrary leaders: the gap is floored at 1 mm
   (the model is singular at s = 0), and speeds are kept non-negative (no reversing).
   An IDM agent keeps following its leader after leaving the ego lane.
