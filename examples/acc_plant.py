@@ -40,6 +40,7 @@ import numpy as np
 from blocks.controllers import ACCController, ACCSettings, DrivelineModel, EngineMap
 from blocks.sources import Constant
 from cosim import Block, DiagramBuilder, Simulator
+from cosim.codegen import CModel, c_float
 
 #: Integrator step (seed: AB3 at h = 8 ms) [s].
 DT = 0.008
@@ -139,6 +140,39 @@ class PointMassCar(Block):
         t_map = self.m.engine.torque(alpha, self._omega(v))
         return (v, self._accel(ctx), (t_map - ctx.state(self.tes)) / self.tau_e,
                 (ctx.input(self.brake_torque) - ctx.state(self.tbs)) / self.tau_b)
+
+    def c_model(self, cg: Any) -> CModel:
+        """C form (how an example's own block opts in to the compiled run): mirrors
+        :meth:`_accel`, :meth:`_omega` and :meth:`derivatives`, expression by expression;
+        the engine map through :meth:`EngineMap.c_torque`."""
+        m, f = self.m, c_float
+        v, te, tb = cg.x(self.vs), cg.x(self.tes), cg.x(self.tbs)
+        R, N = f(m.wheel_radius_m), f(self.N)
+        omega = (f"double w = {v} * {N} / {R};\n"
+                 f"w = ({f(IDLE_RAD_S)} > w) ? {f(IDLE_RAD_S)} : w;")
+        accel = (f"double v = {v}, te = {te}, friction, sat, aero, acc;\n"
+                 f"if (v * {N} / {R} < {f(IDLE_RAD_S)} && te < 0.0) te = 0.0;\n"
+                 f"friction = ((0.0 > {tb}) ? 0.0 : {tb}) / {R} + {f(m.mass_kg)} * "
+                 f"{f(m.gravity_m_s2)} * {f(m.rolling_resistance)};\n"
+                 f"sat = v / {f(STICTION_M_S)};\n"
+                 "sat = (-1.0 < sat && sat < 1.0) ? sat : copysign(1.0, sat);\n"
+                 f"aero = 0.5 * {f(m.air_density_kg_m3)} * {f(m.drag_area_m2)} * v * fabs(v);\n"
+                 f"acc = ({f(self.k_drive)} * te - aero - friction * sat) / {f(self.m_eff)};")
+        thr = cg.u(self.throttle)
+        der = (accel + "\n" + omega + "\n"
+               f"double al = (0.0 > {thr}) ? 0.0 : {thr};\n"
+               "al = (1.0 < al) ? 1.0 : al;\n"
+               f"{cg.dx(self.xs)} = v;\n{cg.dx(self.vs)} = acc;\n"
+               f"{cg.dx(self.tes)} = ({self.m.engine.c_torque(cg, 'al', 'w')} - {te}) / "
+               f"{f(self.tau_e)};\n"
+               f"{cg.dx(self.tbs)} = ({cg.u(self.brake_torque)} - {tb}) / {f(self.tau_b)};")
+        return CModel(outputs={
+            "x": f"{cg.y(self.x)} = {cg.x(self.xs)};",
+            "v": f"{cg.y(self.v)} = {v};",
+            "a": "{\n" + accel + f"\n{cg.y(self.a)} = acc;\n}}",
+            "gear_ratio": f"{cg.y(self.gear_ratio)} = {f(self.ig)};",
+            "engine_speed": "{\n" + omega + f"\n{cg.y(self.engine_speed)} = w;\n}}"},
+            derivatives=der)
 
 
 def build_loop(scenario: Any, settings: ACCSettings | None = None,
