@@ -211,7 +211,8 @@ def simulation(t_end: float) -> dict:
 
 
 def run(diagram: Any, t_end: float, record: Any = None, **sim_kw: Any):
-    """AB3 at 8 ms, recorded every 40 ms; returns ``(results, wall_s)``."""
+    """AB3 at 8 ms, recorded every 40 ms (``sim_kw``: more Simulator options, e.g.
+    ``compiled``); returns ``(results, wall_s)``."""
     extra = [f"{n}.v" for n, blk in diagram.blocks.items()
              if n not in ("car", "acc", "radar", "set_speed") and "v" in blk.outputs]
     sim = Simulator(diagram, solver="ab3", dt=DT, record=record or RECORD + extra,
