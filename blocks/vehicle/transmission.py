@@ -192,6 +192,9 @@ class AutomaticGearbox(Block):
         :math:`P_s` of the efficiency blend (0: sharp switch).
     initial_gear : int
         Gear whose ratio initialises the ratio state.
+
+    Compiled (:meth:`c_model`): a gear input out of range fails the step as in Python
+    (a ``StepError``), its message without the offending value.
     """
 
     argument_checks = {"smoothing_power_w": NON_NEGATIVE}

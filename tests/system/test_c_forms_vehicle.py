@@ -45,7 +45,7 @@ from blocks.vehicle.params import (
     TransmissionData,
 )
 from cosim import DiagramBuilder, Simulator
-from cosim.errors import BuildError
+from cosim.errors import BuildError, StepError
 from tests.system.test_compiled_run import _compare
 
 pytestmark = [pytest.mark.skipif(shutil.which("gcc") is None, reason="needs a C compiler"),
@@ -415,3 +415,17 @@ def test_without_its_c_form_the_block_keeps_the_diagram_in_python(cls, monkeypat
     monkeypatch.setattr(cls, "c_model", None)  # (not inherited: FinalDrive's base either)
     with pytest.raises(BuildError, match=f"blk' \\({cls.__name__}\\)"):
         Simulator(make(), compiled=True, solver="rk4", dt=1e-3).run(0.1)
+
+
+@pytest.mark.parametrize("gear", [2.5, 0.0, 5.0])
+def test_a_gear_out_of_range_fails_the_step_in_c_as_in_python(gear):
+    def make():
+        b = DiagramBuilder("rig")
+        gb = b.add(AutomaticGearbox("gb"))
+        for i, p in enumerate(gb.inputs.values()):
+            b.connect(b.add(bl.Constant(f"c{i}", gear if p is gb.gear else 1.0)).y, p)
+        return b.build()
+
+    for compiled in (False, True):
+        with pytest.raises(StepError, match="AutomaticGearbox 'gb': input 'gear'"):
+            Simulator(make(), compiled=compiled, solver="rk4", dt=1e-3).run(0.1)
