@@ -38,9 +38,11 @@ from typing import Any
 from blocks.electric import Gearbox, PMSMDrive
 from blocks.sources import Constant
 from cosim.block import Block
+from cosim.codegen.model import CContext, CModel, c_float
 from cosim.diagram import Diagram, DiagramBuilder
 from cosim.errors import ParameterError
 
+from . import _cforms
 from .params import PASSENGER_CAR, ElectricDriveData
 
 __all__ = ["AcceleratorMap", "ElectricDrivetrain"]
@@ -80,6 +82,23 @@ class AcceleratorMap(Block):
 
     def torque(self, throttle: float, speed: float) -> float:
         return min(max(throttle, 0.0), 1.0) * self.params.torque_envelope(speed)
+
+    def c_model(self, cg: CContext) -> CModel:
+        """C of :meth:`torque` with :meth:`ElectricDriveData.torque_envelope` (the
+        envelope's data as constants)."""
+        p = self.params
+        t_max, p_max = c_float(p.max_torque_nm), c_float(p.max_power_w)
+        w0 = 0.95 * p.max_speed_rad_s
+        code = (f"double w = fabs({cg.u(self.motor_speed)}), thr = {cg.u(self.throttle)}, "
+                "t, a;\n"
+                f"t = (w * {t_max} <= {p_max}) ? {t_max} : {p_max} / w;\n"
+                f"if (w > {c_float(w0)}) {{\n"
+                f"    double q = ({c_float(p.max_speed_rad_s)} - w) / "
+                f"{c_float(p.max_speed_rad_s - w0)};\n"
+                "    t = t * ((q > 0.0) ? q : 0.0);\n}\n"
+                + _cforms.clip("thr", "0.0", "1.0", "a")
+                + f"\n{cg.y(self.torque_ref)} = a * t;")
+        return CModel(outputs=_cforms.scoped({"torque_ref": code}))
 
 
 def ElectricDrivetrain(name: str, params: ElectricDriveData | None = None, *,  # noqa: N802

@@ -59,9 +59,11 @@ import math
 from typing import Any
 
 from cosim.block import Block
+from cosim.codegen.model import CContext, CModel, c_float
 from cosim.errors import ParameterError
 from cosim.params import NON_NEGATIVE, POSITIVE
 
+from . import _cforms
 from .params import PASSENGER_CAR, BodyData, BrakeData
 
 __all__ = ["Brake", "LongitudinalVehicle", "standstill_friction"]
@@ -180,6 +182,33 @@ class LongitudinalVehicle(Block):
                                   ctx.input(self.brake_torque), self._grade(ctx))
         return [v, (f_a - f_f) / self.m_eq]
 
+    def c_model(self, cg: CContext) -> CModel:
+        """C of :meth:`drag`, :meth:`forces` (libm ``sin``/``cos`` of the grade, as
+        ``math``'s) and :meth:`derivatives`; the grade parameter is tunable."""
+        v = cg.x(self.xv, 1)
+        k = c_float(self.k_drag)
+        grade = cg.u(self.grade_in) if self.grade is None else cg.param(
+            "grade", float(cg.value(self.grade)), unit="rad")
+        mg = c_float(self.m * self.g)
+        forces = (
+            f"double v = {v}, fa, res, f, ff;\n"
+            f"fa = {cg.u(self.drive_torque)} / {c_float(self.r)} - ({k} * v * fabs(v)) - "
+            f"{mg} * sin({grade});\n"
+            f"{{\n    double tb = {cg.u(self.brake_torque)};\n"
+            f"    res = {c_float(self.f_r)} * {mg} * cos({grade}) + "
+            f"((0.0 > tb) ? 0.0 : tb) / {c_float(self.r)};\n}}\n"
+            f"f = fa + {c_float(self.m_tau)} * v;\n"
+            "ff = (f > res) ? res : ((f < -res) ? -res : f);\n")
+        acc = f"(fa - ff) / {c_float(self.m_eq)}"
+        return CModel(
+            outputs=_cforms.scoped({"x": f"{cg.y(self.x)} = {cg.x(self.xv, 0)};",
+                     "v": f"{cg.y(self.v)} = {v};",
+                     "wheel_speed": f"{cg.y(self.wheel_speed)} = {v} / {c_float(self.r)};",
+                     "drag_force": f"{cg.y(self.drag_force)} = {k} * {v} * fabs({v});",
+                     "a": forces + f"{cg.y(self.a)} = {acc};",
+                     "friction_force": forces + f"{cg.y(self.friction_force)} = ff;"}),
+            derivatives=forces + f"{cg.dx(self.xv, 0)} = v;\n{cg.dx(self.xv, 1)} = {acc};")
+
 
 def _grade(v: Any) -> None:
     if not abs(float(v)) < math.pi / 2:
@@ -264,3 +293,20 @@ class Brake(Block):
 
     def derivatives(self, ctx: Any) -> float:
         return (self.commanded(ctx.input(self.request)) - ctx.state(self.tb)) / self.tau
+
+    def c_model(self, cg: CContext) -> CModel:
+        """C of :meth:`commanded` and :meth:`derivatives` (limits and lag as constants)."""
+        t_max = c_float(self.t_max)
+        cmd = f"double req = {cg.u(self.request)}, t, tc;\n"
+        if self.mode == "pedal":
+            cmd += _cforms.clip("req", "0.0", "1.0", "t") + f"\nt = t * {t_max};\n"
+        elif self.mode == "pressure":
+            cmd += f"t = {c_float(self.k_p)} * req;\n"
+        else:
+            cmd += "t = req;\n"
+        cmd += _cforms.clip("t", "0.0", t_max, "tc") + "\n"
+        if self.tb is None:
+            return CModel(outputs=_cforms.scoped({"torque": cmd + f"{cg.y(self.torque)} = tc;"}))
+        return CModel(outputs={"torque": f"{cg.y(self.torque)} = {cg.x(self.tb)};"},
+                      derivatives=cmd + f"{cg.dx(self.tb)} = (tc - {cg.x(self.tb)}) / "
+                      f"{c_float(self.tau)};")

@@ -52,8 +52,10 @@ import numpy as np
 
 from blocks.tables import Table1D, Table2D
 from cosim.block import Block
+from cosim.codegen.model import CContext, CModel, c_float
 from cosim.errors import ParameterError
 
+from . import _cforms
 from .params import PASSENGER_CAR, EngineData, TorqueConverterData
 
 __all__ = ["Engine", "EngineMap", "TorqueConverter"]
@@ -171,6 +173,32 @@ class Engine(Block):
         dw = (t - ctx.input(self.load_torque)) / self.J
         return 0.0 if (w <= 0.0 and dw < 0.0) else dw
 
+    def c_model(self, cg: CContext) -> CModel:
+        """C of :meth:`effective_throttle`, the map's clipped bilinear lookup
+        (``blocks.tables._bilinear_clip``) and :meth:`derivatives`; the map and the data
+        are constants of the C."""
+        _cforms.use(cg, "bilinear")
+        tab = self.map.table
+        X, Y, Z = cg.const(tab.x), cg.const(tab.y), cg.const(tab.z)
+        w = cg.x(self.w)
+        torque = (
+            f"double w = {w}, thr = {cg.u(self.throttle)}, a, g, cut, T;\n"
+            + _cforms.clip("thr", "0.0", "1.0", "a") + "\n"
+            + f"g = {c_float(self.k_idle)} * ({c_float(self.w_idle)} - w);\n"
+            + _cforms.clip("g", "0.0", "1.0", "g") + "\n"
+            + "a = (g > a) ? g : a;\n"
+            + f"cut = ({c_float(self.w_cut)} - w) / {c_float(self.w_ramp)};\n"
+            + _cforms.clip("cut", "0.0", "1.0", "cut") + "\n"
+            + "a = a * cut;\n"
+            + f"T = cosim_veh_bilinear({X.ptr}, {tab.x.size}, {Y.ptr}, {tab.y.size}, "
+            f"{Z.ptr}, a, w);\n")
+        return CModel(
+            outputs=_cforms.scoped({"speed": f"{cg.y(self.speed)} = {w};",
+                     "torque": torque + f"{cg.y(self.torque)} = T;",
+                     "throttle_effective": torque + f"{cg.y(self.throttle_effective)} = a;"}),
+            derivatives=torque + f"double dw = (T - {cg.u(self.load_torque)}) / "
+            f"{c_float(self.J)};\n{cg.dx(self.w)} = (w <= 0.0 && dw < 0.0) ? 0.0 : dw;")
+
 
 class TorqueConverter(Block):
     r"""Torque converter: pump and turbine speeds in, their torques out (module docstring).
@@ -225,3 +253,31 @@ class TorqueConverter(Block):
         # overrun: the turbine drives the pump, fluid-coupling mode
         t = -self.coefficient.lookup(w_p / w_t) * w_t * w_t
         return t, t, min(w_t / w_p, NU_MAX) if w_p > 0 else NU_MAX
+
+    def c_model(self, cg: CContext) -> CModel:
+        """C of :meth:`torques` with the clipped linear tables
+        (``blocks.tables._linear_clip_1d``) as constants."""
+        _cforms.use(cg, "lin1d")
+        n = self.coefficient.x.size
+        X = cg.const(self.coefficient.x)
+        C, R = cg.const(self.coefficient.y), cg.const(self.ratio.y)
+        nu_max = c_float(NU_MAX)
+        calc = (
+            f"double wp = {cg.u(self.pump_speed)}, wt = {cg.u(self.turbine_speed)}, "
+            "tp, tt, nu;\n"
+            "wp = (0.0 > wp) ? 0.0 : wp;\n"
+            "if (wt <= wp) {\n"
+            "    if (wp == 0.0) {\n        tp = 0.0; tt = 0.0; nu = 0.0;\n    } else {\n"
+            "        nu = ((0.0 > wt) ? 0.0 : wt) / wp;\n"
+            f"        tp = cosim_veh_lin1d({X.ptr}, {C.ptr}, {n}, nu) * wp * wp;\n"
+            f"        tt = cosim_veh_lin1d({X.ptr}, {R.ptr}, {n}, nu) * tp;\n    }}\n"
+            "} else {\n"
+            f"    tp = -cosim_veh_lin1d({X.ptr}, {C.ptr}, {n}, wp / wt) * wt * wt;\n"
+            "    tt = tp;\n"
+            f"    if (wp > 0) {{\n        nu = wt / wp;\n        nu = ({nu_max} < nu) ? "
+            f"{nu_max} : nu;\n    }} else {{\n        nu = {nu_max};\n    }}\n"
+            "}\n(void)tp; (void)tt; (void)nu;\n")
+        return CModel(outputs=_cforms.scoped({
+            "pump_torque": calc + f"{cg.y(self.pump_torque)} = tp;",
+            "turbine_torque": calc + f"{cg.y(self.turbine_torque)} = tt;",
+            "speed_ratio": calc + f"{cg.y(self.speed_ratio)} = nu;"}))

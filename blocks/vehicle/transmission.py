@@ -48,9 +48,11 @@ import numpy as np
 
 from blocks.electric.gearbox import Gearbox
 from cosim.block import Block
+from cosim.codegen.model import CContext, CModel, c_float
 from cosim.errors import ParameterError
 from cosim.params import NON_NEGATIVE, refuse
 
+from . import _cforms
 from .params import _KMH, PASSENGER_CAR, TransmissionData
 
 __all__ = ["AutomaticGearbox", "FinalDrive", "ShiftSchedule", "efficiency_factor"]
@@ -142,6 +144,29 @@ class ShiftSchedule(Block):
             ctx.set_discrete(self.g, new)
             ctx.set_discrete(self.last, ctx.time)
 
+    def c_model(self, cg: CContext) -> CModel:
+        """C of :meth:`_update` and :meth:`decide` (the lines by ``numpy.interp``); the
+        gear and the last shift's time are the discrete states (doubles)."""
+        _cforms.use(cg, "interp")
+        m = len(self._thr)
+        thr = cg.const(self._thr)
+        up = cg.const([v for row in self._up for v in row]) if self.n > 1 else None
+        dn = cg.const([v for row in self._down for v in row]) if self.n > 1 else None
+        g, last = cg.xd(self.g), cg.xd(self.last)
+        upd = (f"double tn = {cg.t};\n"
+               f"if (!(tn - {last} < {c_float(self.min_interval)} - 1e-12)) {{\n"
+               f"    double g = {g}, sp = {cg.u(self.speed)}, thr = {cg.u(self.throttle)};\n"
+               "    double a, nw = g;\n    "
+               + _cforms.clip("thr", "0.0", "1.0", "a").replace("\n", "\n    ") + "\n")
+        if self.n > 1:
+            upd += (f"    if (g < {self.n} && sp > cosim_veh_interp(a, {thr.ptr}, "
+                    f"{up.base} + {up.offset} + ((int)g - 1) * {m}, {m})) nw = g + 1;\n"
+                    f"    else if (g > 1 && sp < cosim_veh_interp(a, {thr.ptr}, "
+                    f"{dn.base} + {dn.offset} + ((int)g - 2) * {m}, {m})) nw = g - 1;\n")
+        upd += (f"    if (nw != g) {{\n        {g} = nw;\n        {last} = tn;\n    }}\n"
+                "    (void)a;\n}")
+        return CModel(outputs={"gear": f"{cg.y(self.gear)} = {g};"}, update=upd)
+
 
 class AutomaticGearbox(Block):
     r"""Gear set of an automatic transmission (module docstring).
@@ -167,6 +192,9 @@ class AutomaticGearbox(Block):
         :math:`P_s` of the efficiency blend (0: sharp switch).
     initial_gear : int
         Gear whose ratio initialises the ratio state.
+
+    Compiled (:meth:`c_model`): a gear input out of range fails the step as in Python
+    (a ``StepError``), its message without the offending value.
     """
 
     argument_checks = {"smoothing_power_w": NON_NEGATIVE}
@@ -225,6 +253,31 @@ class AutomaticGearbox(Block):
     def derivatives(self, ctx: Any) -> float:
         return (self.gear_ratio(ctx.input(self.gear)) - ctx.state(self.r)) * self.rate
 
+    def c_model(self, cg: CContext) -> CModel:
+        """C of :meth:`gear_ratio` (a gear out of range fails the step),
+        :meth:`output_torque` and :meth:`derivatives`."""
+        n = len(self.ratios)
+        R = cg.const(self.ratios)
+        gear = (f"double gr;\n{{\n    double g = {cg.u(self.gear)};\n"
+                f"    if (!(g >= 1.0 && g <= {n}.0 && g == floor(g))) {{\n        "
+                + cg.fail(f"AutomaticGearbox '{self.path}': input 'gear' is not a gear "
+                          f"1..{n}")
+                + f"\n        gr = NAN;\n    }} else {{\n        gr = {R.base}[{R.offset} + "
+                "(int)g - 1];\n    }\n}\n")
+        ratio = (f"double r = {cg.x(self.r)};\n" if self.r is not None
+                 else gear + "double r = gr;\n")
+        wo = cg.u(self.speed_out)
+        torque = (ratio + f"double ti = {cg.u(self.torque_in)}, p = ti * r * {wo}, f;\n"
+                  + _cforms.efficiency_factor("p", self.eta, self.p_s, "f")
+                  + f"\n{cg.y(self.torque_out)} = r * ti * f;")
+        cm = CModel(outputs=_cforms.scoped({"torque_out": torque,
+                             "speed_in": ratio + f"{cg.y(self.speed_in)} = r * {wo};",
+                             "ratio": ratio + f"{cg.y(self.ratio)} = r;"}))
+        if self.r is not None:
+            cm.derivatives = gear + (f"{cg.dx(self.r)} = (gr - {cg.x(self.r)}) * "
+                                     f"{c_float(self.rate)};")
+        return cm
+
 
 class FinalDrive(Gearbox):
     r""":class:`blocks.electric.Gearbox` with the final-drive data of a
@@ -255,3 +308,15 @@ class FinalDrive(Gearbox):
         super().__init__(name, ratio=p.final_drive_ratio, efficiency=p.final_drive_efficiency,
                          smoothing_power_w=smoothing_power_w)
         self.params = p
+
+    def c_model(self, cg: CContext) -> CModel:
+        """C of :class:`blocks.electric.Gearbox`'s ``output_torque``, ``speed_in`` and
+        ``_loss`` (ratio, efficiency and smoothing power as constants)."""
+        r, wo = c_float(self.ratio), cg.u(self.speed_out)
+        calc = (f"double ti = {cg.u(self.torque_in)}, w = {wo}, p = ti * {r} * w, f, T;\n"
+                + _cforms.efficiency_factor("p", self.eta, self.p_s, "f")
+                + f"\nT = {r} * ti * f;\n")
+        return CModel(outputs=_cforms.scoped({
+            "torque_out": calc + f"{cg.y(self.torque_out)} = T;",
+            "speed_in": f"{cg.y(self.speed_in)} = {r} * {wo};",
+            "power_loss": calc + f"{cg.y(self.power_loss)} = p - T * w;"}))
