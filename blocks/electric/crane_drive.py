@@ -118,11 +118,11 @@ class TorqueSpeedCurve:
             k = c.shape[0]
             C = cg.const(c.T.copy())  # row i: the coefficients of interval i
             code += [f"const double *c = {C.ptr} + {k} * i;",
-                     "double s = w - X[i], z = 1.0;", "r = 0.0;"]
+                     "double ds = w - X[i], z = 1.0;", "r = 0.0;"]
             for kp in range(k):
                 code.append(f"r = r + c[{k - kp - 1}] * z;")
                 if kp < k - 1:
-                    code.append("z *= s;")
+                    code.append("z *= ds;")
             code.append("r = (0.0 > r) ? 0.0 : r;")
         return "{\n    " + "\n    ".join(code) + f"\n    {out} = r;\n}}"
 
@@ -233,8 +233,8 @@ class CraneDrive(Block):
                "torque_ref": f"{cg.y(self.torque_ref)} = {xr};",
                "torque_limit": self.curve.c_code(cg, w, cg.y(self.torque_limit))}
         if self.i_tot is not None:
-            out["force"] = ("{\ndouble t;\n" + limited("t") + f"\n{cg.y(self.force)} = "
-                            f"{f(self.n)} * (t / {f(self.i_tot)} * {f(self.eta)} - "
+            out["force"] = ("{\ndouble tl;\n" + limited("tl") + f"\n{cg.y(self.force)} = "
+                            f"{f(self.n)} * (tl / {f(self.i_tot)} * {f(self.eta)} - "
                             f"{f(self.c)} * {w});\n}}")
         der = (f"{cg.dx(self.x)} = ({f(self.K)} * ({cg.u(self.speed_ref)} - {w}) - {xr}) / "
                f"{f(self.tau)};")
