@@ -112,6 +112,12 @@ Limitations
   rope, :math:`|\lambda| = 142` 1/s (34 1/s on 30 m), the hoist speed loop ~110 1/s, the arm
   stops and contacts 45 1/s, so RK4 at 5 ms has :math:`h|\lambda| \le 0.7` (stable up to
   2.8); stiffer ropes or contacts need a smaller step.
+* Compiled runs (``Simulator(compiled=True)``, :meth:`GantryCrane.c_model`): the rhs is
+  generated as one C function with the parameters as constants, equal to the Python loop
+  bit for bit (the example's 60 s, tests/system/test_c_forms_cranes_electric.py); a fault
+  stops the C run with the same cause but without the values in the message; C checks
+  each derivative for finiteness where Python checks their ``math.fsum`` (which raises
+  ``OverflowError`` if finite derivatives overflow their sum).
 * The P speed controllers of the drives (seed eq. 23) droop under load: a hoist holding
   40 t with zero reference sinks at ~2 cm/s (K = 200 N m s/rad); real hoists add a brake
   and integral action.

@@ -58,7 +58,9 @@ class TorqueSpeedCurve:
     "spline curve" that must stay a limit), ``"spline"`` with a not-a-knot
     cubic spline (:class:`scipy.interpolate.CubicSpline`; may overshoot).
     Outside the breakpoints the end values are held; the result is never
-    negative.
+    negative.  In C (:meth:`c_code`) the splines are evaluated as SciPy's ``PPoly``
+    evaluates them (bit for bit with SciPy 1.17; a SciPy that changed its evaluation order
+    would differ in the last bits).
     """
 
     def __init__(self, speed_rad_s: Any, torque_nm: Any, interpolation: str = "linear",

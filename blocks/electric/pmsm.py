@@ -41,6 +41,14 @@ weakening are not modelled: above the speed where the back-EMF and the
 inductive drop exceed :math:`u_{max}` the currents, and so the torque, fall
 short of the reference (the tests show it).  A field-weakening strategy would
 feed a negative :math:`i_d^*` to :class:`DQCurrentController`.
+
+Compiled runs: every block here has a C form (``c_model``), equal to the Python loop bit
+for bit; the limit's :func:`math.hypot` is CPython 3.11's algorithm in C
+(:data:`PY_HYPOT_C`; glibc's ``hypot`` differs in the last bit), so another interpreter
+with a different ``hypot`` would differ in the last bit on the circle.  The inverter's
+``i_dc`` reads ``u_dc``: a :class:`~blocks.electric.Battery` fed directly with ``i_dc`` closes
+an algebraic loop, which the Python loop solves and the compiled run refuses (put the
+DC-link capacitor, a lag, between).
 """
 
 from __future__ import annotations

@@ -262,6 +262,42 @@ def test_gantry_crane_example_full_scenario():
         np.testing.assert_array_equal(py[k], c[k])  # bit for bit
 
 
+def test_flatness_crane_example_trapezoid_case():
+    """examples/flatness_crane.py's diagram (a loaded spreader, an empty OperatorProgram for
+    the arms, a trapezoid program for trolley and hoist) over its move."""
+    import examples.flatness_crane as ex
+    hoist = ex.trapezoid_same_time(ex.T0, ex.L0_START - ex.L0_END, ex.DURATION, ex.HOIST_ACCEL)
+    trolley = ex.trapezoid_same_time(ex.T0, ex.XF - ex.X0, ex.DURATION, 0.5)
+
+    def make():
+        return ex._diagram(ex.PARAMS, OperatorProgram("reference", trolley=trolley,
+                                                      hoist=hoist), ex.L0_START)
+
+    _both(make, 30.0, solver="rk4", dt=ex.DT,
+          record=["crane.spreader_x", "crane.trolley_position", "crane.hoist_length",
+                  "crane.state"])
+
+
+def test_electric_drives_example_pmsm_torque_step():
+    """examples/electric_drives.py's PMSM torque step (PMSMDrive on GEM_PMSM), its first
+    10 ms at the example's 1 us."""
+    import examples.electric_drives as ex
+
+    def make():
+        b = DiagramBuilder("pmsm")
+        drive = b.add(bl.electric.PMSMDrive("drive", bl.electric.GEM_PMSM,
+                                            bandwidth_rad_s=ex.BANDWIDTH))
+        tr = b.add(bl.Step("tr", ex.PMSM_T_STEP, ex.PMSM_TORQUE, unit="N*m"))
+        w = b.add(bl.Constant("w", ex.PMSM_SPEED, unit="rad/s"))
+        udc = b.add(bl.Constant("udc", ex.U_DC, unit="V"))
+        b.connect(tr.y, drive.input("torque_ref"))
+        b.connect(w.y, drive.input("speed"))
+        b.connect(udc.y, drive.input("u_dc"))
+        return b.build()
+
+    _both(make, 0.01, solver="rk4", dt=1e-6)
+
+
 def test_gantry_crane_fault_fails_the_compiled_run_too():
     def make():
         hold: dict = {}
