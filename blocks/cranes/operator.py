@@ -17,7 +17,11 @@ import math
 from bisect import bisect_right
 from typing import Any
 
+import numpy as np
+
+from blocks.electric.crane_drive import BISECT_RIGHT_C
 from cosim.block import Block
+from cosim.codegen.model import CModel
 from cosim.errors import ParameterError
 
 VELOCITY_CHANNELS = ("gantry", "trolley", "hoist")
@@ -152,6 +156,24 @@ class OperatorProgram(Block):
         ag, bg, at, bt, ah, bh, c12, c34, c5, c6 = self._segs[k if k > 0 else 0]
         t = ctx.time
         return ag + bg * t, at + bt * t, ah + bh * t, c12, c34, c5, c6
+
+    def c_model(self, cg: Any) -> CModel:
+        """C form: mirrors :meth:`_values` (the segment of ``mode_time + 1e-12`` by
+        ``bisect_right`` in the breakpoint times, then ``a + b t`` or the command level)."""
+        cg.helper("cosim_bisect_right", BISECT_RIGHT_C)
+        T = cg.const(np.array(self._t))
+        S = cg.const(np.array(self._segs, dtype=float))
+        n, w = len(self._t), len(self._segs[0])
+        head = (f"int k = cosim_bisect_right({T.ptr}, {n}, {cg.mode_t} + 1e-12) - 1;\n"
+                f"const double *r = {S.ptr} + {w} * (k > 0 ? k : 0);\n")
+        out = {}
+        ports = (self.gantry_velocity_ref, self.trolley_velocity_ref, self.hoist_velocity_ref)
+        for j, port in enumerate(ports):
+            out[port.name] = ("{\n" + head + f"{cg.y(port)} = r[{2 * j}] + r[{2 * j + 1}] * "
+                              f"{cg.t};\n}}")
+        for j, port in enumerate((self.arms_12, self.arms_34, self.arm_5, self.arm_6)):
+            out[port.name] = "{\n" + head + f"{cg.y(port)} = r[{6 + j}];\n}}"
+        return CModel(outputs=out, time_dependent=True)
 
     def at(self, t: float) -> dict[str, float]:
         """All channels at time ``t`` (right-continuous), for plots and tests."""

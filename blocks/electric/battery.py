@@ -24,8 +24,11 @@ from typing import Any
 import numpy as np
 
 from cosim.block import Block
+from cosim.codegen.model import CModel, c_float
 from cosim.errors import ParameterError
 from cosim.params import NON_NEGATIVE, POSITIVE, Array
+
+from .crane_drive import BISECT_RIGHT_C
 
 
 class Battery(Block):
@@ -126,3 +129,29 @@ class Battery(Block):
 
     def derivatives(self, ctx: Any) -> float:
         return -ctx.input(self.current) / self.capacity_as
+
+    def c_model(self, cg: Any) -> CModel:
+        """C form: mirrors :meth:`ocv`, the outputs and :meth:`derivatives`."""
+        f = c_float
+        if self.u_oc is not None:
+            ocv = f"double ocv = {f(self.u_oc)};\n"
+        else:
+            cg.helper("cosim_bisect_right", BISECT_RIGHT_C)
+            n = len(self._xl)
+            X, Y = cg.const(np.array(self._xl)), cg.const(np.array(self._yl))
+            ocv = (f"const double *X = {X.ptr}, *Y = {Y.ptr};\n"
+                   f"double soc = {cg.x(self.x_soc)}, ocv;\nint i;\n"
+                   "soc = (X[0] > soc) ? X[0] : soc;\n"
+                   f"soc = (X[{n - 1}] < soc) ? X[{n - 1}] : soc;\n"
+                   f"i = cosim_bisect_right(X, {n}, soc) - 1;\n"
+                   f"if ({n - 2} < i) i = {n - 2};\n"
+                   "ocv = Y[i] + (soc - X[i]) / (X[i + 1] - X[i]) * (Y[i + 1] - Y[i]);\n")
+        i, R = cg.u(self.current), f(self.R)
+        out = {"open_circuit_voltage": f"{{\n{ocv}{cg.y(self.open_circuit_voltage)} = ocv;\n}}",
+               "voltage": f"{{\n{ocv}{cg.y(self.voltage)} = ocv - {R} * {i};\n}}",
+               "power": f"{{\n{ocv}{cg.y(self.power)} = (ocv - {R} * {i}) * {i};\n}}"}
+        der = ""
+        if self.x_soc is not None:
+            out["soc"] = f"{cg.y(self.soc)} = {cg.x(self.x_soc)};"
+            der = f"{cg.dx(self.x_soc)} = -{i} / {f(self.capacity_as)};"
+        return CModel(outputs=out, derivatives=der)

@@ -32,10 +32,22 @@ from typing import Any
 import numpy as np
 
 from cosim.block import Block
+from cosim.codegen.model import CModel, c_float
 from cosim.errors import ParameterError
 from cosim.params import COUNT, EFFICIENCY, NON_NEGATIVE, POSITIVE, Array, refuse
 
 _INTERP = ("linear", "pchip", "spline")
+
+#: C of ``bisect.bisect_right`` on a double array (a C helper of the C forms)
+BISECT_RIGHT_C = r"""/* bisect.bisect_right(a[0:n], v) */
+static int cosim_bisect_right(const double *a, int n, double v) {
+    int lo = 0, hi = n;
+    while (lo < hi) {
+        int mid = (lo + hi) / 2;
+        if (v < a[mid]) hi = mid; else lo = mid + 1;
+    }
+    return lo;
+}"""
 
 
 class TorqueSpeedCurve:
@@ -46,7 +58,9 @@ class TorqueSpeedCurve:
     "spline curve" that must stay a limit), ``"spline"`` with a not-a-knot
     cubic spline (:class:`scipy.interpolate.CubicSpline`; may overshoot).
     Outside the breakpoints the end values are held; the result is never
-    negative.
+    negative.  In C (:meth:`c_code`) the splines are evaluated as SciPy's ``PPoly``
+    evaluates them (bit for bit with SciPy 1.17; a SciPy that changed its evaluation order
+    would differ in the last bits).
     """
 
     def __init__(self, speed_rad_s: Any, torque_nm: Any, interpolation: str = "linear",
@@ -84,6 +98,35 @@ class TorqueSpeedCurve:
         xl, yl = self._xl, self._yl
         i = min(bisect_right(xl, w) - 1, len(xl) - 2)
         return yl[i] + (w - xl[i]) / (xl[i + 1] - xl[i]) * (yl[i + 1] - yl[i])
+
+    def c_code(self, cg: Any, speed: str, out: str) -> str:
+        """C statements setting ``out`` to the curve at the C expression ``speed``; mirrors
+        :meth:`__call__` (the splines as SciPy's ``PPoly`` evaluates them: interval of
+        ``bisect_right``, then ``c3 + c2 s + c1 s^2 + c0 s^3`` added left to right)."""
+        cg.helper("cosim_bisect_right", BISECT_RIGHT_C)
+        n = len(self._xl)
+        X = cg.const(self.x)
+        code = [f"const double *X = {X.ptr};", "int i;",
+                f"double w = fabs({speed}), r;",
+                "w = (X[0] > w) ? X[0] : w;", f"w = (X[{n - 1}] < w) ? X[{n - 1}] : w;",
+                f"i = cosim_bisect_right(X, {n}, w) - 1;",
+                f"if ({n - 2} < i) i = {n - 2};"]
+        if self._spline is None:
+            Y = cg.const(self.y)
+            code += [f"const double *Y = {Y.ptr};",
+                     "r = Y[i] + (w - X[i]) / (X[i + 1] - X[i]) * (Y[i + 1] - Y[i]);"]
+        else:
+            c = np.asarray(self._spline.c, dtype=float)  # (order, intervals), highest first
+            k = c.shape[0]
+            C = cg.const(c.T.copy())  # row i: the coefficients of interval i
+            code += [f"const double *c = {C.ptr} + {k} * i;",
+                     "double ds = w - X[i], z = 1.0;", "r = 0.0;"]
+            for kp in range(k):
+                code.append(f"r = r + c[{k - kp - 1}] * z;")
+                if kp < k - 1:
+                    code.append("z *= ds;")
+            code.append("r = (0.0 > r) ? 0.0 : r;")
+        return "{\n    " + "\n    ".join(code) + f"\n    {out} = r;\n}}"
 
 
 class CraneDrive(Block):
@@ -178,3 +221,23 @@ class CraneDrive(Block):
     def derivatives(self, ctx: Any) -> float:
         e = ctx.input(self.speed_ref) - ctx.input(self.speed)
         return (self.K * e - ctx.state(self.x)) / self.tau
+
+    def c_model(self, cg: Any) -> CModel:
+        """C form: mirrors :meth:`limited_torque`, :meth:`_force` and :meth:`derivatives`
+        (the curve through :meth:`TorqueSpeedCurve.c_code`)."""
+        w, xr, f = cg.u(self.speed), cg.x(self.x), c_float
+
+        def limited(out: str) -> str:
+            return ("double tm, v;\n" + self.curve.c_code(cg, w, "tm") + "\n"
+                    f"v = (-tm > {xr}) ? -tm : {xr};\n{out} = (tm < v) ? tm : v;")
+
+        out = {"torque": "{\n" + limited(cg.y(self.torque)) + "\n}",
+               "torque_ref": f"{cg.y(self.torque_ref)} = {xr};",
+               "torque_limit": self.curve.c_code(cg, w, cg.y(self.torque_limit))}
+        if self.i_tot is not None:
+            out["force"] = ("{\ndouble tl;\n" + limited("tl") + f"\n{cg.y(self.force)} = "
+                            f"{f(self.n)} * (tl / {f(self.i_tot)} * {f(self.eta)} - "
+                            f"{f(self.c)} * {w});\n}}")
+        der = (f"{cg.dx(self.x)} = ({f(self.K)} * ({cg.u(self.speed_ref)} - {w}) - {xr}) / "
+               f"{f(self.tau)};")
+        return CModel(outputs=out, derivatives=der)

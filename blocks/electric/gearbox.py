@@ -46,6 +46,7 @@ import math
 from typing import Any
 
 from cosim.block import Block
+from cosim.codegen.model import CModel, c_float
 from cosim.errors import ParameterError
 from cosim.params import EFFICIENCY, NON_NEGATIVE
 
@@ -111,3 +112,23 @@ class Gearbox(Block):
         t, w = ctx.input(self.torque_in), ctx.input(self.speed_out)
         p_in = t * self.ratio * w
         return p_in - self.output_torque(t, w) * w
+
+    def c_model(self, cg: Any) -> CModel:
+        """C form: mirrors :meth:`output_torque` (with :meth:`factor`), the ``speed_in``
+        output and :meth:`_loss`."""
+        f = c_float
+        i, eta, p_s = f(self.ratio), f(self.eta), f(self.p_s)
+        t, w = cg.u(self.torque_in), cg.u(self.speed_out)
+        if self.p_s == 0.0:
+            fac = f"double fac = (p_in >= 0.0) ? {eta} : 1.0 / {eta};\n"
+        else:
+            fac = (f"double sm = fabs(p_in) / {p_s}, fac;\n"
+                   "sm = (1.0 < sm) ? 1.0 : sm;\n"
+                   f"fac = (p_in >= 0.0) ? 1.0 - (1.0 - {eta}) * sm : "
+                   f"1.0 + (1.0 / {eta} - 1.0) * sm;\n")
+        calc = (f"double tq = {t}, wo = {w};\ndouble p_in = tq * {i} * wo;\n" + fac
+                + f"double tout = {i} * tq * fac;\n")
+        return CModel(outputs={
+            "torque_out": f"{{\n{calc}{cg.y(self.torque_out)} = tout;\n}}",
+            "speed_in": f"{cg.y(self.speed_in)} = {i} * {w};",
+            "power_loss": f"{{\n{calc}{cg.y(self.power_loss)} = p_in - tout * wo;\n}}"})
