@@ -25,14 +25,23 @@ sums of fused outputs, whose terms NumPy adds in another order: results agree to
 
 What runs compiled (:func:`compiled_reason` says why not, ``diagnostics["compiled"]``):
 
-* fixed-step ``rk4``, ``heun``, ``midpoint``, ``euler`` with a fixed ``dt``, and diagrams
-  without continuous states (any solver);
+* fixed-step ``rk4``, ``heun``, ``midpoint``, ``euler`` and ``ab3`` with a fixed ``dt``, and
+  diagrams without continuous states (any solver);
 * every block with a C form (:mod:`cosim.codegen.blocks`, a block's ``c_model``, a registered
   one, or ``linear_model``);
 * the built-in recorder (any ``record`` / ``record_every``; numeric ports, arrays included)
   and the progress bar.
 
-Limitations (the Python loop runs, the reason named): variable-step solvers and ``ab3``;
+AB3 (:class:`~cosim.solvers.AB3`): its history lives in the C model between calls and is
+handed over with the state: each advance starts from the Python solver's history
+(:meth:`~cosim.solvers.AB3.history`) and gives C's back (:meth:`~cosim.solvers.AB3.restore`),
+so C and Python advances may alternate.  The C restarts it where the Python loop does: a step
+size other than the history's, a breakpoint, and per ``multistep_restart`` a sample hit where
+a watched held output (the slots of :class:`~cosim.hit_plans.HitPlans`, per rate group, as C
+tables) changes in the hit's output evaluation (``stats["multistep_restarts"]``); after a
+parameter change, at the first stop (where the Python loop rebuilds its program).
+
+Limitations (the Python loop runs, the reason named): variable-step solvers;
 ``dt="advance"``; zero crossings; dynamic time events and time events with Python handlers;
 observers other than the recorder (stream writers), manipulators and monitors; blocks
 without a C form (``FunctionBlock``, FMU blocks, most domain-library blocks today): one such
@@ -53,7 +62,7 @@ from .errors import BuildError, StepError
 __all__ = ["SOLVERS", "CompiledRoute", "CompiledRun", "compiled_reason"]
 
 #: the fixed-step solvers the C integrates with
-SOLVERS = ("rk4", "heun", "midpoint", "euler")
+SOLVERS = ("rk4", "heun", "midpoint", "euler", "ab3")
 _DRIVER = Path(__file__).parent / "codegen" / "templates" / "driver.c"
 _I64 = ctypes.c_int64
 _VP = ctypes.c_void_p
@@ -122,16 +131,19 @@ class CompiledRun:
         plan = sim.plan
         ports = list(sim.recorder.ports) if sim.recorder is not None else []
         dt = int(sim.grid.ticks or 0)
+        method = sim.solver_name if sim.solver_name in SOLVERS else "euler"
+        #: the AB3 history is handed over (module docstring)
+        self.ab3 = method == "ab3"
         prog = Program(sim.diagram, sim.ctx,
-                       integrator=sim.solver_name if sim.solver_name in SOLVERS else "euler",
+                       integrator="rk4" if self.ab3 else method,  # (ab3: by COSIM_METHOD)
                        step_ticks=dt, fuse_linear=sim.fuse_linear,
                        observed=tuple(ports)).build()
         self.program = prog
         header = ("#define COSIM_HAS_CS 1\n#define COSIM_INTERPOLATE 0\n"
                   '#define COSIM_FINITE_HINT "or reduce dt"\n')
         source = csource.model_source(prog, fmi_version="2.0", model_identifier="cosim_sim",
-                                      token="cosim-sim", header=header) \
-            + LAYOUT_C + _DRIVER.read_text()
+                                      token="cosim-sim", header=header, integrator=method) \
+            + LAYOUT_C + (_watch_tables(sim, prog) if self.ab3 else "") + _DRIVER.read_text()
         path = shared_library("cosim-sim", source, (*CFLAGS, "-lm"), "Simulator(compiled)")
         self._lib = lib = ctypes.CDLL(str(path))
         lib.cosim_sim_new.restype = _VP
@@ -145,6 +157,12 @@ class CompiledRun:
         lib.cosim_sim_run.restype = ctypes.c_int
         lib.cosim_sim_run.argtypes = [_VP, _I64, _I64, _I64, _VP, ctypes.c_int, _I64, _I64,
                                       _I64, _VP, _VP, _VP, _VP]
+        if self.ab3:
+            lib.cosim_sim_ab3_set.argtypes = [_VP, ctypes.c_int, ctypes.c_double, _VP,
+                                              ctypes.c_int]
+            lib.cosim_sim_ab3_get.restype = ctypes.c_int
+            lib.cosim_sim_ab3_get.argtypes = [_VP, _VP, _VP]
+            self._hist = np.zeros(2 * max(1, plan.n_continuous))
         self._model = lib.cosim_sim_new()
         if not self._model:
             raise MemoryError("Simulator(compiled): no memory for the C model")
@@ -156,7 +174,7 @@ class CompiledRun:
         self._widths = [int(p.size) for p in ports]
         off = [prog.slot_offset[plan.output_slot[p]] + i for p in ports for i in range(p.size)]
         self._off = np.array(off or [0], dtype=np.intc)
-        self._cnt = (_I64 * 4)()
+        self._cnt = (_I64 * 6)()
         self._count = _I64(0)
         self.params = [np.array(v, copy=True) if isinstance(v, np.ndarray) else v
                        for v in sim.ctx.params]
@@ -188,8 +206,10 @@ class CompiledRun:
         self._count.value = dec._n if dec is not None else 0
         ncol = len(self._off) if self.ports else 0
         cnt = self._cnt
-        cnt[1] = cnt[2] = cnt[3] = 0
+        cnt[1] = cnt[2] = cnt[3] = cnt[4] = cnt[5] = 0
         self._map.push(ctx, self._state, self._views)
+        if self.ab3:
+            self._push_history()
         lib.cosim_sim_clear_error(m)
         chunk = 256  # stops of the first call; later calls sized to slice_s
         failed = None
@@ -218,16 +238,40 @@ class CompiledRun:
                         min(1 << 22, max(chunk, int(chunk * self.slice_s / 2 / w)))
         finally:
             self._map.pull(self._state, ctx, self._views)
+            if self.ab3:
+                self._pull_history()
             if dec is not None:
                 dec._n = int(self._count.value)
             sim.stats["steps"] += int(cnt[1])
             sim.stats["partial_steps"] += int(cnt[2])
-            self.stages += int(cnt[1]) * _STAGES.get(self.program.integrator, 0)
+            sim.stats["multistep_restarts"] += int(cnt[4])
+            self.stages += int(cnt[5]) if self.ab3 else \
+                int(cnt[1]) * _STAGES.get(self.program.integrator, 0)
             sim._fresh = None
         if failed is not None:
             self._fail(failed)
 
     stages = 0  #: right-hand-side evaluations made in C (the Python loop's rhs_evals)
+
+    def _push_history(self) -> None:
+        """The Python solver's AB3 history into the C model (and whether the C forgets it
+        at the first stop: :meth:`CompiledRoute.choose` rebuilt the program)."""
+        sim = self.sim
+        hist, h = sim.program.solver.history()
+        nx = sim.plan.n_continuous
+        for j, f in enumerate(hist):
+            self._hist[j * nx:(j + 1) * nx] = f
+        drop, sim.route.drop_history = sim.route.drop_history, False
+        self._lib.cosim_sim_ab3_set(self._model, len(hist), h or 0.0,
+                                    self._hist.ctypes.data, int(drop))
+
+    def _pull_history(self) -> None:
+        """The C model's AB3 history back into the Python solver."""
+        h = ctypes.c_double(0.0)
+        n = self._lib.cosim_sim_ab3_get(self._model, ctypes.byref(h), self._hist.ctypes.data)
+        nx = self.sim.plan.n_continuous
+        self.sim.program.solver.restore([self._hist[j * nx:(j + 1) * nx] for j in range(n)],
+                                        h.value or None)
 
     def _fail(self, message: str) -> None:
         sim = self.sim
@@ -238,6 +282,28 @@ class CompiledRun:
 
 
 _STAGES = {"euler": 1, "heun": 2, "midpoint": 2, "rk4": 4}
+
+
+def _watch_tables(sim: Any, prog: Any) -> str:
+    """C tables of the held outputs whose change at a sample hit restarts AB3, per rate
+    group (``COSIM_WATCH``: signal offsets, an array's elements each; group ``g``'s from
+    ``COSIM_WATCH_START[g]``): the slots :class:`~cosim.hit_plans.HitPlans` watches."""
+    from .codegen.csource import _array
+    hits = sim.hits
+    reads, kinds = hits.restart_reads, hits.restart_kinds
+    start, offs = [0], []
+    for g in sim.plan.rate_groups:
+        if reads:
+            for b in g.blocks:
+                if b.is_sampled:
+                    for p in b.outputs.values():
+                        k = hits.output_slot[p]
+                        if k in reads and np.dtype(p.dtype).kind in kinds:
+                            offs.extend(prog.slot_offset[k] + i for i in range(p.size))
+        start.append(len(offs))
+    return (f"\n#define NWATCH1 {max(1, len(offs))}\n"
+            + _array("COSIM_WATCH", offs, "int", fmt=str) + "\n"
+            + _array("COSIM_WATCH_START", start, "int", fmt=str) + "\n")
 
 
 class CompiledRoute:
@@ -274,6 +340,8 @@ class CompiledRoute:
         self._failed = ""  # a build that failed, kept until the parameters change
         self._failed_params: Any = None
         self.ran: set = set()  #: True and/or the reasons, since the last initialize
+        #: the AB3 history is forgotten at the first stop of the next C run (:meth:`choose`)
+        self.drop_history = False
         self._work = 0  # block-steps since the last initialize (this run's work so far)
 
     def restart(self) -> None:
@@ -314,10 +382,19 @@ class CompiledRoute:
                        f"{self.threshold}; compiled=True compiles at once)")
         if not why:
             if sim._dirty:  # a parameter changed: the Python program follows it too
+                old = sim.program.solver
                 sim._dirty = False
                 sim.stats["rebuilds"] += 1
                 sim._build_program()
+                if old is not None and hasattr(old, "history"):
+                    # the Python loop steps once with the old solver's history and rebuilds
+                    # at the first stop: the C does the same (CompiledRun._push_history)
+                    sim.program.solver.restore(*old.history())
+                    self.drop_history = True
             why = self._build()
+            if why and self.drop_history:  # the Python loop goes on with the new solver
+                self.drop_history = False
+                sim.reset_solver_history()
         if why:
             if self.compiled:
                 raise BuildError(f"Simulator(compiled=True): the run cannot be compiled: {why}"

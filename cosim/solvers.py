@@ -294,6 +294,18 @@ class AB3(FixedStepSolver):
         self._hist: list[np.ndarray] = []
         self._h = None
 
+    def history(self) -> tuple[list[np.ndarray], float | None]:
+        """The history, oldest first (0 to 2 right-hand sides), and the step size it was
+        taken with (None after :meth:`reset`): what a compiled run takes over
+        (:mod:`cosim.compiled_run`)."""
+        return [f.copy() for f in self._hist], self._h
+
+    def restore(self, hist: list, h: float | None) -> None:
+        """Go on from ``hist`` and ``h`` as :meth:`history` gives them (a compiled run's
+        history handed back)."""
+        self._hist = [np.array(f, dtype=float) for f in hist]
+        self._h = h
+
     def _step_impl(self, t, y, h):
         fn = np.asarray(self.fun(t, y)).copy()
         if self._h is not None and h != self._h:

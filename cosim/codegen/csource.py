@@ -24,7 +24,8 @@ from .model import c_float, c_string
 from .program import Program, _indent
 
 TEMPLATES = Path(__file__).parent / "templates"
-METHODS = {"euler": 1, "heun": 2, "midpoint": 3, "rk4": 4, "zoh": 5}
+#: ``COSIM_METHOD`` of each integrator (``ab3``: the compiled Simulator's, not an export's)
+METHODS = {"euler": 1, "heun": 2, "midpoint": 3, "rk4": 4, "zoh": 5, "ab3": 6}
 KIND_CODES = {"time": 0, "param": 1, "input": 2, "output": 3, "state": 4, "der": 5, "local": 6,
               "indicator": 7}
 AREA_CODES = {"T": 0, "P": 1, "S": 2, "X": 3, "DX": 4, "Z": 5}
@@ -60,8 +61,9 @@ def _i64(v: int) -> str:
 
 
 def model_source(prog: Program, *, fmi_version: str, model_identifier: str, token: str,
-                 header: str) -> str:
-    """The text of ``sources/model.h``."""
+                 header: str, integrator: str | None = None) -> str:
+    """The text of ``sources/model.h``; ``integrator``: the ``COSIM_METHOD`` (default the
+    program's; ``"ab3"`` for the compiled Simulator, :mod:`cosim.compiled_run`)."""
     core = (TEMPLATES / "core.c").read_text()
     variables = flat_variables(prog, fmi_version)
     zoh = prog.zoh
@@ -79,7 +81,7 @@ def model_source(prog: Program, *, fmi_version: str, model_identifier: str, toke
         f"#define NV {nv}",
         f"#define NIN {len(in_off)}",
         f"#define NZ {len(prog.zero_crossings)}",
-        f"#define COSIM_METHOD {METHODS[prog.integrator]}",
+        f"#define COSIM_METHOD {METHODS[integrator or prog.integrator]}",
         f"#define COSIM_H_TICKS INT64_C({int(prog.step_ticks)})",
         f"#define COSIM_NVARS {len(variables)}",
     ])

@@ -30,6 +30,7 @@
 #define COSIM_MIDPOINT 3
 #define COSIM_RK4 4
 #define COSIM_ZOH 5
+#define COSIM_AB3 6  /* the compiled Simulator's only (cosim.compiled_run), not an export's */
 
 /* All the data of an instance that a state save/restore must keep (a flat struct). */
 typedef struct {
@@ -71,6 +72,12 @@ struct CosimModel {
     int zoh_next;
     double zoh_T[2][NX1 * ZOH_N];      /* rows of expm([[A B e];[0 0 0]] h): [Phi Gamma g] */
     double zoh_work[8 * ZOH_N * ZOH_N];   /* aug, E, 6 for expm */
+#endif
+#if COSIM_METHOD == COSIM_AB3
+    int ab3_n;                  /* right-hand sides in the history (0, 1, 2) */
+    double ab3_h;               /* the step size of the history (0: none) */
+    double ab3_f[2][NX1];       /* the history, oldest first */
+    int ab3_drop;               /* forget the history at the next stop */
 #endif
 };
 
@@ -267,6 +274,45 @@ static void cosim_rk_step(Model *M, double t, double h) {
     for (i = 0; i < NX; i++) y[i] = y[i] + (h / 6.0) * (k1[i] + 2.0 * (k2[i] + k3[i]) + k4[i]);
 #endif
     (void)yi;
+}
+#endif
+
+#if NX > 0 && COSIM_METHOD == COSIM_AB3
+/* one step of cosim.solvers.AB3, the same arithmetic: the RK4 starter (f_n its first stage)
+ * while the history holds fewer than two right-hand sides (after a reset, or a step size
+ * other than the history's), else y + (h/12)(23 f_n - 16 f_{n-1} + 5 f_{n-2}); f_n joins the
+ * history.  Returns the right-hand-side evaluations made. */
+static int cosim_ab3_step(Model *M, double t, double h) {
+    ModelState *S = &M->st;
+    double *y = S->x;
+    double fn[NX1];
+    int i;
+    S->mode_time = t;
+    cosim_rhs(M, t, y, fn);
+    if (M->ab3_h != 0.0 && h != M->ab3_h) M->ab3_n = 0;
+    M->ab3_h = h;
+    if (M->ab3_n < 2) {
+        double yi[NX1], k2[NX1], k3[NX1], k4[NX1];
+        double hh = 0.5 * h;
+        memcpy(M->ab3_f[M->ab3_n++], fn, sizeof(double) * NX);
+        for (i = 0; i < NX; i++) yi[i] = y[i] + hh * fn[i];
+        cosim_rhs(M, t + hh, yi, k2);
+        for (i = 0; i < NX; i++) yi[i] = y[i] + hh * k2[i];
+        cosim_rhs(M, t + hh, yi, k3);
+        for (i = 0; i < NX; i++) yi[i] = y[i] + h * k3[i];
+        cosim_rhs(M, t + h, yi, k4);
+        for (i = 0; i < NX; i++)
+            y[i] = y[i] + (h / 6.0) * (fn[i] + 2.0 * (k2[i] + k3[i]) + k4[i]);
+        return 4;
+    }
+    {
+        const double *f1 = M->ab3_f[1], *f2 = M->ab3_f[0];
+        for (i = 0; i < NX; i++)
+            y[i] = y[i] + (h / 12.0) * (23.0 * fn[i] - 16.0 * f1[i] + 5.0 * f2[i]);
+        memcpy(M->ab3_f[0], M->ab3_f[1], sizeof(double) * NX);
+        memcpy(M->ab3_f[1], fn, sizeof(double) * NX);
+    }
+    return 1;
 }
 #endif
 
