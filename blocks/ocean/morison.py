@@ -251,6 +251,17 @@ def rotation_rpy(rpy) -> np.ndarray:
                      [-sp, cp * sr, cp * cr]])
 
 
+def rotation_rpy_c(roll: str, pitch: str, yaw: str, out: str) -> str:
+    """C statements filling ``double out[9]`` (row-major) as :func:`rotation_rpy` does."""
+    e = [["cy * cp", "cy * sp * sr - sy * cr", "cy * sp * cr + sy * sr"],
+         ["sy * cp", "sy * sp * sr + cy * cr", "sy * sp * cr - cy * sr"],
+         ["-sp", "cp * sr", "cp * cr"]]
+    return ("{\n" + f"    double cr = cos({roll}), sr = sin({roll}), cp = cos({pitch}), "
+            f"sp = sin({pitch}), cy = cos({yaw}), sy = sin({yaw});\n"
+            + "".join(f"    {out}[{3 * i + j}] = {e[i][j]};\n" for i in range(3)
+                      for j in range(3)) + "}")
+
+
 class MorisonMember(Block):
     """Morison loads on one slender member (strip theory; module docstring).
 
