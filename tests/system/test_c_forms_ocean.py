@@ -7,8 +7,8 @@ Per block a generated corpus (seeded random parameters within their valid ranges
 sums of Sine, Step and Ramp sources of random amplitude): vessel motions and wave forces of
 the crane vessel, slack and taut mooring lines (lines lifting off and lying on the seabed,
 friction; elevated anchors on one line), regular and irregular seas of finite and infinite
-depth with the three stretchings and members fixed or moving with a body (with and without added mass), with
-the four fixed-step solvers; then both examples' own diagrams for 60 s with their own solver
+depth with the three stretchings and members fixed or moving with a body (with and without
+added mass), with the four fixed-step solvers; then both examples' own diagrams for 60 s with their own solver
 and step (RK4).  Recorded times identical, every signal within 1e-12 of its range (``_compare``
 of test_compiled_run).  Without a block's C form the diagram cannot be compiled (the last test
 removes each one).
