@@ -1,17 +1,17 @@
 """C forms of the ocean blocks of ``examples/ocean_moored_cylinder.py`` and
-``examples/crane_vessel.py``: CraneVessel, MorisonMember, CatenaryMooring, PolynomialMooring and
-the example's SurgeBody, compiled (``Simulator(compiled=True)``) against the Python loop, their
-oracle.
+``examples/crane_vessel.py``: CraneVessel, MorisonMember, CatenaryMooring, PolynomialMooring
+and the example's SurgeBody, compiled (``Simulator(compiled=True)``) against the Python loop,
+their oracle.
 
 Per block a generated corpus (seeded random parameters within their valid ranges, inputs as
-sums of Sine, Step and Ramp sources of random amplitude): vessel motions and wave forces of
-the crane vessel, slack and taut mooring lines (lines lifting off and lying on the seabed,
+sums of Sine, Step and Ramp sources of random amplitude): vessel motions and wave forces of the
+crane vessel, slack and taut mooring lines (lines lifting off and lying on the seabed,
 friction; elevated anchors on one line), regular and irregular seas of finite and infinite
 depth with the three stretchings and members fixed or moving with a body (with and without
-added mass), with the four fixed-step solvers; then both examples' own diagrams for 60 s with their own solver
-and step (RK4).  Recorded times identical, every signal within 1e-12 of its range (``_compare``
-of test_compiled_run).  Without a block's C form the diagram cannot be compiled (the last test
-removes each one).
+added mass), with the four fixed-step solvers; then both examples' own diagrams for 60 s with
+their own solver and step (RK4). Recorded times identical, every signal within 1e-12 of its
+range (``_compare`` of test_compiled_run). Without a block's C form the diagram cannot be
+compiled (the last test removes each one).
 """
 
 from __future__ import annotations
