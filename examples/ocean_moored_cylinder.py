@@ -84,6 +84,22 @@ class SurgeBody(Block):
         self.x = self.declare_output("x", lambda c: float(state(c)[0]), unit="m",
                                      depends_on=())
 
+    def c_model(self, cg):
+        """C of the outputs and :meth:`derivatives`."""
+        from cosim.codegen.model import CModel, c_float
+        x, v = cg.x(self.s, 0), cg.x(self.s, 1)
+
+        def vec(port, first):
+            return "\n".join(f"{cg.y(port, i)} = {first if i == 0 else '0.0'};"
+                             for i in range(3))
+        return CModel(
+            outputs={"position": vec(self.position, x), "rotation": vec(self.rotation, "0.0"),
+                     "velocity": vec(self.velocity, v),
+                     "angular_velocity": vec(self.angular_velocity, "0.0"),
+                     "heading": f"{cg.y(self.heading)} = 0.0;", "x": f"{cg.y(self.x)} = {x};"},
+            derivatives=(f"{cg.dx(self.s, 0)} = {v};\n{cg.dx(self.s, 1)} = "
+                         f"({cg.u(self.f, 0)} + {cg.u(self.fm, 0)}) / {c_float(self.mass)};"))
+
     def derivatives(self, ctx):
         x, v = ctx.state(self.s)
         fx = ctx.input(self.f)[0] + ctx.input(self.fm)[0]

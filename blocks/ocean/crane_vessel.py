@@ -101,6 +101,7 @@ from typing import Any
 import numpy as np
 
 from cosim.block import Block
+from cosim.codegen.model import CContext, CModel
 from cosim.errors import ParameterError
 from cosim.params import NON_NEGATIVE
 
@@ -276,6 +277,46 @@ class CraneVessel(Block):
         x, _, ph, _ = ctx.state(self.state)
         l_ = ctx.param(self.l)
         return np.array([x + l_ * math.sin(ph), ctx.param(self.h) - l_ * math.cos(ph)])
+
+    def c_model(self, cg: CContext) -> CModel:
+        """C of :meth:`_accelerations`, :meth:`derivatives`, :meth:`_rope_force`,
+        :meth:`_load_position` and :meth:`_mooring` (libm ``sin``/``cos``/``fabs`` as
+        ``math``'s); every parameter tunable."""
+        names = ("M", "A", "b", "c1", "c2", "c3", "a", "W", "fw", "l", "m", "d1", "d2",
+                 "h", "g")
+        P = {k: cg.param(getattr(self, k).name, float(cg.value(getattr(self, k))),
+                         unit=getattr(self, k).unit) for k in names}
+        x, v, ph, w = (cg.x(self.state, i) for i in range(4))
+        moor = f"({x} * ({P['c1']} + {x} * ({P['c2']} + {x} * {P['c3']})))"
+        acc = (f"double M_t = {P['M']} + {P['A']}, m = {P['m']}, l_ = {P['l']};\n"
+               f"double F = {P['a']} * {P['fw']} * cos({P['W']} * {cg.t});\n"
+               + (f"F += {cg.u(self.f_ext)};\n" if self.f_ext is not None else "")
+               + f"F -= {moor} + {P['b']} * {v};\n"
+               f"double sn = sin({ph}), cs = cos({ph});\n"
+               f"double vt = l_ * {w};\n"
+               f"double r1 = F + m * l_ * {w} * {w} * sn;\n"
+               f"double r2 = -{P['g']} * sn - ({P['d1']} * vt + {P['d2']} * fabs(vt) * vt)"
+               " / m;\n"
+               "M_t += m;\n"
+               "double det = l_ * (M_t - m * cs * cs);\n"
+               "double xdd = l_ * (r1 - m * cs * r2) / det;\n"
+               "double phdd = (M_t * r2 - cs * r1) / det;\n"
+               "(void)xdd; (void)phdd;\n")
+        rope = (acc + f"{cg.y(self.rope_force)} = m * ({P['g']} * cos({ph}) + l_ * {w} * {w}"
+                f" - xdd * sin({ph}));")
+        outputs = {
+            "x": f"{cg.y(self.x)} = {x};", "v": f"{cg.y(self.v)} = {v};",
+            "phi": f"{cg.y(self.phi)} = {ph};",
+            "phi_dot": f"{cg.y(self.phi_dot)} = {w};",
+            "rope_force": rope,
+            "mooring_force": f"{cg.y(self.mooring_force)} = {moor};",
+            "load_position": (f"{cg.y(self.load_position, 0)} = {x} + {P['l']} * sin({ph});\n"
+                              f"{cg.y(self.load_position, 1)} = {P['h']} - {P['l']}"
+                              f" * cos({ph});")}
+        der = (acc + f"{cg.dx(self.state, 0)} = {v};\n{cg.dx(self.state, 1)} = xdd;\n"
+               f"{cg.dx(self.state, 2)} = {w};\n{cg.dx(self.state, 3)} = phdd;")
+        return CModel(outputs={k: "{\n" + c + "\n}" for k, c in outputs.items()},
+                      derivatives=der, time_dependent=True)
 
     def energy(self, ctx: Any) -> float:
         """Mechanical energy :math:`E` (module docstring) [J] of the state in ``ctx``."""
