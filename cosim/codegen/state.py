@@ -80,16 +80,18 @@ class StateMap:
     signals.  :meth:`of_plan` maps a context of the diagram the program was generated from.
     """
 
-    def __init__(self, xs: list, xds: list, ss: list) -> None:
+    def __init__(self, xs: list, xds: list, ss: list, arrays: frozenset = frozenset()) -> None:
         self.xs, self.xds, self.ss = xs, xds, ss
         self._cx = np.concatenate([np.arange(a, b) for (a, b), _ in xs]) if xs else \
             np.zeros(0, dtype=int)
         self._wx = np.concatenate([np.arange(a, b) for _, (a, b) in xs]) if xs else \
             np.zeros(0, dtype=int)
-        scalar = [(off, w) for (off, n), w in ss if n == 1]
+        # scalars in one indexed copy; arrays (``arrays``: the slots of array ports, one
+        # element ones included) element-wise
+        scalar = [(off, w) for (off, n), w in ss if n == 1 and w not in arrays]
         self._s_off = np.array([off for off, _ in scalar], dtype=int)
         self._s_slot = [w for _, w in scalar]
-        self._s_wide = [(off, n, w) for (off, n), w in ss if n != 1]
+        self._s_wide = [(off, n, w) for (off, n), w in ss if n != 1 or w in arrays]
 
     @classmethod
     def of_plan(cls, plan: Any, prog: Any) -> StateMap:
@@ -98,7 +100,8 @@ class StateMap:
                                               for h in plan.continuous_states)]
         xds = [(prog.dstate_layout[h], plan.dstate_index[h]) for h in plan.discrete_states]
         ss = [((prog.slot_offset[k], port.size), k) for k, port in enumerate(plan.slot_ports)]
-        return cls(xs, xds, ss)
+        arrays = frozenset(k for k, port in enumerate(plan.slot_ports) if port.shape != ())
+        return cls(xs, xds, ss, arrays)
 
     @staticmethod
     def views(st: Any) -> tuple:

@@ -301,8 +301,8 @@ def test_car_corpus_reaches_stiction_and_clutch_slip():
 # -------------------------------------------------------------------- the examples
 @pytest.mark.parametrize("name", ["acc_cut_in", "acc_cut_out", "acc_stop_and_go"])
 def test_acc_examples_run_compiled_equal_the_python_loop(name):
-    """The examples' own diagrams over their scenario time (rk4 at their 8 ms: the
-    compiled run has no AB3)."""
+    """The examples' own diagrams over their scenario time, with rk4 at their 8 ms (their
+    own AB3 runs compiled too: tests/system/test_compiled_ab3.py)."""
     mod = importlib.import_module(f"examples.{name}")
     d = mod.build()
     extra = [f"{n}.v" for n, blk in d.blocks.items()
