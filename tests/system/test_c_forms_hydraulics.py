@@ -281,3 +281,74 @@ def test_lines_compiled_equal_the_python_loop(seed):
 @pytest.mark.parametrize("seed", range(6))
 def test_cylinders_and_servo_valves_compiled_equal_the_python_loop(seed):
     _run_both(lambda: _cylinders(seed), dt=2e-6, t_end=0.1)
+
+
+# ------------------------------------------------------------------ a circuit
+def _circuit():
+    """Pump into a supply node with an accumulator (behind an orifice) and a relief
+    valve, a line to a 4/3 valve, a cylinder pushing a mass on a spring."""
+    b = DiagramBuilder("circuit")
+    tank = b.add(hy.Tank("tank", 1e5))
+    speed = b.add(bl.Constant("speed", 150.0, unit="rad/s"))
+    pump = b.add(hy.FixedDisplacementPump("pump", displacement_m3_per_rev=16e-6,
+                                          volumetric_efficiency=0.95))
+    supply = b.add(hy.Volume("supply", volume_m3=1e-3, inflows=1, outflows=3, p0_pa=50e5))
+    acc_port = b.add(hy.Orifice("acc_port", area_m2=1e-5))
+    acc = b.add(hy.GasAccumulator("acc", gas_volume_m3=0.1e-3, precharge_pressure_pa=60e5,
+                                  p0_pa=60e5))
+    relief = b.add(hy.ReliefValve("relief", cracking_pressure_pa=70e5,
+                                  full_open_pressure_pa=80e5, area_max_m2=2e-5))
+    line = b.add(hy.HydraulicLine("line", length_m=2.0, diameter_m=12e-3, section="mixed",
+                                  segments=2, p0_pa=50e5, wall_bulk_modulus_pa=8e8))
+    valve = b.add(hy.SpoolValve43("valve", area_max_m2=2e-5, lap=0.05, leakage_m3_s_pa=1e-13))
+    cyl = b.add(hy.DoubleActingCylinder(
+        "cyl", area_1_m2=2e-3, area_2_m2=1.2e-3, stroke_m=0.3, dead_volume_1_m3=1e-4,
+        dead_volume_2_m3=1e-4, p1_0_pa=30e5, p2_0_pa=50e5,
+        friction=hy.CylinderFriction(coulomb_n=100.0, static_n=150.0, viscous_n_s_m=2e3)))
+    u_sin = b.add(bl.Sine("u_sin", amplitude=1.0, frequency_hz=0.4, unit="1"))
+    u_step = b.add(bl.Step("u_step", time_s=2.5, final=0.3, unit="1"))
+    u = b.add(bl.Sum("u", "++", unit="1"))
+    spring = b.add(bl.Gain("spring", 2e4, input_unit="m", unit="N"))
+    net = b.add(bl.Sum("net", "+-", unit="N"))
+    accel = b.add(bl.Gain("accel", 1.0 / 200.0, input_unit="N", unit="m/s^2"))
+    vel = b.add(bl.Integrator("vel", unit="m/s", input_unit="m/s^2"))
+    pos = b.add(bl.Integrator("pos", x0=0.15, unit="m", input_unit="m/s"))
+    b.connect(speed.y, pump.speed)
+    b.connect(tank.p, pump.p_in)
+    b.connect(supply.p, pump.p_out)
+    b.connect(pump.q, supply.q_in[0])
+    b.connect(line.output("q_a"), supply.q_out[0])
+    b.connect(relief.q, supply.q_out[1])
+    b.connect(supply.p, relief.p_in)
+    b.connect(tank.p, relief.p_out)
+    b.connect(supply.p, acc_port.p_a)  # the accumulator: a node behind an orifice
+    b.connect(acc.p, acc_port.p_b)
+    b.connect(acc_port.q, acc.q_in[0])
+    b.connect(acc_port.q, supply.q_out[2])
+    b.connect(supply.p, line.input("p_a"))
+    b.connect(valve.q_P, line.input("q_b"))
+    b.connect(line.output("p_b"), valve.p_P)
+    b.connect(tank.p, valve.p_T)
+    b.connect(cyl.p_1, valve.p_A)
+    b.connect(cyl.p_2, valve.p_B)
+    b.connect(valve.q_A, cyl.q_1)
+    b.connect(valve.q_B, cyl.q_2)
+    b.connect(u_sin.y, u.ins[0])
+    b.connect(u_step.y, u.ins[1])
+    b.connect(u.y, valve.u)
+    b.connect(cyl.force, net.ins[0])
+    b.connect(pos.y, spring.u)
+    b.connect(spring.y, net.ins[1])
+    b.connect(net.y, accel.u)
+    b.connect(accel.y, vel.u)
+    b.connect(vel.y, pos.u)
+    b.connect(pos.y, cyl.x)
+    b.connect(vel.y, cyl.v)
+    return b.build()
+
+
+def test_a_circuit_compiled_equals_the_python_loop():
+    py, c = _run_both(_circuit, t_end=5.0, dt=2e-5)
+    assert np.max(py["relief.q"]) > 0.0  # the relief valve cracked
+    assert np.ptp(py["pos.y"]) > 0.05  # the cylinder moved both ways
+    assert np.ptp(py["acc.fluid_volume"]) > 0.0  # the accumulator took and gave fluid
