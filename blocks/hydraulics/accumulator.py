@@ -55,8 +55,10 @@ import math
 from typing import Any
 
 from cosim.block import Block
+from cosim.codegen.model import CModel, c_float
 from cosim.errors import ParameterError
 
+from . import _cforms
 from .fluid import MINERAL_OIL, Fluid
 from .volume import DEFAULT_MIN_PRESSURE_PA, LowPressureGuard, pressure_rate
 
@@ -172,3 +174,23 @@ class GasAccumulator(Block):
         g = self.guard
         # pressure_rate(p, beta, V, q) = beta/V q: pass beta = 1/C and V = 1
         return pressure_rate(p, 1.0 / self.compliance(p), 1.0, q, g.p_min, g.band)
+
+    def c_model(self, cg: Any) -> CModel:
+        """C form: mirrors :meth:`stored_volume`, :meth:`compliance` and
+        :meth:`derivatives`.  The low-pressure monitor has no C (monitors keep the Python
+        loop)."""
+        _cforms.use(cg, "prate")
+        f, g = c_float, self.guard
+        p = cg.x(self.x_p)
+        pre, v0, ex = f(self.p_pre), f(self.V0), f"1.0 / {f(self.n)}"
+        stored = f"double vf = ({p} <= {pre}) ? 0.0 : {v0} * (1.0 - pow({pre} / {p}, {ex}));\n"
+        der = (f"double p = {p}, b, c;\n" + _cforms.beta(cg, self.beta, "p", "b") + "\n"
+               f"c = {f(self.Vd)} / b;\n"
+               f"if (p > {pre}) c += {v0} / ({f(self.n)} * p) * pow({pre} / p, {ex});\n"
+               f"{cg.dx(self.x_p)} = cosim_hyd_prate(p, 1.0 / c, 1.0, "
+               f"{_cforms.net_flow(cg, self.q_in, self.q_out)}, {f(g.p_min)}, {f(g.band)});")
+        return CModel(outputs={
+            "p": f"{cg.y(self.p)} = {p};",
+            "fluid_volume": _cforms.block(stored + f"{cg.y(self.fluid_volume)} = vf;"),
+            "gas_volume": _cforms.block(stored + f"{cg.y(self.gas_volume)} = {v0} - vf;")},
+            derivatives=der)

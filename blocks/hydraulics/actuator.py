@@ -33,10 +33,12 @@ from typing import Any
 import numpy as np
 
 from cosim.block import Block
+from cosim.codegen.model import CModel, c_float
 from cosim.errors import ParameterError
 from cosim.params import NON_NEGATIVE, POSITIVE
 
-from .cylinder import DoubleActingCylinder, declare_chambers
+from . import _cforms
+from .cylinder import DoubleActingCylinder, chamber_outputs_c, declare_chambers
 from .fast import BETA_CONSTANT, BETA_PRESSURE, HAVE_NUMBA, chamber_rates, direct_call
 from .fluid import (
     MINERAL_OIL,
@@ -148,6 +150,25 @@ class ValveControlledCylinder(Block):
         reference of the compiled kernel, and what reports errors)."""
         q1, q2, _, _ = self.flows(u, p1, p2)
         return self.cyl.pressure_rates(p1, p2, q1, q2, x, v, t, self)
+
+    def c_model(self, cg: Any) -> CModel:
+        """C form: mirrors the Python functions (:meth:`flows`, :meth:`rates_py` and the
+        cylinder's ``rod_force``); where the Numba kernel of :mod:`.fast` runs the Python
+        loop's derivatives, the two agree to rounding (1e-12), not bit for bit.  The
+        low-pressure monitor has no C (monitors keep the Python loop)."""
+        p1, p2 = cg.x(self.x_p1), cg.x(self.x_p2)
+        pa, pb = (p1, p2) if self.a_on_1 else (p2, p1)
+        edges = _cforms.spool_edges(cg, cg.u(self.u), c_float(self.pP), c_float(self.pT), pa,
+                                    pb, self.k, self.lap, self.dp_tr, self.g)
+        qa, qb = _cforms.PORT_FLOWS["q_A"], _cforms.PORT_FLOWS["q_B"]
+        q1, q2 = (qa, qb) if self.a_on_1 else (qb, qa)
+        outputs = chamber_outputs_c(self, cg, self.cyl)
+        outputs["q_P"] = _cforms.block(edges + f"{cg.y(self.q_P)} = {_cforms.PORT_FLOWS['q_P']};")
+        der = edges + f"double q1 = {q1}, q2 = {q2};\n" + _cforms.chamber_rates(
+            cg, self.cyl, self.guard, p1, p2, "q1", "q2", cg.u(self.x), cg.u(self.v),
+            f"ValveControlledCylinder '{self.path}'")
+        return CModel(outputs=outputs, derivatives=der + f"{cg.dx(self.x_p1)} = r1;\n"
+                      f"{cg.dx(self.x_p2)} = r2;")
 
 
 def _kernel_args(block: ValveControlledCylinder, cyl: DoubleActingCylinder,

@@ -7,12 +7,23 @@ from dataclasses import dataclass
 from typing import Any
 
 from cosim.block import Block
+from cosim.codegen.model import CModel, c_float
 from cosim.errors import ParameterError, StepError
 
+from . import _cforms
 from .fluid import MINERAL_OIL, Fluid
 from .orifice import check_positive
 from .valves import smooth_opening
 from .volume import DEFAULT_MIN_PRESSURE_PA, LowPressureGuard, pressure_rate
+
+
+def chamber_outputs_c(block: Block, cg: Any, cyl: DoubleActingCylinder) -> dict[str, str]:
+    """C of the outputs :func:`declare_chambers` declares on ``block`` (``force`` by
+    ``cyl``'s :meth:`~DoubleActingCylinder.rod_force`, ``p_1``, ``p_2``)."""
+    p1, p2 = cg.x(block.x_p1), cg.x(block.x_p2)
+    return {"force": _cforms.block(_cforms.rod_force(cg, cyl, p1, p2, cg.u(block.x),
+                                                     cg.u(block.v), cg.y(block.force))),
+            "p_1": f"{cg.y(block.p_1)} = {p1};", "p_2": f"{cg.y(block.p_2)} = {p2};"}
 
 
 def declare_chambers(block: Block, owner: str, p1_0: float, p2_0: float, p_min: float,
@@ -236,3 +247,20 @@ class DoubleActingCylinder(Block):
         return self.pressure_rates(ctx.state(self.x_p1), ctx.state(self.x_p2),
                                    ctx.input(self.q_1), ctx.input(self.q_2),
                                    ctx.input(self.x), ctx.input(self.v), ctx.time)
+
+    def c_model(self, cg: Any) -> CModel:
+        """C form: mirrors :meth:`rod_force` (friction, seal loss, end stops),
+        :meth:`volumes` and :meth:`pressure_rates` (the chamber-volume check fails the call
+        as the Python raises).  The low-pressure monitor has no C (monitors keep the
+        Python loop)."""
+        f = c_float
+        x = cg.u(self.x)
+        outputs = chamber_outputs_c(self, cg, self)
+        outputs["volume_1"] = f"{cg.y(self.volume_1)} = {f(self.V10)} + {f(self.A1)} * {x};"
+        outputs["volume_2"] = (f"{cg.y(self.volume_2)} = {f(self.V20)} + {f(self.A2)} * "
+                               f"({f(self.L)} - {x});")
+        der = _cforms.chamber_rates(
+            cg, self, self.guard, cg.x(self.x_p1), cg.x(self.x_p2), cg.u(self.q_1),
+            cg.u(self.q_2), x, cg.u(self.v), f"DoubleActingCylinder '{self.path}'")
+        return CModel(outputs=outputs, derivatives=der + f"{cg.dx(self.x_p1)} = r1;\n"
+                      f"{cg.dx(self.x_p2)} = r2;")

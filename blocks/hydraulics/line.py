@@ -71,8 +71,10 @@ from typing import Any
 import numpy as np
 
 from cosim.block import Block
+from cosim.codegen.model import CModel, c_float
 from cosim.errors import ParameterError
 
+from . import _cforms
 from .fluid import MINERAL_OIL, Fluid
 from .orifice import check_positive
 from .volume import DEFAULT_MIN_PRESSURE_PA, LowPressureGuard, pressure_rate
@@ -292,3 +294,41 @@ class HydraulicLine(Block):
                                                     strict=True)])
         dq = (pe[:-1] - pe[1:] - self.link_resistance * q) / self.link_inertance
         return np.concatenate((dp, dq))
+
+    def c_model(self, cg: Any) -> CModel:
+        """C form: mirrors :meth:`derivatives` node by node and link by link (the same
+        elementwise operations as the NumPy expressions) and the outputs.  The low-pressure
+        monitor has no C (monitors keep the Python loop)."""
+        _cforms.use(cg, "prate")
+        f, g = c_float, self.guard
+        n_p, n_q = self.node_volumes.size, self.link_inertance.size
+        p = [cg.x(self.x_p, j) for j in range(n_p)]
+        q = [cg.x(self.x_q, k) for k in range(n_q)]
+        fl = ([cg.u(self.q_a_in)] if self.flow_in_a else []) + q + \
+            ([cg.u(self.q_b_in)] if self.flow_in_b else [])
+        pe = ([] if self.flow_in_a else [cg.u(self.p_a_in)]) + p + \
+            ([] if self.flow_in_b else [cg.u(self.p_b_in)])
+        code = ["double pj, b;"]
+        for j in range(n_p):
+            code.append(f"pj = {p[j]};")
+            code.append(_cforms.beta(cg, self.fluid.beta, "pj", "b"))
+            if self.beta_wall is not None:
+                code.append(f"b = 1.0 / (1.0 / b + 1.0 / {f(self.beta_wall)});")
+            code.append(f"{cg.dx(self.x_p, j)} = cosim_hyd_prate(pj, b, "
+                        f"{f(self.node_volumes[j])}, {fl[j]} - {fl[j + 1]}, {f(g.p_min)}, "
+                        f"{f(g.band)});")
+        for k in range(n_q):
+            code.append(f"{cg.dx(self.x_q, k)} = ({pe[k]} - {pe[k + 1]} - "
+                        f"{f(self.link_resistance[k])} * {q[k]}) / "
+                        f"{f(self.link_inertance[k])};")
+        outputs = {"p_nodes": "\n".join(f"{cg.y(self.p_nodes, j)} = {p[j]};"
+                                        for j in range(n_p))}
+        if self.flow_in_a:
+            outputs["p_a"] = f"{cg.y(self.p_a)} = {p[0]};"
+        else:
+            outputs["q_a"] = f"{cg.y(self.q_a)} = {q[0]};"
+        if self.flow_in_b:
+            outputs["p_b"] = f"{cg.y(self.p_b)} = {p[-1]};"
+        else:
+            outputs["q_b"] = f"{cg.y(self.q_b)} = {q[-1]};"
+        return CModel(outputs=outputs, derivatives="\n".join(code))

@@ -46,6 +46,7 @@ import math
 from typing import Any
 
 from cosim.block import Block
+from cosim.codegen.model import CModel, c_float
 from cosim.errors import ParameterError
 from cosim.params import NON_NEGATIVE, POSITIVE
 
@@ -194,3 +195,23 @@ class HydraulicMotor(Block):
 
     def _dp(self, ctx: Any) -> float:
         return ctx.input(self.p_A) - ctx.input(self.p_B)
+
+    def c_model(self, cg: Any) -> CModel:
+        """C form: mirrors :func:`machine_flow` and :func:`machine_torque`."""
+        f = c_float
+        w, dp = cg.u(self.speed), f"({cg.u(self.p_A)} - {cg.u(self.p_B)})"
+        return CModel(outputs={
+            "q": f"{cg.y(self.q)} = {f(self.D)} * {w} + {f(self.G)} * {dp};",
+            "torque": torque_c(cg.y(self.torque), f(self.D), w, dp, 1.0 - self.eta_hm,
+                               self.w_t, self.B)})
+
+
+def torque_c(out: str, d: str, speed: str, dp: str, loss: float, speed_t: float,
+             viscous: float, sign: str = "") -> str:
+    """C of ``out = sign machine_torque(d, speed, dp, ...)`` (``d``, ``speed``, ``dp`` C
+    expressions)."""
+    f = c_float
+    return ("{\n"
+            f"    double t_ = {d} * {dp};\n"
+            f"    {out} = {sign}(t_ - {f(loss)} * fabs(t_) * tanh({speed} / {f(speed_t)}) - "
+            f"{f(viscous)} * {speed});\n}}")

@@ -42,10 +42,13 @@ edge (70 bar over P-A-B-T); pass the per-edge value.
 from __future__ import annotations
 
 import math
+from typing import Any
 
 from cosim.block import Block
+from cosim.codegen.model import CModel, c_float
 from cosim.errors import ParameterError
 
+from . import _cforms
 from .fluid import MINERAL_OIL, Fluid
 
 #: Default transition pressure [Pa] (0.1 bar): well below working pressure drops.
@@ -176,7 +179,7 @@ class Orifice(Block):
         self.p_a = self.declare_input("p_a", unit="Pa")
         self.p_b = self.declare_input("p_b", unit="Pa")
         c = self.cd * math.sqrt(2.0 / fluid.density_kg_m3)
-        dp_tr = self.dp_tr
+        self.c, dp_tr = c, self.dp_tr
         if area_m2 is None:
             self.area = self.declare_input("area", unit="m^2")
 
@@ -187,10 +190,22 @@ class Orifice(Block):
             check_positive(own, area_m2=area_m2)
             self.area = None
             k = c * float(area_m2)
+            self.k = k
 
             def calc(ctx):
                 return k * regularized_sqrt(ctx.input(self.p_a) - ctx.input(self.p_b), dp_tr)
         self.q = self.declare_output("q", calc, unit="m^3/s")
+
+    def c_model(self, cg: Any) -> CModel:
+        """C form: mirrors the ``q`` output (``regularized_sqrt`` as a C helper)."""
+        _cforms.use(cg, "rsqrt")
+        rs = f"cosim_hyd_rsqrt({cg.u(self.p_a)} - {cg.u(self.p_b)}, {c_float(self.dp_tr)})"
+        if self.area is None:
+            return CModel(outputs={"q": f"{cg.y(self.q)} = {c_float(self.k)} * {rs};"})
+        a = cg.u(self.area)
+        return CModel(outputs={"q": _cforms.block(
+            f"double a = (0.0 > {a}) ? 0.0 : {a};\n"
+            f"{cg.y(self.q)} = {c_float(self.c)} * a * {rs};")})
 
 
 class NominalFlowValve(Block):
@@ -236,3 +251,11 @@ class NominalFlowValve(Block):
             u = min(max(ctx.input(self.u), 0.0), 1.0)
             return cv * u * regularized_sqrt(ctx.input(self.p_a) - ctx.input(self.p_b), dp_tr)
         self.q = self.declare_output("q", calc, unit="m^3/s")
+
+    def c_model(self, cg: Any) -> CModel:
+        """C form: mirrors the ``q`` output (``regularized_sqrt`` as a C helper)."""
+        _cforms.use(cg, "rsqrt")
+        rs = f"cosim_hyd_rsqrt({cg.u(self.p_a)} - {cg.u(self.p_b)}, {c_float(self.dp_tr)})"
+        return CModel(outputs={"q": _cforms.block(
+            "double u;\n" + _cforms.clip(cg.u(self.u), "0.0", "1.0", "u") + "\n"
+            f"{cg.y(self.q)} = {c_float(self.cv)} * u * {rs};")})

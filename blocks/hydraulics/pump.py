@@ -41,9 +41,17 @@ from __future__ import annotations
 from typing import Any
 
 from cosim.block import Block
+from cosim.codegen.model import CModel, c_float
 from cosim.params import NON_NEGATIVE, POSITIVE, Number
 
-from .motor import leakage_coefficient, machine_flow, machine_parameters, machine_torque
+from . import _cforms
+from .motor import (
+    leakage_coefficient,
+    machine_flow,
+    machine_parameters,
+    machine_torque,
+    torque_c,
+)
 
 
 class VariableDisplacementPump(Block):
@@ -126,3 +134,15 @@ class VariableDisplacementPump(Block):
         return -machine_torque(self.fraction(ctx) * self.D, ctx.input(self.speed),
                                ctx.input(self.p_in) - ctx.input(self.p_out),
                                1.0 / self.eta_hm - 1.0, self.w_t, self.B)
+
+    def c_model(self, cg: Any) -> CModel:
+        """C form: mirrors :meth:`fraction`, ``_flow`` and ``_torque``."""
+        f = c_float
+        w, dp = cg.u(self.speed), f"({cg.u(self.p_in)} - {cg.u(self.p_out)})"
+        frac = ("double e, d;\n" + _cforms.clip(cg.u(self.displacement), f(self.eps_min),
+                                               "1.0", "e") + f"\nd = e * {f(self.D)};\n")
+        return CModel(outputs={
+            "q": _cforms.block(frac + f"{cg.y(self.q)} = d * {w} + {f(self.G)} * {dp};"),
+            "torque": _cforms.block(frac + torque_c(cg.y(self.torque), "d", w, dp,
+                                                    1.0 / self.eta_hm - 1.0, self.w_t,
+                                                    self.B, sign="-"))})

@@ -42,10 +42,12 @@ import numpy as np
 from scipy.optimize import least_squares
 
 from cosim.block import Block
+from cosim.codegen.model import CModel, c_float
 from cosim.errors import ParameterError, UnitError
 from cosim.params import NON_NEGATIVE, POSITIVE
 from cosim.units import parse_unit
 
+from . import _cforms
 from .fluid import MINERAL_OIL, Fluid
 from .orifice import DEFAULT_TRANSITION_PA, check_positive
 from .valves import port_flows, spool_edge_flows, spool_parameters
@@ -263,3 +265,21 @@ class ServoValve(Block):
         x, v = ctx.state(self.x_s)
         wn = self.wn
         return np.array([v, wn * wn * (self.spool_command(ctx) - x) - 2.0 * self.zeta * wn * v])
+
+    def c_model(self, cg: Any) -> CModel:
+        """C form: mirrors :meth:`flows` (the 4/3 edge flows at the spool state) and
+        :meth:`derivatives` (with :meth:`spool_command`)."""
+        f = c_float
+        x, v = cg.x(self.x_s, 0), cg.x(self.x_s, 1)
+        edges = _cforms.spool_edges(cg, x, cg.u(self.p_P), cg.u(self.p_T), cg.u(self.p_A),
+                                    cg.u(self.p_B), self.k, self.lap, self.dp_tr, self.g)
+        outputs = {p.name: _cforms.block(edges + f"{cg.y(p)} = {_cforms.PORT_FLOWS[p.name]};")
+                   for p in (self.q_A, self.q_B, self.q_P, self.q_T)}
+        outputs["spool"] = f"{cg.y(self.spool)} = {x};"
+        wn = f(self.wn)
+        der = ("double u, xs = " + x + ", vs = " + v + ";\n"
+               + _cforms.clip(f"{cg.u(self.command)} / {f(self.i_rated)}", "(-1.0)", "1.0", "u")
+               + f"\n{cg.dx(self.x_s, 0)} = vs;\n"
+               f"{cg.dx(self.x_s, 1)} = {wn} * {wn} * (u - xs) - 2.0 * {f(self.zeta)} * {wn} "
+               "* vs;")
+        return CModel(outputs=outputs, derivatives=der)

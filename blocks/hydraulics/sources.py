@@ -6,9 +6,11 @@ import math
 from typing import Any
 
 from cosim.block import Block
+from cosim.codegen.model import CModel, c_float
 from cosim.errors import ParameterError
 from cosim.params import NON_NEGATIVE
 
+from . import _cforms
 from .orifice import check_positive
 
 
@@ -58,6 +60,18 @@ class PressureSource(Block):
         if port is not self.p:
             return None
         return f"ctx.params[{plan.param_index[self.pressure]}]"
+
+    def c_model(self, cg: Any) -> CModel:
+        """C form: the ``p`` output (the tunable ``pressure``); a :class:`Tank`'s volume
+        rate mirrors its :meth:`derivatives`."""
+        p = cg.param("pressure", float(cg.value(self.pressure)), unit="Pa")
+        x_v = getattr(self, "x_v", None)
+        der = "" if x_v is None else \
+            f"{cg.dx(x_v)} = {_cforms.net_flow(cg, self.q_in, self.q_out)};"
+        outputs = {"p": f"{cg.y(self.p)} = {p};"}
+        if x_v is not None:
+            outputs["volume"] = f"{cg.y(self.volume)} = {cg.x(x_v)};"
+        return CModel(outputs=outputs, derivatives=der)
 
 
 class Tank(PressureSource):
@@ -166,3 +180,11 @@ class FixedDisplacementPump(Block):
         self.torque = self.declare_output(
             "torque", lambda ctx: k_t * (ctx.input(self.p_out) - ctx.input(self.p_in)),
             unit="N*m", depends_on=(self.p_in, self.p_out))
+        self.k_q, self.k_t = k_q, k_t
+
+    def c_model(self, cg: Any) -> CModel:
+        """C form: mirrors the ``q`` and ``torque`` outputs."""
+        return CModel(outputs={
+            "q": f"{cg.y(self.q)} = {c_float(self.k_q)} * {cg.u(self.speed)};",
+            "torque": f"{cg.y(self.torque)} = {c_float(self.k_t)} * ({cg.u(self.p_out)} - "
+                      f"{cg.u(self.p_in)});"})

@@ -16,9 +16,11 @@ from __future__ import annotations
 from typing import Any
 
 from cosim.block import Block
+from cosim.codegen.model import CModel, c_float
 from cosim.errors import ParameterError
 from cosim.params import NON_NEGATIVE, POSITIVE
 
+from . import _cforms
 from .fluid import MINERAL_OIL, Fluid
 from .orifice import DEFAULT_TRANSITION_PA, check_positive, flow_coefficient, regularized_sqrt
 
@@ -170,6 +172,16 @@ class SpoolValve43(Block):
             ctx.input(self.u), ctx.input(self.p_P), ctx.input(self.p_T),
             ctx.input(self.p_A), ctx.input(self.p_B)))
 
+    def c_model(self, cg: Any) -> CModel:
+        """C form: mirrors :func:`spool_edge_flows` and :func:`port_flows` (each output
+        computes the four edge flows)."""
+        edges = _cforms.spool_edges(cg, cg.u(self.u), cg.u(self.p_P), cg.u(self.p_T),
+                                    cg.u(self.p_A), cg.u(self.p_B), self.k, self.lap,
+                                    self.dp_tr, self.g)
+        return CModel(outputs={
+            p.name: _cforms.block(edges + f"{cg.y(p)} = {_cforms.PORT_FLOWS[p.name]};")
+            for p in (self.q_A, self.q_B, self.q_P, self.q_T)})
+
 
 class ReliefValve(Block):
     """Pressure relief valve (direct acting, static characteristic).
@@ -247,6 +259,17 @@ class ReliefValve(Block):
     def flow(self, dp: float) -> float:
         """Flow [m^3/s] at pressure drop ``dp`` [Pa]."""
         return self.k * self.opening(dp) * regularized_sqrt(dp, self.dp_tr) + self.g * dp
+
+    def c_model(self, cg: Any) -> CModel:
+        """C form: mirrors :meth:`flow` (with :meth:`opening`) of ``p_in - p_out``."""
+        _cforms.use(cg, "rsqrt", "smooth")
+        f = c_float
+        return CModel(outputs={"q": _cforms.block(
+            f"double dp = {cg.u(self.p_in)} - {cg.u(self.p_out)};\n"
+            f"double a = cosim_hyd_smooth((dp - {f(self.p_crack)}) / ({f(self.p_full)} - "
+            f"{f(self.p_crack)}));\n"
+            f"{cg.y(self.q)} = {f(self.k)} * a * cosim_hyd_rsqrt(dp, {f(self.dp_tr)}) + "
+            f"{f(self.g)} * dp;")})
 
 
 class CheckValve(ReliefValve):

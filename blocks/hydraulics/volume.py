@@ -41,8 +41,10 @@ from typing import Any
 import numpy as np
 
 from cosim.block import Block, ContinuousState
+from cosim.codegen.model import CModel, c_float
 from cosim.errors import CosimWarning, ParameterError, StepError
 
+from . import _cforms
 from .fluid import MINERAL_OIL, Fluid
 
 DEFAULT_MIN_PRESSURE_PA = 1e3
@@ -205,3 +207,27 @@ class Volume(Block):
                             "volume_m3")
         dv = ctx.input(self.dvdt)
         return np.array([pressure_rate(p, self.beta(p), v, q - dv, g.p_min, g.band), dv])
+
+    def c_model(self, cg: Any) -> CModel:
+        """C form: mirrors :meth:`derivatives` (``pressure_rate`` and the bulk modulus as C;
+        the volume check fails the call as the Python raises).  The low-pressure monitor
+        has no C (monitors keep the Python loop)."""
+        _cforms.use(cg, "prate")
+        g, f = self.guard, c_float
+        pm, bd = f(g.p_min), f(g.band)
+        q = _cforms.net_flow(cg, self.q_in, self.q_out)
+        code = f"double p = {cg.x(self.x_p)}, q = {q}, b;\n" + \
+            _cforms.beta(cg, self.beta, "p", "b") + "\n"
+        outputs = {"p": f"{cg.y(self.p)} = {cg.x(self.x_p)};"}
+        if self.x_v is None:
+            code += f"{cg.dx(self.x_p)} = cosim_hyd_prate(p, b, {f(self.V0)}, q, {pm}, {bd});"
+        else:
+            v = cg.x(self.x_v)
+            msg = (f"Volume '{self.path}': the volume fell to <= 0 m^3; check the sign of "
+                   "dvdt or the initial volume_m3")
+            code = (f"if (!({v} > 0.0)) {cg.fail(msg)}\n" + code
+                    + f"double dv = {cg.u(self.dvdt)};\n"
+                    f"{cg.dx(self.x_p)} = cosim_hyd_prate(p, b, {v}, q - dv, {pm}, {bd});\n"
+                    f"{cg.dx(self.x_v)} = dv;")
+            outputs["volume"] = f"{cg.y(self.volume)} = {v};"
+        return CModel(outputs=outputs, derivatives=code)
