@@ -44,11 +44,11 @@ feed a negative :math:`i_d^*` to :class:`DQCurrentController`.
 
 Compiled runs: every block here has a C form (``c_model``), equal to the Python loop bit
 for bit; the limit's :func:`math.hypot` is CPython 3.11's algorithm in C
-(:data:`PY_HYPOT_C`; glibc's ``hypot`` differs in the last bit), so another interpreter
-with a different ``hypot`` would differ in the last bit on the circle.  The inverter's
-``i_dc`` reads ``u_dc``: a :class:`~blocks.electric.Battery` fed directly with ``i_dc`` closes
-an algebraic loop, which the Python loop solves and the compiled run refuses (put the
-DC-link capacitor, a lag, between).
+(:data:`.pmsm_c.PY_HYPOT_C`; glibc's ``hypot`` differs in the last bit), so another
+interpreter with a different ``hypot`` would differ in the last bit on the circle (the C
+forms and their C text are in :mod:`.pmsm_c`).  The inverter's ``i_dc`` reads ``u_dc``: a
+:class:`~blocks.electric.Battery` fed directly with ``i_dc`` closes an algebraic loop, which
+the Python loop solves and the compiled run refuses (put the DC-link capacitor, a lag, between).
 """
 
 from __future__ import annotations
@@ -58,10 +58,17 @@ from dataclasses import dataclass
 from typing import Any
 
 from cosim.block import Block
-from cosim.codegen.model import CModel, c_float
+from cosim.codegen.model import CModel
 from cosim.diagram import Diagram, DiagramBuilder
 from cosim.errors import ParameterError
 from cosim.params import NON_NEGATIVE, POSITIVE, Number
+
+from .pmsm_c import (
+    averaged_inverter_c_model,
+    dq_current_controller_c_model,
+    pmsm_c_model,
+    torque_to_current_c_model,
+)
 
 SQRT3 = math.sqrt(3.0)
 
@@ -100,75 +107,6 @@ def circle_limit(u_d: float, u_q: float, u_max: float) -> tuple[float, float]:
     return u_d * s, u_q * s
 
 
-#: C of :func:`math.hypot` as CPython 3.11 computes it (``vector_norm`` of two coordinates:
-#: lossless scaling and squaring, compensated sums, one correction step), so the C forms'
-#: voltage limit equals :func:`circle_limit` bit for bit (glibc's ``hypot`` differs in the
-#: last bit for about 1 in 600 arguments)
-PY_HYPOT_C = r"""/* math.hypot(x, y) of CPython 3.11 (Modules/mathmodule.c: vector_norm) */
-static double cosim_py_hypot(double x, double y) {
-    double v[2], mx, scale, csum = 1.0, frac1 = 0.0, frac2 = 0.0, h, t, p, pl, sh;
-    int i, e;
-    v[0] = fabs(x); v[1] = fabs(y);
-    mx = 0.0;
-    for (i = 0; i < 2; i++) if (v[i] > mx) mx = v[i];
-    if (isinf(mx)) return mx;
-    if (isnan(x) || isnan(y)) return NAN;
-    if (mx == 0.0) return mx;
-    frexp(mx, &e);
-    if (e < -1023) {
-        const double m = 2.2250738585072014e-308;  /* DBL_MIN: subnormals to normals */
-        return m * cosim_py_hypot(v[0] / m, v[1] / m);
-    }
-    scale = ldexp(1.0, -e);
-    for (i = 0; i < 2; i++) {
-        t = v[i] * scale;
-        p = t * t;
-        pl = fma(t, t, -p);
-        sh = csum + p;
-        frac2 += (csum - sh) + p;
-        csum = sh;
-        frac1 += pl;
-    }
-    h = sqrt(csum - 1.0 + (frac1 + frac2));
-    p = -h * h;
-    pl = fma(-h, h, -p);
-    sh = csum + p;
-    frac2 += (csum - sh) + p;
-    csum = sh;
-    frac1 += pl;
-    t = csum - 1.0 + (frac1 + frac2);
-    h += t / (2.0 * h);
-    return h / scale;
-}"""
-
-#: C of :func:`circle_limit` (needs :data:`PY_HYPOT_C`)
-CIRCLE_LIMIT_C = r"""/* blocks.electric.pmsm.circle_limit */
-static void cosim_circle_limit(double u_d, double u_q, double u_max, double *od, double *oq) {
-    double m = cosim_py_hypot(u_d, u_q), s;
-    if (m <= u_max) {
-        *od = u_d;
-        *oq = u_q;
-        return;
-    }
-    if (u_max <= 0.0) {
-        *od = 0.0;
-        *oq = 0.0;
-        return;
-    }
-    s = u_max / m;
-    *od = u_d * s;
-    *oq = u_q * s;
-}"""
-
-
-def _c_circle_limit(cg: Any, u_d: str, u_q: str, u_dc: str) -> str:
-    """C statements declaring ``ud, uq``: :func:`circle_limit` of ``(u_d, u_q)`` at
-    ``max(u_dc, 0.0) / SQRT3``."""
-    cg.helper("cosim_py_hypot", PY_HYPOT_C)
-    cg.helper("cosim_circle_limit", CIRCLE_LIMIT_C)
-    return (f"double ud, uq, udc = {u_dc};\n"
-            f"cosim_circle_limit({u_d}, {u_q}, ((0.0 > udc) ? 0.0 : udc) / {c_float(SQRT3)}, "
-            "&ud, &uq);\n")
 
 
 @dataclass(frozen=True)
@@ -319,25 +257,7 @@ class PMSM(Block):
     def c_model(self, cg: Any) -> CModel:
         """C form: mirrors :meth:`PMSMParameters.torque`, :meth:`_power` and
         :meth:`derivatives`."""
-        f = c_float
-        xd, xq = cg.x(self.x_d), cg.x(self.x_q)
-        torque = (f"1.5 * {f(self.p)} * ({f(self.psi)} + ({f(self.Ld)} - {f(self.Lq)}) * {xd}) "
-                  f"* {xq}")
-        out = {"i_d": f"{cg.y(self.i_d)} = {xd};", "i_q": f"{cg.y(self.i_q)} = {xq};",
-               "torque": f"{cg.y(self.torque)} = {torque};",
-               "power": f"{cg.y(self.power)} = 1.5 * ({cg.u(self.u_d)} * {xd} + "
-                        f"{cg.u(self.u_q)} * {xq});"}
-        w = cg.x(self.x_w) if self.has_inertia else cg.u(self.speed_in)
-        der = [f"double w = {w}, we = {f(self.p)} * w;",
-               f"{cg.dx(self.x_d)} = ({cg.u(self.u_d)} - {f(self.R)} * {xd} + we * "
-               f"{f(self.Lq)} * {xq}) / {f(self.Ld)};",
-               f"{cg.dx(self.x_q)} = ({cg.u(self.u_q)} - {f(self.R)} * {xq} - we * "
-               f"({f(self.Ld)} * {xd} + {f(self.psi)})) / {f(self.Lq)};"]
-        if self.has_inertia:
-            out["speed"] = f"{cg.y(self.speed)} = {cg.x(self.x_w)};"
-            der.append(f"{cg.dx(self.x_w)} = ({torque} - {f(self.b)} * w - "
-                       f"{cg.u(self.load_torque)}) / {f(self.J)};")
-        return CModel(outputs=out, derivatives="\n".join(der))
+        return pmsm_c_model(self, cg)
 
 
 class DQCurrentController(Block):
@@ -477,31 +397,8 @@ class DQCurrentController(Block):
 
     def c_model(self, cg: Any) -> CModel:
         """C form: mirrors :meth:`voltages` and :meth:`derivatives` (the limit through
-        :data:`CIRCLE_LIMIT_C`)."""
-        f, p = c_float, self.params
-        i_d, i_q = cg.u(self.i_d), cg.u(self.i_q)
-        calc = [f"double e_d = {cg.u(self.i_d_ref)} - {i_d};",
-                f"double e_q = {cg.u(self.i_q_ref)} - {i_q};",
-                f"double v_d = {f(self.kp_d)} * e_d + {cg.x(self.x_d)};",
-                f"double v_q = {f(self.kp_q)} * e_q + {cg.x(self.x_q)};"]
-        if self.decoupling:
-            calc += [f"double we = {f(p.pole_pairs)} * {cg.u(self.speed)};",
-                     f"v_d -= we * {f(p.q_inductance_h)} * {i_q};",
-                     f"v_q += we * ({f(p.d_inductance_h)} * {i_d} + {f(p.flux_linkage_wb)});"]
-        calc = "\n".join(calc) + "\n" + _c_circle_limit(cg, "v_d", "v_q", cg.u(self.u_dc))
-        out = {"u_d_ref": f"{{\n{calc}{cg.y(self.u_d_ref)} = ud;\n}}",
-               "u_q_ref": f"{{\n{calc}{cg.y(self.u_q_ref)} = uq;\n}}"}
-        der = calc + (f"double dx_d = {f(self.ki_d)} * e_d, dx_q = {f(self.ki_q)} * e_q;\n")
-        dd, dq = cg.dx(self.x_d), cg.dx(self.x_q)
-        if self.anti_windup == "clamping":
-            der += ("if (ud != v_d || uq != v_q) {\n"
-                    "    if (dx_d * v_d > 0) dx_d = 0.0;\n"
-                    "    if (dx_q * v_q > 0) dx_q = 0.0;\n}\n"
-                    f"{dd} = dx_d;\n{dq} = dx_q;")
-        else:
-            der += (f"{dd} = dx_d + {f(self.k_aw_d)} * (ud - v_d);\n"
-                    f"{dq} = dx_q + {f(self.k_aw_q)} * (uq - v_q);")
-        return CModel(outputs=out, derivatives=der)
+        :data:`.pmsm_c.CIRCLE_LIMIT_C`)."""
+        return dq_current_controller_c_model(self, cg)
 
 
 class AveragedInverter(Block):
@@ -586,25 +483,7 @@ class AveragedInverter(Block):
     def c_model(self, cg: Any) -> CModel:
         """C form: mirrors :meth:`_limited`, :meth:`applied`, :meth:`_i_dc` and
         :meth:`derivatives`."""
-        lim = _c_circle_limit(cg, cg.u(self.u_d_ref), cg.u(self.u_q_ref), cg.u(self.u_dc))
-        u_dc = cg.u(self.u_dc)
-        if self.T > 0:
-            applied = f"double ud = {cg.x(self.x_d)}, uq = {cg.x(self.x_q)};\n"
-            out = {"u_d": f"{cg.y(self.u_d)} = {cg.x(self.x_d)};",
-                   "u_q": f"{cg.y(self.u_q)} = {cg.x(self.x_q)};"}
-        else:
-            applied = lim
-            out = {"u_d": f"{{\n{lim}{cg.y(self.u_d)} = ud;\n}}",
-                   "u_q": f"{{\n{lim}{cg.y(self.u_q)} = uq;\n}}"}
-        out["i_dc"] = (f"if ({u_dc} <= 0.0) {{\n    {cg.y(self.i_dc)} = 0.0;\n}} else {{\n"
-                       + applied + f"{cg.y(self.i_dc)} = 1.5 * (ud * {cg.u(self.i_d)} + uq * "
-                       f"{cg.u(self.i_q)}) / {u_dc};\n}}")
-        der = ""
-        if self.T > 0:
-            T = c_float(self.T)
-            der = (lim + f"{cg.dx(self.x_d)} = (ud - {cg.x(self.x_d)}) / {T};\n"
-                   f"{cg.dx(self.x_q)} = (uq - {cg.x(self.x_q)}) / {T};")
-        return CModel(outputs=out, derivatives=der)
+        return averaged_inverter_c_model(self, cg)
 
 
 class TorqueToCurrent(Block):
@@ -654,12 +533,7 @@ class TorqueToCurrent(Block):
 
     def c_model(self, cg: Any) -> CModel:
         """C form: mirrors :meth:`_iq` (Python's min/max tie rules)."""
-        lo, hi = c_float(-self.i_max), c_float(self.i_max)
-        return CModel(outputs={
-            "i_d_ref": f"{cg.y(self.i_d_ref)} = 0.0;",
-            "i_q_ref": (f"{{\n    double i = {cg.u(self.torque_ref)} / {c_float(self.kt)};\n"
-                        f"    i = ({lo} > i) ? {lo} : i;\n"
-                        f"    {cg.y(self.i_q_ref)} = ({hi} < i) ? {hi} : i;\n}}")})
+        return torque_to_current_c_model(self, cg)
 
 
 def PMSMDrive(name: str, params: PMSMParameters, *, bandwidth_rad_s: float,  # noqa: N802
