@@ -41,7 +41,7 @@ Limitations
   :class:`~cosim.Noise` manipulator or a sampled ``period_s`` for those).
 * The lead profiles are kinematic (any acceleration is feasible); their kinks are not
   time events (they enter the loop only through the radar, read by a sampled controller).
-* C forms (compiled run, FMU export): :class:`LeadVehicle` has one with a
+* C forms (compiled run, FMU export; in :mod:`.scenarios_c`): :class:`LeadVehicle` has one with a
   :class:`PiecewiseSpeed` or :class:`SinusoidalSpeed` profile only (another
   :class:`SpeedProfile` subclass raises CodegenError: the run stays in Python);
   :class:`IDMVehicle` and :class:`Radar` always.
@@ -61,11 +61,12 @@ from typing import Any
 import numpy as np
 
 from cosim.block import Block
-from cosim.codegen.model import CModel, CodegenError, c_float
+from cosim.codegen.model import CModel
 from cosim.errors import ParameterError
 
 from ..checks import check_number
 from ..discrete import check_period
+from . import scenarios_c as _c
 
 #: Default vehicle length [m].
 CAR_LENGTH_M = 4.5
@@ -75,42 +76,6 @@ def _finite(kind: str, name: str, label: str, value: Any, positive: bool = False
             nonnegative: bool = False) -> float:
     return check_number(f"{kind} '{name}'", label, value, positive=positive,
                         nonnegative=nonnegative)
-
-
-#: C of :class:`PiecewiseSpeed` (``bisect_right`` over the breakpoints, the segment's
-#: speed, slope and exact integral).
-_C_PIECEWISE = r"""/* blocks.vehicle.scenarios.PiecewiseSpeed */
-static int cosim_acc_segment(double t, const double *tp, int n) {
-    int lo = 0, hi = n;
-    while (lo < hi) {
-        int mid = (lo + hi) / 2;
-        if (t < tp[mid]) hi = mid; else lo = mid + 1;
-    }
-    return lo - 1;
-}
-
-static double cosim_acc_pw_speed(double t, const double *tp, const double *v,
-                                 const double *sl, int n) {
-    int i = cosim_acc_segment(t, tp, n);
-    if (i < 0) return v[0];
-    if (i >= n - 1) return v[n - 1];
-    return v[i] + sl[i] * (t - tp[i]);
-}
-
-static double cosim_acc_pw_accel(double t, const double *tp, const double *sl, int n) {
-    int i = cosim_acc_segment(t, tp, n);
-    return (0 <= i && i < n - 1) ? sl[i] : 0.0;
-}
-
-static double cosim_acc_pw_anti(double t, const double *tp, const double *v,
-                                const double *sl, const double *cum, int n) {
-    int i = cosim_acc_segment(t, tp, n);
-    double tau;
-    if (i < 0) return v[0] * (t - tp[0]);
-    tau = t - tp[i];
-    if (i >= n - 1) return cum[n - 1] + v[n - 1] * tau;
-    return cum[i] + v[i] * tau + 0.5 * sl[i] * tau * tau;
-}"""
 
 
 # ------------------------------------------------------------------ speed profiles
@@ -194,14 +159,7 @@ class PiecewiseSpeed(SpeedProfile):
     def c_motion(self, cg: Any, t: str) -> tuple[str, str, str]:
         """C of ``(antiderivative, speed, accel)`` at the C expression ``t`` (bisection
         over constant breakpoints), as the methods above."""
-        cg.helper("cosim_acc_piecewise", _C_PIECEWISE)
-        n = len(self._t)
-        T, V = cg.const(self.times), cg.const(self.speeds)
-        S = cg.const(np.asarray(self._slope if n > 1 else [0.0]))  # unread if n = 1
-        C = cg.const(np.asarray(self._cum))
-        return (f"cosim_acc_pw_anti({t}, {T.ptr}, {V.ptr}, {S.ptr}, {C.ptr}, {n})",
-                f"cosim_acc_pw_speed({t}, {T.ptr}, {V.ptr}, {S.ptr}, {n})",
-                f"cosim_acc_pw_accel({t}, {T.ptr}, {S.ptr}, {n})")
+        return _c.piecewise_c_motion(self, cg, t)
 
 
 def constant_speed(speed_m_s: float) -> PiecewiseSpeed:
@@ -243,12 +201,7 @@ class SinusoidalSpeed(SpeedProfile):
 
     def c_motion(self, cg: Any, t: str) -> tuple[str, str, str]:
         """C of ``(antiderivative, speed, accel)`` at the C expression ``t``."""
-        f = c_float
-        m, a, w, t0 = f(self.mean), f(self.amp), f(self.w), f(self.t0)
-        return (f"({m} * {t} + (({t} >= {t0}) ? ({a} / {w}) * (1.0 - cos({w} * ({t} - {t0})))"
-                " : 0.0))",
-                f"({m} + (({t} >= {t0}) ? {a} * sin({w} * ({t} - {t0})) : 0.0))",
-                f"(({t} >= {t0}) ? {a} * {w} * cos({w} * ({t} - {t0})) : 0.0)")
+        return _c.sinusoidal_c_motion(self, t)
 
 
 def stop_and_go_profile(cruise_m_s: float = 15.0, decel_m_s2: float = 1.5,
@@ -291,16 +244,6 @@ def _lane_flag(kind: str, name: str, in_lane: bool, changes: Sequence[float]):
         n = bisect_right(ts, ctx.mode_time + 1e-12)
         return 1.0 if first ^ (n % 2 == 1) else 0.0
     return calc, ts
-
-
-def _c_lane(cg: Any, block: Any) -> str:
-    """C of :func:`_lane_flag`'s ``calc`` writing ``block.in_lane`` (the changes counted at
-    ``cg.mode_t``)."""
-    first, ts = block._lane
-    lines = [f"double q = {cg.mode_t} + 1e-12;", "int n = 0;"] if ts else ["int n = 0;"]
-    lines += [f"n += {c_float(c)} <= q;" for c in ts]
-    lines.append(f"{cg.y(block.in_lane)} = ({int(first)} ^ (n % 2 == 1)) ? 1.0 : 0.0;")
-    return "{\n    " + "\n    ".join(lines) + "\n}"
 
 
 class LeadVehicle(Block):
@@ -366,20 +309,7 @@ class LeadVehicle(Block):
         """C form: mirrors ``motion`` (the profile's ``c_motion``: :class:`PiecewiseSpeed`,
         :class:`SinusoidalSpeed`) and the lane flag; another :class:`SpeedProfile` has
         none (CodegenError)."""
-        p = self.profile
-        if not hasattr(p, "c_motion"):
-            raise CodegenError(f"LeadVehicle '{self.path}': the profile "
-                               f"{type(p).__name__} has no C form (c_motion); "
-                               "PiecewiseSpeed and SinusoidalSpeed have one")
-        anti, speed, accel = p.c_motion(cg, cg.t)
-        start = c_float(p._antiderivative(0.0))
-        x = f"{c_float(self.x0)} + ({anti} - {start})"
-        return CModel(outputs={
-            "x": f"{cg.y(self.x)} = {x};",
-            "x_rear": f"{cg.y(self.x_rear)} = ({x}) - {c_float(self.length)};",
-            "v": f"{cg.y(self.v)} = {speed};",
-            "a": f"{cg.y(self.a)} = {accel};",
-            "in_lane": _c_lane(cg, self)}, time_dependent=True)
+        return _c.lead_vehicle_c_model(self, cg)
 
 
 # ---------------------------------------------------------------------------- IDM
@@ -515,33 +445,7 @@ class IDMVehicle(Block):
         """C form: mirrors :meth:`_accel` and :meth:`derivatives` (with
         :func:`idm_acceleration`: ``pow`` for ``**``; a NaN gap makes the step fail where
         Python raises ValueError)."""
-        p, f = self.p, c_float
-        x, v = cg.x(self.xs), cg.x(self.vs)
-        free = f"1.0 - pow(vp / {f(p.desired_speed_m_s)}, {f(p.delta)})"
-        lines = [f"double v = {v}, vp = (0.0 > v) ? 0.0 : v, a;"]
-        if self.has_leader:
-            lines += [f"double gap = {cg.u(self.leader_x_rear)} - {x};",
-                      "gap = (1e-3 > gap) ? 1e-3 : gap;",
-                      "if (!(gap > 0.0)) " + cg.fail(f"IDMVehicle '{self.path}': the gap to the "
-                                                   "leader is not a number"),
-                      "{",
-                      f"    double dv = vp - {cg.u(self.leader_v)};",
-                      f"    double inner = vp * {f(p.time_gap_s)} + vp * dv / (2.0 * "
-                      f"sqrt({f(p.max_accel_m_s2)} * {f(p.comfort_decel_m_s2)}));",
-                      f"    double ss = {f(p.min_gap_m)} + ((0.0 < inner) ? inner : 0.0);",
-                      f"    a = {f(p.max_accel_m_s2)} * (({free}) - pow(ss / gap, 2.0));",
-                      "}"]
-        else:
-            lines.append(f"a = {f(p.max_accel_m_s2)} * ({free});")
-        lines.append("if (v <= 0.0 && a < 0.0) a = -v / 0.05;")
-        acc = "\n".join(lines)
-        return CModel(outputs={
-            "x": f"{cg.y(self.x)} = {x};",
-            "x_rear": f"{cg.y(self.x_rear)} = {x} - {f(self.length)};",
-            "v": f"{cg.y(self.v)} = {v};",
-            "a": "{\n" + acc + f"\n{cg.y(self.a)} = a;\n}}",
-            "in_lane": _c_lane(cg, self)},
-            derivatives=f"{acc}\n{cg.dx(self.xs)} = vp;\n{cg.dx(self.vs)} = a;")
+        return _c.idm_vehicle_c_model(self, cg)
 
 
 # -------------------------------------------------------------------------- radar
@@ -630,24 +534,7 @@ class Radar(Block):
     def c_model(self, cg: Any) -> CModel:
         """C form: mirrors :meth:`_measure` (the targets unrolled in order); sampled with
         ``period_s`` like the Python block (the outputs held between its hits)."""
-        f = c_float
-        lines = [f"double xe = {cg.u(self.ego_x)}, behind = -{f(self.ego_length)};",
-                 "double best = HUGE_VAL, r, vt = 0.0;", "int bi = -1;"]
-        for i, (xr, _, lane) in enumerate(self.targets):
-            lines += [f"if (!({cg.u(lane)} < 0.5)) {{",
-                      f"    r = {cg.u(xr)} - xe;",
-                      f"    if (behind < r && r < best) {{ best = r; bi = {i}; }}", "}"]
-        lines += [f"if (bi == {i}) vt = {cg.u(v)};" for i, (_, v, _) in enumerate(self.targets)]
-        mr = f(self.max_range)
-        bad = f"bi < 0 || best > {mr}"
-        calc = "\n    ".join(lines) + "\n    (void)vt;\n    "
-        return CModel(outputs={
-            "range": "{\n    " + calc + f"{cg.y(self.range)} = ({bad}) ? {mr} : best;\n}}",
-            "range_rate": "{\n    " + calc + f"{cg.y(self.range_rate)} = ({bad}) ? 0.0 : "
-                          f"vt - {cg.u(self.ego_v)};\n}}",
-            "valid": "{\n    " + calc + f"{cg.y(self.valid)} = ({bad}) ? 0.0 : 1.0;\n}}",
-            "target": "{\n    " + calc + f"{cg.y(self.target)} = ({bad}) ? -1.0 : "
-                      "(double)bi;\n}"})
+        return _c.radar_c_model(self, cg)
 
 
 # ---------------------------------------------------------------------- scenarios
