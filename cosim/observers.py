@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import operator
+import weakref
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -297,21 +298,40 @@ class Results:
         return f"<Results {len(self.time)} samples, {span}, {len(self.signals)} signals>"
 
 
+_HASHES: Any = weakref.WeakKeyDictionary()  # a built diagram does not change: hashed once
+_DTYPE_TEXT: dict = {}
+
+
 def model_hash(diagram: Any) -> str:
-    """A hash of the diagram structure: blocks, types, ports, units, connections."""
+    """A hash of the diagram structure: blocks, types, ports, units, connections (once per
+    built diagram: every run's provenance has it)."""
+    try:
+        return _HASHES[diagram]
+    except (KeyError, TypeError):
+        pass
+    digest = _model_hash(diagram)
+    try:
+        _HASHES[diagram] = digest
+    except TypeError:  # not weakly referable: not kept
+        pass
+    return digest
+
+
+def _model_hash(diagram: Any) -> str:
     h = hashlib.sha256()
     for b in diagram.leaf_blocks():
         h.update(f"{b.path}:{type(b).__module__}.{type(b).__qualname__}".encode())
         for p in list(b.inputs.values()) + list(b.outputs.values()):
-            h.update(f"{p.name}{p.shape}{p.dtype}{p.unit_text}".encode())
+            dt = _DTYPE_TEXT.get(p.dtype)
+            if dt is None:  # (str() of a NumPy dtype costs microseconds: once per dtype)
+                dt = _DTYPE_TEXT.setdefault(p.dtype, str(p.dtype))
+            h.update(f"{p.name}{p.shape}{dt}{p.unit_text}".encode())
         for prm in b.parameters.values():
             h.update(f"{prm.name}={prm.default!r}".encode())
     plan = diagram.compile()
     for dst, (src, s, bias) in sorted(plan.feed.items(), key=lambda kv: kv[0].path):
         h.update(f"{src.path}->{dst.path}*{s}+{bias}".encode())
     return h.hexdigest()[:16]
-
-
 
 
 def provenance(sim: Any) -> dict:

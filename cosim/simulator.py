@@ -51,7 +51,7 @@ from .fixed_step import FixedStepAdvancer
 from .hit_plans import HitPlans
 from .loops import LoopOptions
 from .major_stops import MajorStops
-from .observers import Observer, Recorder, Results
+from .observers import Observer, Recorder, Results, model_hash
 from .program import Program
 from .progress import ProgressBar
 from .run_events import RunEvents, Terminate
@@ -302,6 +302,7 @@ class Simulator:
         self.major(ctx.ticks, first=True)
         self._initialized = True
         self.route.prepare()  # compiled=True: the C built now
+        model_hash(self.diagram)  # the results' provenance: set-up work, once per diagram
 
     def prepare(self) -> None:
         """Build the evaluation program now, as :meth:`initialize` would first, so the run's
