@@ -294,7 +294,11 @@ def _compiled_note(cases: list[dict], case: str) -> str:
     """What ran for ours (``compiled``: True, or why the Python loop ran)."""
     c = find_case(cases, case)
     ran = ((c or {}).get("ours", {}).get("extra") or {}).get("compiled")
-    return "ran in C" if ran is True else f"ran in Python: {ran}" if ran else ""
+    if ran is True:
+        return "ran in C"
+    if isinstance(ran, str) and ran.startswith("partly"):  # timed Python steps, then C
+        return f"ran in C after the Python loop's first steps ({ran})"
+    return f"ran in Python: {ran}" if ran else ""
 
 
 def _coverage_target(cases: list[dict]) -> dict:

@@ -359,4 +359,8 @@ PY_LOOP = "ours-python-loop"
 
 def _ran(m: dict) -> str:
     ran = (m.get("extra") or {}).get("compiled")
-    return "ran in C" if ran is True else f"ran in Python: {ran}" if ran else ""
+    if ran is True:
+        return "ran in C"
+    if isinstance(ran, str) and ran.startswith("partly"):  # timed Python steps, then C
+        return f"ran in C after the Python loop's first steps ({ran})"
+    return f"ran in Python: {ran}" if ran else ""

@@ -310,21 +310,28 @@ class CompiledRoute:
     """Whether each ``advance_to`` of the Simulator ``sim`` runs in C, per its ``compiled``
     option, and what ran (:attr:`ran`).
 
-    * ``None``: in C when it can and it pays: once the run's work (the block-steps of the
-      advances since ``initialize``, this one included) reaches :attr:`threshold`, about
-      what generating and compiling costs in Python-loop time (the library is cached: a
-      later run of the same diagram and parameters pays only the generation); before that,
-      and when it cannot, the Python loop with the reason;
+    * ``None``: in C when it can and it pays.  An advance that can run in C first runs
+      :attr:`probe_steps` steps in the Python loop, timed; if the rest would take the
+      Python loop longer than :attr:`build_s` (about what generating and compiling a
+      diagram costs; a cached library costs only the generation), the rest runs in C.  The
+      Python loop's time adds up over the advances since ``initialize`` (real-time frames
+      move to C once they have cost that much; a runner that announces its end with
+      :meth:`expect` gets C before its first frame).  Otherwise, and when it cannot, the
+      Python loop, the reason in ``diagnostics["compiled"]``;
     * ``True``: in C from the start (built at ``initialize``), or a
       :class:`~cosim.errors.BuildError` naming why not;
     * ``False``: the Python loop.
+
+    A study that varies parameters compiles each variant (the values are constants of the
+    C): the same break-even applies to each run.
     """
 
-    #: block-steps of Python-loop work from which ``compiled=None`` compiles: about the
-    #: break-even of one run (the Python loop costs 0.5-1 us per block-step; generating and
-    #: compiling a diagram's C costs about as much as 200,000 of them, and grows with the
-    #: diagram as the loop's cost does).  A study that varies parameters compiles each
-    #: variant (the values are constants of the C), so this is also its break-even.
+    #: the Python-loop time [s] from which ``compiled=None`` builds the C (a compilation
+    #: takes 0.1-1 s with gcc -O2, growing with the diagram)
+    build_s = 0.3
+    #: the steps an undecided advance takes in the Python loop to time it
+    probe_steps = 64
+    #: block-steps from which :meth:`expect` builds the C before a runner's first frame
     threshold = 200_000
 
     def __init__(self, sim: Any, compiled: bool | None) -> None:
@@ -342,13 +349,14 @@ class CompiledRoute:
         self.ran: set = set()  #: True and/or the reasons, since the last initialize
         #: the AB3 history is forgotten at the first stop of the next C run (:meth:`choose`)
         self.drop_history = False
-        self._work = 0  # block-steps since the last initialize (this run's work so far)
+        self._py_s = 0.0  # the Python loop's time since the last initialize
+        self.undecided = False  # the last choose(): could run in C, not yet worth it
 
     def restart(self) -> None:
         """A new run (``Simulator.initialize``)."""
         self.ran = set()
         self._key = None
-        self._work = 0
+        self._py_s = 0.0
 
     def prepare(self) -> None:
         """``compiled=True``: build now (``Simulator.initialize``: set-up time, not the
@@ -361,25 +369,50 @@ class CompiledRoute:
         frames): with ``compiled=None``, decide and build now for the whole of it, before
         the first frame, rather than when the frames' work adds up mid-run."""
         if self.compiled is None and self.run is None and \
-                self._work + self._estimate(end) >= self.threshold:
-            self.choose(None, count=False)  # (no end: the threshold is met)
+                self._estimate(end) >= self.threshold:
+            self.choose(None, count=False, force=True)
 
-    def choose(self, end: int | None, count: bool = True) -> CompiledRun | None:
-        """The C run for the advance to tick ``end``, or None (the reason in
-        :attr:`reason`); ``count``: it runs (:attr:`ran`)."""
+    def advance(self, end: int, bar: Any) -> None:
+        """Advance the Simulator to tick ``end``: in C, in the Python loop, or (undecided)
+        :attr:`probe_steps` steps in the Python loop, timed, then the rest in C if it pays
+        (class docstring)."""
         sim = self.sim
+        c = self.choose(end)
+        if c is None and self.undecided:
+            start, step = sim.ctx.ticks, sim.grid.ticks or 0
+            mid = min(end, start + self.probe_steps * step) if step else end
+            t0 = _time.perf_counter()
+            sim.advancer.advance(mid)
+            spent = _time.perf_counter() - t0
+            self._py_s += spent
+            if mid >= end or sim.terminated is not None:
+                return
+            rest = spent * (end - mid) / max(1, mid - start)
+            c = self.choose(end, force=self._py_s + rest >= self.build_s)
+        if c is not None:
+            c.advance(end, bar)
+        else:
+            sim.advancer.advance(end)
+
+    def choose(self, end: int | None, count: bool = True,
+               force: bool = False) -> CompiledRun | None:
+        """The C run for the advance to tick ``end``, or None (the reason in
+        :attr:`reason`; :attr:`undecided` when it could run in C but the Python loop has
+        not yet cost :attr:`build_s`); ``count``: it runs (:attr:`ran`); ``force``: build
+        if it can, whatever the cost so far."""
+        sim = self.sim
+        self.undecided = False
         if self.compiled is False:
             return self._python("compiled=False", count)
         key = (len(sim.observers), len(sim.manipulators), sim.recorder)
         if key != self._key:
             self._key, self._why = key, compiled_reason(sim)
         why = self._why or self._missing()
-        if not why and self.compiled is None and self.run is None and end is not None:
-            work = self._work + self._estimate(end)
-            if work < self.threshold:
-                self._work = work
-                why = (f"a short run so far ({work} block-steps, compiling pays from "
-                       f"{self.threshold}; compiled=True compiles at once)")
+        if not why and self.compiled is None and self.run is None and end is not None \
+                and not force and self._py_s < self.build_s:
+            self.undecided = True
+            why = (f"not worth compiling yet (the Python loop's time, measured, stays under "
+                   f"the {self.build_s:g} s a build costs; compiled=True compiles at once)")
         if not why:
             if sim._dirty:  # a parameter changed: the Python program follows it too
                 old = sim.program.solver

@@ -505,11 +505,8 @@ class Simulator:
         # (no bar object per call without a bar: a co-simulation steps many short calls)
         bar = self._bar = ProgressBar(self.ctx.ticks, end) if self.progress else _NO_BAR
         try:
-            c = self.route.choose(end) if end > self.ctx.ticks else None
-            if c is not None:
-                c.advance(end, bar if bar is not _NO_BAR else None)
-            else:
-                self.advancer.advance(end)
+            if end > self.ctx.ticks:
+                self.route.advance(end, bar if bar is not _NO_BAR else None)
         except Terminate as term:
             self.terminated_by = term.event
             self.terminated = self.events.stopped(term.event)

@@ -101,30 +101,35 @@ def test_msd_pid_runs_in_c_and_equals_the_python_loop():
 
 
 def test_compiled_none_compiles_when_the_run_s_work_pays_for_it():
-    """``compiled=None``: a short run stays in the Python loop (compiling would cost more than
-    it saves), saying so; a long one runs in C; many short advances (real-time frames) move
-    to C once their work adds up."""
+    """``compiled=None``: an advance that could run in C times its first steps in the
+    Python loop and goes on in C when the rest would cost the Python loop more than a build;
+    a short run stays in Python, saying so; many short advances (real-time frames) move to
+    C once the Python loop's time adds up; every way equal to the Python loop."""
     from cosim.compiled_run import CompiledRoute
-    blocks = len(_msd_pid().compile().blocks)
     short = Simulator(_msd_pid(), dt=1e-3).run(0.5)
-    assert short.diagnostics["compiled"].startswith("a short run so far")
-    steps = CompiledRoute.threshold // blocks + 1
-    long = Simulator(_msd_pid(), dt=1e-3).run(steps * 1e-3)
-    assert long.diagnostics["compiled"] is True
+    assert short.diagnostics["compiled"].startswith("not worth compiling yet")
+    ref = Simulator(_msd_pid(), dt=1e-3, compiled=False).run(200.0)
+    sim = Simulator(_msd_pid(), dt=1e-3)
+    long = sim.run(200.0)  # ~1 s in the Python loop
+    assert long.diagnostics["compiled"].startswith("partly: not worth compiling yet")
+    assert sim.route.run is not None
+    assert long.diagnostics["steps"] == ref.diagnostics["steps"]
+    _compare(ref, long, 1e-12)
     sim = Simulator(_msd_pid(), dt=1e-3)
     sim.initialize()
     frames = 0
-    while sim.route.run is None:
+    while sim.route.run is None:  # 10 ms frames: each shorter than the timed probe
         frames += 1
         sim.advance_to(frames * 1e-2)
-    assert frames == -(-CompiledRoute.threshold // (11 * blocks))  # 11 grid points a frame
+        assert frames < 10 ** 6
+    assert sim.route._py_s >= CompiledRoute.build_s
     sim.advance_to((frames + 1) * 1e-2)
     res = sim.finish()
-    assert res.diagnostics["compiled"].startswith("partly: a short run so far")
+    assert res.diagnostics["compiled"].startswith("partly: not worth compiling yet")
     ref = Simulator(_msd_pid(), dt=1e-3, compiled=False)
     for k in range(1, frames + 2):
         ref.advance_to(k * 1e-2)
-    _compare(ref.finish(), res, 1e-13)
+    _compare(ref.finish(), res, 1e-12)
 
 
 @pytest.mark.parametrize("seed", [1, 4, 7, 10, 13, 16])
@@ -255,14 +260,14 @@ def test_a_bad_compiled_option_is_an_error():
 def test_a_failing_compiler_falls_back_with_one_warning_or_raises(private_cache, monkeypatch):
     monkeypatch.setenv("CC", "/bin/false")
     with pytest.warns(CosimWarning, match="C compiler failed") as got:
-        res = Simulator(_msd_pid(), dt=1e-3).run(60.0)  # long enough to compile
+        res = Simulator(_msd_pid(), dt=1e-3).run(300.0)  # long enough to compile
     assert len([w for w in got if "C compiler" in str(w.message)]) == 1
     assert "the C compiler failed" in res.diagnostics["compiled"]
     with pytest.raises(BuildError, match="C compiler failed"):
         Simulator(_msd_pid(), dt=1e-3, compiled=True).initialize()
     monkeypatch.setenv("CC", "no-such-compiler-xyz")
     with pytest.warns(CosimWarning, match="not found"):
-        Simulator(_msd_pid(), dt=1e-3).run(60.0)
+        Simulator(_msd_pid(), dt=1e-3).run(300.0)
 
 
 def test_a_cached_library_needs_no_compiler_and_may_be_read_only(private_cache, monkeypatch,
