@@ -57,7 +57,7 @@ from typing import Any
 
 import numpy as np
 
-from .errors import BuildError, StepError
+from .errors import BuildError
 
 __all__ = ["SOLVERS", "CompiledRoute", "CompiledRun", "compiled_reason"]
 
@@ -66,6 +66,12 @@ SOLVERS = ("rk4", "heun", "midpoint", "euler", "ab3")
 _DRIVER = Path(__file__).parent / "codegen" / "templates" / "driver.c"
 _I64 = ctypes.c_int64
 _VP = ctypes.c_void_p
+
+
+class FailedInC(Exception):
+    """A C run failed (its message); the context is back at the start of the failing slice,
+    where the Python loop takes over (:meth:`CompiledRoute.advance`), so the failure, if it
+    happens there too, is the Python loop's own error with its message and results."""
 
 
 def compiled_reason(sim: Any) -> str:
@@ -175,6 +181,8 @@ class CompiledRun:
         off = [prog.slot_offset[plan.output_slot[p]] + i for p in ports for i in range(p.size)]
         self._off = np.array(off or [0], dtype=np.intc)
         self._cnt = (_I64 * 6)()
+        lib.cosim_sim_model_size.restype = ctypes.c_size_t
+        self._snapshot = ctypes.create_string_buffer(lib.cosim_sim_model_size())
         self._count = _I64(0)
         self.params = [np.array(v, copy=True) if isinstance(v, np.ndarray) else v
                        for v in sim.ctx.params]
@@ -213,22 +221,28 @@ class CompiledRun:
         lib.cosim_sim_clear_error(m)
         chunk = 256  # stops of the first call; later calls sized to slice_s
         failed = None
+        keep = self._snapshot
         try:
             while self._state.ticks < end:
                 t = np.empty(chunk)
                 rows = np.empty((chunk, max(ncol, 1)))
                 cnt[0] = 0
+                ctypes.memmove(keep, m, len(keep))  # the slice's start, for a failure
+                kept = (list(cnt), self._count.value)
                 w = _time.perf_counter()
+                st = None
                 try:
                     st = lib.cosim_sim_run(m, end, chunk, dt, self._off.ctypes.data, ncol,
                                            t0, grid, every, ctypes.byref(self._count),
                                            t.ctypes.data, rows.ctypes.data, cnt)
                 finally:  # also when Ctrl-C arrives as the call returns: keep its rows
                     n = int(cnt[0])
-                    if rec is not None and n:
+                    if st in (0, None) and rec is not None and n:
                         rec.extend(t[:n], rows[:n, :ncol], self._widths)
-                if st != 0:
+                if st != 0:  # back to the slice's start: the Python loop takes it from there
                     failed = (lib.cosim_sim_error(m) or b"(no message)").decode()
+                    ctypes.memmove(m, keep, len(keep))
+                    cnt[:], self._count.value = kept
                     break
                 if bar is not None:
                     bar.tick(int(self._state.ticks))
@@ -249,7 +263,7 @@ class CompiledRun:
                 int(cnt[1]) * _STAGES.get(self.program.integrator, 0)
             sim._fresh = None
         if failed is not None:
-            self._fail(failed)
+            raise FailedInC(failed)
 
     stages = 0  #: right-hand-side evaluations made in C (the Python loop's rhs_evals)
 
@@ -273,12 +287,6 @@ class CompiledRun:
         self.sim.program.solver.restore([self._hist[j * nx:(j + 1) * nx] for j in range(n)],
                                         h.value or None)
 
-    def _fail(self, message: str) -> None:
-        sim = self.sim
-        if message.startswith("continuous state"):
-            x = np.ctypeslib.as_array(self._state.x)[:sim.plan.n_continuous].copy()
-            sim.check_finite(x, int(self._cnt[3]))  # the Python loop's error
-        raise StepError(f"Simulator(compiled): {message}")
 
 
 _STAGES = {"euler": 1, "heun": 2, "midpoint": 2, "rk4": 4}
@@ -310,29 +318,28 @@ class CompiledRoute:
     """Whether each ``advance_to`` of the Simulator ``sim`` runs in C, per its ``compiled``
     option, and what ran (:attr:`ran`).
 
-    * ``None``: in C when it can and it pays.  An advance that can run in C first runs
-      :attr:`probe_steps` steps in the Python loop, timed; if the rest would take the
-      Python loop longer than :attr:`build_s` (about what generating and compiling a
-      diagram costs; a cached library costs only the generation), the rest runs in C.  The
-      Python loop's time adds up over the advances since ``initialize`` (real-time frames
-      move to C once they have cost that much; a runner that announces its end with
-      :meth:`expect` gets C before its first frame).  Otherwise, and when it cannot, the
-      Python loop, the reason in ``diagnostics["compiled"]``;
+    * ``None``: in C when it can and it pays: once the run's work (the block-steps of the
+      advances since ``initialize``, this one included) reaches :attr:`threshold`, about
+      what generating and compiling costs in Python-loop time (the library is cached: a
+      later run of the same diagram and parameters pays only the generation).  Decided on
+      the work, never on the clock, so a run gives the same results on a busy machine.
+      Real-time frames move to C once their work adds up (a runner that announces its end
+      with :meth:`expect` gets C before its first frame).  Otherwise, and when it cannot,
+      the Python loop, the reason in ``diagnostics["compiled"]``;
     * ``True``: in C from the start (built at ``initialize``), or a
       :class:`~cosim.errors.BuildError` naming why not;
     * ``False``: the Python loop.
 
-    A study that varies parameters compiles each variant (the values are constants of the
-    C): the same break-even applies to each run.
+    A C run that fails (a non-finite state, a block's error) goes back to the start of its
+    slice and the Python loop takes over from there: the failure is then the Python loop's
+    own error, message and partial results (``diagnostics["compiled"]`` says so).  A study
+    that varies parameters compiles each variant (the values are constants of the C).
     """
 
-    #: the Python-loop time [s] from which ``compiled=None`` builds the C (a compilation
-    #: takes 0.1-1 s with gcc -O2, growing with the diagram)
-    build_s = 0.3
-    #: the steps an undecided advance takes in the Python loop to time it
-    probe_steps = 64
-    #: block-steps from which :meth:`expect` builds the C before a runner's first frame
-    threshold = 200_000
+    #: block-steps of Python-loop work from which ``compiled=None`` compiles: about the
+    #: break-even of one run (the Python loop costs 0.5-3 us per block-step; generating
+    #: and compiling a diagram's C 0.1-1 s, growing with the diagram as the loop does)
+    threshold = 100_000
 
     def __init__(self, sim: Any, compiled: bool | None) -> None:
         if compiled not in (None, True, False):
@@ -349,14 +356,13 @@ class CompiledRoute:
         self.ran: set = set()  #: True and/or the reasons, since the last initialize
         #: the AB3 history is forgotten at the first stop of the next C run (:meth:`choose`)
         self.drop_history = False
-        self._py_s = 0.0  # the Python loop's time since the last initialize
-        self.undecided = False  # the last choose(): could run in C, not yet worth it
+        self._work = 0  # block-steps since the last initialize (this run's work so far)
 
     def restart(self) -> None:
         """A new run (``Simulator.initialize``)."""
         self.ran = set()
         self._key = None
-        self._py_s = 0.0
+        self._work = 0
 
     def prepare(self) -> None:
         """``compiled=True``: build now (``Simulator.initialize``: set-up time, not the
@@ -373,35 +379,25 @@ class CompiledRoute:
             self.choose(None, count=False, force=True)
 
     def advance(self, end: int, bar: Any) -> None:
-        """Advance the Simulator to tick ``end``: in C, in the Python loop, or (undecided)
-        :attr:`probe_steps` steps in the Python loop, timed, then the rest in C if it pays
-        (class docstring)."""
+        """Advance the Simulator to tick ``end``, in C or in the Python loop (class
+        docstring); a C run that fails hands over to the Python loop at its slice's start."""
         sim = self.sim
         c = self.choose(end)
-        if c is None and self.undecided:
-            start, step = sim.ctx.ticks, sim.grid.ticks or 0
-            mid = min(end, start + self.probe_steps * step) if step else end
-            t0 = _time.perf_counter()
-            sim.advancer.advance(mid)
-            spent = _time.perf_counter() - t0
-            self._py_s += spent
-            if mid >= end or sim.terminated is not None:
-                return
-            rest = spent * (end - mid) / max(1, mid - start)
-            c = self.choose(end, force=self._py_s + rest >= self.build_s)
-        if c is not None:
+        if c is None:
+            sim.advancer.advance(end)
+            return
+        try:
             c.advance(end, bar)
-        else:
+        except FailedInC as exc:
+            self.ran.add(f"the C run failed ({exc}); the Python loop took over")
             sim.advancer.advance(end)
 
     def choose(self, end: int | None, count: bool = True,
                force: bool = False) -> CompiledRun | None:
         """The C run for the advance to tick ``end``, or None (the reason in
-        :attr:`reason`; :attr:`undecided` when it could run in C but the Python loop has
-        not yet cost :attr:`build_s`); ``count``: it runs (:attr:`ran`); ``force``: build
-        if it can, whatever the cost so far."""
+        :attr:`reason`); ``count``: it runs (:attr:`ran`); ``force``: build if it can,
+        whatever the work."""
         sim = self.sim
-        self.undecided = False
         if self.compiled is False:
             return self._python("compiled=False", count)
         key = (len(sim.observers), len(sim.manipulators), sim.recorder)
@@ -409,10 +405,12 @@ class CompiledRoute:
             self._key, self._why = key, compiled_reason(sim)
         why = self._why or self._missing()
         if not why and self.compiled is None and self.run is None and end is not None \
-                and not force and self._py_s < self.build_s:
-            self.undecided = True
-            why = (f"not worth compiling yet (the Python loop's time, measured, stays under "
-                   f"the {self.build_s:g} s a build costs; compiled=True compiles at once)")
+                and not force:
+            work = self._work + self._estimate(end)
+            if work < self.threshold:
+                self._work = work
+                why = (f"a short run so far ({work} block-steps, compiling pays from "
+                       f"{self.threshold}; compiled=True compiles at once)")
         if not why:
             if sim._dirty:  # a parameter changed: the Python program follows it too
                 old = sim.program.solver

@@ -11,6 +11,7 @@ void *cosim_sim_new(void) {
     return M;
 }
 void cosim_sim_free(void *p) { free(p); }
+size_t cosim_sim_model_size(void) { return sizeof(Model); }
 ModelState *cosim_sim_state(void *p) { return &((Model *)p)->st; }
 const char *cosim_sim_error(void *p) { return ((Model *)p)->error; }
 void cosim_sim_clear_error(void *p) { ((Model *)p)->error = NULL; }
