@@ -44,7 +44,7 @@ feed a negative :math:`i_d^*` to :class:`DQCurrentController`.
 
 Compiled runs: every block here has a C form (``c_model``), equal to the Python loop bit
 for bit; the limit's :func:`math.hypot` is CPython 3.11's algorithm in C
-(:data:`.pmsm_c.PY_HYPOT_C`; glibc's ``hypot`` differs in the last bit), so another
+(:data:`cosim.codegen.pymath.PY_HYPOT_C`; glibc's ``hypot`` differs in the last bit), so another
 interpreter with a different ``hypot`` would differ in the last bit on the circle (the C
 forms and their C text are in :mod:`.pmsm_c`).  The inverter's ``i_dc`` reads ``u_dc``: a
 :class:`~blocks.electric.Battery` fed directly with ``i_dc`` closes an algebraic loop, which

@@ -11,52 +11,12 @@ import math
 from typing import Any
 
 from cosim.codegen.model import CModel, c_float
+from cosim.codegen.pymath import py_hypot
 
 #: :data:`blocks.electric.pmsm.SQRT3` (the same ``math.sqrt(3.0)``)
 SQRT3 = math.sqrt(3.0)
 
-#: C of :func:`math.hypot` as CPython 3.11 computes it (``vector_norm`` of two coordinates:
-#: lossless scaling and squaring, compensated sums, one correction step), so the C forms'
-#: voltage limit equals :func:`~blocks.electric.pmsm.circle_limit` bit for bit (glibc's
-#: ``hypot`` differs in the last bit for about 1 in 600 arguments)
-PY_HYPOT_C = r"""/* math.hypot(x, y) of CPython 3.11 (Modules/mathmodule.c: vector_norm) */
-static double cosim_py_hypot(double x, double y) {
-    double v[2], mx, scale, csum = 1.0, frac1 = 0.0, frac2 = 0.0, h, t, p, pl, sh;
-    int i, e;
-    v[0] = fabs(x); v[1] = fabs(y);
-    mx = 0.0;
-    for (i = 0; i < 2; i++) if (v[i] > mx) mx = v[i];
-    if (isinf(mx)) return mx;
-    if (isnan(x) || isnan(y)) return NAN;
-    if (mx == 0.0) return mx;
-    frexp(mx, &e);
-    if (e < -1023) {
-        const double m = 2.2250738585072014e-308;  /* DBL_MIN: subnormals to normals */
-        return m * cosim_py_hypot(v[0] / m, v[1] / m);
-    }
-    scale = ldexp(1.0, -e);
-    for (i = 0; i < 2; i++) {
-        t = v[i] * scale;
-        p = t * t;
-        pl = fma(t, t, -p);
-        sh = csum + p;
-        frac2 += (csum - sh) + p;
-        csum = sh;
-        frac1 += pl;
-    }
-    h = sqrt(csum - 1.0 + (frac1 + frac2));
-    p = -h * h;
-    pl = fma(-h, h, -p);
-    sh = csum + p;
-    frac2 += (csum - sh) + p;
-    csum = sh;
-    frac1 += pl;
-    t = csum - 1.0 + (frac1 + frac2);
-    h += t / (2.0 * h);
-    return h / scale;
-}"""
-
-#: C of :func:`~blocks.electric.pmsm.circle_limit` (needs :data:`PY_HYPOT_C`)
+#: C of :func:`~blocks.electric.pmsm.circle_limit` (needs ``cosim_py_hypot``)
 CIRCLE_LIMIT_C = r"""/* blocks.electric.pmsm.circle_limit */
 static void cosim_circle_limit(double u_d, double u_q, double u_max, double *od, double *oq) {
     double m = cosim_py_hypot(u_d, u_q), s;
@@ -79,7 +39,7 @@ static void cosim_circle_limit(double u_d, double u_q, double u_max, double *od,
 def c_circle_limit(cg: Any, u_d: str, u_q: str, u_dc: str) -> str:
     """C statements declaring ``ud, uq``: :func:`~blocks.electric.pmsm.circle_limit` of
     ``(u_d, u_q)`` at ``max(u_dc, 0.0) / SQRT3``."""
-    cg.helper("cosim_py_hypot", PY_HYPOT_C)
+    py_hypot(cg)
     cg.helper("cosim_circle_limit", CIRCLE_LIMIT_C)
     return (f"double ud, uq, udc = {u_dc};\n"
             f"cosim_circle_limit({u_d}, {u_q}, ((0.0 > udc) ? 0.0 : udc) / {c_float(SQRT3)}, "

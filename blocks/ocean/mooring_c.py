@@ -10,48 +10,14 @@ from __future__ import annotations
 import numpy as np
 
 from cosim.codegen.model import CContext, CModel, c_float
+from cosim.codegen.pymath import py_hypot
 
 from .morison import rotation_rpy_c
 
 __all__ = ["catenary_mooring_c", "polynomial_mooring_c"]
 
-#: C of CPython's ``math.hypot`` (two floats) and of :func:`~blocks.ocean.mooring.catenary`
-#: (cold start, ``tol=1e-10, max_iter=100, max_strain=0.1``): the C forms' helpers
-_C_HYPOT = r"""/* CPython's math.hypot of two floats (Modules/mathmodule.c vector_norm):
-   lossless scaling, exact squares (fma), compensated sum and a differential correction
-   of the root */
-static double cosim_oc_hypot(double a, double b) {
-    double v[2], mx, scale, csum = 1.0, frac1 = 0.0, frac2 = 0.0, h, x, z, lo, sx;
-    int e, i;
-    v[0] = fabs(a); v[1] = fabs(b);
-    if (isinf(v[0]) || isinf(v[1])) return HUGE_VAL;
-    if (isnan(v[0]) || isnan(v[1])) return NAN;
-    mx = (v[1] > v[0]) ? v[1] : v[0];
-    if (mx == 0.0) return 0.0;
-    frexp(mx, &e);
-    if (e < -1023) return 0x1p-1022 * cosim_oc_hypot(v[0] / 0x1p-1022, v[1] / 0x1p-1022);
-    scale = ldexp(1.0, -e);
-    for (i = 0; i < 2; i++) {
-        x = v[i] * scale;
-        z = x * x;
-        lo = fma(x, x, -z);
-        sx = csum + z;
-        frac2 += (csum - sx) + z;
-        csum = sx;
-        frac1 += lo;
-    }
-    h = sqrt(csum - 1.0 + (frac1 + frac2));
-    z = -h * h;
-    lo = fma(-h, h, -z);
-    sx = csum + z;
-    frac2 += (csum - sx) + z;
-    csum = sx;
-    frac1 += lo;
-    x = csum - 1.0 + (frac1 + frac2);
-    h += x / (2.0 * h);
-    return h / scale;
-}"""
-
+#: C of :func:`~blocks.ocean.mooring.catenary` (cold start, ``tol=1e-10, max_iter=100,
+#: max_strain=0.1``; CPython's ``math.hypot`` from :mod:`cosim.codegen.pymath`)
 _C_CATENARY = r"""/* blocks.ocean.mooring: _suspended, _grounded, _hang and catenary (cold start) */
 static void cosim_oc_suspended(double H, double V, double L, double EA, double w,
                                double *X, double *Z, double *J) {
@@ -119,7 +85,7 @@ static int cosim_oc_catenary(double xf, double zf, double L, double EA, double w
         out[0] = rev[2]; out[1] = -rev[3]; out[2] = rev[0]; out[3] = -rev[1];
         return 0;
     }
-    chord = cosim_oc_hypot(xf, zf);
+    chord = cosim_py_hypot(xf, zf);
     if (chord > L * (1.0 + max_strain)) return 3;
     EA_w = EA / w;
     cb = (hA == 0) ? friction : 0.0;
@@ -169,7 +135,7 @@ static int cosim_oc_catenary(double xf, double zf, double L, double EA, double w
     }
     cosim_oc_evaluate(H, V, L, EA, w, cb, hA, x_eff, zf, &ex, &ez, J);
     atol = tol * L;
-    while (cosim_oc_hypot(ex, ez) > atol && it < max_iter) {
+    while (cosim_py_hypot(ex, ez) > atol && it < max_iter) {
         double det, dH, dV, a, r0, Hn = H, Vn = V, exn = ex, ezn = ez, Jn[4];
         int k;
         it++;
@@ -179,12 +145,12 @@ static int cosim_oc_catenary(double xf, double zf, double L, double EA, double w
         dV = -(-J[2] * ex + J[0] * ez) / det;
         a = 1.0;
         if (H + dH < 0.1 * H) a = 0.9 * H / -dH;
-        r0 = cosim_oc_hypot(ex, ez);
+        r0 = cosim_py_hypot(ex, ez);
         for (k = 0; k < 30; k++) {
             Hn = H + a * dH;
             Vn = V + a * dV;
             cosim_oc_evaluate(Hn, Vn, L, EA, w, cb, hA, x_eff, zf, &exn, &ezn, Jn);
-            if (cosim_oc_hypot(exn, ezn) < r0 || a < 1e-6) break;
+            if (cosim_py_hypot(exn, ezn) < r0 || a < 1e-6) break;
             a *= 0.5;
         }
         H = Hn; V = Vn; ex = exn; ez = ezn;
@@ -192,7 +158,7 @@ static int cosim_oc_catenary(double xf, double zf, double L, double EA, double w
     }
     {
         double lim = (1e-12 > atol) ? 1e-12 : atol;
-        if (!(cosim_oc_hypot(ex, ez) <= lim)) return 4;
+        if (!(cosim_py_hypot(ex, ez) <= lim)) return 4;
     }
     if (hA > 0 || V - w * L >= 0) {
         if (hA > 0 && V - w * L < 0) {
@@ -223,7 +189,7 @@ def catenary_mooring_c(block, cg: CContext) -> CModel:
     :func:`~blocks.ocean.mooring.catenary` from the cold start, line by line in the same
     order; the lines are constants.  A line without a solution fails the step, as
     :class:`~blocks.ocean.mooring.CatenaryError` does in Python."""
-    cg.helper("cosim_oc_hypot", _C_HYPOT)
+    py_hypot(cg)
     cg.helper("cosim_oc_catenary", _C_CATENARY)
     sysm = block.system
     pos = [cg.u(block.position, i) for i in range(3)]
@@ -243,7 +209,7 @@ def catenary_mooring_c(block, cg: CContext) -> CModel:
                     "    double out[4] = {0.0, 0.0, 0.0, 0.0};\n    int rc;\n" + rot
                     + f"    d[0] = fair[0] - {c_float(an[0])};\n"
                     f"    d[1] = fair[1] - {c_float(an[1])};\n"
-                    "    xf = cosim_oc_hypot(d[0], d[1]);\n"
+                    "    xf = cosim_py_hypot(d[0], d[1]);\n"
                     f"    rc = cosim_oc_catenary(xf, fair[2] - {c_float(an[2])}, "
                     f"{c_float(ln.length)}, {c_float(ln.ea)}, {c_float(ln.w)}, "
                     f"{c_float(ln.friction)}, {c_float(h_a)}, 1e-10, 100, 0.1, out);\n"
@@ -255,7 +221,7 @@ def catenary_mooring_c(block, cg: CContext) -> CModel:
                     "    Mo[0] += r[1] * f[2] - r[2] * f[1];\n"
                     "    Mo[1] += r[2] * f[0] - r[0] * f[2];\n"
                     "    Mo[2] += r[0] * f[1] - r[1] * f[0];\n"
-                    f"    T[{i}] = cosim_oc_hypot(out[0], out[1]);\n}}")
+                    f"    T[{i}] = cosim_py_hypot(out[0], out[1]);\n}}")
     code += [f"{cg.y(block.force, k)} = F[{k}];\n{cg.y(block.moment, k)} = Mo[{k}];"
              for k in range(3)]
     code += [f"{cg.y(block.tensions, i)} = T[{i}];" for i in range(len(sysm.lines))]
