@@ -196,7 +196,7 @@ class CompiledRun:
     def stale(self) -> bool:
         """The Simulator's parameters changed since this C was generated (their values are
         constants in it)."""
-        return not _same_params(self.params, self.sim.ctx.params)
+        return not same_params(self.params, self.sim.ctx.params)
 
     # ------------------------------------------------------------------ the run
     def advance(self, end: int, bar: Any = None) -> None:
@@ -468,7 +468,7 @@ class CompiledRoute:
         if self.run is not None and not self.run.stale():
             return ""
         if self._failed and self._failed_params is not None and \
-                _same_params(self._failed_params, sim.ctx.params):
+                same_params(self._failed_params, sim.ctx.params):
             return self._failed
         self.run = None
         try:
@@ -507,7 +507,8 @@ def _without_c_form(blocks: Any) -> str:
             + (f" and {len(blocks) - 8} more" if len(blocks) > 8 else ""))
 
 
-def _same_params(a: list, b: list) -> bool:
+def same_params(a: list, b: list) -> bool:
+    """Whether two parameter lists hold equal values (unequal if they do not compare)."""
     try:
         return len(a) == len(b) and all(np.array_equal(x, y) for x, y in zip(a, b))
     except Exception:  # noqa: BLE001 - values that do not compare: assume changed

@@ -55,6 +55,7 @@ import numpy as np
 from cosim.codegen.cache import cache_folders, compiler_command, trusted
 from cosim.codegen.model import CodegenError
 from cosim.codegen.state import LAYOUT_C, StateMap, state_type
+from cosim.compiled_run import same_params
 from cosim.errors import BuildError
 
 from .cgen.build import CFLAGS, INCLUDE
@@ -144,7 +145,7 @@ class NativeTwin:
 
     def stale(self) -> bool:
         """The subsystem's parameters changed since the twin was generated."""
-        return not _same(self.params, self.sub.ctx.params)
+        return not same_params(self.params, self.sub.ctx.params)
 
     # ------------------------------------------------------------ handing over
     def _state(self) -> Any:
@@ -178,14 +179,6 @@ class NativeTwin:
 
 
 # ------------------------------------------------------------------ helpers
-def _same(a: list, b: list) -> bool:
-    try:
-        return len(a) == len(b) and all(np.array_equal(np.asarray(x), np.asarray(y))
-                                        for x, y in zip(a, b))
-    except Exception:  # noqa: BLE001 - values that do not compare: assume changed
-        return False
-
-
 def _slot_map(sub: Any, dplan: Any, wplan: Any, prog: Any) -> StateMap:
     """Where each piece of the twin's C state lives in the subsystem's context."""
     xs = []

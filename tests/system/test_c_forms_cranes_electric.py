@@ -50,7 +50,7 @@ from blocks.electric import (
 )
 from cosim import DiagramBuilder, Simulator
 from cosim.errors import StepError
-from tests.system.test_compiled_run import _compare
+from tests.corpus.compiled_oracle import run_both
 
 pytestmark = [pytest.mark.skipif(shutil.which("gcc") is None, reason="needs a C compiler"),
               pytest.mark.filterwarnings("ignore::cosim.errors.CosimWarning")]
@@ -58,13 +58,7 @@ pytestmark = [pytest.mark.skipif(shutil.which("gcc") is None, reason="needs a C 
 SOLVERS = ["rk4", "heun", "midpoint", "euler"]
 
 
-def _both(make, t_end, **kw):
-    """The diagram ``make()`` run in Python and in C; the C run must be compiled."""
-    py = Simulator(make(), compiled=False, **kw).run(t_end)
-    c = Simulator(make(), compiled=True, **kw).run(t_end)
-    assert c.diagnostics["compiled"] is True
-    _compare(py, c)
-    return py, c
+_both = run_both  # the diagram make() run in Python and in C, compared
 
 
 def _signal(b, name, rng, amp, bias=0.0, t_end=1.0):
