@@ -160,17 +160,23 @@ def _dot(a: list, b: list) -> float:
     return acc
 
 
-def _mat_vec(M: np.ndarray, v: np.ndarray) -> np.ndarray:
+def _rows(M: Any) -> list:
+    """``M`` as a list of rows (up to :data:`_SMALL` signals the iteration keeps it so)."""
+    return M if type(M) is list else M.tolist()
+
+
+def _mat_vec(M: Any, v: np.ndarray) -> np.ndarray:
     """``M @ v``; up to :data:`_SMALL` entries each row summed in order (:func:`_dot`)."""
     if v.size > _SMALL:
         return M @ v
     x = v.tolist()
-    return np.array([_dot(row, x) for row in M.tolist()])
+    return np.array([_dot(row, x) for row in _rows(M)])
 
 
-def _broyden_update(M: np.ndarray, dz: np.ndarray, dg: np.ndarray) -> np.ndarray:
+def _broyden_update(M: Any, dz: np.ndarray, dg: np.ndarray) -> Any:
     """``M + outer(dz - M dg, dz M) / (dz M dg)`` (``M`` itself where the denominator is 0);
-    up to :data:`_SMALL` entries in plain floats, summed in order."""
+    up to :data:`_SMALL` entries in plain floats, summed in order, and kept as a list of rows
+    (no array is made per update)."""
     n = dz.size
     if n > _SMALL:
         w = dz @ M
@@ -178,14 +184,13 @@ def _broyden_update(M: np.ndarray, dz: np.ndarray, dg: np.ndarray) -> np.ndarray
         if denom == 0.0:
             return M
         return M + ((dz - M @ dg)[:, None] * w[None, :]) / denom
-    rows, a, b = M.tolist(), dz.tolist(), dg.tolist()
-    w = [_dot(a, [r[j] for r in rows]) for j in range(n)]
+    rows, a, b = _rows(M), dz.tolist(), dg.tolist()
+    w = [_dot(a, col) for col in zip(*rows)]
     denom = _dot(w, b)
     if denom == 0.0:
         return M
     u = [x - _dot(r, b) for x, r in zip(a, rows)]
-    return np.array([[r[j] + (ui * w[j]) / denom for j in range(n)]
-                     for r, ui in zip(rows, u)])
+    return [[rj + (ui * wj) / denom for rj, wj in zip(r, w)] for r, ui in zip(rows, u)]
 
 
 def _end_values(polys: dict, tau: float) -> dict:

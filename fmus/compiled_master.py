@@ -132,30 +132,27 @@ def _library() -> Any:
     return got
 
 
-_P = ctypes.POINTER
-_VP, _I, _U, _D, _L = (_P(ctypes.c_void_p), _P(ctypes.c_int), _P(ctypes.c_uint),
-                       _P(ctypes.c_double), _P(ctypes.c_int64))
+_A = ctypes.c_void_p  # an array's address
 
 
 class _Plan(ctypes.Structure):
+    """The C ``Plan``: four ints, then the arrays (typed in C; addresses here, which costs
+    less to set than typed ctypes pointers), then the ``finish`` callback."""
     _fields_ = [("n_subs", ctypes.c_int), ("n_sig", ctypes.c_int),
                 ("gauss_seidel", ctypes.c_int), ("n_settle", ctypes.c_int),
-                ("comp", _VP), ("set_real", _VP), ("get_real", _VP), ("do_step", _VP),
-                ("set_der", _VP), ("order", _I), ("no_set_prior", _I), ("in_start", _I),
-                ("in_vr", _U), ("in_sig", _I), ("in_order", _I), ("in_scale", _D),
-                ("in_bias", _D), ("deriv_order", _I), ("out_start", _I), ("out_vr", _U),
-                ("out_sig", _I), ("out_ft", _I), ("settle", _I), ("hist_t", _L),
-                ("hist_v", _D), ("hist_n", _I), ("in_buf", _D), ("der_buf", _D),
-                ("out_buf", _D), ("ord_buf", _I), ("set_int", _VP), ("get_int", _VP),
-                ("set_bool", _VP), ("get_bool", _VP), ("in_nreal", _I), ("out_nreal", _I),
-                ("in_kind", _I), ("out_kind", _I), ("fmi3", _I), ("rate", _L),
-                ("sub_t", _L), ("sub_steps", _L), ("pend", _I), ("pend_t", _L),
-                ("pend_v", _D), ("env", _VP), ("inter_on", _I), ("inter_pos", _I),
+                ("comp", _A), ("set_real", _A), ("get_real", _A), ("do_step", _A),
+                ("set_der", _A), ("order", _A), ("no_set_prior", _A), ("in_start", _A),
+                ("in_vr", _A), ("in_sig", _A), ("in_order", _A), ("in_scale", _A),
+                ("in_bias", _A), ("deriv_order", _A), ("out_start", _A), ("out_vr", _A),
+                ("out_sig", _A), ("out_ft", _A), ("settle", _A), ("hist_t", _A),
+                ("hist_v", _A), ("hist_n", _A), ("in_buf", _A), ("der_buf", _A),
+                ("out_buf", _A), ("ord_buf", _A), ("set_int", _A), ("get_int", _A),
+                ("set_bool", _A), ("get_bool", _A), ("in_nreal", _A), ("out_nreal", _A),
+                ("in_kind", _A), ("out_kind", _A), ("fmi3", _A), ("rate", _A),
+                ("sub_t", _A), ("sub_steps", _A), ("pend", _A), ("pend_t", _A),
+                ("pend_v", _A), ("env", _A), ("inter_on", _A), ("inter_pos", _A),
                 ("finish", ctypes.c_void_p)]
 
-
-_CT = {np.int32: ctypes.c_int, np.uint32: ctypes.c_uint, np.float64: ctypes.c_double,
-       np.int64: ctypes.c_int64, np.uintp: ctypes.c_void_p}
 
 
 def _arr(values: Any, dtype: Any) -> np.ndarray:
@@ -385,7 +382,7 @@ class CompiledLoop:
                      gauss_seidel=int(isinstance(master.coupling, GaussSeidel)),
                      n_settle=len(settle))
         for name, a in keep.items():
-            setattr(plan, name, a.ctypes.data_as(dict(_Plan._fields_)[name]))
+            setattr(plan, name, a.ctypes.data)  # every array field is a void * here
         return plan, keep, keys
 
     def _finisher(self, master: Any, failed: list) -> Any:

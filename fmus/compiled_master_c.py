@@ -109,9 +109,11 @@ static void push(Plan *p, int s, int64_t t, double v) {
     double *vs = p->hist_v + (size_t)s * DEPTH;
     int n = p->hist_n[s];
     while (n > 0 && ts[n - 1] >= t) n--;  /* a redone instant replaces later samples */
-    if (n == DEPTH) {
-        memmove(ts, ts + 1, (DEPTH - 1) * sizeof *ts);
-        memmove(vs, vs + 1, (DEPTH - 1) * sizeof *vs);
+    if (n == DEPTH) { /* the oldest out (element by element: no call to memmove) */
+        for (int i = 1; i < DEPTH; i++) {
+            ts[i - 1] = ts[i];
+            vs[i - 1] = vs[i];
+        }
         n--;
     }
     ts[n] = t;
@@ -342,7 +344,7 @@ int cosim_master_run(Plan *p, int64_t t0, int64_t H, int64_t k0, int n_steps, do
         if (p->gauss_seidel) {
             for (int q = 0; q < p->n_subs; q++) {
                 int i = p->order[q];
-                if (kk % p->rate[i]) continue;
+                if (p->rate[i] != 1 && kk % p->rate[i]) continue;
                 if ((st = set_inputs(p, i, t, 0)) > 1) {
                     *status = st; *sub = i; *where = 0; return k;
                 }
@@ -355,21 +357,21 @@ int cosim_master_run(Plan *p, int64_t t0, int64_t H, int64_t k0, int n_steps, do
         } else {
             for (int q = 0; q < p->n_subs; q++) {
                 int i = p->order[q];
-                if (kk % p->rate[i]) continue;
+                if (p->rate[i] != 1 && kk % p->rate[i]) continue;
                 if ((st = set_inputs(p, i, t, 0)) > 1) {
                     *status = st; *sub = i; *where = 0; return k;
                 }
             }
             for (int q = 0; q < p->n_subs; q++) {
                 int i = p->order[q];
-                if (kk % p->rate[i]) continue;
+                if (p->rate[i] != 1 && kk % p->rate[i]) continue;
                 st = step_one(p, i, t, H);
                 if (st == 2 || st == ST_TERMINATED) { ending = i; end_status = st; }
                 else if (st > 1) { *status = st; *sub = i; *where = 1; return k; }
             }
             for (int q = 0; q < p->n_subs; q++) {
                 int i = p->order[q];
-                if (kk % p->rate[i]) continue;
+                if (p->rate[i] != 1 && kk % p->rate[i]) continue;
                 st = get_outputs(p, i, p->sub_t[i], 0, p->rate[i] > 1);
                 if (st > 1 && ending != i) { *status = st; *sub = i; *where = 2; return k; }
             }

@@ -42,7 +42,13 @@ def poly_at(c: Any, tau: float) -> Any:
 
 
 def poly_derivative(c: Any, tau: float, k: int) -> Any:
-    """k-th time derivative of the polynomial at tau."""
+    """k-th time derivative of the polynomial at tau (a float for a scalar polynomial given
+    as a tuple of floats, else an array)."""
+    if type(c) is tuple and all(type(x) is float for x in c):  # the same operations in floats
+        out = 0.0
+        for j in range(k, len(c)):
+            out = out + c[j] * (math.factorial(j) / math.factorial(j - k)) * tau ** (j - k)
+        return out
     rows = [np.atleast_1d(np.asarray(r, dtype=float)) for r in (
         c if isinstance(c, tuple) else np.asarray(c, dtype=float).reshape(len(c), -1))]
     out = np.zeros_like(rows[0])

@@ -505,7 +505,11 @@ class FMUSubsystem(Subsystem):
                 if c is None or k > order:
                     vals.extend([0.0] * v.size)
                 else:
-                    vals.extend(poly_derivative(c, tau, k).ravel().tolist())
+                    d = poly_derivative(c, tau, k)
+                    if type(d) is float:
+                        vals.append(d)
+                    else:
+                        vals.extend(d.ravel().tolist())
             out.append((self._deriv_key, k, vals))
         self._sent_orders = order
         return out
@@ -657,15 +661,15 @@ class FMUSubsystem(Subsystem):
         if not self.can_save_state:
             return super().save_state()
         # what a saved state keeps besides the FMU's own
-        extra = (self._t, self._outs, dict(self._pushed), self._sent_orders, len(self.events),
-                 self._h_first, self.terminated)
+        extra = (self._t, self._outs, self._sent_orders, len(self.events), self._h_first,
+                 self.terminated)  # the inputs set are not kept: a restore sets them all again
         return self.inst.save(extra, into=token)
 
     def restore_state(self, token: Any) -> None:
         if not self.can_save_state:
             return super().restore_state(token)
         self.inst.restore(token)
-        t, outs, _pushed, orders, nev, h_first, self.terminated = token.extra
+        t, outs, orders, nev, h_first, self.terminated = token.extra
         self._t, self._outs, self._sent_orders = t, outs, orders
         self._h_first = h_first
         self._pushed.clear()  # the FMU state holds its own inputs: push all again
