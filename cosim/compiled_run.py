@@ -314,6 +314,11 @@ def _watch_tables(sim: Any, prog: Any) -> str:
             + _array("COSIM_WATCH_START", start, "int", fmt=str) + "\n")
 
 
+#: ``compiled=None``'s reason while the run's work is below the threshold (one object, so
+#: that the advances of a long real-time run add one reason, not one per count)
+_SHORT = "a short run so far"
+
+
 class CompiledRoute:
     """Whether each ``advance_to`` of the Simulator ``sim`` runs in C, per its ``compiled``
     option, and what ran (:attr:`ran`).
@@ -409,8 +414,7 @@ class CompiledRoute:
             work = self._work + self._estimate(end)
             if work < self.threshold:
                 self._work = work
-                why = (f"a short run so far ({work} block-steps, compiling pays from "
-                       f"{self.threshold}; compiled=True compiles at once)")
+                why = _SHORT  # one reason however many advances (the count: diagnostic)
         if not why:
             if sim._dirty:  # a parameter changed: the Python program follows it too
                 old = sim.program.solver
@@ -494,9 +498,12 @@ class CompiledRoute:
     def diagnostic(self) -> Any:
         """``diagnostics["compiled"]``: True when every advance since the last initialize ran
         in C, else why the Python loop ran (``"partly: ..."`` when both did)."""
-        reasons = sorted(r for r in self.ran if r is not True)
+        def told(r: str) -> str:  # the short run's reason with the work it had counted
+            return (f"a short run so far ({self._work} block-steps, compiling pays from "
+                    f"{self.threshold}; compiled=True compiles at once)") if r is _SHORT else r
+        reasons = sorted(told(r) for r in self.ran if r is not True)
         if not reasons:
-            return True if self.ran or not self.reason else self.reason
+            return True if self.ran or not self.reason else told(self.reason)
         return ("partly: " if True in self.ran else "") + "; ".join(reasons)
 
 

@@ -362,6 +362,13 @@ class DiagramSubsystem(Subsystem):
         sig = self.ctx.signals
         return {n: sig[i] for n, i in self._out_slots}
 
+    def expect(self, end_ticks: int) -> None:
+        """The master will step this subsystem to tick ``end_ticks`` in many short steps (a
+        real-time runner's frames): its Simulator decides now whether the run is worth C
+        (``compiled=None``) and builds it before the first frame, not when the frames' work
+        adds up mid-run (:meth:`cosim.compiled_run.CompiledRoute.expect`)."""
+        self.sim.route.expect(end_ticks)
+
     def unread_inputs(self) -> set[str]:
         """Exported inputs whose every reader discards its input (a ``Terminator``)."""
         plan = self.wrapper.compile()

@@ -222,6 +222,11 @@ class PlantAndEcu:
     def initialize(self) -> None:
         self.plant.initialize()
 
+    def expect(self, end: int) -> None:
+        """The runner's end, passed on: any C either side needs is built before the frames."""
+        self.plant.expect(end)
+        self.ecu.route.expect(end)
+
     def advance_to_ticks(self, end: int) -> None:
         H = self.dt_ticks
         while self.ctx.ticks < end and not self.terminated:

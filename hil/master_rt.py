@@ -138,6 +138,15 @@ class RealTimeMaster:
     def initialize(self) -> None:
         self.stepper.start()
 
+    def expect(self, end: int) -> None:
+        """The runner will advance to tick ``end`` frame by frame: every subsystem that can
+        (a :class:`~cosim.subsystem.DiagramSubsystem`) builds its C now if the whole run
+        pays for it, so that no compilation falls in the middle of the frames."""
+        for s in self.master.subsystems:
+            ahead = getattr(s, "expect", None)
+            if ahead is not None:
+                ahead(end)
+
     def advance_to_ticks(self, end: int) -> None:
         """Macro steps up to ``end`` (a whole number of them from the current time)."""
         self.stepper.advance_to_ticks(end)

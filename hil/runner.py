@@ -466,9 +466,12 @@ class RealTimeRunner:
         sim, clock = self.sim, self.clock
         if not getattr(sim, "_initialized", False):
             sim.initialize()
-        route = getattr(sim, "route", None)
-        if route is not None:  # a Simulator: run in C if the whole run pays for it, built now
-            route.expect(end)
+        # run in C where the whole run pays for it, built now rather than mid-run: a
+        # Simulator's route, or a model that passes the end on (a master's subsystems)
+        ahead = getattr(sim, "expect", None) or getattr(getattr(sim, "route", None),
+                                                          "expect", None)
+        if ahead is not None:
+            ahead(end)
         period = self.period
         t_sim = sim.ctx.ticks
         work = getattr(clock, "work", None)
