@@ -62,6 +62,13 @@ def state_type(prog: Any, lib: Any) -> Any:
 
 def like(old: Any, values: Any) -> Any:
     """``values`` (doubles) in the type and shape of ``old``."""
+    t = type(old)
+    if t is float:  # the common cases first, without isinstance's ABC checks
+        return float(values[0])
+    if t is bool:
+        return bool(values[0])
+    if t is int:
+        return int(values[0])
     if isinstance(old, np.ndarray):
         return np.asarray(values, dtype=old.dtype).reshape(old.shape)
     v = values[0]
