@@ -65,8 +65,8 @@ class Trace:
             raise TraceError(f"trace: time sample {i} is {t[i]}: times must be finite")
         if len(t) > 1 and not np.all(np.diff(t) > 0):
             i = int(np.flatnonzero(np.diff(t) <= 0)[0])
-            raise TraceError(f"trace: times must be strictly increasing; t[{i}] = {t[i]!r} "
-                             f"and t[{i + 1}] = {t[i + 1]!r}")
+            raise TraceError(f"trace: times must be strictly increasing; t[{i}] = {float(t[i])!r} "
+                             f"and t[{i + 1}] = {float(t[i + 1])!r}")
         sigs = {}
         for name, v in signals.items():
             if not isinstance(name, str) or not name:
