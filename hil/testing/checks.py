@@ -136,7 +136,12 @@ def _nan_names(tr: Trace, i: int, names) -> str:
 def _margin_text(ev: Evaluation, i: int, value: float) -> str:
     if ev.margin is None:
         return "(margin unknown: a plain callable condition)"
-    return f"{fmt_value(abs(value))} {ev.unit(i)}".rstrip()
+    return _q(abs(value), ev.unit(i))
+
+
+def _q(value: float, unit: str) -> str:
+    """``1.7 m``; ``1.7`` without a unit."""
+    return f"{fmt_value(value)} {unit}".rstrip()
 
 
 def _result(passed, name, tr, i, margin, unit, message, reads, **details) -> CheckResult:
@@ -162,7 +167,7 @@ def eventually(trace: Any, cond: Any, *, within: float, start: float | None = No
                            f"NaN at t = {fmt_time(t)} s in {_nan_names(tr, i, c.reads())}",
                            c.reads())
         m = None if ev.margin is None else ev.margin[k]
-        mt = "" if m is None else f", margin {fmt_value(m)} {ev.unit(k)}".rstrip()
+        mt = "" if m is None else f", margin {_q(m, ev.unit(k))}"
         return _result(True, name, tr, i, m, ev.unit(k),
                        f"held at t = {fmt_time(t)} s ({fmt_value(t - t0)} s after "
                        f"t = {fmt_time(t0)} s){mt}", c.reads())
@@ -214,7 +219,7 @@ def always(trace: Any, cond: Any, *, during: float | None = None,
     k = int(np.argmin(ev.margin))
     return _result(True, name, tr, i0 + k, ev.margin[k], ev.unit(k),
                    f"held at all {i1 - i0} samples; smallest margin "
-                   f"{fmt_value(ev.margin[k])} {ev.unit(k)} at t = {fmt_time(tr.t[i0 + k])} s "
+                   f"{_q(ev.margin[k], ev.unit(k))} at t = {fmt_time(tr.t[i0 + k])} s "
                    f"({ev.deciding(k)})", c.reads())
 
 
@@ -263,7 +268,7 @@ def settles(trace: Any, signal: Any, *, to: float, tol: float, within: float,
         res = _result(True, name, tr, i0 + w, tol - worst, u,
                       f"inside the band from t = {fmt_time(settled)} s "
                       f"({fmt_value(settled - t0)} s after t = {fmt_time(t0)} s); worst "
-                      f"deviation after t = {fmt_time(tw)} s: {fmt_value(worst)} {u} at "
+                      f"deviation after t = {fmt_time(tw)} s: {_q(worst, u)} at "
                       f"t = {fmt_time(tr.t[i0 + w])} s", x.reads(), **details)
         res.when = settled
         return res
@@ -271,8 +276,8 @@ def settles(trace: Any, signal: Any, *, to: float, tol: float, within: float,
             f"last left the band at t = {fmt_time(exit_t)} s")
     return _result(False, name, tr, i0 + w, tol - worst, u,
                    f"outside the band after t = {fmt_time(tw)} s: deviation "
-                   f"{fmt_value(worst)} {u} at t = {fmt_time(tr.t[i0 + w])} s, over the "
-                   f"tolerance by {fmt_value(worst - tol)} {u}; {last}", x.reads(), **details)
+                   f"{_q(worst, u)} at t = {fmt_time(tr.t[i0 + w])} s, over the "
+                   f"tolerance by {_q(worst - tol, u)}; {last}", x.reads(), **details)
 
 
 def _stimulus(u: Any, tr: Trace) -> tuple[np.ndarray, str, set | None]:
