@@ -19,8 +19,9 @@ module                          contents
                                 :class:`Player` for a frame loop
 :mod:`hil.testing.capture`      :class:`Capture`: start/stop triggers, pre-trigger history,
                                 post-trigger time, decimation; fed per sample or a trace
-:mod:`hil.testing.mdf`          ASAM MDF 4 (``.mf4``) files of a trace and raw CAN frames
-                                (asammdf, imported when used)
+:mod:`hil.testing.mdf`          :func:`write_mdf`, :func:`read_mdf`: ASAM MDF 4 (``.mf4``)
+                                files of traces and raw CAN frames (asammdf, imported
+                                when a file is written or read)
 :mod:`hil.testing.errors`       :class:`TraceError`, :class:`WindowError`,
                                 :class:`CheckFailed`, :class:`NotTriggered`,
                                 :class:`CaptureIncomplete`
@@ -34,6 +35,7 @@ from .capture import Capture
 from .checks import CheckResult, always, check, eventually, responds, settles
 from .conditions import Cond, Evaluation, Expr, as_cond, sig
 from .errors import CaptureIncomplete, CheckFailed, NotTriggered, TraceError, WindowError
+from .mdf import Frame, Measurement, read_mdf, write_mdf
 from .signals import TIME_EPS, Recorder, Trace, Window, as_trace
 from .stimulus import Player, Pulse, Ramp, Replay, Sine, Square, Step, Table
 
@@ -43,5 +45,6 @@ __all__ = [
     "CheckResult", "check", "eventually", "always", "settles", "responds",
     "Step", "Ramp", "Sine", "Square", "Pulse", "Table", "Replay", "Player",
     "Capture",
+    "Frame", "Measurement", "read_mdf", "write_mdf",
     "TraceError", "WindowError", "CheckFailed", "NotTriggered", "CaptureIncomplete",
 ]

@@ -180,7 +180,7 @@ def read_mdf(path: str | os.PathLike) -> Measurement:
         raise FileNotFoundError(f"read_mdf: no file {os.fspath(path)!r}")
     out = Measurement()
     with asammdf.MDF(os.fspath(path)) as mdf:
-        out.comment = str(getattr(mdf.header, "comment", "") or "")
+        out.comment = str(getattr(mdf.header, "description", "") or "")  # the <TX> text
         for gi, grp in enumerate(mdf.groups):
             names = [c.name for c in grp.channels]
             if "CAN_DataFrame" in names:

@@ -75,7 +75,11 @@ class Trace:
             if a.dtype.kind == "c":
                 raise TraceError(f"trace: signal {name!r} is complex; a trace holds real "
                                  f"signals: pass its real and imaginary parts as two")
-            a = a.astype(float, copy=False)
+            try:
+                a = a.astype(float, copy=False)
+            except (TypeError, ValueError):
+                raise TraceError(f"trace: signal {name!r} is not numeric ({a.dtype}); a "
+                                 f"trace holds numbers: leave it out (names=...)") from None
             if a.shape != t.shape:
                 raise TraceError(f"trace: signal {name!r} has shape {a.shape}, the times "
                                  f"{t.shape}: one value per time sample")

@@ -57,6 +57,7 @@ def test_a_trace_and_frames_read_back_exactly_with_asammdf(tmp_path):
     assert list(stamps) == [f[0] for f in want]
     assert [bytes(payload[i][: lengths[i]]) for i in range(len(want))] == [f[2] for f in want]
     back = read_mdf(path)
+    assert back.comment == "cut-in test"
     assert back.frames == [Frame(*f) for f in want]
     got = back.trace
     assert got.names == tr.names and got.units == tr.units and got.comments == tr.comments

@@ -47,6 +47,8 @@ def test_bad_traces_are_refused_with_what_and_where():
         Trace([0.0, 1.0], {"a": [1, 2, 3]})
     with pytest.raises(TraceError, match="not a signal"):
         Trace([0.0], {"a": [1]}, {"b": "m"})
+    with pytest.raises(TraceError, match="'s' is not numeric"):
+        Trace([0.0], {"s": np.array(["on"])})
     with pytest.raises(TraceError, match="complex"):
         Trace([0.0], {"a": [1j]})
     with pytest.raises(TraceError, match="Did you mean 'gap'"):
