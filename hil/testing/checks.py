@@ -290,6 +290,18 @@ def _stimulus(u: Any, tr: Trace) -> tuple[np.ndarray, str, set | None]:
     return np.broadcast_to(np.asarray(x.values(tr)[0], float), tr.t.shape), str(x), x.reads()
 
 
+def _first_move(y: np.ndarray, g: int, thr: float) -> int | None:
+    """The first ``m >= g`` with ``|y[m] - y[g-1]| > thr`` (None: none), searched in
+    chunks of doubling length (a response is usually near its edge)."""
+    ref, a, size = y[g - 1], g, 64
+    while a < len(y):
+        hit = np.flatnonzero(np.abs(y[a:a + size] - ref) > thr)
+        if len(hit):
+            return a + int(hit[0])
+        a, size = a + size, size * 2
+    return None
+
+
 def responds(trace: Any, stimulus: Any, signal: Any, *, latency: float,
              threshold: float = 0.0, edge: float = 0.0, start: float | None = None,
              during: float | None = None) -> CheckResult:
@@ -321,11 +333,11 @@ def responds(trace: Any, stimulus: Any, signal: Any, *, latency: float,
     tt = tr.t
     lats = []
     for g in edges:
-        moved = np.flatnonzero(np.abs(yv[g:] - yv[g - 1]) > thr)
-        got = None if not len(moved) else float(tt[g + moved[0]] - tt[g])
+        m = _first_move(yv, g, thr)
+        got = None if m is None else float(tt[m] - tt[g])
         late = got is None or got > lat + TIME_EPS
         # the samples read: to the response, or to the deadline when it came late
-        stop = tr.span(None, tt[g] + lat)[1] - 1 if late else g + int(moved[0])
+        stop = tr.span(None, tt[g] + lat)[1] - 1 if late else m
         if np.isnan(yv[g - 1:stop + 1]).any():
             return nan_fail(g - 1 + int(np.flatnonzero(np.isnan(yv[g - 1:stop + 1]))[0]))
         if late and tt[g] + lat > tt[-1] + TIME_EPS:
