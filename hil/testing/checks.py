@@ -106,6 +106,8 @@ def _span(tr: Trace, start, length, name: str):
     if not len(tr):
         raise WindowError(f"{name}: the trace is empty: nothing to check")
     t0 = tr.start if start is None else float(start)
+    if not np.isfinite(t0):
+        raise WindowError(f"{name}: start must be a finite time in s, got {start!r}")
     t1 = tr.end if length is None else t0 + length
     i0, i1 = tr.span(t0, t1)
     if i1 <= i0:

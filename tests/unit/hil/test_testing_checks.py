@@ -287,6 +287,8 @@ def test_never_a_silent_pass():
         settles(tr, "x", to=4, tol=1, within=8)
     with pytest.raises(WindowError, match="duration"):
         eventually(tr, sig("x") > 0, within=-1)
+    with pytest.raises(WindowError, match="finite time"):
+        always(tr, sig("x") > 0, start=float("nan"))
     nan = Trace(np.arange(3.0), {"x": [1.0, np.nan, 1.0]})
     r = always(nan, ~(sig("x") > 5))
     assert not r.passed and "NaN at t = 1.000 s in x" in r.message
