@@ -36,6 +36,10 @@ module                     contents
                            the ``io`` of a model file; :mod:`hil.model_file`,
                            :mod:`hil.run_end`, :mod:`hil.cli_values`)
 :mod:`hil.replay_cli`      ``cosim replay LOG``
+:mod:`hil.testing`         test steps for HIL test cases: traces, conditions with
+                           margins, temporal checks (``eventually``, ``always``,
+                           ``settles``, ``responds``), stimuli, triggered capture,
+                           MDF 4 files
 =========================  ==========================================================
 
 Importing :mod:`hil` imports no driver: pyserial, python-can, cantools, pymodbus,
