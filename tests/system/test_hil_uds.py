@@ -42,8 +42,6 @@ from hil.faults import Fault, FaultyBackend  # noqa: E402
 from tests.can_env import multicast_ok  # noqa: E402
 
 NegativeResponse = udsoncan.exceptions.NegativeResponseException
-#: udsoncan's wait for an answer: a guard against a hang, not a timing check
-GUARD_S = 60.0
 _names = itertools.count()
 
 #: what a stored, still failing DTC shows (confirmed at the first failure)
@@ -106,8 +104,8 @@ def rig():
 
 
 @pytest.fixture
-def client(rig):
-    with open_client("virtual", rig.channel, config=client_config(), timeout_s=GUARD_S) as c:
+def client(rig):  # udsoncan waits up to a minute for an answer: a guard against a hang
+    with open_client("virtual", rig.channel, config=client_config(), timeout_s=60.0) as c:
         yield c
 
 
@@ -200,7 +198,7 @@ def test_bus_off_stores_the_link_dtc_only():
     r = Rig(faults=[Fault("bus_off", 0.3, 0.5)])
     try:
         with open_client("virtual", r.channel, config=client_config(),
-                         timeout_s=GUARD_S) as c:
+                         timeout_s=60.0) as c:
             r.run(0.4)  # bus-off from 0.3 s
             assert r.monitor.live["link_up"] == 0.0
             assert stored(c) == {BUS_OFF: FAILING}
@@ -274,10 +272,10 @@ def test_ecu_process_over_udp_multicast_serves_its_fault_memory(tmp_path):
     ecu = EcuProcess("udp_multicast", group, tmp_path / "ecu.json", priority=None)
     db = CanDatabase(ACC_DBC)
     try:
-        ecu.wait_ready(GUARD_S)
+        ecu.wait_ready(60.0)
         with CanBackend("udp_multicast", group, timeout=0.0) as plant, \
                 open_client("udp_multicast", group, config=client_config(),
-                            timeout_s=GUARD_S) as c:
+                            timeout_s=60.0) as c:
             assert c.read_data_by_identifier_first(0xF195).strip() == SOFTWARE_VERSION
             assert stored(c) == {}
             vals = {"range": 40.0, "range_rate": 0.0, "target_valid": 1, "speed": 25.0,
