@@ -38,6 +38,11 @@ it runs ``--duration`` (a day).
 ends with an ACK after the command went out, so the loop over the bus is deterministic.
 
 Every run ends with its verdict (:mod:`hil.verdict`), written with ``--summary``.
+
+Diagnostics (:mod:`hil.diag.acc`, ``docs/guides/hil-diagnostics.md``): monitors in the
+diagram (block ``diag``) store DTCs for stale inputs, out-of-range values and a lost link
+in a fault memory, served over UDS on ISO-TP (requests 0x7E0, responses 0x7E8) on the
+same interface and channel by a thread; ``--no-diag`` leaves both out.
 """
 
 from __future__ import annotations
