@@ -14,8 +14,10 @@ tester's consecutive frames come at its STmin) that do not follow the controller
 period; and an answer needs no value of the frame but what the monitors already stored
 (the fault memory, the last live values: both read under a lock or as one reference).
 The frame's share is the monitors' update only (:class:`hil.diag.acc.AccMonitor`, its
-cost per frame in its ``cost_ns``).  The threads (can-isotp's two, this one) run at the
-process's normal priority and block on the bus or a queue between requests.
+cost per frame in :meth:`~hil.diag.acc.AccMonitor.cost`).  The threads (can-isotp's two,
+this one) block on the bus or a queue between requests; started before the real-time
+runner, they are among the helper threads :mod:`hil.rtsetup` puts one SCHED_FIFO level
+below the frame where that is permitted.
 
 :data:`ISOTP_PARAMS` are the ISO-TP parameters of both sides (frames padded to 8 bytes
 with 0xCC, block size 8, STmin 0); :func:`hil.diag.client.open_client` uses them too.
