@@ -56,6 +56,10 @@ DID     bytes  scale   value                                             NRC 0x2
                        running, 3 link up
 ======  =====  ======  ================================================  =================
 
+ReadDTCInformation 0x04 gives a DTC's snapshot (record 0x01, stored at the first failure
+since the clear) as the DIDs :data:`SNAPSHOT_DIDS`: set speed, ego speed, range, throttle
+and brake torque at that period.
+
 :func:`client_config` gives udsoncan the codecs of these identifiers (physical values).
 
 Limitations: the memory lives in the ECU process (one operation cycle per run, no
@@ -78,7 +82,8 @@ from .dtc import FaultMemory
 from .uds import ConditionsNotCorrect, DataIdentifier, UdsHandler
 
 __all__ = ["AccMonitor", "DTCS", "DIDS", "add_monitor", "serve", "client_config", "evaluate",
-           "acc_dids", "BUS_OFF", "EGO_MISSING", "RADAR_MISSING", "EGO_INVALID",
+           "acc_dids", "snapshot_dids", "SNAPSHOT_DIDS", "BUS_OFF", "EGO_MISSING",
+           "RADAR_MISSING", "EGO_INVALID",
            "RADAR_INVALID", "SET_SPEED_INVALID", "COMMAND_INVALID", "SOFTWARE_VERSION",
            "RANGE_M", "RANGE_RATE_M_S", "SPEED_M_S", "SET_SPEED_M_S", "THROTTLE",
            "BRAKE_TORQUE_NM"]
@@ -110,6 +115,8 @@ DIDS = {0x0100: (2, 0.01, "set_speed", "EGO"), 0x0101: (2, 0.001, "time_gap", No
         0x0102: (2, 0.01, "speed", "EGO"), 0x0103: (2, 0.01, "range", "RADAR"),
         0x0104: (2, 0.001, "throttle", None), 0x0105: (2, 0.5, "brake_torque", None)}
 STATUS_DID, VERSION_DID = 0x0106, 0xF195
+#: the DIDs of a snapshot (ReadDTCInformation 0x04, record 0x01: the first failure)
+SNAPSHOT_DIDS = (0x0100, 0x0102, 0x0103, 0x0104, 0x0105)
 
 #: the monitor's inputs (the receive bridge's ports, the controller's command)
 INPUTS = {"range": "m", "range_rate": "m/s", "target_valid": "1", "speed": "m/s",
@@ -255,6 +262,16 @@ def acc_dids(monitor: AccMonitor) -> list[DataIdentifier]:
     return out
 
 
+def snapshot_dids(snapshot: dict) -> list[tuple[int, bytes]]:
+    """A stored snapshot as the data identifiers :data:`SNAPSHOT_DIDS` (as 0x22 reads
+    them; NaN where the snapshot lacks a value)."""
+    out = []
+    for d in SNAPSHOT_DIDS:
+        size, scale, key, _ = DIDS[d]
+        out.append((d, _raw(float(snapshot.get(key, math.nan)), size, scale)))
+    return out
+
+
 def add_monitor(builder: Any, rx: Any, acc: Any, link: Any, period_s: float,
                 memory: FaultMemory | None = None, name: str = "diag") -> AccMonitor:
     """Add an :class:`AccMonitor` to the ECU's diagram ``builder``, fed by the receive
@@ -271,7 +288,7 @@ def serve(monitor: AccMonitor, interface: str, channel: str, **options: Any) -> 
     """A started :class:`~hil.diag.server.UdsServer` on the monitor's memory and DIDs
     (``options``: the server's ``request_id``, ``response_id``, ``bus_options``)."""
     from .server import UdsServer
-    handler = UdsHandler(monitor.memory, acc_dids(monitor))
+    handler = UdsHandler(monitor.memory, acc_dids(monitor), snapshot_dids=snapshot_dids)
     return UdsServer(handler, interface, channel, **options).start()
 
 

@@ -10,7 +10,9 @@ SID       service                         supported
                                           carries P2 = 50 ms and P2* = 5000 ms
 0x3E      TesterPresent                   0x00 (keeps a non-default session open)
 0x19      ReadDTCInformation              0x01 number of DTCs by status mask, 0x02 DTCs by
-                                          status mask, 0x0A supported DTCs
+                                          status mask, 0x0A supported DTCs; with
+                                          ``snapshot_dids``, 0x04 the snapshot of a DTC
+                                          (record 0x01, or 0xFF: all, i.e. that one)
 0x14      ClearDiagnosticInformation      groupOfDTC 0xFFFFFF, a DTC, a J2012 group
                                           (:data:`hil.diag.dtc.GROUPS`); extended session
                                           only
@@ -31,7 +33,8 @@ NRC   name                                  when
 0x22  conditionsNotCorrect                  a data identifier whose value is not valid
                                             now (its source message is stale)
 0x31  requestOutOfRange                     an unknown data identifier (any in the list),
-                                            a groupOfDTC the memory does not know
+                                            a groupOfDTC the memory does not know, a
+                                            snapshot of an unknown DTC or record
 0x7F  serviceNotSupportedInActiveSession    ClearDiagnosticInformation in the default
                                             session
 ====  ====================================  ==========================================
@@ -44,8 +47,8 @@ reads the session.
 
 Limitations: physical addressing only (no functional requests, so no suppressed negative
 responses for them); no responsePending (0x78): every answer is immediate; no security
-access, no communication control, no snapshot or extended data records over UDS (the
-snapshot is in :meth:`hil.diag.dtc.FaultMemory.snapshot`).
+access, no communication control, no extended data records; one snapshot record per DTC
+(number 0x01: the first failure since the clear, :meth:`hil.diag.dtc.FaultMemory.snapshot`).
 """
 
 from __future__ import annotations
@@ -124,10 +127,14 @@ class UdsHandler:
         0xF186 (the active session) is added unless given.
     clock : callable
         Seconds for the S3 timer (default ``time.monotonic``).
+    snapshot_dids : callable, optional
+        ``snapshot_dids(snapshot) -> [(did, data bytes)]``: a stored snapshot (a dict) as
+        data identifiers, for ReadDTCInformation 0x04 (None: 0x04 is not supported).
     """
 
     def __init__(self, memory: FaultMemory, dids: Iterable[DataIdentifier] = (), *,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+                 clock: Callable[[], float] = time.monotonic,
+                 snapshot_dids: Callable[[dict], list] | None = None) -> None:
         if not isinstance(memory, FaultMemory):
             raise TypeError(f"UdsHandler: memory must be a FaultMemory, got {memory!r}")
         self.memory = memory
@@ -141,6 +148,7 @@ class UdsHandler:
         self.dids.setdefault(ACTIVE_SESSION_DID, DataIdentifier(
             ACTIVE_SESSION_DID, 1, lambda: bytes([self.session]), "active session"))
         self.clock = clock
+        self.snapshot_dids = snapshot_dids
         self.session = 0x01
         self._last = clock()
         #: requests answered, per SID; negative responses, per NRC
@@ -217,7 +225,25 @@ class UdsHandler:
         if sub == 0x0A:
             self._length(req, 2)
             return head + _dtc_list(self.memory.supported())
+        if sub == 0x04 and self.snapshot_dids is not None:
+            return self._snapshot(req)
         raise _Negative(NRC.SUB_FUNCTION_NOT_SUPPORTED)
+
+    def _snapshot(self, req: bytes) -> bytes:
+        """0x19 0x04: DTC, status, then record 0x01 (its DIDs) if one is stored."""
+        self._length(req, 6)
+        dtc, record = int.from_bytes(req[2:5], "big"), req[5]
+        if dtc not in self.memory.records or record not in (0x01, 0xFF):
+            raise _Negative(NRC.REQUEST_OUT_OF_RANGE)
+        out = bytearray(b"\x59\x04" + req[2:5])
+        out.append(self.memory.status(dtc) & AVAILABILITY_MASK)
+        snap = self.memory.snapshot(dtc)
+        if snap is not None:
+            items = self.snapshot_dids(snap)
+            out += bytes([0x01, len(items)])
+            for did, data in items:
+                out += did.to_bytes(2, "big") + bytes(data)
+        return bytes(out)
 
     def _clear(self, req: bytes) -> bytes:
         self._length(req, 4)

@@ -163,6 +163,14 @@ def test_stale_radar_is_stored_with_its_status_bits_and_cleared(rig, client):
     assert snap["RADAR_ok"] == 0.0 and snap["speed"] == pytest.approx(25.0)
     # stored at the first hit where RADAR is older than 3 periods (48 ms): 4 periods on
     assert snap["time"] == pytest.approx(last + 4 * CONTROL_PERIOD)
+    # the same snapshot over UDS (ReadDTCInformation 0x04, record 0x01)
+    (dtc,) = client.get_dtc_snapshot_by_dtc_number(RADAR_MISSING).service_data.dtcs
+    assert dtc.status.get_byte_as_int() == FAILING
+    got = {(x.record_number, x.did): x.data for x in dtc.snapshots}
+    assert got == {(1, 0x0100): pytest.approx(30.0), (1, 0x0102): pytest.approx(25.0),
+                   (1, 0x0103): pytest.approx(40.0),
+                   (1, 0x0104): pytest.approx(snap["throttle"], abs=1e-3),
+                   (1, 0x0105): pytest.approx(snap["brake_torque"], abs=0.5)}
     rig.run(0.2)  # the radar is back: the test passes, the DTC stays confirmed
     assert stored(client) == {RADAR_MISSING: HEALED}
     # cleared only in the extended session
@@ -177,6 +185,8 @@ def test_stale_radar_is_stored_with_its_status_bits_and_cleared(rig, client):
     rig.run(0.1)
     assert dtcs(client)[RADAR_MISSING] == 0  # ran, passed: nothing pending
     assert rig.monitor.memory.snapshot(RADAR_MISSING) is None
+    (dtc,) = client.get_dtc_snapshot_by_dtc_number(RADAR_MISSING).service_data.dtcs
+    assert dtc.snapshots == []  # none stored since the clear
 
 
 def test_out_of_range_inputs_are_stored_by_their_own_dtcs(rig, client):
@@ -223,9 +233,11 @@ def test_negative_responses(rig, client):
     ]
     raw = udsoncan.Request(service=udsoncan.services.ReadDataByIdentifier, data=b"\x01")
     cases.append((lambda: client.send_request(raw), 0x13))  # half a DID
-    raw19 = udsoncan.Request(service=udsoncan.services.ReadDTCInformation, subfunction=0x04,
-                             data=b"\x00\x00\x01\xff")
-    cases.append((lambda: client.send_request(raw19), 0x12))  # snapshot: not supported
+    raw19 = udsoncan.Request(service=udsoncan.services.ReadDTCInformation, subfunction=0x06,
+                             data=b"\xc2\x35\x87\xff")
+    cases.append((lambda: client.send_request(raw19), 0x12))  # extended data: not supported
+    cases.append((lambda: client.get_dtc_snapshot_by_dtc_number(0x000001), 0x31))
+    cases.append((lambda: client.get_dtc_snapshot_by_dtc_number(RADAR_MISSING, 2), 0x31))
     raw14 = udsoncan.Request(service=udsoncan.services.ClearDiagnosticInformation,
                              data=b"\xff\xff")
     cases.append((lambda: client.send_request(raw14), 0x13))  # a 2-byte group

@@ -99,6 +99,20 @@ def test_read_dtc_information_and_clear():
     assert mem.status(0x057929) == 0x50
 
 
+def test_snapshot_by_dtc_number():
+    mem = FaultMemory([0xC23587, 0x057929])
+    u = UdsHandler(mem, snapshot_dids=lambda snap: [(0x0100, int(snap["v"]).to_bytes(2, "big")),
+                                                     (0x0102, b"\x00\x07")])
+    assert u.handle(h("1904 c23587 01")) == h("5904 c23587 50")  # none stored
+    mem.report(0xC23587, True, {"v": 3000})
+    want = h("5904 c23587 2f 01 02 0100 0bb8 0102 0007")
+    assert u.handle(h("1904 c23587 01")) == want
+    assert u.handle(h("1904 c23587 ff")) == want  # all records: the one
+    assert u.handle(h("1904 c23587 02")) == h("7f1931")
+    assert u.handle(h("1904 123456 01")) == h("7f1931")
+    assert u.handle(h("1904 c23587")) == h("7f1913")
+
+
 def test_read_data_by_identifier():
     u, _, _ = handler()
     assert u.handle(h("220100")) == h("620100 0bb8")
