@@ -213,3 +213,19 @@ def test_acc_monitor_block_reports_and_its_dids():
     assert mon.cost()["updates"] == 3 and mon.cost()["max_us"] > 0
     with pytest.raises(TypeError, match="FaultMemory"):
         AccMonitor("bad", 0.016, memory={})
+
+
+def test_a_missing_client_or_transport_names_the_pip_install(monkeypatch):
+    import sys
+
+    from hil.diag.client import import_udsoncan
+    from hil.diag.server import import_isotp
+    from hil.errors import DriverMissing
+    monkeypatch.setitem(sys.modules, "udsoncan", None)
+    monkeypatch.setitem(sys.modules, "isotp", None)
+    with pytest.raises(DriverMissing, match="pip install udsoncan"):
+        import_udsoncan()
+    with pytest.raises(DriverMissing, match="pip install can-isotp"):
+        import_isotp()
+    with pytest.raises(DriverMissing, match="can-isotp"):
+        UdsServer(UdsHandler(FaultMemory([0xC23587])), "virtual", "x").start()
