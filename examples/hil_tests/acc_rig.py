@@ -15,9 +15,14 @@ from examples.acc_ecu import ecu_diagram
 from examples.acc_hil import T_END, plant_diagram, scenario
 
 
-def plant(io: Any, cut_in_s: float = 10.0, t_end: float = T_END) -> Any:
-    """The plant on the rig's bus ``can``; the cut-in at ``cut_in_s`` (``1e9``: none)."""
-    return plant_diagram(io.bus("can"), io.db("can"), scenario(cut_in_s, t_end))
+def plant(io: Any, cut_in_s: float = 10.0, t_end: float = T_END, on_range: str = "clamp"
+          ) -> Any:
+    """The plant on the rig's bus ``can``; the cut-in at ``cut_in_s`` (``1e9``: none);
+    ``on_range``: what the command's receiver does with a value outside the DBC's range
+    (:class:`hil.bridges.CanReceive`: clamp, reject, accept)."""
+    d = plant_diagram(io.bus("can"), io.db("can"), scenario(cut_in_s, t_end))
+    d.find("rx_cmd").on_range = on_range
+    return d
 
 
 def controller(io: Any, time_gap_s: float | None = None) -> Any:

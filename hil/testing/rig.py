@@ -10,12 +10,14 @@ step                               semantics
                                    of a DBC signal seen on the bus (NaN before its first
                                    frame), an in-process controller's output
 ``rig.write(name, value)``         a plant parameter: from the next frame on; a DBC signal:
-                                   one frame sent now on the wire (the other signals of the
+                                   one frame sent now on the bus by a node of the rig's own
+                                   (the plant receives it; the other signals of the
                                    message as last seen, else the DBC's initial values;
                                    encoded without the range check, so an out-of-range
                                    value reaches the bus as its raw bits); an output port:
                                    refused
-``rig.run(s)``                     ``s`` seconds more, a whole number of plant frames
+``rig.run(s)``                     ``s`` seconds more: the whole number of plant frames that
+                                   covers them
 ``rig.run_until(cond, timeout)``   frames until ``cond`` holds on a frame's sample (returns
                                    its time) or ``timeout`` s passed (raises
                                    :class:`RigTimeout`)
@@ -86,10 +88,11 @@ class RigNotConfigured(RigError, LookupError):
 
 
 class _Source:
-    """How one mapped name is read and written."""
+    """How one mapped name is read and written (unit ``"1"``: shown as none)."""
 
     def __init__(self, name: str, unit: str, read: Any, write: Any, text: str) -> None:
-        self.name, self.unit, self.read, self.write, self.text = name, unit, read, write, text
+        self.name, self.read, self.write, self.text = name, read, write, text
+        self.unit = "" if unit == "1" else unit
 
 
 class FaultStep:
@@ -267,7 +270,7 @@ class Rig(_RigChecks):
                            f"no signal {r.item!r} in {r.owner} "
                            f"({', '.join(db.signals(r.owner))})") from None
         latest = tap.latest[r.owner]
-        wire = self._loop.wires[r.source]
+        wire = self._loop.injectors[r.source]
         msg = db.message(r.owner)
 
         def write(v: float) -> None:
