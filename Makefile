@@ -39,7 +39,8 @@ lint: $(CHECKOUT)
 # runs them in this process; a file's tests stay in one process: its fixtures are made once),
 # then the `timing` tests alone, one at a time, so that their
 # real-time runs share the machine with nothing of ours.  Both phases always run; the
-# target fails if either did.
+# target fails if either did.  The testpaths (pyproject.toml) include examples/hil_tests:
+# the ACC HIL test cases on their default rig, the virtual one (no wall clock).
 TEST_JOBS ?= auto
 test: $(CHECKOUT) lint
 	@rc=0; \

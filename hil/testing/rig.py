@@ -171,7 +171,56 @@ class _RigChecks:
                            expect)
 
 
-class Rig(_RigChecks):
+class _RigResults:
+    """What a rig's run leaves: the trace, the frames, the decoded messages, the MF4 file,
+    the runner's telemetry and the plant's counters."""
+
+    def trace(self, names: Iterable[str] | None = None) -> Trace:
+        """Every frame so far (the mapped signals, with units)."""
+        tr = self._rec.trace()
+        return tr if names is None else tr.select(names)
+
+    def frames(self, bus: str | None = None) -> list:
+        """The raw frames on the wire(s): ``(t, id, data, extended, channel, is_rx)``."""
+        taps = self._loop.taps
+        out = [f for n, tap in taps.items() if bus in (None, n) for f in tap.frames]
+        return sorted(out, key=lambda f: f[0])
+
+    def decoded(self) -> dict[str, Trace]:
+        """Per bus message seen: its DBC-decoded signals at its frames' times."""
+        out = {}
+        for bus, tap in self._loop.taps.items():
+            for m, rows in tap.decoded.items():
+                if not rows:
+                    continue
+                t = np.array([r[0] for r in rows])
+                keep = np.concatenate([np.diff(t) > 0, [True]])  # one frame per instant
+                sigs = {s: np.array([r[1][s] for r in rows], float)[keep] for s in rows[0][1]}
+                units = {s: (i.unit or i.dbc_unit or "") for s, i in tap.db.signals(m).items()}
+                out[f"{bus}.{m}"] = Trace(t[keep], sigs, units)
+        return out
+
+    def write_mf4(self, path: Any) -> Any:
+        """The run as MDF 4 (:func:`hil.testing.mdf.write_mdf`): ``run`` (the mapped
+        signals), one group per decoded message, the raw frames."""
+        from .mdf import write_mdf
+        traces = {"run": self.trace(), **self.decoded()}
+        frames = [f[:5] for f in self.frames()]
+        write_mdf(path, traces, frames=frames, comment=f"rig {self.spec.name}")
+        self._log(f"measurement written: {path}")
+        return path
+
+    @property
+    def runs(self) -> list[dict]:
+        """Per ``run`` call: the runner's telemetry and verdict."""
+        return self._loop.runs
+
+    def stats(self, block: str) -> dict:
+        """A plant block's ``stats()`` (a bridge's counters)."""
+        return self._loop.plant.find(block).stats()
+
+
+class Rig(_RigChecks, _RigResults):
     """A rig built from a :class:`~hil.testing.rigfile.RigSpec` (module docstring).
     ``plant_args`` override the rig file's ``[plant] args`` (a test's scenario)."""
 
@@ -433,51 +482,6 @@ class Rig(_RigChecks):
         what = kind + (f" {', '.join(messages)}" if messages else "") + \
             "".join(f" {k}={v}" for k, v in kw.items())
         return FaultStep(self, kind, bus, [f], what).start()
-
-    # --------------------------------------------------------------- results
-    def trace(self, names: Iterable[str] | None = None) -> Trace:
-        """Every frame so far (the mapped signals, with units)."""
-        tr = self._rec.trace()
-        return tr if names is None else tr.select(names)
-
-    def frames(self, bus: str | None = None) -> list:
-        """The raw frames on the wire(s): ``(t, id, data, extended, channel, is_rx)``."""
-        taps = self._loop.taps
-        out = [f for n, tap in taps.items() if bus in (None, n) for f in tap.frames]
-        return sorted(out, key=lambda f: f[0])
-
-    def decoded(self) -> dict[str, Trace]:
-        """Per bus message seen: its DBC-decoded signals at its frames' times."""
-        out = {}
-        for bus, tap in self._loop.taps.items():
-            for m, rows in tap.decoded.items():
-                if not rows:
-                    continue
-                t = np.array([r[0] for r in rows])
-                keep = np.concatenate([np.diff(t) > 0, [True]])  # one frame per instant
-                sigs = {s: np.array([r[1][s] for r in rows], float)[keep] for s in rows[0][1]}
-                units = {s: (i.unit or i.dbc_unit or "") for s, i in tap.db.signals(m).items()}
-                out[f"{bus}.{m}"] = Trace(t[keep], sigs, units)
-        return out
-
-    def write_mf4(self, path: Any) -> Any:
-        """The run as MDF 4 (:func:`hil.testing.mdf.write_mdf`): ``run`` (the mapped
-        signals), one group per decoded message, the raw frames."""
-        from .mdf import write_mdf
-        traces = {"run": self.trace(), **self.decoded()}
-        frames = [f[:5] for f in self.frames()]
-        write_mdf(path, traces, frames=frames, comment=f"rig {self.spec.name}")
-        self._log(f"measurement written: {path}")
-        return path
-
-    @property
-    def runs(self) -> list[dict]:
-        """Per ``run`` call: the runner's telemetry and verdict."""
-        return self._loop.runs
-
-    def stats(self, block: str) -> dict:
-        """A plant block's ``stats()`` (a bridge's counters)."""
-        return self._loop.plant.find(block).stats()
 
     def _log(self, text: str) -> None:
         self.steps.append((self.time if self._loop.psim is not None else 0.0, text))
