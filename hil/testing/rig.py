@@ -305,7 +305,7 @@ class Rig(_RigChecks, _RigResults):
                 loop.runner.set_parameter(path, float(v))
             else:
                 sim.ctx.set_param(path, float(v))
-        return _Source(r.name, getattr(par, "unit_text", None) or "",
+        return _Source(r.name, getattr(par, "unit", None) or "",
                        lambda: float(sim.ctx.param(par)), write, r.address)
 
     def _resolve_bus(self, r: Any) -> _Source:
