@@ -114,10 +114,14 @@ def write_test(folder: Any, nodeid: str, outcome: str, duration: float, rig: Any
 _CSS = """
 body { font-family: sans-serif; margin: 1.5em; color: #222; }
 .verdict { font-weight: bold; padding: 0.1em 0.5em; border-radius: 3px; color: white; }
-.passed { background: #2a7d2e; } .failed { background: #b3261e; }
-.skipped, .xfailed { background: #777; } .xpassed { background: #b36b00; }
+.verdict.passed { background: #2a7d2e; } .verdict.failed { background: #b3261e; }
+.verdict.skipped, .verdict.xfailed { background: #777; }
+.verdict.xpassed { background: #b36b00; }
+div.check { margin: 0.6em 0; padding-left: 0.6em; border-left: 4px solid #2a7d2e; }
+div.check.failed { border-left-color: #b3261e; }
 section.test { border-top: 1px solid #ccc; margin-top: 1.2em; padding-top: 0.6em; }
-pre { background: #f6f6f6; padding: 0.5em; overflow-x: auto; font-size: 85%; }
+pre { background: #f6f6f6; padding: 0.5em; white-space: pre-wrap; font-size: 85%; }
+h2 { overflow-wrap: anywhere; }
 table { border-collapse: collapse; font-size: 90%; }
 td, th { border: 1px solid #ddd; padding: 0.2em 0.5em; text-align: left; }
 img.plot { display: block; margin: 0.4em 0; max-width: 100%; }
