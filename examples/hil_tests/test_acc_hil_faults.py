@@ -22,7 +22,8 @@ def test_stale_radar_brings_the_safe_state(rig):
         rig.run(1.0)
     # the ECU's inputs go stale (3 cycles), it stops commanding, the plant's command goes
     # stale (3 cycles + a frame) and the car brakes
-    rig.eventually(sig("ecu_inputs_fresh") < 0.5, within=0.06, start=t0)
+    if "ecu_inputs_fresh" in rig.names:  # the controller's own flag: an in-process ECU
+        rig.eventually(sig("ecu_inputs_fresh") < 0.5, within=0.06, start=t0)
     rig.eventually(sig("command_fresh") < 0.5, within=0.15, start=t0)
     rig.eventually(SAFE, within=0.15, start=t0)
     rig.always(SAFE, start=t0 + 0.15, during=0.8)
