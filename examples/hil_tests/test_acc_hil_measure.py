@@ -30,6 +30,7 @@ def test_virtual_rig_equals_the_offline_lockstep_loop(rig):
 def test_the_run_as_a_measurement_file(rig, tmp_path):
     pytest.importorskip("asammdf")
     from hil.testing import read_mdf
+    cap = rig.capture(["gap", "ego_speed"], start=1.0, post=0.5)
     rig.run(2.0)
     path = rig.write_mf4(tmp_path / "run.mf4")
     back = read_mdf(path)
@@ -40,6 +41,7 @@ def test_the_run_as_a_measurement_file(rig, tmp_path):
     assert {"can.ACC_CMD", "can.EGO", "can.RADAR"} <= set(back.traces)
     assert back.traces["can.ACC_CMD"].unit("brake_torque") == "N*m"
     assert len(back.frames) == len(rig.frames()) > 300
+    assert np.array_equal(back.traces["capture0"]["gap"], cap.trace()["gap"])
 
 
 def test_time_gap_calibrated_over_xcp_changes_the_steady_gap(rig):

@@ -33,7 +33,7 @@ step                               semantics
                                    raises :class:`~hil.testing.errors.CheckFailed` with the
                                    signals around the failing instant
 ``rig.write_mf4(path)``            the run as MDF 4: mapped signals with units, the
-                                   DBC-decoded messages, the raw frames
+                                   DBC-decoded messages, the captures, the raw frames
 =================================  ==========================================================
 
 Every frame the rig samples every readable mapped signal, after the plant's frame (and,
@@ -46,8 +46,11 @@ Fault kinds: ``drop``, ``delay`` (``delay_s``), ``corrupt`` (``mask``) and ``bus
 receiver sees them go stale; ``unplug``: every frame lost in both directions without an
 error (a cable pulled: silence, not bus-off).  Faults act at the plant's side of the wire.
 
-``rig.uds`` and ``rig.xcp`` raise :class:`RigNotConfigured` until diagnostics and
-calibration are part of the rig (``rig.has("xcp")`` asks; a test skips on it).
+``rig.uds`` and ``rig.xcp`` are the clients named by the rig file's ``[uds]`` and
+``[xcp]`` sections (``client = "module:function"``, called once with the rig and the
+section's ``args``, closed with the rig); without the section they raise
+:class:`RigNotConfigured` (``rig.has("xcp")`` asks; a test skips on it).  No client ships
+yet: diagnostics (hil.diag) and calibration (hil.xcp) plug in here.
 
 Limitations: one sample per plant frame (a signal faster than the frame is seen at the
 frame's instants); ``ecu:`` signals only on a virtual rig (a process's variables need
@@ -202,9 +205,13 @@ class _RigResults:
 
     def write_mf4(self, path: Any) -> Any:
         """The run as MDF 4 (:func:`hil.testing.mdf.write_mdf`): ``run`` (the mapped
-        signals), one group per decoded message, the raw frames."""
+        signals), one group per decoded message (``can.ACC_CMD``), each triggered
+        capture (``capture0``, ...), the raw frames."""
         from .mdf import write_mdf
         traces = {"run": self.trace(), **self.decoded()}
+        for k, cap in enumerate(self._captures):
+            if cap.triggered:
+                traces[f"capture{k}"] = cap.trace(partial=True)
         frames = [f[:5] for f in self.frames()]
         write_mdf(path, traces, frames=frames, comment=f"rig {self.spec.name}")
         self._log(f"measurement written: {path}")
@@ -243,6 +250,7 @@ class Rig(_RigChecks, _RigResults):
         self._sources: dict[str, _Source] = {}
         self._started = False
         self._running = False
+        self._parts: dict[str, Any] = {}
 
     # ---------------------------------------------------------------- set-up
     def start(self) -> Rig:
@@ -261,7 +269,13 @@ class Rig(_RigChecks, _RigResults):
         return self
 
     def close(self) -> None:
-        self._loop.close()
+        try:
+            for c in self._parts.values():
+                if hasattr(c, "close"):
+                    c.close()
+        finally:
+            self._parts.clear()
+            self._loop.close()
 
     def __enter__(self) -> Rig:
         return self.start() if not self._started else self
@@ -370,16 +384,31 @@ class Rig(_RigChecks, _RigResults):
         """True if the rig file configures ``part`` ("uds", "xcp")."""
         return getattr(self.spec, part, None) is not None
 
+    def _part(self, part: str, what: str) -> Any:
+        """The client of ``[uds]`` / ``[xcp]``: ``client = "module:function"`` called once
+        as ``function(rig, **args)``; closed with the rig if it has ``close()``."""
+        if part in self._parts:
+            return self._parts[part]
+        cfg = getattr(self.spec, part, None)
+        if cfg is None:
+            raise RigNotConfigured(f"rig {self.spec.name}: no {what} configured: the rig file "
+                                   f"has no [{part}] section (client = \"module:function\", "
+                                   "called with the rig)")
+        from .rig_loop import load_function
+        fn = load_function(cfg["client"], f"rig file {self.spec.path} [{part}] client")
+        self._parts[part] = fn(self, **cfg.get("args", {}))
+        self._log(f"{part} client {cfg['client']} connected")
+        return self._parts[part]
+
     @property
     def uds(self) -> Any:
-        raise RigNotConfigured(f"rig {self.spec.name}: no UDS diagnostics configured (a "
-                               "[uds] section; diagnostics over UDS are not part of the rig "
-                               "yet)")
+        """The diagnostics client of the rig file's ``[uds]`` (:meth:`_part`)."""
+        return self._part("uds", "UDS diagnostics")
 
     @property
     def xcp(self) -> Any:
-        raise RigNotConfigured(f"rig {self.spec.name}: no XCP configured (an [xcp] section; "
-                               "calibration over XCP is not part of the rig yet)")
+        """The calibration and measurement client of the rig file's ``[xcp]``."""
+        return self._part("xcp", "XCP")
 
     # ---------------------------------------------------------------- runs
     def _on_frame(self, t: float) -> None:

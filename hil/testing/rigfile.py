@@ -40,8 +40,9 @@ a command are filled in when the rig starts.
 
 Every mistake is reported with the file, the key and what to write instead
 (:class:`RigFileError`).  Limitations: one DBC per bus; YAML needs pyyaml; serial ports,
-DAQ channels, ``[uds]`` and ``[xcp]`` are read and checked but a rig with them is
-refused ("not supported yet"); a device controller is only parsed.
+DAQ channels are read and checked but a rig with them is refused ("not supported yet");
+``[uds]`` and ``[xcp]`` name their client's factory (``client = "module:function"``,
+``args``), none of which ships yet; a device controller is only parsed.
 """
 
 from __future__ import annotations
@@ -255,6 +256,12 @@ def parse_rig(data: dict, where: str = "<dict>", path: Path | None = None) -> Ri
         if not isinstance(d, dict):
             raise _err(where, f"serial.{n}", "must be a table (port, baudrate, layout)")
         _str(d, "port", where + f" [serial.{n}]")
+    for part in ("uds", "xcp"):
+        if part in data:
+            d = _table(data, part, where, False)
+            _module_fn(d, "client", where + f" [{part}]")
+            if not isinstance(d.get("args", {}), dict):
+                raise _err(where, f"{part}.args", "must be a table of keyword arguments")
     daq = _table(data, "daq", where, False)
     for n, d in daq.items():
         if not isinstance(d, dict):

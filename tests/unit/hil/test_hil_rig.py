@@ -147,3 +147,33 @@ def test_bad_map_entries_are_named_when_the_rig_starts():
     spec.signals = {"x": SignalRef("x", "plant", "engine", "v")}
     with pytest.raises(RigError, match=r"no block 'engine' in the plant"):
         Rig(spec).start()
+
+
+FAKE_XCP = '''
+class Client:
+    def __init__(self, rig, gain):
+        self.rig, self.gain, self.closed = rig, gain, False
+
+    def read(self, name):
+        return self.gain * self.rig.read(name)
+
+    def close(self):
+        self.closed = True
+
+
+def client(rig, gain=1.0):
+    return Client(rig, gain)
+'''
+
+
+def test_an_xcp_client_plugs_in_through_the_rig_file(tmp_path, monkeypatch):
+    (tmp_path / "fake_xcp_client.py").write_text(FAKE_XCP)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    spec = copy.deepcopy(SPEC)
+    spec.xcp = {"client": "fake_xcp_client:client", "args": {"gain": 2.0}}
+    with Rig(spec) as r:
+        assert r.has("xcp") and not r.has("uds")
+        c = r.xcp
+        assert r.xcp is c and c.read("ego_speed") == 50.0
+        assert "xcp client fake_xcp_client:client connected" in [s for _, s in r.steps]
+    assert c.closed

@@ -70,6 +70,7 @@ def test_the_documented_real_device_rig_file_parses(tmp_path):
     ({"budgets": {"overrun": 1}}, r"\[budgets\]: .*overrun"),
     ({"controller": {"kind": "process", "command": "python ecu.py"}},
      r"controller.command: must be a list of strings"),
+    ({"xcp": {"client": "hil.xcp"}}, r"\[xcp\]: client: must be 'module:function'"),
     ({"buses": {"plant": {"interface": "virtual", "dbc": "acc"}}},
      r"buses.plant: 'plant' is a signal source's name"),
 ])
