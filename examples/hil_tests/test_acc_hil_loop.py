@@ -65,7 +65,8 @@ def test_capture_around_the_cut_in(rig):
                       post=5.0)
     rig.run(CUT_IN_S + 6.0)
     tr = cap.trace()
-    assert tr.meta["trigger_time"] == pytest.approx(CUT_IN_S, abs=0.01)
-    assert tr.t[0] == pytest.approx(CUT_IN_S - 1.0, abs=0.01)
+    # (within a few frames: a real-time rig may skip one)
+    assert tr.meta["trigger_time"] == pytest.approx(CUT_IN_S, abs=0.05)
+    assert tr.t[0] == pytest.approx(tr.meta["trigger_time"] - 1.0, abs=0.05)
     assert tr.unit("gap") == "m" and tr.unit("brake") == "N*m"
     assert tr["brake"].max() > 0.0  # the ECU braked after the cut-in
