@@ -177,3 +177,29 @@ def test_an_xcp_client_plugs_in_through_the_rig_file(tmp_path, monkeypatch):
         assert r.xcp is c and c.read("ego_speed") == 50.0
         assert "xcp client fake_xcp_client:client connected" in [s for _, s in r.steps]
     assert c.closed
+
+
+def test_a_controller_that_does_not_fit_the_mode_is_refused():
+    from hil.testing.rigfile import RigFileError
+    spec = copy.deepcopy(SPEC)
+    spec.controller = {"kind": "process", "command": ["ecu"]}
+    with pytest.raises(RigFileError, match=r"a virtual rig steps its controller in lock-step"):
+        Rig(spec).start()
+    spec = copy.deepcopy(SPEC)
+    spec.mode = "realtime"
+    with pytest.raises(RigFileError, match=r"a real-time rig runs its controller as a "
+                                           r"process or a device"):
+        Rig(spec).start()
+
+
+def test_a_real_time_rig_reaches_no_controller_variable_but_over_xcp():
+    from hil.testing.rigfile import BusSpec, SignalRef
+    spec = copy.deepcopy(SPEC)
+    spec.mode = "realtime"
+    spec.buses = {"can": BusSpec("can", "udp_multicast", "auto", "acc")}
+    spec.controller = {"kind": "device", "dbc_check": False}  # nothing started, no run
+    spec.signals = {"v": SignalRef("v", "plant", "car", "v"),
+                    "a": SignalRef("a", "ecu", "acc", "accel_request")}
+    with pytest.raises(RigError, match=r"a = 'ecu:acc.accel_request': the controller runs "
+                                       r"in its own process.*over XCP"):
+        Rig(spec).start()
