@@ -12,7 +12,7 @@ import pytest
 
 from tests.system.hil_pytest_run import run_pytest
 
-PICK = "follows_the_lead or wrong_expectation or stale_radar_brings"
+PICK = "follows_the_lead or wrong_expectation or stale_radar_brings or over_xcp"
 
 
 @pytest.fixture(scope="module")
@@ -21,7 +21,7 @@ def report(tmp_path_factory):
     out = run_pytest("examples/hil_tests", "-q", "-k", PICK, "--runxfail",
                      "--hil-report", str(folder), "--junitxml", str(folder / "junit.xml"))
     assert out.returncode == 1, out.stdout[-3000:]  # the wrong expectation fails
-    assert "1 failed, 2 passed" in out.stdout, out.stdout[-3000:]
+    assert "1 failed, 2 passed, 1 skipped" in out.stdout, out.stdout[-3000:]
     return folder
 
 
@@ -50,15 +50,16 @@ def test_the_report_has_verdicts_plots_telemetry_and_measurements(report):
     p = _Page()
     p.feed(page)
     assert p.verdicts.count("FAILED") >= 2 and p.verdicts.count("PASSED") >= 2  # table, body
-    assert "1 failed, 2 passed" in page
+    assert "1 failed, 2 passed, 1 skipped" in page
+    assert "skipped: the rig has no XCP" in page  # the reason, as the test gave it
     assert len(p.imgs) >= 5 and all((report / i["src"]).stat().st_size > 5000 for i in p.imgs)
     failing = [i for i in p.imgs if "(failed)" in i["alt"]]
     assert [i["alt"] for i in failing] == ["signals around the check at t = 10.000 s (failed)"]
-    assert len(p.links) == 3 and all((report / h).stat().st_size > 10_000 for h in p.links)
+    assert len(p.links) == 4 and all((report / h).stat().st_size > 10_000 for h in p.links)
     assert "fault stale RADAR on can from t = 5.000 s" in page  # a step
     assert "verdict FAIL acc_hil_plant" in page  # the stale run's telemetry verdict
     assert "expected" not in page and "gap &gt;= 30 m failed at t = 10.000 s" in page
-    assert (report / "junit.xml").read_text().count("<testcase") == 3
+    assert (report / "junit.xml").read_text().count("<testcase") == 4
 
 
 def test_the_measurement_files_open_in_asammdf(report):
@@ -97,7 +98,7 @@ def test_the_report_as_a_person_sees_it_in_headless_chromium(report):
             page.goto(Path(report / "index.html").as_uri())
             assert page.title() == "HIL test report"
             rows = page.locator("table.summary tr")
-            assert rows.count() == 4  # header + 3 tests
+            assert rows.count() == 5  # header + 4 tests
             failed = page.locator("section.test", has=page.locator("h2 .verdict.failed"))
             assert failed.count() == 1 and "wrong_expectation" in failed.locator(
                 "h2").inner_text()
@@ -110,7 +111,7 @@ def test_the_report_as_a_person_sees_it_in_headless_chromium(report):
             imgs = page.eval_on_selector_all("img.plot", "els => els.map(e => e.naturalWidth)")
             assert len(imgs) >= 5 and min(imgs) > 300
             links = page.locator("a.mf4")
-            assert links.count() == 3 and links.first.is_visible()
+            assert links.count() == 4 and links.first.is_visible()
             href = links.first.evaluate("e => e.href")
             assert href.startswith("file://") and Path(href[7:]).is_file()
             page.locator("table.summary a").first.click()  # the summary links to the test
