@@ -132,7 +132,8 @@ def pytest_runtest_makereport(item: Any, call: Any) -> Any:
     if xfail and call_rep.skipped:
         msg = f"expected to fail ({call_rep.wasxfail}):\n{msg}"
     elif call_rep.skipped and isinstance(call_rep.longrepr, tuple):
-        msg = f"skipped: {call_rep.longrepr[2]}"  # (file, line, reason)
+        why = str(call_rep.longrepr[2])  # (file, line, reason)
+        msg = "skipped: " + why.removeprefix("Skipped: ")
     write_test(folder, item.nodeid, word, float(getattr(call_rep, "duration", 0.0)), r,
                msg[-6000:])
 
