@@ -15,6 +15,10 @@ $(STAMP): pyproject.toml
 	  { apt-get install -y -qq graphviz >/dev/null 2>&1 || \
 	    { apt-get update -qq >/dev/null 2>&1 && apt-get install -y -qq graphviz >/dev/null 2>&1; }; }; } \
 	  || echo "note: Graphviz 'dot' not installed: SVG diagram views and their tests are skipped"
+	@command -v chromium >/dev/null || { command -v apt-get >/dev/null && [ "$$(id -u)" = 0 ] && \
+	  { apt-get install -y -qq chromium >/dev/null 2>&1 || \
+	    { apt-get update -qq >/dev/null 2>&1 && apt-get install -y -qq chromium >/dev/null 2>&1; }; }; } \
+	  || echo "note: Chromium not installed: the HIL report's headless-browser test is skipped"
 	@touch $(STAMP)
 
 # The clone's packages found as an installed copy is, whatever folders a user's script has
@@ -39,7 +43,8 @@ lint: $(CHECKOUT)
 # runs them in this process; a file's tests stay in one process: its fixtures are made once),
 # then the `timing` tests alone, one at a time, so that their
 # real-time runs share the machine with nothing of ours.  Both phases always run; the
-# target fails if either did.
+# target fails if either did.  The testpaths (pyproject.toml) include examples/hil_tests:
+# the ACC HIL test cases on their default rig, the virtual one (no wall clock).
 TEST_JOBS ?= auto
 test: $(CHECKOUT) lint
 	@rc=0; \

@@ -13,6 +13,9 @@ kind            effect while active (``direction``: ``"rx"``, ``"tx"``, ``"both"
 ``"bus_off"``   reads and writes fail with :class:`~hil.errors.Disconnected`
                 ("bus-off"); ``recover()`` fails until the fault ends, then
                 brings the link back (frames sent meanwhile are lost)
+``"corrupt"``   each frame's payload XORed with ``mask`` from its first byte
+                (with ``probability``; a copy: the sender's frame is kept),
+                what a receiver's range, DLC and end-to-end checks must catch
 ==============  ===========================================================
 
 A fault is active for ``start_s <= t < end_s`` on the injector's clock: seconds since
@@ -45,7 +48,7 @@ from .errors import Disconnected
 
 __all__ = ["Fault", "FaultyBackend", "FAULT_KINDS"]
 
-FAULT_KINDS = ("drop", "delay", "bus_off")
+FAULT_KINDS = ("drop", "delay", "bus_off", "corrupt")
 DIRECTIONS = ("rx", "tx", "both")
 
 
@@ -60,6 +63,7 @@ class Fault:
     probability: float = 1.0
     delay_s: float = 0.0
     ids: frozenset | None = field(default=None)
+    mask: bytes = b"\xff"
 
     def __post_init__(self) -> None:
         if self.kind not in FAULT_KINDS:
@@ -76,6 +80,9 @@ class Fault:
                              f"{self.probability}")
         if self.kind == "delay" and not self.delay_s > 0.0:
             raise ValueError(f"Fault(delay): delay_s must be > 0, got {self.delay_s}")
+        if self.kind == "corrupt" and not (isinstance(self.mask, bytes) and any(self.mask)):
+            raise ValueError(f"Fault(corrupt): mask must be non-zero bytes (XORed onto the "
+                             f"payload), got {self.mask!r}")
         if self.ids is not None:
             object.__setattr__(self, "ids", frozenset(int(i) for i in self.ids))
 
@@ -188,6 +195,19 @@ class FaultyBackend(Backend):
         heapq.heappush(heap, (self.now() + f.delay_s, next(self._seq), frame))
         return True
 
+    def _corrupt(self, direction: str, frame: Any) -> Any:
+        f = self._active("corrupt", direction, frame)
+        data = getattr(frame, "data", None)
+        if f is None or data is None or not (f.probability >= 1.0
+                                             or self._rng.random() < f.probability):
+            return frame
+        import copy
+        out = copy.copy(frame)
+        out.data = bytearray(b ^ m for b, m in zip(bytes(data), f.mask)) + \
+            bytearray(bytes(data)[len(f.mask):])
+        self._count_fault(f"corrupt_{direction}")
+        return out
+
     def _flush_tx(self) -> None:
         now = self.now()
         while self._tx_late and self._tx_late[0][0] <= now:
@@ -207,14 +227,14 @@ class FaultyBackend(Backend):
                 return None
             if self._drop("rx", frame) or self._delay("rx", frame, self._rx_late):
                 continue  # the next frame (a poll once the time is up)
-            return frame
+            return self._corrupt("rx", frame)
 
     def _write(self, frame: Any, timeout: float | None) -> None:
         self._bus_off("tx", "write")
         self._flush_tx()
         if self._drop("tx", frame) or self._delay("tx", frame, self._tx_late):
             return
-        self.inner.write(frame, timeout=timeout)
+        self.inner.write(self._corrupt("tx", frame), timeout=timeout)
 
     def pending(self) -> int:
         """Frames held back by delay faults (both directions)."""

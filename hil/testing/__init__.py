@@ -22,13 +22,21 @@ module                          contents
 :mod:`hil.testing.mdf`          :func:`write_mdf`, :func:`read_mdf`: ASAM MDF 4 (``.mf4``)
                                 files of traces and raw CAN frames (asammdf, imported
                                 when a file is written or read)
+:mod:`hil.testing.rigfile`      rig files (TOML/YAML): buses, plant, controller, budgets,
+                                the signal map; :func:`load_rig`
+:mod:`hil.testing.rig`          :class:`Rig`: signals by test name, runs, stimuli,
+                                captures, fault steps and checks on a virtual or real-time
+                                rig (:mod:`hil.testing.rig_loop`)
+:mod:`hil.testing.report`       the HTML report of HIL tests (``--hil-report``)
 :mod:`hil.testing.errors`       :class:`TraceError`, :class:`WindowError`,
                                 :class:`CheckFailed`, :class:`NotTriggered`,
                                 :class:`CaptureIncomplete`
 ==============================  ===========================================================
 
 Everything is sample-based (a signal is known at its samples; between them the last
-sample holds) and times within 1 ns are equal.  The guide is ``docs/guides/hil-test-steps.md``.
+sample holds) and times within 1 ns are equal.  The guides are
+``docs/guides/hil-test-steps.md`` and, for test cases on a rig with the pytest plugin
+(:mod:`hil.pytest_plugin`), ``docs/guides/hil-tests.md``.
 """
 
 from .capture import Capture
@@ -36,6 +44,8 @@ from .checks import CheckResult, always, check, eventually, responds, settles
 from .conditions import Cond, Evaluation, Expr, as_cond, sig
 from .errors import CaptureIncomplete, CheckFailed, NotTriggered, TraceError, WindowError
 from .mdf import Frame, Measurement, read_mdf, write_mdf
+from .rig import Rig, RigError, RigNotConfigured, RigTimeout
+from .rigfile import RigFileError, load_rig
 from .signals import TIME_EPS, Recorder, Trace, Window, as_trace
 from .stimulus import Player, Pulse, Ramp, Replay, Sine, Square, Step, Table
 
@@ -46,5 +56,6 @@ __all__ = [
     "Step", "Ramp", "Sine", "Square", "Pulse", "Table", "Replay", "Player",
     "Capture",
     "Frame", "Measurement", "read_mdf", "write_mdf",
+    "Rig", "RigError", "RigTimeout", "RigNotConfigured", "RigFileError", "load_rig",
     "TraceError", "WindowError", "CheckFailed", "NotTriggered", "CaptureIncomplete",
 ]
