@@ -20,13 +20,14 @@ Semantics:
 
 * **Parameters** are read from an image of the calibration segment, refreshed from the
   Simulator's context at every event (so a change made by another path shows) except
-  for a value written over XCP that the context does not hold yet.  A write covering a whole parameter
-  is checked at once by the Simulator's parameter check (:meth:`Context.check_param`:
-  kind, the block's validator) and against the map's limits; a refused value is
-  ``ERR_OUT_OF_RANGE`` and leaves the image unchanged.  A checked value is handed to
-  ``apply(path, value)``: the real-time runner's :meth:`~hil.runner.RealTimeRunner.
-  set_parameter` (it takes effect at the start of the next frame), or the map's own
-  queue, applied by :meth:`MemoryMap.apply_pending` before the next frame.
+  for a value written over XCP that the context does not hold yet.  A write covering
+  a whole parameter is checked at once by the Simulator's parameter check
+  (:meth:`Context.check_param`: kind, the block's validator) and against the map's
+  limits; a refused value is ``ERR_OUT_OF_RANGE`` and leaves the image unchanged.  A
+  checked value is handed to ``apply(path, value)``: the real-time runner's
+  :meth:`~hil.runner.RealTimeRunner.set_parameter` (it takes effect at the start of the
+  next frame), or the map's own queue, applied by :meth:`MemoryMap.apply_pending`
+  before the next frame.
 * **Measurements** are the values sampled at the last event (the end of a controller
   frame), so an UPLOAD, a SHORT_UPLOAD and a DAQ packet of the same event agree and
   the command thread never reads the context while the frame writes it.
@@ -41,8 +42,9 @@ import math
 import queue
 import struct
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 from .packets import XcpError
 

@@ -138,7 +138,7 @@ def event_info(name_len: int, cycle: int, unit: int, max_lists: int = 0xFF) -> b
 
 def event_cycle(period_s: float) -> tuple[int, int]:
     """``(cycle, unit)``: the period as a cycle count 1..255 in the finest unit that
-    holds it exactly (a 16 ms cycle: 16 x 1 ms; 1 ms: 1 x 1 ms; 250 us: 250 x 1 us)."""
+    holds it exactly (16 ms: 160 x 100 us; 1 ms: 100 x 10 us; 250 us: 250 x 1 us)."""
     for unit in sorted(EVENT_UNITS):
         n = period_s / EVENT_UNITS[unit]
         if abs(n - round(n)) < 1e-6 * max(1.0, n) and 1 <= round(n) <= 255:
