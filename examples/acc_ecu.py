@@ -163,6 +163,9 @@ def main(argv: list[str] | None = None) -> int:
                          f"0: none (default {RT_PRIORITY})")
     ap.add_argument("--lockstep", action="store_true",
                     help="paced by the plant's SYNC messages (hil.can.lockstep)")
+    ap.add_argument("--xcp", action="store_true", help="serve XCP on CAN (hil.xcp: "
+                    "calibration, DAQ at each frame) on the same interface and channel")
+    ap.add_argument("--a2l", help="with --xcp: write the slave's A2L file here")
     a = ap.parse_args(argv)
     if not 0 <= a.priority <= 99:
         ap.error(f"--priority {a.priority}: give 1..99 (SCHED_FIFO) or 0 (none)")
@@ -188,8 +191,16 @@ def main(argv: list[str] | None = None) -> int:
     # lock-step: every frame the plant asks for runs (hil.can.lockstep)
     policy = {"overrun": "catch_up", "max_catch_up": None} if a.lockstep else \
         {"overrun": "skip"}
-    rt = RealTimeRunner(sim, period_s=CONTROL_PERIOD, clock=clock, on_frame=follower,
+    xcp = None
+    if a.xcp:  # docs/guides/hil-xcp.md: commands on a thread, DAQ after each frame
+        from hil.xcp import acc_ecu_xcp
+        xcp = acc_ecu_xcp(sim, CONTROL_PERIOD, interface=a.interface, channel=a.channel,
+                          a2l=a.a2l)
+    rt = RealTimeRunner(sim, period_s=CONTROL_PERIOD, clock=clock,
+                        on_frame=xcp.chain(follower) if xcp else follower,
                         **{**policy, **opts})
+    if xcp:
+        xcp.use_runner(rt)
     box.update(rt=rt, clock=clock)
     if ended:
         end(ended[0])
@@ -205,6 +216,8 @@ def main(argv: list[str] | None = None) -> int:
         code = 1
     finally:
         wire.close()
+        if xcp:
+            xcp.close()
         if a.summary:
             rx, tx = diagram.blocks["rx"], diagram.blocks["tx"]
             v = rt.verdict
@@ -217,7 +230,8 @@ def main(argv: list[str] | None = None) -> int:
                    "rx": rx.stats(), "tx": tx.stats(), "exit": code, "pid": os.getpid(),
                    "runner_options": opts, "setup": rt.setup,
                    "verdict": v.as_dict() if v is not None else None,
-                   "lockstep_frames": follower.frames if follower else None}
+                   "lockstep_frames": follower.frames if follower else None,
+                   "xcp": xcp.stats() if xcp else None}
             with open(a.summary, "w") as f:
                 json.dump(out, f, indent=1, default=str)
     if code == 0 and rt.verdict is not None:
