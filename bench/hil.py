@@ -628,7 +628,10 @@ def run(options: Any) -> dict:
         rs = _failed(exc)
     ext["rt_soak"] = rs
     cases.append(make_case(f"rt-soak-{rt_soak_s:g}s", rs, {}))
-    return {"cases": cases, "targets": targets(ext)}
+    from . import hil_xcp  # issue 36: XCP DAQ at 1 kHz
+    xc, ext["xcp"] = hil_xcp.case(3.0 if quick else 10.0, _status, _failed)
+    cases.append(xc)
+    return {"cases": cases, "targets": targets(ext) + hil_xcp.targets(ext["xcp"])}
 
 
 def _p99(m: dict, key: str) -> float | None:

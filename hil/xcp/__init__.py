@@ -6,8 +6,10 @@ module                     contents
 :mod:`hil.xcp.packets`     command and error codes, response packets (pure)
 :mod:`hil.xcp.memory`      :class:`MemoryMap`: addresses of a Simulator's parameters
                            (calibration, float32) and signals (measurement, float32)
-:mod:`hil.xcp.slave`       :class:`XcpSlave`: CONNECT, UPLOAD/DOWNLOAD, dynamic DAQ
+:mod:`hil.xcp.slave`       :class:`XcpSlave`: CONNECT, GET_ID, UPLOAD/DOWNLOAD, ...
+:mod:`hil.xcp.daq`         :class:`DaqTable`: dynamic DAQ lists, the DTOs of an event
 :mod:`hil.xcp.can_port`    :class:`XcpCanPort`: the slave on a python-can bus
+:mod:`hil.xcp.master`      pyxcp as the master: configuration, a DAQ collector
 :mod:`hil.xcp.a2l`         :func:`write_a2l`: the A2L (ASAP2 1.7 subset) of a map
 :mod:`hil.xcp.ecu`         :class:`XcpEcu`: slave + bus + A2L + the frame hook;
                            :func:`acc_ecu_xcp` for ``examples/acc_ecu.py``

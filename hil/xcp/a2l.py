@@ -24,9 +24,9 @@ import re
 from pathlib import Path
 from typing import Any
 
+from .daq import MAX_ODT_ENTRY, TS_TICKS
 from .memory import CAL_BASE, MEAS_BASE, SIZE, MemoryMap
 from .packets import MAX_CTO, MAX_DTO, event_cycle
-from .slave import MAX_ODT_ENTRY, TS_TICKS
 
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_.\[\]]*")
 

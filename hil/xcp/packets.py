@@ -144,3 +144,9 @@ def event_cycle(period_s: float) -> tuple[int, int]:
         if abs(n - round(n)) < 1e-6 * max(1.0, n) and 1 <= round(n) <= 255:
             return int(round(n)), unit
     raise ValueError(f"event period {period_s!r} s is not n x 10^k s with n in 1..255")
+
+
+def check_ext(ext: int) -> None:
+    """Only address extension 0 exists: another is ERR_OUT_OF_RANGE."""
+    if ext != 0:
+        raise XcpError("ERR_OUT_OF_RANGE", f"address extension {ext} (only 0)")

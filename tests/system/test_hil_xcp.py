@@ -182,7 +182,7 @@ def test_daq_equals_logged_values():
             t_first = rig.k * DT + CONTROL_PERIOD  # the first event after the start
             frames0 = rig.xcp.frames
             rig.run_to(9.0)
-            sent = rig.xcp.slave.samples_sent
+            sent = rig.xcp.slave.daq.samples_sent
             deadline = time.monotonic() + 5.0
             while len(pol.rows) < sent and time.monotonic() < deadline:
                 time.sleep(0.01)
@@ -240,8 +240,8 @@ def test_daq_1khz_no_lost_sample():
         finally:
             ecu.close()
             bus.shutdown()
-    assert ecu.slave.samples_sent == 3000
-    assert ecu.slave.dtos_sent == 6000  # two ODTs per sample: 1+2+4, then 1+4 bytes
+    assert ecu.slave.daq.samples_sent == 3000
+    assert ecu.slave.daq.dtos_sent == 6000  # two ODTs per sample: 1+2+4, then 1+4 bytes
     ts = [r[2] for r in pol.rows]
     assert len(pol.rows) >= 0.9999 * 3000
     assert lost_samples(ts, 0.001) == 0
