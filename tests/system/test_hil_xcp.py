@@ -7,10 +7,10 @@ serving pyxcp from its thread, the DAQ event at the end of each ECU frame.
 
 from __future__ import annotations
 
-import itertools
 import os
 import struct
 import time
+import uuid
 
 import numpy as np
 import pytest
@@ -28,11 +28,24 @@ from hil.xcp import acc_ecu_xcp  # noqa: E402
 from hil.xcp.master import daq_collector, daq_list, lost_samples, open_master  # noqa: E402
 from hil.xcp.memory import CAL_BASE, MEAS_BASE  # noqa: E402
 
-_n = itertools.count()
+#: pyxcp's command timeout: a guard against a hang (the slave answers in milliseconds)
+GUARD_S = 60.0
 
 
 def channel() -> str:
-    return f"xcp-test-{os.getpid()}-{next(_n)}-{time.monotonic_ns()}"
+    return f"xcp-test-{os.getpid()}-{uuid.uuid4().hex}"
+
+
+def master(ch: str, policy=None):
+    return open_master("virtual", ch, policy=policy, timeout_s=60.0)  # a hang guard
+
+
+def wait_rows(pol, n: int) -> None:
+    """Until pyxcp decoded ``n`` samples: they are on the virtual bus already, only its
+    listener thread has to catch up (a hang guard, no wall-clock budget)."""
+    end = time.monotonic() + GUARD_S  # not timing: a hang guard
+    while len(pol.rows) < n and time.monotonic() < end:  # not timing: the same guard
+        time.sleep(0.005)  # not timing: polling for rows already sent
 
 
 class Rig:
@@ -80,7 +93,7 @@ def f32(x: float) -> float:
 def test_connect_identity_upload_download(tmp_path):
     rig = Rig(a2l=tmp_path / "acc_ecu.a2l")
     try:
-        with open_master("virtual", rig.ch) as x:
+        with master(rig.ch) as x:
             res = x.connect()
             assert res.maxCto == 8 and res.resource.daq and res.resource.calpag
             assert x.identifier(1) == "acc_ecu"  # the A2L's name
@@ -110,7 +123,7 @@ def test_error_packets():
     from pyxcp.types import XcpResponseError
     rig = Rig()
     try:
-        with open_master("virtual", rig.ch) as x:
+        with master(rig.ch) as x:
             x.connect()
             with pytest.raises(XcpResponseError) as e:  # a measurement is read-only
                 x.setMta(MEAS_BASE)
@@ -148,7 +161,7 @@ def test_time_gap_calibrated_changes_steady_gap():
     th0, th1 = st.time_gap_s, 2.0
     rig = Rig(t_end=60.0)
     try:
-        with open_master("virtual", rig.ch) as x:
+        with master(rig.ch) as x:
             x.connect()
             rig.run_to(6.0)
             x.setMta(CAL_BASE)
@@ -174,7 +187,7 @@ def test_daq_equals_logged_values():
     addr = rig.xcp.memory.variable("acc.a_prev").address
     pol = daq_collector([daq_list("accel", [("acc.a_prev", addr)])])
     try:
-        with open_master("virtual", rig.ch, policy=pol) as x:
+        with master(rig.ch, pol) as x:
             x.connect()
             rig.run_to(2.0)
             pol.setup()
@@ -183,9 +196,7 @@ def test_daq_equals_logged_values():
             frames0 = rig.xcp.frames
             rig.run_to(9.0)
             sent = rig.xcp.slave.daq.samples_sent
-            deadline = time.monotonic() + 5.0
-            while len(pol.rows) < sent and time.monotonic() < deadline:
-                time.sleep(0.01)
+            wait_rows(pol, sent)
             pol.stop()
             x.disconnect()
         log = rig.esim.finish()
@@ -225,16 +236,14 @@ def test_daq_1khz_no_lost_sample():
         pol = daq_collector([daq_list("fast", [("acc.a_prev", mm.variable("acc.a_prev").address),
                                               ("rx.ok", mm.variable("rx.ok").address)])])
         try:
-            with open_master("virtual", ch, policy=pol) as x:
+            with master(ch, pol) as x:
                 x.connect()
                 pol.setup()
                 pol.start()
                 for k in range(1, 3001):
                     sim.advance_to(k * 0.001)
                     ecu.after_frame()
-                deadline = time.monotonic() + 10.0
-                while len(pol.rows) < 3000 and time.monotonic() < deadline:
-                    time.sleep(0.01)
+                wait_rows(pol, 3000)
                 pol.stop()
                 x.disconnect()
         finally:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 import struct
-import time
+import uuid
 
 import pytest
 
@@ -22,7 +22,7 @@ from hil.xcp.slave import XcpSlave  # noqa: E402
 
 @pytest.fixture
 def sim():
-    ch = f"xcp-unit-{os.getpid()}-{time.monotonic_ns()}"
+    ch = f"xcp-unit-{os.getpid()}-{uuid.uuid4().hex}"
     with CanBackend("virtual", ch, timeout=0.0) as ec:
         s = Simulator(ecu_diagram(ec, CanDatabase(ACC_DBC)), solver="rk4", record=False)
         s.initialize()
