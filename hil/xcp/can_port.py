@@ -9,8 +9,8 @@ passes through the controller's frame reads.
 Threads: commands are served by a daemon thread blocked in ``bus.recv`` (it holds no
 lock while it waits, so the controller's frame does not wait for it); the DAQ packets
 of an event are sent by the caller of :meth:`XcpCanPort.send_event` (the frame's
-thread, :mod:`hil.xcp.ecu`).  A command takes at most one receive timeout
-(:data:`POLL_S`) plus the handling to be answered.
+thread, :mod:`hil.xcp.ecu`).  ``recv`` returns when a command arrives; its timeout
+(:data:`POLL_S`) only bounds how long :meth:`XcpCanPort.close` waits for the thread.
 
 Limitations: classic CAN (8 bytes), no CAN FD; one slave per identifier pair; the
 udp_multicast interface of plain python-can (the master must use it too).

@@ -52,7 +52,8 @@ class XcpEcu:
             bus = open_bus(interface, channel)
         self.port = XcpCanPort(self.slave, bus, cmd_id=cmd_id, res_id=res_id, own_bus=own)
         self.a2l_path = None
-        if a2l is not None:
+        if a2l is not None:  # GET_ID(1) answers the file's name
+            memory.a2l_name = Path(a2l).stem.encode("ascii")
             self.a2l_path = write_a2l(Path(a2l), memory, self.period, cmd_id=cmd_id,
                                       res_id=res_id, event_name=event_name)
         self.frames = 0

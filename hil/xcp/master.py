@@ -15,10 +15,11 @@ a real interface on a rig) and returns a :class:`pyxcp.Master`, not yet connecte
 sample (``rows``: ``(list, t_rx_ns, t_slave_ns, values)``); pyxcp unwraps the slave's
 2-byte timestamps into nanoseconds since the first sample.
 
-pyxcp quirks met here: importing it installs rich's traceback handler as
-``sys.excepthook`` (restored here); a DAQ policy given a ``logger`` lacks ``pid_off``
-(set here); error packets raise :class:`pyxcp.types.XcpResponseError` only with
-``disable_error_handling`` (set here; pyxcp's own handling would repeat or SYNCH).
+pyxcp quirks met here: importing it installs rich's traceback handler and pretty
+printer as ``sys.excepthook`` and ``sys.displayhook`` (both restored here); a DAQ policy
+given a ``logger`` lacks ``pid_off`` (set here); error packets raise
+:class:`pyxcp.types.XcpResponseError` only with ``disable_error_handling`` (set here;
+pyxcp's own handling would repeat or SYNCH).
 """
 
 from __future__ import annotations
@@ -32,14 +33,14 @@ from .can_port import CMD_ID, RES_ID
 
 
 def _pyxcp() -> Any:
-    hook = sys.excepthook
+    hooks = sys.excepthook, sys.displayhook
     try:
         import pyxcp
     except ImportError as exc:
         raise DriverMissing("hil.xcp's master helpers need pyxcp: pip install pyxcp (the "
                             "'hil-test' extra)") from exc
-    finally:
-        sys.excepthook = hook  # pyxcp installs rich's traceback handler at import
+    finally:  # pyxcp installs rich's traceback and pretty-print hooks at import
+        sys.excepthook, sys.displayhook = hooks
     return pyxcp
 
 
