@@ -54,6 +54,7 @@ class XcpSlave:
         self.daq = DaqTable(memory)
         self._lock = threading.RLock()
         self.commands = 0
+        self.last_fault = ""  # the last unexpected exception (answered ERR_GENERIC)
         self.errors: dict[str, int] = {}
         memory.extra[EVENT_NAME_BASE] = self.event_name
 
@@ -83,6 +84,10 @@ class XcpSlave:
         except XcpError as exc:
             self.errors[exc.name] = self.errors.get(exc.name, 0) + 1
             return [P.error(exc.code)]
+        except Exception as exc:  # noqa: BLE001 - a fault of the slave: answered, kept
+            self.errors["ERR_GENERIC"] = self.errors.get("ERR_GENERIC", 0) + 1
+            self.last_fault = f"{name}: {type(exc).__name__}: {exc}"
+            return [P.error(P.ERR["ERR_GENERIC"])]
 
     def _connect(self, cto: bytes) -> bytes:
         P.need(cto, 2)
@@ -167,6 +172,7 @@ class XcpSlave:
 
     def stats(self) -> dict[str, Any]:
         return {"connected": self.connected, "commands": self.commands,
-                "errors": dict(self.errors), "events": self.daq.events,
+                "errors": dict(self.errors), "last_fault": self.last_fault,
+                "events": self.daq.events,
                 "samples_sent": self.daq.samples_sent, "dtos_sent": self.daq.dtos_sent,
                 "daq_lists": len(self.daq.lists), "daq_running": self.daq_running}

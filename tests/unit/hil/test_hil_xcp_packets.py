@@ -68,6 +68,15 @@ def test_unknown_short_and_synch(slave):
     assert slave.handle(cmd("SYNCH")) == err("ERR_CMD_SYNCH")
 
 
+def test_a_fault_of_the_slave_is_err_generic(slave, monkeypatch):
+    def broken(address, n):
+        raise ZeroDivisionError("boom")
+    monkeypatch.setattr(slave.memory, "read", broken)
+    assert slave.handle(cmd("UPLOAD", 4)) == err("ERR_GENERIC")
+    assert "ZeroDivisionError: boom" in slave.last_fault
+    assert slave.handle(cmd("GET_STATUS"))[0][0] == 0xFF  # still serving
+
+
 def test_get_id_and_block_upload(slave):
     text = slave.memory.identity
     (res,) = slave.handle(cmd("GET_ID", 0))
