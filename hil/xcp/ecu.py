@@ -33,14 +33,16 @@ class XcpEcu:
     """An XCP-on-CAN slave for ``sim`` (module docstring).
 
     ``memory``: the map; ``event_period_s``: the controller's cycle (the event channel);
-    ``bus``: an open python-can bus, or ``interface`` and ``channel`` to open one.
+    ``bus``: an open python-can bus, or ``interface`` and ``channel`` (and
+    ``bus_options``, python-can's keywords; ``udp_multicast``: hop limit 0 unless given)
+    to open one.
     ``a2l``: write the A2L file there (its stem is the name GET_ID(1) answers).
     """
 
     def __init__(self, memory: MemoryMap, event_period_s: float, *, bus: Any = None,
                  interface: str | None = None, channel: str | None = None,
                  cmd_id: int = CMD_ID, res_id: int = RES_ID, a2l: Any = None,
-                 event_name: str = "controller") -> None:
+                 event_name: str = "controller", bus_options: dict | None = None) -> None:
         self.memory = memory
         self.period = float(event_period_s)
         self.slave = XcpSlave(memory, self.period, event_name)
@@ -49,7 +51,10 @@ class XcpEcu:
             if interface is None or channel is None:
                 raise ValueError("XcpEcu: give an open python-can bus, or interface= and "
                                  "channel= to open one")
-            bus = open_bus(interface, channel)
+            opts = dict(bus_options or {})
+            if interface == "udp_multicast":  # as hil.can: nothing leaves the host
+                opts.setdefault("hop_limit", 0)
+            bus = open_bus(interface, channel, **opts)
         self.port = XcpCanPort(self.slave, bus, cmd_id=cmd_id, res_id=res_id, own_bus=own)
         self.a2l_path = None
         if a2l is not None:  # GET_ID(1) answers the file's name

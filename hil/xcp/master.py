@@ -64,6 +64,8 @@ def open_master(interface: str, channel: str, *, cmd_id: int = CMD_ID,
     c.Transport.Can.can_id_slave = int(res_id)
     if interface not in ("virtual", "udp_multicast"):
         c.Transport.Can.bitrate = int(bitrate)
+    if interface == "udp_multicast":  # hop limit 0, as the slave's bus: the host only
+        c.Udp_Multicast.hop_limit = 0
 
     class _App:
         general = General(config=c)
