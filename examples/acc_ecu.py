@@ -37,6 +37,9 @@ it runs ``--duration`` (a day).
 (:mod:`hil.can.lockstep`): each frame starts when the plant's SYNC for it arrives, and
 ends with an ACK after the command went out, so the loop over the bus is deterministic.
 
+``--xcp``: the ECU is also an XCP-on-CAN slave (:mod:`hil.xcp`, ``--a2l`` writes its A2L):
+the time gap calibratable, its internal signals measurable by DAQ at each frame.
+
 Every run ends with its verdict (:mod:`hil.verdict`), written with ``--summary``.
 """
 
