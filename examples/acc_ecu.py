@@ -41,6 +41,11 @@ ends with an ACK after the command went out, so the loop over the bus is determi
 the time gap calibratable, its internal signals measurable by DAQ at each frame.
 
 Every run ends with its verdict (:mod:`hil.verdict`), written with ``--summary``.
+
+Diagnostics (:mod:`hil.diag.acc`, ``docs/guides/hil-diagnostics.md``): monitors in the
+diagram (block ``diag``) store DTCs for stale inputs, out-of-range values and a lost link
+in a fault memory, served over UDS on ISO-TP (requests 0x7E0, responses 0x7E8) on the
+same interface and channel by a thread; ``--no-diag`` leaves both out.
 """
 
 from __future__ import annotations
@@ -89,8 +94,9 @@ def realtime_options(priority: int | None = RT_PRIORITY) -> dict:
 
 
 def ecu_diagram(can: Any, db: Any, settings: ACCSettings | None = None,
-                period_s: float = CONTROL_PERIOD):
-    """rx -> ACC controller -> tx on the backend ``can`` (opened by the caller)."""
+                period_s: float = CONTROL_PERIOD, diagnostics: bool = False):
+    """rx -> ACC controller -> tx on the backend ``can`` (opened by the caller);
+    ``diagnostics``: the fault memory's monitors as block ``diag`` (:mod:`hil.diag.acc`)."""
     from hil.bridges import CanReceive, CanTransmit
     b = DiagramBuilder("acc_ecu")
     rx = b.add(CanReceive("rx", can, db, ["RADAR", "EGO"], period_s,
@@ -104,6 +110,9 @@ def ecu_diagram(can: Any, db: Any, settings: ACCSettings | None = None,
     b.connect(acc.brake_torque, tx.brake_torque)
     b.connect(rx.ok, tx.enable)
     b.connect(rx.ok, acc.enable)  # no law on held or initial values: start clean
+    if diagnostics:
+        from hil.diag.acc import add_monitor
+        add_monitor(b, rx, acc, can, period_s)
     return b.build()
 
 
@@ -166,6 +175,8 @@ def main(argv: list[str] | None = None) -> int:
                          f"0: none (default {RT_PRIORITY})")
     ap.add_argument("--lockstep", action="store_true",
                     help="paced by the plant's SYNC messages (hil.can.lockstep)")
+    ap.add_argument("--no-diag", action="store_true",
+                    help="no fault memory and no UDS server (hil.diag.acc)")
     ap.add_argument("--xcp", action="store_true", help="serve XCP on CAN (hil.xcp: "
                     "calibration, DAQ at each frame) on the same interface and channel")
     ap.add_argument("--a2l", help="with --xcp: write the slave's A2L file here")
@@ -188,7 +199,10 @@ def main(argv: list[str] | None = None) -> int:
         can = LockstepBus(wire).open()
         clock = SyncClock(can)
         follower = LockstepFollower(can, clock)
-    diagram = ecu_diagram(can, CanDatabase(ACC_DBC))
+    diagram = ecu_diagram(can, CanDatabase(ACC_DBC), diagnostics=not a.no_diag)
+    if not a.no_diag and a.interface != "slcan":  # a serial port has one user
+        from hil.diag.acc import serve  # UDS on ISO-TP, in a thread (hil.diag.server)
+        box["uds"] = serve(diagram.blocks["diag"], a.interface, a.channel)
     sim = Simulator(diagram, solver="rk4", record=False)
     # the ECU runs until the plant stops it: its end is a SIGTERM, not its duration
     # lock-step: every frame the plant asks for runs (hil.can.lockstep)
@@ -218,6 +232,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"acc_ecu: {type(exc).__name__}: {exc}", file=sys.stderr, flush=True)
         code = 1
     finally:
+        if "uds" in box:
+            box["uds"].close()
         wire.close()
         if xcp:
             xcp.close()
@@ -234,6 +250,10 @@ def main(argv: list[str] | None = None) -> int:
                    "runner_options": opts, "setup": rt.setup,
                    "verdict": v.as_dict() if v is not None else None,
                    "lockstep_frames": follower.frames if follower else None,
+                   "diag": None if a.no_diag else {
+                       "memory": diagram.blocks["diag"].memory.as_dict(),
+                       "cost": diagram.blocks["diag"].cost(),
+                       "uds": box["uds"].stats() if "uds" in box else None},
                    "xcp": xcp.stats() if xcp else None}
             with open(a.summary, "w") as f:
                 json.dump(out, f, indent=1, default=str)

@@ -36,6 +36,9 @@ module                     contents
                            the ``io`` of a model file; :mod:`hil.model_file`,
                            :mod:`hil.run_end`, :mod:`hil.cli_values`)
 :mod:`hil.replay_cli`      ``cosim replay LOG``
+:mod:`hil.diag`            diagnostics: a fault memory (DTCs, ISO 14229 status
+                           bits) served over UDS on ISO-TP (can-isotp), read with
+                           udsoncan; the example ACC controller's monitors
 :mod:`hil.testing`         test steps for HIL test cases: traces, conditions with
                            margins, temporal checks (``eventually``, ``always``,
                            ``settles``, ``responds``), stimuli, triggered capture,
