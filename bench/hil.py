@@ -639,7 +639,10 @@ def run(options: Any) -> dict:
         ud = _failed(exc)
     ext["uds"] = ud
     cases.append(make_case("uds/round-trip", ud, {}))
-    return {"cases": cases, "targets": targets(ext)}
+    from . import hil_xcp  # issue 36: XCP DAQ at 1 kHz
+    xc, ext["xcp"] = hil_xcp.case(3.0 if quick else 10.0, _status, _failed)
+    cases.append(xc)
+    return {"cases": cases, "targets": targets(ext) + hil_xcp.targets(ext["xcp"])}
 
 
 def _p99(m: dict, key: str) -> float | None:

@@ -37,6 +37,9 @@ it runs ``--duration`` (a day).
 (:mod:`hil.can.lockstep`): each frame starts when the plant's SYNC for it arrives, and
 ends with an ACK after the command went out, so the loop over the bus is deterministic.
 
+``--xcp``: the ECU is also an XCP-on-CAN slave (:mod:`hil.xcp`, ``--a2l`` writes its A2L):
+the time gap calibratable, its internal signals measurable by DAQ at each frame.
+
 Every run ends with its verdict (:mod:`hil.verdict`), written with ``--summary``.
 
 Diagnostics (:mod:`hil.diag.acc`, ``docs/guides/hil-diagnostics.md``): monitors in the
@@ -174,6 +177,9 @@ def main(argv: list[str] | None = None) -> int:
                     help="paced by the plant's SYNC messages (hil.can.lockstep)")
     ap.add_argument("--no-diag", action="store_true",
                     help="no fault memory and no UDS server (hil.diag.acc)")
+    ap.add_argument("--xcp", action="store_true", help="serve XCP on CAN (hil.xcp: "
+                    "calibration, DAQ at each frame) on the same interface and channel")
+    ap.add_argument("--a2l", help="with --xcp: write the slave's A2L file here")
     a = ap.parse_args(argv)
     if not 0 <= a.priority <= 99:
         ap.error(f"--priority {a.priority}: give 1..99 (SCHED_FIFO) or 0 (none)")
@@ -202,8 +208,16 @@ def main(argv: list[str] | None = None) -> int:
     # lock-step: every frame the plant asks for runs (hil.can.lockstep)
     policy = {"overrun": "catch_up", "max_catch_up": None} if a.lockstep else \
         {"overrun": "skip"}
-    rt = RealTimeRunner(sim, period_s=CONTROL_PERIOD, clock=clock, on_frame=follower,
+    xcp = None
+    if a.xcp:  # docs/guides/hil-xcp.md: commands on a thread, DAQ after each frame
+        from hil.xcp import acc_ecu_xcp
+        xcp = acc_ecu_xcp(sim, CONTROL_PERIOD, interface=a.interface, channel=a.channel,
+                          a2l=a.a2l)
+    rt = RealTimeRunner(sim, period_s=CONTROL_PERIOD, clock=clock,
+                        on_frame=xcp.chain(follower) if xcp else follower,
                         **{**policy, **opts})
+    if xcp:
+        xcp.use_runner(rt)
     box.update(rt=rt, clock=clock)
     if ended:
         end(ended[0])
@@ -221,6 +235,8 @@ def main(argv: list[str] | None = None) -> int:
         if "uds" in box:
             box["uds"].close()
         wire.close()
+        if xcp:
+            xcp.close()
         if a.summary:
             rx, tx = diagram.blocks["rx"], diagram.blocks["tx"]
             v = rt.verdict
@@ -237,7 +253,8 @@ def main(argv: list[str] | None = None) -> int:
                    "diag": None if a.no_diag else {
                        "memory": diagram.blocks["diag"].memory.as_dict(),
                        "cost": diagram.blocks["diag"].cost(),
-                       "uds": box["uds"].stats() if "uds" in box else None}}
+                       "uds": box["uds"].stats() if "uds" in box else None},
+                   "xcp": xcp.stats() if xcp else None}
             with open(a.summary, "w") as f:
                 json.dump(out, f, indent=1, default=str)
     if code == 0 and rt.verdict is not None:

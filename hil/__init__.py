@@ -43,6 +43,9 @@ module                     contents
                            margins, temporal checks (``eventually``, ``always``,
                            ``settles``, ``responds``), stimuli, triggered capture,
                            MDF 4 files
+:mod:`hil.xcp`             XCP on CAN: a calibration and measurement slave of a
+                           running controller (memory map, DAQ lists at its cycle),
+                           the A2L file, pyxcp as the master
 =========================  ==========================================================
 
 Importing :mod:`hil` imports no driver: pyserial, python-can, cantools, pymodbus,
