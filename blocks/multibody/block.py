@@ -270,6 +270,12 @@ class MultibodyBlock(Block):
                                         self._memory(ctx), reactions=False)
         return np.concatenate([self.mech.qdot(q, v), vd])
 
+    def c_model(self, cg: Any) -> Any:
+        """The C form (compiled Simulator): the block's compiled kernels called from C
+        (:mod:`.cform`), or a CodegenError naming why not."""
+        from .cform import c_model
+        return c_model(self, cg)
+
     def state_label(self, handle: Any, i: int) -> str:
         """The name of entry ``i`` of the continuous state (the Simulator names a
         non-finite entry with it): the body and its coordinate."""

@@ -1,0 +1,209 @@
+"""The C form of :class:`~blocks.multibody.block.MultibodyBlock` (the compiled Simulator).
+
+The C does not rewrite the mechanism's equations: it calls the block's own compiled
+kernels (:mod:`.fast`, :mod:`.sparse`) through the Numba ``cfunc`` of :mod:`.cfuncs`, by
+address (``CContext.extern_fn``), with the mechanism's tables as constants of the C
+(:func:`.cfuncs.pack`).  The same machine code runs in the same order as the Python path,
+so a run in C equals the Python loop's bit for bit (``tests/system/test_c_forms_multibody.py``).
+
+=================  ==============================================================
+derivatives        ``deriv``: the fused ``derivative_kernel`` (``lagrange``,
+                   ``projection``, ``partitioning``), or ``Mechanism.accelerations``'
+                   compiled path and ``q' = T(q) v`` (``penalty``,
+                   ``augmented_lagrangian``); the loads' generalized forces in the
+                   cfunc with the operations of ``Mechanism.external_forces``
+``q``, ``v``       copies of the state
+markers            planar bodies: ``bodies.planar_point`` in C (the same operations,
+                   ``cos``/``sin`` of the C library as ``math``'s); particles: ``r + s'``
+                   and ``r'``
+``<j>_reaction``   ``accel``: ``-λ`` of the joint's rows
+=================  ==============================================================
+
+Where the Python path leaves the compiled solve (a singular or redundant configuration: its
+general path, ``Mechanism.accelerations``), the cfunc says so and the C run fails: the
+Python loop takes the slice over and gives its own result or error.
+
+No C form (the reason is the error, and the compiled Simulator's ``diagnostics``): without
+Numba or with the mechanism on its Python path (``compiled=False``, a primitive the kernel
+lacks, dropped rows), no constraints, redundant rows at the start (index-1 forms: the
+dense path), driving functions of time (Python callables), force elements, loads on
+spatial bodies, markers on spatial bodies, the periodic projections of ``projection`` and
+``partitioning`` (Python), contacts (zero crossings).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+
+import numpy as np
+
+from cosim.codegen.model import CModel, CodegenError, c_float
+
+from . import cfuncs
+from ._numba import HAVE_NUMBA
+
+#: C type of the cfuncs (:mod:`.cfuncs`)
+C_RET, C_ARGS = "int", "double, const double *, const double *, double *, const int64_t *, " \
+    "const double *"
+
+
+def reason(block: Any) -> str:
+    """Why ``block`` has no C form ('' when it has one)."""
+    mech, form = block.mech, block.form
+    if not HAVE_NUMBA:
+        return "it needs numba (pip install 'cosim[fast]'): its C calls the compiled kernels"
+    t = mech._tables
+    if t is None:
+        return (f"mechanism '{mech.name}' runs on its Python path (compiled=False, a joint "
+                "the compiled kernel lacks, or dropped rows)")
+    if not mech.m:
+        return f"mechanism '{mech.name}' has no constraints (its Python path solves M v' = Q)"
+    index1 = form.kind in ("lagrange", "projection", "partitioning")
+    if index1 and (mech.rows.reduced or not block._fused):
+        return (f"mechanism '{mech.name}' has redundant constraint rows (the index-1 "
+                "formulations solve them on the dense Python path)")
+    if form.kind in ("projection", "partitioning"):
+        return f"the {form.kind} formulation's periodic correction is Python"
+    if t._varying or t.path_fns:
+        return "driving functions of time are Python callables"
+    if mech.elements:
+        return f"force elements ({', '.join(mech.elements)}) are Python"
+    for name in mech.load_names:
+        kind, m = mech.loads[name]
+        if m.body.kind not in ("planar", "particle") or (kind == "torque"
+                                                         and m.body.kind != "planar"):
+            return f"load '{name}' acts on a {m.body.kind} body (only planar bodies and " \
+                "forces on particles in C)"
+    for (_, base), m in _markers(block):
+        if m.body.kind not in ("planar", "particle", "ground"):
+            return f"marker output '{base}' is on a spatial body"
+    return ""
+
+
+def _markers(block: Any) -> list:
+    out = []
+    for name in block.outputs:
+        if name.endswith("_pos"):
+            base = name[:-4]
+            m = next((m for m in block.mech.markers.values()
+                      if f"{m.body.name}_{m.name}" == base), None)
+            if m is not None and f"{base}_vel" in block.outputs:
+                out.append(((name, base), m))
+    return out
+
+
+def tables(block: Any) -> dict:
+    """The packed tables' contents (:func:`.cfuncs.pack`) of ``block``."""
+    mech, form = block.mech, block.form
+    t, bd = mech._tables, mech._tables.band
+    lkind, liv, liq, lu, ls = [], [], [], [], []
+    j = 0
+    for name in mech.load_names:
+        kind, m = mech.loads[name]
+        planar = m.body.kind == "planar"
+        lkind.append((0 if kind == "force" else 1) if planar else 1 + mech.dim)
+        liv.append(m.body.iv)
+        liq.append(m.body.iq)
+        lu.append(j)
+        ls.append(m.s[:2] if planar else np.zeros(2))
+        j += mech.dim if kind == "force" else 1
+    pen = form.kind in ("penalty", "augmented_lagrangian")
+    coef = [block._alpha, block._beta, 2.0 * block._alpha, block._beta ** 2,
+            2.0 * form.mu * form.omega, form.omega ** 2]
+    return dict(
+        m=t.m, nv=t.nv, nq=mech.nq, kd=bd.kd_r, form=cfuncs.FORMS[form.kind],
+        iterations=form.iterations if form.kind == "augmented_lagrangian" else 0,
+        nl=len(lkind), nu=j, kind=t.kind, iq=t.iq, iv=t.iv, ncol=t.ncol, sel=t.sel,
+        typ=t.typ, bi=t.bi, bj=t.bj, drv=t.drv, row=t.row, nrows=t.nrows, jcol=t.jcol,
+        rbody=t.rbody, brow_ptr=bd.brow_ptr, brow_idx=bd.brow_idx, brow_slot=bd.brow_slot,
+        rperm=bd.rperm, lkind=np.array(lkind, np.int64), liv=np.array(liv, np.int64),
+        liq=np.array(liq, np.int64), lu=np.array(lu, np.int64), si=t.si, sj=t.sj, ai=t.ai,
+        aj=t.aj, cst=t.cst, f=t._f, c=t._c, mass=t.mass, inertia=t.inertia,
+        gravity=t.gravity, Minv=mech.Minv, M=mech.M,
+        a=form.penalty * mech.penalty_rows if pen else np.zeros(t.m),
+        ls=np.array(ls, float).reshape(-1, 2), coef=np.array(coef, float))
+
+
+def c_model(block: Any, cg: Any) -> CModel:
+    """The C form of ``block`` (module docstring), or a CodegenError naming why not."""
+    why = reason(block)
+    if why:
+        raise CodegenError(f"block '{block.path}' (MultibodyBlock) has no C form: {why}")
+    mech = block.mech
+    fns = cfuncs.functions()
+    deriv = cg.extern_fn("blocks.multibody.cfuncs.deriv", C_RET, C_ARGS,
+                         fns["deriv"].address)
+    I, F = cfuncs.pack(tables(block))
+    inames = _int_table(cg, I)
+    fname = cg.const(F if F.size > 1 else np.r_[F, 0.0]).ptr  # (an array, not a literal)
+    nq, nv, m = mech.nq, mech.nv, mech.m
+    x0 = f"&{cg.x(block.x, 0)}"
+    dx0 = f"&{cg.dx(block.x, 0)}"
+    ulines, nu = _loads(block, cg)
+    where = (f"block '{block.path}': the compiled solve left the mechanism's fast path (a "
+             "singular or redundant configuration); the Python loop takes over")
+    derivs = (f"{ulines}\nif (!{deriv}(t, {x0}, u_, {dx0}, {inames}, {fname})) "
+              f"{cg.fail(where)}")
+    outputs = {
+        "q": "\n".join(f"{cg.y('q', i)} = {cg.x(block.x, i)};" for i in range(nq)),
+        "v": "\n".join(f"{cg.y('v', i)} = {cg.x(block.x, nq + i)};" for i in range(nv))}
+    for (name, base), mk in _markers(block):
+        outputs.update(_marker_c(block, cg, name, f"{base}_vel", mk))
+    reactions = [(n[:-len("_reaction")], n) for n in block.outputs if n.endswith("_reaction")
+                 and n[:-len("_reaction")] in mech.joint_rows]
+    if reactions:
+        accel = cg.extern_fn("blocks.multibody.cfuncs.accel", C_RET, C_ARGS,
+                             fns["accel"].address)
+        for jname, port in reactions:
+            rows = mech.joint_rows[jname]
+            body = "\n".join(f"{cg.y(port, k)} = -o_[{nv + r}];"
+                             for k, r in enumerate(range(rows.start, rows.stop)))
+            outputs[port] = (f"{ulines}\ndouble o_[{nv + m}] = {{0.0}};\n"
+                             f"if (!{accel}(t, {x0}, u_, o_, {inames}, {fname})) "
+                             f"{cg.fail(where)}\n{body}")
+    return CModel(outputs=outputs, derivatives=derivs)
+
+
+def _int_table(cg: Any, I: np.ndarray) -> str:
+    """``I`` as a file-scope ``static const int64_t`` array; its name."""
+    name = "MB_I_" + hashlib.sha256(I.tobytes()).hexdigest()[:16]
+    body = ", ".join(f"INT64_C({int(v)})" for v in I)
+    cg.helper(name, f"static const int64_t {name}[{I.size}] = {{{body}}};")
+    return name
+
+
+def _loads(block: Any, cg: Any) -> tuple[str, int]:
+    """C declaring ``u_``: the load inputs in ``Mechanism.load_names`` order."""
+    vals = []
+    for _name, port in block._loads:
+        vals += [cg.u(port, k) if port.size > 1 else cg.u(port) for k in range(port.size)]
+    decl = f"double u_[{max(1, len(vals))}];"
+    if not vals:
+        return decl + "\nu_[0] = 0.0;", 0
+    return decl + "\n" + "\n".join(f"u_[{k}] = {v};" for k, v in enumerate(vals)), len(vals)
+
+
+def _marker_c(block: Any, cg: Any, pos: str, vel: str, m: Any) -> dict:
+    """The C of a marker's position and velocity outputs (``MultibodyBlock._marker_out``)."""
+    b, nq = m.body, block.mech.nq
+    if b.kind == "planar":
+        s0, s1 = (c_float(v) for v in m.s.tolist())
+        x = [cg.x(block.x, b.iq + k) for k in range(3)]
+        v = [cg.x(block.x, nq + b.iv + k) for k in range(3)]
+        code = (f"const double c_ = cos({x[2]}), s_ = sin({x[2]});\n"
+                f"const double a0_ = c_ * {s0} - s_ * {s1}, a1_ = s_ * {s0} + c_ * {s1};\n"
+                f"{cg.y(pos, 0)} = {x[0]} + a0_;\n{cg.y(pos, 1)} = {x[1]} + a1_;\n"
+                f"{cg.y(vel, 0)} = {v[0]} - a1_ * {v[2]};\n"
+                f"{cg.y(vel, 1)} = {v[1]} + a0_ * {v[2]};")
+        return {pos: code, vel: ""}
+    d = block.mech.dim
+    lines = []
+    for k in range(d):
+        s = c_float(float(m.s[k]))
+        if b.kind == "ground":
+            lines += [f"{cg.y(pos, k)} = {s};", f"{cg.y(vel, k)} = 0.0;"]
+        else:  # a particle: r + s', r'
+            lines += [f"{cg.y(pos, k)} = {cg.x(block.x, b.iq + k)} + {s};",
+                      f"{cg.y(vel, k)} = {cg.x(block.x, nq + b.iv + k)};"]
+    return {pos: "\n".join(lines), vel: ""}

@@ -1,0 +1,249 @@
+"""The multibody block's compiled kernels as C-callable functions (Numba ``cfunc``).
+
+The compiled Simulator's C calls these by address (``CContext.extern_fn``,
+:mod:`blocks.multibody.cform`); they run the same Numba kernels as the block's Python path
+(:meth:`.block.MultibodyBlock.derivatives`, :meth:`.mechanism.Mechanism.accelerations`), in
+the same order and with arrays of the same types, so the same machine code computes the
+same numbers.  The mechanism's tables come packed in two arrays (:func:`pack`): ``I``
+(int64: a header of sizes, then the integer tables) and ``F`` (float64); the C holds them
+as constants.
+
+``deriv(t, x, u, dx, I, F)``: ``dx = [q', v̇]`` of ``x = [q, v]`` with the loads ``u``
+(each force load its components, each torque one value, in ``Mechanism.load_names``
+order); returns 0 where the Python path leaves the compiled solve (a singular or redundant
+configuration: its general path), 1 otherwise.  ``accel(t, x, u, out, I, F)``:
+``out = [v̇, λ]`` as :meth:`Mechanism.accelerations` (the reaction outputs), the same
+return value.
+
+Both are built on first use and cached by Numba (once per machine, not per mechanism:
+the tables are arguments).  Without Numba there are none (:func:`functions` raises).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ._numba import HAVE_NUMBA, _inline, _njit, numba
+from .fast import constraints_kernel, derivative_kernel, forces_kernel, qdot_kernel
+from .sparse import jmul, lagrange_band, penalty_band
+
+#: header of ``I``: scalars, then (offset, d0, d1, d2) per table
+H_M, H_NV, H_NQ, H_KD, H_FORM, H_ITER, H_NL, H_NU = range(8)
+N_SCALARS = 8
+#: integer tables (name, ndim) in ``I`` order
+INT_TABLES = (("kind", 1), ("iq", 1), ("iv", 1), ("ncol", 1), ("sel", 2), ("typ", 1),
+              ("bi", 1), ("bj", 1), ("drv", 1), ("row", 1), ("nrows", 1), ("jcol", 2),
+              ("rbody", 2), ("brow_ptr", 1), ("brow_idx", 1), ("brow_slot", 1), ("rperm", 1),
+              ("lkind", 1), ("liv", 1), ("liq", 1), ("lu", 1))
+#: float tables (name, ndim) in ``F`` order
+FLOAT_TABLES = (("si", 2), ("sj", 2), ("ai", 2), ("aj", 2), ("cst", 1), ("f", 2), ("c", 3),
+                ("mass", 1), ("inertia", 3), ("gravity", 1), ("Minv", 2), ("M", 2),
+                ("a", 1), ("ls", 2), ("coef", 1))
+#: ``coef``: alpha, beta, 2 alpha, beta^2, 2 mu omega, omega^2 (as Python computes them)
+FORMS = {"lagrange": 0, "projection": 0, "partitioning": 0, "penalty": 1,
+         "augmented_lagrangian": 1}
+
+
+def pack(tables: dict) -> tuple[np.ndarray, np.ndarray]:
+    """``(I, F)`` of ``tables``: the scalars ``m, nv, nq, kd, form, iterations, nl, nu`` and
+    every table of :data:`INT_TABLES` and :data:`FLOAT_TABLES`."""
+    head = [int(tables[k]) for k in ("m", "nv", "nq", "kd", "form", "iterations", "nl", "nu")]
+    nt = len(INT_TABLES) + len(FLOAT_TABLES)
+    ints, floats, shapes = [], [], []
+    io = N_SCALARS + 4 * nt
+    fo = 0
+    for name, ndim in INT_TABLES:
+        a = np.ascontiguousarray(tables[name], dtype=np.int64)
+        assert a.ndim == ndim, name
+        shapes.append((io, *a.shape, *([0] * (3 - ndim))))
+        ints.append(a.reshape(-1))
+        io += a.size
+    for name, ndim in FLOAT_TABLES:
+        a = np.ascontiguousarray(tables[name], dtype=np.float64)
+        assert a.ndim == ndim, name
+        shapes.append((fo, *a.shape, *([0] * (3 - ndim))))
+        floats.append(a.reshape(-1))
+        fo += a.size
+    I = np.concatenate([np.array(head, np.int64), np.array(shapes, np.int64).reshape(-1)]
+                       + ints)
+    F = np.concatenate(floats) if fo else np.zeros(1)
+    return I, F
+
+
+_FUNCS: dict = {}
+
+
+def functions() -> dict:
+    """``{"deriv": cfunc, "accel": cfunc}`` (compiled once per process, from Numba's cache
+    when it has them)."""
+    if not HAVE_NUMBA:
+        raise RuntimeError("blocks.multibody.cfuncs needs numba")
+    if not _FUNCS:
+        from numba import types
+        sig = types.int32(types.float64, types.CPointer(types.float64),
+                          types.CPointer(types.float64), types.CPointer(types.float64),
+                          types.CPointer(types.int64), types.CPointer(types.float64))
+        _FUNCS["deriv"] = numba.cfunc(sig, cache=True)(_deriv)
+        _FUNCS["accel"] = numba.cfunc(sig, cache=True)(_accel)
+    return _FUNCS
+
+
+NT = len(INT_TABLES) + len(FLOAT_TABLES)
+NHEAD = N_SCALARS + 4 * NT
+
+
+@_inline
+def _i1(I, k):
+    o = N_SCALARS + 4 * k
+    return I[I[o]:I[o] + I[o + 1]]
+
+
+@_inline
+def _i2(I, k):
+    o = N_SCALARS + 4 * k
+    return I[I[o]:I[o] + I[o + 1] * I[o + 2]].reshape((I[o + 1], I[o + 2]))
+
+
+@_inline
+def _f1(I, F, k):
+    o = N_SCALARS + 4 * (len(INT_TABLES) + k)
+    return F[I[o]:I[o] + I[o + 1]]
+
+
+@_inline
+def _f2(I, F, k):
+    o = N_SCALARS + 4 * (len(INT_TABLES) + k)
+    return F[I[o]:I[o] + I[o + 1] * I[o + 2]].reshape((I[o + 1], I[o + 2]))
+
+
+@_inline
+def _f3(I, F, k):
+    o = N_SCALARS + 4 * (len(INT_TABLES) + k)
+    n = I[o + 1] * I[o + 2] * I[o + 3]
+    return F[I[o]:I[o] + n].reshape((I[o + 1], I[o + 2], I[o + 3]))
+
+
+@_inline
+def _end(I, k):
+    """The end of table ``k`` (its offset plus its size)."""
+    o = N_SCALARS + 4 * k
+    return I[o] + I[o + 1] * max(I[o + 2], 1) * max(I[o + 3], 1)
+
+
+@_njit
+def _add_loads(Q, u, I, F, q):
+    """The loads' generalized forces into ``Q`` in load order: the operations of
+    ``Mechanism._planar_load_forces`` and ``forces.apply_force`` / ``apply_torque`` (planar
+    bodies, particles)."""
+    lkind, liv, liq, lu = _i1(I, 17), _i1(I, 18), _i1(I, 19), _i1(I, 20)
+    ls = _f2(I, F, 13)
+    for k in range(lkind.shape[0]):
+        i, j = liv[k], lu[k]
+        if lkind[k] == 0:  # a force on a planar body
+            fx, fy = u[j], u[j + 1]
+            th = q[liq[k] + 2]
+            c, s = np.cos(th), np.sin(th)
+            s0, s1 = ls[k, 0], ls[k, 1]
+            a0, a1 = c * s0 - s * s1, s * s0 + c * s1
+            Q[i] += fx
+            Q[i + 1] += fy
+            Q[i + 2] += a0 * fy - a1 * fx
+        elif lkind[k] == 1:  # a torque on a planar body
+            Q[i + 2] += u[j]
+        else:  # a force on a particle (lkind - 1 components)
+            for d in range(lkind[k] - 1):
+                Q[i + d] += u[j + d]
+
+
+@_njit
+def _accel_of(x, u, I, F):
+    """``(v̇, λ, ok)`` as ``Mechanism.accelerations`` on its compiled path."""
+    m, nv, nq, kd = I[H_M], I[H_NV], I[H_NQ], I[H_KD]
+    q = x[:nq]
+    v = x[nq:nq + nv]
+    kind, iq, iv, ncol, sel = _i1(I, 0), _i1(I, 1), _i1(I, 2), _i1(I, 3), _i2(I, 4)
+    typ, bi, bj, drv, row = _i1(I, 5), _i1(I, 6), _i1(I, 7), _i1(I, 8), _i1(I, 9)
+    nrows, jcol, rbody = _i1(I, 10), _i2(I, 11), _i2(I, 12)
+    brow_ptr, brow_idx, brow_slot, rperm = _i1(I, 13), _i1(I, 14), _i1(I, 15), _i1(I, 16)
+    si, sj, ai, aj, cst = _f2(I, F, 0), _f2(I, F, 1), _f2(I, F, 2), _f2(I, F, 3), _f1(I, F, 4)
+    f, c = _f2(I, F, 5), _f3(I, F, 6)
+    mass, inertia, gravity = _f1(I, F, 7), _f3(I, F, 8), _f1(I, F, 9)
+    Minv, M, a, coef = _f2(I, F, 10), _f2(I, F, 11), _f1(I, F, 12), _f1(I, F, 14)
+    phi, Jc, phit, gamma = constraints_kernel(q, v, kind, iq, iv, ncol, sel, typ, bi, bj, si,
+                                              sj, ai, aj, cst, drv, row, nrows, f[0], f[1],
+                                              f[2], c[0], c[1], c[2], m, nv)
+    Q = forces_kernel(v, kind, iv, mass, inertia, gravity, nv)
+    _add_loads(Q, u, I, F, q)
+    phid = jmul(Jc, jcol, v) + phit
+    if I[H_FORM] == 0:
+        rhs = gamma
+        if coef[0] != 0.0 or coef[1] != 0.0:
+            rhs = gamma - coef[2] * phid - coef[3] * phi
+        vd, lam, ok, _ = lagrange_band(Minv, Q, Jc, jcol, rhs, iv, ncol, rbody, brow_ptr,
+                                       brow_idx, brow_slot, rperm, kd)
+        return vd, lam, ok
+    b = -gamma + coef[4] * phid + coef[5] * phi
+    return penalty_band(Minv, M, Q, Jc, jcol, a, b, I[H_ITER], iv, ncol, rbody, brow_ptr,
+                        brow_idx, brow_slot, rperm, kd)
+
+
+def _deriv(t, xp, up, dxp, Ip, Fp):
+    """The ``deriv`` cfunc's body (module docstring)."""
+    head = numba.carray(Ip, NHEAD)
+    I = numba.carray(Ip, _end(head, len(INT_TABLES) - 1))
+    F = numba.carray(Fp, max(_end(head, NT - 1), 1))
+    m, nv, nq, kd = I[H_M], I[H_NV], I[H_NQ], I[H_KD]
+    x = numba.carray(xp, nq + nv)
+    u = numba.carray(up, max(I[H_NU], 1))
+    dx = numba.carray(dxp, nq + nv)
+    q = x[:nq]
+    v = x[nq:nq + nv]
+    kind, iq, iv, ncol = _i1(I, 0), _i1(I, 1), _i1(I, 2), _i1(I, 3)
+    if I[H_FORM] == 0:  # MultibodyBlock.derivatives: the fused call
+        sel, typ, bi, bj, drv = _i2(I, 4), _i1(I, 5), _i1(I, 6), _i1(I, 7), _i1(I, 8)
+        row, nrows, jcol, rbody = _i1(I, 9), _i1(I, 10), _i2(I, 11), _i2(I, 12)
+        brow_ptr, brow_idx, brow_slot, rperm = _i1(I, 13), _i1(I, 14), _i1(I, 15), _i1(I, 16)
+        si, sj, ai, aj = _f2(I, F, 0), _f2(I, F, 1), _f2(I, F, 2), _f2(I, F, 3)
+        cst, f, c = _f1(I, F, 4), _f2(I, F, 5), _f3(I, F, 6)
+        mass, inertia, gravity = _f1(I, F, 7), _f3(I, F, 8), _f1(I, F, 9)
+        Minv, coef = _f2(I, F, 10), _f1(I, F, 14)
+        qe = np.zeros(nv)  # Mechanism.external_forces (zeros without loads)
+        _add_loads(qe, u, I, F, q)
+        out, ok, _ = derivative_kernel(q, v, kind, iq, iv, ncol, sel, typ, bi, bj, si, sj, ai,
+                                       aj, cst, drv, row, nrows, f[0], f[1], f[2], c[0], c[1],
+                                       c[2], m, nv, mass, inertia, gravity, Minv, coef[0],
+                                       coef[1], qe, jcol, rbody, brow_ptr, brow_idx,
+                                       brow_slot, rperm, kd)
+        if not ok:
+            return 0
+        for i in range(nq + nv):
+            dx[i] = out[i]
+        return 1
+    vd, _, ok = _accel_of(x, u, I, F)  # the accelerations, then q' (the derivatives)
+    if not ok:
+        return 0
+    qd = qdot_kernel(q, v, kind, iq, iv, ncol)
+    for i in range(nq):
+        dx[i] = qd[i]
+    for i in range(nv):
+        dx[nq + i] = vd[i]
+    return 1
+
+
+def _accel(t, xp, up, outp, Ip, Fp):
+    """The ``accel`` cfunc's body (module docstring)."""
+    head = numba.carray(Ip, NHEAD)
+    I = numba.carray(Ip, _end(head, len(INT_TABLES) - 1))
+    F = numba.carray(Fp, max(_end(head, NT - 1), 1))
+    m, nv, nq = I[H_M], I[H_NV], I[H_NQ]
+    x = numba.carray(xp, nq + nv)
+    u = numba.carray(up, max(I[H_NU], 1))
+    out = numba.carray(outp, nv + m)
+    vd, lam, ok = _accel_of(x, u, I, F)
+    if not ok:
+        return 0
+    for i in range(nv):
+        out[i] = vd[i]
+    for i in range(m):
+        out[nv + i] = lam[i]
+    return 1
