@@ -26,6 +26,11 @@ Monitors (after every accepted solver step; a failure stops the run with a
   mechanism's length scale, or an angle) above ``drift_tol``: the solution left its
   constraint manifold.
 
+C form (``Simulator(compiled=True)``): :mod:`.cform`, the block's compiled kernels called
+from C (bit for bit the Python loop's); the monitors above are Python callbacks and keep a
+diagram in the Python loop (``singular_tol=0, drift_tol=None`` turn them off), and
+:mod:`.cform` names what else has no C form.
+
 Limitation: the rank measure is computed at the accepted states only; a variable-step
 solver that steps over a singular position without landing near it is caught by the
 drift monitor or not at all (the fixed-step grid of RK4 at 1 ms lands within

@@ -19,13 +19,19 @@ markers            planar bodies: ``bodies.planar_point`` in C (the same operati
 ``<j>_reaction``   ``accel``: ``-λ`` of the joint's rows
 =================  ==============================================================
 
+A mechanism without constraints (particles and planar bodies: free bodies, on its compiled
+or its Python path) needs no kernel: plain C, ``q' = v``, ``Q`` = gravity then the loads,
+``v̇ = Q / diag(M)`` (the Python path's ``np.linalg.solve`` of the diagonal ``M``, which
+LAPACK solves by division: the tests check it bit for bit).
+
 Where the Python path leaves the compiled solve (a singular or redundant configuration: its
 general path, ``Mechanism.accelerations``), the cfunc says so and the C run fails: the
 Python loop takes the slice over and gives its own result or error.
 
-No C form (the reason is the error, and the compiled Simulator's ``diagnostics``): without
-Numba or with the mechanism on its Python path (``compiled=False``, a primitive the kernel
-lacks, dropped rows), no constraints, redundant rows at the start (index-1 forms: the
+No C form (the reason is the error, and the compiled Simulator's ``diagnostics``): with
+constraints, without Numba or with the mechanism on its Python path (``compiled=False``, a
+primitive the kernel lacks, dropped rows); without constraints, spatial bodies (a dense
+``M`` block solved by LAPACK) or a penalty formulation; redundant rows at the start (index-1 forms: the
 dense path), driving functions of time (Python callables), force elements, loads on
 spatial bodies, markers on spatial bodies, the periodic projections of ``projection`` and
 ``partitioning`` (Python), contacts (zero crossings).
@@ -51,21 +57,25 @@ C_RET, C_ARGS = "int", "double, const double *, const double *, double *, const 
 def reason(block: Any) -> str:
     """Why ``block`` has no C form ('' when it has one)."""
     mech, form = block.mech, block.form
-    if not HAVE_NUMBA:
-        return "it needs numba (pip install 'cosim[fast]'): its C calls the compiled kernels"
     t = mech._tables
-    if t is None:
+    if not mech.m:  # free bodies: plain C (_free_bodies)
+        if any(b.kind == "spatial" for b in mech.moving):
+            return (f"mechanism '{mech.name}' has no constraints and spatial bodies (its "
+                    "Python path solves M v' = Q with LAPACK)")
+        if form.kind in ("penalty", "augmented_lagrangian"):
+            return f"the {form.kind} formulation of a mechanism without constraints"
+    elif not HAVE_NUMBA:
+        return "it needs numba (pip install 'cosim[fast]'): its C calls the compiled kernels"
+    elif t is None:
         return (f"mechanism '{mech.name}' runs on its Python path (compiled=False, a joint "
                 "the compiled kernel lacks, or dropped rows)")
-    if not mech.m:
-        return f"mechanism '{mech.name}' has no constraints (its Python path solves M v' = Q)"
     index1 = form.kind in ("lagrange", "projection", "partitioning")
-    if index1 and (mech.rows.reduced or not block._fused):
+    if mech.m and index1 and (mech.rows.reduced or not block._fused):
         return (f"mechanism '{mech.name}' has redundant constraint rows (the index-1 "
                 "formulations solve them on the dense Python path)")
     if form.kind in ("projection", "partitioning"):
         return f"the {form.kind} formulation's periodic correction is Python"
-    if t._varying or t.path_fns:
+    if t is not None and (t._varying or t.path_fns):
         return "driving functions of time are Python callables"
     if mech.elements:
         return f"force elements ({', '.join(mech.elements)}) are Python"
@@ -131,13 +141,21 @@ def c_model(block: Any, cg: Any) -> CModel:
     if why:
         raise CodegenError(f"block '{block.path}' (MultibodyBlock) has no C form: {why}")
     mech = block.mech
+    outputs = {
+        "q": "\n".join(f"{cg.y('q', i)} = {cg.x(block.x, i)};" for i in range(mech.nq)),
+        "v": "\n".join(f"{cg.y('v', i)} = {cg.x(block.x, mech.nq + i)};"
+                        for i in range(mech.nv))}
+    for (name, base), mk in _markers(block):
+        outputs.update(_marker_c(block, cg, name, f"{base}_vel", mk))
+    if not mech.m:
+        return CModel(outputs=outputs, derivatives=_free_bodies(block, cg))
     fns = cfuncs.functions()
     deriv = cg.extern_fn("blocks.multibody.cfuncs.deriv", C_RET, C_ARGS,
                          fns["deriv"].address)
     I, F = cfuncs.pack(tables(block))
     inames = _int_table(cg, I)
     fname = cg.const(F if F.size > 1 else np.r_[F, 0.0]).ptr  # (an array, not a literal)
-    nq, nv, m = mech.nq, mech.nv, mech.m
+    nv, m = mech.nv, mech.m
     x0 = f"&{cg.x(block.x, 0)}"
     dx0 = f"&{cg.dx(block.x, 0)}"
     ulines, nu = _loads(block, cg)
@@ -145,11 +163,6 @@ def c_model(block: Any, cg: Any) -> CModel:
              "singular or redundant configuration); the Python loop takes over")
     derivs = (f"{ulines}\nif (!{deriv}(t, {x0}, u_, {dx0}, {inames}, {fname})) "
               f"{cg.fail(where)}")
-    outputs = {
-        "q": "\n".join(f"{cg.y('q', i)} = {cg.x(block.x, i)};" for i in range(nq)),
-        "v": "\n".join(f"{cg.y('v', i)} = {cg.x(block.x, nq + i)};" for i in range(nv))}
-    for (name, base), mk in _markers(block):
-        outputs.update(_marker_c(block, cg, name, f"{base}_vel", mk))
     reactions = [(n[:-len("_reaction")], n) for n in block.outputs if n.endswith("_reaction")
                  and n[:-len("_reaction")] in mech.joint_rows]
     if reactions:
@@ -163,6 +176,43 @@ def c_model(block: Any, cg: Any) -> CModel:
                              f"if (!{accel}(t, {x0}, u_, o_, {inames}, {fname})) "
                              f"{cg.fail(where)}\n{body}")
     return CModel(outputs=outputs, derivatives=derivs)
+
+
+def _free_bodies(block: Any, cg: Any) -> str:
+    """The derivatives of a mechanism without constraints, particles and planar bodies (plain
+    C): ``q' = v``; ``Q`` = gravity, then the loads (``Mechanism.forces``: the same
+    operations in the same order); ``v̇ = Q / diag(M)`` (``np.linalg.solve`` of the
+    diagonal ``M``: LAPACK divides, which the tests check bit for bit)."""
+    mech = block.mech
+    nq = mech.nq
+    ulines, _ = _loads(block, cg)
+    lines = [ulines, f"double Q_[{max(1, mech.nv)}];"]
+    for b in mech.moving:
+        for d in range(b.nv):
+            lines.append(f"{cg.dx(block.x, b.iq + d)} = {cg.x(block.x, nq + b.iv + d)};")
+            g = mech.gravity[d] if d < mech.dim else None
+            grav = f"0.0 + {c_float(b.mass)} * {c_float(g)}" if g is not None else "0.0"
+            lines.append(f"Q_[{b.iv + d}] = {grav};")
+    j = 0
+    for name in mech.load_names:
+        kind, m = mech.loads[name]
+        i = m.body.iv
+        if m.body.kind == "planar" and kind == "force":
+            s0, s1 = (c_float(v) for v in m.s.tolist())
+            th = cg.x(block.x, m.body.iq + 2)
+            lines.append(f"{{ const double c_ = cos({th}), s_ = sin({th});\n"
+                         f"  const double a0_ = c_ * {s0} - s_ * {s1}, "
+                         f"a1_ = s_ * {s0} + c_ * {s1};\n"
+                         f"  Q_[{i}] += u_[{j}]; Q_[{i + 1}] += u_[{j + 1}];\n"
+                         f"  Q_[{i + 2}] += a0_ * u_[{j + 1}] - a1_ * u_[{j}]; }}")
+        elif kind == "torque":
+            lines.append(f"Q_[{i + 2}] += u_[{j}];")
+        else:
+            lines += [f"Q_[{i + d}] += u_[{j + d}];" for d in range(mech.dim)]
+        j += mech.dim if kind == "force" else 1
+    for i in range(mech.nv):
+        lines.append(f"{cg.dx(block.x, nq + i)} = Q_[{i}] / {c_float(mech.M[i, i])};")
+    return "\n".join(lines)
 
 
 def _int_table(cg: Any, I: np.ndarray) -> str:

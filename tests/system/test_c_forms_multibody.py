@@ -9,7 +9,9 @@ open chains of 2 to 6 bars, A02 chains of four-bars (N = 1 to 3), scaled four-ba
 (1 m, 1 cm, 1 mm), slider-cranks and the spatial RSSR four-bar, at scales from 1 mm to
 1 m, with the ``lagrange`` (with and without Baumgarte terms), ``penalty`` and
 ``augmented_lagrangian`` formulations, the solvers ``rk4``, ``heun``, ``midpoint``,
-``euler`` and ``ab3``, loads driven by sources and by feedback of a marker's velocity.
+``euler`` and ``ab3``, loads driven by sources and by feedback of a marker's velocity;
+and free bodies (particles and planar bodies without constraints: the C form's plain-C
+path), on the mechanism's compiled and Python paths.
 
 The block's monitors (singular positions, drift: Python callbacks after every step) keep a
 diagram in the Python loop until monitors have a C form; the corpus turns them off with the
@@ -192,6 +194,70 @@ def test_corpus_in_c_equals_the_python_loop_bit_for_bit(seed, form):
     _assert_bitwise(py, c)
     q = np.asarray(c["mech.q"])
     assert np.all(np.isfinite(q)) and np.ptp(q, axis=0).max() > 0  # it moved
+
+
+def free_bodies(seed: int) -> Mechanism:
+    """Bodies without constraints (the C form's plain-C path): particles (2-D or 3-D) and,
+    in 2-D, planar bodies with a force at an offset marker ``b0.Q`` and a torque; each
+    particle has a force load; the mechanism on its compiled or its Python path."""
+    rng = np.random.default_rng(seed)
+    dim = 2 + seed % 2
+    scale = (1.0, 1e-3)[seed % 2 == 0 and seed % 4 == 0]
+    g = np.zeros(dim)
+    g[-1] = -G * scale
+    mech = Mechanism(f"free{seed}", dim=dim, gravity=g, compiled=(None, False)[seed % 3 == 0])
+    for k in range(1 + seed % 3):
+        mech.add_particle(f"p{k}", rng.uniform(0.1, 3.0), rng.normal(size=dim) * scale,
+                          velocity=rng.normal(size=dim) * scale)
+        mech.add_load(f"fp{k}", f"p{k}.cm")
+    if dim == 2:
+        for k in range(1 + seed % 2):
+            m = rng.uniform(0.5, 2.0)
+            b = mech.add_body(f"b{k}", m, m * scale * scale * rng.uniform(0.01, 0.2),
+                              rng.normal(size=2) * scale, rng.uniform(-3, 3),
+                              velocity=rng.normal(size=2) * scale,
+                              angular_velocity=rng.uniform(-2, 2))
+            b.marker("Q", rng.normal(size=2) * 0.3 * scale)
+        mech.add_load("push", "b0.Q")
+        mech.add_load("twist", "b0.cm", "torque")
+    return mech
+
+
+def free_diagram(seed: int):
+    """:func:`free_bodies` with every load driven by sines (forces in proportion to the
+    scale), the particles' and ``b0.Q``'s markers as outputs."""
+    mech = free_bodies(seed)
+    scale = -mech.gravity[-1] / G
+    markers = [f"{b.name}.cm" for b in mech.moving if b.kind == "particle"] + \
+        (["b0.Q"] if mech.dim == 2 else [])
+    b = DiagramBuilder(f"free{seed}")
+    blk = b.add(MultibodyBlock("mech", mech, markers=markers))
+    rng = np.random.default_rng(2000 + seed)
+    for name in mech.load_names:
+        lkind, _ = mech.loads[name]
+        n = mech.dim if lkind == "force" else 1
+        unit = "N" if lkind == "force" else "N*m"
+        amp = (scale if lkind == "force" else scale * scale) * rng.uniform(0.5, 5.0)
+        sines = [b.add(bl.Sine(f"{name}{k}", amplitude=amp, frequency_hz=rng.uniform(0.3, 3),
+                               phase_rad=rng.uniform(0, 6.28), unit=unit)) for k in range(n)]
+        if n == 1:
+            b.connect(sines[0].y, blk.input(name))
+            continue
+        mux = b.add(bl.Mux(f"{name}_mux", n, unit=unit))
+        for k, s in enumerate(sines):
+            b.connect(s.y, mux.input(f"u{k}"))
+        b.connect(mux.y, blk.input(name))
+    return b.build()
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_free_bodies_in_c_equal_the_python_loop_bit_for_bit(seed):
+    """Without constraints the C form is plain C (``v̇ = Q / diag(M)``, where the Python
+    path's ``np.linalg.solve`` of the diagonal ``M`` divides): bit for bit too."""
+    names = [p.path for p in _record(free_diagram(seed))]
+    py, c = run_both(lambda: free_diagram(seed), 0.5, solver=SOLVERS[seed % len(SOLVERS)],
+                     dt=1e-3, record=names)
+    _assert_bitwise(py, c)
 
 
 def test_a_singular_position_hands_the_run_to_the_python_loop():
