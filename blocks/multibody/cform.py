@@ -28,13 +28,18 @@ Where the Python path leaves the compiled solve (a singular or redundant configu
 general path, ``Mechanism.accelerations``), the cfunc says so and the C run fails: the
 Python loop takes the slice over and gives its own result or error.
 
+The block's monitor (``_check_constraints``) has a C condition where the codegen has
+``CModel.monitors`` (:func:`monitor_condition`, from the ``monitor`` cfunc): the C returns
+to Python where the Python monitor would check further or raise.
+
 No C form (the reason is the error, and the compiled Simulator's ``diagnostics``): with
 constraints, without Numba or with the mechanism on its Python path (``compiled=False``, a
 primitive the kernel lacks, dropped rows); without constraints, spatial bodies (a dense
-``M`` block solved by LAPACK) or a penalty formulation; redundant rows at the start (index-1 forms: the
-dense path), driving functions of time (Python callables), force elements, loads on
-spatial bodies, markers on spatial bodies, the periodic projections of ``projection`` and
-``partitioning`` (Python), contacts (zero crossings).
+``M`` block solved by LAPACK) or a penalty formulation; redundant rows at the start
+(index-1 forms: the dense path), driving functions of time (Python callables), force
+elements, loads on spatial bodies, markers on spatial bodies, the periodic corrections of
+``projection`` and ``partitioning`` (a Python update that sets the continuous state, which
+a C form's update cannot), contacts (zero crossings).
 """
 
 from __future__ import annotations
@@ -45,6 +50,11 @@ from typing import Any
 import numpy as np
 
 from cosim.codegen.model import CModel, CodegenError, c_float
+
+try:  # the C conditions of monitors (CModel.monitors), where the codegen has them
+    from cosim.codegen.model import CMonitor
+except ImportError:  # pragma: no cover - a codegen without monitors in C
+    CMonitor = None
 
 from . import cfuncs
 from ._numba import HAVE_NUMBA
@@ -132,7 +142,8 @@ def tables(block: Any) -> dict:
         aj=t.aj, cst=t.cst, f=t._f, c=t._c, mass=t.mass, inertia=t.inertia,
         gravity=t.gravity, Minv=mech.Minv, M=mech.M,
         a=form.penalty * mech.penalty_rows if pen else np.zeros(t.m),
-        ls=np.array(ls, float).reshape(-1, 2), coef=np.array(coef, float))
+        ls=np.array(ls, float).reshape(-1, 2), coef=np.array(coef, float),
+        hol=np.asarray(mech.holonomic, np.int64), W=t.minv, row_scale=mech.row_scale)
 
 
 def c_model(block: Any, cg: Any) -> CModel:
@@ -175,7 +186,29 @@ def c_model(block: Any, cg: Any) -> CModel:
             outputs[port] = (f"{ulines}\ndouble o_[{nv + m}] = {{0.0}};\n"
                              f"if (!{accel}(t, {x0}, u_, o_, {inames}, {fname})) "
                              f"{cg.fail(where)}\n{body}")
-    return CModel(outputs=outputs, derivatives=derivs)
+    cm = CModel(outputs=outputs, derivatives=derivs)
+    if CMonitor is not None and block.monitors:
+        cm.monitors = {"constraints": CMonitor(monitor_condition(block, cg, inames, fname))}
+    return cm
+
+
+def monitor_condition(block: Any, cg: Any, inames: str, fname: str) -> str:
+    """The C condition of the block's monitor (``_check_constraints``): true where the
+    Python monitor checks further or raises (``singular_tol > 0`` and more dependent rows
+    than at assembly or ``rho < singular_tol``; ``drift > drift_tol``), from the ``monitor``
+    cfunc (``Tables.monitor``: the same numbers)."""
+    fn = cg.extern_fn("blocks.multibody.cfuncs.monitor", C_RET, C_ARGS,
+                      cfuncs.functions()["monitor"].address)
+    conds = []
+    if block.singular_tol > 0:
+        conds.append(f"o_[1] > {block._redundant} || o_[0] < {c_float(block.singular_tol)}")
+    if block.drift_tol is not None:
+        conds.append(f"o_[2] > {c_float(block.drift_tol)}")
+    code = (f"{{\n    double o_[4], u_[1] = {{0.0}};\n    {fn}(t, x, u_, o_, {inames}, {fname});"
+            f"\n    return {' || '.join(f'({c})' for c in conds) or '0'};\n}}")
+    name = "MB_MON_" + hashlib.sha256(code.encode()).hexdigest()[:16]
+    cg.helper(name, f"static int {name}(const double *x, double t) {code}")
+    return f"{name}(&{cg.x(block.x, 0)}, {cg.t})"
 
 
 def _free_bodies(block: Any, cg: Any) -> str:

@@ -13,7 +13,8 @@ as constants.
 order); returns 0 where the Python path leaves the compiled solve (a singular or redundant
 configuration: its general path), 1 otherwise.  ``accel(t, x, u, out, I, F)``:
 ``out = [v̇, λ]`` as :meth:`Mechanism.accelerations` (the reaction outputs), the same
-return value.
+return value.  ``monitor(t, x, u, out, I, F)``: ``out = [rho, dependent, drift, worst
+row]`` as ``Tables.monitor`` (the block's monitors), returns 1.
 
 Both are built on first use and cached by Numba (once per machine, not per mechanism:
 the tables are arguments).  Without Numba there are none (:func:`functions` raises).
@@ -24,7 +25,13 @@ from __future__ import annotations
 import numpy as np
 
 from ._numba import HAVE_NUMBA, _inline, _njit, numba
-from .fast import constraints_kernel, derivative_kernel, forces_kernel, qdot_kernel
+from .fast import (
+    constraints_kernel,
+    derivative_kernel,
+    forces_kernel,
+    monitor_kernel,
+    qdot_kernel,
+)
 from .sparse import jmul, lagrange_band, penalty_band
 
 #: header of ``I``: scalars, then (offset, d0, d1, d2) per table
@@ -34,11 +41,11 @@ N_SCALARS = 8
 INT_TABLES = (("kind", 1), ("iq", 1), ("iv", 1), ("ncol", 1), ("sel", 2), ("typ", 1),
               ("bi", 1), ("bj", 1), ("drv", 1), ("row", 1), ("nrows", 1), ("jcol", 2),
               ("rbody", 2), ("brow_ptr", 1), ("brow_idx", 1), ("brow_slot", 1), ("rperm", 1),
-              ("lkind", 1), ("liv", 1), ("liq", 1), ("lu", 1))
+              ("lkind", 1), ("liv", 1), ("liq", 1), ("lu", 1), ("hol", 1))
 #: float tables (name, ndim) in ``F`` order
 FLOAT_TABLES = (("si", 2), ("sj", 2), ("ai", 2), ("aj", 2), ("cst", 1), ("f", 2), ("c", 3),
                 ("mass", 1), ("inertia", 3), ("gravity", 1), ("Minv", 2), ("M", 2),
-                ("a", 1), ("ls", 2), ("coef", 1))
+                ("a", 1), ("ls", 2), ("coef", 1), ("W", 2), ("row_scale", 1))
 #: ``coef``: alpha, beta, 2 alpha, beta^2, 2 mu omega, omega^2 (as Python computes them)
 FORMS = {"lagrange": 0, "projection": 0, "partitioning": 0, "penalty": 1,
          "augmented_lagrangian": 1}
@@ -74,8 +81,8 @@ _FUNCS: dict = {}
 
 
 def functions() -> dict:
-    """``{"deriv": cfunc, "accel": cfunc}`` (compiled once per process, from Numba's cache
-    when it has them)."""
+    """``{"deriv": cfunc, "accel": cfunc, "monitor": cfunc}`` (compiled once per process,
+    from Numba's cache when it has them)."""
     if not HAVE_NUMBA:
         raise RuntimeError("blocks.multibody.cfuncs needs numba")
     if not _FUNCS:
@@ -85,6 +92,7 @@ def functions() -> dict:
                           types.CPointer(types.int64), types.CPointer(types.float64))
         _FUNCS["deriv"] = numba.cfunc(sig, cache=True)(_deriv)
         _FUNCS["accel"] = numba.cfunc(sig, cache=True)(_accel)
+        _FUNCS["monitor"] = numba.cfunc(sig, cache=True)(_monitor)
     return _FUNCS
 
 
@@ -246,4 +254,35 @@ def _accel(t, xp, up, outp, Ip, Fp):
         out[i] = vd[i]
     for i in range(m):
         out[nv + i] = lam[i]
+    return 1
+
+
+def _monitor(t, xp, up, outp, Ip, Fp):
+    """The ``monitor`` cfunc's body (module docstring): ``Tables.monitor`` at ``q``."""
+    head = numba.carray(Ip, NHEAD)
+    I = numba.carray(Ip, _end(head, len(INT_TABLES) - 1))
+    F = numba.carray(Fp, max(_end(head, NT - 1), 1))
+    m, nv, nq, kd = I[H_M], I[H_NV], I[H_NQ], I[H_KD]
+    x = numba.carray(xp, nq + nv)
+    out = numba.carray(outp, 4)
+    q = x[:nq]
+    kind, iq, iv, ncol, sel = _i1(I, 0), _i1(I, 1), _i1(I, 2), _i1(I, 3), _i2(I, 4)
+    typ, bi, bj, drv, row = _i1(I, 5), _i1(I, 6), _i1(I, 7), _i1(I, 8), _i1(I, 9)
+    nrows, rbody = _i1(I, 10), _i2(I, 12)
+    brow_ptr, brow_idx, brow_slot, rperm = _i1(I, 13), _i1(I, 14), _i1(I, 15), _i1(I, 16)
+    si, sj, ai, aj, cst = _f2(I, F, 0), _f2(I, F, 1), _f2(I, F, 2), _f2(I, F, 3), _f1(I, F, 4)
+    f, c = _f2(I, F, 5), _f3(I, F, 6)
+    W, row_scale, holi = _f2(I, F, 15), _f1(I, F, 16), _i1(I, 21)
+    hol = np.empty(m, np.bool_)  # Mechanism.holonomic's type
+    for r in range(m):
+        hol[r] = holi[r] != 0
+    rho, dep, drift, worst = monitor_kernel(q, kind, iq, iv, ncol, sel, typ, bi, bj, si, sj,
+                                            ai, aj, cst, drv, row, nrows, f[0], f[1], f[2],
+                                            c[0], c[1], c[2], m, nv, rbody, brow_ptr,
+                                            brow_idx, brow_slot, rperm, kd, W, 1e-10, hol,
+                                            row_scale)
+    out[0] = rho
+    out[1] = dep
+    out[2] = drift
+    out[3] = worst
     return 1

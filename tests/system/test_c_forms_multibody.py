@@ -355,3 +355,78 @@ def test_the_fmu_export_refuses_a_diagram_that_calls_compiled_python(tmp_path):
     with pytest.raises(FMUExportError, match=r"calls compiled Python code by address "
                        r"\(blocks\.multibody\.cfuncs\.deriv\)"):
         export_fmu(make(), tmp_path / "mb.fmu", step=1e-3)
+
+
+def test_the_monitor_cfunc_equals_the_python_monitor_bit_for_bit():
+    """The ``monitor`` cfunc (the monitors' C condition) gives ``Tables.monitor``'s numbers:
+    rank measure, dependent rows, drift and worst row, at perturbed states of three
+    mechanisms (planar chain, a four-bar in mm, the spatial RSSR)."""
+    import ctypes
+
+    from blocks.multibody import cfuncs
+    from blocks.multibody.cform import tables
+
+    def ptr(a, t):
+        return a.ctypes.data_as(ctypes.POINTER(t))
+    fn = cfuncs.functions()["monitor"].ctypes
+    for mech in (four_bar_chain(3), scaled_four_bar(1e-3), rssr()):
+        blk = MultibodyBlock("m", mech)
+        I, F = cfuncs.pack(tables(blk))
+        rng = np.random.default_rng(7)
+        x0 = np.concatenate([mech.q_init, mech.v_init])
+        for k in range(50):
+            x = x0 + rng.normal(size=x0.size) * 1e-2 * (k % 5)
+            out, u = np.zeros(4), np.zeros(1)
+            assert fn(0.0, ptr(x, ctypes.c_double), ptr(u, ctypes.c_double),
+                      ptr(out, ctypes.c_double), ptr(I, ctypes.c_int64),
+                      ptr(F, ctypes.c_double)) == 1
+            ref = mech._tables.monitor(x[:mech.nq], 0.0, mech.holonomic, mech.row_scale)
+            assert out.tolist() == [float(v) for v in ref], (mech.name, k)
+
+
+def _outcome(make, compiled, t_end, **kw):
+    """The results of a run, or its error's type and message."""
+    try:
+        return Simulator(make(), compiled=compiled, **kw).run(t_end)
+    except Exception as exc:  # noqa: BLE001 - the outcome compared
+        return (type(exc).__name__, str(exc))
+
+
+@pytest.mark.skipif(__import__("blocks.multibody.cform", fromlist=["x"]).CMonitor is None,
+                    reason="monitors have no C form in this codegen")
+@pytest.mark.parametrize("seed", range(0, 28, 3))
+def test_monitored_diagrams_in_c_equal_the_python_loop(seed):
+    """With the block's default monitors (their C condition, ``cform.monitor_condition``):
+    the same results bit for bit, or the same error."""
+    form = ("baumgarte", "penalty", "augmented")[seed % 3]
+    _, markers, reactions, _ = _case(seed)
+    kind, options = FORMS[form]
+
+    def monitored():
+        b = DiagramBuilder(f"mon{seed}")
+        b.add(MultibodyBlock("mech", _case(seed)[0], kind, markers=markers,
+                             reactions=reactions, **options))
+        return b.build()
+    names = [p.path for p in _record(monitored())]
+    kw = dict(solver="rk4", dt=1e-3, record=names)
+    py, c = _outcome(monitored, False, 0.3, **kw), _outcome(monitored, True, 0.3, **kw)
+    if isinstance(py, tuple):
+        assert c == py
+        return
+    assert c.diagnostics["compiled"] is True
+    _assert_bitwise(py, c)
+
+
+@pytest.mark.skipif(__import__("blocks.multibody.cform", fromlist=["x"]).CMonitor is None,
+                    reason="monitors have no C form in this codegen")
+def test_the_singular_position_monitor_stops_the_c_run_as_the_python_loop():
+    """The A02 chain with gravity reaches its singular line: the monitor stops the Python
+    loop with a StepError; the C returns to Python at the same step and stops the same."""
+    def make():
+        b = DiagramBuilder("a02")
+        b.add(MultibodyBlock("mech", four_bar_chain(2), "lagrange"))
+        return b.build()
+    kw = dict(solver="rk4", dt=1e-3, record=["mech.q"])
+    py, c = _outcome(make, False, 3.0, **kw), _outcome(make, True, 3.0, **kw)
+    assert isinstance(py, tuple) and py[0] == "StepError" and "lost rank" in py[1]
+    assert c == py
