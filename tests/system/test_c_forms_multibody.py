@@ -14,8 +14,10 @@ and free bodies (particles and planar bodies without constraints: the C form's p
 path), on the mechanism's compiled and Python paths.
 
 The block's monitors (singular positions, drift: Python callbacks after every step) keep a
-diagram in the Python loop until monitors have a C form; the corpus turns them off with the
-block's own options (:func:`_unmonitored`: ``singular_tol=0``, ``drift_tol=None``).
+diagram in the Python loop unless the codegen gives monitors C conditions (``CModel.monitors``,
+another branch); the corpus turns them off with the block's own options (:func:`_unmonitored`:
+``singular_tol=0``, ``drift_tol=None``), and the monitored tests run where the codegen has
+them (:data:`MONITORS_IN_C`).
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ import blocks as bl
 from bench.multibody_chain import four_bar_chain
 from bench.multibody_corpus import rssr
 from bench.multibody_models import scaled_four_bar, slider_crank
-from blocks.multibody import Mechanism, MultibodyBlock
+from blocks.multibody import Mechanism, MultibodyBlock, cform
 from blocks.multibody._numba import HAVE_NUMBA
 from cosim import DiagramBuilder, Simulator
 from cosim.errors import BuildError
@@ -42,6 +44,8 @@ pytestmark = [pytest.mark.skipif(shutil.which("gcc") is None, reason="needs a C 
               pytest.mark.filterwarnings("ignore::cosim.errors.CosimWarning")]
 
 G = 9.81
+#: the codegen gives monitors C conditions (``CModel.monitors``)
+MONITORS_IN_C = cform.CMonitor is not None
 SOLVERS = ("rk4", "heun", "midpoint", "euler", "ab3")
 #: name -> (formulation, options)
 FORMS = {"lagrange": ("lagrange", {}),
@@ -129,16 +133,17 @@ def _case(seed: int):
     return rssr(w0=rng.uniform(2.0, 5.0)), [], ["coupler"], False
 
 
-def corpus_diagram(seed: int, form: str):
+def corpus_diagram(seed: int, form: str, monitored: bool = False):
     """The diagram of corpus entry ``seed`` with formulation ``form`` (:data:`FORMS`):
     the block, its loads driven by sines (and, for a force on a planar body, minus a
     damping gain times the first marker's velocity: a feedback through the block), forces
-    in proportion to the mechanism's scale, torques to its square."""
+    in proportion to the mechanism's scale, torques to its square; ``monitored``: with the
+    block's default monitors (else :func:`_unmonitored`)."""
     mech, markers, reactions, loaded = _case(seed)
     kind, options = FORMS[form]
     b = DiagramBuilder(f"mb{seed}")
     blk = b.add(MultibodyBlock("mech", mech, kind, markers=markers, reactions=reactions,
-                               **_unmonitored(**options)))
+                               **(options if monitored else _unmonitored(**options))))
     rng = np.random.default_rng(1000 + seed)
     scale = mech.gravity[-1] / -G if mech.gravity[-1] else 1.0
     for name in mech.load_names if loaded else ():
@@ -339,6 +344,7 @@ def test_without_numba_there_is_no_c_form(monkeypatch):
         _sim(make).initialize()
 
 
+@pytest.mark.skipif(MONITORS_IN_C, reason="monitors have a C form in this codegen")
 def test_the_monitors_keep_the_python_loop():
     """The block's default monitors (singular positions, drift) are Python callbacks: the
     diagram runs in the Python loop, and the reason names them (a C form of monitors is
@@ -392,21 +398,15 @@ def _outcome(make, compiled, t_end, **kw):
         return (type(exc).__name__, str(exc))
 
 
-@pytest.mark.skipif(__import__("blocks.multibody.cform", fromlist=["x"]).CMonitor is None,
-                    reason="monitors have no C form in this codegen")
+@pytest.mark.skipif(not MONITORS_IN_C, reason="monitors have no C form in this codegen")
 @pytest.mark.parametrize("seed", range(0, 28, 3))
 def test_monitored_diagrams_in_c_equal_the_python_loop(seed):
     """With the block's default monitors (their C condition, ``cform.monitor_condition``):
     the same results bit for bit, or the same error."""
     form = ("baumgarte", "penalty", "augmented")[seed % 3]
-    _, markers, reactions, _ = _case(seed)
-    kind, options = FORMS[form]
 
     def monitored():
-        b = DiagramBuilder(f"mon{seed}")
-        b.add(MultibodyBlock("mech", _case(seed)[0], kind, markers=markers,
-                             reactions=reactions, **options))
-        return b.build()
+        return corpus_diagram(seed, form, monitored=True)
     names = [p.path for p in _record(monitored())]
     kw = dict(solver="rk4", dt=1e-3, record=names)
     py, c = _outcome(monitored, False, 0.3, **kw), _outcome(monitored, True, 0.3, **kw)
@@ -417,8 +417,7 @@ def test_monitored_diagrams_in_c_equal_the_python_loop(seed):
     _assert_bitwise(py, c)
 
 
-@pytest.mark.skipif(__import__("blocks.multibody.cform", fromlist=["x"]).CMonitor is None,
-                    reason="monitors have no C form in this codegen")
+@pytest.mark.skipif(not MONITORS_IN_C, reason="monitors have no C form in this codegen")
 def test_the_singular_position_monitor_stops_the_c_run_as_the_python_loop():
     """The A02 chain with gravity reaches its singular line: the monitor stops the Python
     loop with a StepError; the C returns to Python at the same step and stops the same."""
