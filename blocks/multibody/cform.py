@@ -160,9 +160,8 @@ def c_model(block: Any, cg: Any) -> CModel:
         outputs.update(_marker_c(block, cg, name, f"{base}_vel", mk))
     if not mech.m:
         return CModel(outputs=outputs, derivatives=_free_bodies(block, cg))
-    fns = cfuncs.functions()
     deriv = cg.extern_fn("blocks.multibody.cfuncs.deriv", C_RET, C_ARGS,
-                         fns["deriv"].address)
+                         cfuncs.function("deriv").address)
     I, F = cfuncs.pack(tables(block))
     inames = _int_table(cg, I)
     fname = cg.const(F if F.size > 1 else np.r_[F, 0.0]).ptr  # (an array, not a literal)
@@ -178,7 +177,7 @@ def c_model(block: Any, cg: Any) -> CModel:
                  and n[:-len("_reaction")] in mech.joint_rows]
     if reactions:
         accel = cg.extern_fn("blocks.multibody.cfuncs.accel", C_RET, C_ARGS,
-                             fns["accel"].address)
+                             cfuncs.function("accel").address)
         for jname, port in reactions:
             rows = mech.joint_rows[jname]
             body = "\n".join(f"{cg.y(port, k)} = -o_[{nv + r}];"
@@ -198,7 +197,7 @@ def monitor_condition(block: Any, cg: Any, inames: str, fname: str) -> str:
     than at assembly or ``rho < singular_tol``; ``drift > drift_tol``), from the ``monitor``
     cfunc (``Tables.monitor``: the same numbers)."""
     fn = cg.extern_fn("blocks.multibody.cfuncs.monitor", C_RET, C_ARGS,
-                      cfuncs.functions()["monitor"].address)
+                      cfuncs.function("monitor").address)
     conds = []
     if block.singular_tol > 0:
         conds.append(f"o_[1] > {block._redundant} || o_[0] < {c_float(block.singular_tol)}")

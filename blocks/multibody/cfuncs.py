@@ -16,8 +16,10 @@ configuration: its general path), 1 otherwise.  ``accel(t, x, u, out, I, F)``:
 return value.  ``monitor(t, x, u, out, I, F)``: ``out = [rho, dependent, drift, worst
 row]`` as ``Tables.monitor`` (the block's monitors), returns 1.
 
-Both are built on first use and cached by Numba (once per machine, not per mechanism:
-the tables are arguments).  Without Numba there are none (:func:`functions` raises).
+Each is compiled on first use (:func:`function`) and cached by Numba: once per machine, not
+per mechanism (the tables are arguments); measured on the 2-core VM, 10-20 s afresh (with
+the block's kernels' own first compilation), 0.1 s from the cache.  Without Numba there are
+none (:func:`function` raises).
 """
 
 from __future__ import annotations
@@ -80,20 +82,20 @@ def pack(tables: dict) -> tuple[np.ndarray, np.ndarray]:
 _FUNCS: dict = {}
 
 
-def functions() -> dict:
-    """``{"deriv": cfunc, "accel": cfunc, "monitor": cfunc}`` (compiled once per process,
-    from Numba's cache when it has them)."""
+def function(name: str):
+    """The cfunc ``name`` (``"deriv"``, ``"accel"`` or ``"monitor"``; module docstring),
+    compiled on first use in the process (from Numba's cache when it has it: about 0.1 s;
+    compiling one afresh takes seconds, once per machine)."""
     if not HAVE_NUMBA:
         raise RuntimeError("blocks.multibody.cfuncs needs numba")
-    if not _FUNCS:
+    if name not in _FUNCS:
         from numba import types
         sig = types.int32(types.float64, types.CPointer(types.float64),
                           types.CPointer(types.float64), types.CPointer(types.float64),
                           types.CPointer(types.int64), types.CPointer(types.float64))
-        _FUNCS["deriv"] = numba.cfunc(sig, cache=True)(_deriv)
-        _FUNCS["accel"] = numba.cfunc(sig, cache=True)(_accel)
-        _FUNCS["monitor"] = numba.cfunc(sig, cache=True)(_monitor)
-    return _FUNCS
+        body = {"deriv": _deriv, "accel": _accel, "monitor": _monitor}[name]
+        _FUNCS[name] = numba.cfunc(sig, cache=True)(body)
+    return _FUNCS[name]
 
 
 NT = len(INT_TABLES) + len(FLOAT_TABLES)

@@ -374,7 +374,7 @@ def test_the_monitor_cfunc_equals_the_python_monitor_bit_for_bit():
 
     def ptr(a, t):
         return a.ctypes.data_as(ctypes.POINTER(t))
-    fn = cfuncs.functions()["monitor"].ctypes
+    fn = cfuncs.function("monitor").ctypes
     for mech in (four_bar_chain(3), scaled_four_bar(1e-3), rssr()):
         blk = MultibodyBlock("m", mech)
         I, F = cfuncs.pack(tables(blk))
