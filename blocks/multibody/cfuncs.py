@@ -140,11 +140,31 @@ def _end(I, k):
     return I[o] + I[o + 1] * max(I[o + 2], 1) * max(I[o + 3], 1)
 
 
+@_inline
+def _quat_A(q, i):
+    """``geometry.quat_matrix`` of the Euler parameters at ``q[i:i + 4]`` (normalized)."""
+    p0, p1, p2, p3 = q[i], q[i + 1], q[i + 2], q[i + 3]
+    n = np.sqrt(p0 * p0 + p1 * p1 + p2 * p2 + p3 * p3)
+    e0, e1, e2, e3 = p0 / n, p1 / n, p2 / n, p3 / n
+    A = np.empty((3, 3))
+    A[0, 0] = 2 * (e0 * e0 + e1 * e1) - 1
+    A[0, 1] = 2 * (e1 * e2 - e0 * e3)
+    A[0, 2] = 2 * (e1 * e3 + e0 * e2)
+    A[1, 0] = 2 * (e1 * e2 + e0 * e3)
+    A[1, 1] = 2 * (e0 * e0 + e2 * e2) - 1
+    A[1, 2] = 2 * (e2 * e3 - e0 * e1)
+    A[2, 0] = 2 * (e1 * e3 - e0 * e2)
+    A[2, 1] = 2 * (e2 * e3 + e0 * e1)
+    A[2, 2] = 2 * (e0 * e0 + e3 * e3) - 1
+    return A
+
+
 @_njit
 def _add_loads(Q, u, I, F, q):
     """The loads' generalized forces into ``Q`` in load order: the operations of
     ``Mechanism._planar_load_forces`` and ``forces.apply_force`` / ``apply_torque`` (planar
-    bodies, particles)."""
+    bodies and particles: the same; spatial bodies: ``J' F`` and ``A' n`` summed left to
+    right, where NumPy's BLAS has its own order)."""
     lkind, liv, liq, lu = _i1(I, 17), _i1(I, 18), _i1(I, 19), _i1(I, 20)
     ls = _f2(I, F, 13)
     for k in range(lkind.shape[0]):
@@ -160,8 +180,31 @@ def _add_loads(Q, u, I, F, q):
             Q[i + 2] += a0 * fy - a1 * fx
         elif lkind[k] == 1:  # a torque on a planar body
             Q[i + 2] += u[j]
-        else:  # a force on a particle (lkind - 1 components)
-            for d in range(lkind[k] - 1):
+        elif lkind[k] == 2:  # a force on a spatial body: J' F, J = [I, -A tilde(s')]
+            A = _quat_A(q, liq[k] + 3)
+            s0, s1, s2 = ls[k, 0], ls[k, 1], ls[k, 2]
+            for d in range(3):
+                Q[i + d] += u[j + d]
+            for c in range(3):  # column c of -A tilde(s'): -(A (e_c x s'))
+                g = 0.0
+                for d in range(3):
+                    if c == 0:
+                        js = -(A[d, 1] * s2 - A[d, 2] * s1)
+                    elif c == 1:
+                        js = -(A[d, 2] * s0 - A[d, 0] * s2)
+                    else:
+                        js = -(A[d, 0] * s1 - A[d, 1] * s0)
+                    g += js * u[j + d]
+                Q[i + 3 + c] += g
+        elif lkind[k] == 3:  # a torque on a spatial body: A' n
+            A = _quat_A(q, liq[k] + 3)
+            for c in range(3):
+                g = 0.0
+                for d in range(3):
+                    g += A[d, c] * u[j + d]
+                Q[i + 3 + c] += g
+        else:  # a force on a particle (lkind - 10 components)
+            for d in range(lkind[k] - 10):
                 Q[i + d] += u[j + d]
 
 

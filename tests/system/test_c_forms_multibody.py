@@ -7,7 +7,9 @@ generated, seeded corpus is compared with ``np.array_equal`` (and ``run_both``'s
 the range, which it implies).  The corpus: pendulums (a bar, a particle in 2-D and 3-D),
 open chains of 2 to 6 bars, A02 chains of four-bars (N = 1 to 3), scaled four-bars
 (1 m, 1 cm, 1 mm), slider-cranks and the spatial RSSR four-bar, at scales from 1 mm to
-1 m, with the ``lagrange`` (with and without Baumgarte terms), ``penalty`` and
+1 m (the RSSR with a force and a torque on spatial bodies and markers on them: 1e-12 of
+the range, not bit for bit, see :func:`_assert_bitwise`), with the ``lagrange`` (with and
+without Baumgarte terms), ``penalty`` and
 ``augmented_lagrangian`` formulations, the solvers ``rk4``, ``heun``, ``midpoint``,
 ``euler`` and ``ab3``, loads driven by sources and by feedback of a marker's velocity;
 and free bodies (particles and planar bodies without constraints: the C form's plain-C
@@ -130,7 +132,10 @@ def _case(seed: int):
         return scaled_four_bar(scale, w0=rng.uniform(1.0, 4.0)), ["coupler.Q"], ["B"], False
     if kind == 5:
         return slider_crank(w0=rng.uniform(5.0, 12.0)), ["rod.B"], ["slider"], False
-    return rssr(w0=rng.uniform(2.0, 5.0)), [], ["coupler"], False
+    mech = rssr(w0=rng.uniform(2.0, 5.0))
+    mech.add_load("push", "rocker.Q")
+    mech.add_load("twist", "crank.cm", "torque")
+    return mech, ["crank.Q", "rocker.Q"], ["coupler"], True
 
 
 def corpus_diagram(seed: int, form: str, monitored: bool = False):
@@ -148,7 +153,7 @@ def corpus_diagram(seed: int, form: str, monitored: bool = False):
     scale = mech.gravity[-1] / -G if mech.gravity[-1] else 1.0
     for name in mech.load_names if loaded else ():
         lkind, marker = mech.loads[name]
-        n = mech.dim if lkind == "force" else 1
+        n = mech.dim if lkind == "force" or mech.dim == 3 else 1
         unit = "N" if lkind == "force" else "N*m"
         amp = (scale if lkind == "force" else scale * scale) * rng.uniform(0.5, 5.0)
         sines = [b.add(bl.Sine(f"{name}{k}", amplitude=amp, frequency_hz=rng.uniform(0.3, 3),
@@ -178,6 +183,15 @@ def _record(d) -> list:
     return [p for b in d.leaf_blocks() for p in b.outputs.values()]
 
 
+#: Where the C is not bit for bit: a load on a spatial body (``J' F``, ``A' n``) and a
+#: marker on one (``A s'``, ``p . p``): NumPy computes these small products with BLAS, whose
+#: order of operations is its own (neither left to right nor one fused chain: measured),
+#: where the C and the cfunc sum left to right.  The corpus' RSSR cells (a force on the
+#: rocker, a torque on the crank, two markers) are held to run_both's 1e-12 of each
+#: signal's range; measured: 5.1e-13 at most (the rocker tip's velocity after 0.3 s, with
+#: Baumgarte terms: the rounding differences of the loads grow with the motion).
+
+
 def _assert_bitwise(py, c):
     for k, a in py.signals.items():
         assert np.array_equal(np.asarray(a), np.asarray(c[k])), \
@@ -196,7 +210,8 @@ def test_corpus_in_c_equals_the_python_loop_bit_for_bit(seed, form):
     names = [p.path for p in record]
     py, c = run_both(lambda: corpus_diagram(seed, form), 0.3, solver=solver, dt=dt,
                      record=names)
-    _assert_bitwise(py, c)
+    if seed % 7 != 6:  # the spatial RSSR: 1e-12 of the range (run_both; comment above)
+        _assert_bitwise(py, c)
     q = np.asarray(c["mech.q"])
     assert np.all(np.isfinite(q)) and np.ptp(q, axis=0).max() > 0  # it moved
 
@@ -313,13 +328,18 @@ def _sprung():
     return mech
 
 
+def _free_spatial():
+    mech = Mechanism("tumbler", dim=3)
+    mech.add_body("box", 1.0, (0.1, 0.2, 0.3), (0.0, 0.0, 0.0), angular_velocity=(1, 2, 3))
+    return mech
+
+
 NO_C_FORM = {
     "driving functions of time are Python callables": lambda: (_timed_crank(), "lagrange", {}),
     "force elements (spring) are Python": lambda: (_sprung(), "lagrange", {}),
     "the projection formulation's periodic correction is Python": lambda: (
         scaled_four_bar(1.0), "projection", dict(project_every_s=1e-3)),
-    "marker output 'crank_Q' is on a spatial body": lambda: (
-        rssr(), "lagrange", dict(markers=["crank.Q"])),
+    "has no constraints and spatial bodies": lambda: (_free_spatial(), "lagrange", {}),
     "runs on its Python path (compiled=False": lambda: (
         scaled_four_bar(1.0, compiled=False), "lagrange", {}),
 }
