@@ -449,3 +449,29 @@ def test_the_singular_position_monitor_stops_the_c_run_as_the_python_loop():
     py, c = _outcome(make, False, 3.0, **kw), _outcome(make, True, 3.0, **kw)
     assert isinstance(py, tuple) and py[0] == "StepError" and "lost rank" in py[1]
     assert c == py
+
+
+def test_the_lim_manipulator_boom_in_c_equals_the_python_loop_bit_for_bit():
+    """The LIM example's boom (``examples.lim_manipulator``: Lagrange with Baumgarte, a
+    load at the link's centre, its marker fed back) under the equilibrium force F_H0 along
+    the actuator with a sine on top: the block the example needs in C (its monitors off
+    here; the example's FunctionBlocks and its valve command still keep it in Python)."""
+    from examples import lim_manipulator as lim
+
+    def make():
+        b = DiagramBuilder("boom")
+        boom = b.add(MultibodyBlock("mech", lim.mechanism(), "lagrange", alpha=10.0,
+                                    beta=10.0, markers=["link1.cm"], reactions=["A", "Q"],
+                                    **_unmonitored()))
+        fx = b.add(bl.Sine("fx", amplitude=300.0, frequency_hz=0.7,
+                           bias=-lim.F_H0 * 0.6, unit="N"))
+        fy = b.add(bl.Sine("fy", amplitude=200.0, frequency_hz=1.3,
+                           bias=lim.F_H0 * 0.8, unit="N"))
+        mux = b.add(bl.Mux("f", 2, unit="N"))
+        b.connect(fx.y, mux.input("u0"))
+        b.connect(fy.y, mux.input("u1"))
+        b.connect(mux.y, boom.input("f_act"))
+        return b.build()
+    names = [p.path for p in _record(make())]
+    py, c = run_both(make, 2.0, solver="rk4", dt=1e-3, record=names)
+    _assert_bitwise(py, c)
