@@ -5,20 +5,22 @@ kernels (:mod:`.fast`, :mod:`.sparse`) through the Numba ``cfunc`` of :mod:`.cfu
 address (``CContext.extern_fn``), with the mechanism's tables as constants of the C
 (:func:`.cfuncs.pack`).  The same machine code runs in the same order as the Python path,
 so a run in C equals the Python loop's bit for bit (``tests/system/test_c_forms_multibody.py``),
-except where a spatial body takes a load or has a marker output: NumPy computes ``J' F``,
-``A' n``, ``A s'`` and ``p . p`` with BLAS, in an order of its own, where the C sums left to
-right (1e-12 of the range; 5.1e-13 measured on the corpus' RSSR after 0.3 s).
+except with spring-dampers and where a spatial body takes a load or has a marker output:
+NumPy computes ``J' F``, ``A' n``, ``A s'`` and ``d . d`` with BLAS, in an order of its
+own, where the C sums left to right (1e-12 of the range; measured on the corpus after
+0.3 s: 5.1e-13 with loads and markers on the spatial RSSR, 2.6e-13 with springs).
 
 =================  ==============================================================
 derivatives        ``deriv``: the fused ``derivative_kernel`` (``lagrange``,
                    ``projection``, ``partitioning``), or ``Mechanism.accelerations``'
                    compiled path and ``q' = T(q) v`` (``penalty``,
-                   ``augmented_lagrangian``); the loads' generalized forces in the
-                   cfunc with the operations of ``Mechanism.external_forces``
+                   ``augmented_lagrangian``); the loads' and the linear point-to-point
+                   spring-dampers' generalized forces in the cfunc, in the order of
+                   ``Mechanism.external_forces`` (elements, then loads)
 ``q``, ``v``       copies of the state
 markers            planar bodies: ``bodies.planar_point`` in C (the same operations,
                    ``cos``/``sin`` of the C library as ``math``'s); particles: ``r + s'``
-                   and ``r'``; spatial bodies: ``Kin.point`` in C (1e-12, below)
+                   and ``r'``; spatial bodies: ``Kin.point`` in C (1e-12, above)
 ``<j>_reaction``   ``accel``: ``-λ`` of the joint's rows
 =================  ==============================================================
 
@@ -28,8 +30,9 @@ or its Python path) needs no kernel: plain C, ``q' = v``, ``Q`` = gravity then t
 LAPACK solves by division: the tests check it bit for bit).
 
 Where the Python path leaves the compiled solve (a singular or redundant configuration: its
-general path, ``Mechanism.accelerations``), the cfunc says so and the C run fails: the
-Python loop takes the slice over and gives its own result or error.
+general path, ``Mechanism.accelerations``; coinciding spring markers: its error), the cfunc
+says so and the C run fails: the Python loop takes the slice over and gives its own result
+or error.
 
 The block's monitor (``_check_constraints``) has a C condition where the codegen has
 ``CModel.monitors`` (:func:`monitor_condition`, from the ``monitor`` cfunc): the C returns
@@ -38,11 +41,12 @@ to Python where the Python monitor would check further or raise.
 No C form (the reason is the error, and the compiled Simulator's ``diagnostics``): with
 constraints, without Numba or with the mechanism on its Python path (``compiled=False``, a
 primitive the kernel lacks, dropped rows); without constraints, spatial bodies (a dense
-``M`` block solved by LAPACK) or a penalty formulation; redundant rows at the start
-(index-1 forms: the dense path), driving functions of time (Python callables), force
-elements, a torque on a particle (the Python path refuses it), the periodic corrections of
-``projection`` and ``partitioning`` (a Python update that sets the continuous state, which
-a C form's update cannot), contacts (zero crossings).
+``M`` block solved by LAPACK), a penalty formulation or force elements; redundant rows at
+the start (index-1 forms: the dense path), driving functions of time (Python callables),
+force elements other than linear point-to-point spring-dampers and ropes (``force=``
+callables, marker forces, bushings, contacts), a torque on a particle (the Python path
+refuses it), the periodic corrections of ``projection`` and ``partitioning`` (a Python
+update that sets the continuous state, which a C form's update cannot).
 """
 
 from __future__ import annotations
@@ -61,6 +65,7 @@ except ImportError:  # pragma: no cover - a codegen without monitors in C
 
 from . import cfuncs
 from ._numba import HAVE_NUMBA
+from .forces import PointToPoint
 
 #: C type of the cfuncs (:mod:`.cfuncs`)
 C_RET, C_ARGS = "int", "double, const double *, const double *, double *, const int64_t *, " \
@@ -90,8 +95,10 @@ def reason(block: Any) -> str:
         return f"the {form.kind} formulation's periodic correction is Python"
     if t is not None and (t._varying or t.path_fns):
         return "driving functions of time are Python callables"
-    if mech.elements:
-        return f"force elements ({', '.join(mech.elements)}) are Python"
+    python = [f"'{n}' ({type(e).__name__})" for n, e in mech.elements.items()
+              if not (isinstance(e, PointToPoint) and e.force is None) or not mech.m]
+    if python:
+        return f"force elements {', '.join(python)} are Python"
     for name in mech.load_names:
         kind, m = mech.loads[name]
         if kind == "torque" and m.body.kind == "particle":
@@ -126,6 +133,12 @@ def tables(block: Any) -> dict:
         lu.append(j)
         ls.append(np.r_[m.s, np.zeros(3 - m.s.size)])
         j += mech.dim if kind == "force" else 1
+    index = {b: k for k, b in enumerate(mech.bodies.values())}  # Tables' body order
+    springs = list(mech.elements.values())
+    eb = np.array([(index[e.mi.body], index[e.mj.body]) for e in springs], np.int64)
+    es = np.array([np.r_[e.mi.s, np.zeros(3 - e.mi.s.size), e.mj.s,
+                         np.zeros(3 - e.mj.s.size)] for e in springs], float)
+    ep = np.array([(e.k, e.c, e.l0) for e in springs], float)
     pen = form.kind in ("penalty", "augmented_lagrangian")
     coef = [block._alpha, block._beta, 2.0 * block._alpha, block._beta ** 2,
             2.0 * form.mu * form.omega, form.omega ** 2]
@@ -141,7 +154,9 @@ def tables(block: Any) -> dict:
         gravity=t.gravity, Minv=mech.Minv, M=mech.M,
         a=form.penalty * mech.penalty_rows if pen else np.zeros(t.m),
         ls=np.array(ls, float).reshape(-1, 3), coef=np.array(coef, float),
-        hol=np.asarray(mech.holonomic, np.int64), W=t.minv, row_scale=mech.row_scale)
+        hol=np.asarray(mech.holonomic, np.int64), W=t.minv, row_scale=mech.row_scale,
+        eb=eb.reshape(-1, 2), erope=np.array([e.rope for e in springs], np.int64),
+        es=es.reshape(-1, 6), ep=ep.reshape(-1, 3))
 
 
 def c_model(block: Any, cg: Any) -> CModel:

@@ -43,11 +43,13 @@ N_SCALARS = 8
 INT_TABLES = (("kind", 1), ("iq", 1), ("iv", 1), ("ncol", 1), ("sel", 2), ("typ", 1),
               ("bi", 1), ("bj", 1), ("drv", 1), ("row", 1), ("nrows", 1), ("jcol", 2),
               ("rbody", 2), ("brow_ptr", 1), ("brow_idx", 1), ("brow_slot", 1), ("rperm", 1),
-              ("lkind", 1), ("liv", 1), ("liq", 1), ("lu", 1), ("hol", 1))
+              ("lkind", 1), ("liv", 1), ("liq", 1), ("lu", 1), ("hol", 1), ("eb", 2),
+              ("erope", 1))
 #: float tables (name, ndim) in ``F`` order
 FLOAT_TABLES = (("si", 2), ("sj", 2), ("ai", 2), ("aj", 2), ("cst", 1), ("f", 2), ("c", 3),
                 ("mass", 1), ("inertia", 3), ("gravity", 1), ("Minv", 2), ("M", 2),
-                ("a", 1), ("ls", 2), ("coef", 1), ("W", 2), ("row_scale", 1))
+                ("a", 1), ("ls", 2), ("coef", 1), ("W", 2), ("row_scale", 1), ("es", 2),
+                ("ep", 2))
 #: ``coef``: alpha, beta, 2 alpha, beta^2, 2 mu omega, omega^2 (as Python computes them)
 FORMS = {"lagrange": 0, "projection": 0, "partitioning": 0, "penalty": 1,
          "augmented_lagrangian": 1}
@@ -159,6 +161,91 @@ def _quat_A(q, i):
     return A
 
 
+@_inline
+def _point(kind, iq, iv, b, q, v, s, P, V):
+    """``Kin.point``'s ``P`` and ``P'`` of body ``b``'s point ``s'`` into ``P``, ``V``
+    (3-vectors; 0 in z for a planar mechanism)."""
+    k = kind[b]
+    if k == 0:  # ground
+        for d in range(3):
+            P[d] = s[d]
+            V[d] = 0.0
+    elif k == 1:  # particle (2 or 3 coordinates)
+        n = iq[b + 1] - iq[b]
+        for d in range(3):
+            P[d] = q[iq[b] + d] + s[d] if d < n else 0.0
+            V[d] = v[iv[b] + d] if d < n else 0.0
+    elif k == 2:  # planar: r + A s', r' + E A s' w
+        th = q[iq[b] + 2]
+        c, sn = np.cos(th), np.sin(th)
+        a0, a1 = c * s[0] - sn * s[1], sn * s[0] + c * s[1]
+        w = v[iv[b] + 2]
+        P[0], P[1], P[2] = q[iq[b]] + a0, q[iq[b] + 1] + a1, 0.0
+        V[0], V[1], V[2] = v[iv[b]] - a1 * w, v[iv[b] + 1] + a0 * w, 0.0
+    else:  # spatial: r + A s', r' + A (w' x s')
+        A = _quat_A(q, iq[b] + 3)
+        w0, w1, w2 = v[iv[b] + 3], v[iv[b] + 4], v[iv[b] + 5]
+        ws0, ws1, ws2 = w1 * s[2] - w2 * s[1], w2 * s[0] - w0 * s[2], w0 * s[1] - w1 * s[0]
+        for d in range(3):
+            P[d] = q[iq[b] + d] + (A[d, 0] * s[0] + A[d, 1] * s[1] + A[d, 2] * s[2])
+            V[d] = v[iv[b] + d] + (A[d, 0] * ws0 + A[d, 1] * ws1 + A[d, 2] * ws2)
+
+
+@_inline
+def _add_point_force(kind, iq, iv, b, q, s, g, Q):
+    """``Q[body] += J' g`` of body ``b``'s point ``s'`` (``Kin.point``'s ``J``)."""
+    k = kind[b]
+    i = iv[b]
+    if k == 1:
+        for d in range(iq[b + 1] - iq[b]):
+            Q[i + d] += g[d]
+    elif k == 2:
+        th = q[iq[b] + 2]
+        c, sn = np.cos(th), np.sin(th)
+        a0, a1 = c * s[0] - sn * s[1], sn * s[0] + c * s[1]
+        Q[i] += g[0]
+        Q[i + 1] += g[1]
+        Q[i + 2] += -a1 * g[0] + a0 * g[1]
+    elif k == 3:  # [I, -A tilde(s')]' g = [g, s' x (A' g)]
+        A = _quat_A(q, iq[b] + 3)
+        h0 = A[0, 0] * g[0] + A[1, 0] * g[1] + A[2, 0] * g[2]
+        h1 = A[0, 1] * g[0] + A[1, 1] * g[1] + A[2, 1] * g[2]
+        h2 = A[0, 2] * g[0] + A[1, 2] * g[1] + A[2, 2] * g[2]
+        for d in range(3):
+            Q[i + d] += g[d]
+        Q[i + 3] += s[1] * h2 - s[2] * h1
+        Q[i + 4] += s[2] * h0 - s[0] * h2
+        Q[i + 5] += s[0] * h1 - s[1] * h0
+
+
+@_njit
+def _add_springs(Q, I, F, q, v):
+    """The point-to-point spring-dampers and ropes (``forces.PointToPoint.apply``, linear)
+    into ``Q`` in element order; False where its markers coincide (the Python path raises
+    there)."""
+    kind, iq, iv = _i1(I, 0), _i1(I, 1), _i1(I, 2)
+    eb, erope, es, ep = _i2(I, 22), _i1(I, 23), _f2(I, F, 17), _f2(I, F, 18)
+    Pi, Vi, Pj, Vj, g = np.empty(3), np.empty(3), np.empty(3), np.empty(3), np.empty(3)
+    for e in range(eb.shape[0]):
+        bi, bj = eb[e, 0], eb[e, 1]
+        _point(kind, iq, iv, bi, q, v, es[e, :3], Pi, Vi)
+        _point(kind, iq, iv, bj, q, v, es[e, 3:], Pj, Vj)
+        d0, d1, d2 = Pj[0] - Pi[0], Pj[1] - Pi[1], Pj[2] - Pi[2]
+        length = np.sqrt(d0 * d0 + d1 * d1 + d2 * d2)
+        if length == 0.0:
+            return False
+        u0, u1, u2 = d0 / length, d1 / length, d2 / length
+        rate = u0 * (Vj[0] - Vi[0]) + u1 * (Vj[1] - Vi[1]) + u2 * (Vj[2] - Vi[2])
+        f = ep[e, 0] * (length - ep[e, 2]) + ep[e, 1] * rate
+        if erope[e] and (length <= ep[e, 2] or f < 0.0):
+            f = 0.0
+        g[0], g[1], g[2] = f * u0, f * u1, f * u2
+        _add_point_force(kind, iq, iv, bi, q, es[e, :3], g, Q)
+        g[0], g[1], g[2] = -g[0], -g[1], -g[2]
+        _add_point_force(kind, iq, iv, bj, q, es[e, 3:], g, Q)
+    return True
+
+
 @_njit
 def _add_loads(Q, u, I, F, q):
     """The loads' generalized forces into ``Q`` in load order: the operations of
@@ -226,6 +313,8 @@ def _accel_of(x, u, I, F):
                                               sj, ai, aj, cst, drv, row, nrows, f[0], f[1],
                                               f[2], c[0], c[1], c[2], m, nv)
     Q = forces_kernel(v, kind, iv, mass, inertia, gravity, nv)
+    if not _add_springs(Q, I, F, q, v):
+        return Q, np.zeros(m), False
     _add_loads(Q, u, I, F, q)
     phid = jmul(Jc, jcol, v) + phit
     if I[H_FORM] == 0:
@@ -260,7 +349,9 @@ def _deriv(t, xp, up, dxp, Ip, Fp):
         cst, f, c = _f1(I, F, 4), _f2(I, F, 5), _f3(I, F, 6)
         mass, inertia, gravity = _f1(I, F, 7), _f3(I, F, 8), _f1(I, F, 9)
         Minv, coef = _f2(I, F, 10), _f1(I, F, 14)
-        qe = np.zeros(nv)  # Mechanism.external_forces (zeros without loads)
+        qe = np.zeros(nv)  # Mechanism.external_forces: the elements, then the loads
+        if not _add_springs(qe, I, F, q, v):
+            return 0
         _add_loads(qe, u, I, F, q)
         out, ok, _ = derivative_kernel(q, v, kind, iq, iv, ncol, sel, typ, bi, bj, si, sj, ai,
                                        aj, cst, drv, row, nrows, f[0], f[1], f[2], c[0], c[1],
