@@ -175,7 +175,9 @@ class MultibodyBlock(Block):
         self.v = self.declare_output("v", lambda ctx: np.array(ctx.state(self.x)[nq:]),
                                      shape=(mech.nv,), depends_on=())
         declare_marker_outputs(self, mech, markers, self._marker_out)
-        for jname, rows in reaction_rows(self, mech, reactions):
+        self._markers = [mech._m(ref) for ref in markers]  # (the C form's outputs)
+        self._reactions = reaction_rows(self, mech, reactions)
+        for jname, rows in self._reactions:
             self.declare_output(f"{jname}_reaction", self._reaction_out(rows),
                                 shape=(rows.stop - rows.start,))
         if self.form.kind in ("projection", "partitioning"):

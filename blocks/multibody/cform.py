@@ -32,7 +32,10 @@ LAPACK solves by division: the tests check it bit for bit).
 Where the Python path leaves the compiled solve (a singular or redundant configuration: its
 general path, ``Mechanism.accelerations``; coinciding spring markers: its error), the cfunc
 says so and the C run fails: the Python loop takes the slice over and gives its own result
-or error.
+or error.  Limitation: the Python loop may then keep a reduced set of constraint rows
+(``redundancy.RowSet``) while it stays valid, and its reaction outputs come from those rows;
+a later advance in C computes the reactions from all rows (the derivatives do not depend
+on it: the block's fused path ignores the set, in both loops).
 
 The block's monitor (``_check_constraints``) has a C condition where the codegen has
 ``CModel.monitors`` (:func:`monitor_condition`, from the ``monitor`` cfunc): the C returns
@@ -107,15 +110,9 @@ def reason(block: Any) -> str:
 
 
 def _markers(block: Any) -> list:
-    out = []
-    for name in block.outputs:
-        if name.endswith("_pos"):
-            base = name[:-4]
-            m = next((m for m in block.mech.markers.values()
-                      if f"{m.body.name}_{m.name}" == base), None)
-            if m is not None and f"{base}_vel" in block.outputs:
-                out.append(((name, base), m))
-    return out
+    """``[((pos port, base name), marker)]`` of the block's marker outputs."""
+    return [((f"{m.body.name}_{m.name}_pos", f"{m.body.name}_{m.name}"), m)
+            for m in block._markers]
 
 
 def tables(block: Any) -> dict:
@@ -186,13 +183,11 @@ def c_model(block: Any, cg: Any) -> CModel:
              "singular or redundant configuration); the Python loop takes over")
     derivs = (f"{ulines}\nif (!{deriv}(t, {x0}, u_, {dx0}, {inames}, {fname})) "
               f"{cg.fail(where)}")
-    reactions = [(n[:-len("_reaction")], n) for n in block.outputs if n.endswith("_reaction")
-                 and n[:-len("_reaction")] in mech.joint_rows]
-    if reactions:
+    if block._reactions:
         accel = cg.extern_fn("blocks.multibody.cfuncs.accel", C_RET, C_ARGS,
                              cfuncs.function("accel").address)
-        for jname, port in reactions:
-            rows = mech.joint_rows[jname]
+        for jname, rows in block._reactions:
+            port = f"{jname}_reaction"
             body = "\n".join(f"{cg.y(port, k)} = -o_[{nv + r}];"
                              for k, r in enumerate(range(rows.start, rows.stop)))
             outputs[port] = (f"{ulines}\ndouble o_[{nv + m}] = {{0.0}};\n"
