@@ -131,7 +131,7 @@ class CompiledRun:
         from .codegen import csource
         from .codegen.cache import CFLAGS, shared_library
         from .codegen.program import Program
-        from .codegen.state import LAYOUT_C, StateMap, state_type
+        from .codegen.state import LAYOUT_C, StateMap, bind_externs, state_type
         t0 = _time.perf_counter()
         self.sim = sim
         plan = sim.plan
@@ -152,6 +152,7 @@ class CompiledRun:
             + LAYOUT_C + (_watch_tables(sim, prog) if self.ab3 else "") + _DRIVER.read_text()
         path = shared_library("cosim-sim", source, (*CFLAGS, "-lm"), "Simulator(compiled)")
         self._lib = lib = ctypes.CDLL(str(path))
+        bind_externs(prog, lib)  # compiled functions the C calls by address (extern_fn)
         lib.cosim_sim_new.restype = _VP
         lib.cosim_sim_new.argtypes = []
         lib.cosim_sim_free.argtypes = [_VP]

@@ -225,6 +225,12 @@ def _generate(model: Any, fmi_version: str, kind: str, *, model_name: str | None
                    fuse_linear=fuse_linear, expose_locals=expose_locals, kinds=kinds,
                    interpolate_inputs=interpolate_inputs).build()
 
+    if prog.externs:
+        raise FMUExportError(
+            f"export_fmu(): diagram '{diagram.name}' has blocks whose C calls compiled Python "
+            f"code by address ({', '.join(sorted(prog.externs))}): it lives in this process "
+            "and cannot go into an FMU; run the diagram with Simulator(compiled=True), or "
+            "export this part as a Python FMU (pythonfmu3)")
     name = model_name or diagram.name
     ident = re.sub(r"\W", "_", name)
     if not ident or ident[0].isdigit():

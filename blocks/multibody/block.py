@@ -26,6 +26,11 @@ Monitors (after every accepted solver step; a failure stops the run with a
   mechanism's length scale, or an angle) above ``drift_tol``: the solution left its
   constraint manifold.
 
+C form (``Simulator(compiled=True)``): :mod:`.cform`, the block's compiled kernels called
+from C (bit for bit the Python loop's); the monitors above are Python callbacks and keep a
+diagram in the Python loop (``singular_tol=0, drift_tol=None`` turn them off), and
+:mod:`.cform` names what else has no C form.
+
 Limitation: the rank measure is computed at the accepted states only; a variable-step
 solver that steps over a singular position without landing near it is caught by the
 drift monitor or not at all (the fixed-step grid of RK4 at 1 ms lands within
@@ -170,7 +175,9 @@ class MultibodyBlock(Block):
         self.v = self.declare_output("v", lambda ctx: np.array(ctx.state(self.x)[nq:]),
                                      shape=(mech.nv,), depends_on=())
         declare_marker_outputs(self, mech, markers, self._marker_out)
-        for jname, rows in reaction_rows(self, mech, reactions):
+        self._markers = [mech._m(ref) for ref in markers]  # (the C form's outputs)
+        self._reactions = reaction_rows(self, mech, reactions)
+        for jname, rows in self._reactions:
             self.declare_output(f"{jname}_reaction", self._reaction_out(rows),
                                 shape=(rows.stop - rows.start,))
         if self.form.kind in ("projection", "partitioning"):
@@ -269,6 +276,12 @@ class MultibodyBlock(Block):
         vd, _ = self.mech.accelerations(q, v, ctx.time, self.form, self._loads_of(ctx),
                                         self._memory(ctx), reactions=False)
         return np.concatenate([self.mech.qdot(q, v), vd])
+
+    def c_model(self, cg: Any) -> Any:
+        """The C form (compiled Simulator): the block's compiled kernels called from C
+        (:mod:`.cform`), or a CodegenError naming why not."""
+        from .cform import c_model
+        return c_model(self, cg)
 
     def state_label(self, handle: Any, i: int) -> str:
         """The name of entry ``i`` of the continuous state (the Simulator names a

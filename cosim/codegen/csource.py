@@ -106,6 +106,8 @@ def model_source(prog: Program, *, fmi_version: str, model_identifier: str, toke
                    _array("COSIM_ZOH_E", zoh["e"])]
     for name, arr in prog.consts:
         tables.append(_array(name, arr.reshape(-1)))
+    if prog.externs:
+        tables.append(externs_table(prog.externs))
     tables.append(
         "enum { AREA_T, AREA_P, AREA_S, AREA_X, AREA_DX, AREA_Z };\n"
         "enum { VK_TIME, VK_PARAM, VK_INPUT, VK_OUTPUT, VK_STATE, VK_DER, VK_LOCAL, "
@@ -122,6 +124,21 @@ def model_source(prog: Program, *, fmi_version: str, model_identifier: str, toke
     text = text.replace("/*@HELPERS@*/", "\n\n".join(prog.helpers.values()))
     text = text.replace("/*@FUNCTIONS@*/", _functions(prog))
     return header + text
+
+
+def externs_table(externs: dict) -> str:
+    """The table of external functions (``CContext.extern_fn``): pointers set after loading
+    (``cosim_set_extern``, :func:`cosim.codegen.state.bind_externs`), one macro per
+    function casting its entry to the function's type."""
+    lines = ["/* external functions (cosim.codegen CContext.extern_fn): compiled code outside "
+             "this source,\n * called by address; set once per process after loading "
+             "(cosim_set_extern) */",
+             f"static void *cosim_externs[{len(externs)}];",
+             "void cosim_set_extern(int k, void *f) { cosim_externs[k] = f; }"]
+    for key, (k, ret, args, _addr) in sorted(externs.items(), key=lambda kv: kv[1][0]):
+        lines.append(f"typedef {ret} (*cosim_extern_{k}_t)({args});  /* {_comment(key)} */")
+        lines.append(f"#define COSIM_EXTERN_{k} ((cosim_extern_{k}_t)cosim_externs[{k}])")
+    return "\n".join(lines)
 
 
 def flat_variables(prog: Program, fmi_version: str) -> list:

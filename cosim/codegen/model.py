@@ -40,6 +40,16 @@ Each statement group is emitted inside its own ``{ }`` (declare locals freely);
 an error with that message (e.g. a table input out of range).  Shared C
 functions go to file scope once with ``cg.helper(key, code)``.
 
+Compiled code outside the source (a Numba ``cfunc``: machine code the block's Python path
+runs too) is called through ``name = cg.extern_fn(key, "int", "double, const double *",
+address)``: ``name(args)`` in the statements calls the function at ``address``.  The
+address is not in the source (it changes with every process and would defeat the cache):
+the source holds a table of function pointers that the compiled Simulator fills after
+loading the library (:func:`cosim.codegen.state.bind_externs`); a ``key`` names one
+function (the same key, the same function in a process; the table is the one piece of
+static data, identical for every instance).  A diagram with such a block runs in the
+compiled Simulator only: the FMU export refuses it (the function lives in this process).
+
 A block's zero crossings (``declare_zero_crossing``) need C too, by name:
 ``CModel(zero_crossings={"impact": CZeroCrossing(witness=h, handler=...)})``
 (a C expression whose sign change is the event, statements that may assign
@@ -320,6 +330,24 @@ class CContext:
     def helper(self, key: str, code: str) -> None:
         """C code at file scope (static functions), emitted once per ``key``."""
         self._prog.helpers.setdefault(key, code)
+
+    def extern_fn(self, key: str, ret: str, args: str, address: int) -> str:
+        """The C name of the compiled function at ``address`` (module docstring), of C type
+        ``ret (*)(args)``; ``key`` names the function (one address per key)."""
+        ext = self._prog.externs
+        if key in ext:
+            k, r0, a0, addr0 = ext[key]
+            if (r0, a0, addr0) != (ret, args, int(address)):
+                raise CodegenError(f"C description of block '{self.block.path}': external "
+                                   f"function {key!r} given twice with another signature or "
+                                   "address (a key names one function)")
+        else:
+            if not address:
+                raise CodegenError(f"C description of block '{self.block.path}': external "
+                                   f"function {key!r} has no address")
+            k = len(ext)
+            ext[key] = (k, ret, args, int(address))
+        return f"COSIM_EXTERN_{k}"
 
     def fail(self, message: str) -> str:
         """A C statement that makes the current FMI call fail with ``message``."""

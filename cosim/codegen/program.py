@@ -100,6 +100,8 @@ class Program:
     p0: list[float] = field(default_factory=list)
     consts: list[tuple[str, np.ndarray]] = field(default_factory=list)
     helpers: dict[str, str] = field(default_factory=dict)
+    #: external functions (``CContext.extern_fn``): key -> (index, return type, args, address)
+    externs: dict[str, tuple] = field(default_factory=dict)
     ops: list[Op] = field(default_factory=list)
     derivatives: list[str] = field(default_factory=list)
     updates: list[list[str]] = field(default_factory=list)  # per rate group

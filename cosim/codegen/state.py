@@ -34,6 +34,17 @@ void cosim_state_layout(size_t out[8]) {
 """
 
 
+def bind_externs(prog: Any, lib: Any) -> None:
+    """Fill the external-function table of the loaded ``lib`` (``CContext.extern_fn``: the
+    addresses of this process, not in the source)."""
+    if not prog.externs:
+        return
+    lib.cosim_set_extern.argtypes = [ctypes.c_int, ctypes.c_void_p]
+    lib.cosim_set_extern.restype = None
+    for k, _ret, _args, address in prog.externs.values():
+        lib.cosim_set_extern(k, address)
+
+
 def state_type(prog: Any, lib: Any) -> Any:
     """A ctypes mirror of the ``ModelState`` of ``prog`` (a built
     :class:`~cosim.codegen.program.Program`), checked against the layout the compiled ``lib``
