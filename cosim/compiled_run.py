@@ -111,6 +111,18 @@ def compiled_reason(sim: Any) -> str:
     return ""
 
 
+def _cold(sim: Any) -> str:
+    """Why a block's C form would first wait for a long one-time compilation of its own
+    (``c_form_cold()``: e.g. Numba kernels not yet in the cache); '' when none would.  A
+    ``compiled=None`` run does not pay that in the middle of its work (``True`` does)."""
+    for b in sim.plan.blocks:
+        cold = getattr(b, "c_form_cold", None)
+        why = cold() if cold is not None else ""
+        if why:
+            return f"block '{b.path}': {why}"
+    return ""
+
+
 def _names(blocks: set) -> str:
     got = sorted(f"'{b.path}' ({type(b).__name__})" for b in blocks)
     return f"block{'s' if len(got) > 1 else ''} " + ", ".join(got[:8]) + \
@@ -356,6 +368,7 @@ class CompiledRoute:
         self.run: CompiledRun | None = None
         self.reason = ""  #: why the last advance ran in Python ('' if it ran in C)
         self._key: Any = None  # what the reason was computed for
+        self._cold: str | None = None  # a C form's long one-time compilation (_cold)
         self._why = ""
         self._failed = ""  # a build that failed, kept until the parameters change
         self._failed_params: Any = None
@@ -409,7 +422,12 @@ class CompiledRoute:
         key = (len(sim.observers), len(sim.manipulators), sim.recorder)
         if key != self._key:
             self._key, self._why = key, compiled_reason(sim)
+            self._cold = None
         why = self._why or self._missing()
+        if not why and self.compiled is None and self.run is None:
+            if self._cold is None:  # (once per diagram set-up: not at every advance)
+                self._cold = _cold(sim)
+            why = self._cold
         if not why and self.compiled is None and self.run is None and end is not None \
                 and not force:
             work = self._work + self._estimate(end)

@@ -283,6 +283,12 @@ class MultibodyBlock(Block):
         from .cform import c_model
         return c_model(self, cg)
 
+    def c_form_cold(self) -> str:
+        """Why the C form would first wait for a long one-time compilation ('' when it
+        would not): ``compiled=None`` keeps the Python loop then (:func:`.cfuncs.cold`)."""
+        from .cfuncs import cold
+        return cold()
+
     def state_label(self, handle: Any, i: int) -> str:
         """The name of entry ``i`` of the continuous state (the Simulator names a
         non-finite entry with it): the body and its coordinate."""

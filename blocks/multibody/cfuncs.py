@@ -100,6 +100,30 @@ def function(name: str):
     return _FUNCS[name]
 
 
+def cold() -> str:
+    """'' when every cfunc is compiled in this process or in Numba's cache on disk (its index
+    file next to this module, or under ``$NUMBA_CACHE_DIR``); else why the C form would first
+    wait for a compilation of seconds (``compiled=None`` then keeps the Python loop:
+    :meth:`cosim.compiled_run.CompiledRoute.choose`)."""
+    import os
+    import sys
+    from pathlib import Path
+    if not HAVE_NUMBA:
+        return ""
+    here = Path(__file__)
+    dirs = [here.parent / "__pycache__"]
+    if os.environ.get("NUMBA_CACHE_DIR"):
+        dirs.append(Path(os.environ["NUMBA_CACHE_DIR"]))
+    tag = f"py{sys.version_info[0]}{sys.version_info[1]}"
+    for name, body in (("deriv", _deriv), ("accel", _accel), ("monitor", _monitor)):
+        index = f"{here.stem}.{body.__name__}-{body.__code__.co_firstlineno}.{tag}.nbi"
+        if name not in _FUNCS and not any(any(d.rglob(index)) for d in dirs if d.is_dir()):
+            return ("the multibody block's compiled kernels are not in Numba's cache yet (a "
+                    "one-time compilation of 10-20 s: compiled=True does it, later runs "
+                    "find them)")
+    return ""
+
+
 NT = len(INT_TABLES) + len(FLOAT_TABLES)
 NHEAD = N_SCALARS + 4 * NT
 

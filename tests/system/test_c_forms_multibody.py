@@ -515,3 +515,28 @@ def test_spring_dampers_in_c_agree_with_the_python_loop(seed, form):
     py, c = run_both(lambda: corpus_diagram(seed, form, springs=True), 0.3, solver="rk4",
                      dt=1e-3, record=names)
     assert np.ptp(np.asarray(c["mech.q"]), axis=0).max() > 0
+
+
+def test_cold_kernels_keep_compiled_none_in_python(monkeypatch):
+    """``compiled=None`` does not wait for the cfuncs' one-time compilation (10-20 s on a
+    machine whose Numba cache lacks them): the Python loop runs, the reason says why;
+    ``compiled=True`` compiles; with the kernels cached, ``None`` runs in C."""
+    from blocks.multibody import cfuncs
+    from cosim.compiled_run import CompiledRoute
+    monkeypatch.setattr(CompiledRoute, "threshold", 10)  # a run long enough to pay for C
+    monkeypatch.setattr(cfuncs, "cold", lambda: "kernels not cached (test)")
+    res = Simulator(corpus_diagram(1, "lagrange"), solver="rk4", dt=1e-3).run(0.05)
+    assert res.diagnostics["compiled"] == "block 'mech': kernels not cached (test)"
+    hot = Simulator(corpus_diagram(1, "lagrange"), solver="rk4", dt=1e-3, compiled=True)
+    assert hot.run(0.05).diagnostics["compiled"] is True
+    monkeypatch.setattr(cfuncs, "cold", lambda: "")
+    res = Simulator(corpus_diagram(1, "lagrange"), solver="rk4", dt=1e-3).run(0.05)
+    assert res.diagnostics["compiled"] is True
+
+
+def test_cold_reads_numbas_cache():
+    """The cfuncs compiled in this process (the tests above) are not cold."""
+    from blocks.multibody import cfuncs
+    for name in ("deriv", "accel", "monitor"):
+        cfuncs.function(name)
+    assert cfuncs.cold() == ""
