@@ -109,6 +109,9 @@ class Program:
     zoh: dict | None = None
     x_names: list[str] = field(default_factory=list)
     x0: list[float] = field(default_factory=list)
+    #: the zero crossings are located by the compiled Simulator's C loop
+    #: (:mod:`cosim.compiled_run`), not exported as Model Exchange event indicators
+    state_events: bool = False
     #: state events: (witness expression, handler code, direction, terminal, label)
     zero_crossings: list[tuple] = field(default_factory=list)
     tangent: str = ""  # C of cosim_jvp (cosim.codegen.tangent)
@@ -147,7 +150,7 @@ class Program:
     def _check_supported(self) -> None:
         plan = self.plan
         for b in plan.blocks:
-            if b.zero_crossings and "cs" in self.kinds:
+            if b.zero_crossings and "cs" in self.kinds and not self.state_events:
                 raise CodegenError(
                     f"export_fmu(): block '{b.path}' ({type(b).__name__}) declares zero "
                     "crossings (state events); generated C exports them as event indicators "
