@@ -41,8 +41,23 @@ a watched held output (the slots of :class:`~cosim.hit_plans.HitPlans`, per rate
 tables) changes in the hit's output evaluation (``stats["multistep_restarts"]``); after a
 parameter change, at the first stop (where the Python loop rebuilds its program).
 
+Zero crossings (blocks' ``CModel(zero_crossings=...)``): located in C as
+:meth:`~cosim.fixed_step.FixedStepAdvancer._locate` does, operation for operation (the
+witnesses at the end of the step with the outputs evaluated at the step's start mode time,
+:meth:`~cosim.zero_crossings.ZeroCrossings.crossed`'s direction rule,
+:func:`~cosim.event_location.first_root`'s probes after an event and SciPy 1.17's ``brentq``
+on a fresh step of the solver, AB3's starter or the chord of the step taken, the instant
+rounded half to even to a tick, :meth:`~cosim.run_events.RunEvents.handle`'s Zeno guard, left
+sample, C handler and history reset, a terminal crossing ending the run); the witnesses at the
+last point, those an event left on zero and the Zeno guard's recent events are handed over
+with the state.  Where the Python loop raises (no sign change, a NaN witness, no convergence,
+Zeno) the C run fails and the Python loop takes the slice over and raises its own error.
+``rhs_evals`` counts the location's steps as the Python loop's solver does (AB3's Python
+starter adds them only at its next step).
+
 Limitations (the Python loop runs, the reason named): variable-step solvers;
-``dt="advance"``; zero crossings; dynamic time events and time events with Python handlers;
+``dt="advance"``; zero crossings without C (a block whose C form does not describe one: the
+code generator's error); dynamic time events and time events with Python handlers;
 observers other than the recorder (stream writers), manipulators and monitors; blocks
 without a C form (``FunctionBlock``, FMU blocks, most domain-library blocks today): one such
 block keeps the whole diagram in Python.
