@@ -113,9 +113,6 @@ def compiled_reason(sim: Any) -> str:
                                                               for o in others) + ")")
     if sim.manipulators:
         return "manipulators (Python callbacks at their breakpoints)"
-    monitored = {b for b in sim.plan.blocks if b.monitors}
-    if monitored:
-        return "monitors (Python callbacks at every step) of " + names(monitored)
     if sim.recorder is not None:
         bad = [p.path for p in sim.recorder.ports if np.dtype(p.dtype).kind not in "fiub"]
         if bad:
@@ -155,7 +152,8 @@ class CompiledRun:
         prog = Program(sim.diagram, sim.ctx,
                        integrator="rk4" if self.ab3 else method,  # (ab3: by COSIM_METHOD)
                        step_ticks=dt, fuse_linear=sim.fuse_linear,
-                       observed=tuple(ports), state_events=True).build()
+                       observed=tuple(ports), state_events=True,
+                       monitor_conditions=True).build()
         self.program = prog
         self._events = _event_options(sim)
         header = ("#define COSIM_HAS_CS 1\n#define COSIM_INTERPOLATE 0\n"
@@ -165,7 +163,8 @@ class CompiledRun:
                   f"#define COSIM_EVENT_LEFT {int(self._events[2])}\n")
         source = csource.model_source(prog, fmi_version="2.0", model_identifier="cosim_sim",
                                       token="cosim-sim", header=header, integrator=method) \
-            + LAYOUT_C + (_watch_tables(sim, prog) if self.ab3 else "") + _DRIVER.read_text()
+            + LAYOUT_C + (_watch_tables(sim, prog) if self.ab3 else "") \
+            + _monitor_source(prog) + _DRIVER.read_text()
         path = shared_library("cosim-sim", source, (*CFLAGS, "-lm"), "Simulator(compiled)")
         self._lib = lib = ctypes.CDLL(str(path))
         lib.cosim_sim_new.restype = _VP
@@ -265,11 +264,14 @@ class CompiledRun:
                                            t.ctypes.data, rows.ctypes.data, cnt)
                 finally:  # also when Ctrl-C arrives as the call returns: keep its rows
                     n = int(cnt[0])
-                    if st in (0, 1, None) and rec is not None and n:
+                    if st in (0, 1, 2, None) and rec is not None and n:
                         rec.extend(t[:n], rows[:n, :ncol], self._widths)
                 if st == 1:  # a terminal zero crossing ended the run
                     terminal = int(cnt[7])
                     break
+                if st == 2:  # a monitor's condition holds: the monitors run in Python
+                    self._monitors(cnt, t, rows)
+                    continue
                 if st != 0:  # back to the slice's start: the Python loop takes it from there
                     failed = (lib.cosim_sim_error(m) or b"(no message)").decode()
                     ctypes.memmove(m, keep, len(keep))
@@ -315,6 +317,35 @@ class CompiledRun:
         drop, sim.route.drop_history = sim.route.drop_history, False
         self._lib.cosim_sim_ab3_set(self._model, len(hist), h or 0.0,
                                     self._hist.ctypes.data, int(drop))
+
+    def _monitors(self, cnt: Any, t: np.ndarray, rows: np.ndarray) -> None:
+        """The monitors at the major point where the C stopped (``Simulator.major`` calls
+        them there: after the outputs, before the discrete updates), on the context; then the
+        rest of the point in C (a call of no stops).  A failure of that rest (a discrete
+        update) raises the C's message: the Python loop cannot take over mid-point."""
+        sim, lib, m = self.sim, self._lib, self._model
+        ctx = sim.ctx
+        self._map.pull(self._state, ctx, self._views)
+        for fn in sim._monitors:
+            fn(ctx)
+        self._map.push(ctx, self._state, self._views)
+        rec = sim.recorder
+        dec = rec._dec if rec is not None else None
+        every = rec.every if rec is not None else 1
+        dt = int(sim.grid.ticks or 0)
+        grid = dt * every if (dec is not None and dec._ctx is not None) else 0
+        cnt[0] = 0
+        ncol = len(self._off) if self.ports else 0
+        st = lib.cosim_sim_run(m, self._state.ticks, 0, dt, self._off.ctypes.data, ncol,
+                               dec._t0 if grid else 0, grid, every, ctypes.byref(self._count),
+                               t.ctypes.data, rows.ctypes.data, cnt)
+        if st != 0:
+            from .errors import StepError
+            raise StepError(f"the compiled run failed at t = {ctx.time:.9g} s after the "
+                            f"monitors: {(lib.cosim_sim_error(m) or b'').decode()}")
+        n = int(cnt[0])
+        if rec is not None and n:
+            rec.extend(t[:n], rows[:n, :ncol], self._widths)
 
     def _push_crossings(self) -> None:
         """The Python loop's zero-crossing state (:class:`~cosim.zero_crossings.ZeroCrossings`:
@@ -363,6 +394,21 @@ def _event_options(sim: Any) -> tuple:
     """What the C of the zero crossings holds as constants: the Zeno guard's event count
     and span, and whether an event samples its left limit."""
     return (max(1, int(sim.zeno_events)), float(sim.zeno_span_s), bool(sim.events.left))
+
+
+def _monitor_source(prog: Any) -> str:
+    """``cosim_monitors_due(M)``: whether one of the monitors' C conditions holds (each
+    block's :class:`~cosim.codegen.model.CMonitor`, :attr:`Program.monitors`)."""
+    from .codegen.csource import _LOCALS, _comment
+    from .codegen.program import _indent
+    if not prog.monitors:
+        return "\n#define COSIM_NMON 0\n"
+    tests = "".join(f"if ({cond}) return 1;  /* {_comment(label)} */\n"
+                    for cond, label in prog.monitors)
+    return (f"\n#define COSIM_NMON {len(prog.monitors)}\n"
+            "static int cosim_monitors_due(Model *M) {\n"
+            + _indent(_LOCALS + "\nconst double *x = S->x;\n(void)x;\n" + tests + "return 0;")
+            + "\n}\n")
 
 
 def _watch_tables(sim: Any, prog: Any) -> str:

@@ -99,6 +99,24 @@ class CZeroCrossing:
 
 
 @dataclass
+class CMonitor:
+    """The C of one monitor a block declares (``declare_monitor``), for the compiled
+    Simulator: the monitor's Python ``fn`` does nothing unless ``condition`` holds.
+
+    Attributes
+    ----------
+    condition : str
+        A C expression (true or false) over what the monitor reads (``cg.t``, ``cg.x``,
+        ``cg.xd``, parameters).  The C loop evaluates it where the Python loop calls the
+        monitors (after every step's outputs, before the discrete updates); when one holds,
+        the run returns to Python there, the monitors are called on the context, and the run
+        goes on in C.  It must be true whenever ``fn`` would change anything or warn.
+    """
+
+    condition: str
+
+
+@dataclass
 class CModel:
     """The C description of one block (see the module docstring).
 
@@ -117,6 +135,9 @@ class CModel:
     zero_crossings : dict
         Zero-crossing name (as declared) -> :class:`CZeroCrossing`; needed for every
         zero crossing the block declares (exported in Model Exchange only).
+    monitors : dict
+        Monitor name (as declared) -> :class:`CMonitor`: what a compiled Simulator needs
+        to run a block with monitors in C (an FMU export ignores monitors).
     """
 
     outputs: dict[str, str] = field(default_factory=dict)
@@ -124,6 +145,7 @@ class CModel:
     update: str | list[str] = ""
     time_dependent: bool = False
     zero_crossings: dict[str, CZeroCrossing] = field(default_factory=dict)
+    monitors: dict[str, CMonitor] = field(default_factory=dict)
 
 
 # -------------------------------------------------------------- literals

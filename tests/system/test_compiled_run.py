@@ -232,7 +232,7 @@ def test_what_the_c_cannot_run_is_named(make, kw, why):
         Simulator(make(), compiled=True, **kw).initialize()
 
 
-def test_observers_and_monitors_keep_the_python_loop(tmp_path):
+def test_observers_keep_the_python_loop(tmp_path):
     from cosim.csv_results import CsvWriter
     res = Simulator(_msd_pid(), dt=1e-3, observers=[CsvWriter(tmp_path / "r.csv")]).run(0.01)
     assert "observers other than the recorder (CsvWriter)" in res.diagnostics["compiled"]

@@ -16,6 +16,7 @@
  * (cosim.zero_crossings.ZeroCrossings, RunEvents._recent), handed over each call. */
 typedef struct {
     Model m;
+    int resume;                   /* a monitor returned to Python between major_a and _b */
     double zc_prev[NZ1];          /* ZeroCrossings.previous: the witnesses at the last point */
     unsigned char zc_zero[NZ1];   /* ZeroCrossings._zero_after_event */
     int zc_post;                  /* ZeroCrossings._post_event */
@@ -106,13 +107,13 @@ static void cosim_sim_forget(Model *M) {
 }
 #endif
 
-/* The major point of Simulator.major at tick: the outputs (sampled blocks if due), the
- * witnesses of the zero crossings there (ZeroCrossings.set_previous), the due discrete
- * updates.  AB3: the history is forgotten at a breakpoint, and at a sample hit where a
- * watched held output (COSIM_WATCH: the signal offsets of rate group g from
+/* The major point of Simulator.major at tick, in two parts around the monitors: (a) the
+ * outputs (sampled blocks if due); AB3: the history is forgotten at a breakpoint, and at a
+ * sample hit where a watched held output (COSIM_WATCH: the signal offsets of rate group g from
  * COSIM_WATCH_START[g], per multistep_restart) changes value in the hit's output evaluation
- * (counted in cnt[4]). */
-static void cosim_sim_major(SimModel *SM, int64_t tick, volatile int64_t *cnt) {
+ * (counted in cnt[4]); (b) the witnesses of the zero crossings there
+ * (ZeroCrossings.set_previous), the due discrete updates. */
+static void cosim_sim_major_a(SimModel *SM, int64_t tick, volatile int64_t *cnt) {
     Model *M = &SM->m;
     ModelState *S = &M->st;
     int due[NG1];
@@ -147,6 +148,13 @@ static void cosim_sim_major(SimModel *SM, int64_t tick, volatile int64_t *cnt) {
         cnt[4]++;
     }
 #endif
+    (void)cnt;
+}
+
+static void cosim_sim_major_b(SimModel *SM, int64_t tick) {
+    Model *M = &SM->m;
+    int due[NG1];
+    cosim_due(tick, due);
 #if NZ > 0
     {
         int i;
@@ -156,8 +164,7 @@ static void cosim_sim_major(SimModel *SM, int64_t tick, volatile int64_t *cnt) {
     }
 #endif
     cosim_updates(M, due);
-    S->dirty = 0;
-    (void)cnt;
+    M->st.dirty = 0;
 }
 
 /* where and how a run records (cosim_sim_run's arguments) */
@@ -453,11 +460,14 @@ static int64_t cosim_zc_locate(SimModel *SM, int64_t t0, const double *x0, int64
  * at off[0..nrec) to rows[n * nrec ..] (an event sampled at its left limit too: up to two rows
  * a stop).  cnt[0] counts the rows written, cnt[1] the steps, cnt[2] the partial steps
  * (shorter than dt, and steps cut by an event), each as the stop completes (what an
- * interrupted caller keeps); cnt[4] the AB3 restarts at sample hits (cosim_sim_major), cnt[5]
+ * interrupted caller keeps); cnt[4] the AB3 restarts at sample hits (cosim_sim_major_a), cnt[5]
  * the right-hand-side evaluations of AB3's steps and of the event location, cnt[6] the events.
  * Returns 0; 1 when the terminal crossing cnt[7] ended the run (the state at its instant,
- * after its handler, before the major point); -1 on an error (cosim_sim_error; cnt[3] the stop
- * whose step failed). */
+ * after its handler, before the major point); 2 when a monitor's C condition holds at the
+ * major point just evaluated (outputs there, discrete updates not yet run): the caller runs
+ * the monitors on that state, hands it back, and the next call (max_stops 0: only that) does
+ * the rest of the point; -1 on an error (cosim_sim_error; cnt[3] the stop whose step
+ * failed). */
 int cosim_sim_run(void *p, int64_t end, int64_t max_stops, int64_t dt, const int *off,
                   int nrec, int64_t t0, int64_t grid, int64_t every, int64_t *count,
                   double *t, double *rows, volatile int64_t *cnt) {
@@ -476,6 +486,12 @@ int cosim_sim_run(void *p, int64_t end, int64_t max_stops, int64_t dt, const int
     R.t = t;
     R.rows = rows;
     R.cnt = cnt;
+    if (SM->resume) {  /* the rest of the major point where the monitors ran in Python */
+        SM->resume = 0;
+        cosim_sim_major_b(SM, S->ticks);
+        if (M->error) return -1;
+        cosim_sim_sample(M, &R, S->ticks);
+    }
     while (S->ticks < end && stops < max_stops && !M->error) {
         int64_t tick = S->ticks;
         int64_t stop = cosim_next_event(tick);
@@ -515,9 +531,17 @@ int cosim_sim_run(void *p, int64_t end, int64_t max_stops, int64_t dt, const int
 #endif
         }
 #endif
-        cosim_sim_major(SM, stop, cnt);
+        cosim_sim_major_a(SM, stop, cnt);
         if (M->error) return -1;
         stops++;
+#if COSIM_NMON > 0
+        if (cosim_monitors_due(M)) {  /* the monitors run in Python, then major_b */
+            SM->resume = 1;
+            return 2;
+        }
+#endif
+        cosim_sim_major_b(SM, stop);
+        if (M->error) return -1;
         cosim_sim_sample(M, &R, stop);
     }
     return M->error ? -1 : 0;
