@@ -55,10 +55,17 @@ Zeno) the C run fails and the Python loop takes the slice over and raises its ow
 ``rhs_evals`` counts the location's steps as the Python loop's solver does (AB3's Python
 starter adds them only at its next step).
 
+Monitors (blocks' ``CModel(monitors={name: CMonitor(condition)})``): the C evaluates the
+conditions where the Python loop calls the monitors (after a point's outputs, before its
+discrete updates) and returns there when one holds (``cosim_sim_run`` returns 2); the monitors
+run in Python on the context (:meth:`CompiledRun._monitors`) and a call of no stops runs the
+rest of the point.
+
 Limitations (the Python loop runs, the reason named): variable-step solvers;
 ``dt="advance"``; zero crossings without C (a block whose C form does not describe one: the
 code generator's error); dynamic time events and time events with Python handlers;
-observers other than the recorder (stream writers), manipulators and monitors; blocks
+observers other than the recorder (stream writers), manipulators and monitors without a C
+condition (the code generator's error); blocks
 without a C form (``FunctionBlock``, FMU blocks, most domain-library blocks today): one such
 block keeps the whole diagram in Python.
 """
