@@ -17,7 +17,8 @@ with ``zero_crossings``):
 
 :func:`event_diagram` draws, from a seed, 1-4 such blocks (two balls with close heights in
 some: several events in one step), their sources, and core blocks reading their outputs;
-every leaf output is recorded.
+every leaf output is recorded.  Core blocks read the events' outputs: gains, lags, and
+zero-order holds feeding lags (held outputs the derivatives read: AB3's restarts at hits).
 """
 
 from __future__ import annotations
@@ -297,10 +298,18 @@ def event_diagram(seed: int, t_end: float = 1.0, dt: float = 1e-3):
             outs.append(f"{name}.flag")
     for k in range(int(rng.integers(1, 4))):  # core blocks reading the events' outputs
         name = f"c{k}"
-        if rng.integers(2):
+        kind = int(rng.integers(3))
+        if kind == 0:
             b.add(bl.Gain(name, u(-2, 2)))
-        else:
+        elif kind == 1:
             b.add(bl.FirstOrderLag(name, u(0.02, 0.3), u(0.5, 2), 0.0))
+        else:  # a held sample of an event output, read by a lag: AB3's restarts at hits
+            b.add(bl.ZeroOrderHold(name + "_zoh", dt * int(rng.choice([1, 2, 5]))))
+            b.connect(str(rng.choice(outs)), f"{name}_zoh.u")
+            b.add(bl.FirstOrderLag(name, u(0.02, 0.3), u(0.5, 2), 0.0))
+            b.connect(f"{name}_zoh.y", f"{name}.u")
+            outs.append(f"{name}.y")
+            continue
         b.connect(str(rng.choice(outs)), f"{name}.u")
         outs.append(f"{name}.y")
     return b.build()

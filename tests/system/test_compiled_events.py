@@ -47,7 +47,8 @@ def test_generated_event_diagrams_compiled_equal_the_python_loop(seed):
     solver = SOLVERS[seed % 5]
     dt = [1e-3, 2e-3, 5e-3][seed % 3]
     kw = dict(solver=solver, dt=dt, record_every=[1, 1, 3, 4][seed % 4],
-              event_samples=["after", "both"][(seed // 5) % 2])
+              event_samples=["after", "both"][(seed // 5) % 2],
+              multistep_restart=["modes", "hits", "events"][(seed // 5) % 3])
     py, c = run_both(lambda: event_diagram(seed, 1.0, dt), 1.0, **kw)
     _same_diagnostics(py, c, solver)
 
