@@ -43,7 +43,10 @@ functions go to file scope once with ``cg.helper(key, code)``.
 A block's zero crossings (``declare_zero_crossing``) need C too, by name:
 ``CModel(zero_crossings={"impact": CZeroCrossing(witness=h, handler=...)})``
 (a C expression whose sign change is the event, statements that may assign
-``cg.x`` and ``cg.xd``); they become Model Exchange state events.
+``cg.x`` and ``cg.xd``); they become Model Exchange state events, and the compiled
+Simulator locates them in C.  Its monitors (``declare_monitor``) need a C condition for
+the compiled Simulator, ``CModel(monitors={"name": CMonitor(condition)})``: the Python
+monitor runs only where the condition holds (an FMU export ignores monitors).
 
 Semantics are those of :mod:`cosim.simulator`: outputs in evaluation order;
 a sampled block's outputs only at its hits (held in between); the update of
