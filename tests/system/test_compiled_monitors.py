@@ -177,3 +177,25 @@ def test_a_monitor_sees_the_point_as_in_the_python_loop():
     n = len(seen) // 2
     assert n == 4 and seen[:n] == seen[n:]
     assert np.isclose(seen[0][1], 0.1)
+
+
+def test_the_flagship_hydraulics_do_not_stay_in_python_for_monitors():
+    """The flagship's hydraulic subsystem (a supply volume and a cylinder, both with
+    low-pressure monitors) compiles, or names another reason (today its 'position'
+    FunctionBlock), never monitors."""
+    import sys
+    from pathlib import Path
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "examples"))
+    try:
+        from examples import flagship_model as fm
+    finally:
+        sys.path.pop(0)
+    d = fm.hydraulics_diagram(fm.equilibrium())
+    assert {b.path for b in d.leaf_blocks() if b.monitors} >= {"supply", "cyl"}
+    ctx = d.create_context()
+    for p in d.inputs.values():
+        ctx.fix_input(p, 0.0)
+    try:
+        Simulator(d, ctx, solver="rk4", dt=1e-5, compiled=True).initialize()
+    except BuildError as exc:
+        assert "monitor" not in str(exc), str(exc)
