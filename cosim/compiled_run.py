@@ -53,7 +53,9 @@ last point, those an event left on zero and the Zeno guard's recent events are h
 with the state.  Where the Python loop raises (no sign change, a NaN witness, no convergence,
 Zeno) the C run fails and the Python loop takes the slice over and raises its own error.
 ``rhs_evals`` counts the location's steps as the Python loop's solver does (AB3's Python
-starter adds them only at its next step).
+starter adds them only at its next step).  A witness that reads a fused linear group's state
+agrees to rounding (the fused sums' order): Brent's method may take an iteration more or less
+there, and a root within rounding of a half tick could round to the other tick.
 
 Monitors (blocks' ``CModel(monitors={name: CMonitor(condition)})``): the C evaluates the
 conditions where the Python loop calls the monitors (after a point's outputs, before its
