@@ -75,9 +75,9 @@ def fault_ramp(b: Any, cg: Any) -> CModel:
                   time_dependent=True)
 
 
-def force_reference(b: Any, cg: Any) -> CModel:
-    """:class:`~.system.NipForceReference`: ``q W/2 - G (mu_c m_c + mu_s (m_s + m_r/2))``."""
-    from .system import G
+def force_reference(b: Any, cg: Any, G: float) -> CModel:  # noqa: N803 - the module's G
+    """:class:`~.system.NipForceReference`: ``q W/2 - G (mu_c m_c + mu_s (m_s + m_r/2))``
+    (``G``: :data:`blocks.paper.system.G`)."""
     p = b.p
     carriage = p.carriage_friction.mu_dynamic * p.carriage_mass_kg  # (the Python's order)
     code = (f"{{ double fr = 0.5 * {cg.u(b.nip_ref)} * {f(p.web_width_m)} - {f(G)} * "

@@ -296,7 +296,7 @@ class NipForceReference(Block):
     def c_model(self, cg: Any) -> Any:
         """The C form (:func:`blocks.paper._cforms.force_reference`)."""
         from ._cforms import force_reference
-        return force_reference(self, cg)
+        return force_reference(self, cg, G)
 
 
 # ------------------------------------------------------------ steady state
