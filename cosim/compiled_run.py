@@ -41,9 +41,33 @@ a watched held output (the slots of :class:`~cosim.hit_plans.HitPlans`, per rate
 tables) changes in the hit's output evaluation (``stats["multistep_restarts"]``); after a
 parameter change, at the first stop (where the Python loop rebuilds its program).
 
+Zero crossings (blocks' ``CModel(zero_crossings=...)``): located in C as
+:meth:`~cosim.fixed_step.FixedStepAdvancer._locate` does, operation for operation (the
+witnesses at the end of the step with the outputs evaluated at the step's start mode time,
+:meth:`~cosim.zero_crossings.ZeroCrossings.crossed`'s direction rule,
+:func:`~cosim.event_location.first_root`'s probes after an event and SciPy 1.17's ``brentq``
+on a fresh step of the solver, AB3's starter or the chord of the step taken, the instant
+rounded half to even to a tick, :meth:`~cosim.run_events.RunEvents.handle`'s Zeno guard, left
+sample, C handler and history reset, a terminal crossing ending the run); the witnesses at the
+last point, those an event left on zero and the Zeno guard's recent events are handed over
+with the state.  Where the Python loop raises (no sign change, a NaN witness, no convergence,
+Zeno) the C run fails and the Python loop takes the slice over and raises its own error.
+``rhs_evals`` counts the location's steps as the Python loop's solver does (AB3's Python
+starter adds them only at its next step).  A witness that reads a fused linear group's state
+agrees to rounding (the fused sums' order): Brent's method may take an iteration more or less
+there, and a root within rounding of a half tick could round to the other tick.
+
+Monitors (blocks' ``CModel(monitors={name: CMonitor(condition)})``): the C evaluates the
+conditions where the Python loop calls the monitors (after a point's outputs, before its
+discrete updates) and returns there when one holds (``cosim_sim_run`` returns 2); the monitors
+run in Python on the context (:meth:`CompiledRun._monitors`) and a call of no stops runs the
+rest of the point.
+
 Limitations (the Python loop runs, the reason named): variable-step solvers;
-``dt="advance"``; zero crossings; dynamic time events and time events with Python handlers;
-observers other than the recorder (stream writers), manipulators and monitors; blocks
+``dt="advance"``; zero crossings without C (a block whose C form does not describe one: the
+code generator's error); dynamic time events and time events with Python handlers;
+observers other than the recorder (stream writers), manipulators and monitors without a C
+condition (the code generator's error); blocks
 without a C form (``FunctionBlock``, FMU blocks, most domain-library blocks today): one such
 block keeps the whole diagram in Python.
 """
@@ -87,9 +111,6 @@ def compiled_reason(sim: Any) -> str:
     if nx and not sim.grid.ticks:
         return "dt='advance' (the compiled run steps on a fixed dt)"
     names = _names
-    if sim.events.crossings:
-        return ("zero crossings of " + names({b for b in sim.plan.blocks
-                                              if b.zero_crossings}))
     if sim.events.has_dynamic:
         return "dynamic time events (Python handlers)"
     handled = {b for b in sim.plan.blocks for ev in b.time_events if ev.handler is not None}
@@ -101,9 +122,6 @@ def compiled_reason(sim: Any) -> str:
                                                               for o in others) + ")")
     if sim.manipulators:
         return "manipulators (Python callbacks at their breakpoints)"
-    monitored = {b for b in sim.plan.blocks if b.monitors}
-    if monitored:
-        return "monitors (Python callbacks at every step) of " + names(monitored)
     if sim.recorder is not None:
         bad = [p.path for p in sim.recorder.ports if np.dtype(p.dtype).kind not in "fiub"]
         if bad:
@@ -155,13 +173,19 @@ class CompiledRun:
         prog = Program(sim.diagram, sim.ctx,
                        integrator="rk4" if self.ab3 else method,  # (ab3: by COSIM_METHOD)
                        step_ticks=dt, fuse_linear=sim.fuse_linear,
-                       observed=tuple(ports)).build()
+                       observed=tuple(ports), state_events=True,
+                       monitor_conditions=True).build()
         self.program = prog
+        self._events = _event_options(sim)
         header = ("#define COSIM_HAS_CS 1\n#define COSIM_INTERPOLATE 0\n"
-                  '#define COSIM_FINITE_HINT "or reduce dt"\n')
+                  '#define COSIM_FINITE_HINT "or reduce dt"\n'
+                  f"#define COSIM_ZENO_N {self._events[0]}\n"
+                  f"#define COSIM_ZENO_SPAN {self._events[1]!r}\n"
+                  f"#define COSIM_EVENT_LEFT {int(self._events[2])}\n")
         source = csource.model_source(prog, fmi_version="2.0", model_identifier="cosim_sim",
                                       token="cosim-sim", header=header, integrator=method) \
-            + LAYOUT_C + (_watch_tables(sim, prog) if self.ab3 else "") + _DRIVER.read_text()
+            + LAYOUT_C + (_watch_tables(sim, prog) if self.ab3 else "") \
+            + _monitor_source(prog) + _DRIVER.read_text()
         path = shared_library("cosim-sim", source, (*CFLAGS, "-lm"), "Simulator(compiled)")
         self._lib = lib = ctypes.CDLL(str(path))
         bind_externs(prog, lib)  # compiled functions the C calls by address (extern_fn)
@@ -182,6 +206,14 @@ class CompiledRun:
             lib.cosim_sim_ab3_get.restype = ctypes.c_int
             lib.cosim_sim_ab3_get.argtypes = [_VP, _VP, _VP]
             self._hist = np.zeros(2 * max(1, plan.n_continuous))
+        nz = len(prog.zero_crossings)
+        #: the zero crossings' state handed over (cosim_sim_zc_set / get)
+        self._zc = (np.zeros(max(1, nz)), np.zeros(max(1, nz), dtype=np.uint8),
+                    np.zeros(self._events[0], dtype=np.int64)) if nz else None
+        if nz:
+            lib.cosim_sim_zc_set.argtypes = [_VP, _VP, _VP, ctypes.c_int, _VP, ctypes.c_int]
+            lib.cosim_sim_zc_get.restype = ctypes.c_int
+            lib.cosim_sim_zc_get.argtypes = [_VP, _VP, _VP, _VP, _VP]
         self._model = lib.cosim_sim_new()
         if not self._model:
             raise MemoryError("Simulator(compiled): no memory for the C model")
@@ -193,7 +225,7 @@ class CompiledRun:
         self._widths = [int(p.size) for p in ports]
         off = [prog.slot_offset[plan.output_slot[p]] + i for p in ports for i in range(p.size)]
         self._off = np.array(off or [0], dtype=np.intc)
-        self._cnt = (_I64 * 6)()
+        self._cnt = (_I64 * 8)()
         lib.cosim_sim_model_size.restype = ctypes.c_size_t
         self._snapshot = ctypes.create_string_buffer(lib.cosim_sim_model_size())
         self._count = _I64(0)
@@ -209,7 +241,8 @@ class CompiledRun:
     def stale(self) -> bool:
         """The Simulator's parameters changed since this C was generated (their values are
         constants in it)."""
-        return not same_params(self.params, self.sim.ctx.params)
+        return not same_params(self.params, self.sim.ctx.params) or \
+            self._events != _event_options(self.sim)
 
     # ------------------------------------------------------------------ the run
     def advance(self, end: int, bar: Any = None) -> None:
@@ -227,18 +260,21 @@ class CompiledRun:
         self._count.value = dec._n if dec is not None else 0
         ncol = len(self._off) if self.ports else 0
         cnt = self._cnt
-        cnt[1] = cnt[2] = cnt[3] = cnt[4] = cnt[5] = 0
+        cnt[1] = cnt[2] = cnt[3] = cnt[4] = cnt[5] = cnt[6] = cnt[7] = 0
         self._map.push(ctx, self._state, self._views)
         if self.ab3:
             self._push_history()
+        if self._zc is not None:
+            self._push_crossings()
         lib.cosim_sim_clear_error(m)
         chunk = 256  # stops of the first call; later calls sized to slice_s
         failed = None
+        terminal = None
         keep = self._snapshot
         try:
             while self._state.ticks < end:
-                t = np.empty(chunk)
-                rows = np.empty((chunk, max(ncol, 1)))
+                rows = np.empty((2 * chunk, max(ncol, 1)))  # an event: two rows a stop
+                t = np.empty(2 * chunk)
                 cnt[0] = 0
                 ctypes.memmove(keep, m, len(keep))  # the slice's start, for a failure
                 kept = (list(cnt), self._count.value)
@@ -250,8 +286,14 @@ class CompiledRun:
                                            t.ctypes.data, rows.ctypes.data, cnt)
                 finally:  # also when Ctrl-C arrives as the call returns: keep its rows
                     n = int(cnt[0])
-                    if st in (0, None) and rec is not None and n:
+                    if st in (0, 1, 2, None) and rec is not None and n:
                         rec.extend(t[:n], rows[:n, :ncol], self._widths)
+                if st == 1:  # a terminal zero crossing ended the run
+                    terminal = int(cnt[7])
+                    break
+                if st == 2:  # a monitor's condition holds: the monitors run in Python
+                    self._monitors(cnt, t, rows)
+                    continue
                 if st != 0:  # back to the slice's start: the Python loop takes it from there
                     failed = (lib.cosim_sim_error(m) or b"(no message)").decode()
                     ctypes.memmove(m, keep, len(keep))
@@ -267,16 +309,22 @@ class CompiledRun:
             self._map.pull(self._state, ctx, self._views)
             if self.ab3:
                 self._pull_history()
+            if self._zc is not None:
+                self._pull_crossings()
             if dec is not None:
                 dec._n = int(self._count.value)
             sim.stats["steps"] += int(cnt[1])
             sim.stats["partial_steps"] += int(cnt[2])
             sim.stats["multistep_restarts"] += int(cnt[4])
-            self.stages += int(cnt[5]) if self.ab3 else \
-                int(cnt[1]) * _STAGES.get(self.program.integrator, 0)
+            sim.stats["events"] += int(cnt[6])
+            self.stages += int(cnt[5]) + (0 if self.ab3 else
+                                          int(cnt[1]) * _STAGES.get(self.program.integrator, 0))
             sim._fresh = None
         if failed is not None:
             raise FailedInC(failed)
+        if terminal is not None:
+            from .run_events import Terminate
+            raise Terminate(sim.events.crossings[terminal])
 
     stages = 0  #: right-hand-side evaluations made in C (the Python loop's rhs_evals)
 
@@ -292,6 +340,65 @@ class CompiledRun:
         self._lib.cosim_sim_ab3_set(self._model, len(hist), h or 0.0,
                                     self._hist.ctypes.data, int(drop))
 
+    def _monitors(self, cnt: Any, t: np.ndarray, rows: np.ndarray) -> None:
+        """The monitors at the major point where the C stopped (``Simulator.major`` calls
+        them there: after the outputs, before the discrete updates), on the context; then the
+        rest of the point in C (a call of no stops).  A failure of that rest (a discrete
+        update) raises the C's message: the Python loop cannot take over mid-point."""
+        sim, lib, m = self.sim, self._lib, self._model
+        ctx = sim.ctx
+        self._map.pull(self._state, ctx, self._views)
+        for fn in sim._monitors:
+            fn(ctx)
+        self._map.push(ctx, self._state, self._views)
+        rec = sim.recorder
+        dec = rec._dec if rec is not None else None
+        every = rec.every if rec is not None else 1
+        dt = int(sim.grid.ticks or 0)
+        grid = dt * every if (dec is not None and dec._ctx is not None) else 0
+        cnt[0] = 0
+        ncol = len(self._off) if self.ports else 0
+        st = lib.cosim_sim_run(m, self._state.ticks, 0, dt, self._off.ctypes.data, ncol,
+                               dec._t0 if grid else 0, grid, every, ctypes.byref(self._count),
+                               t.ctypes.data, rows.ctypes.data, cnt)
+        if st != 0:
+            from .errors import StepError
+            raise StepError(f"the compiled run failed at t = {ctx.time:.9g} s after the "
+                            f"monitors: {(lib.cosim_sim_error(m) or b'').decode()}")
+        n = int(cnt[0])
+        if rec is not None and n:
+            rec.extend(t[:n], rows[:n, :ncol], self._widths)
+
+    def _push_crossings(self) -> None:
+        """The Python loop's zero-crossing state (:class:`~cosim.zero_crossings.ZeroCrossings`:
+        the witnesses at the last point, those an event left on zero; the Zeno guard's
+        recent events) into the C model."""
+        events = self.sim.events
+        zc = events.crossings
+        prev, zero, ticks = self._zc
+        n = len(zc.items)
+        prev[:n] = zc.previous if len(zc.previous) == n else np.nan
+        zero[:n] = [i in zc._zero_after_event for i in range(n)]
+        recent = list(events._recent)[-len(ticks):]
+        ticks[:len(recent)] = recent
+        self._lib.cosim_sim_zc_set(self._model, prev.ctypes.data, zero.ctypes.data,
+                                   int(zc._post_event), ticks.ctypes.data, len(recent))
+
+    def _pull_crossings(self) -> None:
+        """The C model's zero-crossing state back into the Python loop's."""
+        events = self.sim.events
+        zc = events.crossings
+        prev, zero, ticks = self._zc
+        post = ctypes.c_int(0)
+        k = self._lib.cosim_sim_zc_get(self._model, prev.ctypes.data, zero.ctypes.data,
+                                       ctypes.byref(post), ticks.ctypes.data)
+        n = len(zc.items)
+        zc.previous = prev[:n].tolist()
+        zc._zero_after_event = {i for i in range(n) if zero[i]}
+        zc._post_event = bool(post.value)
+        events._recent.clear()
+        events._recent.extend(int(v) for v in ticks[:k])
+
     def _pull_history(self) -> None:
         """The C model's AB3 history back into the Python solver."""
         h = ctypes.c_double(0.0)
@@ -303,6 +410,27 @@ class CompiledRun:
 
 
 _STAGES = {"euler": 1, "heun": 2, "midpoint": 2, "rk4": 4}
+
+
+def _event_options(sim: Any) -> tuple:
+    """What the C of the zero crossings holds as constants: the Zeno guard's event count
+    and span, and whether an event samples its left limit."""
+    return (max(1, int(sim.zeno_events)), float(sim.zeno_span_s), bool(sim.events.left))
+
+
+def _monitor_source(prog: Any) -> str:
+    """``cosim_monitors_due(M)``: whether one of the monitors' C conditions holds (each
+    block's :class:`~cosim.codegen.model.CMonitor`, :attr:`Program.monitors`)."""
+    from .codegen.csource import _LOCALS, _comment
+    from .codegen.program import _indent
+    if not prog.monitors:
+        return "\n#define COSIM_NMON 0\n"
+    tests = "".join(f"if ({cond}) return 1;  /* {_comment(label)} */\n"
+                    for cond, label in prog.monitors)
+    return (f"\n#define COSIM_NMON {len(prog.monitors)}\n"
+            "static int cosim_monitors_due(Model *M) {\n"
+            + _indent(_LOCALS + "\nconst double *x = S->x;\n(void)x;\n" + tests + "return 0;")
+            + "\n}\n")
 
 
 def _watch_tables(sim: Any, prog: Any) -> str:

@@ -9,7 +9,8 @@ A point mass dropped from rest at height :math:`h_0` onto a rigid floor with res
 
 (the ball leaves each impact at :math:`e^k` times the first impact speed
 :math:`\sqrt{2 g h_0}` and flies twice its rise time).  :class:`BouncingBall` locates the
-impacts as zero crossings of :math:`h` and records their instants in a discrete state.
+impacts as zero crossings of :math:`h` and records their instants in a discrete state
+(:meth:`BouncingBall.impact_times`).
 """
 
 from __future__ import annotations
@@ -35,8 +36,11 @@ class BouncingBall(Block):
         \\dot h = v, \\qquad \\dot v = -g; \\qquad
         h = 0,\\ v < 0 \\;\\Rightarrow\\; v \\leftarrow -e\\,v
 
-    ``restitution`` is a parameter (tunable per context); the impact instants are the
-    discrete state ``impacts`` (a tuple of times in s).
+    ``restitution`` is a parameter (tunable per context).  The impacts are counted in the
+    discrete state ``n_impacts`` and the instants of the first ``max_impacts`` kept in the
+    discrete state ``impacts`` (an array of that size, NaN where none yet):
+    :meth:`impact_times` gives them as a list.  Numbers only, so the block has a C form
+    (:meth:`c_model`) and runs in a compiled Simulator and in an exported FMU.
 
     Ports
     -----
@@ -51,18 +55,26 @@ class BouncingBall(Block):
         :math:`e` in [0, 1]; the initial value of the tunable parameter.
     gravity_m_s2 : float
         :math:`g`.
+    max_impacts : int
+        How many impact instants are kept (later impacts are counted only).
     """
 
     argument_checks = {"restitution": FRACTION, "gravity_m_s2": POSITIVE}
 
     def __init__(self, name: str, height0_m: float = 10.0, restitution: float = 0.8,
-                 gravity_m_s2: float = 9.81) -> None:
+                 gravity_m_s2: float = 9.81, max_impacts: int = 64) -> None:
         super().__init__(name)
+        if int(max_impacts) != max_impacts or max_impacts < 1:
+            raise ValueError(f"BouncingBall '{name}': max_impacts must be a whole number "
+                             f">= 1, got {max_impacts!r}")
         self.e = self.declare_parameter("restitution", restitution, validate=_unit_interval)
         self.g = gravity_m_s2
+        self.max_impacts = int(max_impacts)
         self.x = self.declare_continuous_state("x", [height0_m, 0.0])
-        # impact instants: a discrete state (any value), so it lives in the context too
-        self.impacts = self.declare_discrete_state("impacts", ())
+        # impact instants and count: discrete states, so they live in the context too
+        self.impacts = self.declare_discrete_state("impacts",
+                                                   np.full(self.max_impacts, np.nan))
+        self.n_impacts = self.declare_discrete_state("n_impacts", 0)
         self.height = self.declare_output("height", lambda ctx: float(ctx.state(self.x)[0]),
                                           unit="m", depends_on=())
         self.velocity = self.declare_output("velocity", lambda ctx: float(ctx.state(self.x)[1]),
@@ -77,7 +89,35 @@ class BouncingBall(Block):
     def _impact(self, ctx):
         _, v = ctx.state(self.x)
         ctx.set_state(self.x, [0.0, -ctx.param(self.e) * v])
-        ctx.set_discrete(self.impacts, ctx.discrete(self.impacts) + (ctx.time,))
+        n = int(ctx.discrete(self.n_impacts))
+        times = np.array(ctx.discrete(self.impacts), dtype=float)
+        if n < times.size:
+            times[n] = ctx.time
+        ctx.set_discrete(self.impacts, times)
+        ctx.set_discrete(self.n_impacts, n + 1)
+
+    def impact_times(self, ctx) -> list[float]:
+        """The kept impact instants [s] in ``ctx``, in order."""
+        n = int(ctx.discrete(self.n_impacts))
+        return [float(t) for t in ctx.discrete(self.impacts)[:n]]
+
+    def c_model(self, cg):
+        """The C form (:mod:`cosim.codegen`): the same arithmetic, the impact as a C zero
+        crossing."""
+        from cosim.codegen import CModel, CZeroCrossing
+        h, v = cg.x(self.x, 0), cg.x(self.x, 1)
+        e = cg.param("restitution", float(cg.value(self.e)), unit="1",
+                     description=f"restitution of '{self.path}'")
+        n, first = cg.xd(self.n_impacts), cg.xd(self.impacts, 0)
+        return CModel(
+            outputs={"height": f"{cg.y(self.height)} = {h};",
+                     "velocity": f"{cg.y(self.velocity)} = {v};"},
+            derivatives=f"{cg.dx(self.x, 0)} = {v};\n{cg.dx(self.x, 1)} = {-self.g!r};",
+            zero_crossings={"impact": CZeroCrossing(
+                witness=h,
+                handler=(f"double vn = -({e}) * {v};\n{h} = 0.0;\n{v} = vn;\n"
+                         f"if ({n} < {self.max_impacts}.0) (&{first})[(int){n}] = {cg.t};\n"
+                         f"{n} = {n} + 1.0;"))})
 
 
 def build(height0_m: float = 10.0, restitution: float = 0.8, gravity_m_s2: float = 9.81):

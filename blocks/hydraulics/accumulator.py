@@ -177,8 +177,8 @@ class GasAccumulator(Block):
 
     def c_model(self, cg: Any) -> CModel:
         """C form: mirrors :meth:`stored_volume`, :meth:`compliance` and
-        :meth:`derivatives`.  The low-pressure monitor has no C (monitors keep the Python
-        loop)."""
+        :meth:`derivatives`; the low-pressure monitor's C condition
+        (:meth:`LowPressureGuard.c_monitors`)."""
         _cforms.use(cg, "prate")
         f, g = c_float, self.guard
         p = cg.x(self.x_p)
@@ -193,4 +193,4 @@ class GasAccumulator(Block):
             "p": f"{cg.y(self.p)} = {p};",
             "fluid_volume": _cforms.block(stored + f"{cg.y(self.fluid_volume)} = vf;"),
             "gas_volume": _cforms.block(stored + f"{cg.y(self.gas_volume)} = {v0} - vf;")},
-            derivatives=der)
+            derivatives=der, monitors=self.guard.c_monitors(cg))

@@ -155,7 +155,8 @@ class ValveControlledCylinder(Block):
         """C form: mirrors the Python functions (:meth:`flows`, :meth:`rates_py` and the
         cylinder's ``rod_force``); where the Numba kernel of :mod:`.fast` runs the Python
         loop's derivatives, the two agree to rounding (1e-12), not bit for bit.  The
-        low-pressure monitor has no C (monitors keep the Python loop)."""
+        low-pressure monitor's C condition is
+        :meth:`~.volume.LowPressureGuard.c_monitors`."""
         p1, p2 = cg.x(self.x_p1), cg.x(self.x_p2)
         pa, pb = (p1, p2) if self.a_on_1 else (p2, p1)
         edges = _cforms.spool_edges(cg, cg.u(self.u), c_float(self.pP), c_float(self.pT), pa,
@@ -168,7 +169,7 @@ class ValveControlledCylinder(Block):
             cg, self.cyl, self.guard, p1, p2, "q1", "q2", cg.u(self.x), cg.u(self.v),
             f"ValveControlledCylinder '{self.path}'")
         return CModel(outputs=outputs, derivatives=der + f"{cg.dx(self.x_p1)} = r1;\n"
-                      f"{cg.dx(self.x_p2)} = r2;")
+                      f"{cg.dx(self.x_p2)} = r2;", monitors=self.guard.c_monitors(cg))
 
 
 def _kernel_args(block: ValveControlledCylinder, cyl: DoubleActingCylinder,

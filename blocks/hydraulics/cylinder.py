@@ -251,8 +251,8 @@ class DoubleActingCylinder(Block):
     def c_model(self, cg: Any) -> CModel:
         """C form: mirrors :meth:`rod_force` (friction, seal loss, end stops),
         :meth:`volumes` and :meth:`pressure_rates` (the chamber-volume check fails the call
-        as the Python raises).  The low-pressure monitor has no C (monitors keep the
-        Python loop)."""
+        as the Python raises); the low-pressure monitor's C condition
+        (:meth:`~.volume.LowPressureGuard.c_monitors`)."""
         f = c_float
         x = cg.u(self.x)
         outputs = chamber_outputs_c(self, cg, self)
@@ -263,4 +263,4 @@ class DoubleActingCylinder(Block):
             cg, self, self.guard, cg.x(self.x_p1), cg.x(self.x_p2), cg.u(self.q_1),
             cg.u(self.q_2), x, cg.u(self.v), f"DoubleActingCylinder '{self.path}'")
         return CModel(outputs=outputs, derivatives=der + f"{cg.dx(self.x_p1)} = r1;\n"
-                      f"{cg.dx(self.x_p2)} = r2;")
+                      f"{cg.dx(self.x_p2)} = r2;", monitors=self.guard.c_monitors(cg))

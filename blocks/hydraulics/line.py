@@ -247,8 +247,7 @@ class HydraulicLine(Block):
         self.x_q = self.declare_continuous_state("q", np.zeros(links.size))
         self.guard = LowPressureGuard(
             self, own, min_pressure_pa, cavitation_band_pa,
-            {f"p_{j}": (lambda ctx, j=j: float(ctx.state(self.x_p)[j]))
-             for j in range(nodes.size)}, {"p0_pa": p0})
+            {f"p_{j}": (self.x_p, j) for j in range(nodes.size)}, {"p0_pa": p0})
         if self.flow_in_a:
             self.p_a = self.declare_output("p_a", lambda ctx: float(ctx.state(self.x_p)[0]),
                                            unit="Pa", depends_on=())
@@ -297,8 +296,8 @@ class HydraulicLine(Block):
 
     def c_model(self, cg: Any) -> CModel:
         """C form: mirrors :meth:`derivatives` node by node and link by link (the same
-        elementwise operations as the NumPy expressions) and the outputs.  The low-pressure
-        monitor has no C (monitors keep the Python loop)."""
+        elementwise operations as the NumPy expressions) and the outputs; the low-pressure
+        monitor's C condition (:meth:`~.volume.LowPressureGuard.c_monitors`)."""
         _cforms.use(cg, "prate")
         f, g = c_float, self.guard
         n_p, n_q = self.node_volumes.size, self.link_inertance.size
@@ -331,4 +330,5 @@ class HydraulicLine(Block):
             outputs["p_b"] = f"{cg.y(self.p_b)} = {p[-1]};"
         else:
             outputs["q_b"] = f"{cg.y(self.q_b)} = {q[-1]};"
-        return CModel(outputs=outputs, derivatives="\n".join(code))
+        return CModel(outputs=outputs, derivatives="\n".join(code),
+                      monitors=self.guard.c_monitors(cg))

@@ -41,7 +41,7 @@ from typing import Any
 import numpy as np
 
 from cosim.block import Block, ContinuousState
-from cosim.codegen.model import CModel, c_float
+from cosim.codegen.model import CModel, CodegenError, c_float
 from cosim.errors import CosimWarning, ParameterError, StepError
 
 from . import _cforms
@@ -67,7 +67,8 @@ class LowPressureGuard:
 
     ``pressures`` maps a label ('p' or 'p_1', ...) to a scalar continuous state (read
     with ``ctx.state``: the monitor runs at every solver step, a lambda per pressure
-    costs a call) or a function ``ctx -> p``.
+    costs a call), a ``(state, index)`` pair (an element of a vector state), or a function
+    ``ctx -> p`` (no C form: :meth:`c_monitors` refuses it).
     """
 
     def __init__(self, block: Block, owner: str, min_pressure_pa: float,
@@ -87,7 +88,9 @@ class LowPressureGuard:
                                      f"min_pressure_pa = {p_min:g} Pa (pressures are absolute)")
         self.p_min, self.band = p_min, band
         self.warned = block.declare_discrete_state("low_pressure_warned", False)
-        checks = list(pressures.items())
+        self.pressures = dict(pressures)
+        checks = [(label, (lambda ctx, h=h[0], j=h[1]: float(ctx.state(h)[j]))
+                   if isinstance(h, tuple) else h) for label, h in pressures.items()]
         if all(isinstance(h, ContinuousState) for _, h in checks):
             def monitor(ctx: Any) -> None:
                 state = ctx.state
@@ -105,6 +108,24 @@ class LowPressureGuard:
                         self._warn(block, label, ctx)
                         return
         block.declare_monitor(monitor, name="low_pressure")
+
+    def c_monitors(self, cg: Any) -> dict:
+        """``CModel(monitors=...)`` of the block (:class:`cosim.codegen.CMonitor`): the
+        monitor does something only while it has not warned and a pressure is below
+        ``min_pressure_pa``, so the compiled Simulator returns to Python only there."""
+        from cosim.codegen import CMonitor
+        below = []
+        for label, h in self.pressures.items():
+            if isinstance(h, ContinuousState):
+                below.append(f"{cg.x(h)} < {c_float(self.p_min)}")
+            elif isinstance(h, tuple):
+                below.append(f"{cg.x(h[0], h[1])} < {c_float(self.p_min)}")
+            else:
+                raise CodegenError(f"block '{cg.block.path}': the low-pressure monitor reads "
+                                   f"pressure {label} through a Python function, which has "
+                                   "no C form; give it as a state or (state, index)")
+        return {"low_pressure": CMonitor(f"{cg.xd(self.warned)} == 0.0 && ("
+                                         + " || ".join(below) + ")")}
 
     def _warn(self, block: Block, label: str, ctx: Any) -> None:
         if ctx.discrete(self.warned):
@@ -210,8 +231,8 @@ class Volume(Block):
 
     def c_model(self, cg: Any) -> CModel:
         """C form: mirrors :meth:`derivatives` (``pressure_rate`` and the bulk modulus as C;
-        the volume check fails the call as the Python raises).  The low-pressure monitor
-        has no C (monitors keep the Python loop)."""
+        the volume check fails the call as the Python raises); the low-pressure monitor's C
+        condition (:meth:`LowPressureGuard.c_monitors`)."""
         _cforms.use(cg, "prate")
         g, f = self.guard, c_float
         pm, bd = f(g.p_min), f(g.band)
@@ -230,4 +251,4 @@ class Volume(Block):
                     f"{cg.dx(self.x_p)} = cosim_hyd_prate(p, b, {v}, q - dv, {pm}, {bd});\n"
                     f"{cg.dx(self.x_v)} = dv;")
             outputs["volume"] = f"{cg.y(self.volume)} = {v};"
-        return CModel(outputs=outputs, derivatives=code)
+        return CModel(outputs=outputs, derivatives=code, monitors=self.guard.c_monitors(cg))

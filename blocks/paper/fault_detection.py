@@ -163,6 +163,46 @@ class NipLoadMonitor(Block):
         ctx.set_discrete(self.alarm_state, True)
         ctx.set_discrete(self.t_detect, ctx.time)
 
+    def c_model(self, cg: Any) -> Any:
+        """The C form (:mod:`cosim.codegen`): the same arithmetic (Python's ``max``: the
+        first argument unless the second is greater), the three zero crossings in C."""
+        from cosim.codegen import CModel, CZeroCrossing, c_float
+        res = {s: f"({cg.u(self.plant[s])} - {cg.u(self.shadow[s])})" for s in SIDES}
+        rho = ("cosim_nip_rho(" + ", ".join([cg.u(self.plant["A"]), cg.u(self.shadow["A"]),
+                                             cg.u(self.plant["B"]), cg.u(self.shadow["B"]),
+                                             cg.u(self.reference), c_float(self.q_min)])
+               + ")")
+        cg.helper("cosim_nip_rho", _RHO_C)
+        above, t_up = cg.xd(self.above), cg.xd(self.t_up)
+        alarm, t_det = cg.xd(self.alarm_state), cg.xd(self.t_detect)
+        return CModel(
+            outputs={
+                "residual_A": f"{cg.y(self.residual_A)} = {res['A']};",
+                "residual_B": f"{cg.y(self.residual_B)} = {res['B']};",
+                "relative": f"{cg.y(self.relative)} = {rho};",
+                "alarm": f"{cg.y(self.alarm)} = {alarm} != 0.0 ? 1.0 : 0.0;",
+                "detection_time": f"{cg.y(self.detection_time)} = {t_det};"},
+            zero_crossings={
+                "exceed_up": CZeroCrossing(
+                    f"({alarm} != 0.0 ? -1.0 : {rho} - {c_float(self.threshold)})",
+                    f"{above} = 1.0;\n{t_up} = {cg.t};"),
+                "exceed_down": CZeroCrossing(
+                    f"({alarm} != 0.0 ? -1.0 : {rho} - {c_float(self.threshold)})",
+                    f"{above} = 0.0;"),
+                "persist": CZeroCrossing(
+                    f"(({alarm} != 0.0 || {above} == 0.0) ? -1.0 : "
+                    f"{cg.t} - {t_up} - {c_float(self.tp)})",
+                    f"{alarm} = 1.0;\n{t_det} = {cg.t};")})
+
+
+#: rho of NipLoadMonitor in C (NipLoadMonitor.rho)
+_RHO_C = """static double cosim_nip_rho(double pa, double sa, double pb, double sb, double ref,
+                            double q_min) {
+    double ra = fabs(pa - sa), rb = fabs(pb - sb), r = rb > ra ? rb : ra;
+    double q = fabs(ref);
+    return r / (q_min > q ? q_min : q);
+}"""
+
 
 def detect_persistent(t: Any, relative: Any, threshold: float = 0.05,
                       persistence_s: float = 0.05) -> float:

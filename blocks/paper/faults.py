@@ -86,6 +86,11 @@ class FaultRamp(Block):
             return ctx.param(self.magnitude) * (1.0 if s >= 1.0 else s)
         self.y = self.declare_output("y", calc, unit=unit, depends_on=())
 
+    def c_model(self, cg: Any) -> Any:
+        """The C form (:func:`blocks.paper._cforms.fault_ramp`)."""
+        from ._cforms import fault_ramp
+        return fault_ramp(self, cg)
+
 
 @dataclass(frozen=True)
 class FaultCase:

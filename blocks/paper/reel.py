@@ -408,3 +408,8 @@ class ReelMechanics(Block):
         acc0 = (pp * r0 - qq * r1) / det
         acc1 = (pp * r1 - qq * r0) / det
         return np.array([v[0] - 0.5 * dd, v[1] - 0.5 * dd, acc0, acc1, vw])
+
+    def c_model(self, cg: Any) -> Any:
+        """The C form (:func:`blocks.paper._cforms.reel_mechanics`)."""
+        from ._cforms import reel_mechanics
+        return reel_mechanics(self, cg)

@@ -146,3 +146,8 @@ class ForceSensor(Block):
             y += s * self.noise(ctx.time)
         return y
 
+    def c_model(self, cg: Any) -> Any:
+        """The C form (:func:`blocks.paper._cforms.force_sensor`)."""
+        from ._cforms import force_sensor
+        return force_sensor(self, cg)
+

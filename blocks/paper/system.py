@@ -293,6 +293,11 @@ class NipForceReference(Block):
         self.force_ref_A, self.force_ref_B = self.declare_outputs(
             [("force_ref_A", "N"), ("force_ref_B", "N")], calc)
 
+    def c_model(self, cg: Any) -> Any:
+        """The C form (:func:`blocks.paper._cforms.force_reference`)."""
+        from ._cforms import force_reference
+        return force_reference(self, cg, G)
+
 
 # ------------------------------------------------------------ steady state
 @dataclass(frozen=True)

@@ -22,6 +22,7 @@ from .model import (
     CArray,
     CContext,
     CModel,
+    CMonitor,
     CodegenError,
     CZeroCrossing,
     c_float,
@@ -31,5 +32,5 @@ from .model import (
     registered_types,
 )
 
-__all__ = ["CArray", "CContext", "CModel", "CZeroCrossing", "CodegenError", "c_float",
+__all__ = ["CArray", "CContext", "CModel", "CMonitor", "CZeroCrossing", "CodegenError", "c_float",
            "find_c_model", "linear_c_model", "register_c_model", "registered_types"]

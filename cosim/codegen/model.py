@@ -53,7 +53,10 @@ compiled Simulator only: the FMU export refuses it (the function lives in this p
 A block's zero crossings (``declare_zero_crossing``) need C too, by name:
 ``CModel(zero_crossings={"impact": CZeroCrossing(witness=h, handler=...)})``
 (a C expression whose sign change is the event, statements that may assign
-``cg.x`` and ``cg.xd``); they become Model Exchange state events.
+``cg.x`` and ``cg.xd``); they become Model Exchange state events, and the compiled
+Simulator locates them in C.  Its monitors (``declare_monitor``) need a C condition for
+the compiled Simulator, ``CModel(monitors={"name": CMonitor(condition)})``: the Python
+monitor runs only where the condition holds (an FMU export ignores monitors).
 
 Semantics are those of :mod:`cosim.simulator`: outputs in evaluation order;
 a sampled block's outputs only at its hits (held in between); the update of
@@ -109,6 +112,24 @@ class CZeroCrossing:
 
 
 @dataclass
+class CMonitor:
+    """The C of one monitor a block declares (``declare_monitor``), for the compiled
+    Simulator: the monitor's Python ``fn`` does nothing unless ``condition`` holds.
+
+    Attributes
+    ----------
+    condition : str
+        A C expression (true or false) over what the monitor reads (``cg.t``, ``cg.x``,
+        ``cg.xd``, parameters).  The C loop evaluates it where the Python loop calls the
+        monitors (after every step's outputs, before the discrete updates); when one holds,
+        the run returns to Python there, the monitors are called on the context, and the run
+        goes on in C.  It must be true whenever ``fn`` would change anything or warn.
+    """
+
+    condition: str
+
+
+@dataclass
 class CModel:
     """The C description of one block (see the module docstring).
 
@@ -127,6 +148,9 @@ class CModel:
     zero_crossings : dict
         Zero-crossing name (as declared) -> :class:`CZeroCrossing`; needed for every
         zero crossing the block declares (exported in Model Exchange only).
+    monitors : dict
+        Monitor name (as declared) -> :class:`CMonitor`: what a compiled Simulator needs
+        to run a block with monitors in C (an FMU export ignores monitors).
     """
 
     outputs: dict[str, str] = field(default_factory=dict)
@@ -134,6 +158,7 @@ class CModel:
     update: str | list[str] = ""
     time_dependent: bool = False
     zero_crossings: dict[str, CZeroCrossing] = field(default_factory=dict)
+    monitors: dict[str, CMonitor] = field(default_factory=dict)
 
 
 # -------------------------------------------------------------- literals

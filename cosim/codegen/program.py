@@ -111,6 +111,14 @@ class Program:
     zoh: dict | None = None
     x_names: list[str] = field(default_factory=list)
     x0: list[float] = field(default_factory=list)
+    #: the zero crossings are located by the compiled Simulator's C loop
+    #: (:mod:`cosim.compiled_run`), not exported as Model Exchange event indicators
+    state_events: bool = False
+    #: the blocks' monitors have C conditions (:class:`~cosim.codegen.model.CMonitor`, the
+    #: compiled Simulator's :attr:`monitors`)
+    monitor_conditions: bool = False
+    #: the monitors' C conditions: (expression, label), in the Python loop's calling order
+    monitors: list[tuple] = field(default_factory=list)
     #: state events: (witness expression, handler code, direction, terminal, label)
     zero_crossings: list[tuple] = field(default_factory=list)
     tangent: str = ""  # C of cosim_jvp (cosim.codegen.tangent)
@@ -135,6 +143,8 @@ class Program:
         self._emit_derivatives()
         self._emit_updates()
         self._emit_zero_crossings()
+        if self.monitor_conditions:
+            self._emit_monitors()
         if self._missing:
             self._raise_missing()
         if self.integrator == "zoh":
@@ -149,7 +159,7 @@ class Program:
     def _check_supported(self) -> None:
         plan = self.plan
         for b in plan.blocks:
-            if b.zero_crossings and "cs" in self.kinds:
+            if b.zero_crossings and "cs" in self.kinds and not self.state_events:
                 raise CodegenError(
                     f"export_fmu(): block '{b.path}' ({type(b).__name__}) declares zero "
                     "crossings (state events); generated C exports them as event indicators "
@@ -393,6 +403,24 @@ class Program:
                         f"handler code for zero crossing {z.name!r}, which has a handler")
                 self.zero_crossings.append((cz.witness, cz.handler, int(z.direction),
                                             bool(z.terminal), f"{b.path}.{z.name}"))
+
+    def _emit_monitors(self) -> None:
+        """Each declared monitor's C condition from the block's C description (by name)."""
+        for b in self.plan.blocks:
+            if not b.monitors:
+                continue
+            cm = self.cmodel(b)
+            if cm is None:
+                continue
+            for m in b.monitors:
+                cmon = cm.monitors.get(m.name)
+                if cmon is None:
+                    raise CodegenError(
+                        f"the C description of block '{b.path}' ({type(b).__name__}) gives no "
+                        f"C condition for its monitor {m.name!r} (a Python callback at every "
+                        f"step); add CModel(monitors={{{m.name!r}: CMonitor(condition)}}) "
+                        f"(described: {', '.join(cm.monitors) or 'none'})")
+                self.monitors.append((cmon.condition, f"{b.path}.{m.name}"))
 
     # -------------------------------------------------------------- zoh
     def _prepare_zoh(self) -> None:

@@ -10,9 +10,9 @@ circuit (pump, relief valve, 4/3 valve, cylinder with a load mass and spring, li
 accumulator) for 5 s with rk4.
 
 The volume-like blocks (Volume, GasAccumulator, HydraulicLine, DoubleActingCylinder,
-ValveControlledCylinder) declare a low-pressure monitor (a Python warning), which keeps a
-diagram in the Python loop; the corpus removes the monitors from the diagram run both ways
-(:func:`_unmonitored`) so that their C forms run.
+ValveControlledCylinder) declare a low-pressure monitor (a Python warning) with a C
+condition: the compiled runs return to Python where it warns (its warnings against the Python
+loop's: tests/system/test_compiled_monitors.py).
 """
 
 from __future__ import annotations
@@ -58,17 +58,10 @@ def _drive(b, rng, name, unit, base, amp, t_end=None):
     return add.y
 
 
-def _unmonitored(diagram):
-    """The diagram without its blocks' low-pressure monitors (module docstring)."""
-    for blk in diagram.leaf_blocks():
-        blk._decl.monitors.clear()
-    return diagram
-
-
 def _run_both(make, t_end=1.0, dt=1e-4, solver="rk4"):
     T_END[0] = t_end
-    py = Simulator(_unmonitored(make()), compiled=False, solver=solver, dt=dt).run(t_end)
-    c = Simulator(_unmonitored(make()), compiled=True, solver=solver, dt=dt).run(t_end)
+    py = Simulator(make(), compiled=False, solver=solver, dt=dt).run(t_end)
+    c = Simulator(make(), compiled=True, solver=solver, dt=dt).run(t_end)
     assert c.diagnostics["compiled"] is True
     _compare(py, c)
     return py, c

@@ -221,15 +221,9 @@ def test_a_block_without_a_c_form_keeps_the_python_loop_and_is_named():
         Simulator(_with_function_block(), dt=1e-3, compiled=True).initialize()
 
 
-def _ball():
-    from examples.bouncing_ball import build
-    return build()
-
-
 @pytest.mark.parametrize("make,kw,why", [
     (_msd_pid, dict(solver="rk45", dt=1e-3), "variable-step solver 'rk45'"),
     (_msd_pid, dict(solver="rk4", dt="advance"), "dt='advance'"),
-    (_ball, dict(solver="rk4", dt=1e-3), "zero crossings of block"),
 ])
 def test_what_the_c_cannot_run_is_named(make, kw, why):
     res = Simulator(make(), **kw).run(0.05)
@@ -238,7 +232,7 @@ def test_what_the_c_cannot_run_is_named(make, kw, why):
         Simulator(make(), compiled=True, **kw).initialize()
 
 
-def test_observers_and_monitors_keep_the_python_loop(tmp_path):
+def test_observers_keep_the_python_loop(tmp_path):
     from cosim.csv_results import CsvWriter
     res = Simulator(_msd_pid(), dt=1e-3, observers=[CsvWriter(tmp_path / "r.csv")]).run(0.01)
     assert "observers other than the recorder (CsvWriter)" in res.diagnostics["compiled"]
