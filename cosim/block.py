@@ -78,11 +78,17 @@ class ContinuousState:
 
 @dataclass(eq=False)
 class DiscreteState:
-    """Handle of a discrete state (any value: float, array, tuple, object)."""
+    """Handle of a discrete state (any value: float, array, tuple, object).
+
+    ``c_codec``: how generated C keeps a value that is not an array of numbers (a tuple of a
+    time and coefficients, say), ``(size, pack, unpack)``: ``pack(value)`` gives ``size``
+    doubles, ``unpack(doubles, old)`` the value back (:mod:`cosim.codegen.state`); None
+    for numbers and arrays of them, kept as they are."""
 
     block: Block
     name: str
     initial: Any
+    c_codec: Any = None
 
     @property
     def path(self) -> str:

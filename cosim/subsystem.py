@@ -41,6 +41,22 @@ from .diagram import DiagramBuilder, require_diagram
 from .errors import BuildError, ContextError, RateError
 from .time import format_time
 
+#: the most coefficients a master's input polynomial has (order 3)
+_MAX_TERMS = 4
+
+
+def _pack_poly(v: tuple) -> list:
+    """A scalar coupling input's ``(t0, coefficients)`` as ``t0, n, c0, ..., c3``."""
+    t0, c = v
+    if len(c) > _MAX_TERMS:
+        raise ValueError(f"a coupling polynomial of {len(c)} terms (at most {_MAX_TERMS})")
+    return [t0, float(len(c)), *c] + [0.0] * (_MAX_TERMS - len(c))
+
+
+def _unpack_poly(d: list, old: Any) -> tuple:
+    """:func:`_pack_poly` undone."""
+    return (d[0], tuple(d[2:2 + int(d[1])]))
+
 
 class CouplingInput(Block):
     """A coupling signal given by the master as a polynomial in time.
@@ -81,6 +97,8 @@ class CouplingInput(Block):
         else:
             init = (0.0, (0.0,)) if self.scalar else (0.0, np.zeros((1, size)))
         self.poly = self.declare_discrete_state("poly", init)
+        if self.scalar and not self.exact:  # generated C keeps (t0, c) as t0, n, c0..c3
+            self.poly.c_codec = (2 + _MAX_TERMS, _pack_poly, _unpack_poly)
         #: the index of ``poly`` in its diagram's contexts (``ctx.xd``), set by the
         #: :class:`DiagramSubsystem` that made the block: read every solver stage, it
         #: saves the handle lookup of ``ctx.discrete``
@@ -106,6 +124,23 @@ class CouplingInput(Block):
         for row in c[-2::-1]:
             acc = acc * tau + row
         return acc.reshape(self.shape)
+
+    def c_model(self, cg: Any) -> Any:
+        """The C form (compiled runs of a :class:`DiagramSubsystem`): :meth:`_calc`'s
+        operations on the packed ``(t0, n, c0, ..., c3)`` of a scalar Real input."""
+        from .codegen.model import CModel, CodegenError
+        if not self.scalar or self.exact:
+            raise CodegenError(f"coupling input '{self.name}': only a scalar Real input has "
+                               "a C form (an array or a held non-Real one runs in Python)")
+        x = [cg.xd(self.poly, k) for k in range(2 + _MAX_TERMS)]
+        c = ", ".join(x[2:])
+        return CModel(outputs={"y": (
+            f"double tau = {cg.t} - {x[0]}; int n = (int){x[1]};\n"
+            f"if (n == 2) {cg.y(self.y)} = {x[2]} + {x[3]} * tau;\n"
+            f"else if (n == 1) {cg.y(self.y)} = {x[2]};\n"
+            f"else {{ double c[{_MAX_TERMS}] = {{{c}}}; double acc = c[n - 1];\n"
+            f"  for (int k = n - 2; k >= 0; k--) acc = acc * tau + c[k];\n"
+            f"  {cg.y(self.y)} = acc; }}")}, time_dependent=True)
 
     def inline_output(self, port: Any, bind: Any, plan: Any) -> str | None:
         """:meth:`_calc` as an expression for generated code (:mod:`cosim.evaluator`):

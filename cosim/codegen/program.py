@@ -193,7 +193,8 @@ class Program:
         for h in plan.discrete_states:
             v = ctx.xd[plan.dstate_index[h]]
             try:
-                arr = np.asarray(v, dtype=float).reshape(-1)
+                arr = np.asarray(v if h.c_codec is None else h.c_codec[1](v),
+                                 dtype=float).reshape(-1)
             except (TypeError, ValueError):
                 raise CodegenError(
                     f"export_fmu(): discrete state '{h.path}' holds {type(v).__name__} "

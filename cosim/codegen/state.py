@@ -98,8 +98,11 @@ class StateMap:
     signals.  :meth:`of_plan` maps a context of the diagram the program was generated from.
     """
 
-    def __init__(self, xs: list, xds: list, ss: list, arrays: frozenset = frozenset()) -> None:
+    def __init__(self, xs: list, xds: list, ss: list, arrays: frozenset = frozenset(),
+                 codecs: dict | None = None) -> None:
         self.xs, self.xds, self.ss = xs, xds, ss
+        #: context index -> the discrete state's ``c_codec`` (``DiscreteState.c_codec``)
+        self.codecs = codecs or {}
         self._cx = np.concatenate([np.arange(a, b) for (a, b), _ in xs]) if xs else \
             np.zeros(0, dtype=int)
         self._wx = np.concatenate([np.arange(a, b) for _, (a, b) in xs]) if xs else \
@@ -119,7 +122,9 @@ class StateMap:
         xds = [(prog.dstate_layout[h], plan.dstate_index[h]) for h in plan.discrete_states]
         ss = [((prog.slot_offset[k], port.size), k) for k, port in enumerate(plan.slot_ports)]
         arrays = frozenset(k for k, port in enumerate(plan.slot_ports) if port.shape != ())
-        return cls(xs, xds, ss, arrays)
+        codecs = {plan.dstate_index[h]: h.c_codec for h in plan.discrete_states
+                  if h.c_codec is not None}
+        return cls(xs, xds, ss, arrays, codecs)
 
     @staticmethod
     def views(st: Any) -> tuple:
@@ -133,8 +138,11 @@ class StateMap:
         st.ticks, st.time, st.mode_time = ctx.ticks, ctx.time, ctx.mode_time
         if len(self._cx):
             x[self._cx] = np.asarray(ctx.xc, dtype=float)[self._wx]
+        codecs = self.codecs
         for (a, n), h in self.xds:
-            xd[a:a + n] = np.asarray(ctx.xd[h], dtype=float).reshape(-1)
+            v = ctx.xd[h]
+            xd[a:a + n] = np.asarray(v if h not in codecs else codecs[h][1](v),
+                                     dtype=float).reshape(-1)
         sig = ctx.signals
         if len(self._s_off):
             s[self._s_off] = [float(sig[w]) if sig[w] is not None else 0.0
@@ -152,8 +160,10 @@ class StateMap:
             xc = np.array(ctx.xc, dtype=float)
             xc[self._wx] = x[self._cx]
             ctx.xc = xc
+        codecs = self.codecs
         for (a, n), h in self.xds:
-            ctx.xd[h] = like(ctx.xd[h], xd[a:a + n])
+            ctx.xd[h] = like(ctx.xd[h], xd[a:a + n]) if h not in codecs else \
+                codecs[h][2](xd[a:a + n].tolist(), ctx.xd[h])
         sig = ctx.signals
         values = s[self._s_off].tolist()
         for w, v in zip(self._s_slot, values):
