@@ -143,7 +143,7 @@ class CompiledRun:
         prog = Program(sim.diagram, sim.ctx,
                        integrator="rk4" if self.ab3 else method,  # (ab3: by COSIM_METHOD)
                        step_ticks=dt, fuse_linear=sim.fuse_linear,
-                       observed=tuple(ports)).build()
+                       observed=tuple(ports), in_process=True).build()
         self.program = prog
         header = ("#define COSIM_HAS_CS 1\n#define COSIM_INTERPOLATE 0\n"
                   '#define COSIM_FINITE_HINT "or reduce dt"\n')
@@ -440,9 +440,9 @@ class CompiledRoute:
         """The blocks without a C form, named (known without generating anything; kept
         for the diagram)."""
         if not hasattr(self, "_missing_why"):
-            from .codegen import find_c_model
-            missing = [b for b in self.sim.plan.blocks if find_c_model(b) is None]
-            self._missing_why = _without_c_form(missing) if missing else ""
+            from .codegen import why_no_c_form
+            missing = [(b, why) for b in self.sim.plan.blocks if (why := why_no_c_form(b))]
+            self._missing_why = _without_c_form(*zip(*missing)) if missing else ""
         return self._missing_why
 
     def _estimate(self, end: int) -> int:
@@ -475,7 +475,7 @@ class CompiledRoute:
             self.run = CompiledRun(sim)
             return ""
         except CodegenError as exc:
-            why = _without_c_form(exc.blocks) if exc.blocks else \
+            why = _without_c_form(exc.blocks, getattr(exc, "reasons", ())) if exc.blocks else \
                 str(exc).removeprefix("export_fmu(): ")
         except BuildError as exc:  # the machine's: no compiler, a failing one, no cache
             why = str(exc)
@@ -500,10 +500,15 @@ class CompiledRoute:
         return ("partly: " if True in self.ran else "") + "; ".join(reasons)
 
 
-def _without_c_form(blocks: Any) -> str:
-    blocks = list(blocks)
-    return (f"{len(blocks)} block(s) without a C form: "
-            + ", ".join(f"'{b.path}' ({type(b).__name__})" for b in blocks[:8])
+def _without_c_form(blocks: Any, reasons: Any = ()) -> str:
+    """The blocks without a C form, named, with the reason where a block's class may have
+    one (a FunctionBlock's function that does not translate)."""
+    blocks, reasons = list(blocks), list(reasons) or [""] * len(blocks)
+    named = [f"'{b.path}' ({type(b).__name__})" + (f": {why}" if why and why !=
+                                                    "no C description" else "")
+             for b, why in zip(blocks[:8], reasons[:8])]
+    sep = "; " if any(why and why != "no C description" for why in reasons) else ", "
+    return (f"{len(blocks)} block(s) without a C form: " + sep.join(named)
             + (f" and {len(blocks) - 8} more" if len(blocks) > 8 else ""))
 
 

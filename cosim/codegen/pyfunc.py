@@ -1,0 +1,554 @@
+"""The C form of a :class:`~cosim.function_block.FunctionBlock`: its Python function ``fn``
+translated into C statements, where every operation has an exact C equivalent.
+
+``fn`` (a ``def`` or a ``lambda``) is found in its source file (``linecache`` and
+:mod:`ast`; a function without source, made by ``exec`` or typed at a prompt, has no C form)
+and translated for scalar float inputs:
+
+* ``+ - * /``, unary ``-``, ``**`` (CPython's ``float_pow``: its special cases, then the C
+  library's ``pow``), ``%`` and ``//`` (CPython's ``float_rem`` / ``_float_div_mod``),
+  comparisons, ``and``/``or``/``not`` in conditions, ``a if c else b``;
+* ``abs``, ``min``/``max`` (Python's order: the first item is kept, a later one replaces it
+  when greater / smaller, so NaN behaves as in Python), ``float(...)``;
+* ``math``: sin cos tan asin acos atan atan2 sinh cosh tanh asinh acosh atanh exp expm1
+  log (1 and 2 arguments: ``log(x) / log(base)`` as CPython) log2 log10 log1p sqrt fabs
+  copysign fmod hypot (CPython's own, :func:`cosim.codegen.pymath.py_hypot`) floor ceil,
+  and the constants pi, e, tau, inf; ``floor``/``ceil`` return ints in Python: the C keeps
+  them as doubles, exact, and refuses the integer arithmetic that could differ (an int
+  result plus another int, an int output);
+* NumPy, only where its scalar result is exactly the C's: ``np.sqrt``, ``np.abs``
+  (``np.absolute``, ``np.fabs``), ``np.floor``, ``np.ceil``, ``np.minimum``,
+  ``np.maximum`` (NaN-propagating as NumPy's), ``np.copysign`` and the constants; not
+  ``np.tanh``, ``np.exp``, ``np.sin``...: NumPy may use its own SIMD implementations;
+* names: the arguments (the inputs, and the time first with ``needs_time``), local
+  assignments, closure cells and globals holding int or float constants (their value at
+  build time is frozen into the C, as parameters are), module attributes; a body of
+  assignments ending in ``return e`` or ``return e1, e2, ...`` (one per output), ``if``
+  statements whose branches both return.
+
+Where Python raises (a zero divisor, a math domain or range error, ``0.0 ** -1``, a negative
+number to a fractional power), the C fails (``cg.fail``): the compiled run goes back to the
+start of its slice and the Python loop takes over and raises its own error.
+
+Anything else has no C form, with the reason naming the block, the construct and its line
+(:func:`function_block_refusal`, surfaced by ``diagnostics["compiled"]``).  A Numba
+``cfunc`` is called through its address instead (:mod:`cosim.codegen.numba_form`).
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import functools
+import inspect
+import linecache
+import types
+from contextlib import contextmanager
+from typing import Any
+
+import numpy as np
+
+from .model import CModel, CodegenError, register_c_model
+from .pyfunc_calls import (
+    BOOL,
+    FLOAT,
+    INT,
+    MAYBE,
+    OBJ,
+    Refused,
+    Val,
+    builtin_form,
+    call,
+    const_val,
+    kind_name,
+)
+from .pymath import py_divmod, py_pow
+
+__all__ = ["Refused", "function_block_c_model", "function_block_refusal", "translate"]
+
+#: code flags of *args, **kwargs, generators and coroutines
+_NOT_PLAIN = (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS | inspect.CO_GENERATOR
+              | inspect.CO_COROUTINE | inspect.CO_ITERABLE_COROUTINE | inspect.CO_ASYNC_GENERATOR)
+
+
+# ------------------------------------------------------------------ the source
+@functools.lru_cache(maxsize=512)
+def _find_node(code: types.CodeType) -> ast.AST:
+    """The ``FunctionDef`` or ``Lambda`` of ``code`` in its source file."""
+    lines = linecache.getlines(code.co_filename)
+    if not lines:
+        raise Refused(f"its source is not available (file {code.co_filename!r}: defined by "
+                      "exec or at an interactive prompt?)")
+    try:
+        tree = ast.parse("".join(lines))
+    except SyntaxError as exc:
+        raise Refused(f"its source file {code.co_filename!r} does not parse: {exc}") from None
+    args = list(code.co_varnames[:code.co_argcount])
+    first = code.co_firstlineno
+    lam = code.co_name == "<lambda>"
+    found = []
+    for node in ast.walk(tree):
+        if lam and isinstance(node, ast.Lambda) and node.lineno == first:
+            found.append(node)
+        elif not lam and isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) \
+                and node.name == code.co_name and first in (
+                    node.lineno, *(d.lineno for d in node.decorator_list)):
+            found.append(node)
+    found = [n for n in found if [a.arg for a in n.args.args] == args]
+    if len(found) > 1:  # several lambdas on a line: the one whose body the code covers
+        pos = {(p[0], p[2]) for p in code.co_positions() if p[0] is not None}
+        found = [n for n in found if (n.body.lineno, n.body.col_offset) in pos] or found
+    if len(found) != 1:
+        raise Refused(f"its source was not found in {code.co_filename!r} line {first} "
+                      f"({'several candidates' if found else 'the file changed?'})")
+    return found[0]
+
+
+# ------------------------------------------------------------------ translation
+class _Translator:
+    """Python AST -> C statements; ``sink`` gives ``fail(message)`` and ``helper(key, c)``
+    (the block's ``cg``, or a stand-in for the check)."""
+
+    def __init__(self, label: str, fn: Any, sink: Any) -> None:
+        self.label, self.fn, self.sink = label, fn, sink
+        self.out: list[str] = []
+        self.n = 0
+        self.line = 0
+
+    # ----------------------------------------------------------- plumbing
+    def refuse(self, what: str) -> Refused:
+        """Why not, with the line (where ``{line}`` stands, else at the end)."""
+        if "{line}" in what:
+            return Refused(what.replace("{line}", str(self.line)))
+        return Refused(f"{what} (line {self.line})" if self.line else what)
+
+    def tmp(self, c: str, ctype: str = "double") -> str:
+        self.n += 1
+        name = f"v{self.n}"
+        self.out.append(f"{ctype} {name} = {c};")
+        return name
+
+    def fail(self, cond: str, what: str) -> None:
+        msg = f"{self.label} line {self.line}: {what}"
+        self.out.append(f"if ({cond}) {{ {self.sink.fail(msg)} }}")
+
+    @contextmanager
+    def block(self):
+        saved, self.out = self.out, []
+        try:
+            yield self.out
+        finally:
+            self.out = saved
+
+    def at(self, node: ast.AST) -> None:
+        self.line = getattr(node, "lineno", self.line)
+
+    # ----------------------------------------------------------- names
+    def resolve(self, name: str, env: dict) -> Val:
+        if name in env:
+            return env[name]
+        fn = self.fn
+        free = fn.__code__.co_freevars
+        if name in free:
+            try:
+                v = fn.__closure__[free.index(name)].cell_contents
+            except ValueError:
+                raise self.refuse(f"reads '{name}', a closure cell not yet set") from None
+        elif name in fn.__globals__:
+            v = fn.__globals__[name]
+        elif hasattr(builtins, name):
+            v = getattr(builtins, name)
+        else:
+            raise self.refuse(f"reads '{name}', which is not defined")
+        return self.value(v, repr(name))
+
+    def value(self, v: Any, what: str) -> Val:
+        if isinstance(v, (bool, int, float)) or isinstance(v, (types.ModuleType,
+                                                                types.BuiltinFunctionType,
+                                                                np.ufunc, type)):
+            return const_val(v)
+        if callable(v):
+            return const_val(v)  # a call of it is refused by name
+        raise self.refuse(f"reads {what}, a {type(v).__name__}, not an int or float "
+                          "constant")
+
+    # ----------------------------------------------------------- statements
+    def body(self, stmts: list, env: dict, outs: list[str]) -> None:
+        """Translate statements; every path must end in a return."""
+        for i, st in enumerate(stmts):
+            self.at(st)
+            if isinstance(st, ast.Return):
+                return self.ret(st, env, outs)
+            if isinstance(st, ast.If):
+                rest = stmts[i + 1:]
+                then, other = (st.body, st.orelse + rest) if _returns(st.body) else \
+                    (st.body + rest, st.orelse)
+                c = self.cond(st.test, env)
+                with self.block() as a:
+                    self.body(then, dict(env), outs)
+                with self.block() as b:
+                    self.body(other, dict(env), outs)
+                self.out.append(f"if ({c}) {{\n" + _indent(a) + "\n} else {\n"
+                                + _indent(b) + "\n}")
+                return None
+            self.simple(st, env)
+        raise self.refuse("a path through the function ends without a return")
+
+    def simple(self, st: ast.stmt, env: dict) -> None:
+        if isinstance(st, ast.Pass) or (isinstance(st, ast.Expr) and isinstance(
+                st.value, ast.Constant) and isinstance(st.value.value, str)):
+            return
+        if isinstance(st, ast.Assign) and len(st.targets) == 1:
+            self.assign(st.targets[0], st.value, env)
+        elif isinstance(st, ast.AnnAssign) and st.value is not None:
+            self.assign(st.target, st.value, env)
+        elif isinstance(st, ast.AugAssign) and isinstance(st.target, ast.Name):
+            load = ast.Name(st.target.id, ast.Load(), lineno=st.lineno)
+            self.assign(st.target, ast.BinOp(load, st.op, st.value, lineno=st.lineno), env)
+        else:
+            raise self.refuse(f"a statement the translation does not take: {_what(st)}")
+
+    def assign(self, target: ast.AST, value: ast.AST, env: dict) -> None:
+        if isinstance(target, ast.Name):
+            env[target.id] = self.keep(self.expr(value, env))
+        elif isinstance(target, (ast.Tuple, ast.List)) and isinstance(value, (
+                ast.Tuple, ast.List)) and len(target.elts) == len(value.elts) and all(
+                    isinstance(t, ast.Name) for t in target.elts):
+            vals = [self.keep(self.expr(v, env)) for v in value.elts]
+            for t, v in zip(target.elts, vals, strict=True):
+                env[t.id] = v
+        else:
+            raise self.refuse("an assignment to something other than local names")
+
+    def keep(self, v: Val) -> Val:
+        """A value bound to a name: a C variable, unless a constant or a plain name."""
+        if v.is_const or v.kind == BOOL or v.c.isidentifier():
+            return v
+        return Val(self.tmp(v.c), v.kind)
+
+    def ret(self, st: ast.Return, env: dict, outs: list[str]) -> None:
+        if st.value is None:
+            raise self.refuse("'return' without a value")
+        if len(outs) == 1:
+            vals = [self.expr(st.value, env)]
+        elif isinstance(st.value, (ast.Tuple, ast.List)) and len(st.value.elts) == len(outs):
+            vals = [self.keep(self.expr(e, env)) for e in st.value.elts]
+        else:
+            raise self.refuse(f"a return that is not a tuple of {len(outs)} values (one per "
+                              "output)")
+        for o, v in zip(outs, vals, strict=True):
+            if v.kind != FLOAT:
+                raise self.refuse(f"returns {kind_name(v.kind)} (Python's value would be "
+                                  f"{'a bool' if v.kind == BOOL else 'an int'} in the "
+                                  "output; return a float, e.g. 0.0 or float(...))")
+            self.out.append(f"{o} = {self.number(v)};")
+
+    # ----------------------------------------------------------- expressions
+    def number(self, v: Val) -> str:
+        if v.kind not in (FLOAT, INT, MAYBE):
+            raise self.refuse(f"uses {kind_name(v.kind)} as a number")
+        if v.is_const and not v.c:
+            raise self.refuse(f"uses the int {v.const}, beyond 2**53 (not exact as a float)")
+        return v.c
+
+    def expr(self, node: ast.AST, env: dict) -> Val:
+        self.at(node)
+        if isinstance(node, ast.Constant):
+            if isinstance(node.value, (int, float)):
+                return const_val(node.value)
+            raise self.refuse(f"a constant {node.value!r} that is not a number")
+        if isinstance(node, ast.Name):
+            return self.resolve(node.id, env)
+        if isinstance(node, ast.Attribute):
+            base = self.expr(node.value, env)
+            if base.kind != OBJ or not isinstance(base.const, types.ModuleType):
+                raise self.refuse(f"reads the attribute '.{node.attr}' of something other "
+                                  "than a module")
+            try:
+                v = getattr(base.const, node.attr)
+            except AttributeError:
+                raise self.refuse(f"reads '{base.const.__name__}.{node.attr}', which does "
+                                  "not exist") from None
+            return self.value(v, f"'{base.const.__name__}.{node.attr}'")
+        if isinstance(node, ast.BinOp):
+            return self.binop(node, env)
+        if isinstance(node, ast.UnaryOp):
+            return self.unary(node, env)
+        if isinstance(node, ast.IfExp):
+            return self.ifexp(node, env)
+        if isinstance(node, ast.Compare):
+            return Val(self.compare(node, env), BOOL)
+        if isinstance(node, ast.Call):
+            return call(self, node, env)
+        if isinstance(node, ast.BoolOp):
+            raise self.refuse("'and'/'or' outside a condition (Python returns one of the "
+                              "operands)")
+        raise self.refuse(_what(node))
+
+    def binop(self, node: ast.BinOp, env: dict) -> Val:
+        a, b = self.expr(node.left, env), self.expr(node.right, env)
+        op = type(node.op)
+        sym = _BINOPS.get(op)
+        if sym is None:
+            raise self.refuse(f"the operator {type(node.op).__name__}")
+        if a.is_const and b.is_const and a.kind != OBJ and b.kind != OBJ:
+            return self.fold(lambda: _PYOPS[op](a.const, b.const))
+        for v in (a, b):
+            self.number(v)
+        if op is ast.Div:
+            d = self.tmp(b.c)
+            self.fail(f"{d} == 0.0", "float division by zero (Python raises "
+                                     "ZeroDivisionError)")
+            return Val(f"({a.c} / {d})", FLOAT)
+        if FLOAT not in (a.kind, b.kind):
+            raise self.refuse(f"integer arithmetic ({sym} of {kind_name(a.kind)} and "
+                              f"{kind_name(b.kind)}: exact in Python, rounded in C); make one "
+                              "operand a float")
+        if op in (ast.Add, ast.Sub, ast.Mult):
+            return Val(f"({a.c} {sym} {b.c})", FLOAT)
+        if op is ast.Pow:
+            x, y = self.tmp(a.c), self.tmp(b.c)
+            self.n += 1
+            e = f"e{self.n}"
+            self.out.append(f"int {e};")
+            r = self.tmp(f"{py_pow(self.sink)}({x}, {y}, &{e})")
+            self.fail(f"{e} == 1", "0.0 cannot be raised to a negative power (Python raises "
+                                   "ZeroDivisionError)")
+            self.fail(f"{e} == 2", "a negative number raised to a fractional power (Python "
+                                   "returns a complex number)")
+            self.fail(f"{e} == 3", "** overflows (Python raises OverflowError)")
+            return Val(r, FLOAT)
+        mod, floordiv = py_divmod(self.sink)
+        x, d = self.tmp(a.c), self.tmp(b.c)
+        self.fail(f"{d} == 0.0", f"float {'modulo' if op is ast.Mod else 'floor division'}"
+                                 " by zero (Python raises ZeroDivisionError)")
+        return Val(f"{mod if op is ast.Mod else floordiv}({x}, {d})", FLOAT)
+
+    def unary(self, node: ast.UnaryOp, env: dict) -> Val:
+        if isinstance(node.op, ast.Not):
+            return Val(f"(!{self.cond(node.operand, env)})", BOOL)
+        a = self.expr(node.operand, env)
+        if a.is_const and a.kind != OBJ:
+            return self.fold(lambda: -a.const if isinstance(node.op, ast.USub) else
+                             +a.const if isinstance(node.op, ast.UAdd) else ~a.const)
+        self.number(a)
+        if isinstance(node.op, ast.UAdd):
+            return a
+        if not isinstance(node.op, ast.USub):
+            raise self.refuse(f"the operator {type(node.op).__name__}")
+        if a.kind == FLOAT:
+            return Val(f"(-{a.c})", FLOAT)
+        if a.kind == INT:  # an int has no -0: C's value of it is canonical (+0.0)
+            return Val(f"(0.0 - {a.c})", INT)
+        raise self.refuse("negates a value that is an int or a float (the sign of its zero "
+                          "differs); make both alternatives floats")
+
+    def ifexp(self, node: ast.IfExp, env: dict) -> Val:
+        c = self.cond(node.test, env)
+        with self.block() as sa:
+            a = self.expr(node.body, env)
+        with self.block() as sb:
+            b = self.expr(node.orelse, env)
+        kind = a.kind if a.kind == b.kind else MAYBE
+        for v in (a, b):
+            self.number(v)
+        self.n += 1
+        r = f"v{self.n}"
+        self.out.append(f"double {r};\nif ({c}) {{\n" + _indent(sa + [f"{r} = {a.c};"])
+                        + "\n} else {\n" + _indent(sb + [f"{r} = {b.c};"]) + "\n}")
+        return Val(r, kind)
+
+    def compare(self, node: ast.Compare, env: dict) -> str:
+        left = self.number(self.expr(node.left, env))
+        parts: list[str] = []
+        flag = None
+        for i, (op, right) in enumerate(zip(node.ops, node.comparators, strict=True)):
+            sym = _CMPS.get(type(op))
+            if sym is None:
+                raise self.refuse(f"the comparison {type(op).__name__}")
+            with self.block() as pre:
+                r = self.expr(right, env)
+                rc = self.number(r)
+            if len(node.ops) > 1 and not (r.is_const or rc.isidentifier()):
+                self.n += 1  # an operand of two comparisons: evaluated once
+                self.out.append(f"double v{self.n};")
+                pre.append(f"v{self.n} = {rc};")
+                rc = f"v{self.n}"
+            term = f"({left} {sym} {rc})"
+            if i == 0:  # the first comparison always runs
+                self.out.extend(pre)
+                parts.append(term)
+            elif not pre and flag is None:
+                parts.append(term)
+            else:  # a later operand is evaluated only if the earlier comparisons held
+                if flag is None:
+                    flag = self.tmp(" && ".join(parts), "int")
+                self.out.append(f"if ({flag}) {{\n" + _indent(pre + [f"{flag} = {term};"])
+                                + "\n}")
+            left = rc
+        return flag if flag is not None else "(" + " && ".join(parts) + ")"
+
+    def cond(self, node: ast.AST, env: dict) -> str:
+        """A C condition (int) of a Python test, short-circuit as Python's."""
+        self.at(node)
+        if isinstance(node, ast.BoolOp):
+            conds: list[str] = []
+            c = None
+            for i, v in enumerate(node.values):
+                with self.block() as pre:
+                    cv = self.cond(v, env)
+                if i == 0 or (not pre and c is None):
+                    self.out.extend(pre)  # the first operand always runs
+                    conds.append(cv)
+                    continue
+                if c is None:
+                    c = self.tmp(_join(conds, node.op), "int")
+                test = c if isinstance(node.op, ast.And) else f"!{c}"
+                self.out.append(f"if ({test}) {{\n" + _indent(pre + [f"{c} = {cv};"]) + "\n}")
+            return c if c is not None else _join(conds, node.op)
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+            return f"(!{self.cond(node.operand, env)})"
+        v = self.expr(node, env)
+        if v.kind == BOOL:
+            return v.c
+        return f"({self.number(v)} != 0.0)"
+
+    def fold(self, compute: Any) -> Val:
+        try:
+            return const_val(compute())
+        except Exception as exc:  # noqa: BLE001 - Python raises at every call
+            raise self.refuse(f"an expression of constants that raises "
+                              f"{type(exc).__name__}: {exc}") from None
+
+
+_BINOPS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.Pow: "**",
+           ast.Mod: "%", ast.FloorDiv: "//"}
+_PYOPS = {ast.Add: lambda a, b: a + b, ast.Sub: lambda a, b: a - b,
+          ast.Mult: lambda a, b: a * b, ast.Div: lambda a, b: a / b,
+          ast.Pow: lambda a, b: a ** b, ast.Mod: lambda a, b: a % b,
+          ast.FloorDiv: lambda a, b: a // b}
+_CMPS = {ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=", ast.Eq: "==",
+         ast.NotEq: "!="}
+
+
+def _join(conds: list[str], op: ast.AST) -> str:
+    return "(" + (" && " if isinstance(op, ast.And) else " || ").join(conds) + ")"
+
+
+def _returns(stmts: list) -> bool:
+    if any(isinstance(s, ast.Return) for s in stmts):
+        return True
+    return bool(stmts) and isinstance(stmts[-1], ast.If) and _returns(stmts[-1].body) and \
+        _returns(stmts[-1].orelse)
+
+
+def _what(node: ast.AST) -> str:
+    names = {ast.For: "a for loop", ast.While: "a while loop", ast.Subscript:
+             "indexing (array ports and sequences have no C form)", ast.ListComp:
+             "a list comprehension", ast.GeneratorExp: "a generator expression",
+             ast.Lambda: "a lambda", ast.FunctionDef: "a nested function", ast.Try:
+             "a try statement", ast.With: "a with statement", ast.Raise: "a raise statement",
+             ast.Global: "a global statement", ast.Nonlocal: "a nonlocal statement",
+             ast.Import: "an import", ast.ImportFrom: "an import", ast.Tuple: "a tuple",
+             ast.List: "a list", ast.Dict: "a dict", ast.JoinedStr: "an f-string",
+             ast.Expr: "an expression statement (a call for its effect?)",
+             ast.Assert: "an assert statement"}
+    return names.get(type(node), f"a {type(node).__name__} node")
+
+
+def _indent(lines: list[str]) -> str:
+    return "\n".join("    " + ln.replace("\n", "\n    ") for ln in lines)
+
+
+# ------------------------------------------------------------------ the block
+class _Check:
+    """A stand-in for ``cg`` when only checking whether the function translates."""
+
+    def fail(self, message: str) -> str:
+        return "/* fail */"
+
+    def helper(self, key: str, code: str) -> None:
+        pass
+
+
+def _label(block: Any) -> str:
+    return f"FunctionBlock '{block.path}'"
+
+
+def _check_ports(block: Any) -> None:
+    for kind, ports in (("input", block.in_ports), ("output", block.out_ports)):
+        for p in ports:
+            if p.shape != () or p.size != 1:
+                raise Refused(f"its {kind} {p.name!r} is an array (shape {p.shape}): only "
+                              "scalar float ports translate")
+            if np.dtype(p.dtype).kind != "f":
+                raise Refused(f"its {kind} {p.name!r} has dtype {np.dtype(p.dtype)}: only "
+                              "float ports translate")
+
+
+def translate(block: Any, sink: Any) -> tuple[list[str], str]:
+    """``(statements, their arguments' declaration template)`` of ``block.fn``: C writing
+    ``o0, o1, ...`` from ``a0, a1, ...`` (the time first with ``needs_time``); raises
+    :class:`Refused`."""
+    _check_ports(block)
+    fn = block.fn
+    n_args = len(block.in_ports) + int(bool(block.needs_time))
+    outs = [f"o{i}" for i in range(len(block.out_ports))]
+    tr = _Translator(_label(block), fn, sink)
+    direct = builtin_form(tr, fn, n_args, outs)
+    if direct is not None:
+        return direct
+    if isinstance(fn, (types.MethodType, functools.partial)) or not isinstance(
+            fn, types.FunctionType):
+        raise Refused(f"fn is {kind_name(OBJ)} of type {type(fn).__name__}, not a plain function "
+                      "or lambda")
+    code = fn.__code__
+    if code.co_flags & _NOT_PLAIN:
+        raise Refused("fn takes *args or **kwargs, or is a generator or coroutine")
+    if code.co_argcount != n_args or code.co_kwonlyargcount:
+        raise Refused(f"fn takes {code.co_argcount} positional arguments, the block passes "
+                      f"{n_args}")
+    node = _find_node(code)
+    env = {a.arg: Val(f"a{i}", FLOAT) for i, a in enumerate(node.args.args)}
+    tr.line = node.lineno
+    if isinstance(node, ast.Lambda):
+        tr.body([ast.Return(node.body, lineno=node.lineno)], env, outs)
+    else:
+        tr.body(node.body, env, outs)
+    return tr.out, ""
+
+
+def function_block_refusal(block: Any) -> str:
+    """'' when ``block.fn`` translates (or is a Numba cfunc), else why not."""
+    from .numba_form import cfunc_refusal, is_cfunc
+    if is_cfunc(getattr(block, "cfunc", None)):
+        return cfunc_refusal(block)
+    try:
+        translate(block, _Check())
+    except Refused as exc:
+        return str(exc)
+    return ""
+
+
+def function_block_c_model(block: Any, cg: Any) -> CModel:
+    """The C form of a FunctionBlock (registered for ``cosim.function_block.FunctionBlock``)."""
+    from .numba_form import cfunc_c_model, is_cfunc
+    if is_cfunc(getattr(block, "cfunc", None)):
+        return cfunc_c_model(block, cg)
+    try:
+        lines, _ = translate(block, cg)
+    except Refused as exc:
+        raise CodegenError(f"{_label(block)}: {exc}") from None
+    args = ([cg.t] if block.needs_time else []) + [cg.u(p) for p in block.in_ports]
+    head = [f"const double a{i} = {a};" for i, a in enumerate(args)]
+    head += [f"double o{i} = 0.0;" for i in range(len(block.out_ports))]
+    head += [f"(void)a{i};" for i in range(len(args))]
+    tail = [f"{cg.y(p)} = o{i};" for i, p in enumerate(block.out_ports)]
+    code = "{\n" + _indent(head + lines + tail) + "\n}"
+    outputs = {p.name: (code if i == 0 else f"/* computed with '{block.out_ports[0].name}' */")
+               for i, p in enumerate(block.out_ports)}
+    return CModel(outputs=outputs, time_dependent=bool(block.needs_time))
+
+
+register_c_model("cosim.function_block.FunctionBlock", function_block_c_model,
+                 refusal=function_block_refusal)
