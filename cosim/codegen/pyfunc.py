@@ -54,12 +54,14 @@ from .pyfunc_calls import (
     FLOAT,
     INT,
     MAYBE,
+    NPF,
     OBJ,
     Refused,
     Val,
     builtin_form,
     call,
     const_val,
+    join_kinds,
     kind_name,
 )
 from .pymath import py_divmod, py_pow
@@ -237,7 +239,7 @@ class _Translator:
             raise self.refuse(f"a return that is not a tuple of {len(outs)} values (one per "
                               "output)")
         for o, v in zip(outs, vals, strict=True):
-            if v.kind != FLOAT:
+            if v.kind not in (FLOAT, NPF):
                 raise self.refuse(f"returns {kind_name(v.kind)} (Python's value would be "
                                   f"{'a bool' if v.kind == BOOL else 'an int'} in the "
                                   "output; return a float, e.g. 0.0 or float(...))")
@@ -245,7 +247,7 @@ class _Translator:
 
     # ----------------------------------------------------------- expressions
     def number(self, v: Val) -> str:
-        if v.kind not in (FLOAT, INT, MAYBE):
+        if v.kind not in (FLOAT, NPF, INT, MAYBE):
             raise self.refuse(f"uses {kind_name(v.kind)} as a number")
         if v.is_const and not v.c:
             raise self.refuse(f"uses the int {v.const}, beyond 2**53 (not exact as a float)")
@@ -295,6 +297,8 @@ class _Translator:
             return self.fold(lambda: _PYOPS[op](a.const, b.const))
         for v in (a, b):
             self.number(v)
+        if NPF in (a.kind, b.kind):
+            return self.np_binop(op, sym, a, b)
         if op is ast.Div:
             d = self.tmp(b.c)
             self.fail(f"{d} == 0.0", "float division by zero (Python raises "
@@ -324,6 +328,22 @@ class _Translator:
                                  " by zero (Python raises ZeroDivisionError)")
         return Val(f"{mod if op is ast.Mod else floordiv}({x}, {d})", FLOAT)
 
+    def np_binop(self, op: type, sym: str, a: Val, b: Val) -> Val:
+        """Arithmetic with a NumPy float64 (NumPy's scalar arithmetic: no errors; ``**``
+        the C library's ``pow``; ``%`` and ``//`` as CPython's but for a zero divisor)."""
+        if any(v.kind in (INT, MAYBE) and not v.is_const for v in (a, b)):
+            raise self.refuse(f"NumPy arithmetic ({sym}) with a Python int that is not a "
+                              "constant; make it a float")
+        if op in (ast.Add, ast.Sub, ast.Mult, ast.Div):
+            return Val(f"({a.c} {sym} {b.c})", NPF)
+        if op is ast.Pow:
+            return Val(f"pow({a.c}, {b.c})", NPF)
+        mod, floordiv = py_divmod(self.sink)
+        x, d = self.tmp(a.c), self.tmp(b.c)
+        if op is ast.Mod:
+            return Val(f"({d} == 0.0 ? fmod({x}, {d}) : {mod}({x}, {d}))", NPF)
+        return Val(f"({d} == 0.0 ? {x} / {d} : {floordiv}({x}, {d}))", NPF)
+
     def unary(self, node: ast.UnaryOp, env: dict) -> Val:
         if isinstance(node.op, ast.Not):
             return Val(f"(!{self.cond(node.operand, env)})", BOOL)
@@ -336,8 +356,8 @@ class _Translator:
             return a
         if not isinstance(node.op, ast.USub):
             raise self.refuse(f"the operator {type(node.op).__name__}")
-        if a.kind == FLOAT:
-            return Val(f"(-{a.c})", FLOAT)
+        if a.kind in (FLOAT, NPF):
+            return Val(f"(-{a.c})", a.kind)
         if a.kind == INT:  # an int has no -0: C's value of it is canonical (+0.0)
             return Val(f"(0.0 - {a.c})", INT)
         raise self.refuse("negates a value that is an int or a float (the sign of its zero "
@@ -349,7 +369,7 @@ class _Translator:
             a = self.expr(node.body, env)
         with self.block() as sb:
             b = self.expr(node.orelse, env)
-        kind = a.kind if a.kind == b.kind else MAYBE
+        kind = join_kinds([a.kind, b.kind])
         for v in (a, b):
             self.number(v)
         self.n += 1
@@ -415,7 +435,8 @@ class _Translator:
 
     def fold(self, compute: Any) -> Val:
         try:
-            return const_val(compute())
+            with np.errstate(all="ignore"):
+                return const_val(compute())
         except Exception as exc:  # noqa: BLE001 - Python raises at every call
             raise self.refuse(f"an expression of constants that raises "
                               f"{type(exc).__name__}: {exc}") from None

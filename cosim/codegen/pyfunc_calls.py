@@ -2,9 +2,11 @@
 the Python kind of each value (a float, an int, a bool) and the C of each function it may
 call, with CPython's errors as C failures.
 
-Kinds: a float (Python's, or a NumPy float64: the same IEEE arithmetic; where NumPy gives
-inf or NaN instead of raising, the C fails and the Python loop takes over, so the results
-are the Python loop's); an int (constants, ``math.floor``/``ceil``): kept in C as an exact
+Kinds: a float (Python's; an input is taken as one: the core blocks give Python floats,
+and where an input is a NumPy float64 whose arithmetic gives inf or NaN instead of raising,
+the C fails and the Python loop takes over, so the results are the Python loop's); a NumPy
+float64 (the result of a NumPy function, a NumPy constant: NumPy's scalar arithmetic, which
+does not raise); an int (constants, ``math.floor``/``ceil``): kept in C as an exact
 double without a negative zero (an int has none), and never combined with another int
 (Python's int arithmetic is exact); a value that may be either (``max(0, x)``); a bool
 (comparisons: only in conditions).
@@ -22,10 +24,11 @@ import numpy as np
 from .model import c_float
 from .pymath import py_hypot
 
-__all__ = ["BOOL", "FLOAT", "INT", "MAYBE", "OBJ", "Refused", "Val", "builtin_form", "call",
-           "const_val", "kind_name"]
+__all__ = ["BOOL", "FLOAT", "INT", "MAYBE", "NPF", "OBJ", "Refused", "Val", "builtin_form", "call",
+           "const_val", "join_kinds", "kind_name"]
 
-FLOAT, INT, MAYBE, BOOL, OBJ = "float", "int", "int or float", "bool", "object"
+FLOAT, NPF, INT, MAYBE, BOOL, OBJ = ("float", "NumPy float64", "int", "int or float", "bool",
+                                    "object")
 
 
 class Refused(Exception):  # noqa: N818 - a reason, not an error of the program
@@ -46,16 +49,28 @@ def const_val(v: Any) -> Val:
     """A constant's value (ints beyond 2**53 have no exact C: their ``c`` is empty)."""
     if isinstance(v, bool):
         return Val("1" if v else "0", BOOL, v, True)
-    if isinstance(v, int):
-        return Val(c_float(v) if abs(v) <= 2 ** 53 else "", INT, v, True)
-    if isinstance(v, float):  # np.float64 too (module docstring)
+    if isinstance(v, (int, np.integer)):  # a NumPy int (a folded np.abs(-2)) too
+        return Val(c_float(v) if abs(int(v)) <= 2 ** 53 else "", INT, v, True)
+    if isinstance(v, np.floating) and isinstance(v, float):
+        return Val(c_float(v), NPF, v, True)
+    if isinstance(v, float):
         return Val(c_float(v), FLOAT, v, True)
     return Val("", OBJ, v, True)
 
 
 def kind_name(kind: str) -> str:
     return {INT: "an int", MAYBE: "a value that is an int or a float", BOOL: "a bool",
-            OBJ: "an object", FLOAT: "a float"}[kind]
+            OBJ: "an object", FLOAT: "a float", NPF: "a NumPy float64"}[kind]
+
+
+def join_kinds(kinds: list[str]) -> str:
+    """The kind of a value that is one of these (``min``, ``max``, ``a if c else b``): a
+    Python float where it may be either float (the C then fails where Python's would
+    raise: safe, the Python loop takes over)."""
+    ks = set(kinds)
+    if len(ks) == 1:
+        return ks.pop()
+    return FLOAT if ks <= {FLOAT, NPF} else MAYBE
 
 
 def _name_of(obj: Any) -> str:
@@ -85,9 +100,9 @@ def _args(tr: Any, obj: Any, args: list, n: int | tuple) -> list[str]:
 
 def _floats(tr: Any, obj: Any, args: list, n: int) -> list[str]:
     cs = _args(tr, obj, args, n)
-    if any(a.kind != FLOAT for a in args):
-        raise tr.refuse(f"calls {_name_of(obj)} with an int (NumPy's int arithmetic); "
-                        "pass floats")
+    if any(a.kind not in (FLOAT, NPF) and not (a.is_const and a.kind == INT) for a in args):
+        raise tr.refuse(f"calls {_name_of(obj)} with an int that is not a constant (NumPy "
+                        "cannot take Python's large ints); pass floats")
     return cs
 
 
@@ -129,7 +144,7 @@ def _round_int(c_fn: str) -> Any:
 
 def _np1(c_fn: str) -> Any:
     def form(tr: Any, obj: Any, args: list) -> Val:
-        return Val(f"{c_fn}({_floats(tr, obj, args, 1)[0]})", FLOAT)
+        return Val(f"{c_fn}({_floats(tr, obj, args, 1)[0]})", NPF)
     return form
 
 
@@ -137,9 +152,10 @@ def _abs(tr: Any, obj: Any, args: list) -> Val:
     c = _args(tr, obj, args, 1)[0]
     if obj is abs:
         return Val(f"fabs({c})", args[0].kind)
-    if obj is not math.fabs:
-        _floats(tr, obj, args, 1)
-    return Val(f"fabs({c})", FLOAT)
+    if obj is math.fabs:
+        return Val(f"fabs({c})", FLOAT)
+    _floats(tr, obj, args, 1)
+    return Val(f"fabs({c})", NPF)
 
 
 def _minmax(tr: Any, obj: Any, args: list) -> Val:
@@ -152,18 +168,19 @@ def _minmax(tr: Any, obj: Any, args: list) -> Val:
     m = tr.tmp(items[0])
     for c in items[1:]:  # Python: the first is kept; a later one replaces it if greater
         tr.out.append(f"if ({c} {op} {m}) {m} = {c};")
-    return Val(m, kinds.pop() if len(kinds) == 1 else MAYBE)
+    return Val(m, join_kinds(list(kinds)))
 
 
 def _np_minmax(tr: Any, obj: Any, args: list) -> Val:
     a, b = (tr.tmp(c) for c in _floats(tr, obj, args, 2))
     op = ">" if obj is np.maximum else "<"  # NumPy: NaN propagates, else b on ties
-    return Val(f"(({a} {op} {b} || isnan({a})) ? {a} : {b})", FLOAT)
+    return Val(f"(({a} {op} {b} || isnan({a})) ? {a} : {b})", NPF)
 
 
 def _copysign(tr: Any, obj: Any, args: list) -> Val:
-    cs = _args(tr, obj, args, 2) if obj is math.copysign else _floats(tr, obj, args, 2)
-    return Val(f"copysign({cs[0]}, {cs[1]})", FLOAT)
+    if obj is math.copysign:
+        return Val("copysign({}, {})".format(*_args(tr, obj, args, 2)), FLOAT)
+    return Val("copysign({}, {})".format(*_floats(tr, obj, args, 2)), NPF)
 
 
 def _atan2(tr: Any, obj: Any, args: list) -> Val:
@@ -251,7 +268,7 @@ def builtin_form(tr: Any, fn: Any, n_args: int, outs: list[str]) -> tuple | None
         raise Refused(f"fn {_name_of(fn)} returns one value, the block has {len(outs)} "
                       "outputs")
     v = form(tr, fn, [Val(f"a{i}", FLOAT) for i in range(n_args)])
-    if v.kind != FLOAT:
+    if v.kind not in (FLOAT, NPF):
         raise Refused(f"fn {_name_of(fn)} returns {kind_name(v.kind)}")
     tr.out.append(f"{outs[0]} = {v.c};")
     return tr.out, ""
