@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from .model import c_float
-from .pymath import py_hypot
+from .pymath import opaque, py_hypot
 
 __all__ = ["BOOL", "FLOAT", "INT", "MAYBE", "NPF", "OBJ", "Refused", "Val", "builtin_form", "call",
            "const_val", "join_kinds", "kind_name"]
@@ -109,7 +109,8 @@ def _floats(tr: Any, obj: Any, args: list, n: int) -> list[str]:
 def _checked(tr: Any, name: str, c_fn: str, xs: list[str]) -> str:
     """``c_fn(xs)`` failing as CPython's ``math_1``: NaN from non-NaN, inf from finite."""
     ts = [tr.tmp(x) for x in xs]
-    r = tr.tmp(f"{c_fn}({', '.join(ts)})")
+    op = opaque(tr.sink)  # no compile-time folding: the C library's result, as Python's
+    r = tr.tmp(f"{c_fn}({', '.join(f'{op}({t})' for t in ts)})")
     nan = " && ".join(f"!isnan({t})" for t in ts)
     fin = " && ".join(f"isfinite({t})" for t in ts)
     tr.fail(f"(isnan({r}) && {nan}) || (isinf({r}) && {fin})", f"math.{name}: {_MATH_ERR}")

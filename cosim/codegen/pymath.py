@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["PY_DIVMOD_C", "PY_HYPOT_C", "PY_POW_C", "py_divmod", "py_hypot", "py_pow"]
+__all__ = ["OPAQUE_C", "PY_DIVMOD_C", "PY_HYPOT_C", "PY_POW_C", "opaque", "py_divmod",
+           "py_hypot", "py_pow"]
 
 #: C of :func:`math.hypot` as CPython 3.11 computes it (``vector_norm`` of two coordinates:
 #: lossless scaling and squaring, compensated sums, one correction step), so the C forms'
@@ -55,6 +56,25 @@ def py_hypot(cg: Any) -> str:
     cg.helper("cosim_py_hypot", PY_HYPOT_C)
     return "cosim_py_hypot"
 
+
+#: C of an opaque copy of a double: the compiler cannot see its value, so it cannot fold a
+#: C-library call of a constant at compile time (GCC folds ``tanh(0.53)`` with MPFR,
+#: correctly rounded, where the C library at run time, and so Python, may differ in the
+#: last bit)
+OPAQUE_C = r"""/* x, hidden from the compiler's constant folding of C-library calls */
+static inline double cosim_opaque(double x) {
+#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
+    __asm__("" : "+x"(x));
+#elif defined(__GNUC__) && defined(__aarch64__)
+    __asm__("" : "+w"(x));
+#elif defined(__GNUC__)
+    __asm__("" : "+m"(x));
+#else
+    volatile double v = x;
+    x = v;
+#endif
+    return x;
+}"""
 
 #: C of CPython 3.11's float ``%`` and ``//`` (Objects/floatobject.c: float_rem and
 #: _float_div_mod); the caller checks the zero divisor (Python raises ZeroDivisionError)
@@ -116,7 +136,7 @@ static double cosim_py_pow(double iv, double iw, int *err) {
         neg = cosim_py_odd(iw);
     }
     if (iv == 1.0) return neg ? -1.0 : 1.0;
-    ix = pow(iv, iw);
+    ix = pow(cosim_opaque(iv), iw);
     if (isinf(ix)) { *err = 3; return ix; }
     return neg ? -ix : ix;
 }"""
@@ -132,5 +152,12 @@ def py_divmod(cg: Any) -> tuple[str, str]:
 def py_pow(cg: Any) -> str:
     """``cosim_py_pow(x, y, &err)``: float ``**`` as CPython computes it (``err`` nonzero
     where Python raises or returns a complex)."""
+    opaque(cg)
     cg.helper("cosim_py_pow", PY_POW_C)
     return "cosim_py_pow"
+
+
+def opaque(cg: Any) -> str:
+    """``cosim_opaque(x)``: ``x``, which the compiler cannot fold C-library calls of."""
+    cg.helper("cosim_opaque", OPAQUE_C)
+    return "cosim_opaque"
