@@ -136,7 +136,7 @@ static double cosim_py_pow(double iv, double iw, int *err) {
         neg = cosim_py_odd(iw);
     }
     if (iv == 1.0) return neg ? -1.0 : 1.0;
-    ix = pow(cosim_opaque(iv), iw);
+    ix = pow(cosim_opaque(iv), cosim_opaque(iw));  /* GCC makes pow(x, -1.0) 1/x */
     if (isinf(ix)) { *err = 3; return ix; }
     return neg ? -ix : ix;
 }"""

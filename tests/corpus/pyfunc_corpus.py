@@ -61,11 +61,13 @@ class _Gen:
         if k == 7:
             return f"({e()} / ({e()} + 0.123))"
         if k == 8:
-            return f"({self.pos(d - 1)} ** {self.pick(['2', '0.5', '3', '-1', '1.5', '-0.5', '2.0', self.unit(d - 1)])})"
+            expo = self.pick(["2", "0.5", "3", "-1", "1.5", "-0.5", "2.0", self.unit(d - 1)])
+            return f"({self.pos(d - 1)} ** {expo})"
         if k == 9:
             return f"({e()} ** {self.pick(['2', '3', '2.0', '-2', '0'])})"
         if k == 10:
-            return f"({e()} {self.pick(['%', '//'])} {self.pick(['0.7', '(-1.3)', '3', '1e-3', '2.5'])})"
+            div = self.pick(["0.7", "(-1.3)", "3", "1e-3", "2.5"])
+            return f"({e()} {self.pick(['%', '//'])} {div})"
         if k == 11:
             return f"({e()} {self.pick(['%', '//'])} {self.pos(d - 1)})"
         if k == 12:
@@ -86,16 +88,19 @@ class _Gen:
                               f"math.log1p({self.pos(d - 1)})", f"math.sqrt({self.pos(d - 1)})",
                               f"math.acosh({self.pos(d - 1)} + 1.0)"])
         if k == 18:
-            return self.pick([f"math.asin({self.unit(d - 1)})", f"math.acos({self.unit(d - 1)})",
-                              f"math.atanh({self.unit(d - 1)} * 0.9)", f"math.tan({self.unit(d - 1)})"])
+            u = self.unit(d - 1)
+            return self.pick([f"math.asin({u})", f"math.acos({u})", f"math.atanh({u} * 0.9)",
+                              f"math.tan({u})"])
         if k == 19:
             return f"math.{self.pick(['atan2', 'hypot', 'copysign'])}({e()}, {e()})"
         if k == 20:
             return f"math.fmod({e()}, {self.pick(['0.7', '(-2.0)', self.pos(d - 1)])})"
         if k == 21:
-            return f"(math.{self.pick(['floor', 'ceil'])}({e()}) * {self.pick(['0.5', '1.0', '(-0.25)'])})"
+            k = self.pick(["0.5", "1.0", "(-0.25)"])
+            return f"(math.{self.pick(['floor', 'ceil'])}({e()}) * {k})"
         if k == 22:
-            return f"{self.pick(['np.sqrt', 'np.floor', 'np.ceil'])}({'abs(' + e() + ')' if self.rng.random() < 0.5 else e()})"
+            arg = f"abs({e()})" if self.rng.random() < 0.5 else e()
+            return f"{self.pick(['np.sqrt', 'np.floor', 'np.ceil'])}({arg})"
         if k == 23:
             return f"{self.pick(NP1)}({e()})"
         if k == 24:
@@ -114,7 +119,8 @@ class _Gen:
         if k < 3:
             return f"{self.expr(d)} {self.pick(ops)} {self.expr(d)}"
         if k == 3:
-            return f"{self.expr(d)} {self.pick(['<', '<='])} {self.expr(d)} {self.pick(['<', '<='])} {self.expr(d)}"
+            a, b, c = self.expr(d), self.expr(d), self.expr(d)
+            return f"{a} {self.pick(['<', '<='])} {b} {self.pick(['<', '<='])} {c}"
         if k in (4, 5):
             return f"({self.cond(d - 1)}) {self.pick(['and', 'or'])} ({self.cond(d - 1)})"
         if k == 6:

@@ -32,11 +32,10 @@ import pytest
 import blocks as bl
 from cosim import DiagramBuilder, FunctionBlock, Simulator
 from cosim.codegen import why_no_c_form
-from cosim.codegen.pyfunc import translate
 from cosim.errors import BuildError
 from tests.corpus.compiled_oracle import run_both
 from tests.corpus.pyfunc_corpus import corpus_module
-from tests.corpus.pyfunc_harness import Sink, compile_blocks
+from tests.corpus.pyfunc_harness import compile_blocks
 
 pytestmark = [pytest.mark.skipif(shutil.which("gcc") is None, reason="needs a C compiler"),
               pytest.mark.filterwarnings("ignore::cosim.errors.CosimWarning"),
@@ -202,3 +201,203 @@ def _both_nan(make, kw):
     c = Simulator(make(), compiled=True, **kw).run(0.3)
     assert c.diagnostics["compiled"] is True
     return py, c
+
+
+def test_a_constant_input_is_not_folded_by_the_c_compiler():
+    """GCC folds a C-library call of a constant with MPFR (correctly rounded); glibc, and so
+    Python, give another last bit for this one: the C takes an opaque copy."""
+    def make():
+        b = DiagramBuilder("folded")
+        b.add(bl.Constant("c", 0.5310250904285843))
+        b.add(FunctionBlock("f", lambda u: math.expm1(math.tanh(u) * 3.0)))
+        b.connect("c.y", "f.u")
+        return b.build()
+    py, c = run_both(make, 0.01, dt=1e-3)
+    _exact(py, c)
+    assert float(c["f.y"][-1]) == math.expm1(math.tanh(0.5310250904285843) * 3.0)
+
+
+# ------------------------------------------------------------- Python's errors
+ERRORS = [  # (fn of the ramp u = t - 0.5, which is 0.0 at t = 0.5; Python's error)
+    (lambda u: 1.0 / u, "ZeroDivisionError: float division by zero"),
+    (lambda u: 2.0 % u, "ZeroDivisionError: float modulo"),
+    (lambda u: 2.0 // u, "ZeroDivisionError: float floor division by zero"),
+    (lambda u: u ** -1.0, "ZeroDivisionError: 0.0 cannot be raised to a negative power"),
+    (lambda u: math.log(-u), "ValueError: math domain error"),
+    (lambda u: math.sqrt(-u - 1e-9), "ValueError: math domain error"),
+    (lambda u: math.asin(u * 4.0 + 1.0), "ValueError: math domain error"),
+    (lambda u: math.exp(2000.0 * u), "OverflowError: math range error"),
+    (lambda u: (u + 1.5) ** 2000.0, "OverflowError: (34, 'Numerical result out of range')"),
+    (lambda u: math.log(2.0, u + 1.0), "ZeroDivisionError: float division by zero"),
+    (lambda u: math.fmod(1.0, u), "ValueError: math domain error"),
+    (lambda u: math.cosh(800.0 * (u + 0.5)), "OverflowError: math range error"),
+]
+
+
+@pytest.mark.parametrize("case", range(len(ERRORS)))
+def test_where_python_raises_the_c_fails_and_the_python_loop_raises(case):
+    fn, said = ERRORS[case]
+
+    def make():
+        b = DiagramBuilder("err")
+        b.add(bl.Ramp("r", 1.0, 0.0, -0.5))
+        b.add(bl.Sine("s", 1.0, 2.0))
+        b.add(bl.Integrator("i", 0.0))
+        b.add(FunctionBlock("f", fn))
+        b.connect("r.y", "f.u")
+        b.connect("s.y", "i.u")
+        return b.build()
+    errs = []
+    for compiled in (False, True):
+        with pytest.raises(Exception) as ei:
+            Simulator(make(), dt=1e-3, compiled=compiled, fuse_linear=False).run(1.0)
+        errs.append(ei.value)
+    assert type(errs[0]) is type(errs[1])
+    assert str(errs[0]) == str(errs[1]) and said in str(errs[1])  # the Python loop's own
+    assert "the C run failed (FunctionBlock 'f' line" in \
+        errs[1].results.diagnostics["compiled"], errs[1].results.diagnostics["compiled"]
+    _exact(errs[0].results, errs[1].results)
+
+
+# ------------------------------------------------------------- what has no C form
+def helper_fn(x):
+    return x
+
+
+GLOBAL_LIST = [1.0, 2.0]
+GLOBAL_FLOAT = 2.5
+GLOBAL_NAME = "on"
+
+
+def f_helper(u):
+    return helper_fn(u) + 1.0
+
+
+def f_loop(u):
+    s = 0.0
+    for _ in range(3):
+        s = s + u
+    return s
+
+
+def f_int_out(u):
+    return max(0, u)
+
+
+def f_list(u):
+    return u * GLOBAL_LIST[0]
+
+
+def f_npexp(u):
+    return np.exp(u)
+
+
+def f_bool_out(u):
+    return u > 0.0
+
+
+def f_no_else(u):
+    if u > -2.0:
+        y = u
+    return y
+
+
+REFUSED = [  # (fn, inputs, outputs, the reason's words)
+    (f_helper, ["u"], ["y"], "calls 'helper_fn' (line "),
+    (f_loop, ["u"], ["y"], "a for loop (line "),
+    (f_int_out, ["u"], ["y"], "returns a value that is an int or a float"),
+    (f_list, ["u"], ["y"], "indexing (array ports and sequences have no C form) (line "),
+    (lambda u: u if GLOBAL_NAME else 0.0, ["u"], ["y"],
+     "reads 'GLOBAL_NAME', a str, not an int or float constant (line "),
+    (f_npexp, ["u"], ["y"], "calls np.exp (line "),
+    (f_bool_out, ["u"], ["y"], "returns a bool"),
+    (f_no_else, ["u"], ["y"], "a path through the function ends without a return"),
+    (lambda u: u, [{"name": "u", "shape": 3}], [{"name": "y", "shape": 3}],
+     "its input 'u' is an array (shape (3,))"),
+    (lambda u: (u, u), ["u"], ["y"], "a tuple (line "),
+    (eval("lambda u: u"), ["u"], ["y"], "its source is not available"),  # noqa: S307
+    (print, ["u"], ["y"], "not a plain function or lambda"),
+]
+
+
+@pytest.mark.parametrize("case", range(len(REFUSED)))
+def test_what_does_not_translate_keeps_the_python_loop_and_says_why(case):
+    fn, ins, outs, words = REFUSED[case]
+
+    def make():
+        b = DiagramBuilder("refused")
+        src = b.add(bl.Sine("s", 1.0, 1.0)) if ins == ["u"] or ins == ["u", "v"] else \
+            b.add(bl.Constant("s", [1.0, 2.0, 3.0]))
+        f = b.add(FunctionBlock("f3", fn, inputs=ins, outputs=outs))
+        for p in f.in_ports:
+            b.connect(src.y, p)
+        return b.build()
+    blk = make().find("f3")
+    why = why_no_c_form(blk)
+    assert words in why, why
+    with pytest.raises(BuildError) as ei:
+        Simulator(make(), dt=1e-3, compiled=True).initialize()
+    assert f"1 block(s) without a C form: 'f3' (FunctionBlock): {why}" in str(ei.value)
+
+
+def test_an_argument_count_that_does_not_match_the_inputs_is_named():
+    blk = FunctionBlock("f3", lambda u, v: u)
+    assert why_no_c_form(blk) == "fn takes 2 positional arguments, the block passes 1"
+
+
+def test_the_reason_reaches_diagnostics_and_a_named_construct_and_line():
+    def make():
+        b = DiagramBuilder("diag")
+        b.add(bl.Sine("s", 1.0, 1.0))
+        b.add(FunctionBlock("f3", f_helper))
+        b.connect("s.y", "f3.u")
+        return b.build()
+    res = Simulator(make(), dt=1e-3).run(200.0)  # long enough to want C
+    line = f_helper.__code__.co_firstlineno + 1
+    assert res.diagnostics["compiled"] == (
+        "1 block(s) without a C form: 'f3' (FunctionBlock): calls 'helper_fn' "
+        f"(line {line}), which has no C form")
+
+
+def test_globals_and_closures_are_frozen_at_build_time():
+    """As parameters are: a global changed after the C was made is not seen by it (the
+    documented limitation); a new Simulator reads the new value."""
+    global GLOBAL_FLOAT
+    k = 3.0
+
+    def make():
+        b = DiagramBuilder("frozen")
+        b.add(bl.Sine("s", 1.0, 1.0))
+        b.add(FunctionBlock("f", lambda u: u * GLOBAL_FLOAT + k))
+        b.connect("s.y", "f.u")
+        return b.build()
+    py, c = run_both(make, 0.05, dt=1e-3)
+    _exact(py, c)
+    old = GLOBAL_FLOAT
+    try:
+        GLOBAL_FLOAT = -1.0
+        py2, c2 = run_both(make, 0.05, dt=1e-3)
+        _exact(py2, c2)
+        assert not np.array_equal(np.asarray(c2["f.y"]), np.asarray(c["f.y"]))
+    finally:
+        GLOBAL_FLOAT = old
+
+
+def test_a_function_of_the_math_module_itself_and_several_outputs_with_if():
+    def two(t, u):
+        if u > 0.2:
+            return u * t, math.atan2(u, t)
+        elif u < -0.5 or t > 0.7:
+            return -u, 0.5
+        return max(u, t, 0.1), min((u, 2.0 * t))
+
+    def make():
+        b = DiagramBuilder("direct")
+        b.add(bl.Sine("s", 1.0, 1.0))
+        b.add(FunctionBlock("f", math.tanh))
+        b.add(FunctionBlock("g", two, outputs=["a", "b"], needs_time=True))
+        b.connect("s.y", "f.u")
+        b.connect("f.y", "g.u")
+        return b.build()
+    py, c = run_both(make, 1.0, dt=1e-3)
+    _exact(py, c)
