@@ -401,3 +401,73 @@ def test_a_function_of_the_math_module_itself_and_several_outputs_with_if():
         return b.build()
     py, c = run_both(make, 1.0, dt=1e-3)
     _exact(py, c)
+
+
+# ------------------------------------------------------------- Numba
+def _numba():
+    return pytest.importorskip("numba")
+
+
+def _with(fn, needs_time=False, inputs=("u",)):
+    def make():
+        b = DiagramBuilder("nb")
+        b.add(bl.Sine("s", 1.5, 1.0))
+        b.add(bl.Integrator("i", 0.2))
+        b.add(bl.Saturation("sat", -2.0, 2.0))
+        b.add(FunctionBlock("f", fn, inputs=list(inputs), needs_time=needs_time))
+        b.connect("s.y", f"f.{inputs[0]}")
+        if len(inputs) > 1:
+            b.connect("i.y", f"f.{inputs[1]}")
+        b.connect("f.y", "sat.u")
+        b.connect("sat.y", "i.u")
+        return b.build()
+    return make
+
+
+def test_a_numba_cfunc_runs_the_same_machine_code_in_c_and_in_the_python_loop():
+    numba = _numba()
+
+    @numba.cfunc("float64(float64, float64)")
+    def nl(u, x):  # np.tanh: not translatable, but the same machine code in both loops
+        return np.tanh(1.05 * u) + 0.3 * x * x - math.exp(-x) / 7.0
+
+    make = _with(nl, inputs=("u", "x"))
+    blk = make().find("f")
+    assert blk.cfunc is nl and why_no_c_form(blk) == ""
+    py, c = run_both(make, 0.5, dt=1e-3, fuse_linear=False)
+    _exact(py, c)
+
+
+def test_an_njit_function_is_compiled_as_a_cfunc_with_the_time():
+    numba = _numba()
+
+    @numba.njit
+    def nl(t, u):
+        return math.sin(3.0 * t) * np.tanh(u)
+
+    make = _with(nl, needs_time=True)
+    blk = make().find("f")
+    assert blk.cfunc is not None and why_no_c_form(blk) == ""
+    py, c = run_both(make, 0.5, dt=1e-3, fuse_linear=False)
+    _exact(py, c)
+
+
+def test_a_cfunc_of_other_types_has_no_c_form_and_no_fmu_can_call_one():
+    numba = _numba()
+
+    @numba.cfunc("float32(float32)")
+    def single(u):
+        return u * 2.0
+
+    assert "only float64 arguments and result" in why_no_c_form(FunctionBlock("f", single))
+
+    @numba.cfunc("float64(float64)")
+    def double(u):
+        return u * 2.0
+
+    from cosim.codegen.model import CodegenError
+    from cosim.codegen.program import Program
+    sim = Simulator(_with(double)(), dt=1e-3, compiled=False)
+    sim.initialize()
+    with pytest.raises(CodegenError, match="machine code lives in this Python process"):
+        Program(sim.diagram, sim.ctx).build()
