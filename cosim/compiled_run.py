@@ -44,8 +44,10 @@ parameter change, at the first stop (where the Python loop rebuilds its program)
 Limitations (the Python loop runs, the reason named): variable-step solvers;
 ``dt="advance"``; zero crossings; dynamic time events and time events with Python handlers;
 observers other than the recorder (stream writers), manipulators and monitors; blocks
-without a C form (``FunctionBlock``, FMU blocks, most domain-library blocks today): one such
-block keeps the whole diagram in Python.
+without a C form (a ``FunctionBlock`` whose function does not translate:
+:mod:`cosim.codegen.pyfunc`; FMU blocks, most domain-library blocks today): one such block
+keeps the whole diagram in Python, the reason named (for a FunctionBlock, the construct and
+its line).
 """
 
 from __future__ import annotations

@@ -44,6 +44,7 @@ import inspect
 import linecache
 import types
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -66,7 +67,8 @@ from .pyfunc_calls import (
 )
 from .pymath import py_divmod, py_pow
 
-__all__ = ["Refused", "function_block_c_model", "function_block_refusal", "translate"]
+__all__ = ["Refused", "Translation", "c_lines", "function_block_c_model",
+           "function_block_refusal", "translate"]
 
 #: code flags of *args, **kwargs, generators and coroutines
 _NOT_PLAIN = (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS | inspect.CO_GENERATOR
@@ -107,12 +109,29 @@ def _find_node(code: types.CodeType) -> ast.AST:
 
 
 # ------------------------------------------------------------------ translation
+_MISSING = object()
+
+
+def _lookup(fn: Any, name: str) -> Any:
+    """The value of a free name of ``fn`` now: a closure cell, a global or a builtin."""
+    free = fn.__code__.co_freevars
+    if name in free:
+        try:
+            return fn.__closure__[free.index(name)].cell_contents
+        except ValueError:
+            return _MISSING
+    if name in fn.__globals__:
+        return fn.__globals__[name]
+    return getattr(builtins, name, _MISSING)
+
+
 class _Translator:
     """Python AST -> C statements; ``sink`` gives ``fail(message)`` and ``helper(key, c)``
     (the block's ``cg``, or a stand-in for the check)."""
 
-    def __init__(self, label: str, fn: Any, sink: Any) -> None:
-        self.label, self.fn, self.sink = label, fn, sink
+    def __init__(self, fn: Any, sink: Any) -> None:
+        self.fn, self.sink = fn, sink
+        self.reads: list[tuple[str, Any]] = []  # the globals and closure cells read
         self.out: list[str] = []
         self.n = 0
         self.line = 0
@@ -131,7 +150,7 @@ class _Translator:
         return name
 
     def fail(self, cond: str, what: str) -> None:
-        msg = f"{self.label} line {self.line}: {what}"
+        msg = f"line {self.line}: {what}"
         self.out.append(f"if ({cond}) {{ {self.sink.fail(msg)} }}")
 
     @contextmanager
@@ -149,19 +168,11 @@ class _Translator:
     def resolve(self, name: str, env: dict) -> Val:
         if name in env:
             return env[name]
-        fn = self.fn
-        free = fn.__code__.co_freevars
-        if name in free:
-            try:
-                v = fn.__closure__[free.index(name)].cell_contents
-            except ValueError:
-                raise self.refuse(f"reads '{name}', a closure cell not yet set") from None
-        elif name in fn.__globals__:
-            v = fn.__globals__[name]
-        elif hasattr(builtins, name):
-            v = getattr(builtins, name)
-        else:
-            raise self.refuse(f"reads '{name}', which is not defined")
+        v = _lookup(self.fn, name)
+        if v is _MISSING:
+            raise self.refuse(f"reads '{name}', which is not defined (or a closure cell not "
+                              "yet set)")
+        self.reads.append((name, v))
         return self.value(v, repr(name))
 
     def value(self, v: Any, what: str) -> Val:
@@ -482,14 +493,44 @@ def _indent(lines: list[str]) -> str:
 
 
 # ------------------------------------------------------------------ the block
-class _Check:
-    """A stand-in for ``cg`` when only checking whether the function translates."""
+class _Record:
+    """The ``cg`` of a translation that is kept: the helpers it needs and its failures'
+    messages (placeholders in the C, replaced for each block)."""
+
+    def __init__(self) -> None:
+        self.helpers: list[tuple[str, str]] = []
+        self.fails: list[str] = []
 
     def fail(self, message: str) -> str:
-        return "/* fail */"
+        self.fails.append(message)
+        return f"@@FAIL{len(self.fails) - 1}@@"
 
     def helper(self, key: str, code: str) -> None:
-        pass
+        self.helpers.append((key, code))
+
+
+@dataclass
+class Translation:
+    """A function's C (or why it has none), and what it read: valid while the globals and
+    closure cells it read hold the same values."""
+
+    lines: list[str]
+    record: _Record
+    reads: list[tuple[str, Any]]
+    refused: str = ""
+
+    def valid_for(self, fn: Any) -> bool:
+        return all(_same(_lookup(fn, name), v) for name, v in self.reads)
+
+
+def _same(a: Any, b: Any) -> bool:
+    if a is b:
+        return True
+    return type(a) is type(b) and isinstance(a, (int, float)) and repr(a) == repr(b)
+
+
+#: translations by (function, arguments, outputs): the blocks of a chain share one
+_CACHE: dict = {}
 
 
 def _label(block: Any) -> str:
@@ -507,22 +548,43 @@ def _check_ports(block: Any) -> None:
                               "float ports translate")
 
 
-def translate(block: Any, sink: Any) -> tuple[list[str], str]:
-    """``(statements, their arguments' declaration template)`` of ``block.fn``: C writing
-    ``o0, o1, ...`` from ``a0, a1, ...`` (the time first with ``needs_time``); raises
-    :class:`Refused`."""
-    _check_ports(block)
+def translate(block: Any) -> Translation:
+    """The translation of ``block.fn`` (``lines``: C writing ``o0, o1, ...`` from ``a0, a1,
+    ...``, the time first with ``needs_time``; failures as ``@@FAIL<k>@@``), or why not
+    (``refused``)."""
+    try:
+        _check_ports(block)
+    except Refused as exc:
+        return Translation([], _Record(), [], str(exc))
     fn = block.fn
     n_args = len(block.in_ports) + int(bool(block.needs_time))
-    outs = [f"o{i}" for i in range(len(block.out_ports))]
-    tr = _Translator(_label(block), fn, sink)
-    direct = builtin_form(tr, fn, n_args, outs)
-    if direct is not None:
-        return direct
+    try:
+        key = (fn, n_args, len(block.out_ports))
+        got = _CACHE.get(key)
+    except TypeError:  # an unhashable callable
+        key, got = None, None
+    if got is not None and got.valid_for(fn):
+        return got
+    tr = _Translator(fn, _Record())
+    try:
+        _translate(tr, fn, n_args, [f"o{i}" for i in range(len(block.out_ports))])
+        got = Translation(tr.out, tr.sink, tr.reads)
+    except Refused as exc:
+        got = Translation([], tr.sink, tr.reads, str(exc))
+    if key is not None:
+        if len(_CACHE) > 1000:
+            _CACHE.clear()
+        _CACHE[key] = got
+    return got
+
+
+def _translate(tr: _Translator, fn: Any, n_args: int, outs: list[str]) -> None:
+    if builtin_form(tr, fn, n_args, outs) is not None:
+        return
     if isinstance(fn, (types.MethodType, functools.partial)) or not isinstance(
             fn, types.FunctionType):
-        raise Refused(f"fn is {kind_name(OBJ)} of type {type(fn).__name__}, not a plain function "
-                      "or lambda")
+        raise Refused(f"fn is {kind_name(OBJ)} of type {type(fn).__name__}, not a plain "
+                      "function or lambda")
     code = fn.__code__
     if code.co_flags & _NOT_PLAIN:
         raise Refused("fn takes *args or **kwargs, or is a generator or coroutine")
@@ -536,7 +598,20 @@ def translate(block: Any, sink: Any) -> tuple[list[str], str]:
         tr.body([ast.Return(node.body, lineno=node.lineno)], env, outs)
     else:
         tr.body(node.body, env, outs)
-    return tr.out, ""
+
+
+def c_lines(block: Any, cg: Any) -> list[str]:
+    """The block's translated C for ``cg`` (its helpers registered, its failures
+    ``cg.fail``); raises :class:`Refused`."""
+    got = translate(block)
+    if got.refused:
+        raise Refused(got.refused)
+    for key, code in got.record.helpers:
+        cg.helper(key, code)
+    text = "\n".join(got.lines)
+    for k, msg in enumerate(got.record.fails):
+        text = text.replace(f"@@FAIL{k}@@", cg.fail(f"{_label(block)} {msg}"))
+    return text.split("\n") if text else []
 
 
 def function_block_refusal(block: Any) -> str:
@@ -544,11 +619,7 @@ def function_block_refusal(block: Any) -> str:
     from .numba_form import cfunc_refusal, is_cfunc
     if is_cfunc(getattr(block, "cfunc", None)):
         return cfunc_refusal(block)
-    try:
-        translate(block, _Check())
-    except Refused as exc:
-        return str(exc)
-    return ""
+    return translate(block).refused
 
 
 def function_block_c_model(block: Any, cg: Any) -> CModel:
@@ -557,7 +628,7 @@ def function_block_c_model(block: Any, cg: Any) -> CModel:
     if is_cfunc(getattr(block, "cfunc", None)):
         return cfunc_c_model(block, cg)
     try:
-        lines, _ = translate(block, cg)
+        lines = c_lines(block, cg)
     except Refused as exc:
         raise CodegenError(f"{_label(block)}: {exc}") from None
     args = ([cg.t] if block.needs_time else []) + [cg.u(p) for p in block.in_ports]

@@ -106,11 +106,18 @@ def _floats(tr: Any, obj: Any, args: list, n: int) -> list[str]:
     return cs
 
 
+#: functions that never give NaN from non-NaN nor an infinity from finite arguments
+_NEVER_FAIL = ("tanh", "atan", "asinh", "atan2")
+
+
 def _checked(tr: Any, name: str, c_fn: str, xs: list[str]) -> str:
     """``c_fn(xs)`` failing as CPython's ``math_1``: NaN from non-NaN, inf from finite."""
-    ts = [tr.tmp(x) for x in xs]
+    ts = [x if x.isidentifier() else tr.tmp(x) for x in xs]
     op = opaque(tr.sink)  # no compile-time folding: the C library's result, as Python's
-    r = tr.tmp(f"{c_fn}({', '.join(f'{op}({t})' for t in ts)})")
+    call = f"{c_fn}({', '.join(f'{op}({t})' for t in ts)})"
+    if name in _NEVER_FAIL:
+        return f"({call})"
+    r = tr.tmp(call)
     nan = " && ".join(f"!isnan({t})" for t in ts)
     fin = " && ".join(f"isfinite({t})" for t in ts)
     tr.fail(f"(isnan({r}) && {nan}) || (isinf({r}) && {fin})", f"math.{name}: {_MATH_ERR}")

@@ -9,7 +9,7 @@ import ctypes
 import numpy as np
 
 from cosim.codegen.cache import CFLAGS, shared_library
-from cosim.codegen.pyfunc import translate
+from cosim.codegen.pyfunc import c_lines
 
 
 class Sink:
@@ -31,7 +31,7 @@ def compile_blocks(blocks: list) -> list:
     sink = Sink()
     funcs = []
     for k, b in enumerate(blocks):
-        lines, _ = translate(b, sink)
+        lines = c_lines(b, sink)
         n_args = len(b.in_ports) + int(bool(b.needs_time))
         n_out = len(b.out_ports)
         body = "\n".join("        " + ln.replace("\n", "\n        ") for ln in lines)
