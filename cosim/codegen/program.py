@@ -44,6 +44,9 @@ from .model import (
 from .tangent import tangent_source
 
 INTEGRATORS = ("euler", "heun", "midpoint", "rk4", "zoh")
+_NO_TANGENT = ("static void cosim_jvp(Model *M, double *ts, const double *tx, double *tdx) {\n"
+               "    /* in process: no directional derivatives are asked */\n"
+               "    (void)M; (void)ts; (void)tx; (void)tdx;\n}")
 
 
 @dataclass
@@ -144,7 +147,9 @@ class Program:
         self.breakpoints = sorted({t for b in plan.blocks for ev_ in b.time_events
                                    for t in ev_.times})
         self._variables()
-        self.tangent = tangent_source(self, self.ev)
+        # the compiled Simulator asks no directional derivatives: no tangent program (it is
+        # most of the source of a diagram of many nonlinear blocks)
+        self.tangent = _NO_TANGENT if self.in_process else tangent_source(self, self.ev)
         del self.ev
         return self
 
