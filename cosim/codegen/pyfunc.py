@@ -28,7 +28,14 @@ and translated for scalar float inputs:
 
 Where Python raises (a zero divisor, a math domain or range error, ``0.0 ** -1``, a negative
 number to a fractional power), the C fails (``cg.fail``): the compiled run goes back to the
-start of its slice and the Python loop takes over and raises its own error.
+start of its slice and the Python loop takes over and raises its own error.  C-library calls
+take an opaque copy of their arguments (``pymath.opaque``), so the C compiler cannot fold them
+at compile time with other rounding than the C library's.
+
+A translation is one C function (``static int cosim_pyfn_<hash>(a0, ..., &y0, ...)``,
+returning the 1-based number of the first failure) shared by every block of that function,
+not inlined (a chain of 1000 blocks compiles in about 0.4 s); it is kept per function while
+the globals and closure cells it read hold the same values.
 
 Anything else has no C form, with the reason naming the block, the construct and its line
 (:func:`function_block_refusal`, surfaced by ``diagnostics["compiled"]``).  A Numba
@@ -106,7 +113,35 @@ def _find_node(code: types.CodeType) -> ast.AST:
     if len(found) != 1:
         raise Refused(f"its source was not found in {code.co_filename!r} line {first} "
                       f"({'several candidates' if found else 'the file changed?'})")
+    if not _same_code(code, "".join(lines)):
+        raise Refused(f"its source in {code.co_filename!r} line {first} does not compile to "
+                      "the function's code (the file changed since it was imported?)")
     return found[0]
+
+
+def _same_code(code: types.CodeType, text: str) -> bool:
+    """Whether the source ``text`` of ``code``'s file compiles to ``code`` (bytecode and
+    constants): the source read is the source that runs."""
+    todo = list(_compiled(code.co_filename, text))
+    while todo:
+        c = todo.pop()
+        if c.co_name == code.co_name and c.co_firstlineno == code.co_firstlineno:
+            if c.co_code == code.co_code and _consts(c) == _consts(code):
+                return True
+        todo.extend(k for k in c.co_consts if isinstance(k, types.CodeType))
+    return False
+
+
+@functools.lru_cache(maxsize=64)
+def _compiled(filename: str, text: str) -> tuple:
+    try:
+        return (compile(text, filename, "exec", dont_inherit=True),)
+    except (SyntaxError, ValueError):
+        return ()
+
+
+def _consts(code: types.CodeType) -> list:
+    return [repr(c) for c in code.co_consts if not isinstance(c, types.CodeType)]
 
 
 # ------------------------------------------------------------------ translation
@@ -401,8 +436,8 @@ class _Translator:
             with self.block() as pre:
                 r = self.expr(right, env)
                 rc = self.number(r)
-            if len(node.ops) > 1 and not (r.is_const or rc.isidentifier()):
-                self.n += 1  # an operand of two comparisons: evaluated once
+            if len(node.ops) > 1 and not r.is_const:
+                self.n += 1  # an operand of two comparisons: evaluated once, seen by both
                 self.out.append(f"double v{self.n};")
                 pre.append(f"v{self.n} = {rc};")
                 rc = f"v{self.n}"

@@ -471,3 +471,39 @@ def test_a_cfunc_of_other_types_has_no_c_form_and_no_fmu_can_call_one():
     sim.initialize()
     with pytest.raises(CodegenError, match="machine code lives in this Python process"):
         Program(sim.diagram, sim.ctx).build()
+
+
+def test_a_source_file_changed_after_import_is_not_translated(tmp_path):
+    """The translation reads the file: if it no longer compiles to the function's code, the
+    C would compute something else than Python does, so there is no C form."""
+    import importlib.util
+    path = tmp_path / "edited_fn.py"
+    path.write_text("def law(u):\n    return 2.0 * u\n")
+    spec = importlib.util.spec_from_file_location("edited_fn", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    path.write_text("def law(u):\n    return 3.0 * u\n")  # edited, not re-imported
+    import linecache
+    linecache.checkcache(str(path))
+    assert "does not compile to the function's code" in why_no_c_form(
+        FunctionBlock("f", mod.law))
+
+
+def test_chained_comparisons_evaluate_each_operand_once_and_in_order():
+    def chain(u, v):
+        if -2.0 < math.sin(u) <= math.cos(v) < abs(u - v) + 0.5 != math.atan(u):
+            return u * v
+        return u - v if 0.0 < u / (abs(v) + 1.0) < 0.5 else u + v
+
+    def make():
+        b = DiagramBuilder("chain")
+        b.add(bl.Sine("s", 2.0, 1.3))
+        b.add(bl.Ramp("r", 1.5, 0.1, -1.0))
+        b.add(FunctionBlock("f", chain, inputs=["u", "v"]))
+        b.connect("s.y", "f.u")
+        b.connect("r.y", "f.v")
+        return b.build()
+    py, c = run_both(make, 2.0, dt=1e-3)
+    _exact(py, c)
+    vals = np.asarray(py["f.y"])
+    assert len(np.unique(np.round(vals / (np.abs(vals) + 1e-9), 3))) > 2  # branches taken
