@@ -507,3 +507,29 @@ def test_chained_comparisons_evaluate_each_operand_once_and_in_order():
     _exact(py, c)
     vals = np.asarray(py["f.y"])
     assert len(np.unique(np.round(vals / (np.abs(vals) + 1e-9), 3))) > 2  # branches taken
+
+
+def test_a_translated_function_block_exports_as_an_fmu(tmp_path):
+    """The FMU export (same generator, another process) takes the translation too."""
+    pytest.importorskip("fmpy")
+    from fmus.export import export_fmu
+    from tests.unit.fmus.test_cgen_export import max_err, simulate_fmu_cs, simulate_ref
+
+    def law(u, x):
+        if u > 0.3:
+            return math.tanh(2.0 * u) - x ** 2 % 0.7
+        return max(u, -0.5) * math.exp(-x)
+
+    b = DiagramBuilder("fbx")
+    b.add(bl.Integrator("i", 0.1))
+    b.add(FunctionBlock("f", law, inputs=["u", "x"]))
+    b.connect("i.y", "f.x")
+    b.connect("f.y", "i.u")
+    b.export_input("f.u", "u")
+    b.export_output("f.y", "y")
+    d = b.build()
+    inp = {"u": lambda t: math.sin(3.0 * t)}
+    path = export_fmu(d, tmp_path / "fbx.fmu", "2.0", step=1e-3, fuse_linear=False)
+    got = simulate_fmu_cs(path, inp, 2.0, 0.01, ["y"], {"y": ()})
+    ref = simulate_ref(d, inp, 2.0, 0.01, 1e-3, ["y"], fuse_linear=False)
+    assert max_err(got, ref) == 0.0
