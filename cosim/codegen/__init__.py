@@ -6,8 +6,8 @@ native twins and the FMU export (:mod:`fmus.export`).
   block modules need no import of this package);
 * :mod:`cosim.codegen.blocks`: the descriptions of the core library's blocks;
 * :mod:`cosim.codegen.pyfunc`: a ``FunctionBlock``'s Python function translated into C
-  (:mod:`cosim.codegen.pyfunc_calls` its calls, :mod:`cosim.codegen.numba_form` a Numba
-  cfunc called by address);
+  (:mod:`cosim.codegen.pyfunc_calls` its calls, :mod:`cosim.codegen.pysource` its source,
+  :mod:`cosim.codegen.numba_form` a Numba cfunc called by address);
 * :mod:`cosim.codegen.program`: a diagram and its context as straight-line C (evaluation
   order, fused linear groups, discrete updates per rate group, the integrator);
 * :mod:`cosim.codegen.csource`: the model core's C text (the template

@@ -45,11 +45,8 @@ Anything else has no C form, with the reason naming the block, the construct and
 from __future__ import annotations
 
 import ast
-import builtins
 import functools
 import hashlib
-import inspect
-import linecache
 import types
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -74,93 +71,12 @@ from .pyfunc_calls import (
     kind_name,
 )
 from .pymath import py_divmod, py_pow
+from .pysource import MISSING, NOT_PLAIN, find_node, lookup
 
 __all__ = ["Refused", "Translation", "c_lines", "function_block_c_model",
            "function_block_refusal", "shared_function", "translate"]
 
-#: code flags of *args, **kwargs, generators and coroutines
-_NOT_PLAIN = (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS | inspect.CO_GENERATOR
-              | inspect.CO_COROUTINE | inspect.CO_ITERABLE_COROUTINE | inspect.CO_ASYNC_GENERATOR)
-
-
-# ------------------------------------------------------------------ the source
-@functools.lru_cache(maxsize=512)
-def _find_node(code: types.CodeType) -> ast.AST:
-    """The ``FunctionDef`` or ``Lambda`` of ``code`` in its source file."""
-    lines = linecache.getlines(code.co_filename)
-    if not lines:
-        raise Refused(f"its source is not available (file {code.co_filename!r}: defined by "
-                      "exec or at an interactive prompt?)")
-    try:
-        tree = ast.parse("".join(lines))
-    except SyntaxError as exc:
-        raise Refused(f"its source file {code.co_filename!r} does not parse: {exc}") from None
-    args = list(code.co_varnames[:code.co_argcount])
-    first = code.co_firstlineno
-    lam = code.co_name == "<lambda>"
-    found = []
-    for node in ast.walk(tree):
-        if lam and isinstance(node, ast.Lambda) and node.lineno == first:
-            found.append(node)
-        elif not lam and isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) \
-                and node.name == code.co_name and first in (
-                    node.lineno, *(d.lineno for d in node.decorator_list)):
-            found.append(node)
-    found = [n for n in found if [a.arg for a in n.args.args] == args]
-    if len(found) > 1:  # several lambdas on a line: the one whose body the code covers
-        pos = {(p[0], p[2]) for p in code.co_positions() if p[0] is not None}
-        found = [n for n in found if (n.body.lineno, n.body.col_offset) in pos] or found
-    if len(found) != 1:
-        raise Refused(f"its source was not found in {code.co_filename!r} line {first} "
-                      f"({'several candidates' if found else 'the file changed?'})")
-    if not _same_code(code, "".join(lines)):
-        raise Refused(f"its source in {code.co_filename!r} line {first} does not compile to "
-                      "the function's code (the file changed since it was imported?)")
-    return found[0]
-
-
-def _same_code(code: types.CodeType, text: str) -> bool:
-    """Whether the source ``text`` of ``code``'s file compiles to ``code`` (bytecode and
-    constants): the source read is the source that runs."""
-    todo = list(_compiled(code.co_filename, text))
-    while todo:
-        c = todo.pop()
-        if c.co_name == code.co_name and c.co_firstlineno == code.co_firstlineno:
-            if c.co_code == code.co_code and _consts(c) == _consts(code):
-                return True
-        todo.extend(k for k in c.co_consts if isinstance(k, types.CodeType))
-    return False
-
-
-@functools.lru_cache(maxsize=64)
-def _compiled(filename: str, text: str) -> tuple:
-    try:
-        return (compile(text, filename, "exec", dont_inherit=True),)
-    except (SyntaxError, ValueError):
-        return ()
-
-
-def _consts(code: types.CodeType) -> list:
-    return [repr(c) for c in code.co_consts if not isinstance(c, types.CodeType)]
-
-
 # ------------------------------------------------------------------ translation
-_MISSING = object()
-
-
-def _lookup(fn: Any, name: str) -> Any:
-    """The value of a free name of ``fn`` now: a closure cell, a global or a builtin."""
-    free = fn.__code__.co_freevars
-    if name in free:
-        try:
-            return fn.__closure__[free.index(name)].cell_contents
-        except ValueError:
-            return _MISSING
-    if name in fn.__globals__:
-        return fn.__globals__[name]
-    return getattr(builtins, name, _MISSING)
-
-
 class _Translator:
     """Python AST -> C statements; ``sink`` gives ``fail(message)`` and ``helper(key, c)``
     (the block's ``cg``, or a stand-in for the check)."""
@@ -204,8 +120,8 @@ class _Translator:
     def resolve(self, name: str, env: dict) -> Val:
         if name in env:
             return env[name]
-        v = _lookup(self.fn, name)
-        if v is _MISSING:
+        v = lookup(self.fn, name)
+        if v is MISSING:
             raise self.refuse(f"reads '{name}', which is not defined (or a closure cell not "
                               "yet set)")
         self.reads.append((name, v))
@@ -556,7 +472,7 @@ class Translation:
     refused: str = ""
 
     def valid_for(self, fn: Any) -> bool:
-        return all(_same(_lookup(fn, name), v) for name, v in self.reads)
+        return all(_same(lookup(fn, name), v) for name, v in self.reads)
 
 
 def _same(a: Any, b: Any) -> bool:
@@ -622,12 +538,12 @@ def _translate(tr: _Translator, fn: Any, n_args: int, outs: list[str]) -> None:
         raise Refused(f"fn is {kind_name(OBJ)} of type {type(fn).__name__}, not a plain "
                       "function or lambda")
     code = fn.__code__
-    if code.co_flags & _NOT_PLAIN:
+    if code.co_flags & NOT_PLAIN:
         raise Refused("fn takes *args or **kwargs, or is a generator or coroutine")
     if code.co_argcount != n_args or code.co_kwonlyargcount:
         raise Refused(f"fn takes {code.co_argcount} positional arguments, the block passes "
                       f"{n_args}")
-    node = _find_node(code)
+    node = find_node(code)
     env = {a.arg: Val(f"a{i}", FLOAT) for i, a in enumerate(node.args.args)}
     tr.line = node.lineno
     if isinstance(node, ast.Lambda):
