@@ -70,8 +70,11 @@ from .pyfunc_calls import (
     join_kinds,
     kind_name,
 )
-from .pymath import py_divmod, py_pow
+from .pymath import opaque, py_divmod, py_pow
 from .pysource import MISSING, NOT_PLAIN, find_node, lookup
+
+#: the kind of a name an ``if`` binds on one path only (reading it is refused)
+UNBOUND = "unbound"
 
 __all__ = ["Refused", "Translation", "c_lines", "function_block_c_model",
            "function_block_refusal", "shared_function", "translate"]
@@ -84,6 +87,9 @@ class _Translator:
     def __init__(self, fn: Any, sink: Any) -> None:
         self.fn, self.sink = fn, sink
         self.reads: list[tuple[str, Any]] = []  # the globals and closure cells read
+        #: the C may fail where Python does not (a value that is a Python float or a
+        #: NumPy float64: join_kinds; the sign of a NaN: copysign)
+        self.conservative = False
         self.out: list[str] = []
         self.n = 0
         self.line = 0
@@ -119,6 +125,9 @@ class _Translator:
     # ----------------------------------------------------------- names
     def resolve(self, name: str, env: dict) -> Val:
         if name in env:
+            if env[name].kind == UNBOUND:
+                raise self.refuse(f"reads '{name}', which an if statement binds on one path "
+                                  "only")
             return env[name]
         v = lookup(self.fn, name)
         if v is MISSING:
@@ -144,6 +153,9 @@ class _Translator:
             self.at(st)
             if isinstance(st, ast.Return):
                 return self.ret(st, env, outs)
+            if isinstance(st, ast.If) and not _any_return([st]):
+                self.merge_if(st, env)
+                continue
             if isinstance(st, ast.If):
                 rest = stmts[i + 1:]
                 then, other = (st.body, st.orelse + rest) if _returns(st.body) else \
@@ -158,6 +170,38 @@ class _Translator:
                 return None
             self.simple(st, env)
         raise self.refuse("a path through the function ends without a return")
+
+    def merge_if(self, st: ast.If, env: dict) -> None:
+        """An ``if`` without returns: both branches assign C variables for the names either
+        assigns (a name only one branch binds is unbound on the other path)."""
+        c = self.cond(st.test, env)
+        branches = []
+        for stmts in (st.body, st.orelse):
+            e = dict(env)
+            with self.block() as code:
+                for s2 in stmts:
+                    self.at(s2)
+                    if isinstance(s2, ast.If):
+                        self.merge_if(s2, e)
+                    else:
+                        self.simple(s2, e)
+            branches.append((code, e))
+        (ca, ea), (cb, eb) = branches
+        for name in sorted(set(ea) | set(eb)):
+            va, vb = ea.get(name), eb.get(name)
+            if va is not None and va is vb:
+                env[name] = va
+            elif va is None or vb is None or UNBOUND in (va.kind, vb.kind):
+                env[name] = Val("", UNBOUND)
+            else:
+                self.n += 1
+                var = f"v{self.n}"
+                self.out.append(f"double {var};")
+                ca.append(f"{var} = {self.number(va)};")
+                cb.append(f"{var} = {self.number(vb)};")
+                env[name] = Val(var, join_kinds([va.kind, vb.kind], self))
+        self.out.append(f"if ({c}) {{\n" + _indent(ca or ["/* nothing */"]) + "\n} else {\n"
+                        + _indent(cb or ["/* nothing */"]) + "\n}")
 
     def simple(self, st: ast.stmt, env: dict) -> None:
         if isinstance(st, ast.Pass) or (isinstance(st, ast.Expr) and isinstance(
@@ -299,8 +343,9 @@ class _Translator:
                               "constant; make it a float")
         if op in (ast.Add, ast.Sub, ast.Mult, ast.Div):
             return Val(f"({a.c} {sym} {b.c})", NPF)
-        if op is ast.Pow:
-            return Val(f"pow({a.c}, {b.c})", NPF)
+        if op is ast.Pow:  # (opaque: GCC makes pow(x, -2.0) 1/(x*x), another NaN sign)
+            op_ = opaque(self.sink)
+            return Val(f"pow({op_}({a.c}), {op_}({b.c}))", NPF)
         mod, floordiv = py_divmod(self.sink)
         x, d = self.tmp(a.c), self.tmp(b.c)
         if op is ast.Mod:
@@ -332,7 +377,7 @@ class _Translator:
             a = self.expr(node.body, env)
         with self.block() as sb:
             b = self.expr(node.orelse, env)
-        kind = join_kinds([a.kind, b.kind])
+        kind = join_kinds([a.kind, b.kind], self)
         for v in (a, b):
             self.number(v)
         self.n += 1
@@ -400,7 +445,10 @@ class _Translator:
         try:
             with np.errstate(all="ignore"):
                 return const_val(compute())
-        except Exception as exc:  # noqa: BLE001 - Python raises at every call
+        except (ArithmeticError, ValueError) as exc:  # Python raises where it gets here
+            self.fail("1", f"{type(exc).__name__}: {exc} (an expression of constants)")
+            return Val("NAN", FLOAT)
+        except Exception as exc:  # noqa: BLE001 - a TypeError...: no C form
             raise self.refuse(f"an expression of constants that raises "
                               f"{type(exc).__name__}: {exc}") from None
 
@@ -417,6 +465,10 @@ _CMPS = {ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=", ast.Eq: "==",
 
 def _join(conds: list[str], op: ast.AST) -> str:
     return "(" + (" && " if isinstance(op, ast.And) else " || ").join(conds) + ")"
+
+
+def _any_return(stmts: list) -> bool:
+    return any(isinstance(n, ast.Return) for s in stmts for n in ast.walk(s))
 
 
 def _returns(stmts: list) -> bool:
@@ -470,6 +522,9 @@ class Translation:
     record: _Record
     reads: list[tuple[str, Any]]
     refused: str = ""
+    #: the C may fail where Python does not (a value that may be a Python float or a NumPy
+    #: float64; copysign of a NaN): safe, the Python loop takes over, only slower
+    conservative: bool = False
 
     def valid_for(self, fn: Any) -> bool:
         return all(_same(lookup(fn, name), v) for name, v in self.reads)
@@ -520,7 +575,7 @@ def translate(block: Any) -> Translation:
     tr = _Translator(fn, _Record())
     try:
         _translate(tr, fn, n_args, [f"o{i}" for i in range(len(block.out_ports))])
-        got = Translation(tr.out, tr.sink, tr.reads)
+        got = Translation(tr.out, tr.sink, tr.reads, conservative=tr.conservative)
     except Refused as exc:
         got = Translation([], tr.sink, tr.reads, str(exc))
     if key is not None:

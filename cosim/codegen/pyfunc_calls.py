@@ -63,14 +63,19 @@ def kind_name(kind: str) -> str:
             OBJ: "an object", FLOAT: "a float", NPF: "a NumPy float64"}[kind]
 
 
-def join_kinds(kinds: list[str]) -> str:
-    """The kind of a value that is one of these (``min``, ``max``, ``a if c else b``): a
-    Python float where it may be either float (the C then fails where Python's would
-    raise: safe, the Python loop takes over)."""
+def join_kinds(kinds: list[str], tr: Any = None) -> str:
+    """The kind of a value that is one of these (``min``, ``max``, ``a if c else b``, a name
+    an ``if`` assigns): a Python float where it may be a Python float or a NumPy float64
+    (the C then fails where Python's float would raise, also where the value is NumPy's,
+    which would not: safe, the Python loop takes over; ``tr.conservative`` notes it)."""
     ks = set(kinds)
     if len(ks) == 1:
         return ks.pop()
-    return FLOAT if ks <= {FLOAT, NPF} else MAYBE
+    if ks <= {FLOAT, NPF}:
+        if tr is not None:
+            tr.conservative = True
+        return FLOAT
+    return MAYBE
 
 
 def _name_of(obj: Any) -> str:
@@ -176,7 +181,7 @@ def _minmax(tr: Any, obj: Any, args: list) -> Val:
     m = tr.tmp(items[0])
     for c in items[1:]:  # Python: the first is kept; a later one replaces it if greater
         tr.out.append(f"if ({c} {op} {m}) {m} = {c};")
-    return Val(m, join_kinds(list(kinds)))
+    return Val(m, join_kinds(list(kinds), tr))
 
 
 def _np_minmax(tr: Any, obj: Any, args: list) -> Val:
@@ -186,9 +191,15 @@ def _np_minmax(tr: Any, obj: Any, args: list) -> Val:
 
 
 def _copysign(tr: Any, obj: Any, args: list) -> Val:
-    if obj is math.copysign:
-        return Val("copysign({}, {})".format(*_args(tr, obj, args, 2)), FLOAT)
-    return Val("copysign({}, {})".format(*_floats(tr, obj, args, 2)), NPF)
+    """``copysign``; the sign of a NaN is not reproduced (CPython's and the C's arithmetic
+    may propagate either NaN operand of ``a * b``), so a NaN sign source fails the C (the
+    Python loop takes over: ``tr.conservative``)."""
+    xs = _args(tr, obj, args, 2) if obj is math.copysign else _floats(tr, obj, args, 2)
+    y = tr.tmp(xs[1])
+    tr.conservative = True
+    tr.fail(f"isnan({y})", f"{_name_of(obj)} takes the sign of a NaN, which the C does not "
+                           "reproduce")
+    return Val(f"copysign({xs[0]}, {y})", FLOAT if obj is math.copysign else NPF)
 
 
 def _atan2(tr: Any, obj: Any, args: list) -> Val:

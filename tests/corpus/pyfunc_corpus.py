@@ -1,10 +1,11 @@
 """Generated Python functions for the FunctionBlock translation's tests
 (:mod:`cosim.codegen.pyfunc`): random expression trees over the inputs, the time and
 constants of many scales (literals, module globals, closure cells; ints and floats), with
-every operator, ``math`` and NumPy function the translation takes, conditional expressions
-and ``if`` statements with comparisons, ``and``/``or``/``not``, local assignments and
-several outputs.  Arguments of functions with a restricted domain are mostly kept inside it
-(``math.log(abs(e) + 0.1)``), so most functions run; some are not, so errors happen too.
+every operator, ``math`` and NumPy function the translation takes, conditional expressions,
+``if`` statements with returns and without (names assigned in branches), comparisons,
+``and``/``or``/``not``, local assignments and several outputs.  Arguments of functions with
+a restricted domain are mostly kept inside it (``math.log(abs(e) + 0.1)``), so most
+functions run; some are not, so errors happen too.
 
 :func:`corpus_module` writes the functions as the source of one module (the translation
 reads source files) and imports it: ``[(function, n_inputs, n_outputs, needs_time)]``.
@@ -152,6 +153,14 @@ def function_source(rng: np.random.Generator, i: int) -> tuple[str, int, int, bo
         g.names = [*g.names, f"z{j}"]
         if rng.random() < 0.3:
             body.append(f"    z{j} {g.pick(['+=', '-=', '*='])} {g.expr(1)}")
+    if style != 2 and rng.random() < 0.6:  # an if without returns: names merged after it
+        new = f"w{i}"
+        old = [n for n in g.names if n.startswith("z")]
+        one = g.pick(old) if old and rng.random() < 0.5 else None
+        body.append(f"    if {g.cond(depth - 1)}:\n        {new} = {g.expr(depth)}"
+                    + (f"\n        {one} = {g.expr(depth - 1)}" if one else "")
+                    + f"\n    else:\n        {new} = {g.expr(depth)}")
+        g.names = [*g.names, new]
     if style == 2:
         body.append(f"    if {g.cond(depth - 1)}:\n        return {ret()}")
         if rng.random() < 0.5:

