@@ -24,7 +24,8 @@ and translated for scalar float inputs:
   assignments, closure cells and globals holding int or float constants (their value at
   build time is frozen into the C, as parameters are), module attributes; a body of
   assignments ending in ``return e`` or ``return e1, e2, ...`` (one per output), ``if``
-  statements whose branches both return.
+  statements whose branches both return, and ``if`` statements without returns (the names
+  the branches assign merged).
 
 Where Python raises (a zero divisor, a math domain or range error, ``0.0 ** -1``, a negative
 number to a fractional power), the C fails (``cg.fail``): the compiled run goes back to the
