@@ -158,9 +158,9 @@ class _Translator:
                 self.merge_if(st, env)
                 continue
             if isinstance(st, ast.If):
-                rest = stmts[i + 1:]
-                then, other = (st.body, st.orelse + rest) if _returns(st.body) else \
-                    (st.body + rest, st.orelse)
+                rest = stmts[i + 1:]  # where a branch goes on, it goes on with the rest
+                then = st.body if _returns(st.body) else st.body + rest
+                other = st.orelse if _returns(st.orelse) else st.orelse + rest
                 c = self.cond(st.test, env)
                 with self.block() as a:
                     self.body(then, dict(env), outs)

@@ -396,7 +396,13 @@ def test_a_function_of_the_math_module_itself_and_several_outputs_with_if():
         if u > 0.2:
             return u * t, math.atan2(u, t)
         elif u < -0.5 or t > 0.7:
-            return -u, 0.5
+            if t > 0.9:  # a return on one path only: the other goes on below
+                return -u, 0.5
+            u = u * 0.5
+        else:
+            v = u + 1.0
+            if v > 1.1:
+                u = v
         return max(u, t, 0.1), min((u, 2.0 * t))
 
     def make():
