@@ -147,15 +147,13 @@ def _diagram_maker(seed, folder, n_fn=8):
         rng = np.random.default_rng(seed)
         b = DiagramBuilder(f"fb{seed}")
         sigs = []
-        for i, src in enumerate((bl.Sine(f"s{0}", float(rng.uniform(0.5, 3)),
-                                         float(rng.uniform(0.5, 4)), float(rng.uniform(0, 3))),
-                                 bl.Ramp("r", float(rng.uniform(-2, 2)), 0.1,
-                                         float(rng.uniform(-1, 1))),
-                                 bl.Step("st", 0.2, float(rng.uniform(-2, 2)), 0.5),
-                                 bl.Constant("c", float(rng.uniform(-3, 3))))):
+        for src in (bl.Sine("s0", float(rng.uniform(0.5, 3)), float(rng.uniform(0.5, 4)),
+                            float(rng.uniform(0, 3))),
+                    bl.Ramp("r", float(rng.uniform(-2, 2)), 0.1, float(rng.uniform(-1, 1))),
+                    bl.Step("st", 0.2, float(rng.uniform(-2, 2)), 0.5),
+                    bl.Constant("c", float(rng.uniform(-3, 3)))):
             b.add(src)
             sigs.append(f"{src.name}.y")
-            del i
         b.add(bl.Integrator("int", float(rng.uniform(-1, 1))))
         b.add(bl.Saturation("sat", -5.0, 5.0))
         b.add(bl.Gain("g", float(rng.uniform(-2, 2))))
@@ -368,8 +366,9 @@ def test_the_reason_reaches_diagnostics_and_a_named_construct_and_line():
 
 
 def test_globals_and_closures_are_frozen_at_build_time():
-    """As parameters are: a global changed after the C was made is not seen by it (the
-    documented limitation); a new Simulator reads the new value."""
+    """A global's value is frozen into the C at build time, as parameters are; a new
+    Simulator after the global changed reads the new value (the translation kept for the
+    function is checked against the values it read)."""
     global GLOBAL_FLOAT
     k = 3.0
 
