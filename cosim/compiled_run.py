@@ -67,9 +67,10 @@ Limitations (the Python loop runs, the reason named): variable-step solvers;
 ``dt="advance"``; zero crossings without C (a block whose C form does not describe one: the
 code generator's error); dynamic time events and time events with Python handlers;
 observers other than the recorder (stream writers), manipulators and monitors without a C
-condition (the code generator's error); blocks
-without a C form (``FunctionBlock``, FMU blocks, most domain-library blocks today): one such
-block keeps the whole diagram in Python.
+condition (the code generator's error); blocks without a C form (a ``FunctionBlock`` whose
+function does not translate: :mod:`cosim.codegen.pyfunc`; FMU blocks, most domain-library
+blocks today): one such block keeps the whole diagram in Python, the reason named (for a
+FunctionBlock, the construct and its line).
 """
 
 from __future__ import annotations
@@ -174,7 +175,7 @@ class CompiledRun:
                        integrator="rk4" if self.ab3 else method,  # (ab3: by COSIM_METHOD)
                        step_ticks=dt, fuse_linear=sim.fuse_linear,
                        observed=tuple(ports), state_events=True,
-                       monitor_conditions=True).build()
+                       monitor_conditions=True, in_process=True).build()
         self.program = prog
         self._events = _event_options(sim)
         header = ("#define COSIM_HAS_CS 1\n#define COSIM_INTERPOLATE 0\n"
@@ -591,9 +592,9 @@ class CompiledRoute:
         """The blocks without a C form, named (known without generating anything; kept
         for the diagram)."""
         if not hasattr(self, "_missing_why"):
-            from .codegen import find_c_model
-            missing = [b for b in self.sim.plan.blocks if find_c_model(b) is None]
-            self._missing_why = _without_c_form(missing) if missing else ""
+            from .codegen import why_no_c_form
+            missing = [(b, why) for b in self.sim.plan.blocks if (why := why_no_c_form(b))]
+            self._missing_why = _without_c_form(*zip(*missing)) if missing else ""
         return self._missing_why
 
     def _estimate(self, end: int) -> int:
@@ -626,7 +627,7 @@ class CompiledRoute:
             self.run = CompiledRun(sim)
             return ""
         except CodegenError as exc:
-            why = _without_c_form(exc.blocks) if exc.blocks else \
+            why = _without_c_form(exc.blocks, getattr(exc, "reasons", ())) if exc.blocks else \
                 str(exc).removeprefix("export_fmu(): ")
         except BuildError as exc:  # the machine's: no compiler, a failing one, no cache
             why = str(exc)
@@ -654,10 +655,15 @@ class CompiledRoute:
         return ("partly: " if True in self.ran else "") + "; ".join(reasons)
 
 
-def _without_c_form(blocks: Any) -> str:
-    blocks = list(blocks)
-    return (f"{len(blocks)} block(s) without a C form: "
-            + ", ".join(f"'{b.path}' ({type(b).__name__})" for b in blocks[:8])
+def _without_c_form(blocks: Any, reasons: Any = ()) -> str:
+    """The blocks without a C form, named, with the reason where a block's class may have
+    one (a FunctionBlock's function that does not translate)."""
+    blocks, reasons = list(blocks), list(reasons) or [""] * len(blocks)
+    named = [f"'{b.path}' ({type(b).__name__})" + (f": {why}" if why and why !=
+                                                    "no C description" else "")
+             for b, why in zip(blocks[:8], reasons[:8])]
+    sep = "; " if any(why and why != "no C description" for why in reasons) else ", "
+    return (f"{len(blocks)} block(s) without a C form: " + sep.join(named)
             + (f" and {len(blocks) - 8} more" if len(blocks) > 8 else ""))
 
 

@@ -4,6 +4,16 @@
 
 The compiler calls ``fn`` directly with the input values (floats for scalar
 ports), which makes this the cheapest kind of Python block.
+
+C form (the compiled Simulator, the FMU export): ``fn`` is translated into C when every
+operation has an exact C equivalent for scalar float ports (:mod:`cosim.codegen.pyfunc`:
+arithmetic, ``**``, ``%``, ``//``, comparisons, conditional expressions and ``if`` with
+returns, ``abs``/``min``/``max``, the ``math`` functions with C-library equivalents, a
+few NumPy functions, int/float constants from globals and closures).  The constants it reads
+are frozen at build time, as parameters are.  A Numba ``cfunc`` (float64 arguments and
+result) or ``njit`` function is called by address from C and through ctypes by the Python
+loop: the same machine code (:mod:`cosim.codegen.numba_form`).  Anything else keeps the
+diagram in the Python loop, the reason in ``diagnostics["compiled"]``.
 """
 
 from __future__ import annotations
@@ -49,6 +59,12 @@ class FunctionBlock(Block):
         Port specifications (default one input ``u`` and one output ``y``).
     needs_time : bool
         Call ``fn(t, *inputs)`` with the time in seconds.
+
+    A Numba ``cfunc`` ``float64(float64, ...)`` given as ``fn`` is kept as :attr:`cfunc`
+    and called through ``cfunc.ctypes`` (its machine code, not its Python function); an
+    ``njit`` function is compiled as such a cfunc first (a cfunc cannot raise: Numba prints
+    an error inside it and returns 0.0).  Limitations of the C form: see the module
+    docstring and docs/concepts/compiled-runs.md.
     """
 
     def __init__(self, name: str, fn: Callable, inputs: Sequence | str = ("u",),
@@ -56,10 +72,19 @@ class FunctionBlock(Block):
         super().__init__(name)
         if not callable(fn):
             raise TypeError(f"FunctionBlock '{name}': fn must be callable, got {fn!r}")
-        self.fn = fn
         self.needs_time = needs_time
         self.in_ports = [self.declare_input(check_name(n, "port"), **kw)
                          for n, kw in _specs(inputs)]
+        #: the Numba cfunc ``fn`` is (or was compiled into), else None
+        self.cfunc = None
+        if type(fn).__module__.split(".")[0] == "numba":
+            from .codegen.numba_form import as_cfunc, is_cfunc, is_njit
+            if is_njit(fn):
+                fn = as_cfunc(f"FunctionBlock '{name}'", fn,
+                              len(self.in_ports) + int(bool(needs_time)))
+            if is_cfunc(fn):
+                self.cfunc, fn = fn, fn.ctypes
+        self.fn = fn
         out_specs = _specs(outputs)
         self.n_out = len(out_specs)
         self.out_ports = []

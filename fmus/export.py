@@ -36,13 +36,13 @@ them tunable (possible when no linear algebraic loop needs the fusion).
 Time is kept in integer nanoseconds as in the Simulator: communication points
 are rounded to the 1 ns grid.
 
-Limitations (all listed in :mod:`fmus.cgen`): no zero crossings / state events,
-no algebraic loops through nonlinear blocks, no Python callbacks
-(``FunctionBlock``, ``ClosedFormSource``, time-event handlers), numeric signals
-only (stored as ``double``), arithmetic errors that raise in Python (a division
-by zero) give inf/NaN in C, no directional derivatives, FMI 3 without event
-mode, clocks or Scheduled Execution; binaries for Linux x86_64 (FMI 2 and 3)
-and aarch64 (FMI 3), source FMUs elsewhere.
+Limitations (all listed in :mod:`fmus.cgen`): no zero crossings / state events, no algebraic
+loops through nonlinear blocks, no Python callbacks (a ``FunctionBlock`` whose function does
+not translate, ``ClosedFormSource``, time-event handlers), numeric signals only (stored as
+``double``), arithmetic errors that raise in Python (a division by zero) give inf/NaN in the
+core blocks' C (a translated FunctionBlock fails the call),
+no directional derivatives, FMI 3 without event mode, clocks or Scheduled Execution;
+binaries for Linux x86_64 (FMI 2 and 3) and aarch64 (FMI 3), source FMUs elsewhere.
 """
 
 from __future__ import annotations

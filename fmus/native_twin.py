@@ -30,9 +30,10 @@ Limitations
 -----------
 * Fixed-step explicit Runge-Kutta solvers (rk4, heun, midpoint, euler) with a fixed ``dt``;
   no ``dt="advance"``, observers or manipulators on the subsystem's Simulator.
-* What :mod:`fmus.cgen` can generate: no Python blocks (``FunctionBlock``, ...), no zero
-  crossings, no time-event handlers, no opaque states (an FMU block inside the diagram); the
-  reason names the block, and the master runs the Python loop.
+* What :mod:`fmus.cgen` can generate: no Python blocks (a ``FunctionBlock`` whose function
+  does not translate, ...), no zero crossings, no time-event handlers, no opaque states (an
+  FMU block inside the diagram); the reason names the block, and the master runs the Python
+  loop.
 * Scalar ports of float dtype (an array or integer port keeps the Python loop).
 * Needs a C compiler on the first use of a diagram (then the cache).
 """

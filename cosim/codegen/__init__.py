@@ -5,6 +5,9 @@ native twins and the FMU export (:mod:`fmus.export`).
   the descriptions of block classes (:func:`register_c_model`, by dotted class name, so the
   block modules need no import of this package);
 * :mod:`cosim.codegen.blocks`: the descriptions of the core library's blocks;
+* :mod:`cosim.codegen.pyfunc`: a ``FunctionBlock``'s Python function translated into C
+  (:mod:`cosim.codegen.pyfunc_calls` its calls, :mod:`cosim.codegen.pysource` its source,
+  :mod:`cosim.codegen.numba_form` a Numba cfunc called by address);
 * :mod:`cosim.codegen.program`: a diagram and its context as straight-line C (evaluation
   order, fused linear groups, discrete updates per rate group, the integrator);
 * :mod:`cosim.codegen.csource`: the model core's C text (the template
@@ -18,6 +21,7 @@ them as its ``FMUExportError``.  What can be generated and the limits: :mod:`fmu
 """
 
 from . import blocks as _blocks  # noqa: F401  (registers the core blocks' descriptions)
+from . import pyfunc as _pyfunc  # noqa: F401  (registers FunctionBlock's)
 from .model import (
     CArray,
     CContext,
@@ -30,7 +34,9 @@ from .model import (
     linear_c_model,
     register_c_model,
     registered_types,
+    why_no_c_form,
 )
 
 __all__ = ["CArray", "CContext", "CModel", "CMonitor", "CZeroCrossing", "CodegenError", "c_float",
-           "find_c_model", "linear_c_model", "register_c_model", "registered_types"]
+           "find_c_model", "linear_c_model", "register_c_model", "registered_types",
+           "why_no_c_form"]

@@ -80,14 +80,17 @@ from ..errors import BuildError
 class CodegenError(BuildError):
     """A block or diagram cannot be generated as C (what, where, what to do).  The FMU
     export raises it as :class:`fmus.cgen.FMUExportError`, a subclass.  ``blocks``: the
-    blocks that have no C form, when that is the reason (else empty)."""
+    blocks that have no C form, when that is the reason (else empty); ``reasons``: why
+    each has none (:func:`why_no_c_form`)."""
 
     blocks: tuple = ()
+    reasons: tuple = ()
 
     @classmethod
-    def without_c_form(cls, blocks: list, message: str) -> CodegenError:
+    def without_c_form(cls, blocks: list, message: str, reasons: tuple = ()) -> CodegenError:
         err = cls(message)
         err.blocks = tuple(blocks)
+        err.reasons = tuple(reasons)
         return err
 
 
@@ -230,19 +233,28 @@ class ParamDecl:
 
 # --------------------------------------------------------------- registry
 _REGISTRY: dict[str, Callable[[Any, CContext], CModel]] = {}
+_REFUSALS: dict[str, Callable[[Any], str]] = {}
 
 
 def _key(cls: type) -> str:
     return f"{cls.__module__}.{cls.__qualname__}"
 
 
-def register_c_model(cls: type | str, fn: Callable[[Any, CContext], CModel]) -> None:
+def register_c_model(cls: type | str, fn: Callable[[Any, CContext], CModel],
+                     refusal: Callable[[Any], str] | None = None) -> None:
     """Describe instances of ``cls`` (and subclasses) in C with ``fn(block, cg)``.
 
     ``cls`` may be a class or its dotted name (``"blocks.math.Gain"``), so a
-    description can be registered without importing the block's module.
+    description can be registered without importing the block's module.  ``refusal``:
+    for a class whose instances may have no C form (a ``FunctionBlock``'s function),
+    ``refusal(block)`` says why this one has none ('' when it has one).
     """
-    _REGISTRY[cls if isinstance(cls, str) else _key(cls)] = fn
+    key = cls if isinstance(cls, str) else _key(cls)
+    _REGISTRY[key] = fn
+    if refusal is not None:
+        _REFUSALS[key] = refusal
+    else:
+        _REFUSALS.pop(key, None)
 
 
 def registered_types() -> list[str]:
@@ -266,6 +278,20 @@ def find_c_model(block: Any) -> Callable[[Any, CContext], CModel] | None:
     return None
 
 
+def why_no_c_form(block: Any) -> str:
+    """'' when ``block`` has a C form; else why not: the registered refusal's reason, or
+    ``"no C description"``."""
+    if find_c_model(block) is None:
+        return "no C description"
+    if callable(getattr(type(block), "c_model", None)):
+        return ""
+    for cls in type(block).__mro__:
+        if _key(cls) in _REGISTRY:
+            check = _REFUSALS.get(_key(cls))
+            return check(block) if check is not None else ""
+    return ""
+
+
 # ----------------------------------------------------------------- context
 class CContext:
     """Names and services for one block's C description (see the module docstring).
@@ -277,6 +303,9 @@ class CContext:
     def __init__(self, program: Any, block: Any) -> None:
         self._prog = program
         self.block = block
+        #: the C runs in this Python process (the compiled Simulator), not in an FMU: it may
+        #: call this process's machine code (a Numba cfunc's address)
+        self.in_process = bool(getattr(program, "in_process", False))
         self.t = "t"
         self.mode_t = "mt"
 

@@ -39,10 +39,14 @@ from .model import (
     c_float,
     find_c_model,
     registered_types,
+    why_no_c_form,
 )
 from .tangent import tangent_source
 
 INTEGRATORS = ("euler", "heun", "midpoint", "rk4", "zoh")
+_NO_TANGENT = ("static void cosim_jvp(Model *M, double *ts, const double *tx, double *tdx) {\n"
+               "    /* in process: no directional derivatives are asked */\n"
+               "    (void)M; (void)ts; (void)tx; (void)tdx;\n}")
 
 
 @dataclass
@@ -90,6 +94,8 @@ class Program:
     #: compiled Simulator records)
     observed: tuple = ()
     kinds: tuple[str, ...] = ("cs",)
+    #: the C runs in this process (the compiled Simulator), not in an exported FMU
+    in_process: bool = False
     interpolate_inputs: bool = False  # Co-Simulation follows the input polynomial
     plan: Any = None
     slot_offset: list[int] = field(default_factory=list)
@@ -136,6 +142,7 @@ class Program:
                              fuse_linear=self.fuse_linear)
         self._cmodels: dict = {}
         self._missing: list = []
+        self._missing_why: dict = {}
         self.rate_groups = [(g.period, g.offset) for g in plan.rate_groups]
         self._block_groups = {b: tuple(i for i, g in enumerate(plan.rate_groups)
                                        if b in g.blocks) for b in plan.blocks}
@@ -152,7 +159,9 @@ class Program:
         self.breakpoints = sorted({t for b in plan.blocks for ev_ in b.time_events
                                    for t in ev_.times})
         self._variables()
-        self.tangent = tangent_source(self, self.ev)
+        # the compiled Simulator asks no directional derivatives: no tangent program (it is
+        # most of the source of a diagram of many nonlinear blocks)
+        self.tangent = _NO_TANGENT if self.in_process else tangent_source(self, self.ev)
         del self.ev
         return self
 
@@ -217,8 +226,10 @@ class Program:
             return self._cmodels[b]
         fn = find_c_model(b)
         cm = None
-        if fn is None:
+        why = why_no_c_form(b) if fn is not None else "no C description"
+        if why:
             self._missing.append(b)
+            self._missing_why[b] = why
         else:
             cm = fn(b, CContext(self, b))
             if not isinstance(cm, CModel):
@@ -228,14 +239,17 @@ class Program:
         return cm
 
     def _raise_missing(self) -> None:
-        lines = "\n  ".join(f"'{b.path}' ({type(b).__name__})" for b in self._missing)
+        lines = "\n  ".join(f"'{b.path}' ({type(b).__name__})" + (
+            f": {why}" if (why := self._missing_why.get(b, "no C description"))
+            != "no C description" else "") for b in self._missing)
         raise CodegenError.without_c_form(self._missing,
             f"export_fmu(): {len(self._missing)} block(s) of diagram '{self.diagram.name}' have "
             f"no C description, so they cannot be exported as generated C:\n  {lines}\n"
             "Give the class a c_model(self, cg) method returning a cosim.codegen.CModel, register "
             "one with cosim.codegen.register_c_model(cls, fn), implement linear_model() if the "
             "block is linear, or export this part as a Python FMU (pythonfmu3) instead. Blocks "
-            "with a C description: " + ", ".join(registered_types()))
+            "with a C description: " + ", ".join(registered_types()),
+            [self._missing_why.get(b, "") for b in self._missing])
 
     def add_param(self, block: Any, name: str, value: np.ndarray, unit: str | None,
                   description: str) -> Any:

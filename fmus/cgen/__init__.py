@@ -45,13 +45,13 @@ units                     port and parameter units as ``UnitDefinitions``
 
 Limitations
 -----------
-* Zero crossings only in Model Exchange and only where the block's C description
-  gives them (``CModel.zero_crossings``); no event iteration (a crossing a handler
-  causes is seen at the next event); a direction-0 crossing whose witness stays
-  exactly at 0 after its event is kept on the side it arrived on.  No algebraic loops
-  through nonlinear blocks, no Python code (``FunctionBlock``,
-  ``ClosedFormSource``, ``FromArrays``/``FromFile``, ``Pulse``, time-event
-  handlers, monitors are not exported).
+* Zero crossings only in Model Exchange and only where the block's C description gives them
+  (``CModel.zero_crossings``); no event iteration (a crossing a handler causes is seen at
+  the next event); a direction-0 crossing whose witness stays exactly at 0 after its event
+  is kept on the side it arrived on. No algebraic loops through nonlinear blocks, no Python
+  code (a ``FunctionBlock`` whose function does not translate into C:
+  :mod:`cosim.codegen.pyfunc`; ``ClosedFormSource``, ``FromArrays``/``FromFile``, ``Pulse``,
+  time-event handlers, monitors are not exported).
 * Signals and discrete states are doubles (bool/int discrete states are stored
   as 0/1 or the integer value); no Integer/Boolean/String FMI variables.
 * Parameters of blocks fused into a linear group are baked into the fused

@@ -208,7 +208,7 @@ def test_recorded_arrays_integers_and_booleans_keep_their_type():
 def _with_function_block():
     b = DiagramBuilder("fn")
     s = b.add(bl.Sine("s", 1.0, 1.0))
-    f = b.add(FunctionBlock("f", lambda u: 2.0 * u))
+    f = b.add(FunctionBlock("f", lambda u: 2.0 * u * len(str(u))))  # len: not translated
     b.connect(s.y, f.inputs["u"])
     return b.build()
 
@@ -216,7 +216,7 @@ def _with_function_block():
 def test_a_block_without_a_c_form_keeps_the_python_loop_and_is_named():
     res = Simulator(_with_function_block(), dt=1e-3).run(0.01)
     why = res.diagnostics["compiled"]
-    assert why.startswith("1 block(s) without a C form: 'f' (FunctionBlock)")
+    assert why.startswith("1 block(s) without a C form: 'f' (FunctionBlock): calls 'len' (line")
     with pytest.raises(BuildError, match=r"compiled=True.*'f' \(FunctionBlock\)"):
         Simulator(_with_function_block(), dt=1e-3, compiled=True).initialize()
 

@@ -14,6 +14,7 @@ subsystem's state after the run (states, discrete states, time) equal to the sam
 
 from __future__ import annotations
 
+import math
 import os
 import warnings
 
@@ -198,7 +199,8 @@ def test_a_python_only_block_keeps_the_python_loop_and_says_which(m2_fmus):
 
     def python_m1():
         b = DiagramBuilder("m1")
-        fn = b.add(FunctionBlock("law", lambda x2, v2: -40.0 * x2 - 3.0 * v2,
+        # (sum: not translated into C, so the law stays Python)
+        fn = b.add(FunctionBlock("law", lambda x2, v2: sum((-40.0 * x2, -3.0 * v2)),
                                  inputs={"x2": "m", "v2": "m/s"}, outputs={"y": "N"}))
         b.export_input(fn.inputs["x2"], "x2")
         b.export_input(fn.inputs["v2"], "v2")
@@ -215,6 +217,31 @@ def test_a_python_only_block_keeps_the_python_loop_and_says_which(m2_fmus):
             _master(m2_fmus, "python_law", "rk4", (1, 1), "jacobi", 1, compiled=True)
     finally:
         del NATIVE["python_law"]
+
+
+def test_a_translated_function_block_runs_in_the_twin(m2_fmus):
+    """A FunctionBlock whose function translates into C (cosim.codegen.pyfunc) joins the
+    twin: the compiled master equals the Python one."""
+    from cosim.function_block import FunctionBlock
+
+    def law(x2, v2):
+        f = -40.0 * x2 - 3.0 * v2
+        return max(-60.0, min(60.0, f)) if abs(x2) < 2.0 else math.copysign(60.0, -x2)
+
+    def translated_m1():
+        b = DiagramBuilder("m1")
+        fn = b.add(FunctionBlock("law", law, inputs={"x2": "m", "v2": "m/s"},
+                                 outputs={"y": "N"}))
+        b.export_input(fn.inputs["x2"], "x2")
+        b.export_input(fn.inputs["v2"], "v2")
+        b.export_output(fn.outputs["y"], "fc")
+        return b.build()
+    NATIVE["translated_law"] = translated_m1
+    try:
+        args = (m2_fmus, "translated_law", "rk4", (1, 1), "jacobi", 1)
+        _compare(_Run(_master(*args, compiled=False)), _Run(_master(*args, compiled=True)))
+    finally:
+        del NATIVE["translated_law"]
 
 
 def test_a_variable_step_native_subsystem_says_why(m2_fmus):

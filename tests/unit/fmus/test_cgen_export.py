@@ -161,7 +161,7 @@ def test_c_float_literals_round_trip():
 # ----------------------------------------------------------------- errors
 def test_block_without_c_description_is_named_with_the_remedies(tmp_path):
     b = DiagramBuilder("d")
-    b.add(FunctionBlock("square", lambda u: u * u))
+    b.add(FunctionBlock("square", lambda u: u * len(str(u))))  # does not translate
     b.add(ClosedFormSource("src", math.cos))
     b.add(Gain("k", 2.0))
     b.connect("src.y", "square.u")
@@ -170,7 +170,8 @@ def test_block_without_c_description_is_named_with_the_remedies(tmp_path):
     with pytest.raises(FMUExportError) as exc:
         export_fmu(b.build(), tmp_path / "x.fmu", compile=False)
     msg = str(exc.value)
-    assert "'square' (FunctionBlock)" in msg and "'src' (ClosedFormSource)" in msg
+    assert "'square' (FunctionBlock): calls 'len' (line " in msg and \
+        "'src' (ClosedFormSource)" in msg
     for remedy in ("c_model(self, cg)", "register_c_model", "linear_model()", "pythonfmu3"):
         assert remedy in msg
     assert "Gain" in msg  # the list of blocks that do have a C description
