@@ -164,24 +164,57 @@ def persistent(mech: Any, q: np.ndarray, t: float, D: np.ndarray,
     N = sla.null_space(unit_rows(J[hol], mech.rank_metric), rcond=1e-9)
     if N.shape[1] == 0:
         return [int(d) for d in D]
+    def probe(n: np.ndarray) -> tuple[float, np.ndarray | None]:
+        """How far a step along ``n`` moved once back on ``Phi = 0``, and the rows
+        dependent there (None: the projection failed)."""
+        try:  # Newton from near a singular position: slow at first, 60 steps
+            qk, _ = mech.project_positions(mech.displace(q, step * mech.length_scale * w * n),
+                                           t, tol=1e-12, max_iter=60)
+        except BuildError:
+            return 0.0, None
+        moved = np.linalg.norm((qk - q)[:mech.nq]) / mech.length_scale
+        Jk = mech.constraints(qk, np.zeros(mech.nv), t)[1]
+        return moved, independent_rows(unit_rows(Jk, mech.rank_metric), 1e-7)[1]
+
     best = None
     for n in N.T:
         for sign in (1.0, -1.0):
-            dv = sign * step * mech.length_scale * w * n
-            try:  # Newton from near a singular position: slow at first, 60 steps
-                qk, _ = mech.project_positions(mech.displace(q, dv), t, tol=1e-12,
-                                               max_iter=60)
-            except BuildError:
-                continue
-            moved = np.linalg.norm((qk - q)[:mech.nq]) / mech.length_scale
-            if moved < 0.1 * step:
-                continue
-            Jk = mech.constraints(qk, np.zeros(mech.nv), t)[1]
-            dep = independent_rows(unit_rows(Jk, mech.rank_metric), 1e-7)[1]
-            if best is None or dep.size > best.size:
+            moved, dep = probe(sign * n)
+            if dep is not None and moved >= 0.1 * step and (best is None or
+                                                              dep.size > best.size):
                 best = dep
+    if best is None and N.shape[1] >= 2:
+        # at a singular position the motion through q may lie between the basis vectors
+        # of the free directions (a narrow cone: the SVD's basis of a degenerate null
+        # space is arbitrary), so search the plane of each pair of them
+        best = _plane_search(probe, N, step)
     if best is None:
         return fixed
     if best.size >= D.size:
         return [int(d) for d in D]
     return sorted(set(int(d) for d in best) | set(fixed))
+
+
+def _plane_search(probe: Any, N: np.ndarray, step: float) -> np.ndarray | None:
+    """The dependent rows where a probe in the plane of two free directions moves the
+    mechanism (by a tenth of the step); ``None`` when none does.  Angles every 10 degrees,
+    then the best refined by halving (5, 2.5, ... degrees): deterministic."""
+    k = N.shape[1]
+    for i in range(k):
+        for j in range(i + 1, k):
+            def at(deg: float, i: int = i, j: int = j) -> tuple[float, Any]:
+                th = np.radians(deg)
+                return probe(np.cos(th) * N[:, i] + np.sin(th) * N[:, j])
+            grid = [(at(d)[0], d) for d in range(0, 360, 10)]
+            moved, deg = max(grid)
+            width = 5.0
+            while width >= 0.3 and moved < 0.1 * step:
+                for d in (deg - width, deg + width):
+                    m_d = at(d)[0]
+                    if m_d > moved:
+                        moved, deg = m_d, d
+                width /= 2
+            got, dep = at(deg)
+            if dep is not None and got >= 0.1 * step:
+                return dep
+    return None
