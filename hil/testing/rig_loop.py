@@ -20,6 +20,19 @@ rig's fault steps add and end its faults) around the wire, and a :class:`BusTap`
 wire keeps every frame (raw, with the plant's time) and the last decoded value of every
 DBC signal.
 
+**Services of an in-process controller** (``[controller] services = ["module:function",
+...]``, a virtual rig only): each is called once the controller's Simulator exists, as
+``function(ecu)`` with an :class:`EcuView` (the diagram, the Simulator, the bus's
+interface and channel, the period, the rig's work folder); what it returns may have
+``before_frame()`` (called before each of the controller's hits), ``after_frame()``
+(after it) and ``close()`` (with the rig).  That is how the virtual rig's ECU serves UDS
+(a server thread on the rig's bus) and XCP (the slave: calibration writes applied before
+a hit, the DAQ event after it), as the ECU process does on a real-time rig.
+
+The rig's **work folder** (:attr:`_Loop.work_dir`, a temporary folder removed with the
+rig) is ``{work_dir}`` in a process's command and in the ``[uds]``/``[xcp]`` args (e.g.
+the A2L file the controller writes and the XCP client reads).
+
 Limitations: between two ``run`` calls of a real-time rig the plant waits (a controller
 process does not: its inputs age meanwhile); the tap on a ``udp_multicast`` wire turns its
 receive fast path off; one DBC per bus; serial ports and DAQ channels are refused.
@@ -39,7 +52,15 @@ from cosim.time import TICKS_PER_SECOND
 
 from .rigfile import RigFileError, RigSpec
 
-__all__ = ["BusTap", "RigIO", "VirtualLoop", "RealtimeLoop", "make_loop", "load_function"]
+__all__ = ["BusTap", "RigIO", "EcuView", "VirtualLoop", "RealtimeLoop", "make_loop",
+           "load_function", "fill"]
+
+
+def fill(text: str, values: dict) -> str:
+    """``{key}`` placeholders of ``values`` replaced in ``text`` (others left alone)."""
+    for k, v in values.items():
+        text = text.replace("{" + k + "}", v)
+    return text
 
 
 def load_function(spec: str, where: str) -> Any:
@@ -117,6 +138,18 @@ class RigIO:
         return self._get(self._dbs, name, "DBC")
 
 
+class EcuView:
+    """What a service of an in-process controller gets (module docstring): ``diagram``,
+    ``sim``, ``period_s``, ``interface`` and ``channel`` of the bus ``bus_name`` (the
+    rig's own virtual channel), ``work_dir``."""
+
+    def __init__(self, diagram: Any, sim: Any, period_s: float, interface: str,
+                 channel: str, work_dir: str, bus_name: str) -> None:
+        self.diagram, self.sim, self.period_s = diagram, sim, period_s
+        self.interface, self.channel, self.work_dir = interface, channel, work_dir
+        self.bus_name = bus_name
+
+
 def _dbc(spec: RigSpec, text: str) -> Any:
     from ..can import ACC_DBC, CanDatabase
     if text == "acc":
@@ -173,6 +206,36 @@ class _Loop:
         self.runs: list[dict] = []
         self._plant_args = {**spec.plant.get("args", {}), **(plant_args or {})}
         self._record = record or []
+        self._work: Any = None
+        self._resolved: dict[str, tuple[str, str]] = {}
+
+    @property
+    def work_dir(self) -> str:
+        """A temporary folder of the rig's own (removed by :meth:`close`)."""
+        if self._work is None:
+            import tempfile
+            self._work = tempfile.TemporaryDirectory(prefix=f"rig-{self.spec.name}-")
+        return self._work.name
+
+    def where(self, bus: str | None = None) -> tuple[str, str]:
+        """The python-can ``(interface, channel)`` of a bus of the rig (the first if
+        None), as its controller and a diagnostic or calibration client reach it."""
+        names = list(self.spec.buses)
+        name = bus or (names[0] if names else None)
+        if name not in self.spec.buses:
+            raise RigFileError(f"rig file {self.spec.path}: no bus {bus!r}; buses: "
+                               f"{', '.join(names) or 'none'}")
+        return self._resolved[name]
+
+    def fills(self) -> dict:
+        """The ``{...}`` placeholders of a command or of client args (module docstring)."""
+        out = {"python": sys.executable, "rig_dir": str(self.spec.folder),
+               "work_dir": self.work_dir}
+        for n in self.spec.buses:
+            iface, ch = self._resolved.get(n, (self.spec.buses[n].interface,
+                                               self.spec.buses[n].channel))
+            out[f"bus.{n}.channel"], out[f"bus.{n}.interface"] = str(ch), iface
+        return out
 
     @property
     def time(self) -> float:
@@ -183,6 +246,7 @@ class _Loop:
         from ..faults import FaultyBackend
         for i, (n, b) in enumerate(self.spec.buses.items()):
             iface, ch = self._where(n, b)
+            self._resolved[n] = (iface, str(ch))
             wire = CanBackend(iface, ch, name=f"plant-{n}", timeout=0.0,
                               **self._options(b)).open()
             tap = BusTap(n, self.dbs[n], lambda: self.time if self.psim else 0.0, i)
@@ -246,6 +310,9 @@ class _Loop:
                 w.close()
             except Exception:  # noqa: BLE001 - closing what is left
                 pass
+        if self._work is not None:
+            self._work.cleanup()
+            self._work = None
 
 
 class VirtualLoop(_Loop):
@@ -284,16 +351,40 @@ class VirtualLoop(_Loop):
         self._build_plant()
         self.esim.initialize()  # the controller's hit at 0 first (offline_lockstep)
         self.psim.initialize()
+        self._start_services(c)
         self._runner(clock=VirtualClock(), overrun="raise")
         return self
+
+    def _start_services(self, c: dict) -> None:
+        """The controller's services (module docstring), after its hit at 0."""
+        bus = next(iter(self.spec.buses), None)
+        iface, ch = self._resolved[bus] if bus else ("virtual", _unique_channel("none"))
+        view = EcuView(self.controller, self.esim, float(c["period_s"]), iface, ch,
+                       self.work_dir, bus)
+        self.services = []
+        for k, name in enumerate(c.get("services", [])):
+            fn = load_function(name, f"rig file {self.spec.path} [controller] services[{k}]")
+            self.services.append(fn(view))
+        self._before = [s.before_frame for s in self.services if hasattr(s, "before_frame")]
+        self._after = [s.after_frame for s in self.services if hasattr(s, "after_frame")]
 
     def _frame(self, runner: Any, k: int) -> None:
         ticks = self.psim.ctx.ticks
         if round(ticks / TICKS_PER_SECOND / self.spec.period_s) % self._every == 0:
+            for f in self._before:
+                f()
             self.esim.advance_to_ticks(ticks)
+            for f in self._after:
+                f()
         super()._frame(runner, k)
 
     def close(self) -> None:
+        for s in reversed(getattr(self, "services", [])):
+            if hasattr(s, "close"):
+                try:
+                    s.close()
+                except Exception:  # noqa: BLE001 - closing what is left
+                    pass
         super().close()
         for w in getattr(self, "ecu_wires", {}).values():
             try:
@@ -325,16 +416,8 @@ class RealtimeLoop(_Loop):
         return dict(b.options)
 
     def _command(self, argv: list[str]) -> list[str]:
-        fill = {"python": sys.executable, "rig_dir": str(self.spec.folder)}
-        for n, b in self.spec.buses.items():
-            fill[f"bus.{n}.channel"] = str(getattr(b, "resolved", b.channel))
-            fill[f"bus.{n}.interface"] = b.interface
-        out = []
-        for a in argv:
-            for k, v in fill.items():
-                a = a.replace("{" + k + "}", v)
-            out.append(a)
-        return out
+        values = self.fills()
+        return [fill(a, values) for a in argv]
 
     def start(self) -> RealtimeLoop:
         c = self.spec.controller
