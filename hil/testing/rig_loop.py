@@ -29,6 +29,10 @@ interface and channel, the period, the rig's work folder); what it returns may h
 (a server thread on the rig's bus) and XCP (the slave: calibration writes applied before
 a hit, the DAQ event after it), as the ECU process does on a real-time rig.
 
+Each bus's DBC is checked against the CAN ids of the session frames and of the parts
+configured (``[uds]``: 0x7E0/0x7E8, ``[xcp]``: 0x6F0/0x6F1; :mod:`hil.testing.can_ids`):
+a collision is a :class:`~hil.testing.rigfile.RigFileError` naming both.
+
 The rig's **work folder** (:attr:`_Loop.work_dir`, a temporary folder removed with the
 rig) is ``{work_dir}`` in a process's command and in the ``[uds]``/``[xcp]`` args (e.g.
 the A2L file the controller writes and the XCP client reads).
@@ -200,6 +204,13 @@ class _Loop:
         self.injectors: dict = {}
         self.buses: dict = {}
         self.dbs = {n: _dbc(spec, b.dbc) for n, b in spec.buses.items()}
+        from .can_ids import IdCollision, check_ids
+        parts = ["session"] + [p for p in ("uds", "xcp") if getattr(spec, p) is not None]
+        for n, db in self.dbs.items():
+            try:
+                check_ids(db, parts, f"rig file {spec.path} [buses.{n}]")
+            except IdCollision as e:
+                raise RigFileError(str(e)) from None
         self.taps: dict[str, BusTap] = {}
         self.psim = self.esim = self.runner = None
         self.peer = None
