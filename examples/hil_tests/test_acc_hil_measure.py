@@ -79,8 +79,8 @@ def test_time_gap_calibrated_over_xcp_changes_the_steady_gap(rig):
 def test_stale_radar_stores_a_dtc_read_over_uds(rig):
     """RADAR stale -> the safe state AND U0235-87 stored (read with udsoncan: failing,
     pending, confirmed), healed once the radar is back, cleared with udsoncan and gone.
-    (A real-time rig's ECU runs on between runs: its inputs go stale 48 ms after a run
-    ends, so the memory is read right after each run, with the client opened before.)"""
+    (A real-time rig's ECU runs on between runs; the rig holds the bus meanwhile, through
+    the faults: the memory is read inside the fault's block while the radar is stale.)"""
     if not rig.has("uds"):
         pytest.skip("the rig has no UDS diagnostics ([uds] in the rig file): the fault "
                     "memory needs the controller's UDS server")
@@ -92,7 +92,7 @@ def test_stale_radar_stores_a_dtc_read_over_uds(rig):
     with rig.fault("stale", messages=["RADAR"]):
         t0 = rig.time
         rig.run(1.0)
-    assert uds.read_dtcs() == {RADAR_MISSING: FAILING}
+        assert uds.read_dtcs() == {RADAR_MISSING: FAILING}  # while the radar is stale
     rig.eventually(SAFE, within=0.15, start=t0)
     rig.always(SAFE, start=t0 + 0.15, during=0.8)
     rig.run(1.0)  # the radar back: the monitor passes again, the DTC stays stored

@@ -276,7 +276,7 @@ class XcpClient:
             self._closer = None
 
 
-def _settle(pol: Any, quiet_s: float = 0.05, guard_s: float = 5.0) -> None:
+def _settle(pol: Any, quiet_s: float = 0.2, guard_s: float = 60.0) -> None:
     """Until pyxcp's listener stopped adding samples (they are on the bus already)."""
     end = time.monotonic() + guard_s
     n = -1

@@ -37,8 +37,20 @@ The rig's **work folder** (:attr:`_Loop.work_dir`, a temporary folder removed wi
 rig) is ``{work_dir}`` in a process's command and in the ``[uds]``/``[xcp]`` args (e.g.
 the A2L file the controller writes and the XCP client reads).
 
-Limitations: between two ``run`` calls of a real-time rig the plant waits (a controller
-process does not: its inputs age meanwhile); the tap on a ``udp_multicast`` wire turns its
+**Between two runs** a real-time rig holds its buses (:class:`BusHold`, ``[controller]
+hold_bus = true`` by default): the plant does not run, but its frames go on, each id's
+last data at its last interval, through the plant's faults at the paused instant (a
+restbus that holds the last values, as a HIL rig's model keeps the bus alive while the
+test steps), from the run's last frame to the next run's first.  So a controller
+process, which runs on meanwhile, does not see its inputs go stale because the test
+reads its fault memory or calibrates it; its commands meanwhile are read when the next
+run starts.  A virtual rig needs none: its controller is stepped with the plant.  The
+rig's real-time runs use ``gc_mode = "disable"`` unless ``[controller] runner`` says
+otherwise (the default "freeze" collects at each run's start, holding the GIL, and so
+the hold's thread, for ~0.1 s).
+
+Limitations: between two ``run`` calls of a real-time rig the plant waits (its held
+frames are its last values, not a model's); the tap on a ``udp_multicast`` wire turns its
 receive fast path off; one DBC per bus; serial ports and DAQ channels are refused.
 """
 
@@ -404,10 +416,99 @@ class VirtualLoop(_Loop):
                 pass
 
 
+class BusHold:
+    """A real-time rig's buses held between two runs (module docstring): a tap on each
+    wire keeps the plant's last frame of every id it sends and its interval; :meth:`start`
+    (in a run's last frame) sends each again at that interval, on the plant's side of the
+    wire (through its faults, at the paused instant), from a thread of its own;
+    :meth:`stop` (in the next run's first frame, after the plant's own frames went out)
+    ends it.  Both in a frame, so the hold covers the runner's own start and end."""
+
+    def __init__(self, loop: Any) -> None:
+        self.loop, self.sent = loop, 0
+        self.last: dict[tuple[str, int, bool], list] = {}  # [t, msg, interval]
+        self._stop: Any = None
+        self._thread: Any = None
+        for n, wire in loop.wires.items():
+            wire.add_tap(tx=lambda msg, n=n: self._tx(n, msg))
+
+    def _tx(self, bus: str, msg: Any) -> None:
+        if self._thread is not None or getattr(msg, "is_error_frame", False):
+            return  # the hold's own frames
+        t = self.loop.time
+        key = (bus, int(msg.arbitration_id), bool(msg.is_extended_id))
+        row = self.last.get(key)
+        if row is None:
+            self.last[key] = [t, msg, 0.0]
+        else:
+            if t > row[0]:
+                row[2] = t - row[0]
+            row[0], row[1] = t, msg
+
+    @property
+    def active(self) -> bool:
+        return self._thread is not None
+
+    def start(self) -> None:
+        import threading
+        plan = [(bus, msg, iv) for (bus, _, _), (_, msg, iv) in self.last.items() if iv > 0]
+        if self._thread is not None or not plan:
+            return
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._send, args=(plan, self._stop),
+                                        name="rig-bus-hold", daemon=True)
+        self._thread.start()
+
+    def _send(self, plan: list, stop: Any) -> None:
+        now = time.monotonic()
+        due = [now + iv for _, _, iv in plan]
+        while not stop.is_set():
+            now = time.monotonic()
+            for k, (bus, msg, iv) in enumerate(plan):
+                if now >= due[k]:
+                    due[k] += iv * max(1, math.ceil((now - due[k]) / iv))
+                    fb = self.loop.buses[bus]
+                    if fb._active("bus_off", "tx") is not None:
+                        continue  # an injected bus-off: nothing goes out
+                    try:
+                        fb.write(msg, timeout=0.0)
+                        self.sent += 1
+                    except Exception:  # noqa: BLE001 - a full queue: the next interval
+                        pass
+            stop.wait(max(0.0, min(due) - time.monotonic()))
+
+    def stop(self) -> None:
+        if self._thread is not None:
+            self._stop.set()
+            self._thread.join(5.0)
+            self._thread = None
+
+
 class RealtimeLoop(_Loop):
     """The plant paced by the wall clock; the controller a process or a device."""
 
     virtual = False
+    hold: BusHold | None = None
+
+    def run(self, seconds: float) -> None:
+        """A run (:meth:`_Loop.run`); the buses held from its last frame to the next
+        run's first (:class:`BusHold`)."""
+        n = max(1, math.ceil(seconds / self.spec.period_s - 1e-9))
+        self._last_t = self.time + (n - 0.5) * self.spec.period_s
+        try:
+            super().run(seconds)
+        finally:
+            if self.hold is not None and not self.hold.active:
+                self.hold.start()  # a run that ended early
+
+    def _frame(self, runner: Any, k: int) -> None:
+        h = self.hold
+        if h is not None:
+            if h.active:  # the run's first frame: the plant has sent again
+                h.stop()
+            elif self.time >= self._last_t:  # its last frame: hold from now on
+                h.start()
+        super()._frame(runner, k)
 
     def _where(self, name: str, b: Any) -> tuple[str, str]:
         ch = b.channel
@@ -451,11 +552,18 @@ class RealtimeLoop(_Loop):
             from ..can.handshake import check_peer
             for n in self.spec.buses:
                 check_peer(self.wires[n], self.dbs[n], timeout=2.0)
-        self._runner(overrun="skip", **self.spec.controller.get("runner", {}))
+        if c.get("hold_bus", True):
+            self.hold = BusHold(self)
+        # gc "disable" (not the default "freeze": its collection at every run's start
+        # holds the GIL ~0.1 s, the held bus's thread with it)
+        self._runner(overrun="skip", **{"gc_mode": "disable",
+                                        **self.spec.controller.get("runner", {})})
         return self
 
     def close(self) -> None:
         from ..can.session import end_frame
+        if self.hold is not None:
+            self.hold.stop()
         for n, w in self.wires.items():
             try:
                 w.write(end_frame(self.dbs[n]), timeout=0.0)

@@ -37,9 +37,10 @@ def test_the_acc_rig_files_parse():
     assert set(r.signals) == set(v.signals) - {"ecu_inputs_fresh", "ecu_accel_request"}
     # UDS and XCP on both: the same clients; the virtual rig's ECU serves them in-process,
     # the real-time rig's ECU process by its command
-    assert v.uds == r.uds == {"client": "hil.testing.clients:uds_client",
-                              "args": {"config": "hil.diag.acc:client_config"}}
-    assert v.xcp == r.xcp and v.xcp["args"]["a2l"] == "{work_dir}/acc_ecu.a2l"
+    assert v.uds["client"] == r.uds["client"] == "hil.testing.clients:uds_client"
+    assert v.uds["args"]["config"] == r.uds["args"]["config"] == "hil.diag.acc:client_config"
+    assert v.xcp["client"] == r.xcp["client"] == "hil.testing.clients:xcp_client"
+    assert v.xcp["args"]["a2l"] == r.xcp["args"]["a2l"] == "{work_dir}/acc_ecu.a2l"
     assert v.controller["services"] == ["examples.hil_tests.acc_rig:uds_server",
                                         "examples.hil_tests.acc_rig:xcp_slave"]
     cmd = r.controller["command"]
