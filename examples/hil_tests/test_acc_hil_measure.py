@@ -118,7 +118,7 @@ def test_internal_variable_measured_by_xcp_daq_equals_the_controller_log(rig):
     assert np.count_nonzero(rec["acc.a_prev"]) > 150  # 3 s after the cut-in: not zeros
     sent = [r[2] for r in rig.frames() if r[1] == 0x200]  # ACC_CMD as the plant got it
     bus = np.array([int.from_bytes(d[:2], "little") & 0x3FF for d in sent])
-    daq = np.round(rec["acc.throttle"] / 0.001).astype(int)
+    daq = rec["acc.throttle"] / 0.001  # in the DBC's steps (the float32 of the value)
     k = _align(bus, daq)
     assert k is not None, "the DAQ's throttle is no run of the commands on the bus"
     if rig.spec.mode == "virtual":
@@ -130,10 +130,12 @@ def test_internal_variable_measured_by_xcp_daq_equals_the_controller_log(rig):
 
 
 def _align(bus: np.ndarray, daq: np.ndarray) -> int | None:
-    """The offset at which ``daq`` is a contiguous run of ``bus`` (None: nowhere)."""
+    """The offset at which ``daq`` (in steps) is a contiguous run of the raw values ``bus``
+    (None: nowhere): each the nearest step, within half a step (+ the float32's 1e-3 of
+    a step: a value half-way rounds either way)."""
     n = len(daq)
     for k in range(len(bus) - n + 1):
-        if bus[k] == daq[0] and np.array_equal(bus[k:k + n], daq):
+        if np.all(np.abs(bus[k:k + n] - daq) <= 0.501):
             return k
     return None
 

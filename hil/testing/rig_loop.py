@@ -103,11 +103,13 @@ class BusTap:
         self.latest: dict[str, dict[str, float]] = {
             m: {s: math.nan for s in db.signals(m)} for m in db.message_names}
         self.decoded: dict[str, list] = {m: [] for m in db.message_names}  # (t, values)
+        #: ids (``id(msg)``) of frames not to keep: a real-time rig's held frames
+        self.ignore: set[int] = set()
         self._by_id = {(int(db.message(m).frame_id), bool(db.message(m).is_extended_frame)):
                        db.message(m) for m in db.message_names}
 
     def _on(self, msg: Any, rx: bool) -> None:
-        if getattr(msg, "is_error_frame", False):
+        if getattr(msg, "is_error_frame", False) or id(msg) in self.ignore:
             return
         t = self.clock()
         data = bytes(msg.data)
@@ -422,18 +424,21 @@ class BusHold:
     (in a run's last frame) sends each again at that interval, on the plant's side of the
     wire (through its faults, at the paused instant), from a thread of its own;
     :meth:`stop` (in the next run's first frame, after the plant's own frames went out)
-    ends it.  Both in a frame, so the hold covers the runner's own start and end."""
+    ends it.  Both in a frame, so the hold covers the runner's own start and end.  The
+    held frames are copies the taps leave out (the plant's record is the plant's)."""
 
     def __init__(self, loop: Any) -> None:
         self.loop, self.sent = loop, 0
         self.last: dict[tuple[str, int, bool], list] = {}  # [t, msg, interval]
         self._stop: Any = None
         self._thread: Any = None
+        self._own: set[int] = set()  # id() of the held copies
         for n, wire in loop.wires.items():
             wire.add_tap(tx=lambda msg, n=n: self._tx(n, msg))
+            loop.taps[n].ignore = self._own
 
     def _tx(self, bus: str, msg: Any) -> None:
-        if self._thread is not None or getattr(msg, "is_error_frame", False):
+        if id(msg) in self._own or getattr(msg, "is_error_frame", False):
             return  # the hold's own frames
         t = self.loop.time
         key = (bus, int(msg.arbitration_id), bool(msg.is_extended_id))
@@ -450,10 +455,17 @@ class BusHold:
         return self._thread is not None
 
     def start(self) -> None:
+        import copy
         import threading
-        plan = [(bus, msg, iv) for (bus, _, _), (_, msg, iv) in self.last.items() if iv > 0]
-        if self._thread is not None or not plan:
+        if self._thread is not None:
             return
+        plan = [(bus, copy.copy(msg), iv) for (bus, _, _), (_, msg, iv) in self.last.items()
+                if iv > 0]
+        if not plan:
+            return
+        self._plan = plan  # the copies live while their ids are left out
+        self._own.clear()
+        self._own.update(id(m) for _, m, _ in plan)
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._send, args=(plan, self._stop),
                                         name="rig-bus-hold", daemon=True)
@@ -482,6 +494,8 @@ class BusHold:
             self._stop.set()
             self._thread.join(5.0)
             self._thread = None
+        self._own.clear()  # (before the copies go: a freed object's id is reused)
+        self._plan = []
 
 
 class RealtimeLoop(_Loop):
