@@ -129,13 +129,18 @@ def test_internal_variable_measured_by_xcp_daq_equals_the_controller_log(rig):
         assert np.array_equal(rec["acc.a_prev"].astype(np.float32), log)
 
 
-def _align(bus: np.ndarray, daq: np.ndarray) -> int | None:
+def _align(bus: np.ndarray, daq: np.ndarray, tail: int = 10) -> int | None:
     """The offset at which ``daq`` (in steps) is a contiguous run of the raw values ``bus``
     (None: nowhere): each the nearest step, within half a step (+ the float32's 1e-3 of
-    a step: a value half-way rounds either way)."""
+    a step: a value half-way rounds either way).  Up to ``tail`` last samples may lie past
+    the bus's end: the list runs until the ``with`` ends, a few cycles after the plant's
+    last frame, and a real-time rig's plant reads those commands only in its next run."""
     n = len(daq)
-    for k in range(len(bus) - n + 1):
-        if np.all(np.abs(bus[k:k + n] - daq) <= 0.501):
+    for k in range(len(bus)):
+        m = min(n, len(bus) - k)
+        if m < n - tail:
+            break
+        if np.all(np.abs(bus[k:k + m] - daq[:m]) <= 0.501):
             return k
     return None
 
