@@ -49,7 +49,7 @@ def test_run_covers_the_time_asked_in_whole_frames(rig):
 
 
 def test_run_until_stops_at_the_frame_the_condition_holds(rig):
-    t = rig.run_until(sig("gap") < 30.0, timeout=12.0)
+    t = rig.run_until(sig("gap") < 30.0, timeout=12.0)  # not timing: simulated seconds
     assert t == pytest.approx(10.0) and rig.time == t
     assert rig.trace()["gap"][-2] > 30.0 > rig.trace()["gap"][-1]
     with pytest.raises(RigTimeout, match=r"gap > 100 did not hold within 0.1 s \(from t = "
