@@ -47,15 +47,20 @@ receiver sees them go stale; ``unplug``: every frame lost in both directions wit
 error (a cable pulled: silence, not bus-off).  Faults act at the plant's side of the wire.
 
 ``rig.uds`` and ``rig.xcp`` are the clients named by the rig file's ``[uds]`` and
-``[xcp]`` sections (``client = "module:function"``, called once with the rig and the
-section's ``args``, closed with the rig); without the section they raise
-:class:`RigNotConfigured` (``rig.has("xcp")`` asks; a test skips on it).  No client ships
-yet: diagnostics (hil.diag) and calibration (hil.xcp) plug in here.
+``[xcp]`` sections (``client = "module:function"``, called once as ``function(rig,
+**args)`` when a test first uses it, string args with ``{work_dir}`` etc. filled in,
+closed with the rig); without the section they raise :class:`RigNotConfigured`
+(``rig.has("xcp")`` asks; a test skips on it).  The shipped ones are
+:func:`hil.testing.clients.uds_client` (udsoncan: ``read_dtcs()``, ``clear_dtcs()``,
+``read_did()``, ``.client``) and :func:`hil.testing.clients.xcp_client` (pyxcp with the
+A2L's names: ``read(name)``, ``write(name, value)``, ``with daq([...]) as rec``).
 
 Limitations: one sample per plant frame (a signal faster than the frame is seen at the
-frame's instants); ``ecu:`` signals only on a virtual rig (a process's variables need
-XCP); a parameter written by a stimulus takes effect one frame later; CAN writes are one
-frame each (a periodic override is a stimulus).
+frame's instants); ``ecu:`` signals only on a virtual rig (a process's variables are
+measured over XCP: ``rig.xcp``); a parameter written by a stimulus takes effect one
+frame later; CAN writes are one frame each (a periodic override is a stimulus); a
+real-time rig's controller process runs on between two ``run`` calls (its inputs go
+stale 48 ms after a run ends: read its fault memory right after a run).
 """
 
 from __future__ import annotations
@@ -289,8 +294,8 @@ class Rig(_RigChecks, _RigResults):
             return self._resolve_bus(r)
         if r.source == "ecu" and not loop.virtual:
             raise RigError(f"signal {r.name} = {r.address!r}: the controller runs in its own "
-                           "process on a real-time rig; its variables are reached over XCP "
-                           "(not configured yet): map a bus signal instead")
+                           "process on a real-time rig; measure its variables over XCP "
+                           "(rig.xcp.read, rig.xcp.daq) or map a bus signal instead")
         if r.source in ("serial", "daq"):
             raise RigError(f"signal {r.name} = {r.address!r}: {r.source} signals are not "
                            "supported yet in a rig")
@@ -380,6 +385,11 @@ class Rig(_RigChecks, _RigResults):
         s.write(value)
         self._log(f"write {name} = {value:g}{' ' + s.unit if s.unit else ''}")
 
+    def where(self, bus: str | None = None) -> tuple[str, str]:
+        """The python-can ``(interface, channel)`` of a bus of the rig (the first if
+        None): where a client of the controller's reaches it."""
+        return self._loop.where(bus)
+
     def has(self, part: str) -> bool:
         """True if the rig file configures ``part`` ("uds", "xcp")."""
         return getattr(self.spec, part, None) is not None
@@ -394,9 +404,12 @@ class Rig(_RigChecks, _RigResults):
             raise RigNotConfigured(f"rig {self.spec.name}: no {what} configured: the rig file "
                                    f"has no [{part}] section (client = \"module:function\", "
                                    "called with the rig)")
-        from .rig_loop import load_function
+        from .rig_loop import fill, load_function
         fn = load_function(cfg["client"], f"rig file {self.spec.path} [{part}] client")
-        self._parts[part] = fn(self, **cfg.get("args", {}))
+        values = self._loop.fills()
+        args = {k: fill(v, values) if isinstance(v, str) else v
+                for k, v in cfg.get("args", {}).items()}
+        self._parts[part] = fn(self, **args)
         self._log(f"{part} client {cfg['client']} connected")
         return self._parts[part]
 

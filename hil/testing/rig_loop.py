@@ -20,8 +20,37 @@ rig's fault steps add and end its faults) around the wire, and a :class:`BusTap`
 wire keeps every frame (raw, with the plant's time) and the last decoded value of every
 DBC signal.
 
-Limitations: between two ``run`` calls of a real-time rig the plant waits (a controller
-process does not: its inputs age meanwhile); the tap on a ``udp_multicast`` wire turns its
+**Services of an in-process controller** (``[controller] services = ["module:function",
+...]``, a virtual rig only): each is called once the controller's Simulator exists, as
+``function(ecu)`` with an :class:`EcuView` (the diagram, the Simulator, the bus's
+interface and channel, the period, the rig's work folder); what it returns may have
+``before_frame()`` (called before each of the controller's hits), ``after_frame()``
+(after it) and ``close()`` (with the rig).  That is how the virtual rig's ECU serves UDS
+(a server thread on the rig's bus) and XCP (the slave: calibration writes applied before
+a hit, the DAQ event after it), as the ECU process does on a real-time rig.
+
+Each bus's DBC is checked against the CAN ids of the session frames and of the parts
+configured (``[uds]``: 0x7E0/0x7E8, ``[xcp]``: 0x6F0/0x6F1; :mod:`hil.testing.can_ids`):
+a collision is a :class:`~hil.testing.rigfile.RigFileError` naming both.
+
+The rig's **work folder** (:attr:`_Loop.work_dir`, a temporary folder removed with the
+rig) is ``{work_dir}`` in a process's command and in the ``[uds]``/``[xcp]`` args (e.g.
+the A2L file the controller writes and the XCP client reads).
+
+**Between two runs** a real-time rig holds its buses (:class:`BusHold`, ``[controller]
+hold_bus = true`` by default): the plant does not run, but its frames go on, each id's
+last data at its last interval, through the plant's faults at the paused instant (a
+restbus that holds the last values, as a HIL rig's model keeps the bus alive while the
+test steps), from the run's last frame to the next run's first.  So a controller
+process, which runs on meanwhile, does not see its inputs go stale because the test
+reads its fault memory or calibrates it; its commands meanwhile are read when the next
+run starts.  A virtual rig needs none: its controller is stepped with the plant.  The
+rig's real-time runs use ``gc_mode = "disable"`` unless ``[controller] runner`` says
+otherwise (the default "freeze" collects at each run's start, holding the GIL, and so
+the hold's thread, for ~0.1 s).
+
+Limitations: between two ``run`` calls of a real-time rig the plant waits (its held
+frames are its last values, not a model's); the tap on a ``udp_multicast`` wire turns its
 receive fast path off; one DBC per bus; serial ports and DAQ channels are refused.
 """
 
@@ -39,7 +68,15 @@ from cosim.time import TICKS_PER_SECOND
 
 from .rigfile import RigFileError, RigSpec
 
-__all__ = ["BusTap", "RigIO", "VirtualLoop", "RealtimeLoop", "make_loop", "load_function"]
+__all__ = ["BusTap", "RigIO", "EcuView", "VirtualLoop", "RealtimeLoop", "make_loop",
+           "load_function", "fill"]
+
+
+def fill(text: str, values: dict) -> str:
+    """``{key}`` placeholders of ``values`` replaced in ``text`` (others left alone)."""
+    for k, v in values.items():
+        text = text.replace("{" + k + "}", v)
+    return text
 
 
 def load_function(spec: str, where: str) -> Any:
@@ -66,11 +103,13 @@ class BusTap:
         self.latest: dict[str, dict[str, float]] = {
             m: {s: math.nan for s in db.signals(m)} for m in db.message_names}
         self.decoded: dict[str, list] = {m: [] for m in db.message_names}  # (t, values)
+        #: ids (``id(msg)``) of frames not to keep: a real-time rig's held frames
+        self.ignore: set[int] = set()
         self._by_id = {(int(db.message(m).frame_id), bool(db.message(m).is_extended_frame)):
                        db.message(m) for m in db.message_names}
 
     def _on(self, msg: Any, rx: bool) -> None:
-        if getattr(msg, "is_error_frame", False):
+        if getattr(msg, "is_error_frame", False) or id(msg) in self.ignore:
             return
         t = self.clock()
         data = bytes(msg.data)
@@ -115,6 +154,18 @@ class RigIO:
 
     def db(self, name: str | None = None) -> Any:
         return self._get(self._dbs, name, "DBC")
+
+
+class EcuView:
+    """What a service of an in-process controller gets (module docstring): ``diagram``,
+    ``sim``, ``period_s``, ``interface`` and ``channel`` of the bus ``bus_name`` (the
+    rig's own virtual channel), ``work_dir``."""
+
+    def __init__(self, diagram: Any, sim: Any, period_s: float, interface: str,
+                 channel: str, work_dir: str, bus_name: str) -> None:
+        self.diagram, self.sim, self.period_s = diagram, sim, period_s
+        self.interface, self.channel, self.work_dir = interface, channel, work_dir
+        self.bus_name = bus_name
 
 
 def _dbc(spec: RigSpec, text: str) -> Any:
@@ -167,12 +218,49 @@ class _Loop:
         self.injectors: dict = {}
         self.buses: dict = {}
         self.dbs = {n: _dbc(spec, b.dbc) for n, b in spec.buses.items()}
+        from .can_ids import IdCollision, check_ids
+        parts = ["session"] + [p for p in ("uds", "xcp") if getattr(spec, p) is not None]
+        for n, db in self.dbs.items():
+            try:
+                check_ids(db, parts, f"rig file {spec.path} [buses.{n}]")
+            except IdCollision as e:
+                raise RigFileError(str(e)) from None
         self.taps: dict[str, BusTap] = {}
         self.psim = self.esim = self.runner = None
         self.peer = None
         self.runs: list[dict] = []
         self._plant_args = {**spec.plant.get("args", {}), **(plant_args or {})}
         self._record = record or []
+        self._work: Any = None
+        self._resolved: dict[str, tuple[str, str]] = {}
+
+    @property
+    def work_dir(self) -> str:
+        """A temporary folder of the rig's own (removed by :meth:`close`)."""
+        if self._work is None:
+            import tempfile
+            self._work = tempfile.TemporaryDirectory(prefix=f"rig-{self.spec.name}-")
+        return self._work.name
+
+    def where(self, bus: str | None = None) -> tuple[str, str]:
+        """The python-can ``(interface, channel)`` of a bus of the rig (the first if
+        None), as its controller and a diagnostic or calibration client reach it."""
+        names = list(self.spec.buses)
+        name = bus or (names[0] if names else None)
+        if name not in self.spec.buses:
+            raise RigFileError(f"rig file {self.spec.path}: no bus {bus!r}; buses: "
+                               f"{', '.join(names) or 'none'}")
+        return self._resolved[name]
+
+    def fills(self) -> dict:
+        """The ``{...}`` placeholders of a command or of client args (module docstring)."""
+        out = {"python": sys.executable, "rig_dir": str(self.spec.folder),
+               "work_dir": self.work_dir}
+        for n in self.spec.buses:
+            iface, ch = self._resolved.get(n, (self.spec.buses[n].interface,
+                                               self.spec.buses[n].channel))
+            out[f"bus.{n}.channel"], out[f"bus.{n}.interface"] = str(ch), iface
+        return out
 
     @property
     def time(self) -> float:
@@ -183,6 +271,7 @@ class _Loop:
         from ..faults import FaultyBackend
         for i, (n, b) in enumerate(self.spec.buses.items()):
             iface, ch = self._where(n, b)
+            self._resolved[n] = (iface, str(ch))
             wire = CanBackend(iface, ch, name=f"plant-{n}", timeout=0.0,
                               **self._options(b)).open()
             tap = BusTap(n, self.dbs[n], lambda: self.time if self.psim else 0.0, i)
@@ -246,6 +335,9 @@ class _Loop:
                 w.close()
             except Exception:  # noqa: BLE001 - closing what is left
                 pass
+        if self._work is not None:
+            self._work.cleanup()
+            self._work = None
 
 
 class VirtualLoop(_Loop):
@@ -284,16 +376,40 @@ class VirtualLoop(_Loop):
         self._build_plant()
         self.esim.initialize()  # the controller's hit at 0 first (offline_lockstep)
         self.psim.initialize()
+        self._start_services(c)
         self._runner(clock=VirtualClock(), overrun="raise")
         return self
+
+    def _start_services(self, c: dict) -> None:
+        """The controller's services (module docstring), after its hit at 0."""
+        bus = next(iter(self.spec.buses), None)
+        iface, ch = self._resolved[bus] if bus else ("virtual", _unique_channel("none"))
+        view = EcuView(self.controller, self.esim, float(c["period_s"]), iface, ch,
+                       self.work_dir, bus)
+        self.services = []
+        for k, name in enumerate(c.get("services", [])):
+            fn = load_function(name, f"rig file {self.spec.path} [controller] services[{k}]")
+            self.services.append(fn(view))
+        self._before = [s.before_frame for s in self.services if hasattr(s, "before_frame")]
+        self._after = [s.after_frame for s in self.services if hasattr(s, "after_frame")]
 
     def _frame(self, runner: Any, k: int) -> None:
         ticks = self.psim.ctx.ticks
         if round(ticks / TICKS_PER_SECOND / self.spec.period_s) % self._every == 0:
+            for f in self._before:
+                f()
             self.esim.advance_to_ticks(ticks)
+            for f in self._after:
+                f()
         super()._frame(runner, k)
 
     def close(self) -> None:
+        for s in reversed(getattr(self, "services", [])):
+            if hasattr(s, "close"):
+                try:
+                    s.close()
+                except Exception:  # noqa: BLE001 - closing what is left
+                    pass
         super().close()
         for w in getattr(self, "ecu_wires", {}).values():
             try:
@@ -302,10 +418,111 @@ class VirtualLoop(_Loop):
                 pass
 
 
+class BusHold:
+    """A real-time rig's buses held between two runs (module docstring): a tap on each
+    wire keeps the plant's last frame of every id it sends and its interval; :meth:`start`
+    (in a run's last frame) sends each again at that interval, on the plant's side of the
+    wire (through its faults, at the paused instant), from a thread of its own;
+    :meth:`stop` (in the next run's first frame, after the plant's own frames went out)
+    ends it.  Both in a frame, so the hold covers the runner's own start and end.  The
+    held frames are copies the taps leave out (the plant's record is the plant's)."""
+
+    def __init__(self, loop: Any) -> None:
+        self.loop, self.sent = loop, 0
+        self.last: dict[tuple[str, int, bool], list] = {}  # [t, msg, interval]
+        self._stop: Any = None
+        self._thread: Any = None
+        self._own: set[int] = set()  # id() of the held copies
+        for n, wire in loop.wires.items():
+            wire.add_tap(tx=lambda msg, n=n: self._tx(n, msg))
+            loop.taps[n].ignore = self._own
+
+    def _tx(self, bus: str, msg: Any) -> None:
+        if id(msg) in self._own or getattr(msg, "is_error_frame", False):
+            return  # the hold's own frames
+        t = self.loop.time
+        key = (bus, int(msg.arbitration_id), bool(msg.is_extended_id))
+        row = self.last.get(key)
+        if row is None:
+            self.last[key] = [t, msg, 0.0]
+        else:
+            if t > row[0]:
+                row[2] = t - row[0]
+            row[0], row[1] = t, msg
+
+    @property
+    def active(self) -> bool:
+        return self._thread is not None
+
+    def start(self) -> None:
+        import copy
+        import threading
+        if self._thread is not None:
+            return
+        plan = [(bus, copy.copy(msg), iv) for (bus, _, _), (_, msg, iv) in self.last.items()
+                if iv > 0]
+        if not plan:
+            return
+        self._plan = plan  # the copies live while their ids are left out
+        self._own.clear()
+        self._own.update(id(m) for _, m, _ in plan)
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._send, args=(plan, self._stop),
+                                        name="rig-bus-hold", daemon=True)
+        self._thread.start()
+
+    def _send(self, plan: list, stop: Any) -> None:
+        now = time.monotonic()
+        due = [now + iv for _, _, iv in plan]
+        while not stop.is_set():
+            now = time.monotonic()
+            for k, (bus, msg, iv) in enumerate(plan):
+                if now >= due[k]:
+                    due[k] += iv * max(1, math.ceil((now - due[k]) / iv))
+                    fb = self.loop.buses[bus]
+                    if fb._active("bus_off", "tx") is not None:
+                        continue  # an injected bus-off: nothing goes out
+                    try:
+                        fb.write(msg, timeout=0.0)
+                        self.sent += 1
+                    except Exception:  # noqa: BLE001 - a full queue: the next interval
+                        pass
+            stop.wait(max(0.0, min(due) - time.monotonic()))
+
+    def stop(self) -> None:
+        if self._thread is not None:
+            self._stop.set()
+            self._thread.join(5.0)
+            self._thread = None
+        self._own.clear()  # (before the copies go: a freed object's id is reused)
+        self._plan = []
+
+
 class RealtimeLoop(_Loop):
     """The plant paced by the wall clock; the controller a process or a device."""
 
     virtual = False
+    hold: BusHold | None = None
+
+    def run(self, seconds: float) -> None:
+        """A run (:meth:`_Loop.run`); the buses held from its last frame to the next
+        run's first (:class:`BusHold`)."""
+        n = max(1, math.ceil(seconds / self.spec.period_s - 1e-9))
+        self._last_t = self.time + (n - 0.5) * self.spec.period_s
+        try:
+            super().run(seconds)
+        finally:
+            if self.hold is not None and not self.hold.active:
+                self.hold.start()  # a run that ended early
+
+    def _frame(self, runner: Any, k: int) -> None:
+        h = self.hold
+        if h is not None:
+            if h.active:  # the run's first frame: the plant has sent again
+                h.stop()
+            elif self.time >= self._last_t:  # its last frame: hold from now on
+                h.start()
+        super()._frame(runner, k)
 
     def _where(self, name: str, b: Any) -> tuple[str, str]:
         ch = b.channel
@@ -325,16 +542,8 @@ class RealtimeLoop(_Loop):
         return dict(b.options)
 
     def _command(self, argv: list[str]) -> list[str]:
-        fill = {"python": sys.executable, "rig_dir": str(self.spec.folder)}
-        for n, b in self.spec.buses.items():
-            fill[f"bus.{n}.channel"] = str(getattr(b, "resolved", b.channel))
-            fill[f"bus.{n}.interface"] = b.interface
-        out = []
-        for a in argv:
-            for k, v in fill.items():
-                a = a.replace("{" + k + "}", v)
-            out.append(a)
-        return out
+        values = self.fills()
+        return [fill(a, values) for a in argv]
 
     def start(self) -> RealtimeLoop:
         c = self.spec.controller
@@ -357,11 +566,18 @@ class RealtimeLoop(_Loop):
             from ..can.handshake import check_peer
             for n in self.spec.buses:
                 check_peer(self.wires[n], self.dbs[n], timeout=2.0)
-        self._runner(overrun="skip", **self.spec.controller.get("runner", {}))
+        if c.get("hold_bus", True):
+            self.hold = BusHold(self)
+        # gc "disable" (not the default "freeze": its collection at every run's start
+        # holds the GIL ~0.1 s, the held bus's thread with it)
+        self._runner(overrun="skip", **{"gc_mode": "disable",
+                                        **self.spec.controller.get("runner", {})})
         return self
 
     def close(self) -> None:
         from ..can.session import end_frame
+        if self.hold is not None:
+            self.hold.stop()
         for n, w in self.wires.items():
             try:
                 w.write(end_frame(self.dbs[n]), timeout=0.0)

@@ -34,6 +34,27 @@ to one rig signal, so a test does not change when a signal is renamed or moves::
 Signal addresses: ``plant:<block>.<port or parameter>``, ``ecu:<block>.<port>`` (an
 in-process controller only), ``<bus>:<MESSAGE>.<signal>``, ``serial:<port>.<field>`` and
 ``daq:<device>.<channel>`` (parsed, refused when a rig is built: not supported yet).
+
+Diagnostics and calibration: ``[uds]`` and ``[xcp]`` name the client a test gets as
+``rig.uds`` / ``rig.xcp`` (``client = "module:function"``, ``args``; ``{work_dir}``,
+``{rig_dir}`` and ``{bus.<name>.*}`` filled in), e.g. :func:`hil.testing.clients.uds_client`
+and :func:`hil.testing.clients.xcp_client`.  The controller serves them: a process by its
+own command (``examples/acc_ecu.py --xcp``), an in-process controller by its
+``[controller] services`` (:mod:`hil.testing.rig_loop`)::
+
+    [controller]
+    kind = "in-process"
+    model = "examples.hil_tests.acc_rig:controller"
+    period_s = 0.016
+    services = ["examples.hil_tests.acc_rig:uds_server", "examples.hil_tests.acc_rig:xcp_slave"]
+
+    [uds]
+    client = "hil.testing.clients:uds_client"
+    args = { config = "hil.diag.acc:client_config" }
+
+    [xcp]
+    client = "hil.testing.clients:xcp_client"
+    args = { a2l = "{work_dir}/acc_ecu.a2l" }
 Paths relative in the file (a DBC, a command's script) are relative to the file's folder;
 ``{python}``, ``{rig_dir}`` and ``{bus.<name>.channel}`` / ``{bus.<name>.interface}`` in
 a command are filled in when the rig starts.
@@ -41,8 +62,7 @@ a command are filled in when the rig starts.
 Every mistake is reported with the file, the key and what to write instead
 (:class:`RigFileError`).  Limitations: one DBC per bus; YAML needs pyyaml; serial ports,
 DAQ channels are read and checked but a rig with them is refused ("not supported yet");
-``[uds]`` and ``[xcp]`` name their client's factory (``client = "module:function"``,
-``args``), none of which ships yet; a device controller is only parsed.
+a device controller is only parsed.
 """
 
 from __future__ import annotations
@@ -156,8 +176,10 @@ def _positive(d: dict, key: str, where: str, default: Any = ...) -> Any:
     return float(v)
 
 
-def _module_fn(d: dict, key: str, where: str) -> str:
-    v = _str(d, key, where)
+def _module_fn(d: Any, key: Any, where: str) -> str:
+    v = d[key] if isinstance(d, list) else _str(d, key, where)
+    if not isinstance(v, str):
+        raise _err(where, str(key), f"must be a string 'module:function', got {v!r}")
     mod, _, fn = v.partition(":")
     if not mod or not fn or not all(p.isidentifier() for p in mod.split(".") + [fn]):
         raise _err(where, key, f"must be 'module:function' (e.g. "
@@ -205,6 +227,15 @@ def _controller(d: dict, where: str) -> dict:
     if kind == "in-process":
         out["model"] = _module_fn(d, "model", where + " [controller]")
         _positive(d, "period_s", where + " [controller]")
+        services = d.get("services", [])
+        if not isinstance(services, list):
+            raise _err(where, "controller.services", "must be a list of 'module:function' "
+                       f"(e.g. [\"examples.hil_tests.acc_rig:uds_server\"]), got {services!r}")
+        for k in range(len(services)):
+            _module_fn(services, k, where + " [controller] services")
+    elif "services" in d:
+        raise _err(where, "controller.services", "only for an in-process controller (a "
+                   "process or a device serves UDS and XCP itself)")
     elif kind == "process":
         cmd = d.get("command")
         if not (isinstance(cmd, list) and cmd and all(isinstance(c, str) for c in cmd)):

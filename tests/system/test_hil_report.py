@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.system.hil_pytest_run import run_pytest
+from tests.system.hil_pytest_run import ROOT, run_pytest
 
 PICK = "follows_the_lead or wrong_expectation or stale_radar_brings or over_xcp"
 
@@ -18,7 +18,12 @@ PICK = "follows_the_lead or wrong_expectation or stale_radar_brings or over_xcp"
 @pytest.fixture(scope="module")
 def report(tmp_path_factory):
     folder = tmp_path_factory.mktemp("hil_report")
+    # the virtual rig without its [xcp] section: the XCP test skips (its reason reported)
+    text = (ROOT / "examples" / "hil_tests" / "rigs" / "virtual.toml").read_text()
+    cut = text[:text.index("[xcp]")] + text[text.index("[signals]"):]
+    (folder / "no_xcp.toml").write_text(cut)
     out = run_pytest("examples/hil_tests", "-q", "-k", PICK, "--runxfail",
+                     "--rig", str(folder / "no_xcp.toml"),
                      "--hil-report", str(folder), "--junitxml", str(folder / "junit.xml"))
     assert out.returncode == 1, out.stdout[-3000:]  # the wrong expectation fails
     assert "1 failed, 2 passed, 1 skipped" in out.stdout, out.stdout[-3000:]

@@ -532,7 +532,7 @@ def test_master_suite_is_registered_and_reports_its_targets():
 def test_the_soaks_loop_verdict_fails_without_the_ecus_summary_and_carries_its_checks(tmp_path):
     """The soak's verdict is the loop's: a plant that passed with an ECU that wrote no
     summary fails, saying why; an ECU's failed check fails the loop with its name."""
-    from bench.hil import _ecu_figures, _loop_verdict, _read_summary
+    from bench.hil_soak import _ecu_figures, _loop_verdict, _read_summary
     from hil.verdict import Verdict
 
     plant = Verdict("acc_hil_plant")

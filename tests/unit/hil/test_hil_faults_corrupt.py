@@ -14,10 +14,11 @@ from hil.faults import Fault, FaultyBackend
 
 def test_corrupt_xors_the_payload_of_a_copy_while_active():
     import can
-    ch = f"corrupt-{os.getpid()}-{time.monotonic_ns()}"
+    ch = f"corrupt-{os.getpid()}-{time.monotonic_ns()}"  # not timing: a unique channel name
     now = [0.0]
+    # (b's read timeout: a guard against a hang; the frames are on the bus already)
     with CanBackend("virtual", ch, timeout=0.0) as a, CanBackend("virtual", ch,
-                                                                   timeout=0.5) as b:
+                                                                   timeout=60.0) as b:
         fb = FaultyBackend(a, [Fault("corrupt", 1.0, 2.0, direction="tx", mask=b"\x0f\xf0")],
                            clock=lambda: now[0]).open()
         msg = can.Message(arbitration_id=0x10, data=b"\x11\x22\x33", is_extended_id=False)

@@ -49,7 +49,7 @@ def test_run_covers_the_time_asked_in_whole_frames(rig):
 
 
 def test_run_until_stops_at_the_frame_the_condition_holds(rig):
-    t = rig.run_until(sig("gap") < 30.0, timeout=12.0)
+    t = rig.run_until(sig("gap") < 30.0, timeout=12.0)  # not timing: simulated seconds
     assert t == pytest.approx(10.0) and rig.time == t
     assert rig.trace()["gap"][-2] > 30.0 > rig.trace()["gap"][-1]
     with pytest.raises(RigTimeout, match=r"gap > 100 did not hold within 0.1 s \(from t = "
@@ -126,12 +126,38 @@ def test_checks_raise_with_the_window_and_are_kept(rig):
     assert not r.passed and len(rig.checks) == 2
 
 
-def test_uds_and_xcp_are_not_configured_yet(rig):
-    assert not rig.has("uds") and not rig.has("xcp")
-    with pytest.raises(RigNotConfigured, match="no XCP configured"):
-        rig.xcp.connect()
-    with pytest.raises(RigNotConfigured, match="no UDS diagnostics configured"):
-        rig.uds.read_dtcs()
+def test_a_rig_without_uds_or_xcp_says_so():
+    spec = copy.deepcopy(SPEC)
+    spec.uds = spec.xcp = None
+    with Rig(spec) as rig:
+        assert not rig.has("uds") and not rig.has("xcp")
+        with pytest.raises(RigNotConfigured, match="no XCP configured"):
+            rig.xcp.connect()
+        with pytest.raises(RigNotConfigured, match="no UDS diagnostics configured"):
+            rig.uds.read_dtcs()
+
+
+def test_the_virtual_rig_serves_uds_and_xcp_from_its_controller(rig):
+    """The shipped clients on the virtual ACC rig: udsoncan reads the ECU's version, pyxcp
+    the time gap by its A2L name; a write is applied at the controller's next frame;
+    a measurement is refused as a write; an unknown name is named."""
+    from hil.diag.acc import SOFTWARE_VERSION
+    assert rig.has("uds") and rig.has("xcp")
+    assert rig.uds.read_did(0xF195).strip() == SOFTWARE_VERSION
+    assert rig.xcp.read("acc.time_gap_s") == 1.5
+    assert rig.xcp.variable("acc.a_prev").unit == "m/s^2"
+    rig.xcp.write("acc.time_gap_s", 1.75)
+    h = rig._loop.esim.ctx.plan.find_parameter("acc.time_gap_s")
+    assert rig._loop.esim.ctx.param(h) == 1.5  # not before the controller's next frame
+    rig.run(0.016)
+    assert rig._loop.esim.ctx.param(h) == 1.75 == rig.uds.read_did(0x0101)
+    with pytest.raises(ValueError, match=r"acc.a_prev is a MEASUREMENT"):
+        rig.xcp.write("acc.a_prev", 1.0)
+    with pytest.raises(KeyError, match=r"no variable 'acc.time_gap'.*did you mean"):
+        rig.xcp.read("acc.time_gap")
+    assert [s for _, s in rig.steps if "client" in s] == [
+        "uds client hil.testing.clients:uds_client connected",
+        "xcp client hil.testing.clients:xcp_client connected"]
 
 
 def test_bad_map_entries_are_named_when_the_rig_starts():
@@ -171,6 +197,7 @@ def test_an_xcp_client_plugs_in_through_the_rig_file(tmp_path, monkeypatch):
     monkeypatch.syspath_prepend(str(tmp_path))
     spec = copy.deepcopy(SPEC)
     spec.xcp = {"client": "fake_xcp_client:client", "args": {"gain": 2.0}}
+    spec.uds = None
     with Rig(spec) as r:
         assert r.has("xcp") and not r.has("uds")
         c = r.xcp

@@ -35,6 +35,16 @@ def test_the_acc_rig_files_parse():
     assert r.controller["kind"] == "process" and "{bus.can.channel}" in r.controller["command"]
     # the same test names on both rigs (but the controller's, reached in-process only)
     assert set(r.signals) == set(v.signals) - {"ecu_inputs_fresh", "ecu_accel_request"}
+    # UDS and XCP on both: the same clients; the virtual rig's ECU serves them in-process,
+    # the real-time rig's ECU process by its command
+    assert v.uds["client"] == r.uds["client"] == "hil.testing.clients:uds_client"
+    assert v.uds["args"]["config"] == r.uds["args"]["config"] == "hil.diag.acc:client_config"
+    assert v.xcp["client"] == r.xcp["client"] == "hil.testing.clients:xcp_client"
+    assert v.xcp["args"]["a2l"] == r.xcp["args"]["a2l"] == "{work_dir}/acc_ecu.a2l"
+    assert v.controller["services"] == ["examples.hil_tests.acc_rig:uds_server",
+                                        "examples.hil_tests.acc_rig:xcp_slave"]
+    cmd = r.controller["command"]
+    assert "--xcp" in cmd and cmd[cmd.index("--a2l") + 1] == v.xcp["args"]["a2l"]
 
 
 def _doc_rig() -> str:
@@ -71,6 +81,12 @@ def test_the_documented_real_device_rig_file_parses(tmp_path):
     ({"controller": {"kind": "process", "command": "python ecu.py"}},
      r"controller.command: must be a list of strings"),
     ({"xcp": {"client": "hil.xcp"}}, r"\[xcp\]: client: must be 'module:function'"),
+    ({"controller": {"kind": "in-process", "model": "m:f", "period_s": 0.016,
+                     "services": "m:f"}}, r"controller.services: must be a list"),
+    ({"controller": {"kind": "in-process", "model": "m:f", "period_s": 0.016,
+                     "services": ["m.f"]}}, r"services: 0: must be 'module:function'"),
+    ({"controller": {"kind": "process", "command": ["ecu"], "services": ["m:f"]}},
+     r"controller.services: only for an in-process controller"),
     ({"buses": {"plant": {"interface": "virtual", "dbc": "acc"}}},
      r"buses.plant: 'plant' is a signal source's name"),
 ])
