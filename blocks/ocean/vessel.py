@@ -97,9 +97,11 @@ from typing import Any
 import numpy as np
 
 from cosim.block import Block, check_name
+from cosim.codegen.model import CContext, CModel
 from cosim.errors import ParameterError
 from cosim.params import NON_NEGATIVE, Array
 
+from .vessel_c import vessel6dof_c
 from .waves import RHO_SEAWATER, G
 
 __all__ = ["Vessel6DOF", "VesselData", "coriolis", "quat_from_rpy", "quat_matrix",
@@ -433,6 +435,12 @@ class Vessel6DOF(Block):
             raise ParameterError(f"Vessel6DOF '{self.name}': {what} {k!r} must be 3 finite "
                                  f"body coordinates [m], got {v!r}")
         return a
+
+    def c_model(self, cg: CContext) -> CModel:
+        """C of :meth:`derivatives` and the outputs, expression by expression
+        (:mod:`blocks.ocean.vessel_c`: NumPy's BLAS products round differently in the last
+        bits, so equal to the Python loop to 1e-12 of the range, not bit for bit)."""
+        return vessel6dof_c(self, cg)
 
     # ------------------------------------------------------------ helpers
     def _x(self, ctx: Any) -> np.ndarray:
