@@ -13,8 +13,10 @@ identical; every signal within 1e-12 of its range (``_compare`` of test_compiled
 NumPy's OpenBLAS products (``@``, ``np.dot``, ``norm``) sum in an order of their own with
 fused multiply-adds, so Vessel6DOF, WaveLoads and HoistRope cannot be bit for bit; the
 valve command is (its outputs compared exactly; the integrator it feeds, a core block, to
-1e-12).  Then both examples' diagrams as far as they
-compile on this branch (their FunctionBlocks have no C form yet).
+1e-12).  Then both examples' diagrams as far as they compile on this branch (their
+FunctionBlocks have no C form yet): crane_vessel_6dof without its 'mooring' FunctionBlock for
+20 s, lim_manipulator's hydraulic circuit under the M1 command with the boom replaced by
+sources.  Removing a block's C form keeps the diagram out of C (the last test).
 """
 
 from __future__ import annotations
@@ -227,6 +229,26 @@ def test_crane_vessel_6dof_example_without_its_function_block_mooring():
     assert np.ptp(py["rope.tension"]) > 1e3 and np.ptp(py["vessel.rotation"][:, 0]) > 1e-4
 
 
+@pytest.mark.parametrize("compact", [False, True])
+def test_lim_manipulator_hydraulics_with_the_m1_command(compact):
+    """The example's hydraulic circuit (valve and cylinder, or the compact block) under its
+    M1 valve command through all four corners (2, 2.001, 6, 6.002 s), the boom's motion
+    replaced by sources (its FunctionBlocks have no C form on this branch)."""
+    import examples.lim_manipulator as lm
+
+    def make():
+        b = DiagramBuilder("lim_h")
+        _, cyl, _ = (lm.add_compact_hydraulics if compact else lm.add_hydraulics)(b)
+        x = b.add(bl.Sine("x", amplitude=0.05, frequency_hz=0.5, bias=0.5 * lm.L_CYL))
+        v = b.add(bl.Sine("v", amplitude=0.05 * np.pi, frequency_hz=0.5, phase_rad=np.pi / 2))
+        b.connect(x.y, cyl.x)
+        b.connect(v.y, cyl.v)
+        return b.build()
+    py, c = run_both(make, 7.0, solver="rk4", dt=1e-4)
+    assert np.array_equal(py["kappa.u"], c["kappa.u"])
+    assert len(np.unique(py["kappa.kappa"])) > 3 and np.ptp(py["cyl.p_1"]) > 1e4
+
+
 def test_lim_manipulator_example_remaining_blocks_are_the_function_blocks():
     from examples.lim_manipulator import build
     with pytest.raises(BuildError) as exc:
@@ -236,10 +258,13 @@ def test_lim_manipulator_example_remaining_blocks_are_the_function_blocks():
 
 
 # ------------------------------------------------------------------ without a C form
-@pytest.mark.parametrize("which", ["Vessel6DOF", "WaveLoads", "HoistRope"])
+@pytest.mark.parametrize("which", ["Vessel6DOF", "WaveLoads", "HoistRope", "ValveCommand"])
 def test_without_its_c_form_the_diagram_is_not_compiled(which, monkeypatch):
     import examples.crane_vessel_6dof as ex
-    cls = {"Vessel6DOF": Vessel6DOF, "WaveLoads": WaveLoads, "HoistRope": ex.HoistRope}[which]
+    import examples.lim_manipulator as lm
+    cls = {"Vessel6DOF": Vessel6DOF, "WaveLoads": WaveLoads, "HoistRope": ex.HoistRope,
+           "ValveCommand": lm.ValveCommand}[which]
     monkeypatch.delattr(cls, "c_model")
+    make = _valve_case(0) if which == "ValveCommand" else (lambda: ex.build(mooring=False))
     with pytest.raises(BuildError, match=f"without a C form.*{which}"):
-        Simulator(ex.build(mooring=False), compiled=True, solver="rk4", dt=0.1).run(0.2)
+        Simulator(make(), compiled=True, solver="rk4", dt=0.1).run(0.2)
