@@ -61,7 +61,9 @@ mean position; for :class:`~blocks.ocean.vessel.Vessel6DOF` connect them to ``wa
 and ``wave_moment``, with the RAOs referred to its CG).  Limitations: long-crested sea with
 one heading, the one the RAO tables are for (the vessel's yaw and horizontal excursion do not
 change the phases: linear theory at the mean position); no sum-frequency (springing) loads;
-the RAOs are interpolated linearly in amplitude and unwrapped phase.
+the RAOs are interpolated linearly in amplitude and unwrapped phase; the compiled run's C
+form (:mod:`blocks.ocean.wave_loads_c`) equals the Python loop to 1e-12 of the range, not
+bit for bit (NumPy's complex BLAS sums round in an order of their own).
 
 Representative data for a box barge (no radiation-diffraction code in the library; give real
 tables to :class:`ForceRAO` and :class:`DriftCoefficients` for real vessels):
