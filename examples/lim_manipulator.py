@@ -88,6 +88,8 @@ from blocks.hydraulics import (
 )
 from blocks.multibody import Mechanism, MultibodyBlock
 from cosim import Block, DiagramBuilder, FunctionBlock, Simulator
+from cosim.codegen.model import CContext, CModel, c_float
+from cosim.errors import ParameterError
 
 # ---------------------------------------------------------------- parameters (anchors 2.2)
 L, L_H = 1.0, 0.5                 # link 1 and link 2 lengths [m]
@@ -140,6 +142,10 @@ class ValveCommand(Block):
     def __init__(self, name: str, t: tuple = M1_T, kappa: tuple = M1_KAPPA) -> None:
         super().__init__(name)
         self._t, self._k = [float(x) for x in t], [float(x) for x in kappa]
+        if len(self._t) != len(self._k) or not self._t or any(
+                b < a for a, b in zip(self._t, self._t[1:])):
+            raise ParameterError(f"ValveCommand '{name}': t must be non-decreasing breakpoints "
+                                 f"[s], one per kappa value; got t={t!r}, kappa={kappa!r}")
         self.declare_time_event([x for x in self._t if x > 0.0])
         self.kappa, self.u = self.declare_outputs([("kappa", "1"), ("u", "1")], self._values,
                                                   depends_on=())
@@ -147,6 +153,19 @@ class ValveCommand(Block):
     def _values(self, ctx) -> tuple[float, float]:
         k = self.at(ctx.time)
         return k, 2.0 * k - 1.0
+
+    def c_model(self, cg: CContext) -> CModel:
+        """C of :meth:`_values` and :meth:`at` (the bisection as a scan of the sorted
+        breakpoints, the same segment and the same arithmetic: bit for bit)."""
+        ts, ks = [c_float(v) for v in self._t], [c_float(v) for v in self._k]
+        n = len(ts)
+        chain = "".join(f"else if ({cg.t} < {ts[i]}) k = {ks[i - 1]} + ({ks[i]} - {ks[i - 1]})"
+                        f" * ({cg.t} - {ts[i - 1]}) / ({ts[i]} - {ts[i - 1]});\n"
+                        for i in range(1, n))
+        code = (f"{{\ndouble k;\nif ({cg.t} < {ts[0]}) k = {ks[0]};\n" + chain
+                + f"else k = {ks[-1]};\n{cg.y(self.kappa)} = k;\n"
+                f"{cg.y(self.u)} = 2.0 * k - 1.0;\n}}")
+        return CModel(outputs={"kappa": code, "u": ""}, time_dependent=True)
 
     def at(self, t: float) -> float:
         """kappa(t): piecewise linear through the breakpoints, constant outside them."""

@@ -85,7 +85,9 @@ effects (Cummins' convolution) and no viscous roll damping beyond the linear :ma
 linear hydrostatics about the upright floating position (no large-angle stability curve,
 no deck immersion); Kirchhoff's :math:`C_A` is the unbounded-fluid form (Fossen uses it for
 ships, but it is an approximation with a free surface); the wave loads come in as inputs
-(first order at the mean position, no relative-motion effects).
+(first order at the mean position, no relative-motion effects).  The compiled run's C form
+(:mod:`blocks.ocean.vessel_c`) equals the Python loop to 1e-12 of the range, not bit for
+bit (NumPy's OpenBLAS products round in an order of their own).
 """
 
 from __future__ import annotations
@@ -97,9 +99,11 @@ from typing import Any
 import numpy as np
 
 from cosim.block import Block, check_name
+from cosim.codegen.model import CContext, CModel
 from cosim.errors import ParameterError
 from cosim.params import NON_NEGATIVE, Array
 
+from .vessel_c import vessel6dof_c
 from .waves import RHO_SEAWATER, G
 
 __all__ = ["Vessel6DOF", "VesselData", "coriolis", "quat_from_rpy", "quat_matrix",
@@ -433,6 +437,12 @@ class Vessel6DOF(Block):
             raise ParameterError(f"Vessel6DOF '{self.name}': {what} {k!r} must be 3 finite "
                                  f"body coordinates [m], got {v!r}")
         return a
+
+    def c_model(self, cg: CContext) -> CModel:
+        """C of :meth:`derivatives` and the outputs, expression by expression
+        (:mod:`blocks.ocean.vessel_c`: NumPy's BLAS products round differently in the last
+        bits, so equal to the Python loop to 1e-12 of the range, not bit for bit)."""
+        return vessel6dof_c(self, cg)
 
     # ------------------------------------------------------------ helpers
     def _x(self, ctx: Any) -> np.ndarray:

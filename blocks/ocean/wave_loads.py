@@ -61,7 +61,9 @@ mean position; for :class:`~blocks.ocean.vessel.Vessel6DOF` connect them to ``wa
 and ``wave_moment``, with the RAOs referred to its CG).  Limitations: long-crested sea with
 one heading, the one the RAO tables are for (the vessel's yaw and horizontal excursion do not
 change the phases: linear theory at the mean position); no sum-frequency (springing) loads;
-the RAOs are interpolated linearly in amplitude and unwrapped phase.
+the RAOs are interpolated linearly in amplitude and unwrapped phase; the compiled run's C
+form (:mod:`blocks.ocean.wave_loads_c`) equals the Python loop to 1e-12 of the range, not
+bit for bit (NumPy's complex BLAS sums round in an order of their own).
 
 Representative data for a box barge (no radiation-diffraction code in the library; give real
 tables to :class:`ForceRAO` and :class:`DriftCoefficients` for real vessels):
@@ -80,9 +82,11 @@ from typing import Any
 import numpy as np
 
 from cosim.block import Block
+from cosim.codegen.model import CContext, CModel
 from cosim.errors import ParameterError
 from cosim.params import Array, refuse
 
+from .wave_loads_c import wave_loads_c
 from .waves import RHO_SEAWATER, G, LinearWaves, wave_number
 
 __all__ = ["DriftCoefficients", "ForceRAO", "WaveLoadModel", "WaveLoads", "analytic_signal",
@@ -406,6 +410,12 @@ class WaveLoads(Block):
                                   dict(name="second_order", shape=(6,)),
                                   dict(name="eta", unit="m"),
                                   dict(name="envelope", unit="m")], self._calc, depends_on=())
+
+    def c_model(self, cg: CContext) -> CModel:
+        """C of :meth:`WaveLoadModel.loads` over the components (:mod:`blocks.ocean.
+        wave_loads_c`: NumPy's complex BLAS sums round differently, so equal to the Python
+        loop to 1e-12 of the range, not bit for bit)."""
+        return wave_loads_c(self, cg)
 
     def _calc(self, ctx: Any) -> tuple:
         f1, f2, f, eta, env = self.model.loads(ctx.time)
