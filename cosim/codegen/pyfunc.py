@@ -138,7 +138,7 @@ class _Translator:
         if v is MISSING:
             raise self.refuse(f"reads '{name}', which is not defined (or a closure cell not "
                               "yet set)")
-        self.reads.append((name, v))
+        self.reads.append((name, v.copy() if isinstance(v, np.ndarray) else v))
         return self.value(v, repr(name))
 
     def value(self, v: Any, what: str) -> Val:
@@ -220,7 +220,9 @@ class _Translator:
             self.assign(st.target, st.value, env)
         elif isinstance(st, ast.AugAssign) and isinstance(st.target, ast.Name):
             load = ast.Name(st.target.id, ast.Load(), lineno=st.lineno)
-            self.assign(st.target, ast.BinOp(load, st.op, st.value, lineno=st.lineno), env)
+            op = ast.BinOp(load, st.op, st.value, lineno=st.lineno)
+            op.augmented = True  # an array's x += y changes it in place: refused
+            self.assign(st.target, op, env)
         else:
             raise self.refuse(f"a statement the translation does not take: {what_node(st)}")
 
@@ -312,7 +314,7 @@ class _Translator:
         a, b = self.expr(node.left, env), self.expr(node.right, env)
         op = type(node.op)
         if ARR in (a.kind, b.kind):
-            return arrays.array_binop(self, op, a, b)
+            return arrays.array_binop(self, node, a, b)
         sym = _BINOPS.get(op)
         if sym is None:
             raise self.refuse(f"the operator {type(node.op).__name__}")

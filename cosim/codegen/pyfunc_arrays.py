@@ -22,7 +22,8 @@ number of items of ``np.array([...])``); every operation on it is done per eleme
 
 Refused, with the construct and line: reductions (``np.sum``, ``np.dot``, ``@``,
 ``np.linalg``: NumPy's order of summation is its own), slicing, a non-constant index,
-``**``, ``%`` and ``//`` of arrays, comparisons and conditions of arrays, arrays in
+``**``, ``%`` and ``//`` of arrays, ``x += y`` of an array (in place in NumPy), item
+assignment, comparisons and conditions of arrays, arrays in
 ``if`` branches or conditional expressions, 2-D arrays, arrays of ints, other shapes.
 """
 
@@ -164,9 +165,13 @@ def _npf(v: Val) -> Val:
     return v if v.kind == NPF else Val(v.c, NPF)
 
 
-def array_binop(tr: Any, op: type, a: Val, b: Val) -> Val:
+def array_binop(tr: Any, node: ast.BinOp, a: Val, b: Val) -> Val:
     """An element-wise ``+ - * /`` with an array (NumPy's float64 loops: the IEEE result
     per element, no errors)."""
+    op = type(node.op)
+    if getattr(node, "augmented", False):
+        raise tr.refuse("an augmented assignment (+=, ...) of an array: NumPy changes the "
+                        "array in place (an input's, a global's too); write x = x + y")
     sym = _OPS.get(op)
     if sym is None:
         name = {ast.MatMult: "@ (a reduction: NumPy's order of summation is its own)"}.get(
