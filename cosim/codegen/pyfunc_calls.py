@@ -254,6 +254,9 @@ def _refusal(tr: Any, obj: Any) -> Exception:
             getattr(obj, "__module__", ""))):
         return tr.refuse(f"calls {name} (line {{line}}), a reduction or linear algebra: NumPy's "
                          "order of summation is its own; write the sum of elements out")
+    if name.startswith("np.") and not isinstance(obj, np.ufunc):
+        return tr.refuse(f"calls {name} (line {{line}}), which has no C form (arrays: "
+                         "np.array([e0, e1, ...]) only)")
     if name.startswith("np."):
         return tr.refuse(f"calls {name} (line {{line}}): NumPy may compute it with its own "
                          "SIMD implementation, which can differ from the C library's in the "

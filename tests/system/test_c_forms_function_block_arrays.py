@@ -312,6 +312,7 @@ REFUSED = [  # (fn, inputs, outputs, the reason's words)
     (f_scalar_out, [None], [2], "returns a float for an array output of shape (2,)"),
     (f_scalar_out, [3], [2], "returns an array of shape (3,) for an output of shape (2,)"),
     (f_global_2d, [2], [2], "an array of shape (2, 2)"),
+    (lambda p: np.zeros(2) + p, [2], [2], "calls np.zeros (line "),
     (f_scalar_out, [17], [17], "only scalar ports and 1-D arrays of 1 to 16 elements"),
 ]
 
