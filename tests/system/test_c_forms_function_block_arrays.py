@@ -402,3 +402,37 @@ def test_the_flagship_mechanics_subsystem_runs_in_c_equal_to_the_python_loop():
     assert [s.sim.route.diagnostic() for s in subs] == [True, True]
     for k in ("mech.s", "mech.sd"):
         assert np.array_equal(np.asarray(r0[k]), np.asarray(r1[k])), k
+
+
+def test_array_function_blocks_export_as_an_fmu(tmp_path):
+    """The FMU export (same generator, another process) takes array ports too."""
+    pytest.importorskip("fmpy")
+    from fmus.export import export_fmu
+    from tests.unit.fmus.test_cgen_export import max_err, simulate_fmu_cs, simulate_ref
+
+    def force(f, p):
+        d = np.array([p[0] - 0.5, p[-1]])
+        return f * d / math.hypot(d[0], d[1])
+
+    b = DiagramBuilder("fbax")
+    b.add(bl.Integrator("i", 0.1))
+    b.add(FunctionBlock("m", _MUX[2], inputs=["a", "b"], outputs=[{"name": "y", "shape": (2,)}]))
+    b.add(FunctionBlock("f", force, inputs=["f", {"name": "p", "shape": (2,)}],
+                        outputs=[{"name": "y", "shape": (2,)}]))
+    b.add(FunctionBlock("g", lambda v: v[0] - 2.0 * v[1], inputs=[{"name": "v", "shape": (2,)}]))
+    b.connect("i.y", "m.a")
+    b.connect("i.y", "f.f")
+    b.connect("m.y", "f.p")
+    b.connect("f.y", "g.v")
+    b.connect("g.y", "i.u")
+    b.export_input("m.b", "u")
+    b.export_output("g.y", "y")
+    d = b.build()
+    for name in ("m", "f", "g"):
+        assert why_no_c_form(d.find(name)) == ""
+    inp = {"u": lambda t: 1.0 + math.sin(3.0 * t)}
+    path = export_fmu(d, tmp_path / "fbax.fmu", "2.0", step=1e-3, fuse_linear=False)
+    got = simulate_fmu_cs(path, inp, 1.0, 0.01, ["y"], {"y": ()})
+    ref = simulate_ref(d, inp, 1.0, 0.01, 1e-3, ["y"], fuse_linear=False)
+    assert np.ptp(ref["y"]) > 0.1  # a signal that moves
+    assert max_err(got, ref) == 0.0
