@@ -3,7 +3,8 @@ translated into C statements, where every operation has an exact C equivalent.
 
 ``fn`` (a ``def`` or a ``lambda``) is found in its source file (``linecache`` and
 :mod:`ast`; a function without source, made by ``exec`` or typed at a prompt, has no C form)
-and translated for scalar float inputs:
+and translated for float inputs (small 1-D float64 arrays too, unrolled per element:
+:mod:`cosim.codegen.pyfunc_arrays`):
 
 * ``+ - * /``, unary ``-``, ``**`` (CPython's ``float_pow``: its special cases, then the C
   library's ``pow``), ``%`` and ``//`` (CPython's ``float_rem`` / ``_float_div_mod``),
@@ -55,8 +56,10 @@ from typing import Any
 
 import numpy as np
 
+from . import pyfunc_arrays as arrays
 from .model import CModel, CodegenError, register_c_model
 from .pyfunc_calls import (
+    ARR,
     BOOL,
     FLOAT,
     INT,
@@ -72,7 +75,7 @@ from .pyfunc_calls import (
     kind_name,
 )
 from .pymath import opaque, py_divmod, py_pow
-from .pysource import MISSING, NOT_PLAIN, find_node, lookup
+from .pysource import MISSING, NOT_PLAIN, find_node, lookup, what_node
 
 #: the kind of a name an ``if`` binds on one path only (reading it is refused)
 UNBOUND = "unbound"
@@ -94,6 +97,7 @@ class _Translator:
         self.out: list[str] = []
         self.n = 0
         self.line = 0
+        self.out_sizes: list = []  # the outputs' sizes (None: a scalar)
 
     # ----------------------------------------------------------- plumbing
     def refuse(self, what: str) -> Refused:
@@ -134,7 +138,7 @@ class _Translator:
         if v is MISSING:
             raise self.refuse(f"reads '{name}', which is not defined (or a closure cell not "
                               "yet set)")
-        self.reads.append((name, v))
+        self.reads.append((name, v.copy() if isinstance(v, np.ndarray) else v))
         return self.value(v, repr(name))
 
     def value(self, v: Any, what: str) -> Val:
@@ -144,6 +148,8 @@ class _Translator:
             return const_val(v)
         if callable(v):
             return const_val(v)  # a call of it is refused by name
+        if isinstance(v, np.ndarray):
+            return arrays.const_array(self, v, what)
         raise self.refuse(f"reads {what}, a {type(v).__name__}, not an int or float "
                           "constant")
 
@@ -214,9 +220,11 @@ class _Translator:
             self.assign(st.target, st.value, env)
         elif isinstance(st, ast.AugAssign) and isinstance(st.target, ast.Name):
             load = ast.Name(st.target.id, ast.Load(), lineno=st.lineno)
-            self.assign(st.target, ast.BinOp(load, st.op, st.value, lineno=st.lineno), env)
+            op = ast.BinOp(load, st.op, st.value, lineno=st.lineno)
+            op.augmented = True  # an array's x += y changes it in place: refused
+            self.assign(st.target, op, env)
         else:
-            raise self.refuse(f"a statement the translation does not take: {_what(st)}")
+            raise self.refuse(f"a statement the translation does not take: {what_node(st)}")
 
     def assign(self, target: ast.AST, value: ast.AST, env: dict) -> None:
         if isinstance(target, ast.Name):
@@ -232,6 +240,8 @@ class _Translator:
 
     def keep(self, v: Val) -> Val:
         """A value bound to a name: a C variable, unless a constant or a plain name."""
+        if v.kind == ARR:
+            return arrays.keep(self, v)
         if v.is_const or v.kind == BOOL or v.c.isidentifier():
             return v
         return Val(self.tmp(v.c), v.kind)
@@ -246,7 +256,10 @@ class _Translator:
         else:
             raise self.refuse(f"a return that is not a tuple of {len(outs)} values (one per "
                               "output)")
-        for o, v in zip(outs, vals, strict=True):
+        for o, v, size in zip(outs, vals, self.out_sizes or [None] * len(outs), strict=True):
+            if size is not None or v.kind == ARR:
+                arrays.store(self, o, v, size)
+                continue
             if v.kind not in (FLOAT, NPF):
                 raise self.refuse(f"returns {kind_name(v.kind)} (Python's value would be "
                                   f"{'a bool' if v.kind == BOOL else 'an int'} in the "
@@ -282,6 +295,8 @@ class _Translator:
             return self.value(v, f"'{base.const.__name__}.{node.attr}'")
         if isinstance(node, ast.BinOp):
             return self.binop(node, env)
+        if isinstance(node, ast.Subscript):
+            return arrays.subscript(self, node, env)
         if isinstance(node, ast.UnaryOp):
             return self.unary(node, env)
         if isinstance(node, ast.IfExp):
@@ -293,11 +308,13 @@ class _Translator:
         if isinstance(node, ast.BoolOp):
             raise self.refuse("'and'/'or' outside a condition (Python returns one of the "
                               "operands)")
-        raise self.refuse(_what(node))
+        raise self.refuse(what_node(node))
 
     def binop(self, node: ast.BinOp, env: dict) -> Val:
         a, b = self.expr(node.left, env), self.expr(node.right, env)
         op = type(node.op)
+        if ARR in (a.kind, b.kind):
+            return arrays.array_binop(self, node, a, b)
         sym = _BINOPS.get(op)
         if sym is None:
             raise self.refuse(f"the operator {type(node.op).__name__}")
@@ -357,6 +374,8 @@ class _Translator:
         if isinstance(node.op, ast.Not):
             return Val(f"(!{self.cond(node.operand, env)})", BOOL)
         a = self.expr(node.operand, env)
+        if a.kind == ARR:
+            return arrays.array_unary(self, node.op, a)
         if a.is_const and a.kind != OBJ:
             return self.fold(lambda: -a.const if isinstance(node.op, ast.USub) else
                              +a.const if isinstance(node.op, ast.UAdd) else ~a.const)
@@ -479,20 +498,6 @@ def _returns(stmts: list) -> bool:
         _returns(stmts[-1].orelse)
 
 
-def _what(node: ast.AST) -> str:
-    names = {ast.For: "a for loop", ast.While: "a while loop", ast.Subscript:
-             "indexing (array ports and sequences have no C form)", ast.ListComp:
-             "a list comprehension", ast.GeneratorExp: "a generator expression",
-             ast.Lambda: "a lambda", ast.FunctionDef: "a nested function", ast.Try:
-             "a try statement", ast.With: "a with statement", ast.Raise: "a raise statement",
-             ast.Global: "a global statement", ast.Nonlocal: "a nonlocal statement",
-             ast.Import: "an import", ast.ImportFrom: "an import", ast.Tuple: "a tuple",
-             ast.List: "a list", ast.Dict: "a dict", ast.JoinedStr: "an f-string",
-             ast.Expr: "an expression statement (a call for its effect?)",
-             ast.Assert: "an assert statement"}
-    return names.get(type(node), f"a {type(node).__name__} node")
-
-
 def _indent(lines: list[str]) -> str:
     return "\n".join("    " + ln.replace("\n", "\n    ") for ln in lines)
 
@@ -534,6 +539,8 @@ class Translation:
 def _same(a: Any, b: Any) -> bool:
     if a is b:
         return True
+    if isinstance(a, np.ndarray) and type(b) is np.ndarray:  # a frozen array: same bits
+        return a.dtype == b.dtype and a.shape == b.shape and a.tobytes() == b.tobytes()
     return type(a) is type(b) and isinstance(a, (int, float)) and repr(a) == repr(b)
 
 
@@ -545,37 +552,27 @@ def _label(block: Any) -> str:
     return f"FunctionBlock '{block.path}'"
 
 
-def _check_ports(block: Any) -> None:
-    for kind, ports in (("input", block.in_ports), ("output", block.out_ports)):
-        for p in ports:
-            if p.shape != () or p.size != 1:
-                raise Refused(f"its {kind} {p.name!r} is an array (shape {p.shape}): only "
-                              "scalar float ports translate")
-            if np.dtype(p.dtype).kind != "f":
-                raise Refused(f"its {kind} {p.name!r} has dtype {np.dtype(p.dtype)}: only "
-                              "float ports translate")
-
-
 def translate(block: Any) -> Translation:
     """The translation of ``block.fn`` (``lines``: C writing ``o0, o1, ...`` from ``a0, a1,
     ...``, the time first with ``needs_time``; failures as ``@@FAIL<k>@@``), or why not
     (``refused``)."""
     try:
-        _check_ports(block)
+        ins, outs = arrays.port_sizes(block)
     except Refused as exc:
         return Translation([], _Record(), [], str(exc))
     fn = block.fn
-    n_args = len(block.in_ports) + int(bool(block.needs_time))
+    sizes = [None] * int(bool(block.needs_time)) + ins
     try:
-        key = (fn, n_args, len(block.out_ports))
+        key = (fn, tuple(sizes), tuple(outs))
         got = _CACHE.get(key)
     except TypeError:  # an unhashable callable
         key, got = None, None
     if got is not None and got.valid_for(fn):
         return got
     tr = _Translator(fn, _Record())
+    tr.out_sizes = outs
     try:
-        _translate(tr, fn, n_args, [f"o{i}" for i in range(len(block.out_ports))])
+        _translate(tr, fn, sizes, [f"o{i}" for i in range(len(outs))])
         got = Translation(tr.out, tr.sink, tr.reads, conservative=tr.conservative)
     except Refused as exc:
         got = Translation([], tr.sink, tr.reads, str(exc))
@@ -586,8 +583,9 @@ def translate(block: Any) -> Translation:
     return got
 
 
-def _translate(tr: _Translator, fn: Any, n_args: int, outs: list[str]) -> None:
-    if builtin_form(tr, fn, n_args, outs) is not None:
+def _translate(tr: _Translator, fn: Any, sizes: list, outs: list[str]) -> None:
+    n_args = len(sizes)  # (a builtin such as math.tanh takes scalars only)
+    if all(s is None for s in sizes + tr.out_sizes) and builtin_form(tr, fn, n_args, outs):
         return
     if isinstance(fn, (types.MethodType, functools.partial)) or not isinstance(
             fn, types.FunctionType):
@@ -600,7 +598,8 @@ def _translate(tr: _Translator, fn: Any, n_args: int, outs: list[str]) -> None:
         raise Refused(f"fn takes {code.co_argcount} positional arguments, the block passes "
                       f"{n_args}")
     node = find_node(code)
-    env = {a.arg: Val(f"a{i}", FLOAT) for i, a in enumerate(node.args.args)}
+    env = {a.arg: Val(f"a{i}", FLOAT) if sizes[i] is None else arrays.input_array(i, sizes[i])
+           for i, a in enumerate(node.args.args)}
     tr.line = node.lineno
     if isinstance(node, ast.Lambda):
         tr.body([ast.Return(node.body, lineno=node.lineno)], env, outs)
@@ -640,17 +639,17 @@ def shared_function(block: Any, cg: Any) -> tuple[str, list[str]]:
         raise Refused(got.refused)
     for key, code in got.record.helpers:
         cg.helper(key, code)
-    n_args = len(block.in_ports) + int(bool(block.needs_time))
-    n_out = len(block.out_ports)
+    ins, outs = arrays.port_sizes(block)
+    ins = [None] * int(bool(block.needs_time)) + ins
     text = "\n".join(got.lines)
     for k in range(len(got.record.fails)):
         text = text.replace(f"@@FAIL{k}@@", f"if (!err_) err_ = {k + 1};")
-    name = "cosim_pyfn_" + hashlib.sha1(
-        f"{n_args} {n_out}\n{text}".encode()).hexdigest()[:16]
-    params = [f"double a{i}" for i in range(n_args)] + [f"double *y{i}" for i in range(n_out)]
-    body = ([f"double o{i} = 0.0;" for i in range(n_out)] + ["int err_ = 0;"]
-            + [f"(void)a{i};" for i in range(n_args)] + (text.split("\n") if text else [])
-            + [f"*y{i} = o{i};" for i in range(n_out)] + ["return err_;"])
+    params = ([f"{'double' if n is None else 'const double *'} a{i}" for i, n in enumerate(ins)]
+              + [f"double *y{i}" for i in range(len(outs))])
+    name = "cosim_pyfn_" + hashlib.sha1(f"{params}\n{text}".encode()).hexdigest()[:16]
+    body = (arrays.out_decls(outs) + ["int err_ = 0;"]
+            + [f"(void)a{i};" for i in range(len(ins))] + (text.split("\n") if text else [])
+            + arrays.out_copies(outs) + ["return err_;"])
     cg.helper("cosim_noinline", _NOINLINE_C)
     cg.helper(name, f"/* {_label(block)} and the blocks of the same function */\n"
                     f"static COSIM_NOINLINE int {name}({', '.join(params) or 'void'}) {{\n"
@@ -675,8 +674,9 @@ def function_block_c_model(block: Any, cg: Any) -> CModel:
         name, fails = shared_function(block, cg)
     except Refused as exc:
         raise CodegenError(f"{_label(block)}: {exc}") from None
-    args = ([cg.t] if block.needs_time else []) + [cg.u(p) for p in block.in_ports]
-    outs = [f"&{cg.y(p)}" for p in block.out_ports]
+    args = ([cg.t] if block.needs_time else []) + [
+        cg.u(p) if p.shape == () else f"&{cg.u(p, 0)}" for p in block.in_ports]
+    outs = [f"&{cg.y(p, None if p.shape == () else 0)}" for p in block.out_ports]
     call = f"{name}({', '.join(args + outs)})"
     if fails:
         code = f"{{\n    int e_ = {call};\n" + "".join(

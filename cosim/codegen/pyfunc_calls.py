@@ -24,11 +24,15 @@ import numpy as np
 from .model import c_float
 from .pymath import opaque, py_hypot
 
-__all__ = ["BOOL", "FLOAT", "INT", "MAYBE", "NPF", "OBJ", "Refused", "Val", "builtin_form", "call",
-           "const_val", "join_kinds", "kind_name"]
+__all__ = ["ARR", "ARRAY_FORMS", "BOOL", "FLOAT", "INT", "MAYBE", "NPF", "OBJ", "RAW_FORMS",
+           "Refused", "Val", "builtin_form", "call", "const_val", "join_kinds", "kind_name"]
 
-FLOAT, NPF, INT, MAYBE, BOOL, OBJ = ("float", "NumPy float64", "int", "int or float", "bool",
-                                    "object")
+FLOAT, NPF, INT, MAYBE, BOOL, OBJ, ARR = ("float", "NumPy float64", "int", "int or float",
+                                         "bool", "object", "array")
+#: forms of calls given the call's node (``np.array([...])``) and of NumPy functions of an
+#: array, by function (filled by :mod:`cosim.codegen.pyfunc_arrays`)
+RAW_FORMS: dict = {}
+ARRAY_FORMS: dict = {}
 
 
 class Refused(Exception):  # noqa: N818 - a reason, not an error of the program
@@ -60,7 +64,8 @@ def const_val(v: Any) -> Val:
 
 def kind_name(kind: str) -> str:
     return {INT: "an int", MAYBE: "a value that is an int or a float", BOOL: "a bool",
-            OBJ: "an object", FLOAT: "a float", NPF: "a NumPy float64"}[kind]
+            OBJ: "an object", FLOAT: "a float", NPF: "a NumPy float64",
+            ARR: "a float64 array"}[kind]
 
 
 def join_kinds(kinds: list[str], tr: Any = None) -> str:
@@ -236,15 +241,22 @@ _FORMS.update({
     math.hypot: _hypot, float: _float})
 
 
-def _form(obj: Any) -> Any:
+def _form(obj: Any, forms: dict | None = None) -> Any:
     try:
-        return _FORMS.get(obj)
+        return (_FORMS if forms is None else forms).get(obj)
     except TypeError:  # unhashable
         return None
 
 
 def _refusal(tr: Any, obj: Any) -> Exception:
     name = _name_of(obj)
+    if name.startswith("np.") and (name[3:] in _REDUCE or "linalg" in str(
+            getattr(obj, "__module__", ""))):
+        return tr.refuse(f"calls {name} (line {{line}}), a reduction or linear algebra: NumPy's "
+                         "order of summation is its own; write the sum of elements out")
+    if name.startswith("np.") and not isinstance(obj, np.ufunc):
+        return tr.refuse(f"calls {name} (line {{line}}), which has no C form (arrays: "
+                         "np.array([e0, e1, ...]) only)")
     if name.startswith("np."):
         return tr.refuse(f"calls {name} (line {{line}}): NumPy may compute it with its own "
                          "SIMD implementation, which can differ from the C library's in the "
@@ -254,12 +266,19 @@ def _refusal(tr: Any, obj: Any) -> Exception:
     return tr.refuse(f"calls '{name}' (line {{line}}), which has no C form")
 
 
+_REDUCE = ("sum", "dot", "prod", "mean", "inner", "matmul", "vdot", "cross", "einsum",
+           "cumsum", "linalg", "norm", "average", "trace", "tensordot", "outer")
+
+
 def call(tr: Any, node: ast.Call, env: dict) -> Val:
     """The value of a call in the translated function (``tr``: the translator)."""
     f = tr.expr(node.func, env)
     obj = f.const
     if f.kind != OBJ:
         raise tr.refuse("calls a number")
+    raw = _form(obj, RAW_FORMS)
+    if raw is not None:
+        return raw(tr, node, env)
     form = _form(obj)
     if form is None:
         raise _refusal(tr, obj)
@@ -272,6 +291,11 @@ def call(tr: Any, node: ast.Call, env: dict) -> Val:
             isinstance(items[0].value, str):
         return tr.fold(lambda: float(items[0].value))
     args = [tr.expr(a, env) for a in items]
+    if any(a.kind == ARR for a in args):
+        if _form(obj, ARRAY_FORMS) is None:
+            raise tr.refuse(f"calls {_name_of(obj)} with an array (line {{line}}): only np.sqrt, "
+                            "np.abs, np.floor and np.ceil translate element-wise")
+        return ARRAY_FORMS[obj](tr, obj, args)
     if args and all(a.is_const and a.kind in (FLOAT, INT) for a in args):
         return tr.fold(lambda: obj(*[a.const for a in args]))
     return form(tr, obj, args)

@@ -15,7 +15,7 @@ from typing import Any
 
 from .pyfunc_calls import Refused
 
-__all__ = ["MISSING", "NOT_PLAIN", "find_node", "lookup"]
+__all__ = ["MISSING", "NOT_PLAIN", "find_node", "lookup", "what_node"]
 
 #: code flags of *args, **kwargs, generators and coroutines
 NOT_PLAIN = (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS | inspect.CO_GENERATOR
@@ -96,3 +96,17 @@ def lookup(fn: Any, name: str) -> Any:
     if name in fn.__globals__:
         return fn.__globals__[name]
     return getattr(builtins, name, MISSING)
+
+
+def what_node(node: ast.AST) -> str:
+    """What a statement or expression the translation does not take is."""
+    names = {ast.For: "a for loop", ast.While: "a while loop", ast.ListComp:
+             "a list comprehension", ast.GeneratorExp: "a generator expression",
+             ast.Lambda: "a lambda", ast.FunctionDef: "a nested function", ast.Try:
+             "a try statement", ast.With: "a with statement", ast.Raise: "a raise statement",
+             ast.Global: "a global statement", ast.Nonlocal: "a nonlocal statement",
+             ast.Import: "an import", ast.ImportFrom: "an import", ast.Tuple: "a tuple",
+             ast.List: "a list", ast.Dict: "a dict", ast.JoinedStr: "an f-string",
+             ast.Expr: "an expression statement (a call for its effect?)",
+             ast.Assert: "an assert statement"}
+    return names.get(type(node), f"a {type(node).__name__} node")
