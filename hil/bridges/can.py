@@ -74,6 +74,7 @@ from typing import Any
 
 from cosim.errors import ParameterError
 
+from ..can.codec import MessageCodec
 from ..can.cyclic import _initial
 from ..can.dbc import CanDatabase
 from ..errors import HILError
@@ -181,11 +182,13 @@ class CanReceive(Bridge):
                                  f"database has {', '.join(db.message_names)}")
         self._ids: dict[tuple[int, bool], str] = {}
         self._cm: dict[str, Any] = {}  # cantools messages
+        self._decode: dict[str, Any] = {}  # their decode_simple (hil.can.codec)
         self.infos: dict[str, Any] = {}  # signal -> SignalInfo
         for m in self.messages:
             msg = db.message(m)  # unknown names list the choices
             self._ids[(int(msg.frame_id), bool(msg.is_extended_frame))] = m
             self._cm[m] = msg
+            self._decode[m] = MessageCodec(msg).decode
             for s, info in db.signals(m).items():
                 if s in self.infos:
                     raise ParameterError(
@@ -283,8 +286,8 @@ class CanReceive(Bridge):
             if self.max_age_s is not None and f.timestamp and now - f.timestamp > self.max_age_s:
                 self.too_old += 1
                 continue
-            try:  # (decode() of a message that is no container calls decode_simple)
-                values = self._cm[m].decode_simple(data, decode_choices=False, scaling=True)
+            try:  # cantools' decode_simple, bit for bit (hil.can.codec)
+                values = self._decode[m](data)
             except Exception as exc:  # noqa: BLE001 - a malformed frame (cantools' error)
                 self._failed(BridgeError(f"cannot decode {m} (id 0x{f.arbitration_id:X}, "
                                          f"{len(f.data)} bytes): {exc}"), f"decode {m}", t)
@@ -404,6 +407,7 @@ class CanTransmit(Bridge):
         # encoding fast path: values are clipped into the range that fits the bits here,
         # so cantools' strict checks (which double the encode time) are not needed
         self._cmsg = db.message(message)
+        self._encode = MessageCodec(self._cmsg).encode  # cantools' encode, bit for bit
         self._fields = {"arbitration_id": int(self._cmsg.frame_id),
                         "is_extended_id": bool(self._cmsg.is_extended_frame),
                         "is_fd": bool(self._cmsg.is_fd)}
@@ -448,7 +452,7 @@ class CanTransmit(Bridge):
             if e2e is not None:
                 values[e2e.counter_signal] = self._counter
                 values[e2e.crc_signal] = 0
-            data = self._cmsg.encode(values, scaling=True, strict=False)
+            data = self._encode(values)
             if e2e is not None:
                 data = bytearray(data)
                 data[e2e.crc_byte] = e2e.crc(data)

@@ -66,6 +66,7 @@ from typing import Any
 from cosim import Simulator
 from cosim.time import TICKS_PER_SECOND
 
+from ..can.codec import MessageCodec
 from .rigfile import RigFileError, RigSpec
 
 __all__ = ["BusTap", "RigIO", "EcuView", "VirtualLoop", "RealtimeLoop", "make_loop",
@@ -107,6 +108,7 @@ class BusTap:
         self.ignore: set[int] = set()
         self._by_id = {(int(db.message(m).frame_id), bool(db.message(m).is_extended_frame)):
                        db.message(m) for m in db.message_names}
+        self._decode = {m.name: MessageCodec(m).decode for m in self._by_id.values()}
 
     def _on(self, msg: Any, rx: bool) -> None:
         if getattr(msg, "is_error_frame", False) or id(msg) in self.ignore:
@@ -119,7 +121,7 @@ class BusTap:
         if m is None or len(data) != m.length:
             return
         try:
-            values = m.decode_simple(data, decode_choices=False, scaling=True)
+            values = self._decode[m.name](data)  # decode_simple's values (hil.can.codec)
         except Exception:  # noqa: BLE001 - a frame that does not decode is kept raw only
             return
         self.latest[m.name].update({k: float(v) for k, v in values.items()})
