@@ -78,7 +78,9 @@ def test_time_gap_calibrated_over_xcp_changes_the_steady_gap(rig):
 
 def test_stale_radar_stores_a_dtc_read_over_uds(rig):
     """RADAR stale -> the safe state AND U0235-87 stored (read with udsoncan: failing,
-    pending, confirmed), healed once the radar is back, cleared with udsoncan and gone.
+    pending, confirmed), healed once the radar is back, cleared with udsoncan and gone
+    (status as after power on; on a real-time rig the monitor may have passed again
+    since the clear, which clears the "test not completed" bits too).
     (A real-time rig's ECU runs on between runs; the rig holds the bus meanwhile, through
     the faults: the memory is read inside the fault's block while the radar is stale.)"""
     if not rig.has("uds"):
@@ -99,7 +101,11 @@ def test_stale_radar_stores_a_dtc_read_over_uds(rig):
     assert uds.read_dtcs() == {RADAR_MISSING: FAILING & ~Status.TF}
     uds.clear_dtcs()
     assert uds.read_dtcs() == {}
-    assert uds.supported_dtcs()[RADAR_MISSING] == Status.INITIAL  # as after power on
+    status = uds.supported_dtcs()[RADAR_MISSING]
+    if rig.spec.mode == "virtual":  # lock-step: nothing ran since the clear
+        assert status == Status.INITIAL  # as after power on
+    else:  # the ECU tests on in real time: a passed test clears the "not completed" bits
+        assert status & ~Status.INITIAL == 0, f"no failure bit after the clear: 0x{status:02X}"
 
 
 def test_internal_variable_measured_by_xcp_daq_equals_the_controller_log(rig):
