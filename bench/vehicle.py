@@ -17,6 +17,9 @@ of its ACC vehicle with AB3 at 8 ms in 5.23 s CPU on a Pentium IV 1.6 GHz.  Here
 * ``seed``: the published 5.23 s for 120 s (another machine, 2002: for scale, not a
   measurement).
 
+``flagship_frame_2ms``: the CPU work of one 2 ms real-time frame of the flagship's plant
+and ECU (:mod:`bench.flagship_frame`), target p50 <= 300 us (issue 35).
+
 Targets: the 120 s cut-in on the full car in <= 0.05 s as the examples run it
 (``compiled=None``: in C when every block has a C form; issue 35); the vehicle issue's
 <= 0.5 s on the one-gear plant and <= 1.0 s on the full car (240x and 120x real time) for
@@ -31,7 +34,17 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from bench.harness import Options, log, make_case, make_target, measure
+from bench import flagship_frame as ff
+from bench.harness import (
+    STATUS_ERROR,
+    STATUS_OK,
+    Options,
+    log,
+    make_case,
+    make_target,
+    measure,
+    not_timed,
+)
 
 NAME = "vehicle"
 DESCRIPTION = "ACC scenarios of the seed on the one-gear plant and the full car"
@@ -341,6 +354,13 @@ def run(options: Options) -> dict:
         if name == "stop_and_go":
             mf = measure(ours_full(name), steps=None, blocks=None, **kw)
             cases.append(make_case(f"{name}_{te:g}s_full_car", mf, {"seed": _seed(te)}))
+    log("[vehicle] the flagship's real-time frame (plant and ECU)", options)
+    fw = _flagship_frame(2.0 if options.quick else 10.0)
+    cases.append(make_case("flagship_frame_2ms", fw, {}))
+    targets.append(make_target("flagship real-time frame: plant + ECU work per 2 ms frame, p50 "
+                               "[us]", (fw.get("extra") or {}).get("p50_us"), "<=",
+                               f"{ff.GOAL_P50_US:g}", source="issue 35",
+                               note=ff.note(fw.get("extra") or {})))
     targets.append(make_target("cut-in 120 s, full car: wall [s] (compiled=None)",
                                full.get("median_s"), "<=", "0.05",
                                source="issue 35: the full car in C",
@@ -351,6 +371,17 @@ def run(options: Options) -> dict:
     targets.append(make_target("cut-in 120 s, full car, Python loop: wall [s]",
                                pyf.get("median_s"), "<=", "1.0", source="vehicle issue"))
     return {"cases": cases, "targets": targets}
+
+
+def _flagship_frame(seconds: float) -> dict:
+    """The flagship's frame work (:mod:`bench.flagship_frame`) as a measurement entry."""
+    try:
+        m = ff.frame_work(seconds)
+    except Exception as exc:  # noqa: BLE001 - reported as the case's failure
+        return {**not_timed(STATUS_ERROR, f"{type(exc).__name__}: {exc}"), "extra": {}}
+    return {"status": STATUS_OK, "median_s": m["median_s"], "min_s": None, "samples": [],
+            "basis": "measured", "steps": m["frames"], "blocks": None,
+            "us_per_block_step": None, "abs_err": None, "extra": m, "note": ff.note(m)}
 
 
 #: our examples' run with ``compiled=False`` (the Python loop), beside ours (``None``)
