@@ -226,6 +226,8 @@ class CompiledRun:
         self._widths = [int(p.size) for p in ports]
         off = [prog.slot_offset[plan.output_slot[p]] + i for p in ports for i in range(p.size)]
         self._off = np.array(off or [0], dtype=np.intc)
+        self._off_at = self._off.ctypes.data
+        self._first: tuple | None = None  # the first slice's buffers, kept (real-time frames)
         self._cnt = (_I64 * 8)()
         lib.cosim_sim_model_size.restype = ctypes.c_size_t
         self._snapshot = ctypes.create_string_buffer(lib.cosim_sim_model_size())
@@ -274,17 +276,23 @@ class CompiledRun:
         keep = self._snapshot
         try:
             while self._state.ticks < end:
-                rows = np.empty((2 * chunk, max(ncol, 1)))  # an event: two rows a stop
-                t = np.empty(2 * chunk)
+                if chunk == 256 and self._first is not None:  # (the recorder copies)
+                    rows, t, rows_at, t_at = self._first
+                else:
+                    rows = np.empty((2 * chunk, max(ncol, 1)))  # an event: two rows a stop
+                    t = np.empty(2 * chunk)
+                    rows_at, t_at = rows.ctypes.data, t.ctypes.data
+                    if chunk == 256:
+                        self._first = rows, t, rows_at, t_at
                 cnt[0] = 0
                 ctypes.memmove(keep, m, len(keep))  # the slice's start, for a failure
                 kept = (list(cnt), self._count.value)
                 w = _time.perf_counter()
                 st = None
                 try:
-                    st = lib.cosim_sim_run(m, end, chunk, dt, self._off.ctypes.data, ncol,
-                                           t0, grid, every, ctypes.byref(self._count),
-                                           t.ctypes.data, rows.ctypes.data, cnt)
+                    st = lib.cosim_sim_run(m, end, chunk, dt, self._off_at, ncol, t0, grid,
+                                           every, ctypes.byref(self._count), t_at, rows_at,
+                                           cnt)
                 finally:  # also when Ctrl-C arrives as the call returns: keep its rows
                     n = int(cnt[0])
                     if st in (0, 1, 2, None) and rec is not None and n:

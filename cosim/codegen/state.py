@@ -14,6 +14,7 @@ the C arrays (no Python loop over the continuous states).
 from __future__ import annotations
 
 import ctypes
+from operator import itemgetter
 from typing import Any
 
 import numpy as np
@@ -72,7 +73,8 @@ def state_type(prog: Any, lib: Any) -> Any:
 
 
 def like(old: Any, values: Any) -> Any:
-    """``values`` (doubles) in the type and shape of ``old``."""
+    """``values`` (doubles) in the type and shape of ``old``; an array is a copy, never a
+    view of ``values`` (which may be the C state's memory: the next C run overwrites it)."""
     t = type(old)
     if t is float:  # the common cases first, without isinstance's ABC checks
         return float(values[0])
@@ -81,7 +83,7 @@ def like(old: Any, values: Any) -> Any:
     if t is int:
         return int(values[0])
     if isinstance(old, np.ndarray):
-        return np.asarray(values, dtype=old.dtype).reshape(old.shape)
+        return np.array(values, dtype=old.dtype).reshape(old.shape)
     v = values[0]
     if isinstance(old, (bool, np.bool_)):
         return bool(v)
@@ -113,6 +115,19 @@ class StateMap:
         self._s_off = np.array([off for off, _ in scalar], dtype=int)
         self._s_slot = [w for _, w in scalar]
         self._s_wide = [(off, n, w) for (off, n), w in ss if n != 1 or w in arrays]
+        slots = self._s_slot
+        self._s_get = (lambda sig: ()) if not slots else (
+            lambda sig, w=slots[0]: (sig[w],)) if len(slots) == 1 else itemgetter(*slots)
+        # fast paths (the same values, fewer NumPy calls): the continuous states as one
+        # slice when the C keeps them in the context's order from 0 (``_x_whole``: their
+        # number); one-element discrete states without a codec, set and read as floats
+        # when their value is a float
+        n_x = len(self._cx)
+        self._x_whole = n_x if (np.array_equal(self._cx, np.arange(n_x))
+                                and np.array_equal(self._wx, np.arange(n_x))) else None
+        self._xd_one = [(a, h) for (a, n), h in xds if n == 1 and h not in self.codecs]
+        self._xd_other = [((a, n), h) for (a, n), h in xds
+                          if n != 1 or h in self.codecs]
 
     @classmethod
     def of_plan(cls, plan: Any, prog: Any) -> StateMap:
@@ -136,17 +151,32 @@ class StateMap:
         """The context's time, states and signals into the C state ``st``."""
         x, xd, s = views or self.views(st)
         st.ticks, st.time, st.mode_time = ctx.ticks, ctx.time, ctx.mode_time
-        if len(self._cx):
-            x[self._cx] = np.asarray(ctx.xc, dtype=float)[self._wx]
+        xc = ctx.xc
+        if self._x_whole is not None and type(xc) is np.ndarray and xc.dtype == float \
+                and xc.shape == (self._x_whole,):
+            x[:self._x_whole] = xc
+        elif len(self._cx):
+            x[self._cx] = np.asarray(xc, dtype=float)[self._wx]
         codecs = self.codecs
-        for (a, n), h in self.xds:
-            v = ctx.xd[h]
-            xd[a:a + n] = np.asarray(v if h not in codecs else codecs[h][1](v),
-                                     dtype=float).reshape(-1)
+        dxs = ctx.xd
+        for a, h in self._xd_one:
+            v = dxs[h]
+            if type(v) is float:
+                xd[a] = v
+            else:
+                xd[a:a + 1] = np.asarray(v, dtype=float).reshape(-1)
+        for (a, n), h in self._xd_other:
+            v = dxs[h]
+            if h in codecs:  # a list of n floats
+                xd[a:a + n] = codecs[h][1](v)
+            else:
+                xd[a:a + n] = np.asarray(v, dtype=float).reshape(-1)
         sig = ctx.signals
         if len(self._s_off):
-            s[self._s_off] = [float(sig[w]) if sig[w] is not None else 0.0
-                              for w in self._s_slot]
+            got = self._s_get(sig)
+            if not all(type(v) is float for v in got):  # (None: 0.0, as before)
+                got = [float(v) if v is not None else 0.0 for v in got]
+            s[self._s_off] = got
         for off, n, w in self._s_wide:
             if sig[w] is not None:
                 s[off:off + n] = np.asarray(sig[w], dtype=float).reshape(-1)
@@ -156,14 +186,21 @@ class StateMap:
         """The C state ``st`` back into the context (as its own steps would leave it)."""
         x, xd, s = views or self.views(st)
         ctx.ticks, ctx.time, ctx.mode_time = int(st.ticks), st.time, st.mode_time
-        if len(self._cx):
-            xc = np.array(ctx.xc, dtype=float)
+        old_xc = ctx.xc
+        if self._x_whole is not None and np.shape(old_xc) == (self._x_whole,):
+            ctx.xc = x[:self._x_whole].copy()  # (np.array(old, float) with every element set)
+        elif len(self._cx):
+            xc = np.array(old_xc, dtype=float)
             xc[self._wx] = x[self._cx]
             ctx.xc = xc
         codecs = self.codecs
-        for (a, n), h in self.xds:
-            ctx.xd[h] = like(ctx.xd[h], xd[a:a + n]) if h not in codecs else \
-                codecs[h][2](xd[a:a + n].tolist(), ctx.xd[h])
+        dxs = ctx.xd
+        for a, h in self._xd_one:
+            old = dxs[h]
+            dxs[h] = float(xd[a]) if type(old) is float else like(old, xd[a:a + 1])
+        for (a, n), h in self._xd_other:
+            dxs[h] = like(dxs[h], xd[a:a + n]) if h not in codecs else \
+                codecs[h][2](xd[a:a + n].tolist(), dxs[h])
         sig = ctx.signals
         values = s[self._s_off].tolist()
         for w, v in zip(self._s_slot, values):
