@@ -132,14 +132,16 @@ _DISCRETE = ("; a non-Real (Boolean, Integer, Enumeration, String, Binary) coupl
              "output changed in the last sweep: a discrete loop that does not settle")
 
 
-def _max_abs(v: np.ndarray) -> float:
+def _max_abs(v: Any) -> float:
     """``max(|v|)`` (0 for an empty ``v``, NaN if any is), as ``np.max(np.abs(v),
-    initial=0.0)`` gives it, in plain floats where there are a few entries (a NumPy call
-    costs more)."""
-    if v.size > 16:
-        return float(np.max(np.abs(v), initial=0.0))
+    initial=0.0)`` gives it; ``v`` a list of floats (the iteration's vectors) or an array, in
+    plain floats where there are a few entries (a NumPy call costs more)."""
+    if type(v) is not list:
+        if v.size > 16:
+            return float(np.max(np.abs(v), initial=0.0))
+        v = v.tolist()
     m = 0.0
-    for x in v.tolist():
+    for x in v:
         a = abs(x)
         if a > m:
             m = a
@@ -149,6 +151,7 @@ def _max_abs(v: np.ndarray) -> float:
 
 
 _SMALL = 16  #: up to this many coupled signals the iteration's algebra runs in plain floats
+_UNROLLED = 8  #: up to this many, in straight-line code made once per size (:func:`_kernels`)
 
 
 def _dot(a: list, b: list) -> float:
@@ -165,32 +168,84 @@ def _rows(M: Any) -> list:
     return M if type(M) is list else M.tolist()
 
 
-def _mat_vec(M: Any, v: np.ndarray) -> np.ndarray:
-    """``M @ v``; up to :data:`_SMALL` entries each row summed in order (:func:`_dot`)."""
-    if v.size > _SMALL:
-        return M @ v
-    x = v.tolist()
-    return np.array([_dot(row, x) for row in _rows(M)])
+def _mat_vec_loop(M: Any, x: list) -> list:
+    """``M x`` for a list ``x``: each row summed in order (:func:`_dot`)."""
+    return [_dot(row, x) for row in _rows(M)]
 
 
-def _broyden_update(M: Any, dz: np.ndarray, dg: np.ndarray) -> Any:
-    """``M + outer(dz - M dg, dz M) / (dz M dg)`` (``M`` itself where the denominator is 0);
-    up to :data:`_SMALL` entries in plain floats, summed in order, and kept as a list of rows
-    (no array is made per update)."""
-    n = dz.size
-    if n > _SMALL:
-        w = dz @ M
-        denom = float(w @ dg)
-        if denom == 0.0:
-            return M
-        return M + ((dz - M @ dg)[:, None] * w[None, :]) / denom
-    rows, a, b = _rows(M), dz.tolist(), dg.tolist()
+def _broyden_loop(M: Any, a: list, b: list) -> Any:
+    """:func:`_broyden_update` for lists ``a = dz``, ``b = dg``, in loops."""
+    rows = _rows(M)
     w = [_dot(a, col) for col in zip(*rows)]
     denom = _dot(w, b)
     if denom == 0.0:
         return M
     u = [x - _dot(r, b) for x, r in zip(a, rows)]
     return [[rj + (ui * wj) / denom for rj, wj in zip(r, w)] for r, ui in zip(rows, u)]
+
+
+_KERNELS: dict = {}
+
+
+def _kernels(n: int) -> tuple:
+    """``(M x, Broyden update)`` for ``n`` signals, ``n <= _UNROLLED``: the loops of
+    :func:`_mat_vec_loop` and :func:`_broyden_loop` written out as straight-line code (made
+    once per ``n``), the same products added in the same order (each sum from ``0.0``, as
+    :func:`_dot`): the same bits, without a Python loop per entry."""
+    k = _KERNELS.get(n)
+    if k is not None:
+        return k
+    rng = range(n)
+    m = [[f"m{i}_{j}" for j in rng] for i in rng]
+    unpack = "".join(f"    {', '.join(m[i])}, = r{i}\n" for i in rng)
+    rows = f"    {', '.join(f'r{i}' for i in rng)}, = M if type(M) is list else M.tolist()\n"
+
+    def dot(xs, ys):  # ((0.0 + x0 y0) + x1 y1) + ...: _dot's order
+        return "(0.0" + "".join(f" + {x} * {y}" for x, y in zip(xs, ys)) + ")"
+    xs, a, b = [f"x{j}" for j in rng], [f"a{i}" for i in rng], [f"b{j}" for j in rng]
+    src = (f"def mat_vec(M, x):\n{rows}{unpack}    {', '.join(xs)}, = x\n"
+           f"    return [{', '.join(dot(m[i], xs) for i in rng)}]\n\n"
+           f"def broyden(M, a, b):\n{rows}{unpack}"
+           f"    {', '.join(a)}, = a\n    {', '.join(b)}, = b\n"
+           + "".join(f"    w{j} = {dot(a, [m[i][j] for i in rng])}\n" for j in rng)
+           + f"    d = {dot([f'w{j}' for j in rng], b)}\n"
+           "    if d == 0.0:\n        return M\n"
+           + "".join(f"    u{i} = a{i} - {dot(m[i], b)}\n" for i in rng)
+           + "    return [" + ", ".join(
+               "[" + ", ".join(f"{m[i][j]} + (u{i} * w{j}) / d" for j in rng) + "]"
+               for i in rng) + "]\n")
+    ns: dict = {}
+    exec(compile(src, f"<cosim.coupling kernels n={n}>", "exec"), ns)  # noqa: S102
+    k = _KERNELS[n] = (ns["mat_vec"], ns["broyden"])
+    return k
+
+
+def _mat_vec(M: Any, x: list) -> list:
+    """``M x`` for the list ``x``; up to :data:`_SMALL` entries each row summed in order
+    (:func:`_dot`), beyond that by NumPy."""
+    n = len(x)
+    if n > _SMALL:
+        return (M @ np.array(x)).tolist()
+    if n <= _UNROLLED:
+        return _kernels(n)[0](M, x)
+    return _mat_vec_loop(M, x)
+
+
+def _broyden_update(M: Any, dz: list, dg: list) -> Any:
+    """``M + outer(dz - M dg, dz M) / (dz M dg)`` (``M`` itself where the denominator is 0);
+    up to :data:`_SMALL` entries in plain floats, summed in order, and kept as a list of rows
+    (no array is made per update)."""
+    n = len(dz)
+    if n > _SMALL:
+        dz, dg = np.array(dz), np.array(dg)
+        w = dz @ M
+        denom = float(w @ dg)
+        if denom == 0.0:
+            return M
+        return M + ((dz - M @ dg)[:, None] * w[None, :]) / denom
+    if n <= _UNROLLED:
+        return _kernels(n)[1](M, dz, dg)
+    return _broyden_loop(M, dz, dg)
 
 
 def _end_values(polys: dict, tau: float) -> dict:
@@ -304,8 +359,8 @@ class Iterative(Coupling):
         self._plan = None
 
     # ----------------------------------------------------------- sweeps
-    def _sweep(self, master: Any, snap: dict, t0: int, H: int, z: np.ndarray,
-               first: bool) -> np.ndarray:
+    def _sweep(self, master: Any, snap: dict, t0: int, H: int, z: list,
+               first: bool) -> list:
         if not first:
             master.restore(snap)
         self._held = self._next_held
@@ -324,9 +379,9 @@ class Iterative(Coupling):
             master.publish(s, t1, outs)
         master.settler.settle_point(t0 + H)
         self._next_held = master.interface.exact_last()
-        return master.interface.pack_last()
+        return master.interface.pack_last_values()
 
-    def _polys(self, master: Any, t0: int, H: int, z: np.ndarray, subs: list) -> dict:
+    def _polys(self, master: Any, t0: int, H: int, z: Any, subs: list) -> dict:
         """The input polynomials through the history and ``z`` at ``t0 + H`` (the
         non-Real sources: the held values of this sweep)."""
         iface = master.interface
@@ -335,11 +390,12 @@ class Iterative(Coupling):
         iface.truncate_after(t0)
         return polys
 
-    def _minus_eye(self, n: int) -> np.ndarray:
-        """``-I`` of size ``n``, made once (never modified in place: ``M`` is rebound)."""
+    def _minus_eye(self, n: int) -> Any:
+        """``-I`` of size ``n`` (up to :data:`_SMALL`: as a list of rows), made once (never
+        modified in place: ``M`` is rebound)."""
         m = self._neg_eye
-        if m is None or m.shape[0] != n:
-            m = self._neg_eye = -np.eye(n)
+        if m is None or len(m) != n:
+            m = self._neg_eye = -np.eye(n) if n > _SMALL else (-np.eye(n)).tolist()
         return m
 
     # --------------------------------------------------- Newton's Jacobian
@@ -435,15 +491,16 @@ class Iterative(Coupling):
 
     # ------------------------------------------------------------ a step
     def step(self, master: Any, k: int, t0: int, H: int) -> None:
+        # z, y, g: lists of floats (elementwise the same operations NumPy would do)
         snap = master.save(slot="iterative")  # the checkpoint of the previous step: reused
-        z = z_pred = master.interface.predict(t0, H)
+        z = z_pred = master.interface.predict_values(t0, H)
         self._next_held = master.interface.exact_last()  # non-Real: held at t_k in the first sweep
         y = self._sweep(master, snap, t0, H, z, first=True)
-        n = z.size
+        n = len(z)
         it = 1
         omega = 0.5
         r_prev = None
-        g = y - z
+        g = [a - b for a, b in zip(y, z)]
         newton = self.method == "newton"
         if newton:
             M = self._M if self.reuse_jacobian else None
@@ -470,15 +527,15 @@ class Iterative(Coupling):
                 z_new = y
             elif self.method == "aitken":
                 if r_prev is not None:
-                    d = g - r_prev
+                    d = [a - b for a, b in zip(g, r_prev)]
                     if n > _SMALL:
-                        dd, rd = float(d @ d), float(r_prev @ d)
+                        da = np.array(d)
+                        dd, rd = float(da @ da), float(np.array(r_prev) @ da)
                     else:
-                        dl = d.tolist()
-                        dd, rd = _dot(dl, dl), _dot(r_prev.tolist(), dl)
+                        dd, rd = _dot(d, d), _dot(r_prev, d)
                     if dd > 0:
                         omega = -omega * rd / dd
-                z_new = z + omega * g
+                z_new = [a + omega * b for a, b in zip(z, g)]
                 r_prev = g
             elif self.method == "anderson":
                 hist_g.append(g)
@@ -490,27 +547,28 @@ class Iterative(Coupling):
                 if len(hist_g) > 1:
                     dF = np.diff(np.array(hist_g), axis=0).T
                     dG = np.diff(np.array(hist_y), axis=0).T
-                    gamma = np.linalg.lstsq(dF, g, rcond=None)[0]
-                    z_new = y - dG @ gamma
+                    gamma = np.linalg.lstsq(dF, np.array(g), rcond=None)[0]
+                    z_new = (np.array(y) - dG @ gamma).tolist()
             elif self.method == "broyden":
-                z_new = z - _mat_vec(M, g)
+                z_new = [a - b for a, b in zip(z, _mat_vec(M, g))]
             else:  # newton: the kept inverse, recomputed when convergence slows
                 slow = res_prev is not None and res > self.slow * res_prev
                 if M is None or (slow and not fresh):
-                    J = self._jacobian(master, snap, t0, H, z)
+                    J = self._jacobian(master, snap, t0, H, np.array(z))
                     M = np.linalg.inv(J - np.eye(n))
                     fresh = True
                 res_prev = res
-                z_new = z - _mat_vec(M, g)
+                z_new = [a - b for a, b in zip(z, _mat_vec(M, g))]
             y_new = self._sweep(master, snap, t0, H, z_new, first=False)
             it += 1
-            g_new = y_new - z_new
+            g_new = [a - b for a, b in zip(y_new, z_new)]
             if (self.method == "broyden" or newton) and n:
-                M = _broyden_update(M, z_new - z, g_new - g)
+                M = _broyden_update(M, [a - b for a, b in zip(z_new, z)],
+                                    [a - b for a, b in zip(g_new, g)])
             z, y, g = z_new, y_new, g_new
         if newton:
             self._M = M if self.reuse_jacobian else None
-        #: the predictor and the converged outputs (step control's error estimate)
+        #: the predictor and the converged outputs (step control's error estimate), as lists
         self.predictor_gap = (z_pred, y)
         c = master.counters
         c.iterations.append(it)
