@@ -168,30 +168,14 @@ def _rows(M: Any) -> list:
     return M if type(M) is list else M.tolist()
 
 
-def _mat_vec_loop(M: Any, x: list) -> list:
-    """``M x`` for a list ``x``: each row summed in order (:func:`_dot`)."""
-    return [_dot(row, x) for row in _rows(M)]
-
-
-def _broyden_loop(M: Any, a: list, b: list) -> Any:
-    """:func:`_broyden_update` for lists ``a = dz``, ``b = dg``, in loops."""
-    rows = _rows(M)
-    w = [_dot(a, col) for col in zip(*rows)]
-    denom = _dot(w, b)
-    if denom == 0.0:
-        return M
-    u = [x - _dot(r, b) for x, r in zip(a, rows)]
-    return [[rj + (ui * wj) / denom for rj, wj in zip(r, w)] for r, ui in zip(rows, u)]
-
-
 _KERNELS: dict = {}
 
 
 def _kernels(n: int) -> tuple:
-    """``(M x, Broyden update)`` for ``n`` signals, ``n <= _UNROLLED``: the loops of
-    :func:`_mat_vec_loop` and :func:`_broyden_loop` written out as straight-line code (made
-    once per ``n``), the same products added in the same order (each sum from ``0.0``, as
-    :func:`_dot`): the same bits, without a Python loop per entry."""
+    """``(z - M g, Broyden update)`` for ``n`` signals, ``n <= _UNROLLED``: :func:`_step` and
+    :func:`_broyden_update`'s loops written out as straight-line code (made once per ``n``),
+    the same operations in the same order (each sum from ``0.0``, added as :func:`_dot`
+    adds): the same bits, without a Python loop per entry."""
     k = _KERNELS.get(n)
     if k is not None:
         return k
@@ -200,13 +184,17 @@ def _kernels(n: int) -> tuple:
     unpack = "".join(f"    {', '.join(m[i])}, = r{i}\n" for i in rng)
     rows = f"    {', '.join(f'r{i}' for i in rng)}, = M if type(M) is list else M.tolist()\n"
 
+    def vec(name):  # "    name0, name1, = name"
+        return f"    {', '.join(f'{name}{i}' for i in rng)}, = {name}\n"
+
     def dot(xs, ys):  # ((0.0 + x0 y0) + x1 y1) + ...: _dot's order
         return "(0.0" + "".join(f" + {x} * {y}" for x, y in zip(xs, ys)) + ")"
-    xs, a, b = [f"x{j}" for j in rng], [f"a{i}" for i in rng], [f"b{j}" for j in rng]
-    src = (f"def mat_vec(M, x):\n{rows}{unpack}    {', '.join(xs)}, = x\n"
-           f"    return [{', '.join(dot(m[i], xs) for i in rng)}]\n\n"
-           f"def broyden(M, a, b):\n{rows}{unpack}"
-           f"    {', '.join(a)}, = a\n    {', '.join(b)}, = b\n"
+    g, a, b = [f"g{j}" for j in rng], [f"a{i}" for i in rng], [f"b{j}" for j in rng]
+    src = (f"def step(M, z, g):\n{rows}{unpack}{vec('z')}{vec('g')}"
+           f"    return [{', '.join(f'z{i} - ' + dot(m[i], g) for i in rng)}]\n\n"
+           f"def broyden(M, zn, z, gn, g):\n{rows}{unpack}"
+           f"{vec('zn')}{vec('z')}{vec('gn')}{vec('g')}"
+           + "".join(f"    a{i} = zn{i} - z{i}\n    b{i} = gn{i} - g{i}\n" for i in rng)
            + "".join(f"    w{j} = {dot(a, [m[i][j] for i in rng])}\n" for j in rng)
            + f"    d = {dot([f'w{j}' for j in rng], b)}\n"
            "    if d == 0.0:\n        return M\n"
@@ -216,36 +204,44 @@ def _kernels(n: int) -> tuple:
                for i in rng) + "]\n")
     ns: dict = {}
     exec(compile(src, f"<cosim.coupling kernels n={n}>", "exec"), ns)  # noqa: S102
-    k = _KERNELS[n] = (ns["mat_vec"], ns["broyden"])
+    k = _KERNELS[n] = (ns["step"], ns["broyden"])
     return k
 
 
-def _mat_vec(M: Any, x: list) -> list:
-    """``M x`` for the list ``x``; up to :data:`_SMALL` entries each row summed in order
-    (:func:`_dot`), beyond that by NumPy."""
-    n = len(x)
-    if n > _SMALL:
-        return (M @ np.array(x)).tolist()
+def _step(M: Any, z: list, g: list) -> list:
+    """``z - M g`` for lists ``z``, ``g``; up to :data:`_SMALL` entries each row of ``M g``
+    summed in order (:func:`_dot`), beyond that by NumPy."""
+    n = len(z)
     if n <= _UNROLLED:
-        return _kernels(n)[0](M, x)
-    return _mat_vec_loop(M, x)
-
-
-def _broyden_update(M: Any, dz: list, dg: list) -> Any:
-    """``M + outer(dz - M dg, dz M) / (dz M dg)`` (``M`` itself where the denominator is 0);
-    up to :data:`_SMALL` entries in plain floats, summed in order, and kept as a list of rows
-    (no array is made per update)."""
-    n = len(dz)
+        return _kernels(n)[0](M, z, g)
     if n > _SMALL:
-        dz, dg = np.array(dz), np.array(dg)
+        return (np.array(z) - M @ np.array(g)).tolist()
+    return [a - _dot(row, g) for a, row in zip(z, _rows(M))]
+
+
+def _broyden_update(M: Any, z_new: list, z: list, g_new: list, g: list) -> Any:
+    """``M + outer(dz - M dg, dz M) / (dz M dg)`` with ``dz = z_new - z``, ``dg = g_new - g``
+    (``M`` itself where the denominator is 0); up to :data:`_SMALL` entries in plain floats,
+    summed in order, and kept as a list of rows (no array is made per update)."""
+    n = len(z)
+    if n <= _UNROLLED:
+        return _kernels(n)[1](M, z_new, z, g_new, g)
+    a = [x - y for x, y in zip(z_new, z)]
+    b = [x - y for x, y in zip(g_new, g)]
+    if n > _SMALL:
+        dz, dg = np.array(a), np.array(b)
         w = dz @ M
         denom = float(w @ dg)
         if denom == 0.0:
             return M
         return M + ((dz - M @ dg)[:, None] * w[None, :]) / denom
-    if n <= _UNROLLED:
-        return _kernels(n)[1](M, dz, dg)
-    return _broyden_loop(M, dz, dg)
+    rows = _rows(M)
+    w = [_dot(a, col) for col in zip(*rows)]
+    denom = _dot(w, b)
+    if denom == 0.0:
+        return M
+    u = [x - _dot(r, b) for x, r in zip(a, rows)]
+    return [[rj + (ui * wj) / denom for rj, wj in zip(r, w)] for r, ui in zip(rows, u)]
 
 
 def _end_values(polys: dict, tau: float) -> dict:
@@ -550,7 +546,7 @@ class Iterative(Coupling):
                     gamma = np.linalg.lstsq(dF, np.array(g), rcond=None)[0]
                     z_new = (np.array(y) - dG @ gamma).tolist()
             elif self.method == "broyden":
-                z_new = [a - b for a, b in zip(z, _mat_vec(M, g))]
+                z_new = _step(M, z, g)
             else:  # newton: the kept inverse, recomputed when convergence slows
                 slow = res_prev is not None and res > self.slow * res_prev
                 if M is None or (slow and not fresh):
@@ -558,13 +554,12 @@ class Iterative(Coupling):
                     M = np.linalg.inv(J - np.eye(n))
                     fresh = True
                 res_prev = res
-                z_new = [a - b for a, b in zip(z, _mat_vec(M, g))]
+                z_new = _step(M, z, g)
             y_new = self._sweep(master, snap, t0, H, z_new, first=False)
             it += 1
             g_new = [a - b for a, b in zip(y_new, z_new)]
             if (self.method == "broyden" or newton) and n:
-                M = _broyden_update(M, [a - b for a, b in zip(z_new, z)],
-                                    [a - b for a, b in zip(g_new, g)])
+                M = _broyden_update(M, z_new, z, g_new, g)
             z, y, g = z_new, y_new, g_new
         if newton:
             self._M = M if self.reuse_jacobian else None

@@ -374,7 +374,7 @@ class MasterScheduler:
         for name, into in self._savers:
             subs[name] = into(subs[name])
         snap["t"] = self.t
-        snap["hist"] = [h.snapshot() for h in self._hist_list]
+        snap["hist"] = [(list(h.t), list(h.v)) for h in self._hist_list]  # h.snapshot()
         snap["pending"] = dict(self.pending)
         snap["energy"] = self.counters.energy_total
         return snap

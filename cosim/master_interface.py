@@ -184,6 +184,15 @@ class InterfaceVectors:
         tau = H * _NS
         vals = []
         for h, order in zip(self._histories()[0], orders):
+            if order <= 1 and h.scalar and h.t:  # SignalHistory.polynomial's common cases
+                ts, vs = h.t, h.v
+                if order == 0 or len(ts) == 1:
+                    vals.append(float(vs[-1]))
+                    continue
+                tb, vb = ts[-1], vs[-1]  # its closed form, anchored at the newest sample
+                slope = (vb - vs[-2]) / ((tb - ts[-2]) * 1e-9)
+                vals.append(float(slope * tau + (vb - slope * ((tb - t0) * 1e-9))))
+                continue
             c = h.polynomial(order, t0)
             if type(c) is tuple:  # scalar: Horner in plain floats
                 if len(c) == 2:  # linear, the common case
