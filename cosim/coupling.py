@@ -357,8 +357,8 @@ class Iterative(Coupling):
     # ----------------------------------------------------------- sweeps
     def _sweep(self, master: Any, snap: dict, t0: int, H: int, z: list,
                first: bool) -> list:
-        if not first:
-            master.restore(snap)
+        if not first:  # (the histories: z pushed at t0 + H, every output published there)
+            master.restore(snap, histories=False)
         self._held = self._next_held
         subs = master.subsystems
         polys = self._polys(master, t0, H, z, subs)
@@ -488,7 +488,9 @@ class Iterative(Coupling):
     # ------------------------------------------------------------ a step
     def step(self, master: Any, k: int, t0: int, H: int) -> None:
         # z, y, g: lists of floats (elementwise the same operations NumPy would do)
-        snap = master.save(slot="iterative")  # the checkpoint of the previous step: reused
+        # the checkpoint of the previous step, reused; no histories: each sweep pushes every
+        # one at t_{k+1} again (Iterative._sweep)
+        snap = master.save(slot="iterative", histories=False)
         z = z_pred = master.interface.predict_values(t0, H)
         self._next_held = master.interface.exact_last()  # non-Real: held at t_k in the first sweep
         y = self._sweep(master, snap, t0, H, z, first=True)
