@@ -305,13 +305,16 @@ class Iterative(Coupling):
     subsystems that can save and restore their state; all rates must be 1.  Each
     step's checkpoint is saved into the one of the step before (the master's rollback
     slot, :meth:`MasterScheduler.save <cosim.master.MasterScheduler.save>`: an FMU
-    overwrites the one state it holds, nothing is allocated per step), and the
-    communication point the last sweep settled is not settled again.
+    overwrites the one state it holds, nothing is allocated per step), without the signal
+    histories: every sweep pushes ``z`` at ``t_{k+1}`` (replacing the sample there) and
+    publishes every output there before it reads a history, so they are those a full
+    restore gives; and the communication point the last sweep settled is not settled again.
 
-    Up to 16 coupled signals the iteration's algebra (``M g``, the Broyden update, Aitken's
-    products) runs in plain floats summed in order, as the compiled master loop does
-    (:mod:`fmus.compiled_iterative`, which takes these steps for FMUs and native twins): the
-    two loops give the same bits.
+    ``z``, ``y`` and ``g`` are lists of floats.  Up to 16 coupled signals the iteration's
+    algebra (``z - M g``, the Broyden update, Aitken's products) runs in plain floats summed
+    in order (up to 8 in straight-line code made once per size, :func:`_kernels`), as the
+    compiled master loop does (:mod:`fmus.compiled_iterative`, which takes these steps for
+    FMUs and native twins): the two loops give the same bits.
     """
 
     name = "iterative"
