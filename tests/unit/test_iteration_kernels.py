@@ -7,6 +7,8 @@ term first; ``fmus/compiled_master_c.py``): ``z - M g`` row by row, and Broyden'
 ``M + outer(dz - M dg, dz M) / (dz M dg)``.  Corpus: seeded random vectors and matrices of
 sizes 1-20 with magnitudes over 30 decades (so a different summation order shows in the last
 bits), with zeros of both signs, infinities and NaN mixed in, and a zero denominator.
+And the predictor's inline cases (``InterfaceVectors.predict_values``) against the
+polynomials they replace.
 """
 
 from __future__ import annotations
@@ -109,3 +111,44 @@ def test_a_zero_denominator_keeps_m(n):
     Ml = M.tolist() if n <= _SMALL else M
     z = [1.0] * n
     assert _broyden_update(Ml, z, z, z, z) is Ml  # dz = 0: dz M dg = 0
+
+
+def _old_predict(hists, orders, t0, H):
+    """The predictor as it was: each history's polynomial, then Horner."""
+    tau = H * 1e-9
+    out = []
+    for h, order in zip(hists, orders):
+        c = h.polynomial(order, t0)
+        acc = c[-1]
+        for x in c[-2::-1]:
+            acc = acc * tau + x
+        out.append(float(acc))
+    return out
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_the_predictors_inline_cases_are_the_polynomials(seed):
+    """:meth:`InterfaceVectors.predict_values` computes orders 0-1 of scalar histories inline:
+    the same bits as :meth:`SignalHistory.polynomial` and Horner, for histories of 1-5
+    samples at irregular times (the step controller's), orders 0-3."""
+    from cosim.extrapolation import SignalHistory
+    from cosim.master_interface import InterfaceVectors
+    rng = np.random.default_rng(seed)
+    keys, hists, orders, sources = [], [], {}, {}
+    for i in range(12):
+        h = SignalHistory(depth=5)
+        t = 0
+        for _ in range(1 + i % 5):
+            t += int(rng.integers(1, 5)) * 250_000
+            h.push(t, float(rng.standard_normal() * 10.0 ** rng.integers(-8, 8)))
+        key = (f"s{i}", "y")
+        keys.append(key)
+        hists.append(h)
+        sources[(f"d{i}", "u")] = (key, 1.0, 0.0)
+        orders[(f"d{i}", "u")] = i % 4
+    t0 = max(h.t[-1] for h in hists)
+    iface = InterfaceVectors([], dict(zip(keys, hists)), keys, sources, orders, {})
+    for H in (250_000, 1_000_000, 3_000_000):
+        got = iface.predict_values(t0, H)
+        assert _same(got, _old_predict(hists, [i % 4 for i in range(12)], t0, H))
+        assert _same(iface.predict(t0, H), got)
