@@ -132,14 +132,16 @@ _DISCRETE = ("; a non-Real (Boolean, Integer, Enumeration, String, Binary) coupl
              "output changed in the last sweep: a discrete loop that does not settle")
 
 
-def _max_abs(v: np.ndarray) -> float:
+def _max_abs(v: Any) -> float:
     """``max(|v|)`` (0 for an empty ``v``, NaN if any is), as ``np.max(np.abs(v),
-    initial=0.0)`` gives it, in plain floats where there are a few entries (a NumPy call
-    costs more)."""
-    if v.size > 16:
-        return float(np.max(np.abs(v), initial=0.0))
+    initial=0.0)`` gives it; ``v`` a list of floats (the iteration's vectors) or an array, in
+    plain floats where there are a few entries (a NumPy call costs more)."""
+    if type(v) is not list:
+        if v.size > 16:
+            return float(np.max(np.abs(v), initial=0.0))
+        v = v.tolist()
     m = 0.0
-    for x in v.tolist():
+    for x in v:
         a = abs(x)
         if a > m:
             m = a
@@ -149,6 +151,7 @@ def _max_abs(v: np.ndarray) -> float:
 
 
 _SMALL = 16  #: up to this many coupled signals the iteration's algebra runs in plain floats
+_UNROLLED = 8  #: up to this many, in straight-line code made once per size (:func:`_kernels`)
 
 
 def _dot(a: list, b: list) -> float:
@@ -165,26 +168,74 @@ def _rows(M: Any) -> list:
     return M if type(M) is list else M.tolist()
 
 
-def _mat_vec(M: Any, v: np.ndarray) -> np.ndarray:
-    """``M @ v``; up to :data:`_SMALL` entries each row summed in order (:func:`_dot`)."""
-    if v.size > _SMALL:
-        return M @ v
-    x = v.tolist()
-    return np.array([_dot(row, x) for row in _rows(M)])
+_KERNELS: dict = {}
 
 
-def _broyden_update(M: Any, dz: np.ndarray, dg: np.ndarray) -> Any:
-    """``M + outer(dz - M dg, dz M) / (dz M dg)`` (``M`` itself where the denominator is 0);
-    up to :data:`_SMALL` entries in plain floats, summed in order, and kept as a list of rows
-    (no array is made per update)."""
-    n = dz.size
+def _kernels(n: int) -> tuple:
+    """``(z - M g, Broyden update)`` for ``n`` signals, ``n <= _UNROLLED``: :func:`_step` and
+    :func:`_broyden_update`'s loops written out as straight-line code (made once per ``n``),
+    the same operations in the same order (each sum from ``0.0``, added as :func:`_dot`
+    adds): the same bits, without a Python loop per entry."""
+    k = _KERNELS.get(n)
+    if k is not None:
+        return k
+    rng = range(n)
+    m = [[f"m{i}_{j}" for j in rng] for i in rng]
+    unpack = "".join(f"    {', '.join(m[i])}, = r{i}\n" for i in rng)
+    rows = f"    {', '.join(f'r{i}' for i in rng)}, = M if type(M) is list else M.tolist()\n"
+
+    def vec(name):  # "    name0, name1, = name"
+        return f"    {', '.join(f'{name}{i}' for i in rng)}, = {name}\n"
+
+    def dot(xs, ys):  # ((0.0 + x0 y0) + x1 y1) + ...: _dot's order
+        return "(0.0" + "".join(f" + {x} * {y}" for x, y in zip(xs, ys)) + ")"
+    g, a, b = [f"g{j}" for j in rng], [f"a{i}" for i in rng], [f"b{j}" for j in rng]
+    src = (f"def step(M, z, g):\n{rows}{unpack}{vec('z')}{vec('g')}"
+           f"    return [{', '.join(f'z{i} - ' + dot(m[i], g) for i in rng)}]\n\n"
+           f"def broyden(M, zn, z, gn, g):\n{rows}{unpack}"
+           f"{vec('zn')}{vec('z')}{vec('gn')}{vec('g')}"
+           + "".join(f"    a{i} = zn{i} - z{i}\n    b{i} = gn{i} - g{i}\n" for i in rng)
+           + "".join(f"    w{j} = {dot(a, [m[i][j] for i in rng])}\n" for j in rng)
+           + f"    d = {dot([f'w{j}' for j in rng], b)}\n"
+           "    if d == 0.0:\n        return M\n"
+           + "".join(f"    u{i} = a{i} - {dot(m[i], b)}\n" for i in rng)
+           + "    return [" + ", ".join(
+               "[" + ", ".join(f"{m[i][j]} + (u{i} * w{j}) / d" for j in rng) + "]"
+               for i in rng) + "]\n")
+    ns: dict = {}
+    exec(compile(src, f"<cosim.coupling kernels n={n}>", "exec"), ns)  # noqa: S102
+    k = _KERNELS[n] = (ns["step"], ns["broyden"])
+    return k
+
+
+def _step(M: Any, z: list, g: list) -> list:
+    """``z - M g`` for lists ``z``, ``g``; up to :data:`_SMALL` entries each row of ``M g``
+    summed in order (:func:`_dot`), beyond that by NumPy."""
+    n = len(z)
+    if n <= _UNROLLED:
+        return _kernels(n)[0](M, z, g)
     if n > _SMALL:
+        return (np.array(z) - M @ np.array(g)).tolist()
+    return [a - _dot(row, g) for a, row in zip(z, _rows(M))]
+
+
+def _broyden_update(M: Any, z_new: list, z: list, g_new: list, g: list) -> Any:
+    """``M + outer(dz - M dg, dz M) / (dz M dg)`` with ``dz = z_new - z``, ``dg = g_new - g``
+    (``M`` itself where the denominator is 0); up to :data:`_SMALL` entries in plain floats,
+    summed in order, and kept as a list of rows (no array is made per update)."""
+    n = len(z)
+    if n <= _UNROLLED:
+        return _kernels(n)[1](M, z_new, z, g_new, g)
+    a = [x - y for x, y in zip(z_new, z)]
+    b = [x - y for x, y in zip(g_new, g)]
+    if n > _SMALL:
+        dz, dg = np.array(a), np.array(b)
         w = dz @ M
         denom = float(w @ dg)
         if denom == 0.0:
             return M
         return M + ((dz - M @ dg)[:, None] * w[None, :]) / denom
-    rows, a, b = _rows(M), dz.tolist(), dg.tolist()
+    rows = _rows(M)
     w = [_dot(a, col) for col in zip(*rows)]
     denom = _dot(w, b)
     if denom == 0.0:
@@ -254,13 +305,16 @@ class Iterative(Coupling):
     subsystems that can save and restore their state; all rates must be 1.  Each
     step's checkpoint is saved into the one of the step before (the master's rollback
     slot, :meth:`MasterScheduler.save <cosim.master.MasterScheduler.save>`: an FMU
-    overwrites the one state it holds, nothing is allocated per step), and the
-    communication point the last sweep settled is not settled again.
+    overwrites the one state it holds, nothing is allocated per step), without the signal
+    histories: every sweep pushes ``z`` at ``t_{k+1}`` (replacing the sample there) and
+    publishes every output there before it reads a history, so they are those a full
+    restore gives; and the communication point the last sweep settled is not settled again.
 
-    Up to 16 coupled signals the iteration's algebra (``M g``, the Broyden update, Aitken's
-    products) runs in plain floats summed in order, as the compiled master loop does
-    (:mod:`fmus.compiled_iterative`, which takes these steps for FMUs and native twins): the
-    two loops give the same bits.
+    ``z``, ``y`` and ``g`` are lists of floats.  Up to 16 coupled signals the iteration's
+    algebra (``z - M g``, the Broyden update, Aitken's products) runs in plain floats summed
+    in order (up to 8 in straight-line code made once per size, :func:`_kernels`), as the
+    compiled master loop does (:mod:`fmus.compiled_iterative`, which takes these steps for
+    FMUs and native twins): the two loops give the same bits.
     """
 
     name = "iterative"
@@ -304,10 +358,10 @@ class Iterative(Coupling):
         self._plan = None
 
     # ----------------------------------------------------------- sweeps
-    def _sweep(self, master: Any, snap: dict, t0: int, H: int, z: np.ndarray,
-               first: bool) -> np.ndarray:
-        if not first:
-            master.restore(snap)
+    def _sweep(self, master: Any, snap: dict, t0: int, H: int, z: list,
+               first: bool) -> list:
+        if not first:  # (the histories: z pushed at t0 + H, every output published there)
+            master.restore(snap, histories=False)
         self._held = self._next_held
         subs = master.subsystems
         polys = self._polys(master, t0, H, z, subs)
@@ -324,9 +378,9 @@ class Iterative(Coupling):
             master.publish(s, t1, outs)
         master.settler.settle_point(t0 + H)
         self._next_held = master.interface.exact_last()
-        return master.interface.pack_last()
+        return master.interface.pack_last_values()
 
-    def _polys(self, master: Any, t0: int, H: int, z: np.ndarray, subs: list) -> dict:
+    def _polys(self, master: Any, t0: int, H: int, z: Any, subs: list) -> dict:
         """The input polynomials through the history and ``z`` at ``t0 + H`` (the
         non-Real sources: the held values of this sweep)."""
         iface = master.interface
@@ -335,11 +389,12 @@ class Iterative(Coupling):
         iface.truncate_after(t0)
         return polys
 
-    def _minus_eye(self, n: int) -> np.ndarray:
-        """``-I`` of size ``n``, made once (never modified in place: ``M`` is rebound)."""
+    def _minus_eye(self, n: int) -> Any:
+        """``-I`` of size ``n`` (up to :data:`_SMALL`: as a list of rows), made once (never
+        modified in place: ``M`` is rebound)."""
         m = self._neg_eye
-        if m is None or m.shape[0] != n:
-            m = self._neg_eye = -np.eye(n)
+        if m is None or len(m) != n:
+            m = self._neg_eye = -np.eye(n) if n > _SMALL else (-np.eye(n)).tolist()
         return m
 
     # --------------------------------------------------- Newton's Jacobian
@@ -435,15 +490,18 @@ class Iterative(Coupling):
 
     # ------------------------------------------------------------ a step
     def step(self, master: Any, k: int, t0: int, H: int) -> None:
-        snap = master.save(slot="iterative")  # the checkpoint of the previous step: reused
-        z = z_pred = master.interface.predict(t0, H)
+        # z, y, g: lists of floats (elementwise the same operations NumPy would do)
+        # the checkpoint of the previous step, reused; no histories: each sweep pushes every
+        # one at t_{k+1} again (Iterative._sweep)
+        snap = master.save(slot="iterative", histories=False)
+        z = z_pred = master.interface.predict_values(t0, H)
         self._next_held = master.interface.exact_last()  # non-Real: held at t_k in the first sweep
         y = self._sweep(master, snap, t0, H, z, first=True)
-        n = z.size
+        n = len(z)
         it = 1
         omega = 0.5
         r_prev = None
-        g = y - z
+        g = [a - b for a, b in zip(y, z)]
         newton = self.method == "newton"
         if newton:
             M = self._M if self.reuse_jacobian else None
@@ -470,15 +528,15 @@ class Iterative(Coupling):
                 z_new = y
             elif self.method == "aitken":
                 if r_prev is not None:
-                    d = g - r_prev
+                    d = [a - b for a, b in zip(g, r_prev)]
                     if n > _SMALL:
-                        dd, rd = float(d @ d), float(r_prev @ d)
+                        da = np.array(d)
+                        dd, rd = float(da @ da), float(np.array(r_prev) @ da)
                     else:
-                        dl = d.tolist()
-                        dd, rd = _dot(dl, dl), _dot(r_prev.tolist(), dl)
+                        dd, rd = _dot(d, d), _dot(r_prev, d)
                     if dd > 0:
                         omega = -omega * rd / dd
-                z_new = z + omega * g
+                z_new = [a + omega * b for a, b in zip(z, g)]
                 r_prev = g
             elif self.method == "anderson":
                 hist_g.append(g)
@@ -490,27 +548,27 @@ class Iterative(Coupling):
                 if len(hist_g) > 1:
                     dF = np.diff(np.array(hist_g), axis=0).T
                     dG = np.diff(np.array(hist_y), axis=0).T
-                    gamma = np.linalg.lstsq(dF, g, rcond=None)[0]
-                    z_new = y - dG @ gamma
+                    gamma = np.linalg.lstsq(dF, np.array(g), rcond=None)[0]
+                    z_new = (np.array(y) - dG @ gamma).tolist()
             elif self.method == "broyden":
-                z_new = z - _mat_vec(M, g)
+                z_new = _step(M, z, g)
             else:  # newton: the kept inverse, recomputed when convergence slows
                 slow = res_prev is not None and res > self.slow * res_prev
                 if M is None or (slow and not fresh):
-                    J = self._jacobian(master, snap, t0, H, z)
+                    J = self._jacobian(master, snap, t0, H, np.array(z))
                     M = np.linalg.inv(J - np.eye(n))
                     fresh = True
                 res_prev = res
-                z_new = z - _mat_vec(M, g)
+                z_new = _step(M, z, g)
             y_new = self._sweep(master, snap, t0, H, z_new, first=False)
             it += 1
-            g_new = y_new - z_new
+            g_new = [a - b for a, b in zip(y_new, z_new)]
             if (self.method == "broyden" or newton) and n:
-                M = _broyden_update(M, z_new - z, g_new - g)
+                M = _broyden_update(M, z_new, z, g_new, g)
             z, y, g = z_new, y_new, g_new
         if newton:
             self._M = M if self.reuse_jacobian else None
-        #: the predictor and the converged outputs (step control's error estimate)
+        #: the predictor and the converged outputs (step control's error estimate), as lists
         self.predictor_gap = (z_pred, y)
         c = master.counters
         c.iterations.append(it)

@@ -35,7 +35,7 @@ import numpy as np
 
 from . import bonds, master_wiring
 from .coupling import Coupling, Jacobi
-from .errors import BuildError, CosimWarning
+from .errors import BuildError, ContextError, CosimWarning
 from .extrapolation import SignalHistory
 from .master_counters import MasterCounters
 from .master_interface import InterfaceVectors
@@ -342,7 +342,6 @@ class MasterScheduler:
     # --------------------------------------------------------- rollback
     def check_rollback(self, why: str) -> None:
         """Refuse rollback-based methods when a subsystem cannot save its state."""
-        from .errors import ContextError
         bad = [s.name for s in self.subsystems if not getattr(s, "can_save_state", False)]
         if bad:
             raise ContextError(f"{why} needs to redo macro steps, but subsystem(s) "
@@ -350,7 +349,7 @@ class MasterScheduler:
                                "their state; use a non-iterative coupling without step "
                                "rejection, or give them save/restore")
 
-    def save(self, slot: str | None = None) -> dict:
+    def save(self, slot: str | None = None, histories: bool = True) -> dict:
         """Checkpoint of the whole co-simulation (subsystems, histories, time).
 
         Without ``slot`` the checkpoint is new and the caller's to keep.  ``slot`` names
@@ -361,12 +360,18 @@ class MasterScheduler:
         only the caller may hold a slot's checkpoint, and only until its next save under
         that name; the slots are released (their FMU states freed) when a run ends and
         at :meth:`initialize`.
+
+        ``histories=False`` leaves the signal histories out (``"hist"`` None): for a
+        caller that restores with ``restore(..., histories=False)`` only (iterative
+        coupling, whose every sweep publishes every output at the step end before it reads
+        a history there).
         """
         snap = self._slots.get(slot) if slot is not None else None
+        hist = [(list(h.t), list(h.v)) for h in self._hist_list] if histories else None
         if snap is None:
             snap = {"t": self.t, "subs": {s.name: s.save_state() for s in self.subsystems},
-                    "hist": [h.snapshot() for h in self._hist_list],
-                    "pending": dict(self.pending), "energy": self.counters.energy_total}
+                    "hist": hist, "pending": dict(self.pending),
+                    "energy": self.counters.energy_total}
             if slot is not None:
                 self._slots[slot] = snap
             return snap
@@ -374,7 +379,7 @@ class MasterScheduler:
         for name, into in self._savers:
             subs[name] = into(subs[name])
         snap["t"] = self.t
-        snap["hist"] = [h.snapshot() for h in self._hist_list]
+        snap["hist"] = hist  # (h.snapshot() of each, inline)
         snap["pending"] = dict(self.pending)
         snap["energy"] = self.counters.energy_total
         return snap
@@ -383,14 +388,26 @@ class MasterScheduler:
         """Drop the rollback slots of :meth:`save` (the FMU states they hold are freed)."""
         self._slots.clear()
 
-    def restore(self, snap: dict) -> None:
-        """Roll back to a checkpoint made by :meth:`save`."""
+    def restore(self, snap: dict, histories: bool = True) -> None:
+        """Roll back to a checkpoint made by :meth:`save`.
+
+        ``histories=False`` leaves the signal histories as they are: exact only where every
+        history the caller reads next gets its samples after the checkpoint's time pushed
+        again first (iterative coupling's sweeps: a push at the step end replaces the sample
+        there, and the history's depth drops the same oldest sample either way).
+        """
         self.t = snap["t"]
         subs = snap["subs"]
         for s in self.subsystems:
             s.restore_state(subs[s.name])
-        for h, kept in zip(self._hist_list, snap["hist"]):
-            h.restore(kept)
+        if histories:
+            kept = snap["hist"]
+            if kept is None:
+                raise ContextError("MasterScheduler.restore: this checkpoint was saved with "
+                                   "histories=False and holds no signal histories; save it "
+                                   "with histories=True to restore them")
+            for h, k in zip(self._hist_list, kept):
+                h.restore(k)
         self.pending = dict(snap["pending"])
         self.counters.energy_total = snap["energy"]
         self.counters.rollbacks += 1

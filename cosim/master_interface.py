@@ -9,6 +9,8 @@ String, Binary: a history that is ``exact``) are held and propagated, compared b
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from .errors import BuildError
@@ -86,17 +88,24 @@ class InterfaceVectors:
             return np.array([h.v[-1] for h in reals])
         return np.concatenate([h.last for h in reals])
 
+    def pack_last_values(self) -> list:
+        """:meth:`pack_last` as a list of floats (what iterative coupling iterates on)."""
+        reals, scalar = self._histories()[:2]
+        if scalar:
+            return [h.v[-1] for h in reals]
+        return self.pack_last().tolist()
+
     def exact_last(self) -> list:
         """The latest published values of the non-Real coupled outputs (compared by ``==``)."""
         return [h.last_value if h.scalar else h.last.tolist() for h in self._histories()[3]]
 
-    def push(self, t: int, z: np.ndarray, held: list) -> None:
+    def push(self, t: int, z: Any, held: list) -> None:
         """Push ``z`` (as :meth:`pack_last`) and the non-Real values ``held`` (as
         :meth:`exact_last`) onto the histories at ``t`` ticks (:meth:`truncate_after`
         takes them off)."""
         reals, scalar, sizes, exact, _ = self._histories()
         if scalar:
-            for h, x in zip(reals, z.tolist()):
+            for h, x in zip(reals, z if type(z) is list else z.tolist()):
                 ts = h.t
                 if ts and ts[-1] < t:  # SignalHistory.push's common case, inline
                     ts.append(t)
@@ -163,6 +172,10 @@ class InterfaceVectors:
 
     def predict(self, t0: int, H: int) -> np.ndarray:
         """Extrapolated coupled outputs at ``t0 + H`` (the predictor of iterative coupling)."""
+        return np.array(self.predict_values(t0, H))
+
+    def predict_values(self, t0: int, H: int) -> list:
+        """:meth:`predict` as a list of floats."""
         orders = self._predict_orders
         if orders is None:  # the highest order any consumer of each source asks for
             orders = self._predict_orders = [
@@ -171,6 +184,15 @@ class InterfaceVectors:
         tau = H * _NS
         vals = []
         for h, order in zip(self._histories()[0], orders):
+            if order <= 1 and h.scalar and h.t:  # SignalHistory.polynomial's common cases
+                ts, vs = h.t, h.v
+                if order == 0 or len(ts) == 1:
+                    vals.append(float(vs[-1]))
+                    continue
+                tb, vb = ts[-1], vs[-1]  # its closed form, anchored at the newest sample
+                slope = (vb - vs[-2]) / ((tb - ts[-2]) * 1e-9)
+                vals.append(float(slope * tau + (vb - slope * ((tb - t0) * 1e-9))))
+                continue
             c = h.polynomial(order, t0)
             if type(c) is tuple:  # scalar: Horner in plain floats
                 if len(c) == 2:  # linear, the common case
@@ -182,4 +204,4 @@ class InterfaceVectors:
                 vals.append(float(acc))
             else:
                 vals.extend(evaluate(c, tau).tolist())
-        return np.array(vals)
+        return vals

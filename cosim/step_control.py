@@ -266,7 +266,7 @@ def predictor_error(master: Any, ctl: Any) -> float:
     gap = getattr(master.coupling, "predictor_gap", None)
     if gap is None:
         return 0.0
-    z_pred, y = gap
+    z_pred, y = np.asarray(gap[0], float), np.asarray(gap[1], float)
     return float(np.max(np.abs(z_pred - y) / (ctl.atol + ctl.rtol * np.abs(y)), initial=0.0))
 
 

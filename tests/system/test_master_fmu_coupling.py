@@ -393,13 +393,13 @@ def test_newtons_assembled_jacobian_is_the_sweeps_jacobian(files, kind, order):
     def spy(m, snap, t0, h, z):
         J = assembled(m, snap, t0, h, z)
         if t0 == 5 * m.H and not got:
-            y0 = coupling._sweep(m, snap, t0, h, z, False)
+            y0 = np.array(coupling._sweep(m, snap, t0, h, z, False))  # a list of floats
             Js = np.zeros_like(J)
             for j in range(z.size):
                 e = 1e-6 * max(1.0, abs(z[j]))
                 zp = z.copy()
                 zp[j] += e
-                Js[:, j] = (coupling._sweep(m, snap, t0, h, zp, False) - y0) / e
+                Js[:, j] = (np.array(coupling._sweep(m, snap, t0, h, zp, False)) - y0) / e
             got.append((J, Js))
         return J
     coupling._jacobian = spy

@@ -24,6 +24,7 @@ import pytest
 
 from bench.lim import CONNECTIONS, m1_diagram, m2_diagram
 from cosim import DiagramBuilder, Iterative, Jacobi, MasterScheduler, StepController
+from cosim.errors import ContextError
 from cosim.subsystem import DiagramSubsystem
 
 pytest.importorskip("fmpy")
@@ -184,7 +185,9 @@ def test_an_fmu_that_hands_back_a_new_state_is_asked_for_new_ones(fmu_files):
                                  CONNECTIONS, H, coupling=Iterative("newton"),
                                  extrapolation={"*": 1, "m2.fc": 0}, compiled=compiled)
         if not slots:
-            master.save = lambda slot=None, save=master.save: save()
+            master.save = lambda slot=None, histories=True, save=master.save: save()
+            master.restore = lambda snap, histories=True, restore=master.restore: \
+                restore(snap)
         return master.run(0.05), m2
 
     (res, m2), (fresh, _) = run(True), run(False)
@@ -198,9 +201,13 @@ def test_an_fmu_that_hands_back_a_new_state_is_asked_for_new_ones(fmu_files):
 
 
 def _fresh_checkpoints(monkeypatch):
-    """Every save a new checkpoint (the master before the slot)."""
-    save = MasterScheduler.save
-    monkeypatch.setattr(MasterScheduler, "save", lambda self, slot=None: save(self))
+    """Every save a new checkpoint, every restore of the histories too (the master before
+    the slot, and before iterative coupling left the histories out of its checkpoint)."""
+    save, restore = MasterScheduler.save, MasterScheduler.restore
+    monkeypatch.setattr(MasterScheduler, "save",
+                        lambda self, slot=None, histories=True: save(self))
+    monkeypatch.setattr(MasterScheduler, "restore",
+                        lambda self, snap, histories=True: restore(self, snap))
 
 
 @pytest.mark.parametrize("method", ["fixed_point", "aitken", "anderson", "broyden", "newton",
@@ -284,3 +291,19 @@ def test_a_loop_that_one_pass_cannot_settle_is_settled_again(monkeypatch):
     (res, n), (ref, n_ref) = run(True), run(False)
     assert n == n_ref
     np.testing.assert_array_equal(res["A.y"], ref["A.y"])
+
+
+def test_a_checkpoint_without_histories_refuses_to_restore_them(files):
+    """Iterative coupling's slot leaves the signal histories out (its sweeps push every one
+    at the step end again); restoring histories from such a checkpoint is an error, not a
+    silent no-op."""
+    master = _master("native", files, Iterative("newton"), None)
+    master.run(0.01)
+    snap = master.save(slot="mine", histories=False)
+    assert snap["hist"] is None
+    master.restore(snap, histories=False)  # the subsystems only: fine
+    with pytest.raises(ContextError, match="histories=False"):
+        master.restore(snap)
+    full = master.save(slot="mine")  # the same slot with histories again
+    assert full is snap and full["hist"] is not None
+    master.restore(full)
