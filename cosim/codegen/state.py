@@ -123,7 +123,7 @@ class StateMap:
         # number); one-element discrete states without a codec, set and read as floats
         # when their value is a float
         n_x = len(self._cx)
-        self._x_whole = n_x if (np.array_equal(self._cx, np.arange(n_x))
+        self._x_whole = n_x if (n_x and np.array_equal(self._cx, np.arange(n_x))
                                 and np.array_equal(self._wx, np.arange(n_x))) else None
         self._xd_one = [(a, h) for (a, n), h in xds if n == 1 and h not in self.codecs]
         self._xd_other = [((a, n), h) for (a, n), h in xds
