@@ -478,8 +478,9 @@ class CompiledRoute:
       what generating and compiling costs in Python-loop time (the library is cached: a
       later run of the same diagram and parameters pays only the generation).  Decided on
       the work, never on the clock, so a run gives the same results on a busy machine.
-      Real-time frames move to C once their work adds up (a runner that announces its end
-      with :meth:`expect` gets C before its first frame).  Otherwise, and when it cannot,
+      Real-time frames move to C once their work adds up; a runner that announces its end
+      with :meth:`expect` gets C before its first frame, whatever the run's length (its
+      frames' work is what counts).  Otherwise, and when it cannot,
       the Python loop, the reason in ``diagnostics["compiled"]``;
     * ``True``: in C from the start (built at ``initialize``), or a
       :class:`~cosim.errors.BuildError` naming why not;
@@ -528,10 +529,11 @@ class CompiledRoute:
 
     def expect(self, end: int) -> None:
         """The caller will advance to tick ``end`` in many short steps (a real-time runner's
-        frames): with ``compiled=None``, decide and build now for the whole of it, before
-        the first frame, rather than when the frames' work adds up mid-run."""
-        if self.compiled is None and self.run is None and \
-                self._estimate(end) >= self.threshold:
+        frames): with ``compiled=None``, build the C now, before the first frame, whenever
+        the diagram can run in C, however short the run.  A real-time run is judged on
+        each frame's work, not on its total: the build falls before the clock starts (and
+        the library is cached for the next run), the frames then cost what C costs."""
+        if self.compiled is None and self.run is None:
             self.choose(None, count=False, force=True)
 
     def advance(self, end: int, bar: Any) -> None:

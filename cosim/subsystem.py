@@ -399,9 +399,9 @@ class DiagramSubsystem(Subsystem):
 
     def expect(self, end_ticks: int) -> None:
         """The master will step this subsystem to tick ``end_ticks`` in many short steps (a
-        real-time runner's frames): its Simulator decides now whether the run is worth C
-        (``compiled=None``) and builds it before the first frame, not when the frames' work
-        adds up mid-run (:meth:`cosim.compiled_run.CompiledRoute.expect`)."""
+        real-time runner's frames): its Simulator (``compiled=None``) builds its C now,
+        before the first frame, where the diagram can run in C
+        (:meth:`cosim.compiled_run.CompiledRoute.expect`)."""
         self.sim.route.expect(end_ticks)
 
     def unread_inputs(self) -> set[str]:

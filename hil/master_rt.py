@@ -140,8 +140,8 @@ class RealTimeMaster:
 
     def expect(self, end: int) -> None:
         """The runner will advance to tick ``end`` frame by frame: every subsystem that can
-        (a :class:`~cosim.subsystem.DiagramSubsystem`) builds its C now if the whole run
-        pays for it, so that no compilation falls in the middle of the frames."""
+        (a :class:`~cosim.subsystem.DiagramSubsystem`) builds its C now, whatever the
+        run's length, so that no compilation falls in the middle of the frames."""
         for s in self.master.subsystems:
             ahead = getattr(s, "expect", None)
             if ahead is not None:
