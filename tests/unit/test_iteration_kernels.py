@@ -66,11 +66,16 @@ pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")  # inf - inf i
 CASES = [(n, seed) for n in range(1, 21) for seed in range(6)]
 
 
+def _case(base: int, n: int, seed: int) -> tuple:
+    """(generator, whether the vectors hold signed zeros, infinities and NaN, M as rows)."""
+    rng = np.random.default_rng(base * n + seed)
+    special = seed >= 4
+    return rng, special, [_vec(rng, n, special) for _ in range(n)]
+
+
 @pytest.mark.parametrize("n,seed", CASES)
 def test_the_newton_step_is_the_reference(n, seed):
-    rng = np.random.default_rng(1000 * n + seed)
-    special = seed >= 4
-    M = [_vec(rng, n, special) for _ in range(n)]
+    rng, special, M = _case(1000, n, seed)
     z, g = _vec(rng, n, special), _vec(rng, n, special)
     for m in (M, np.array(M)):  # a list of rows, or the array Newton's Jacobian gives
         got = _step(m, z, g)
@@ -84,9 +89,7 @@ def test_the_newton_step_is_the_reference(n, seed):
 
 @pytest.mark.parametrize("n,seed", CASES)
 def test_the_broyden_update_is_the_reference(n, seed):
-    rng = np.random.default_rng(2000 * n + seed)
-    special = seed >= 4
-    M = [_vec(rng, n, special) for _ in range(n)]
+    rng, special, M = _case(2000, n, seed)
     z, g = _vec(rng, n, False), _vec(rng, n, False)
     zn, gn = _vec(rng, n, special), _vec(rng, n, special)
     if n > _SMALL:
