@@ -34,18 +34,10 @@ from blocks.ocean.wave_loads import DriftCoefficients, ForceRAO, WaveLoads
 from cosim import DiagramBuilder, Simulator
 from cosim.errors import BuildError, ParameterError
 from tests.corpus.compiled_oracle import run_both
-from tests.system.test_c_forms_ocean import _signal, _vector
+from tests.system.test_c_forms_ocean import SEEDS, SOLVERS, _both, _signal, _vector
 
 pytestmark = [pytest.mark.skipif(shutil.which("gcc") is None, reason="needs a C compiler"),
               pytest.mark.filterwarnings("ignore::cosim.errors.CosimWarning")]
-
-SOLVERS = ["rk4", "heun", "midpoint", "euler"]
-SEEDS = range(6)
-
-
-def _both(make, t_end, record=None, **kw):
-    return run_both(make, t_end, record=record, **kw)[0]
-
 
 # ------------------------------------------------------------------ vessel
 def _spd(rng, n, scale, off):
