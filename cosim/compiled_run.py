@@ -17,11 +17,11 @@ back, so the context, a later Python step and the next run go on from where C st
 C runs in slices of about :attr:`CompiledRun.slice_s` of wall time: Ctrl-C stops the run
 within about that, with the context and the recorded rows at the last completed stop.
 
-Equality with the Python loop: the same operations in the same order, except (a) fused
-linear groups, which the Python loop steps with the exact Runge-Kutta propagator
-(:mod:`cosim.propagator`: one matrix product per step) and the C stage by stage, and (b) the
-sums of fused outputs, whose terms NumPy adds in another order: results agree to about
-1e-13 relative where fused groups are involved (tested), bit for bit elsewhere.
+Equality with the Python loop: the same operations in the same order, except (a) an
+all-fused linear diagram, which both step with the exact Runge-Kutta propagator
+(:mod:`cosim.propagator`; in C :mod:`cosim.codegen.propagate_c`) summed in other orders, and
+(b) the sums of fused outputs, whose terms NumPy adds in another order: results agree to
+about 1e-13 relative where fused groups are involved (tested), bit for bit elsewhere.
 
 What runs compiled (:func:`compiled_reason` says why not, ``diagnostics["compiled"]``):
 
@@ -162,6 +162,7 @@ class CompiledRun:
         from .codegen import csource
         from .codegen.cache import CFLAGS, shared_library
         from .codegen.program import Program
+        from .codegen.propagate_c import STAGES, propagation
         from .codegen.state import LAYOUT_C, StateMap, bind_externs, state_type
         t0 = _time.perf_counter()
         self.sim = sim
@@ -178,7 +179,11 @@ class CompiledRun:
                        monitor_conditions=True, in_process=True).build()
         self.program = prog
         self._events = _event_options(sim)
-        header = ("#define COSIM_HAS_CS 1\n#define COSIM_INTERPOLATE 0\n"
+        prop_h, prop_c = propagation(sim.program.propagator, sim.program.ev, prog, dt, method)
+        self.propagates = bool(prop_h)  #: whole steps by the exact linear map (propagate_c)
+        #: right-hand-side evaluations a step not counted by the C (cnt[5])
+        self._per_step = 0 if self.ab3 or self.propagates else STAGES.get(prog.integrator, 0)
+        header = (prop_h + "#define COSIM_HAS_CS 1\n#define COSIM_INTERPOLATE 0\n"
                   '#define COSIM_FINITE_HINT "or reduce dt"\n'
                   f"#define COSIM_ZENO_N {self._events[0]}\n"
                   f"#define COSIM_ZENO_SPAN {self._events[1]!r}\n"
@@ -186,7 +191,7 @@ class CompiledRun:
         source = csource.model_source(prog, fmi_version="2.0", model_identifier="cosim_sim",
                                       token="cosim-sim", header=header, integrator=method) \
             + LAYOUT_C + (_watch_tables(sim, prog) if self.ab3 else "") \
-            + _monitor_source(prog) + _DRIVER.read_text()
+            + _monitor_source(prog) + prop_c + _DRIVER.read_text()
         path = shared_library("cosim-sim", source, (*CFLAGS, "-lm"), "Simulator(compiled)")
         self._lib = lib = ctypes.CDLL(str(path))
         bind_externs(prog, lib)  # compiled functions the C calls by address (extern_fn)
@@ -326,8 +331,7 @@ class CompiledRun:
             sim.stats["partial_steps"] += int(cnt[2])
             sim.stats["multistep_restarts"] += int(cnt[4])
             sim.stats["events"] += int(cnt[6])
-            self.stages += int(cnt[5]) + (0 if self.ab3 else
-                                          int(cnt[1]) * _STAGES.get(self.program.integrator, 0))
+            self.stages += int(cnt[5]) + int(cnt[1]) * self._per_step
             sim._fresh = None
         if failed is not None:
             raise FailedInC(failed)
@@ -415,10 +419,6 @@ class CompiledRun:
         nx = self.sim.plan.n_continuous
         self.sim.program.solver.restore([self._hist[j * nx:(j + 1) * nx] for j in range(n)],
                                         h.value or None)
-
-
-
-_STAGES = {"euler": 1, "heun": 2, "midpoint": 2, "rk4": 4}
 
 
 def _event_options(sim: Any) -> tuple:

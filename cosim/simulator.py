@@ -572,8 +572,8 @@ class Simulator:
         if run is not None and run.stages:  # what ran in C: stages, no propagator
             d["rhs_evals"] = d.get("rhs_evals", 0) + run.stages
         d["compiled"] = self.route.diagnostic()
-        if d["compiled"] is True:
-            d["propagator"] = False
+        if d["compiled"] is True:  # whole steps by the exact linear map in C, or stages
+            d["propagator"] = bool(run is not None and run.propagates)
         return d
 
     #: Zeno guard: this many consecutive state events within this span of

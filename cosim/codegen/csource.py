@@ -22,6 +22,7 @@ import numpy as np
 
 from .model import c_float, c_string
 from .program import Program, _indent
+from .time_cache import guarded, keys
 
 TEMPLATES = Path(__file__).parent / "templates"
 #: ``COSIM_METHOD`` of each integrator (``ab3``: the compiled Simulator's, not an export's)
@@ -84,6 +85,7 @@ def model_source(prog: Program, *, fmi_version: str, model_identifier: str, toke
         f"#define COSIM_METHOD {METHODS[integrator or prog.integrator]}",
         f"#define COSIM_H_TICKS INT64_C({int(prog.step_ticks)})",
         f"#define COSIM_NVARS {len(variables)}",
+        f"#define COSIM_TC_MT {int(prog.time_only_mt)}",
     ])
     ng = len(prog.rate_groups)
     tables = [
@@ -158,8 +160,10 @@ def _comment(text: str) -> str:
 
 
 def _functions(prog: Program) -> str:
-    def block(ops, filt) -> str:
+    def block(ops, filt, which: tuple[int, ...]) -> str:
         parts = []
+        cached = [k for k in which if any(op.time_only and filt(op) and
+                                          op.for_derivatives == (k == 0) for op in ops)]
         for op in ops:
             if not filt(op):
                 continue
@@ -167,16 +171,22 @@ def _functions(prog: Program) -> str:
             if op.groups:
                 cond = " || ".join(f"due[{g}]" for g in op.groups)
                 body = f"if (due && ({cond})) " + body
+            elif op.time_only:
+                body = guarded(op, body)
             parts.append(f"/* {_comment(op.comment)} */\n{body}")
-        return "\n".join(parts)
+        if not cached:
+            return "\n".join(parts)
+        before, after = keys(tuple(cached))
+        return "\n".join([before, *parts, after])
 
     fns = []
     fns.append("static void cosim_eval(Model *M, const double *x, const int *due) {\n"
-               + _indent(_LOCALS + "\n(void)x; (void)due;\n" + block(prog.ops, lambda o: True))
+               + _indent(_LOCALS + "\n(void)x; (void)due;\n"
+                         + block(prog.ops, lambda o: True, (0, 1)))
                + "\n}")
     fns.append("static void cosim_eval_deriv(Model *M, const double *x) {\n"
                + _indent(_LOCALS + "\n(void)x;\n"
-                         + block(prog.ops, lambda o: o.for_derivatives and not o.groups))
+                         + block(prog.ops, lambda o: o.for_derivatives and not o.groups, (0,)))
                + "\n}")
     fns.append("static void cosim_derivs(Model *M, const double *x, double *dx) {\n"
                + _indent(_LOCALS + "\n(void)x; (void)dx;\n" + "\n".join(prog.derivatives))

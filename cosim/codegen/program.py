@@ -42,6 +42,7 @@ from .model import (
     why_no_c_form,
 )
 from .tangent import tangent_source
+from .time_cache import TimeOnly
 
 INTEGRATORS = ("euler", "heun", "midpoint", "rk4", "zoh")
 _NO_TANGENT = ("static void cosim_jvp(Model *M, double *ts, const double *tx, double *tdx) {\n"
@@ -78,6 +79,9 @@ class Op:
     groups: tuple[int, ...] = ()  # rate groups (sampled) or () for always
     for_derivatives: bool = False
     comment: str = ""
+    #: a function of time only, skipped when its values are of the same time
+    #: (:mod:`cosim.codegen.time_cache`)
+    time_only: bool = False
 
 
 @dataclass
@@ -128,6 +132,8 @@ class Program:
     #: state events: (witness expression, handler code, direction, terminal, label)
     zero_crossings: list[tuple] = field(default_factory=list)
     tangent: str = ""  # C of cosim_jvp (cosim.codegen.tangent)
+    #: a time-only op reads the mode time (its cache key holds it too)
+    time_only_mt: bool = False
 
     # ------------------------------------------------------------- build
     def build(self) -> Program:
@@ -299,6 +305,7 @@ class Program:
                     "Break it with a state or a UnitDelay, or make it linear (linear loops are "
                     "solved exactly by fusion)")
         keep = self._derivative_subset()
+        tonly = TimeOnly()
         for (kind, payload, samp), for_d in zip(ev.ops, keep, strict=True):
             if kind == "conv":
                 n = payload
@@ -307,12 +314,14 @@ class Program:
                 code = "\n".join(f"{self._slot(dst, i)} = {c_float(n.scale)} * "
                                  f"{self._slot(src, i)} + {c_float(n.bias)};"
                                  for i in range(size))
-                self.ops.append(Op(code, (), for_d, n.label))
+                self.ops.append(Op(code, (), for_d, n.label, tonly.conv(n.reads, n.slots)))
             elif kind == "group":
                 gi, nodes = payload
                 self.ops.append(Op(self._group_outputs(gi, nodes), (), for_d,
                                    f"fused linear group {gi}: "
-                                   + ", ".join(p.path for n in nodes for p in n.ports)))
+                                   + ", ".join(p.path for n in nodes for p in n.ports),
+                                   tonly.group(self.ev.groups[gi],
+                                               [k for n in nodes for k in n.slots])))
             else:  # "node"
                 n = payload
                 cm = self.cmodel(n.block)
@@ -328,9 +337,12 @@ class Program:
                             f"{port.name!r}; outputs described: {', '.join(cm.outputs)}")
                     parts.append(code)
                 groups = self._block_groups[n.block] if samp is not None else ()
-                self.ops.append(Op("\n".join(parts), groups, for_d and samp is None,
+                code = "\n".join(parts)
+                self.ops.append(Op(code, groups, for_d and samp is None,
                                    f"block '{n.block.path}' ({type(n.block).__name__}) "
-                                   + ", ".join(p.name for p in n.ports)))
+                                   + ", ".join(p.name for p in n.ports),
+                                   tonly.node(n, samp is not None, code)))
+        self.time_only_mt = tonly.reads_mt
 
     def _derivative_subset(self) -> list[bool]:
         """Which ops the derivatives need (``Evaluator.derivative_ops``)."""

@@ -60,7 +60,8 @@ def state_type(prog: Any, lib: Any) -> Any:
                     ("event_tick", ctypes.c_int64), ("u_start", _C * nin),
                     ("du", (_C * 3) * nin), ("du_t0", _C), ("has_du", ctypes.c_int),
                     ("zc_pre", ctypes.c_ubyte * max(1, len(prog.zero_crossings))),
-                    ("dirty", ctypes.c_int), ("initialized", ctypes.c_int)]
+                    ("dirty", ctypes.c_int), ("initialized", ctypes.c_int),
+                    ("tc_ok", ctypes.c_int * 2), ("tc_t", _C * 2), ("tc_mt", _C * 2)]
     got = (ctypes.c_size_t * 8)()
     lib.cosim_state_layout(got)
     want = [ctypes.sizeof(ModelState)] + [getattr(ModelState, f).offset for f in
@@ -181,6 +182,7 @@ class StateMap:
             if sig[w] is not None:
                 s[off:off + n] = np.asarray(sig[w], dtype=float).reshape(-1)
         st.dirty = 0
+        st.tc_ok[0] = st.tc_ok[1] = 0  # (the signals were written: cosim.codegen.time_cache)
 
     def pull(self, st: Any, ctx: Any, views: tuple | None = None) -> None:
         """The C state ``st`` back into the context (as its own steps would leave it)."""

@@ -49,6 +49,11 @@ typedef struct {
     unsigned char zc_pre[NZ1];  /* Model Exchange: event indicator > 0 at the last event */
     int dirty;           /* outputs must be re-evaluated before they are read */
     int initialized;
+    /* the time-only outputs' keys (cosim/codegen/time_cache.py): 0 those the derivatives
+     * read, 1 all; valid (tc_ok) for the bits of the time and mode time they were made at */
+    int tc_ok[2];
+    double tc_t[2];
+    double tc_mt[2];
 } ModelState;
 
 #define ZOH_N (NX + NV + 1)
@@ -72,6 +77,9 @@ struct CosimModel {
     int zoh_next;
     double zoh_T[2][NX1 * ZOH_N];      /* rows of expm([[A B e];[0 0 0]] h): [Phi Gamma g] */
     double zoh_work[8 * ZOH_N * ZOH_N];   /* aug, E, 6 for expm */
+#endif
+#ifdef COSIM_PROPAGATE
+    double prop_z[COSIM_PROP_NZ];      /* cosim/codegen/propagate_c.py: [x, v(t + c h) ...] */
 #endif
 #if COSIM_METHOD == COSIM_AB3
     int ab3_n;                  /* right-hand sides in the history (0, 1, 2) */
@@ -133,6 +141,18 @@ static void cosim_fd_block(Model *M, void (*fn)(Model *, double *), int into_dx,
     for (i = 0; i < nxs; i++) S->x[xs[i]] = u0[nin + i];
     if (!into_dx)
         for (i = 0; i < nout; i++) S->s[out[i]] = y0[i];
+}
+
+/* the time-only outputs of key k hold their values at the current time (bit for bit) */
+static int cosim_tc_hit(const ModelState *S, int k) {
+    return S->tc_ok[k] && memcmp(&S->tc_t[k], &S->time, sizeof(double)) == 0
+           && (!COSIM_TC_MT || memcmp(&S->tc_mt[k], &S->mode_time, sizeof(double)) == 0);
+}
+
+static void cosim_tc_set(ModelState *S, int k) {
+    S->tc_ok[k] = 1;
+    S->tc_t[k] = S->time;
+    S->tc_mt[k] = S->mode_time;
 }
 
 /*@FUNCTIONS@*/
@@ -607,7 +627,9 @@ static double *cosim_var_ptr(Model *M, unsigned int vr, size_t *n, int *kind) {
     *kind = v->kind;
     switch (v->area) {
     case AREA_T: return &S->time;
-    case AREA_P: return S->p + v->offset;
+    case AREA_P:  /* (a parameter may be set: the time-only outputs' keys go) */
+        S->tc_ok[0] = S->tc_ok[1] = 0;
+        return S->p + v->offset;
     case AREA_S: return S->s + v->offset;
     case AREA_X: return S->x + v->offset;
     case AREA_DX: return M->dx + v->offset;

@@ -461,7 +461,8 @@ static int64_t cosim_zc_locate(SimModel *SM, int64_t t0, const double *x0, int64
  * a stop).  cnt[0] counts the rows written, cnt[1] the steps, cnt[2] the partial steps
  * (shorter than dt, and steps cut by an event), each as the stop completes (what an
  * interrupted caller keeps); cnt[4] the AB3 restarts at sample hits (cosim_sim_major_a), cnt[5]
- * the right-hand-side evaluations of AB3's steps and of the event location, cnt[6] the events.
+ * the right-hand-side evaluations of AB3's steps, of the event location and (exact linear
+ * steps, COSIM_PROPAGATE) of the partial steps, cnt[6] the events.
  * Returns 0; 1 when the terminal crossing cnt[7] ended the run (the state at its instant,
  * after its handler, before the major point); 2 when a monitor's C condition holds at the
  * major point just evaluated (outputs there, discrete updates not yet run): the caller runs
@@ -509,6 +510,13 @@ int cosim_sim_run(void *p, int64_t end, int64_t max_stops, int64_t dt, const int
 #endif
 #if COSIM_METHOD == COSIM_AB3
             cnt[5] += cosim_ab3_step(M, (double)tick * 1e-9, (double)(stop - tick) * 1e-9);
+#elif defined(COSIM_PROPAGATE)  /* whole steps exactly, others by stages (counted) */
+            if (stop - tick == COSIM_PROP_H_TICKS) {
+                cosim_prop_step(M, (double)tick * 1e-9, (double)(stop - tick) * 1e-9);
+            } else {
+                cosim_rk_step(M, (double)tick * 1e-9, (double)(stop - tick) * 1e-9);
+                cnt[5] += COSIM_RK_STAGES;
+            }
 #else
             cosim_rk_step(M, (double)tick * 1e-9, (double)(stop - tick) * 1e-9);
 #endif

@@ -1,0 +1,81 @@
+"""Outputs that are functions of time only, evaluated once per distinct time in the C.
+
+A fixed step evaluates the outputs the derivatives read at every solver stage, and all
+outputs at every major point.  Part of a diagram often depends on nothing but time: sources
+and the blocks fed only by them (a sine through a chain of nonlinear maps into an integrator).
+Their values at a stage are a function of ``(t, mt, p)`` (time, mode time, parameters), and
+the stages repeat times: RK4's are ``t, t + h/2, t + h/2, t + h``, its first one is the major
+point's time, and its last one is usually bit for bit the next major point's.  The C skips an
+evaluation of such an op when the values in ``s[]`` were computed at the same time, so a
+stateless chain under RK4 is evaluated twice a step instead of five times.  The results are
+the same bits: the skipped op would compute the values already there.
+
+An op (:class:`~cosim.codegen.program.Op`) is *time-only* when
+
+* it is not sampled (a held output changes at sample hits, not with time);
+* a block op: the block has no continuous, discrete or opaque states and no zero
+  crossings, and its C names none of ``x``, ``xd``, ``dx``, ``S``, ``M`` (state, the model)
+  nor an external function (``COSIM_EXTERN``: compiled code we cannot see into);
+* a fused linear group: it has no states;
+* every signal it reads is written by a time-only op (never an exported input, a held
+  output or a state-dependent signal).
+
+The C keeps two keys in ``ModelState`` (``tc_ok``, ``tc_t``, ``tc_mt``): key 0 for the
+time-only ops the derivatives read (``cosim_eval_deriv`` and ``cosim_eval`` evaluate them),
+key 1 for all time-only ops (``cosim_eval`` only).  A key holds the bits of the time (and of
+the mode time when a time-only op reads ``mt``) the values were computed at.  Parameters are
+the only other input: setting any (``cosim_var_ptr`` on the parameter area) clears both keys,
+as do a reset and a hand-over from Python (:meth:`cosim.codegen.state.StateMap.push`); a
+saved state carries its keys with the signals they describe.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+#: C text that reads the model's state, the model itself or compiled code outside the source
+_NOT_TIME_ONLY = re.compile(r"\b(x|xd|dx|S|M)\b|COSIM_EXTERN")
+_READS_MT = re.compile(r"\bmt\b")
+
+
+class TimeOnly:
+    """Which ops of a program are time-only, decided in evaluation order (see the module
+    docstring); ``reads_mt``: some time-only op reads the mode time."""
+
+    def __init__(self) -> None:
+        self.slots: set[int] = set()
+        self.reads_mt = False
+
+    def conv(self, reads: Any, slots: Any) -> bool:
+        return self._mark(all(k in self.slots for k in reads), slots, "")
+
+    def group(self, g: Any, slots: Any) -> bool:
+        return self._mark(not g.state_index.size and all(v in self.slots for v in g.v_slots),
+                          slots, "")
+
+    def node(self, n: Any, sampled: bool, code: str) -> bool:
+        b = n.block
+        ok = (not sampled and not b.continuous_states and not b.discrete_states
+              and not b.opaque_states and not b.zero_crossings
+              and all(k in self.slots for k in n.reads)
+              and _NOT_TIME_ONLY.search(code) is None)
+        return self._mark(ok, n.slots, code)
+
+    def _mark(self, ok: bool, slots: Any, code: str) -> bool:
+        if ok:
+            self.slots.update(slots)
+            self.reads_mt = self.reads_mt or _READS_MT.search(code) is not None
+        return ok
+
+
+def guarded(op: Any, body: str) -> str:
+    """``body`` of a time-only ``op`` run only when its key misses (:func:`keys`)."""
+    return f"if (!tc_hit[{0 if op.for_derivatives else 1}]) {body}"
+
+
+def keys(which: tuple[int, ...]) -> tuple[str, str]:
+    """The C before and after an evaluation of the time-only ops of the keys ``which``."""
+    hits = ", ".join(f"cosim_tc_hit(S, {k})" if k in which else "0" for k in (0, 1))
+    return (f"const int tc_hit[2] = {{{hits}}};",
+            "\n".join(f"cosim_tc_set(S, {k});" for k in which))
