@@ -103,13 +103,18 @@ def compiled_reason(sim: Any) -> str:
     """Why the initialized Simulator ``sim`` cannot run in C ('' when it may: the code
     generator can still name blocks without a C form)."""
     nx = sim.plan.n_continuous
-    if nx and not sim.fixed:
-        return (f"variable-step solver '{sim.solver_name}' (the compiled run integrates with "
-                f"{', '.join(SOLVERS)} at a fixed dt)")
-    if nx and sim.solver_name not in SOLVERS:
+    if nx and not sim.fixed:  # the right-hand side in C (cosim.compiled_rhs): opt-in
+        if sim.route.compiled is None:
+            return (f"variable-step solver '{sim.solver_name}' (compiled=True runs its "
+                    "right-hand side in C, SciPy's integrator staying in Python: about 2x "
+                    "for explicit methods, none for implicit ones)")
+        if sim._monitors:
+            return (f"variable-step solver '{sim.solver_name}' with monitors (they read the "
+                    "signals of the last right-hand side, which the C's keeps)")
+    elif nx and sim.solver_name not in SOLVERS:
         return (f"solver '{sim.solver_name}' (the compiled run integrates with "
                 f"{', '.join(SOLVERS)})")
-    if nx and not sim.grid.ticks:
+    elif nx and not sim.grid.ticks:
         return "dt='advance' (the compiled run steps on a fixed dt)"
     names = _names
     if sim.events.has_dynamic:
@@ -163,6 +168,7 @@ class CompiledRun:
         from .codegen.cache import CFLAGS, shared_library
         from .codegen.program import Program
         from .codegen.propagate_c import STAGES, propagation
+        from .codegen.sim_source import monitor_source, watch_tables
         from .codegen.state import LAYOUT_C, StateMap, bind_externs, state_type
         t0 = _time.perf_counter()
         self.sim = sim
@@ -190,8 +196,8 @@ class CompiledRun:
                   f"#define COSIM_EVENT_LEFT {int(self._events[2])}\n")
         source = csource.model_source(prog, fmi_version="2.0", model_identifier="cosim_sim",
                                       token="cosim-sim", header=header, integrator=method) \
-            + LAYOUT_C + (_watch_tables(sim, prog) if self.ab3 else "") \
-            + _monitor_source(prog) + prop_c + _DRIVER.read_text()
+            + LAYOUT_C + (watch_tables(sim, prog) if self.ab3 else "") \
+            + monitor_source(prog) + prop_c + _DRIVER.read_text()
         path = shared_library("cosim-sim", source, (*CFLAGS, "-lm"), "Simulator(compiled)")
         self._lib = lib = ctypes.CDLL(str(path))
         bind_externs(prog, lib)  # compiled functions the C calls by address (extern_fn)
@@ -340,6 +346,7 @@ class CompiledRun:
             raise Terminate(sim.events.crossings[terminal])
 
     stages = 0  #: right-hand-side evaluations made in C (the Python loop's rhs_evals)
+    rhs: Any = None  #: a variable-step run's C right-hand side (cosim.compiled_rhs), once made
 
     def _push_history(self) -> None:
         """The Python solver's AB3 history into the C model (and whether the C forgets it
@@ -427,43 +434,6 @@ def _event_options(sim: Any) -> tuple:
     return (max(1, int(sim.zeno_events)), float(sim.zeno_span_s), bool(sim.events.left))
 
 
-def _monitor_source(prog: Any) -> str:
-    """``cosim_monitors_due(M)``: whether one of the monitors' C conditions holds (each
-    block's :class:`~cosim.codegen.model.CMonitor`, :attr:`Program.monitors`)."""
-    from .codegen.csource import _LOCALS, _comment
-    from .codegen.program import _indent
-    if not prog.monitors:
-        return "\n#define COSIM_NMON 0\n"
-    tests = "".join(f"if ({cond}) return 1;  /* {_comment(label)} */\n"
-                    for cond, label in prog.monitors)
-    return (f"\n#define COSIM_NMON {len(prog.monitors)}\n"
-            "static int cosim_monitors_due(Model *M) {\n"
-            + _indent(_LOCALS + "\nconst double *x = S->x;\n(void)x;\n" + tests + "return 0;")
-            + "\n}\n")
-
-
-def _watch_tables(sim: Any, prog: Any) -> str:
-    """C tables of the held outputs whose change at a sample hit restarts AB3, per rate
-    group (``COSIM_WATCH``: signal offsets, an array's elements each; group ``g``'s from
-    ``COSIM_WATCH_START[g]``): the slots :class:`~cosim.hit_plans.HitPlans` watches."""
-    from .codegen.csource import _array
-    hits = sim.hits
-    reads, kinds = hits.restart_reads, hits.restart_kinds
-    start, offs = [0], []
-    for g in sim.plan.rate_groups:
-        if reads:
-            for b in g.blocks:
-                if b.is_sampled:
-                    for p in b.outputs.values():
-                        k = hits.output_slot[p]
-                        if k in reads and np.dtype(p.dtype).kind in kinds:
-                            offs.extend(prog.slot_offset[k] + i for i in range(p.size))
-        start.append(len(offs))
-    return (f"\n#define NWATCH1 {max(1, len(offs))}\n"
-            + _array("COSIM_WATCH", offs, "int", fmt=str) + "\n"
-            + _array("COSIM_WATCH_START", start, "int", fmt=str) + "\n")
-
-
 #: ``compiled=None``'s reason while the run's work is below the threshold (one object, so
 #: that the advances of a long real-time run add one reason, not one per count)
 _SHORT = "a short run so far"
@@ -544,6 +514,10 @@ class CompiledRoute:
         if c is None:
             sim.advancer.advance(end)
             return
+        if not sim.fixed and sim.plan.n_continuous:  # SciPy calls the C (compiled_rhs)
+            from .compiled_rhs import advance_variable
+            advance_variable(c, end)
+            return
         try:
             c.advance(end, bar)
         except FailedInC as exc:
@@ -595,7 +569,9 @@ class CompiledRoute:
             return self._python(why, count)
         self.reason = ""
         if count:
-            self.ran.add(True)
+            self.ran.add(True if sim.fixed or not sim.plan.n_continuous else
+                         f"the right-hand side in C, variable-step '{sim.solver_name}' in "
+                         "Python (SciPy's integrator, output points, events, major points)")
         return self.run
 
     def _missing(self) -> str:

@@ -569,7 +569,7 @@ class Simulator:
             if program.solver is not None:
                 d["rhs_evals"] = program.solver.nfev
         run = self.route.run
-        if run is not None and run.stages:  # what ran in C: stages, no propagator
+        if run is not None and run.stages:  # the stages evaluated in C
             d["rhs_evals"] = d.get("rhs_evals", 0) + run.stages
         d["compiled"] = self.route.diagnostic()
         if d["compiled"] is True:  # whole steps by the exact linear map in C, or stages

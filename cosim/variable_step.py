@@ -38,6 +38,9 @@ class VariableStepAdvancer:
         self.rtol, self.atol, self.max_step = rtol, atol, max_step
         #: the next output-grid tick (set at the first advance)
         self.next_out: int | None = None
+        #: None, or a function giving the right-hand side at each start of the integrator
+        #: (the compiled Simulator's C, :mod:`cosim.compiled_rhs`), else the program's
+        self.rhs_source: Any = None
 
     def advance(self, end: int) -> None:
         """Integrate to ``end``, stopping at every hit and breakpoint."""
@@ -63,7 +66,8 @@ class VariableStepAdvancer:
             x0 = ctx.xc.copy()
             ctx.mode_time = tick * _NS
             try:
-                sol = cls(host.program.rhs, tick * _NS, x0, stop * _NS, **kw)
+                rhs = host.program.rhs if self.rhs_source is None else self.rhs_source()
+                sol = cls(rhs, tick * _NS, x0, stop * _NS, **kw)
             except ValueError as exc:
                 raise SolverError(f"{self.name}: {exc}") from exc
             event_stop = None

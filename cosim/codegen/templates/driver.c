@@ -37,6 +37,22 @@ ModelState *cosim_sim_state(void *p) { return &((Model *)p)->st; }
 const char *cosim_sim_error(void *p) { return ((Model *)p)->error; }
 void cosim_sim_clear_error(void *p) { ((Model *)p)->error = NULL; }
 
+/* The right-hand side of a variable-step run (cosim.compiled_rhs; the Simulator's rhs): the
+ * time t and the states x set, the outputs the derivatives read evaluated, the derivatives
+ * into dx.  0, or -1 on an error (cosim_sim_error). */
+int cosim_sim_rhs(void *p, double t, const double *x, double *dx) {
+    Model *M = (Model *)p;
+#if NX > 0
+    M->st.time = t;
+    memcpy(M->st.x, x, sizeof(double) * NX);
+    cosim_eval_deriv(M, M->st.x);
+    cosim_derivs(M, M->st.x, dx);
+#else
+    (void)t; (void)x; (void)dx;
+#endif
+    return M->error ? -1 : 0;
+}
+
 /* The zero crossings' state from (set) and to (get) the Python loop: n witnesses at prev, the
  * flags of those left on zero by an event at zero, post (an event since the last point), the
  * ticks of the last nz events at zeno (oldest first); get returns nz. */
