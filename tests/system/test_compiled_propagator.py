@@ -35,6 +35,12 @@ SOLVERS = ["rk4", "heun", "midpoint", "euler"]
 
 def linear_diagram(seed: int):
     """A random all-linear continuous part driven by time-only and held inputs."""
+    b, outs, record = linear_builder(seed)
+    return b.build(), record
+
+
+def linear_builder(seed: int):
+    """:func:`linear_diagram`'s builder, its linear blocks' outputs and the recorded ports."""
     rng = np.random.default_rng(seed)
     u = lambda lo, hi: float(rng.uniform(lo, hi))  # noqa: E731
     b = DiagramBuilder(f"lin{seed}")
@@ -71,7 +77,7 @@ def linear_diagram(seed: int):
         b.connect(hot.y, kel.u)
         outs.append(kel.y)
     record = [outs[-1], outs[len(outs) // 2], srcs[-1]]
-    return b.build(), record
+    return b, outs, record
 
 
 @pytest.mark.parametrize("seed", range(24))
@@ -95,6 +101,36 @@ def test_all_linear_diagrams_propagate_in_c_as_in_the_python_loop(seed):
         assert c.diagnostics[key] == py.diagnostics[key], key
     assert py.diagnostics["partial_steps"] > 0  # (the stages' path is taken too)
     assert sim.program.propagator.has_g == bool(seed % 2)
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_with_zero_crossings_both_loops_take_the_stages(seed):
+    """A linear diagram with a counter of a linear output's crossings: the Python loop does
+    not propagate where it locates events (Simulator._build_program), so neither does the
+    C; the crossings are located alike."""
+    from tests.corpus.event_diagrams import LevelCounter
+
+    b, outs, _ = linear_builder(seed)  # a level the watched output crosses: its mid-range
+    y = Simulator(b.build(), solver="rk4", dt=1e-3, record=[outs[0]],
+                  compiled=False).run(0.6)[outs[0].path]
+    level = 0.5 * (float(np.min(y)) + float(np.max(y)))
+
+    def run(compiled):
+        b, outs, record = linear_builder(seed)
+        lc = b.add(LevelCounter("lc", level=level, direction=0))
+        b.connect(outs[0], lc.u)
+        sim = Simulator(b.build(), solver=SOLVERS[seed % 4], dt=1e-3,
+                        record=[*record, lc.count, lc.sign], compiled=compiled)
+        return sim.run(0.6), sim
+
+    py, _ = run(False)
+    c, sim = run(True)
+    assert py.diagnostics["propagator"] is False and not sim.route.run.propagates
+    assert c.diagnostics["compiled"] is True and c.diagnostics["propagator"] is False
+    assert py.diagnostics["events"] > 0, "the corpus must cross"
+    for key in ("events", "steps", "partial_steps"):
+        assert c.diagnostics[key] == py.diagnostics[key], key
+    _compare(py, c)
 
 
 def test_a_state_dependent_block_keeps_the_stages():
