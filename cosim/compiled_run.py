@@ -26,7 +26,8 @@ about 1e-13 relative where fused groups are involved (tested), bit for bit elsew
 What runs compiled (:func:`compiled_reason` says why not, ``diagnostics["compiled"]``):
 
 * fixed-step ``rk4``, ``heun``, ``midpoint``, ``euler`` and ``ab3`` with a fixed ``dt``, and
-  diagrams without continuous states (any solver);
+  diagrams without continuous states (any solver); with ``compiled=True``, a variable-step
+  run's right-hand side only (:mod:`cosim.compiled_rhs`: SciPy's integrator stays in Python);
 * every block with a C form (:mod:`cosim.codegen.blocks`, a block's ``c_model``, a registered
   one, or ``linear_model``);
 * the built-in recorder (any ``record`` / ``record_every``; numeric ports, arrays included)
