@@ -11,9 +11,10 @@ right-hand side only; the integrators, their step control and dense output, the 
 zero crossings and major points stay in Python (SciPy's Python code; writing the methods
 themselves in C is not built).  ``diagnostics["compiled"]`` says so.
 
-Opt-in: ``compiled=None`` keeps the Python right-hand side and says why.  Measured (a sine
-through 10 or 100 ``FunctionBlock`` s into an integrator, 1 s, output grid 1 ms, 2026-11-30):
-``rk45`` 1.9-2.1x faster, ``bdf`` 0.8-1.4x, ``radau`` and ``lsoda`` 0.8-1.1x: SciPy's own
+Opt-in: ``compiled=None`` keeps the Python right-hand side and says why.  Measured
+(``python -m bench.compiled_findings``: a sine through 10 or 100 ``FunctionBlock`` s into an
+integrator, 1 s, output grid 1 ms, best of 3, 2026-11-30): ``rk45`` 1.02x and 1.30x,
+``bdf`` 0.99x and 1.05x, ``radau`` 1.00x and 1.14x, ``lsoda`` 0.95x and 1.36x: SciPy's own
 Python work per step, not the right-hand side, is most of a variable-step run's time; a real
 gain needs the integrators in C.  So the default does not change the results of variable-step
 runs (the C's round-off differs where NumPy sums, see below) for a gain that small.

@@ -32,9 +32,6 @@ import scipy.sparse as sp
 
 from .model import c_float
 
-#: right-hand-side evaluations of a step of each method (the partial steps' count)
-STAGES = {"euler": 1, "heun": 2, "midpoint": 2, "rk4": 4}
-
 
 def _table(name: str, ctype: str, values: Any, fmt: Any = str) -> str:
     vals = [fmt(v) for v in values] or ["0"]
@@ -42,13 +39,14 @@ def _table(name: str, ctype: str, values: Any, fmt: Any = str) -> str:
     return f"static const {ctype} {name}[] = {{\n    " + ",\n    ".join(rows) + "\n};"
 
 
-def propagation(prop: Any, ev: Any, prog: Any, h_ticks: int, method: str) -> tuple[str, str]:
+def propagation(prop: Any, ev: Any, prog: Any, h_ticks: int, stages: int) -> tuple[str, str]:
     """``(header, source)`` for the C of the Python loop's propagator ``prop`` (``None``:
     ``("", "")``): ``header`` goes before the model core (sizes), ``source`` after it and
     before the driver (tables and ``cosim_prop_step``).  ``ev``: the evaluator ``prop`` was
     made from (its groups' inputs, in ``prop``'s column order); ``prog``: the code
-    generator's program (signal offsets); ``h_ticks``: the step ``prop`` is exact for."""
-    if prop is None or method not in STAGES or h_ticks <= 0:
+    generator's program (signal offsets); ``h_ticks``: the step ``prop`` is exact for;
+    ``stages``: the method's right-hand-side evaluations a step (a partial step's count)."""
+    if prop is None or h_ticks <= 0:
         return "", ""
     n = prop.n
     v_off = [prog.slot_offset[k] + i for g in ev.groups
@@ -62,7 +60,7 @@ def propagation(prop: Any, ev: Any, prog: Any, h_ticks: int, method: str) -> tup
               f"#define COSIM_PROP_NC {len(prop.cs) if prop.nv else 0}\n"
               f"#define COSIM_PROP_NV {prop.nv}\n"
               f"#define COSIM_PROP_H_TICKS INT64_C({int(h_ticks)})\n"
-              f"#define COSIM_RK_STAGES {STAGES[method]}\n"
+              f"#define COSIM_RK_STAGES {int(stages)}\n"
               f"#define COSIM_PROP_HAS_G {int(prop.has_g)}\n")
     source = "\n\n".join([
         "/* ------------------------------------------ the exact linear step "

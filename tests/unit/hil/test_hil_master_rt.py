@@ -25,9 +25,9 @@ def test_the_master_in_real_time_gives_the_offline_result():
     """Bit for bit against the offline run on the same engine.  A real-time run builds its
     subsystems' C before the first frame however short it is (its frames' work is what it
     is judged on), where a 0.2 s offline run stays in the Python loop (compiling would not
-    pay): against that default run the results agree to 1e-12, the C forms' standard (the
-    Python loop steps this linear subsystem with its propagator matrix, the C with RK4's
-    stages: the sums differ in the last bits)."""
+    pay): against that default run the results agree to 1e-12, the C forms' standard (both
+    step these linear subsystems with the exact propagator, NumPy and the C summing its
+    products in other orders: cosim.codegen.propagate_c)."""
     rt = RealTimeRunner(RealTimeMaster(_master(), record_every=1), 2e-3, clock=VirtualClock())
     res = rt.run(0.2)
     assert [s.sim.route.ran for s in rt.sim.master.subsystems] == [{True}, {True}]
