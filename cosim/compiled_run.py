@@ -288,6 +288,7 @@ class CompiledRun:
         failed = None
         terminal = None
         keep = self._snapshot
+        done = True  # the last slice's rows are kept (else Ctrl-C came while keeping them)
         try:
             while self._state.ticks < end:
                 if chunk == 256 and self._first is not None:  # (the recorder copies)
@@ -301,8 +302,10 @@ class CompiledRun:
                 cnt[0] = 0
                 ctypes.memmove(keep, m, len(keep))  # the slice's start, for a failure
                 kept = (list(cnt), self._count.value)
+                undo = (len(rec.times), len(rec.rows)) if rec is not None else None
                 w = _time.perf_counter()
                 st = None
+                done = False
                 try:
                     st = lib.cosim_sim_run(m, end, chunk, dt, self._off_at, ncol, t0, grid,
                                            every, ctypes.byref(self._count), t_at, rows_at,
@@ -311,6 +314,7 @@ class CompiledRun:
                     n = int(cnt[0])
                     if st in (0, 1, 2, None) and rec is not None and n:
                         rec.extend(t[:n], rows[:n, :ncol], self._widths)
+                    done = True
                 if st == 1:  # a terminal zero crossing ended the run
                     terminal = int(cnt[7])
                     break
@@ -329,6 +333,11 @@ class CompiledRun:
                     chunk = min(chunk * 8, 1 << 22) if w <= 0 else \
                         min(1 << 22, max(chunk, int(chunk * self.slice_s / 2 / w)))
         finally:
+            if not done:  # Ctrl-C while the slice's rows were kept: back to the slice's start
+                ctypes.memmove(m, keep, len(keep))
+                cnt[:], self._count.value = kept
+                if undo is not None:
+                    del rec.times[undo[0]:], rec.rows[undo[1]:]
             self._map.pull(self._state, ctx, self._views)
             if self.ab3:
                 self._pull_history()

@@ -334,6 +334,42 @@ def test_a_state_that_is_not_finite_fails_as_in_the_python_loop():
     _compare(errs[0].results, errs[1].results)
 
 
+def test_ctrl_c_while_a_slice_s_rows_are_kept_leaves_rows_and_state_together(monkeypatch):
+    """Ctrl-C arriving in the Python between two C calls, inside the recorder's extend after
+    its times and before its rows (the worst place): the slice is undone, rows and context
+    end at its start, and equal the Python loop's."""
+    from cosim.observers import Recorder
+
+    def make():
+        b = DiagramBuilder("chain")
+        prev = b.add(bl.Sine("s", 1.0, 1.0)).y
+        for i in range(20):
+            lag = b.add(bl.FirstOrderLag(f"lag{i}", 0.01 + 0.001 * i))
+            b.connect(prev, lag.u)
+            prev = lag.y
+        return b.build()
+    real = Recorder.extend
+    calls = []
+
+    def extend(self, times, rows, widths):
+        calls.append(len(times))
+        if len(calls) == 3:
+            self.times.append(np.array(times, dtype=float))
+            raise KeyboardInterrupt
+        real(self, times, rows, widths)
+    monkeypatch.setattr(Recorder, "extend", extend)
+    sim = Simulator(make(), dt=1e-4, record=["lag19.y"], compiled=True)
+    sim.initialize()
+    with pytest.raises(KeyboardInterrupt) as ei:
+        sim.run(100.0)
+    res = ei.value.results
+    assert len(calls) == 3 and len(res.time) == 1 + calls[0] + calls[1]
+    assert res.time[-1] == sim.ctx.time
+    ref = Simulator(make(), dt=1e-4, record=["lag19.y"], compiled=False).run(
+        round(res.time[-1], 4))
+    _compare(ref, res)
+
+
 @pytest.mark.timing
 def test_ctrl_c_stops_the_c_run_within_a_tenth_of_a_second_keeping_the_rows():
     def make():
