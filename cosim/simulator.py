@@ -41,7 +41,7 @@ from typing import Any
 
 import numpy as np
 
-from .compiled_run import CompiledRoute
+from .compiled_route import CompiledRoute
 from .context import Context
 from .diagram import require_diagram
 from .errors import ParameterError, SimulationTerminated, StepError
@@ -174,7 +174,7 @@ class Simulator:
         self.loop_options = loop_options or LoopOptions()
         self.fuse_linear = fuse_linear
         self.progress = progress
-        #: whether each advance runs in C (:class:`~cosim.compiled_run.CompiledRoute`)
+        #: whether each advance runs in C (:class:`~cosim.compiled_route.CompiledRoute`)
         self.route = CompiledRoute(self, compiled)
         self.observers: list[Observer] = list(observers)
         self.recorder = None

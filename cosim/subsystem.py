@@ -401,7 +401,7 @@ class DiagramSubsystem(Subsystem):
         """The master will step this subsystem to tick ``end_ticks`` in many short steps (a
         real-time runner's frames): its Simulator (``compiled=None``) builds its C now,
         before the first frame, where the diagram can run in C
-        (:meth:`cosim.compiled_run.CompiledRoute.expect`)."""
+        (:meth:`cosim.compiled_route.CompiledRoute.expect`)."""
         self.sim.route.expect(end_ticks)
 
     def unread_inputs(self) -> set[str]:

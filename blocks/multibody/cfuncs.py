@@ -104,7 +104,7 @@ def cold() -> str:
     """'' when every cfunc is compiled in this process or in Numba's cache on disk (its index
     file next to this module, or under ``$NUMBA_CACHE_DIR``); else why the C form would first
     wait for a compilation of seconds (``compiled=None`` then keeps the Python loop:
-    :meth:`cosim.compiled_run.CompiledRoute.choose`)."""
+    :meth:`cosim.compiled_route.CompiledRoute.choose`)."""
     import os
     import sys
     from pathlib import Path

@@ -522,7 +522,7 @@ def test_cold_kernels_keep_compiled_none_in_python(monkeypatch):
     machine whose Numba cache lacks them): the Python loop runs, the reason says why;
     ``compiled=True`` compiles; with the kernels cached, ``None`` runs in C."""
     from blocks.multibody import cfuncs
-    from cosim.compiled_run import CompiledRoute
+    from cosim.compiled_route import CompiledRoute
     monkeypatch.setattr(CompiledRoute, "threshold", 10)  # a run long enough to pay for C
     monkeypatch.setattr(cfuncs, "cold", lambda: "kernels not cached (test)")
     res = Simulator(corpus_diagram(1, "lagrange"), solver="rk4", dt=1e-3).run(0.05)

@@ -9,7 +9,7 @@ import numpy as np
 
 import blocks as bl
 from cosim import DiagramBuilder, DiagramSubsystem, Jacobi, MasterScheduler
-from cosim.compiled_run import CompiledRoute
+from cosim.compiled_route import CompiledRoute
 
 
 def _plant():

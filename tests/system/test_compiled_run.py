@@ -111,7 +111,7 @@ def test_compiled_none_compiles_when_the_run_s_work_pays_for_it():
     it saves), saying so; a long one runs in C; many short advances (real-time frames) move
     to C once their work adds up.  Decided on the work, not the clock: the same on a busy
     machine."""
-    from cosim.compiled_run import CompiledRoute
+    from cosim.compiled_route import CompiledRoute
     blocks = len(_msd_pid().compile().blocks)
     short = Simulator(_msd_pid(), dt=1e-3).run(0.5)
     assert short.diagnostics["compiled"].startswith("a short run so far")
@@ -170,7 +170,7 @@ def test_many_short_advances_as_real_time_frames_equal_one_run():
 def test_a_real_time_runner_builds_the_c_before_its_first_frame():
     """RealTimeRunner announces its end (``route.expect``): a run whose frames add up to the
     threshold is built before the clock starts, and every frame runs in C."""
-    from cosim.compiled_run import CompiledRoute
+    from cosim.compiled_route import CompiledRoute
     from hil.runner import RealTimeRunner, VirtualClock
     sim = Simulator(core_diagram(5), solver="rk4", dt=1e-3)
     blocks = len(sim.plan.blocks)
