@@ -102,11 +102,15 @@ class CompiledRoute:
         if self.compiled is None and self.run is None:
             self.choose(None, count=False, force=True)
 
-    def advance(self, end: int, bar: Any) -> None:
+    def advance(self, end: int, bar: Any, hold: bool = False) -> None:
         """Advance the Simulator to tick ``end``, in C or in the Python loop (class
-        docstring); a C run that fails hands over to the Python loop at its slice's start."""
+        docstring); a C run that fails hands over to the Python loop at its slice's start.
+
+        ``hold``: :meth:`Simulator.advance_held <cosim.simulator.Simulator.advance_held>`'s
+        step, on the C run an earlier advance chose (no decision again), its state held in
+        C (:meth:`CompiledRun.advance <cosim.compiled_run.CompiledRun.advance>`)."""
         sim = self.sim
-        c = self.choose(end)
+        c = self.run if hold else self.choose(end)
         if c is None:
             sim.advancer.advance(end)
             return
@@ -115,7 +119,7 @@ class CompiledRoute:
             advance_variable(c, end)
             return
         try:
-            c.advance(end, bar)
+            c.advance(end, bar, hold)
         except FailedInC as exc:
             self.ran.add(f"the C run failed ({exc}); the Python loop took over")
             sim.advancer.advance(end)

@@ -199,6 +199,8 @@ class CompiledRun:
         lib.cosim_sim_error.restype = ctypes.c_char_p
         lib.cosim_sim_error.argtypes = [_VP]
         lib.cosim_sim_clear_error.argtypes = [_VP]
+        lib.cosim_sim_outputs.restype = ctypes.c_int
+        lib.cosim_sim_outputs.argtypes = [_VP]
         lib.cosim_sim_run.restype = ctypes.c_int
         lib.cosim_sim_run.argtypes = [_VP, _I64, _I64, _I64, _VP, ctypes.c_int, _I64, _I64,
                                       _I64, _VP, _VP, _VP, _VP]
@@ -249,10 +251,23 @@ class CompiledRun:
             self._events != _event_options(self.sim)
 
     # ------------------------------------------------------------------ the run
-    def advance(self, end: int, bar: Any = None) -> None:
+    #: the C state is newer than the context (an advance with ``hold``): :meth:`sync`
+    #: hands it back
+    held = False
+    #: the last advance ran to its end in C (no failure handed to the Python loop, no
+    #: terminal event, no interruption)
+    whole = False
+
+    def advance(self, end: int, bar: Any = None, hold: bool = False) -> None:
         """Advance the Simulator's context to tick ``end`` in C (module docstring): the
         recorder gets the samples, ``sim.stats`` the steps; the context is left at the last
-        completed stop, also when interrupted or failing."""
+        completed stop, also when interrupted or failing.
+
+        ``hold``: an advance that completes leaves its state in C (:attr:`held`), not
+        copied back, and the next advance starts from it without copying the context in:
+        the caller (:mod:`cosim.held_step`) promises that nothing reads or writes the context
+        until it calls :meth:`sync`.  An advance that fails, is interrupted or ends the run
+        hands the state back as always."""
         sim, lib, m = self.sim, self._lib, self._model
         ctx = sim.ctx
         rec = sim.recorder
@@ -265,13 +280,20 @@ class CompiledRun:
         ncol = len(self._off) if self.ports else 0
         cnt = self._cnt
         cnt[1] = cnt[2] = cnt[3] = cnt[4] = cnt[5] = cnt[6] = cnt[7] = 0
-        self._map.push(ctx, self._state, self._views)
-        if self.ab3:
-            self._push_history()
-        if self._zc is not None:
-            self._push_crossings()
+        if self.held:  # the C state is the newer one: as a push of it would leave it
+            st = self._state
+            st.dirty = 0
+            st.tc_ok[0] = st.tc_ok[1] = 0
+        else:
+            self._map.push(ctx, self._state, self._views)
+            if self.ab3:
+                self._push_history()
+            if self._zc is not None:
+                self._push_crossings()
         lib.cosim_sim_clear_error(m)
         chunk = 256  # stops of the first call; later calls sized to slice_s
+        completed = False  # (with hold: the state stays in C)
+        self.whole = False
         failed = None
         terminal = None
         keep = self._snapshot
@@ -319,17 +341,19 @@ class CompiledRun:
                 if w < self.slice_s / 4:
                     chunk = min(chunk * 8, 1 << 22) if w <= 0 else \
                         min(1 << 22, max(chunk, int(chunk * self.slice_s / 2 / w)))
+            self.whole = failed is None and terminal is None
+            completed = hold and self.whole
         finally:
             if not done:  # Ctrl-C while the slice's rows were kept: back to the slice's start
                 ctypes.memmove(m, keep, len(keep))
                 cnt[:], self._count.value = kept
                 if undo is not None:
                     del rec.times[undo[0]:], rec.rows[undo[1]:]
-            self._map.pull(self._state, ctx, self._views)
-            if self.ab3:
-                self._pull_history()
-            if self._zc is not None:
-                self._pull_crossings()
+            self.held = False
+            if completed:
+                self.held = True
+            else:
+                self._pull()
             if dec is not None:
                 dec._n = int(self._count.value)
             sim.stats["steps"] += int(cnt[1])
@@ -343,6 +367,38 @@ class CompiledRun:
         if terminal is not None:
             from .run_events import Terminate
             raise Terminate(sim.events.crossings[terminal])
+
+    def sync(self) -> None:
+        """Hand a :attr:`held` C state back to the context (nothing when none is held)."""
+        if self.held:
+            self.held = False
+            self._pull()
+
+    def _pull(self) -> None:
+        """The C state into the context: time, states, signals (with the AB3 history and
+        the zero crossings' state)."""
+        self._map.pull(self._state, self.sim.ctx, self._views)
+        if self.ab3:
+            self._pull_history()
+        if self._zc is not None:
+            self._pull_crossings()
+
+    def evaluate_outputs(self) -> bool:
+        """:meth:`Simulator.evaluate_outputs <cosim.simulator.Simulator.evaluate_outputs>` on
+        a :attr:`held` state, in C; False (nothing to trust) when the C failed."""
+        self._lib.cosim_sim_clear_error(self._model)
+        return self._lib.cosim_sim_outputs(self._model) == 0
+
+    @property
+    def ticks(self) -> int:
+        """The C state's time [ticks]."""
+        return int(self._state.ticks)
+
+    @property
+    def views(self) -> tuple:
+        """NumPy views of the C state's ``x``, ``xd`` and ``s`` (layouts: :attr:`program`'s
+        ``dstate_layout`` and ``slot_offset``)."""
+        return self._views
 
     stages = 0  #: right-hand-side evaluations made in C (the Python loop's rhs_evals)
     rhs: Any = None  #: a variable-step run's C right-hand side (cosim.compiled_rhs), once made

@@ -506,16 +506,30 @@ class Simulator:
         bar = self._bar = ProgressBar(self.ctx.ticks, end) if self.progress else _NO_BAR
         try:
             if end > self.ctx.ticks:
-                self.route.advance(end, bar if bar is not _NO_BAR else None)
+                self._advance(end, bar if bar is not _NO_BAR else None)
+        finally:
+            if bar is not _NO_BAR:
+                bar.done()
+
+    def advance_held(self, end: int) -> None:
+        """:meth:`advance_to_ticks` for the owner of a held C run (:mod:`cosim.held_step`: a
+        co-simulation subsystem whose previous advance ran in C and left its state there,
+        nothing having touched the Simulator since): the same C run to ``end``, its state
+        held again (``CompiledRun.held``) unless the advance fails, is interrupted or ends
+        the run."""
+        self._fresh = None
+        self._observation = None
+        self._advance(end, None, hold=True)
+
+    def _advance(self, end: int, bar: Any, hold: bool = False) -> None:
+        try:
+            self.route.advance(end, bar, hold)
         except Terminate as term:
             self.terminated_by = term.event
             self.terminated = self.events.stopped(term.event)
         except SimulationTerminated as exc:  # raised while evaluating outputs
             self.terminated_by = exc
             self.terminated = self.events.stopped(exc, sample=True)
-        finally:
-            if bar is not _NO_BAR:
-                bar.done()
 
     def run(self, t_end_s: float) -> Results:
         """Initialize, advance to ``t_end_s`` and return the recorded results.

@@ -331,7 +331,9 @@ class DiagramSubsystem(Subsystem):
         self.dtypes = {n: p.dtype for n, p in list(diagram.inputs.items())
                        + list(diagram.outputs.items())}
         self._out_ports = [self.wrapper.outputs[n] for n in self.output_names]
-        self.ctx = self.wrapper.create_context()
+        self._held: Any = None  # the state held in C between macro steps (cosim.held_step)
+        self._held_on: Any = None  # (the C run, its HeldStep)
+        self._ctx = self.wrapper.create_context()
         plan = self.wrapper.compile()
         # direct slots: scalar inputs' polynomial states, outputs' signal slots
         self._scalar_in = {n: plan.dstate_index[d.poly] for n, d in self._drivers.items()
@@ -340,22 +342,53 @@ class DiagramSubsystem(Subsystem):
             d.xd_index = plan.dstate_index[d.poly]
         self._out_slots = [(n, plan.output_slot[p]) for n, p in zip(self.output_names,
                                                                     self._out_ports)]
-        self.sim = Simulator(self.wrapper, self.ctx, solver=solver, dt=dt, record=False,
-                             **simulator_options)
-        self.sim.prepare()  # its program now, as an FMU is instantiated when it is loaded
-        self.solver_name = self.sim.solver_name
+        self._sim = Simulator(self.wrapper, self._ctx, solver=solver, dt=dt, record=False,
+                              **simulator_options)
+        self._sim.prepare()  # its program now, as an FMU is instantiated when it is loaded
+        self.solver_name = self._sim.solver_name
         self.can_save_state = not self.wrapper.compile().opaque_states or all(
             h.save is not None for h in self.wrapper.compile().opaque_states)
 
     @property
+    def ctx(self) -> Any:
+        """The diagram's context (a state held in C is handed back first:
+        :mod:`cosim.held_step`)."""
+        if self._held is not None:
+            self._release()
+        return self._ctx
+
+    @property
+    def sim(self) -> Any:
+        """The diagram's :class:`~cosim.simulator.Simulator` (a state held in C is handed
+        back first)."""
+        if self._held is not None:
+            self._release()
+        return self._sim
+
+    def _release(self) -> None:
+        held, self._held = self._held, None
+        held.release()
+
+    def _hold(self) -> None:
+        """After a step the whole way: hold the state in C from now on where it may be."""
+        from .held_step import HeldStep
+        if not HeldStep.applies(self):
+            return
+        run = self._sim.route.run
+        if self._held_on is None or self._held_on[0] is not run:
+            self._held_on = (run, HeldStep(self, run))
+        run.held = True  # (the context was just copied from it: the two are equal)
+        self._held = self._held_on[1]
+
+    @property
     def dt_ticks(self) -> int | None:
         """The Simulator's step (or output grid) in ticks (``Simulator.grid``)."""
-        return self.sim.grid.ticks
+        return self._sim.grid.ticks
 
     @property
     def terminated(self) -> dict | None:
         """Set when a block of the diagram ended the run (``Simulator.terminated``)."""
-        return self.sim.terminated
+        return self._sim.terminated
 
     def initialize(self, t0_ticks: int) -> None:
         self.ctx.ticks = t0_ticks
@@ -367,12 +400,17 @@ class DiagramSubsystem(Subsystem):
         self._initializing = False
 
     def check_step(self, h_ticks: int) -> None:
-        if self.dt_ticks and self.sim.fixed and h_ticks % self.dt_ticks:
+        if self.dt_ticks and self._sim.fixed and h_ticks % self.dt_ticks:
             raise RateError(f"subsystem '{self.name}': communication step "
                             f"{format_time(h_ticks)} is not a multiple of its solver step "
                             f"dt = {format_time(self.dt_ticks)}")
 
     def set_inputs(self, t0: float, polys: dict[str, np.ndarray]) -> None:
+        held = self._held
+        if held is not None and all(type(c) is tuple for c in polys.values()):
+            for name, coeffs in polys.items():
+                held.set_input(t0, name, coeffs)
+            return
         xd, scalar = self.ctx.xd, self._scalar_in
         for name, coeffs in polys.items():
             if type(coeffs) is tuple and name in scalar:
@@ -381,6 +419,9 @@ class DiagramSubsystem(Subsystem):
                 self._drivers[name].set_polynomial(self.ctx, t0, coeffs)
 
     def refresh_outputs(self) -> None:
+        held = self._held
+        if held is not None and not self._initializing and held.refresh():
+            return
         if getattr(self, "_initializing", False):  # FMU blocks initialize with these inputs
             self.sim.reinitialize_outputs()
         else:
@@ -388,13 +429,24 @@ class DiagramSubsystem(Subsystem):
 
     def do_step(self, t0_ticks: int, h_ticks: int) -> None:
         self._initializing = False
-        if self.ctx.ticks != t0_ticks:
-            raise ContextError(f"subsystem '{self.name}' is at t = {self.ctx.time:.9g} s, "
+        held = self._held
+        if held is not None:  # the state in C (cosim.held_step)
+            held.step(t0_ticks, t0_ticks + h_ticks)
+            if not held.run.held:  # failed, interrupted or terminated: handed back
+                self._held = None
+            return
+        ctx = self._ctx
+        if ctx.ticks != t0_ticks:
+            raise ContextError(f"subsystem '{self.name}' is at t = {ctx.time:.9g} s, "
                                f"asked to step from {t0_ticks * 1e-9:.9g} s")
-        self.sim.advance_to_ticks(t0_ticks + h_ticks)
+        self._sim.advance_to_ticks(t0_ticks + h_ticks)
+        self._hold()
 
     def get_outputs(self) -> dict[str, Any]:
-        sig = self.ctx.signals
+        held = self._held
+        if held is not None:
+            return held.outputs()
+        sig = self._ctx.signals
         return {n: sig[i] for n, i in self._out_slots}
 
     def expect(self, end_ticks: int) -> None:

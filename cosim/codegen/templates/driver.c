@@ -53,6 +53,18 @@ int cosim_sim_rhs(void *p, double t, const double *x, double *dx) {
     return M->error ? -1 : 0;
 }
 
+/* The outputs of continuous and direct blocks at the current tick (Simulator.evaluate_outputs:
+ * a co-simulation master changed the inputs; sampled blocks hold theirs): 0, or -1 on an
+ * error (cosim_sim_error). */
+int cosim_sim_outputs(void *p) {
+    Model *M = (Model *)p;
+    ModelState *S = &M->st;
+    S->time = S->mode_time = (double)S->ticks * 1e-9;
+    cosim_eval(M, S->x, NULL);
+    S->dirty = 0;
+    return M->error ? -1 : 0;
+}
+
 /* The zero crossings' state from (set) and to (get) the Python loop: n witnesses at prev, the
  * flags of those left on zero by an event at zero, post (an event since the last point), the
  * ticks of the last nz events at zeno (oldest first); get returns nz. */
