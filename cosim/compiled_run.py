@@ -395,6 +395,11 @@ class CompiledRun:
         return int(self._state.ticks)
 
     @property
+    def c_xd(self) -> Any:
+        """The C state's ``xd`` as its ctypes array."""
+        return self._state.xd
+
+    @property
     def views(self) -> tuple:
         """NumPy views of the C state's ``x``, ``xd`` and ``s`` (layouts: :attr:`program`'s
         ``dstate_layout`` and ``slot_offset``)."""

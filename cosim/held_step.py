@@ -48,12 +48,13 @@ class HeldStep:
         self.sub, self.run = sub, run
         prog = run.program
         plan = sub.wrapper.compile()
-        _, xd, s = run.views
-        self._xd, self._s = xd, s
-        #: input name -> (offset of its polynomial in the C xd, its index in ctx.xd, packer)
+        self._s = run.views[2]
+        self._xd = run.c_xd  # (ctypes: an element written costs less than through NumPy)
+        #: input name -> (offset of its polynomial ``t0, n, c0..`` in the C xd, its index in
+        #: ctx.xd, the number of coefficients the C holds, the packer: ``DiscreteState.c_codec``)
         self._inputs = {n: (prog.dstate_layout[d.poly][0], plan.dstate_index[d.poly],
-                            d.poly.c_codec[1]) for n, d in sub._drivers.items()}
-        self._width = {n: prog.dstate_layout[d.poly][1] for n, d in sub._drivers.items()}
+                            prog.dstate_layout[d.poly][1] - 2, d.poly.c_codec[1])
+                        for n, d in sub._drivers.items()}
         self._out = [(n, prog.slot_offset[k]) for n, k in sub._out_slots]
 
     @staticmethod
@@ -71,12 +72,23 @@ class HeldStep:
         sig = ctx.signals
         return all(type(sig[k]) is float for _, k in sub._out_slots)
 
-    def set_input(self, t0: float, name: str, coeffs: tuple) -> None:
-        """A scalar input's polynomial, in the C state and the context alike."""
-        off, i, pack = self._inputs[name]
-        v = (t0, coeffs)
-        self._xd[off:off + self._width[name]] = pack(v)
-        self.sub._ctx.xd[i] = v
+    def set_inputs(self, t0: float, polys: dict) -> None:
+        """Scalar inputs' polynomials ``{name: coefficients}`` (tuples of floats), in the C
+        state (as the coupling input's ``c_codec`` lays them out: ``t0, n, c0, ...``, zeros
+        after) and the context alike."""
+        xd, ctx_xd, where = self._xd, self.sub._ctx.xd, self._inputs
+        for name, c in polys.items():
+            off, i, terms, pack = where[name]
+            n = len(c)
+            if n > terms:
+                pack((t0, c))  # (its error: too many terms)
+            xd[off] = t0
+            xd[off + 1] = n
+            for j in range(n):
+                xd[off + 2 + j] = c[j]
+            for j in range(n, terms):
+                xd[off + 2 + j] = 0.0
+            ctx_xd[i] = (t0, c)
 
     def step(self, t0: int, end: int) -> None:
         """The macro step from ``t0`` to ``end`` in C."""

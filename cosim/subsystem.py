@@ -371,10 +371,12 @@ class DiagramSubsystem(Subsystem):
 
     def _hold(self) -> None:
         """After a step the whole way: hold the state in C from now on where it may be."""
+        run = self._sim.route.run
+        if run is None:
+            return
         from .held_step import HeldStep
         if not HeldStep.applies(self):
             return
-        run = self._sim.route.run
         if self._held_on is None or self._held_on[0] is not run:
             self._held_on = (run, HeldStep(self, run))
         run.held = True  # (the context was just copied from it: the two are equal)
@@ -408,8 +410,7 @@ class DiagramSubsystem(Subsystem):
     def set_inputs(self, t0: float, polys: dict[str, np.ndarray]) -> None:
         held = self._held
         if held is not None and all(type(c) is tuple for c in polys.values()):
-            for name, coeffs in polys.items():
-                held.set_input(t0, name, coeffs)
+            held.set_inputs(t0, polys)
             return
         xd, scalar = self.ctx.xd, self._scalar_in
         for name, coeffs in polys.items():
