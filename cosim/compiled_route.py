@@ -136,7 +136,7 @@ class CompiledRoute:
         if key != self._key:
             self._key, self._why = key, compiled_reason(sim)
             self._cold = None
-        why = self._why or self._missing()
+        why = self._why or self._missing() or (self._worth() if self.compiled is None else "")
         if not why and self.compiled is None and self.run is None:
             if self._cold is None:  # (once per diagram set-up: not at every advance)
                 self._cold = _cold(sim)
@@ -175,13 +175,43 @@ class CompiledRoute:
         return self.run
 
     def _missing(self) -> str:
-        """The blocks without a C form, named (known without generating anything; kept
-        for the diagram)."""
+        """The blocks without a C form that cannot be called back in Python either
+        (:mod:`cosim.codegen.pycall`), named (known without generating anything; kept for
+        the diagram)."""
         if not hasattr(self, "_missing_why"):
             from .codegen import why_no_c_form
-            missing = [(b, why) for b in self.sim.plan.blocks if (why := why_no_c_form(b))]
+            from .codegen.pycall import callback_reason
+            # (one that can be called back in Python from the C is no reason)
+            missing = [(b, f"{why}; not called back in Python: {cb}" if why !=
+                        "no C description" else f"not called back in Python: {cb}")
+                       for b in self.sim.plan.blocks
+                       if (why := why_no_c_form(b)) and (cb := callback_reason(b))]
             self._missing_why = _without_c_form(*zip(*missing)) if missing else ""
         return self._missing_why
+
+    #: ``compiled=None`` compiles a diagram with blocks called back in Python only when it
+    #: has at least this many blocks in C per block called back: a block called back costs
+    #: what it costs in the Python loop plus the call from C, so the C pays only for the
+    #: work it takes over (the flagship's CAN nodes, 2 of 6 and 3 of 6 blocks called back,
+    #: measured slower compiled than in the Python loop)
+    callback_share = 4
+
+    def _worth(self) -> str:
+        """Why compiling would not pay for a diagram of mostly blocks called back ('' when
+        it would; kept for the diagram)."""
+        if not hasattr(self, "_worth_why"):
+            from .codegen import why_no_c_form
+            from .codegen.pycall import callback_reason
+            blocks = self.sim.plan.blocks
+            back = [(b, why) for b in blocks
+                    if (why := why_no_c_form(b)) and not callback_reason(b)]
+            in_c = len(blocks) - len(back)
+            self._worth_why = "" if not back or in_c >= self.callback_share * len(back) \
+                else (f"{len(back)} of its {len(blocks)} blocks would be called back in Python "
+                      f"from the C ({_without_c_form(*zip(*back))}): the C pays from "
+                      f"{self.callback_share} blocks in C per block called back; "
+                      "compiled=True compiles it")
+        return self._worth_why
 
     def _estimate(self, end: int) -> int:
         """Block-steps of the advance to ``end``: its steps on the grid (or its sample hits)

@@ -237,11 +237,19 @@ class CompiledRun:
         self._count = _I64(0)
         self.params = [np.array(v, copy=True) if isinstance(v, np.ndarray) else v
                        for v in sim.ctx.params]
+        #: the blocks without a C form called back in Python (cosim.codegen.pycall)
+        self._calls = None
+        if prog.pycalls is not None and prog.pycalls.entries:
+            from .codegen.pycall import register
+            self._calls = register(self, prog.pycalls)
+        self.called_back = self._calls.names if self._calls is not None else []
         self.build_s = _time.perf_counter() - t0
 
     def __del__(self) -> None:
         lib, m = getattr(self, "_lib", None), getattr(self, "_model", None)
         if lib is not None and m:
+            if getattr(self, "_calls", None) is not None:
+                self._calls.unregister(m)
             lib.cosim_sim_free(m)
 
     def stale(self) -> bool:
@@ -293,6 +301,7 @@ class CompiledRun:
         lib.cosim_sim_clear_error(m)
         chunk = 256  # stops of the first call; later calls sized to slice_s
         completed = False  # (with hold: the state stays in C)
+        raised = None  # a failure of a run with blocks called back (not handed over)
         self.whole = False
         failed = None
         terminal = None
@@ -321,7 +330,8 @@ class CompiledRun:
                                            cnt)
                 finally:  # also when Ctrl-C arrives as the call returns: keep its rows
                     n = int(cnt[0])
-                    if st in (0, 1, 2, None) and rec is not None and n:
+                    if (st in (0, 1, 2, None) or self._calls is not None) \
+                            and rec is not None and n:  # (called back: no slice undone)
                         rec.extend(t[:n], rows[:n, :ncol], self._widths)
                     done = True
                 if st == 1:  # a terminal zero crossing ended the run
@@ -330,6 +340,9 @@ class CompiledRun:
                 if st == 2:  # a monitor's condition holds: the monitors run in Python
                     self._monitors(cnt, t, rows)
                     continue
+                if st != 0 and self._calls is not None:  # raised where it happened
+                    raised = self._raised(st)
+                    break
                 if st != 0:  # back to the slice's start: the Python loop takes it from there
                     failed = (lib.cosim_sim_error(m) or b"(no message)").decode()
                     ctypes.memmove(m, keep, len(keep))
@@ -341,7 +354,7 @@ class CompiledRun:
                 if w < self.slice_s / 4:
                     chunk = min(chunk * 8, 1 << 22) if w <= 0 else \
                         min(1 << 22, max(chunk, int(chunk * self.slice_s / 2 / w)))
-            self.whole = failed is None and terminal is None
+            self.whole = failed is None and terminal is None and raised is None
             completed = hold and self.whole
         finally:
             if not done:  # Ctrl-C while the slice's rows were kept: back to the slice's start
@@ -362,11 +375,28 @@ class CompiledRun:
             sim.stats["events"] += int(cnt[6])
             self.stages += int(cnt[5]) + int(cnt[1]) * self._per_step
             sim._fresh = None
+        if raised is not None:
+            raise raised
         if failed is not None:
             raise FailedInC(failed)
         if terminal is not None:
             from .run_events import Terminate
             raise Terminate(sim.events.crossings[terminal])
+
+    def _raised(self, st: int) -> BaseException:
+        """What a failed C call of a run with blocks called back raises: the exception a
+        block raised in Python, or the C's own failure (the effects of the blocks called
+        back cannot be undone, so the Python loop does not take the slice over)."""
+        calls = self._calls
+        err, calls.error = calls.error, None
+        if err is not None:
+            return err
+        from .errors import StepError
+        msg = (self._lib.cosim_sim_error(self._model) or b"(no message)").decode()
+        return StepError(f"the compiled run failed at t = {self._state.time:.9g} s: {msg} (a "
+                         f"run with blocks called back in Python, {', '.join(self.called_back)},"
+                         " is not handed to the Python loop: their effects cannot be undone; "
+                         "Simulator(compiled=False) runs it all in Python)")
 
     def sync(self) -> None:
         """Hand a :attr:`held` C state back to the context (nothing when none is held)."""

@@ -588,6 +588,8 @@ class Simulator:
         d["compiled"] = self.route.diagnostic()
         if d["compiled"] is True:  # whole steps by the exact linear map in C, or stages
             d["propagator"] = bool(run is not None and run.propagates)
+        if run is not None and run.called_back and True in self.route.ran:
+            d["called_back"] = list(run.called_back)  # blocks in Python, called from C
         return d
 
     #: Zeno guard: this many consecutive state events within this span of

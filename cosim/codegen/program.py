@@ -41,6 +41,7 @@ from .model import (
     registered_types,
     why_no_c_form,
 )
+from .pycall import PyCalls
 from .tangent import tangent_source
 from .time_cache import TimeOnly
 
@@ -138,6 +139,8 @@ class Program:
     # ------------------------------------------------------------- build
     def build(self) -> Program:
         self.plan = plan = self.diagram.compile()
+        #: blocks without a C form called back in Python (an in-process run only)
+        self.pycalls = PyCalls(self, why_no_c_form) if self.in_process else None
         self._check_supported()
         self._layout()
         consumers = set()
@@ -180,7 +183,7 @@ class Program:
                     "crossings (state events); generated C exports them as event indicators "
                     "in Model Exchange only (the Co-Simulation integrator does not locate "
                     "events). Export with kind='me', or replace the block by a sampled one")
-            if b.opaque_states:
+            if b.opaque_states and not self._called_back(b):
                 raise CodegenError(
                     f"export_fmu(): block '{b.path}' ({type(b).__name__}) keeps state outside "
                     "the context (an FMU or a device) and cannot be generated as C")
@@ -206,6 +209,8 @@ class Program:
         self.n_signals = off
         off = 0
         for h in plan.discrete_states:
+            if self._called_back(h.block):  # its states stay in the context
+                continue
             v = ctx.xd[plan.dstate_index[h]]
             try:
                 arr = np.asarray(v if h.c_codec is None else h.c_codec[1](v),
@@ -227,9 +232,17 @@ class Program:
                     f"[{k - a + 1}]" if b - a > 1 or not h.scalar else "")
 
     # --------------------------------------------------------- C models
+    def _called_back(self, b: Any) -> bool:
+        return self.pycalls is not None and b in self.pycalls.blocks
+
     def cmodel(self, b: Any) -> CModel | None:
+        """``b``'s C description; None for a block without one (named in the error) or
+        called back in Python (:attr:`pycalls`)."""
         if b in self._cmodels:
             return self._cmodels[b]
+        if self._called_back(b):
+            self._cmodels[b] = None
+            return None
         fn = find_c_model(b)
         cm = None
         why = why_no_c_form(b) if fn is not None else "no C description"
@@ -325,6 +338,14 @@ class Program:
             else:  # "node"
                 n = payload
                 cm = self.cmodel(n.block)
+                if cm is None and self._called_back(n.block):
+                    groups = self._block_groups[n.block] if samp is not None else ()
+                    code = self.pycalls.node(n, self.ev)
+                    self.ops.append(Op(code, groups, for_d and samp is None,
+                                       f"block '{n.block.path}' ({type(n.block).__name__}) "
+                                       "called back in Python",
+                                       tonly.node(n, samp is not None, code)))
+                    continue
                 if cm is None:
                     continue
                 parts = []
@@ -397,6 +418,10 @@ class Program:
                     if u.handler is None or u.period != g.period or u.offset != g.offset:
                         continue
                     cm = self.cmodel(b)
+                    if cm is None and self._called_back(b):
+                        codes.append(f"/* block '{b.path}' update, called back in Python */\n"
+                                      + self.pycalls.update(b, u.handler))
+                        continue
                     if cm is None:
                         continue
                     code = cm.update[ui] if isinstance(cm.update, list) else cm.update

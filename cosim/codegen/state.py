@@ -135,7 +135,8 @@ class StateMap:
         """The map for a context of ``plan`` (the compiled diagram ``prog`` was made from)."""
         xs = [((a, b), (a, b)) for a, b, _ in (plan.cstate_index[h]
                                               for h in plan.continuous_states)]
-        xds = [(prog.dstate_layout[h], plan.dstate_index[h]) for h in plan.discrete_states]
+        xds = [(prog.dstate_layout[h], plan.dstate_index[h]) for h in plan.discrete_states
+               if h in prog.dstate_layout]  # (not: a block called back keeps its own)
         ss = [((prog.slot_offset[k], port.size), k) for k, port in enumerate(plan.slot_ports)]
         arrays = frozenset(k for k, port in enumerate(plan.slot_ports) if port.shape != ())
         codecs = {plan.dstate_index[h]: h.c_codec for h in plan.discrete_states

@@ -517,9 +517,9 @@ int cosim_sim_run(void *p, int64_t end, int64_t max_stops, int64_t dt, const int
     R.cnt = cnt;
     if (SM->resume) {  /* the rest of the major point where the monitors ran in Python */
         SM->resume = 0;
+        cosim_sim_sample(M, &R, S->ticks);  /* (Simulator.major: observers, then updates) */
         cosim_sim_major_b(SM, S->ticks);
         if (M->error) return -1;
-        cosim_sim_sample(M, &R, S->ticks);
     }
     while (S->ticks < end && stops < max_stops && !M->error) {
         int64_t tick = S->ticks;
@@ -576,9 +576,9 @@ int cosim_sim_run(void *p, int64_t end, int64_t max_stops, int64_t dt, const int
             return 2;
         }
 #endif
+        cosim_sim_sample(M, &R, stop);  /* (Simulator.major: observers, then updates) */
         cosim_sim_major_b(SM, stop);
         if (M->error) return -1;
-        cosim_sim_sample(M, &R, stop);
     }
     return M->error ? -1 : 0;
 }
