@@ -68,10 +68,12 @@ Limitations (the Python loop runs, the reason named): variable-step solvers;
 ``dt="advance"``; zero crossings without C (a block whose C form does not describe one: the
 code generator's error); dynamic time events and time events with Python handlers;
 observers other than the recorder (stream writers), manipulators and monitors without a C
-condition (the code generator's error); blocks without a C form (a ``FunctionBlock`` whose
-function does not translate: :mod:`cosim.codegen.pyfunc`; FMU blocks, most domain-library
-blocks today): one such block keeps the whole diagram in Python, the reason named (for a
-FunctionBlock, the construct and its line).
+condition (the code generator's error); blocks without a C form that cannot be called back
+in Python (:mod:`cosim.codegen.pycall`: continuous states, zero crossings, monitors,
+non-numeric ports): one such block keeps the whole diagram in Python, the reason named (for
+a FunctionBlock, the construct and its line).  Blocks without a C form that can be are called
+back from the C (:mod:`cosim.codegen.pycall`); a co-simulation subsystem's step may hold its
+state in C between macro steps (:attr:`CompiledRun.held`, :mod:`cosim.held_step`).
 """
 
 from __future__ import annotations
