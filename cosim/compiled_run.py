@@ -278,6 +278,8 @@ class CompiledRun:
         the caller (:mod:`cosim.held_step`) promises that nothing reads or writes the context
         until it calls :meth:`sync`.  An advance that fails, is interrupted or ends the run
         hands the state back as always."""
+        if hold and self._lean and self.held and bar is None and self._held_step(end):
+            return
         sim, lib, m = self.sim, self._lib, self._model
         ctx = sim.ctx
         rec = sim.recorder
@@ -385,6 +387,45 @@ class CompiledRun:
             from .run_events import Terminate
             raise Terminate(sim.events.crossings[terminal])
 
+    @property
+    def _lean(self) -> bool:
+        """A held step may take :meth:`_held_step`: no recorder, AB3 history, zero crossings
+        or blocks called back (a failed call is redone by :meth:`advance`: pure C only)."""
+        return (self.sim.recorder is None and not self.ab3 and self._zc is None
+                and self._calls is None)
+
+    def _held_step(self, end: int) -> bool:
+        """:meth:`advance` of a held state to ``end`` when every call of it completes
+        (``cosim_sim_run`` returns 0): the same calls without the slicing, the recorder's and
+        the interruption's bookkeeping.  False (and the state as it was) otherwise: the
+        caller redoes it the whole way, which runs the same C from the same state."""
+        lib, m, st, cnt = self._lib, self._model, self._state, self._cnt
+        if self._lean_buf is None:  # the times of up to 256 stops a call (no rows)
+            self._lean_buf = np.empty(512)
+        t_at = self._lean_buf.ctypes.data
+        cnt[0] = cnt[1] = cnt[2] = cnt[3] = cnt[4] = cnt[5] = cnt[6] = cnt[7] = 0
+        st.dirty = 0  # (as a push leaves it: advance)
+        st.tc_ok[0] = st.tc_ok[1] = 0
+        lib.cosim_sim_clear_error(m)
+        keep = self._snapshot
+        ctypes.memmove(keep, m, len(keep))
+        dt = int(self.sim.grid.ticks or 0)
+        while st.ticks < end:
+            cnt[0] = 0
+            if lib.cosim_sim_run(m, end, 256, dt, self._off_at, 0, 0, 0, 1,
+                                 ctypes.byref(self._count), t_at, t_at, cnt) != 0:
+                ctypes.memmove(m, keep, len(keep))
+                return False
+        stats = self.sim.stats
+        stats["steps"] += int(cnt[1])
+        stats["partial_steps"] += int(cnt[2])
+        stats["multistep_restarts"] += int(cnt[4])
+        stats["events"] += int(cnt[6])
+        self.stages += int(cnt[5]) + int(cnt[1]) * self._per_step
+        self.sim._fresh = None
+        self.whole = True
+        return True
+
     def _raised(self, st: int) -> BaseException:
         """What a failed C call of a run with blocks called back raises: the exception a
         block raised in Python, or the C's own failure (the effects of the blocks called
@@ -438,6 +479,7 @@ class CompiledRun:
         return self._views
 
     stages = 0  #: right-hand-side evaluations made in C (the Python loop's rhs_evals)
+    _lean_buf: Any = None  # (_held_step's times buffer)
     rhs: Any = None  #: a variable-step run's C right-hand side (cosim.compiled_rhs), once made
 
     def _push_history(self) -> None:

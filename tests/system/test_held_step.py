@@ -242,3 +242,35 @@ def test_a_c_failure_in_a_held_step_is_the_python_loops_error(monkeypatch):
     assert n["step"] > 1000  # held until the failure
     assert type(got) is type(ref) and str(got) == str(ref), (got, ref)
     assert "2.00" in str(ref) or "t = 2" in str(ref), str(ref)
+
+
+def test_a_monitor_acting_inside_a_held_step_is_the_python_loops(monkeypatch):
+    """A monitor whose C condition holds inside a held step (its call returns to Python):
+    the held step hands that step to the whole way, which runs the monitor; it acts at the
+    same times as in the Python loop, and the results are equal."""
+    from tests.system.test_compiled_monitors import _Late
+
+    def master(compiled):
+        b = DiagramBuilder("late")
+        blk = b.add(_Late("blk", 0.25, 0.125))
+        g = b.add(bl.Gain("g", 2.0))
+        s = b.add(bl.Sum("s", "++"))
+        b.connect(blk.y, s.input("u0"))
+        b.connect(g.y, s.input("u1"))
+        b.export_input(g.u, "u")
+        b.export_output(s.y, "y")
+        a = DiagramSubsystem(b.build(), solver="rk4", dt=1e-3, compiled=compiled,
+                             fuse_linear=False)
+        c = DiagramSubsystem(_sub_diagram(np.random.default_rng(5), "c", False, 1e-3),
+                             solver="rk4", dt=1e-3, compiled=compiled, fuse_linear=False)
+        m = MasterScheduler([a, c], [("late.y", "c.u"), ("c.x", "late.u"), ("c.x", "c.v")],
+                            1e-3, coupling=Jacobi(), extrapolation=1)
+        return m, blk
+    n = _counting(monkeypatch)
+    m, blk = master(True)
+    got = m.run(1.0)
+    m0, blk0 = master(False)
+    ref = m0.run(1.0)
+    assert blk0.log == [0.25, 0.375, 0.5, 0.625, 0.75, 0.875, 1.0] and blk.log == blk0.log
+    assert n["step"] > 1900
+    _same(ref, got, ["late.y", "c.x"], True, "monitor")
