@@ -21,6 +21,7 @@ import pytest
 import blocks as bl
 from cosim import DiagramBuilder, DiagramSubsystem, GaussSeidel, Jacobi, MasterScheduler
 from cosim.subsystem import CouplingInput, _pack_poly, _unpack_poly
+from tests.corpus.subsystem_diagrams import random_chain
 
 
 def _sub_diagram(rng, name: str):
@@ -28,26 +29,7 @@ def _sub_diagram(rng, name: str):
     b = DiagramBuilder(name)
     first = b.add(bl.Gain("g0", float(rng.uniform(-2.0, 2.0))))
     b.export_input(first.u, "u")
-    prev = first.y
-    for k in range(int(rng.integers(1, 4))):
-        kind = rng.integers(0, 4)
-        if kind == 0:
-            blk = b.add(bl.Saturation(f"s{k}", -float(rng.uniform(0.5, 3)),
-                                      float(rng.uniform(0.5, 3))))
-            b.connect(prev, blk.u)
-        elif kind == 1:
-            blk = b.add(bl.Product(f"p{k}", "**"))
-            b.connect(prev, blk.input("u0"))
-            b.connect(prev, blk.input("u1"))
-        elif kind == 2:
-            src = b.add(bl.Sine(f"w{k}", float(rng.uniform(0.1, 1)), float(rng.uniform(0.5, 3))))
-            blk = b.add(bl.Sum(f"a{k}", "+-"))
-            b.connect(prev, blk.input("u0"))
-            b.connect(src.y, blk.input("u1"))
-        else:
-            blk = b.add(bl.FirstOrderLag(f"l{k}", float(rng.uniform(0.02, 0.5))))
-            b.connect(prev, blk.u)
-        prev = blk.y
+    prev = random_chain(b, rng, first.y)
     damp = b.add(bl.Sum("damp", "+-"))
     integ = b.add(bl.Integrator("x", float(rng.uniform(-1, 1))))
     b.connect(prev, damp.input("u0"))

@@ -32,6 +32,7 @@ from cosim import (
     MasterScheduler,
 )
 from cosim.held_step import HeldStep
+from tests.corpus.subsystem_diagrams import random_chain
 
 
 def _sub_diagram(rng, name: str, feed: bool, micro: float):
@@ -41,32 +42,7 @@ def _sub_diagram(rng, name: str, feed: bool, micro: float):
     b.export_input(first.u, "u")
     v = b.add(bl.Gain("gv", float(rng.uniform(-1.0, 1.0))))
     b.export_input(v.u, "v")
-    prev = first.y
-    for k in range(int(rng.integers(1, 5))):
-        kind = int(rng.integers(0, 6))
-        if kind == 0:
-            blk = b.add(bl.Saturation(f"s{k}", -float(rng.uniform(0.5, 3)),
-                                      float(rng.uniform(0.5, 3))))
-            b.connect(prev, blk.u)
-        elif kind == 1:
-            blk = b.add(bl.Product(f"p{k}", "**"))
-            b.connect(prev, blk.input("u0"))
-            b.connect(prev, blk.input("u1"))
-        elif kind == 2:
-            src = b.add(bl.Sine(f"w{k}", float(rng.uniform(0.1, 1)), float(rng.uniform(0.5, 3))))
-            blk = b.add(bl.Sum(f"a{k}", "+-"))
-            b.connect(prev, blk.input("u0"))
-            b.connect(src.y, blk.input("u1"))
-        elif kind == 3:
-            blk = b.add(bl.FirstOrderLag(f"l{k}", float(rng.uniform(0.02, 0.5))))
-            b.connect(prev, blk.u)
-        elif kind == 4:
-            blk = b.add(bl.ZeroOrderHold(f"z{k}", micro * int(rng.integers(1, 4))))
-            b.connect(prev, blk.u)
-        else:
-            blk = b.add(bl.UnitDelay(f"d{k}", micro * int(rng.integers(1, 4))))
-            b.connect(prev, blk.u)
-        prev = blk.y
+    prev = random_chain(b, rng, first.y, micro)
     damp = b.add(bl.Sum("damp", "+-+"))
     integ = b.add(bl.Integrator("x", float(rng.uniform(-1, 1))))
     b.connect(prev, damp.input("u0"))
