@@ -72,12 +72,15 @@ class HeldStep:
         sig = ctx.signals
         return all(type(sig[k]) is float for _, k in sub._out_slots)
 
-    def set_inputs(self, t0: float, polys: dict) -> None:
-        """Scalar inputs' polynomials ``{name: coefficients}`` (tuples of floats), in the C
-        state (as the coupling input's ``c_codec`` lays them out: ``t0, n, c0, ...``, zeros
-        after) and the context alike."""
+    def set_inputs(self, t0: float, polys: dict) -> bool:
+        """Scalar inputs' polynomials ``{name: coefficients}``, in the C state (as the
+        coupling input's ``c_codec`` lays them out: ``t0, n, c0, ...``, zeros after) and the
+        context alike; False at the first that is not a tuple (those before it are set both
+        sides: the caller hands the state back and sets them all the whole way)."""
         xd, ctx_xd, where = self._xd, self.sub._ctx.xd, self._inputs
         for name, c in polys.items():
+            if type(c) is not tuple:
+                return False
             off, i, terms, pack = where[name]
             n = len(c)
             if n > terms:
@@ -89,6 +92,7 @@ class HeldStep:
             for j in range(n, terms):
                 xd[off + 2 + j] = 0.0
             ctx_xd[i] = (t0, c)
+        return True
 
     def step(self, t0: int, end: int) -> None:
         """The macro step from ``t0`` to ``end`` in C."""

@@ -409,8 +409,7 @@ class DiagramSubsystem(Subsystem):
 
     def set_inputs(self, t0: float, polys: dict[str, np.ndarray]) -> None:
         held = self._held
-        if held is not None and all(type(c) is tuple for c in polys.values()):
-            held.set_inputs(t0, polys)
+        if held is not None and held.set_inputs(t0, polys):
             return
         xd, scalar = self.ctx.xd, self._scalar_in
         for name, coeffs in polys.items():

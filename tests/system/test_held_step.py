@@ -250,3 +250,27 @@ def test_a_monitor_acting_inside_a_held_step_is_the_python_loops(monkeypatch):
     assert blk0.log == [0.25, 0.375, 0.5, 0.625, 0.75, 0.875, 1.0] and blk.log == blk0.log
     assert n["step"] > 1900
     _same(ref, got, ["late.y", "c.x"], True, "monitor")
+
+
+def test_an_input_given_as_an_array_hands_the_state_back_and_is_set():
+    """A polynomial that is not a tuple (an array of coefficients): the held state is handed
+    back and every input set the whole way; the step equals the whole way's."""
+    outs = []
+    for hold in (True, False):
+        sub = DiagramSubsystem(_sub_diagram(np.random.default_rng(2), "a", True, 1e-3),
+                               solver="rk4", dt=1e-3, compiled=True, fuse_linear=False)
+        sub.initialize(0)
+        sub.finish_initialization()
+        t, H = 0, 1_000_000
+        for k in range(5):
+            sub.set_inputs(t * 1e-9, {"u": (0.1 * k, 0.5), "v": (0.2,)})
+            sub.do_step(t, H)
+            t += H
+            if not hold:
+                assert sub.ctx.ticks == t  # (hands the state back: the whole way)
+        assert (sub._held is not None) is hold
+        sub.set_inputs(t * 1e-9, {"u": np.array([0.7, -0.25]), "v": (0.3,)})
+        assert sub._held is None  # handed back
+        sub.do_step(t, H)
+        outs.append(sub.get_outputs())
+    assert outs[0] == outs[1]
