@@ -106,7 +106,7 @@ class CompiledRoute:
         """Advance the Simulator to tick ``end``, in C or in the Python loop (class
         docstring); a C run that fails hands over to the Python loop at its slice's start.
 
-        ``hold``: :meth:`Simulator.advance_held <cosim.simulator.Simulator.advance_held>`'s
+        ``hold``: :func:`~cosim.simulator.advance_held`'s
         step, on the C run an earlier advance chose (no decision again), its state held in
         C (:meth:`CompiledRun.advance <cosim.compiled_run.CompiledRun.advance>`)."""
         sim = self.sim

@@ -8,7 +8,7 @@ reads that context but the subsystem itself: the master sets the inputs (the cou
 inputs' polynomials), steps, and reads the outputs.  :class:`HeldStep` keeps the state in C
 across such steps (``CompiledRun.advance(hold=True)``): :meth:`HeldStep.set_input` writes a
 polynomial into the C state (and the context), :meth:`HeldStep.step` runs the same C run to
-the step's end (:meth:`Simulator.advance_held <cosim.simulator.Simulator.advance_held>`),
+the step's end (:func:`cosim.simulator.advance_held`),
 :meth:`HeldStep.outputs` reads the exported outputs from the C signals.
 
 A feedthrough output the master refreshes between steps (new inputs at the same time:
@@ -36,6 +36,7 @@ from __future__ import annotations
 from typing import Any
 
 from .errors import ContextError
+from .simulator import advance_held
 
 __all__ = ["HeldStep"]
 
@@ -100,7 +101,7 @@ class HeldStep:
         if run.ticks != t0:
             raise ContextError(f"subsystem '{self.sub.name}' is at t = {run.ticks * 1e-9:.9g}"
                                f" s, asked to step from {t0 * 1e-9:.9g} s")
-        self.sub._sim.advance_held(end)
+        advance_held(self.sub._sim, end)
 
     def outputs(self) -> dict:
         """The exported outputs from the C signals (as the context would hold them)."""

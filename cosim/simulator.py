@@ -506,30 +506,11 @@ class Simulator:
         bar = self._bar = ProgressBar(self.ctx.ticks, end) if self.progress else _NO_BAR
         try:
             if end > self.ctx.ticks:
-                self._advance(end, bar if bar is not _NO_BAR else None)
+                _route_advance(self, end, bar if bar is not _NO_BAR else None)
         finally:
             if bar is not _NO_BAR:
                 bar.done()
 
-    def advance_held(self, end: int) -> None:
-        """:meth:`advance_to_ticks` for the owner of a held C run (:mod:`cosim.held_step`: a
-        co-simulation subsystem whose previous advance ran in C and left its state there,
-        nothing having touched the Simulator since): the same C run to ``end``, its state
-        held again (``CompiledRun.held``) unless the advance fails, is interrupted or ends
-        the run."""
-        self._fresh = None
-        self._observation = None
-        self._advance(end, None, hold=True)
-
-    def _advance(self, end: int, bar: Any, hold: bool = False) -> None:
-        try:
-            self.route.advance(end, bar, hold)
-        except Terminate as term:
-            self.terminated_by = term.event
-            self.terminated = self.events.stopped(term.event)
-        except SimulationTerminated as exc:  # raised while evaluating outputs
-            self.terminated_by = exc
-            self.terminated = self.events.stopped(exc, sample=True)
 
     def run(self, t_end_s: float) -> Results:
         """Initialize, advance to ``t_end_s`` and return the recorded results.
@@ -612,3 +593,27 @@ def _changed(a: Any, b: Any) -> bool:
 def simulate(diagram: Any, t_end: float, **kwargs: Any) -> Results:
     """Convenience: ``Simulator(diagram, **kwargs).run(t_end)``."""
     return Simulator(diagram, **kwargs).run(t_end)
+
+
+def advance_held(sim: Simulator, end: int) -> None:
+    """:meth:`Simulator.advance_to_ticks` for the owner of a held C run
+    (:mod:`cosim.held_step`: a co-simulation subsystem whose previous advance ran in C and
+    left its state there, nothing having touched the Simulator since): the same C run to
+    ``end``, its state held again (``CompiledRun.held``) unless the advance fails, is
+    interrupted or ends the run."""
+    sim._fresh = None
+    sim._observation = None
+    _route_advance(sim, end, None, hold=True)
+
+
+def _route_advance(sim: Simulator, end: int, bar: Any, hold: bool = False) -> None:
+    """The route's advance of ``sim`` to ``end``; a block ending the run sets
+    ``terminated``."""
+    try:
+        sim.route.advance(end, bar, hold)
+    except Terminate as term:
+        sim.terminated_by = term.event
+        sim.terminated = sim.events.stopped(term.event)
+    except SimulationTerminated as exc:  # raised while evaluating outputs
+        sim.terminated_by = exc
+        sim.terminated = sim.events.stopped(exc, sample=True)
