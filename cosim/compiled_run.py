@@ -334,8 +334,8 @@ class CompiledRun:
                                            cnt)
                 finally:  # also when Ctrl-C arrives as the call returns: keep its rows
                     n = int(cnt[0])
-                    if (st in (0, 1, 2, None) or self._calls is not None) \
-                            and rec is not None and n:  # (called back: no slice undone)
+                    if (st in (0, 1, 2, None) or self._stays()) \
+                            and rec is not None and n:  # (else the slice is undone)
                         rec.extend(t[:n], rows[:n, :ncol], self._widths)
                     done = True
                 if st == 1:  # a terminal zero crossing ended the run
@@ -344,9 +344,11 @@ class CompiledRun:
                 if st == 2:  # a monitor's condition holds: the monitors run in Python
                     self._monitors(cnt, t, rows)
                     continue
-                if st != 0 and self._calls is not None:  # raised where it happened
+                if st != 0 and self._stays():  # raised where it happened
                     raised = self._raised(st)
                     break
+                if st != 0 and self._calls is not None:  # the Python loop raises it again
+                    self._calls.error = None
                 if st != 0:  # back to the slice's start: the Python loop takes it from there
                     failed = (lib.cosim_sim_error(m) or b"(no message)").decode()
                     ctypes.memmove(m, keep, len(keep))
@@ -426,10 +428,18 @@ class CompiledRun:
         self.whole = True
         return True
 
+    def _stays(self) -> bool:
+        """A failed call is not undone (the Python loop does not take its slice over): blocks
+        called back with states or side effects ran in it (their effects cannot be undone),
+        or Ctrl-C arrived in a call.  Blocks called back that are functions of their inputs
+        and time only are recomputed by the Python loop, which then raises its own error."""
+        calls = self._calls
+        return calls is not None and (not calls.pure or (
+            calls.error is not None and not isinstance(calls.error, Exception)))
+
     def _raised(self, st: int) -> BaseException:
-        """What a failed C call of a run with blocks called back raises: the exception a
-        block raised in Python, or the C's own failure (the effects of the blocks called
-        back cannot be undone, so the Python loop does not take the slice over)."""
+        """What a failed C call of a run that :meth:`_stays` raises: the exception a block
+        raised in Python, or the C's own failure."""
         calls = self._calls
         err, calls.error = calls.error, None
         if err is not None:
@@ -437,9 +447,10 @@ class CompiledRun:
         from .errors import StepError
         msg = (self._lib.cosim_sim_error(self._model) or b"(no message)").decode()
         return StepError(f"the compiled run failed at t = {self._state.time:.9g} s: {msg} (a "
-                         f"run with blocks called back in Python, {', '.join(self.called_back)},"
-                         " is not handed to the Python loop: their effects cannot be undone; "
-                         "Simulator(compiled=False) runs it all in Python)")
+                         f"run with blocks called back in Python that have states, "
+                         f"{', '.join(self.called_back)}, is not handed to the Python loop: "
+                         "their effects cannot be undone; Simulator(compiled=False) runs it "
+                         "all in Python)")
 
     def sync(self) -> None:
         """Hand a :attr:`held` C state back to the context (nothing when none is held)."""

@@ -29,9 +29,11 @@ failed at t = ..." for an output, "discrete update of block ... failed" for an u
 the rows of the completed stops kept and the context where the C stopped (as the Python
 loop leaves it when a block raises); so does ``KeyboardInterrupt`` (Ctrl-C arriving in the
 Python of a call; one arriving between the C's calls is the run's, as always).  A run
-with blocks called back is never handed to the Python loop from its slice's start after a
-failure (their effects, a frame sent on a bus, cannot be undone): a failure of the C itself
-raises its message (:class:`~cosim.errors.StepError`).
+whose blocks called back have no discrete or opaque state (functions of their inputs and
+time) fails as any compiled run: back to its slice's start, the Python loop takes over and
+raises its own error.  With such states (a frame sent on a bus cannot be unsent, a state
+changed cannot be unchanged) a failure is not handed over: a failure of the C itself raises
+its message (:class:`~cosim.errors.StepError`).
 
 Not called back (the diagram stays in Python, the reason named): blocks with continuous
 states, zero crossings or monitors, ports that are not numbers.
@@ -147,6 +149,9 @@ class Calls:
         self.error: BaseException | None = None  #: what a call raised (the run raises it)
         #: the blocks called back, named (diagnostics)
         self.names = sorted(f"'{b.path}' ({type(b).__name__})" for b in pycalls.blocks)
+        #: every block called back is a function of its inputs and time (no discrete or
+        #: opaque state): a failed slice may be redone by the Python loop
+        self.pure = not any(b.discrete_states or b.opaque_states for b in pycalls.blocks)
 
     @staticmethod
     def unregister(model: int) -> None:

@@ -17,3 +17,29 @@ def run_both(make, t_end: float, **kw) -> tuple:
     assert py.diagnostics["compiled"] == "compiled=False"
     _compare(py, c)
     return py, c
+
+
+def check_without_c_form(make, cls_name: str, t_end: float, **kw) -> str:
+    """A diagram (``make()``) with a block of class ``cls_name`` that has lost its C form, run
+    with ``compiled=True``: never silently in C.  A block that can be called back in Python
+    (:mod:`cosim.codegen.pycall`) is, and ``diagnostics["called_back"]`` names it; one that
+    cannot (continuous states, zero crossings, monitors) is refused, named.  Returns which
+    ("called back" or "refused")."""
+    from cosim.codegen.pycall import callback_reason
+    from cosim.errors import BuildError
+    d = make()
+    blocks = [b for b in d.compile().blocks if type(b).__name__ == cls_name]
+    assert blocks, cls_name
+    expect = "refused" if any(callback_reason(b) for b in blocks) else "called back"
+    try:
+        res = Simulator(d, compiled=True, **kw).run(t_end)
+    except BuildError as exc:
+        assert "without a C form" in str(exc) and f"({cls_name})" in str(exc), str(exc)
+        got = "refused"
+    else:
+        assert res.diagnostics["compiled"] is True
+        assert any(f"({cls_name})" in n for n in res.diagnostics["called_back"]), \
+            res.diagnostics.get("called_back")
+        got = "called back"
+    assert got == expect, (cls_name, got, expect)
+    return got
