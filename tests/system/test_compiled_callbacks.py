@@ -334,3 +334,47 @@ def test_the_fmu_export_still_refuses_a_python_block(tmp_path):
     b.export_output(w.y, "y")
     with pytest.raises(CodegenError, match="'w' \\(Warp\\)"):
         export_fmu(b.build(), tmp_path / "ex.fmu", step=1e-3)
+
+
+def _blowing_up(stateful: bool):
+    """A state that overflows (``x' = 2000 x``) beside a Python block called back: a function
+    of its input (``Warp``), or one with a state and a log (``Averager``)."""
+    b = DiagramBuilder("boom")
+    s = b.add(bl.Step("s", 0.0, 1.0))
+    ss = b.add(bl.StateSpace("ss", [[2000.0]], [[1.0]], [[1.0]], [[0.0]]))
+    py = b.add(Averager("py", 0.002) if stateful else Warp("py", 1.0))
+    b.connect(s.y, ss.u)
+    b.connect(ss.y, py.u)
+    return b.build()
+
+
+def test_a_c_failure_beside_a_pure_python_block_is_the_python_loops():
+    """The Python block is a function of its input and time: the C's failure hands the slice
+    to the Python loop (the block recomputed there), which raises its own error."""
+    errs = []
+    for compiled in (False, True):
+        with pytest.raises(StepError) as ei:
+            Simulator(_blowing_up(False), dt=1e-3, compiled=compiled,
+                      fuse_linear=False).run(2.0)
+        errs.append(ei.value)
+    assert str(errs[0]) == str(errs[1])
+    assert "the C run failed (continuous state 'ss.x[1]' became inf" in \
+        errs[1].results.diagnostics["compiled"]
+    _compare(errs[0].results, errs[1].results)
+
+
+def test_a_c_failure_beside_a_stateful_python_block_raises_the_cs_message():
+    """The Python block has a state and side effects (its log): the slice cannot be undone,
+    so the C's own failure is raised where it happened, with the rows of the completed stops
+    and the block's calls up to there (the same calls as the Python loop made)."""
+    d = _blowing_up(True)
+    with pytest.raises(StepError, match=r"the compiled run failed at t = .*continuous state "
+                       r"'ss.x\[1\]' became inf.*'py' \(Averager\), is not handed to the "
+                       "Python loop") as ei:
+        Simulator(d, dt=1e-3, compiled=True, fuse_linear=False).run(2.0)
+    ref_d = _blowing_up(True)
+    with pytest.raises(StepError) as ref:
+        Simulator(ref_d, dt=1e-3, compiled=False, fuse_linear=False).run(2.0)
+    got, want = ei.value.results, ref.value.results
+    assert np.array_equal(got.time, want.time)
+    assert d.find("py").log == ref_d.find("py").log
