@@ -128,10 +128,14 @@ def _start_run(tmp_path: Path, how: str, env: dict | None = None, user: list | N
                             str(flag), TIED, PLAIN], stdout=subprocess.PIPE, text=True,
                            env=env or _env(), cwd=tmp_path)
     try:
+        # a pool's worker prints READY on the run's output too, and print writes the text
+        # and its newline in two writes: the run's line may come between them
+        # ("READYstarted\n", then "\n"); only the run's word counts
         line = run.stdout.readline()
-        while line.strip() == "READY":  # (a pool's worker prints on the run's output)
+        while line and not line.replace("READY", "").strip():
             line = run.stdout.readline()
-        assert line.strip() == "started", f"the run did not start its child ({how}): {line!r}"
+        assert line.replace("READY", "").strip() == "started", \
+            f"the run did not start its child ({how}): {line!r}"
         return run, int(pidfile.read_text()), flag
     except BaseException:
         run.kill()  # (its children end with it, or are the failure this reports)
