@@ -193,7 +193,7 @@ class CompiledRoute:
     #: has at least this many blocks in C per block called back: a block called back costs
     #: what it costs in the Python loop plus the call from C, so the C pays only for the
     #: work it takes over (the flagship's CAN nodes, 2 of 6 and 3 of 6 blocks called back,
-    #: measured slower compiled than in the Python loop)
+    #: were slower compiled than in the Python loop in one measurement, not a bench case)
     callback_share = 4
 
     def _worth(self) -> str:

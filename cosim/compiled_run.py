@@ -368,19 +368,12 @@ class CompiledRun:
                 cnt[:], self._count.value = kept
                 if undo is not None:
                     del rec.times[undo[0]:], rec.rows[undo[1]:]
-            self.held = False
-            if completed:
-                self.held = True
-            else:
+            self.held = completed
+            if not completed:
                 self._pull()
             if dec is not None:
                 dec._n = int(self._count.value)
-            sim.stats["steps"] += int(cnt[1])
-            sim.stats["partial_steps"] += int(cnt[2])
-            sim.stats["multistep_restarts"] += int(cnt[4])
-            sim.stats["events"] += int(cnt[6])
-            self.stages += int(cnt[5]) + int(cnt[1]) * self._per_step
-            sim._fresh = None
+            self._counted(cnt)
         if raised is not None:
             raise raised
         if failed is not None:
@@ -418,15 +411,21 @@ class CompiledRun:
                                  ctypes.byref(self._count), t_at, t_at, cnt) != 0:
                 ctypes.memmove(m, keep, len(keep))
                 return False
-        stats = self.sim.stats
+        self._counted(cnt)
+        self.whole = True
+        return True
+
+    def _counted(self, cnt: Any) -> None:
+        """The C's counts of an advance into the Simulator's stats (steps, partial steps,
+        multistep restarts, events) and :attr:`stages`."""
+        sim = self.sim
+        stats = sim.stats
         stats["steps"] += int(cnt[1])
         stats["partial_steps"] += int(cnt[2])
         stats["multistep_restarts"] += int(cnt[4])
         stats["events"] += int(cnt[6])
         self.stages += int(cnt[5]) + int(cnt[1]) * self._per_step
-        self.sim._fresh = None
-        self.whole = True
-        return True
+        sim._fresh = None
 
     def _stays(self) -> bool:
         """A failed call is not undone (the Python loop does not take its slice over): blocks

@@ -341,20 +341,23 @@ def test_a_state_that_is_not_finite_fails_as_in_the_python_loop():
     _compare(errs[0].results, errs[1].results)
 
 
+def _lag_chain(n: int):
+    """A sine through ``n`` first-order lags (``lag0`` .. ``lag{n-1}``)."""
+    b = DiagramBuilder("chain")
+    prev = b.add(bl.Sine("s", 1.0, 1.0)).y
+    for i in range(n):
+        lag = b.add(bl.FirstOrderLag(f"lag{i}", 0.01 + 0.001 * i))
+        b.connect(prev, lag.u)
+        prev = lag.y
+    return b.build()
+
+
 def test_ctrl_c_while_a_slice_s_rows_are_kept_leaves_rows_and_state_together(monkeypatch):
     """Ctrl-C arriving in the Python between two C calls, inside the recorder's extend after
     its times and before its rows (the worst place): the slice is undone, rows and context
     end at its start, and equal the Python loop's."""
     from cosim.observers import Recorder
 
-    def make():
-        b = DiagramBuilder("chain")
-        prev = b.add(bl.Sine("s", 1.0, 1.0)).y
-        for i in range(20):
-            lag = b.add(bl.FirstOrderLag(f"lag{i}", 0.01 + 0.001 * i))
-            b.connect(prev, lag.u)
-            prev = lag.y
-        return b.build()
     real = Recorder.extend
     calls = []
 
@@ -365,29 +368,21 @@ def test_ctrl_c_while_a_slice_s_rows_are_kept_leaves_rows_and_state_together(mon
             raise KeyboardInterrupt
         real(self, times, rows, widths)
     monkeypatch.setattr(Recorder, "extend", extend)
-    sim = Simulator(make(), dt=1e-4, record=["lag19.y"], compiled=True)
+    sim = Simulator(_lag_chain(20), dt=1e-4, record=["lag19.y"], compiled=True)
     sim.initialize()
     with pytest.raises(KeyboardInterrupt) as ei:
         sim.run(100.0)
     res = ei.value.results
     assert len(calls) == 3 and len(res.time) == 1 + calls[0] + calls[1]
     assert res.time[-1] == sim.ctx.time
-    ref = Simulator(make(), dt=1e-4, record=["lag19.y"], compiled=False).run(
+    ref = Simulator(_lag_chain(20), dt=1e-4, record=["lag19.y"], compiled=False).run(
         round(res.time[-1], 4))
     _compare(ref, res)
 
 
 @pytest.mark.timing
 def test_ctrl_c_stops_the_c_run_within_a_tenth_of_a_second_keeping_the_rows():
-    def make():
-        b = DiagramBuilder("chain")
-        prev = b.add(bl.Sine("s", 1.0, 1.0)).y
-        for i in range(200):
-            lag = b.add(bl.FirstOrderLag(f"lag{i}", 0.01 + 0.001 * i))
-            b.connect(prev, lag.u)
-            prev = lag.y
-        return b.build()
-    sim = Simulator(make(), dt=1e-4, record=["lag199.y"], compiled=True)
+    sim = Simulator(_lag_chain(200), dt=1e-4, record=["lag199.y"], compiled=True)
     sim.initialize()
     fired = []
 
@@ -403,6 +398,6 @@ def test_ctrl_c_stops_the_c_run_within_a_tenth_of_a_second_keeping_the_rows():
     assert caught - fired[0] <= 0.1
     res = ei.value.results
     assert len(res.time) > 10 and res.time[-1] == pytest.approx(sim.ctx.time, abs=0)
-    ref = Simulator(make(), dt=1e-4, record=["lag199.y"], compiled=False).run(
+    ref = Simulator(_lag_chain(200), dt=1e-4, record=["lag199.y"], compiled=False).run(
         round(res.time[-1], 4))
     _compare(ref, res)
