@@ -206,6 +206,8 @@ class CompiledRun:
         lib.cosim_sim_run.restype = ctypes.c_int
         lib.cosim_sim_run.argtypes = [_VP, _I64, _I64, _I64, _VP, ctypes.c_int, _I64, _I64,
                                       _I64, _VP, _VP, _VP, _VP]
+        lib.cosim_sim_held_step.restype = ctypes.c_int
+        lib.cosim_sim_held_step.argtypes = [_VP, _I64, _I64, _VP, _VP, _VP]
         if self.ab3:
             lib.cosim_sim_ab3_set.argtypes = [_VP, ctypes.c_int, ctypes.c_double, _VP,
                                               ctypes.c_int]
@@ -391,29 +393,24 @@ class CompiledRun:
 
     def _held_step(self, end: int) -> bool:
         """:meth:`advance` of a held state to ``end`` when every call of it completes
-        (``cosim_sim_run`` returns 0): the same calls without the slicing, the recorder's and
-        the interruption's bookkeeping.  False (and the state as it was) otherwise: the
-        caller redoes it the whole way, which runs the same C from the same state."""
-        lib, m, st, cnt = self._lib, self._model, self._state, self._cnt
+        (``cosim_sim_held_step``: ``cosim_sim_run`` returning 0, without the slicing, the
+        recorder's and the interruption's bookkeeping).  False (and the state as it was)
+        otherwise: the caller redoes it the whole way, which runs the same C from the same
+        state."""
         if self._lean_buf is None:  # the times of up to 256 stops a call (no rows)
             self._lean_buf = np.empty(512)
-        t_at = self._lean_buf.ctypes.data
-        cnt[0] = cnt[1] = cnt[2] = cnt[3] = cnt[4] = cnt[5] = cnt[6] = cnt[7] = 0
-        st.dirty = 0  # (as a push leaves it: advance)
-        st.tc_ok[0] = st.tc_ok[1] = 0
-        lib.cosim_sim_clear_error(m)
-        keep = self._snapshot
-        ctypes.memmove(keep, m, len(keep))
-        dt = int(self.sim.grid.ticks or 0)
-        while st.ticks < end:
-            cnt[0] = 0
-            if lib.cosim_sim_run(m, end, 256, dt, self._off_at, 0, 0, 0, 1,
-                                 ctypes.byref(self._count), t_at, t_at, cnt) != 0:
-                ctypes.memmove(m, keep, len(keep))
-                return False
+        cnt = self._cnt
+        if self._lib.cosim_sim_held_step(self._model, end, int(self.sim.grid.ticks or 0),
+                                         self._lean_buf.ctypes.data, cnt, self._snapshot):
+            return False
         self._counted(cnt)
         self.whole = True
         return True
+
+    def entry(self, name: str) -> int:
+        """The address of this run's C function ``name`` (``cosim_sim_held_step``,
+        ``cosim_sim_outputs``: the native master loop calls them, :mod:`cosim.native_loop`)."""
+        return ctypes.cast(getattr(self._lib, name), ctypes.c_void_p).value
 
     def _counted(self, cnt: Any) -> None:
         """The C's counts of an advance into the Simulator's stats (steps, partial steps,
@@ -469,7 +466,6 @@ class CompiledRun:
     def evaluate_outputs(self) -> bool:
         """:meth:`Simulator.evaluate_outputs <cosim.simulator.Simulator.evaluate_outputs>` on
         a :attr:`held` state, in C; False (nothing to trust) when the C failed."""
-        self._lib.cosim_sim_clear_error(self._model)
         return self._lib.cosim_sim_outputs(self._model) == 0
 
     @property

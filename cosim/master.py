@@ -55,13 +55,16 @@ def _compiled_loop(master: Any, want: bool | None) -> tuple:
     if want is False:
         return None, "not asked for (compiled=False)"
     # the loop the FMUs offer (fmus.compiled_master); it decides whether it can also run
-    # the other subsystems (native diagrams through their C twins)
+    # the other subsystems (native diagrams through their C twins); without FMUs, the
+    # native loop (cosim.native_loop)
     loops = {id(loop): loop for s in master.subsystems
              if (loop := getattr(s, "compiled_loop", None)) is not None}
     loop = next(iter(loops.values())) if len(loops) == 1 else None
+    if not loops:
+        from .native_loop import NativeLoop
+        loop = NativeLoop()
     if loop is None:
-        why = ("no subsystem is an FMU (the compiled loop is the FMUs')" if not loops else
-               "the subsystems offer different compiled loops")
+        why = "the subsystems offer different compiled loops"
     else:
         why = loop.reason(master)
     if why and want:

@@ -4,6 +4,7 @@ subsystem tests)."""
 from __future__ import annotations
 
 import blocks as bl
+from cosim import DiagramBuilder, FunctionBlock
 
 
 def random_chain(b, rng, prev, micro: float | None = None):
@@ -37,3 +38,44 @@ def random_chain(b, rng, prev, micro: float | None = None):
             b.connect(prev, blk.u)
         prev = blk.y
     return prev
+
+
+class _Opaque:
+    """A callable the C generator cannot translate (no C form: the block stays in Python)."""
+
+    def __init__(self, k: float) -> None:
+        self.k = k
+
+    def __call__(self, u: float) -> float:
+        return self.k * u - 0.1 * u ** 3
+
+
+def sub_diagram(rng, name: str, feed: bool, micro: float, python_block: bool = False):
+    """``u -> (random blocks) -> x`` (a state, damped, with a second input ``v``) and, with
+    ``feed``, ``f = k u + x`` (a feedthrough output); ``python_block``: a FunctionBlock without
+    a C form in the chain (the subsystem's Simulator then runs in Python, or calls it back)."""
+    b = DiagramBuilder(name)
+    first = b.add(bl.Gain("g0", float(rng.uniform(-2.0, 2.0))))
+    b.export_input(first.u, "u")
+    v = b.add(bl.Gain("gv", float(rng.uniform(-1.0, 1.0))))
+    b.export_input(v.u, "v")
+    prev = random_chain(b, rng, first.y, micro)
+    if python_block:
+        fb = b.add(FunctionBlock("opaque", _Opaque(float(rng.uniform(0.5, 1.5))), ["u"], ["y"]))
+        b.connect(prev, fb.input("u"))
+        prev = fb.output("y")
+    damp = b.add(bl.Sum("damp", "+-+"))
+    integ = b.add(bl.Integrator("x", float(rng.uniform(-1, 1))))
+    b.connect(prev, damp.input("u0"))
+    b.connect(integ.y, damp.input("u1"))
+    b.connect(v.y, damp.input("u2"))
+    b.connect(damp.y, integ.u)
+    b.export_output(integ.y, "x")
+    if feed:  # a direct path from the input to an output
+        k = b.add(bl.Gain("k", float(rng.uniform(-1.0, 1.0))))
+        f = b.add(bl.Sum("f", "++"))
+        b.connect(first.y, k.u)
+        b.connect(k.y, f.input("u0"))
+        b.connect(integ.y, f.input("u1"))
+        b.export_output(f.y, "f")
+    return b.build()

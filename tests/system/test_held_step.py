@@ -32,36 +32,13 @@ from cosim import (
     MasterScheduler,
 )
 from cosim.held_step import HeldStep
-from tests.corpus.subsystem_diagrams import random_chain
-
-
-def _sub_diagram(rng, name: str, feed: bool, micro: float):
-    """``u -> (random blocks) -> x`` (a state) and, with ``feed``, ``f = k u + x``."""
-    b = DiagramBuilder(name)
-    first = b.add(bl.Gain("g0", float(rng.uniform(-2.0, 2.0))))
-    b.export_input(first.u, "u")
-    v = b.add(bl.Gain("gv", float(rng.uniform(-1.0, 1.0))))
-    b.export_input(v.u, "v")
-    prev = random_chain(b, rng, first.y, micro)
-    damp = b.add(bl.Sum("damp", "+-+"))
-    integ = b.add(bl.Integrator("x", float(rng.uniform(-1, 1))))
-    b.connect(prev, damp.input("u0"))
-    b.connect(integ.y, damp.input("u1"))
-    b.connect(v.y, damp.input("u2"))
-    b.connect(damp.y, integ.u)
-    b.export_output(integ.y, "x")
-    if feed:  # a direct path from the input to an output
-        k = b.add(bl.Gain("k", float(rng.uniform(-1.0, 1.0))))
-        f = b.add(bl.Sum("f", "++"))
-        b.connect(first.y, k.u)
-        b.connect(k.y, f.input("u0"))
-        b.connect(integ.y, f.input("u1"))
-        b.export_output(f.y, "f")
-    return b.build()
+from tests.corpus.subsystem_diagrams import sub_diagram as _sub_diagram
 
 
 def _master(seed: int, compiled: bool, order: int, coupling: str, fuse: bool,
-            iterate: bool = False):
+            iterate: bool = False, loop: bool = False):
+    """A generated pair; ``loop``: the master's ``compiled`` (False: its Python loop steps the
+    held subsystems; the native loop, cosim.native_loop, has its own tests)."""
     rng = np.random.default_rng(seed)
     H = float(rng.choice([1e-3, 2e-3, 5e-3]))
     micro = H / int(rng.choice([1, 2, 5]))
@@ -78,7 +55,8 @@ def _master(seed: int, compiled: bool, order: int, coupling: str, fuse: bool,
              ("c.x", "a.v")]
     cpl = Iterative("fixed_point") if iterate else (
         Jacobi() if coupling == "jacobi" else GaussSeidel())
-    return MasterScheduler([a, c], conns, H, coupling=cpl, extrapolation=order), [a, c]
+    return MasterScheduler([a, c], conns, H, coupling=cpl, extrapolation=order,
+                           compiled=loop), [a, c]
 
 
 def _counting(monkeypatch) -> dict:
@@ -208,7 +186,7 @@ def test_a_c_failure_in_a_held_step_is_the_python_loops_error(monkeypatch):
         other = DiagramSubsystem(_sub_diagram(np.random.default_rng(1), "c", False, 1e-3),
                                  solver="rk4", dt=1e-3, compiled=compiled)
         m = MasterScheduler([sub, other], [("w.y", "c.u"), ("c.x", "w.v"), ("c.x", "c.v")],
-                            1e-3, coupling=Jacobi())
+                            1e-3, coupling=Jacobi(), compiled=False)
         with pytest.raises(Exception) as info:
             m.run(3.0)
         return info.value
@@ -240,7 +218,7 @@ def test_a_monitor_acting_inside_a_held_step_is_the_python_loops(monkeypatch):
         c = DiagramSubsystem(_sub_diagram(np.random.default_rng(5), "c", False, 1e-3),
                              solver="rk4", dt=1e-3, compiled=compiled, fuse_linear=False)
         m = MasterScheduler([a, c], [("late.y", "c.u"), ("c.x", "late.u"), ("c.x", "c.v")],
-                            1e-3, coupling=Jacobi(), extrapolation=1)
+                            1e-3, coupling=Jacobi(), extrapolation=1, compiled=False)
         return m, blk
     n = _counting(monkeypatch)
     m, blk = master(True)

@@ -274,8 +274,11 @@ def test_compiled_loop_refuses_what_it_cannot_run(files):
     with pytest.raises(BuildError, match=r"compiled=True.*coupling 'iterative/anderson'"):
         MasterScheduler(_subs("fmu", files, H), CONNECTIONS, H, coupling=Iterative("anderson"),
                         compiled=True)
-    with pytest.raises(BuildError, match=r"compiled=True.*no subsystem is an FMU"):
-        MasterScheduler(_subs("native", files, H), CONNECTIONS, H, compiled=True)
+    # native subsystems alone: the native loop (cosim.native_loop), Jacobi and Gauss-Seidel
+    MasterScheduler(_subs("native", files, H), CONNECTIONS, H, compiled=True)
+    with pytest.raises(BuildError, match=r"compiled=True.*the native loop runs Jacobi"):
+        MasterScheduler(_subs("native", files, H), CONNECTIONS, H, compiled=True,
+                        coupling=Iterative("fixed_point"))
     res = _run("fmu", files, Iterative("anderson"), 1, t_end=0.01)[1]
     assert "iterative" in res.diagnostics["compiled"]
 

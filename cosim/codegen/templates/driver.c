@@ -55,10 +55,11 @@ int cosim_sim_rhs(void *p, double t, const double *x, double *dx) {
 
 /* The outputs of continuous and direct blocks at the current tick (Simulator.evaluate_outputs:
  * a co-simulation master changed the inputs; sampled blocks hold theirs): 0, or -1 on an
- * error (cosim_sim_error). */
+ * error (cosim_sim_error; an earlier one is cleared first). */
 int cosim_sim_outputs(void *p) {
     Model *M = (Model *)p;
     ModelState *S = &M->st;
+    M->error = NULL;
     S->time = S->mode_time = (double)S->ticks * 1e-9;
     cosim_eval(M, S->x, NULL);
     S->dirty = 0;
@@ -581,4 +582,31 @@ int cosim_sim_run(void *p, int64_t end, int64_t max_stops, int64_t dt, const int
         if (M->error) return -1;
     }
     return M->error ? -1 : 0;
+}
+
+/* One macro step of a state held in C (cosim.held_step; CompiledRun._held_step and the
+ * native master loop, cosim.native_loop): the state as a push of it would leave it, a
+ * snapshot into keep (cosim_sim_model_size bytes), then cosim_sim_run to end (no recording:
+ * the stops' times into tbuf, 512 doubles) with the counts in cnt[8] (zeroed here).  0, or
+ * -1 with the state as it was (the caller redoes the step the whole way) when a call did not
+ * complete (an error, a terminal event, a monitor). */
+int cosim_sim_held_step(void *p, int64_t end, int64_t dt, double *tbuf, int64_t *cnt,
+                        void *keep) {
+    SimModel *SM = (SimModel *)p;
+    ModelState *S = &SM->m.st;
+    int64_t count = 0;
+    int j;
+    for (j = 0; j < 8; j++) cnt[j] = 0;
+    S->dirty = 0;
+    S->tc_ok[0] = S->tc_ok[1] = 0;
+    SM->m.error = NULL;
+    memcpy(keep, SM, sizeof(SimModel));
+    while (S->ticks < end) {
+        cnt[0] = 0;
+        if (cosim_sim_run(p, end, 256, dt, NULL, 0, 0, 0, 1, &count, tbuf, tbuf, cnt) != 0) {
+            memcpy(SM, keep, sizeof(SimModel));
+            return -1;
+        }
+    }
+    return 0;
 }
