@@ -39,7 +39,8 @@ Limitations
   are the same: inputs are fixed before the steps and outputs published after them); the
   thread pool of ``Jacobi(parallel=True)`` is not used.  Gauss-Seidel keeps its order and
   calls back every subsystem after the first Python one.
-* The per-subsystem wall times (``diagnostics``) are not measured inside the loop.
+* The per-subsystem wall times (``diagnostics``) are measured in C around each step and
+  refresh (``CLOCK_MONOTONIC``), a Python subsystem's including the call back.
 * Needs a C compiler on first use (then the cache, :mod:`cosim.codegen.cache`).
 """
 
@@ -67,7 +68,7 @@ _POINTERS = ("order", "py", "model", "step", "outputs", "keep", "model_size", "x
              "rate", "in_start", "in_sig", "in_order", "in_off", "in_scale", "in_bias",
              "out_start", "out_sig", "out_off", "hist_t", "hist_v", "hist_n", "py_in", "py_out",
              "cnt", "acc", "tbuf", "pend", "pend_t", "pend_v", "sub_steps", "pystep", "save_t",
-             "save_v", "save_n", "save_pend", "settle", "has_in", "out_ft")
+             "save_v", "save_n", "save_pend", "settle", "has_in", "out_ft", "wall_ns")
 
 
 class NPlan(ctypes.Structure):
@@ -262,6 +263,7 @@ def build_plan(master: Any, helds: list, pystep: Any) -> tuple:
     ft = {(s.name, o) for s in master.settler.subs for o, _ in master.settler.ft_outs[s.name]}
     keep["settle"] = arr(settled, np.intc)
     keep["has_in"] = arr([int(bool(s.input_names)) for s in subs], np.intc)
+    keep["wall_ns"] = np.zeros(n, dtype=np.int64)
     keep["out_ft"] = arr([int((subs[i].name, o) in ft) for i in range(n)
                           for o, _ in master._outs[subs[i].name]], np.intc)
     plan = NPlan(n_subs=n, n_sig=n_sig, gauss_seidel=int(gs), n_settle=len(settled))

@@ -46,14 +46,23 @@ class NativeSession:
         self._pystep = _PYSTEP(self._step_python)  # (kept: C holds its address)
         self.plan: Any = None
         self._planned: list = []  # each subsystem's HeldStep (or None) the plan was made with
+        self._seen: list | None = None  # each subsystem's _held when last looked at
         #: macro steps run in C, and handed to the Python loop (nothing held in C, a C step
         #: that did not complete)
         self.steps_c = self.steps_python = 0
         self.open = True
 
     # ------------------------------------------------------------ the plan
-    def _helds(self) -> list:
-        return [held_of(s) for s in self.master.subsystems]
+    def _changed(self) -> list | None:
+        """Each subsystem's HeldStep for the loop (:func:`~cosim.native_loop.held_of`) when
+        one was held or handed back since the plan was made, else None (cheap: a held state
+        handed back or held anew changes the subsystem's ``_held``)."""
+        now = [s._held for s in self.master.subsystems]
+        if now == self._seen:
+            return None
+        self._seen = now
+        helds = [held_of(s) for s in self.master.subsystems]
+        return None if helds == self._planned else helds
 
     def _replan(self, helds: list) -> None:
         """Write the open plan back, then plan again from the master's state."""
@@ -70,6 +79,8 @@ class NativeSession:
         k = self.keep
         self._py_in, self._py_out = k["py_in"], k["py_out"]
         self._held_runs = [(h.sub, h.run) for h in helds if h is not None]
+        self._args = (ctypes.byref(self.plan), ctypes.byref(self.status), ctypes.byref(self.sub))
+        self._stepped = [(i, s.name) for i, s in enumerate(self.master.subsystems)]
         self._settled = [s for s in self.master.settler.subs if s.rate == 1]
 
     def _write_back(self) -> None:
@@ -138,7 +149,7 @@ class NativeSession:
         m.counters.exchanges += 1
         self._count_steps()
         self.plan = None  # (the histories changed in Python: planned again)
-        self._planned = []
+        self._planned, self._seen = [], None
         if self.failed:
             raise self.failed.pop()
         m.settler.settle_point(m.t, self._settled[q:])
@@ -149,7 +160,7 @@ class NativeSession:
         m = self.master
         self._write_back()
         self.plan = None  # (planned again at the next step: the states may have changed)
-        self._planned = []
+        self._planned, self._seen = [], None
         m._macro(self.k, m.H)
         self.k += 1
         self.steps_python += 1
@@ -167,8 +178,8 @@ class NativeSession:
         error, stop = None, False
         try:
             while done < n and not stop:
-                helds = self._helds()
-                if helds != self._planned:
+                helds = self._changed()
+                if helds is not None:
                     self._replan(helds)
                 if self.plan is None:  # nothing held in C: the Python loop's step
                     try:
@@ -181,9 +192,9 @@ class NativeSession:
                 else:
                     c = min(c, n - done)
                     c0 = time.perf_counter()
-                    got = self._run(ctypes.byref(self.plan), m.t, m.H, self.k, c,
-                                    out[done:].ctypes.data, ctypes.byref(self.status),
-                                    ctypes.byref(self.sub))
+                    plan, status, sub = self._args
+                    got = self._run(plan, m.t, m.H, self.k, c,
+                                    out.ctypes.data + done * out.strides[0], status, sub)
                     spent = time.perf_counter() - c0
                     self._count(got)
                     done += got
@@ -236,13 +247,17 @@ class NativeSession:
         self._count_steps()
 
     def _count_steps(self) -> None:
-        m = self.master
-        steps = self.keep["sub_steps"]
-        for i, s in enumerate(m.subsystems):
+        steps, wall = self.keep["sub_steps"], self.keep["wall_ns"]
+        c = self.master.counters
+        for i, name in self._stepped:
             n = int(steps[i])
             if n:
-                m.counters.steps[s.name] += n
+                c.steps[name] += n
                 steps[i] = 0
+            w = int(wall[i])
+            if w:
+                c.wall[name] += w * 1e-9
+                wall[i] = 0
 
     def sync(self) -> None:
         """The C state written back into the master (the session ends)."""
@@ -250,7 +265,7 @@ class NativeSession:
             self.open = False
             self._write_back()
             self.plan = None
-            self._planned = []
+            self._planned, self._seen = [], None
             self.master.loop_ran = self.ran()
 
     def ran(self) -> Any:

@@ -30,9 +30,11 @@ before a C one.
 """
 
 SOURCE = r"""
+#define _POSIX_C_SOURCE 199309L
 #include <stdint.h>
 #include <stddef.h>
 #include <string.h>
+#include <time.h>
 
 typedef int (*held_t)(void *, int64_t, int64_t, double *, int64_t *, void *);
 typedef int (*pystep_t)(int, int64_t, int64_t);  /* h 0: refresh the outputs at t */
@@ -79,7 +81,14 @@ typedef struct {
                                 * point (rate 1), in dependency order */
     const int *has_in;         /* per subsystem: it has inputs (settled only then) */
     const int *out_ft;         /* per output: a feedthrough output (settled) */
+    int64_t *wall_ns;          /* per subsystem: the wall time of its steps and refreshes */
 } NPlan;
+
+static int64_t now_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
 
 static void push(NPlan *p, int s, int64_t t, double v) {
     int64_t *ts = p->hist_t + (size_t)s * DEPTH;
@@ -157,17 +166,18 @@ static void get_outputs(NPlan *p, int i, int64_t t, int later) {
 
 /* the feedthrough outputs at t made consistent (Settler.settle, one sweep in dependency
  * order): each settled subsystem's inputs the newest values, its outputs evaluated again,
- * its feedthrough outputs pushed.  0, ST_SETTLE (*q: where the C failed) or ST_PYTHON. */
+ * its feedthrough outputs pushed.  0, or ST_SETTLE (*q: where the C failed or a Python
+ * subsystem raised, its exception kept). */
 static int settle(NPlan *p, int64_t t, int *q) {
     for (*q = 0; *q < p->n_settle; (*q)++) {
         int i = p->settle[*q];
         if (!p->has_in[i]) continue;
         set_inputs(p, i, t, 1);
-        if (p->py[i]) {
-            if (((pystep_t)p->pystep)(i, t, 0) < 0) return ST_PYTHON;
-        } else if (((outputs_t)p->outputs[i])(p->model[i]) != 0) {
-            return ST_SETTLE;
-        }
+        int64_t w = now_ns();
+        int failed = p->py[i] ? ((pystep_t)p->pystep)(i, t, 0) < 0
+                              : ((outputs_t)p->outputs[i])(p->model[i]) != 0;
+        p->wall_ns[i] += now_ns() - w;
+        if (failed) return ST_SETTLE;
         for (int j = p->out_start[i]; j < p->out_start[i + 1]; j++)
             if (p->out_ft[j])
                 push(p, p->out_sig[j], t, p->py[i] ? p->py_out[j] : p->sig[i][p->out_off[j]]);
@@ -190,15 +200,17 @@ static int due(const NPlan *p, int i, int64_t kk) {
 
 /* subsystem i's step from t over its rate times H: 0, ST_ENDED, ST_PYTHON or ST_HANDBACK */
 static int step_one(NPlan *p, int i, int64_t t, int64_t H) {
-    int64_t hs = p->rate[i] * H;
+    int64_t hs = p->rate[i] * H, w = now_ns();
+    int st = 0;
     if (p->py[i]) {
         int r = ((pystep_t)p->pystep)(i, t, hs);
-        return r < 0 ? ST_PYTHON : r == 1 ? ST_ENDED : 0;
+        st = r < 0 ? ST_PYTHON : r == 1 ? ST_ENDED : 0;
+    } else if (((held_t)p->step[i])(p->model[i], t + hs, p->dt[i], p->tbuf,
+                                    p->cnt + 8 * (size_t)i, p->keep[i]) != 0) {
+        st = ST_HANDBACK;
     }
-    if (((held_t)p->step[i])(p->model[i], t + hs, p->dt[i], p->tbuf, p->cnt + 8 * (size_t)i,
-                             p->keep[i]) != 0)
-        return ST_HANDBACK;
-    return 0;
+    p->wall_ns[i] += now_ns() - w;
+    return st;
 }
 
 /* the C states stepped in this macro step before the one that failed, as they were */
@@ -263,7 +275,7 @@ int cosim_native_run(NPlan *p, int64_t t0, int64_t H, int64_t k0, int n_steps, d
         if (p->n_settle) {
             int q;
             st = settle(p, te, &q);
-            if (st) { *status = st; *sub = st == ST_SETTLE ? q : p->settle[q]; return k; }
+            if (st) { *status = st; *sub = q; return k; }
         }
         double *row = rows + (size_t)k * p->n_sig;
         for (int s = 0; s < p->n_sig; s++)

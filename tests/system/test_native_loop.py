@@ -115,6 +115,7 @@ def test_the_native_loop_equals_the_python_loop(seed):
         py, _ = _master(seed, False, True, fuse)
         _same(py.run(t_end), got, not fuse, "against the Python loop all the way")
         assert got.diagnostics["subsystem_steps"] == ref_held.diagnostics["subsystem_steps"]
+        assert all(w > 0 for w in got.diagnostics["subsystem_wall_s"].values())  # (timed in C)
         for s, s0 in zip(subs, held.subsystems):  # the Simulators' own counts
             assert s.sim.stats["steps"] == s0.sim.stats["steps"], s.name
         in_c = _in_c(m)
