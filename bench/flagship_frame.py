@@ -9,7 +9,8 @@ frame from it.  This case is that probe, longer: ``seconds`` of 2 ms frames (the
 0.1 s left out), each two 1 ms macro steps of the plant's master and two ECU steps.
 
 Reported: p50 and p99 of the work per frame [us], the share of the frame, and where each
-subsystem ran (``compiled``: the C loop, or the Python loop's reason).  Issue 35's target:
+subsystem ran (``compiled``: the C loop, or the Python loop's reason) and the master's macro
+steps (``master``: the native loop, :mod:`cosim.native_loop`, or why not).  Issue 35's target:
 p50 <= 300 us (the issue measured 1.2 ms when every subsystem ran in Python).
 """
 
@@ -63,6 +64,8 @@ def _where_it_runs(fh, fmu, eq, db) -> dict:
             route = getattr(getattr(s, "sim", None), "route", None)
             out[s.name] = (None if route is None else
                            True if route.run is not None else route.reason)
+        ran = rig.master.loop_ran  # the master's macro steps (cosim.native_loop)
+        out["master"] = True if ran is True else str(ran)
         eroute = getattr(rig.esim, "route", None)
         out["ecu"] = None if eroute is None else (True if eroute.run is not None
                                                    else eroute.reason)

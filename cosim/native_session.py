@@ -45,6 +45,8 @@ class NativeSession:
         self._run = lib.cosim_native_run
         self._pystep = _PYSTEP(self._step_python)  # (kept: C holds its address)
         self.plan: Any = None
+        self._one = np.empty((1, len(master.histories)))  # (advance's rows of one step)
+        self._names = [s.name for s in master.subsystems]
         self._planned: list = []  # each subsystem's HeldStep (or None) the plan was made with
         self._seen: list | None = None  # each subsystem's _held when last looked at
         #: macro steps run in C, and handed to the Python loop (nothing held in C, a C step
@@ -80,7 +82,6 @@ class NativeSession:
         self._py_in, self._py_out = k["py_in"], k["py_out"]
         self._held_runs = [(h.sub, h.run) for h in helds if h is not None]
         self._args = (ctypes.byref(self.plan), ctypes.byref(self.status), ctypes.byref(self.sub))
-        self._stepped = [(i, s.name) for i, s in enumerate(self.master.subsystems)]
         self._settled = [s for s in self.master.settler.subs if s.rate == 1]
 
     def _write_back(self) -> None:
@@ -173,7 +174,11 @@ class NativeSession:
         None)``.  ``each_call(rows, done)`` after each call into C or step in Python, and
         before returning."""
         m = self.master
-        out = np.empty((n, len(m.histories)))
+        if n == 1:  # (one step a call, a real-time frame's: a kept buffer, the row copied
+            out = self._one  # by the caller before the next call)
+        else:
+            out = np.empty((n, len(m.histories)))
+        at = out.ctypes.data
         done, c = 0, 16  # the first call's steps: its wall time sizes the next ones
         error, stop = None, False
         try:
@@ -193,16 +198,17 @@ class NativeSession:
                     c = min(c, n - done)
                     c0 = time.perf_counter()
                     plan, status, sub = self._args
-                    got = self._run(plan, m.t, m.H, self.k, c,
-                                    out.ctypes.data + done * out.strides[0], status, sub)
+                    got = self._run(plan, m.t, m.H, self.k, c, at + done * out.strides[0],
+                                    status, sub)
                     spent = time.perf_counter() - c0
                     self._count(got)
                     done += got
-                    error, stop = self._status(out, done)
-                    if error is not None:
-                        break
-                    if self.status.value in (ST_HANDBACK, ST_SETTLE):
-                        done += 1
+                    if self.status.value:
+                        error, stop = self._status(out, done)
+                        if error is not None:
+                            break
+                        if self.status.value in (ST_HANDBACK, ST_SETTLE):
+                            done += 1
                     c = self.chunk if spent <= 0 else \
                         max(1, min(self.chunk, int(self.slice_s * max(got, 1) / spent)))
                 if each_call is not None:
@@ -249,15 +255,13 @@ class NativeSession:
     def _count_steps(self) -> None:
         steps, wall = self.keep["sub_steps"], self.keep["wall_ns"]
         c = self.master.counters
-        for i, name in self._stepped:
-            n = int(steps[i])
+        for name, n, w in zip(self._names, steps.tolist(), wall.tolist()):
             if n:
                 c.steps[name] += n
-                steps[i] = 0
-            w = int(wall[i])
             if w:
                 c.wall[name] += w * 1e-9
-                wall[i] = 0
+        steps[:] = 0
+        wall[:] = 0
 
     def sync(self) -> None:
         """The C state written back into the master (the session ends)."""
