@@ -47,12 +47,11 @@ Limitations
 from __future__ import annotations
 
 import ctypes
-import os
 from typing import Any
 
 import numpy as np
 
-from .codegen.cache import shared_library
+from .codegen.cache import loaded_library
 from .codegen.native_loop_c import SOURCE
 from .coupling import GaussSeidel, Jacobi
 from .errors import BuildError
@@ -62,7 +61,6 @@ __all__ = ["NativeLoop", "NPlan", "library"]
 _CFLAGS = ("-shared", "-fPIC", "-O2", "-std=c99", "-ffp-contract=off", "-Wall")
 DEPTH = 5  #: the histories' depth (the master's SignalHistory)
 TERMS = 4  #: CouplingInput's coefficients at most
-_libs: dict = {}  #: ``$CC`` -> the loaded library, or the BuildError of building it
 
 _POINTERS = ("order", "py", "model", "step", "outputs", "keep", "model_size", "xd", "sig", "dt",
              "rate", "in_start", "in_sig", "in_order", "in_off", "in_scale", "in_bias",
@@ -79,29 +77,17 @@ class NPlan(ctypes.Structure):
         [(n, ctypes.c_void_p) for n in _POINTERS]
 
 
+def _setup(lib: Any) -> None:
+    fn = lib.cosim_native_run
+    fn.restype = ctypes.c_int
+    fn.argtypes = [ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64, ctypes.c_int64,
+                   ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p]
+
+
 def library() -> Any:
     """The compiled loop, loaded (built on first use, cached); a :class:`BuildError` if it
     cannot be built (kept: the compiler runs once per ``$CC``)."""
-    key = os.environ.get("CC")
-    got = _libs.get(key)
-    if got is None:
-        try:
-            path = shared_library("cosim-native-master", SOURCE, _CFLAGS, "native master loop")
-            lib = ctypes.CDLL(str(path))
-        except BuildError as exc:
-            got = exc
-        except OSError as exc:  # a library that does not load (another platform's)
-            got = BuildError(f"native master loop: the compiled library does not load: {exc}")
-        else:
-            fn = lib.cosim_native_run
-            fn.restype = ctypes.c_int
-            fn.argtypes = [ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64, ctypes.c_int64,
-                           ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p]
-            got = lib
-        _libs[key] = got
-    if isinstance(got, BuildError):
-        raise got
-    return got
+    return loaded_library("cosim-native-master", SOURCE, _CFLAGS, "native master loop", _setup)
 
 
 class NativeLoop:

@@ -62,14 +62,13 @@ Limitations
 from __future__ import annotations
 
 import ctypes
-import os
 import warnings
 import weakref
 from typing import Any
 
 import numpy as np
 
-from cosim.codegen.cache import shared_library
+from cosim.codegen.cache import loaded_library
 from cosim.coupling import GaussSeidel, Iterative, Jacobi
 from cosim.errors import BuildError, CosimWarning
 
@@ -93,42 +92,28 @@ _FINISH = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_in
                            ctypes.c_double, ctypes.c_double)
 ST_PYTHON, ST_TERMINATED, ST_HANDOVER = 8, 9, 10  #: statuses of the C loop beyond FMI's
 _METHODS = tuple(CODES)  #: the iterative methods the loop runs
-_libs: dict = {}  #: ``$CC`` -> the loaded library, or the BuildError of building it
+
+
+def _setup(lib: Any) -> None:
+    fn = lib.cosim_master_run
+    fn.restype = ctypes.c_int
+    fn.argtypes = [ctypes.POINTER(_Plan), ctypes.c_int64, ctypes.c_int64,
+                   ctypes.c_int64, ctypes.c_int, ctypes.POINTER(ctypes.c_double),
+                   ctypes.POINTER(ctypes.c_int), ctypes.POINTER(ctypes.c_int),
+                   ctypes.POINTER(ctypes.c_int), ctypes.POINTER(ctypes.c_int)]
+    fn = lib.cosim_master_run_iterative
+    fn.restype = ctypes.c_int
+    fn.argtypes = [ctypes.POINTER(_Plan), ctypes.POINTER(Iter), ctypes.c_int64,
+                   ctypes.c_int64, ctypes.c_int64, ctypes.c_int,
+                   ctypes.POINTER(ctypes.c_double), ctypes.POINTER(ctypes.c_int),
+                   ctypes.POINTER(ctypes.c_int), ctypes.POINTER(ctypes.c_int),
+                   ctypes.POINTER(ctypes.c_int)]
 
 
 def _library() -> Any:
     """The compiled loop, loaded (built on first use and cached, :mod:`cosim.codegen.cache`); a
     :class:`BuildError` if it cannot be built (kept: the compiler runs once per ``$CC``)."""
-    key = os.environ.get("CC")
-    got = _libs.get(key)
-    if got is None:
-        try:
-            path = shared_library("cosim-master", SOURCE, _CFLAGS, "compiled master loop")
-            lib = ctypes.CDLL(str(path))
-        except BuildError as exc:
-            got = exc
-        except OSError as exc:  # a library that does not load (another platform's)
-            got = BuildError(f"compiled master loop: the compiled library does not load: "
-                             f"{exc}")
-        else:
-            fn = lib.cosim_master_run
-            fn.restype = ctypes.c_int
-            fn.argtypes = [ctypes.POINTER(_Plan), ctypes.c_int64, ctypes.c_int64,
-                           ctypes.c_int64, ctypes.c_int, ctypes.POINTER(ctypes.c_double),
-                           ctypes.POINTER(ctypes.c_int), ctypes.POINTER(ctypes.c_int),
-                           ctypes.POINTER(ctypes.c_int), ctypes.POINTER(ctypes.c_int)]
-            fn = lib.cosim_master_run_iterative
-            fn.restype = ctypes.c_int
-            fn.argtypes = [ctypes.POINTER(_Plan), ctypes.POINTER(Iter), ctypes.c_int64,
-                           ctypes.c_int64, ctypes.c_int64, ctypes.c_int,
-                           ctypes.POINTER(ctypes.c_double), ctypes.POINTER(ctypes.c_int),
-                           ctypes.POINTER(ctypes.c_int), ctypes.POINTER(ctypes.c_int),
-                           ctypes.POINTER(ctypes.c_int)]
-            got = lib
-        _libs[key] = got
-    if isinstance(got, BuildError):
-        raise got
-    return got
+    return loaded_library("cosim-master", SOURCE, _CFLAGS, "compiled master loop", _setup)
 
 
 _A = ctypes.c_void_p  # an array's address
@@ -151,7 +136,6 @@ class _Plan(ctypes.Structure):
                 ("sub_t", _A), ("sub_steps", _A), ("pend", _A), ("pend_t", _A),
                 ("pend_v", _A), ("env", _A), ("inter_on", _A), ("inter_pos", _A),
                 ("finish", ctypes.c_void_p)]
-
 
 
 def _arr(values: Any, dtype: Any) -> np.ndarray:

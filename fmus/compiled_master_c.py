@@ -39,6 +39,8 @@ Multi-rate: a subsystem of rate ``r`` steps at macro steps ``k`` with ``k % r ==
 Python master's ``pending``, and only rate-1 subsystems settle feedthrough outputs.
 """
 
+from cosim.codegen.history_c import HISTORY_PUSH
+
 from .fmi3_update import HEADER
 
 SOURCE = r"""
@@ -46,7 +48,7 @@ SOURCE = r"""
 #include <stddef.h>
 #include <string.h>
 #include <stdbool.h>
-""" + HEADER + r"""
+""" + HEADER + HISTORY_PUSH + r"""
 typedef int (*set_real_t)(void *, const unsigned int *, size_t, const double *);
 typedef int (*get_real_t)(void *, const unsigned int *, size_t, double *);
 typedef int (*do_step_t)(void *, double, double, int);
@@ -105,20 +107,7 @@ typedef struct {
 } Plan;
 
 static void push(Plan *p, int s, int64_t t, double v) {
-    int64_t *ts = p->hist_t + (size_t)s * DEPTH;
-    double *vs = p->hist_v + (size_t)s * DEPTH;
-    int n = p->hist_n[s];
-    while (n > 0 && ts[n - 1] >= t) n--;  /* a redone instant replaces later samples */
-    if (n == DEPTH) { /* the oldest out (element by element: no call to memmove) */
-        for (int i = 1; i < DEPTH; i++) {
-            ts[i - 1] = ts[i];
-            vs[i - 1] = vs[i];
-        }
-        n--;
-    }
-    ts[n] = t;
-    vs[n] = v;
-    p->hist_n[s] = n + 1;
+    hist_push(p->hist_t, p->hist_v, p->hist_n, DEPTH, s, t, v);
 }
 
 /* coefficients c[0..3] (powers of tau = t - t0 in s) through the last order+1 samples */

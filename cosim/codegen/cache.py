@@ -25,12 +25,15 @@ to Python (the co-simulation master with ``compiled=None``) or stops the run.
 
 from __future__ import annotations
 
+import ctypes
 import hashlib
 import os
 import shlex
 import shutil
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from ..errors import BuildError
 
@@ -120,3 +123,28 @@ def _writable_folder(who: str) -> Path:
     raise BuildError(f"{who}: no writable cache folder of this user for the compiled library "
                      "(tried " + ", ".join(str(f) for f in cache_folders()) + "; a folder "
                      "others can write to is not used); set COSIM_CACHE_DIR")
+
+
+_loaded: dict = {}  #: ``(stem, $CC)`` -> the loaded library, or the BuildError of building it
+
+
+def loaded_library(stem: str, source: str, flags: tuple, who: str,
+                   setup: Callable[[Any], None]) -> Any:
+    """The :func:`shared_library` of ``source`` loaded with ctypes (``setup(lib)`` declares
+    its functions' types), once per ``$CC``; a :class:`BuildError` if it cannot be built or
+    loaded (kept: the compiler runs once)."""
+    key = (stem, os.environ.get("CC"))
+    got = _loaded.get(key)
+    if got is None:
+        try:
+            got = ctypes.CDLL(str(shared_library(stem, source, flags, who)))
+        except BuildError as exc:
+            got = exc
+        except OSError as exc:  # a library that does not load (another platform's)
+            got = BuildError(f"{who}: the compiled library does not load: {exc}")
+        else:
+            setup(got)
+        _loaded[key] = got
+    if isinstance(got, BuildError):
+        raise got
+    return got

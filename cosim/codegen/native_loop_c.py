@@ -29,12 +29,15 @@ Gauss-Seidel keeps the given order; the plan accepts it only when no Python subs
 before a C one.
 """
 
+from .history_c import HISTORY_PUSH
+
 SOURCE = r"""
 #define _POSIX_C_SOURCE 199309L
 #include <stdint.h>
 #include <stddef.h>
 #include <string.h>
 #include <time.h>
+""" + HISTORY_PUSH + r"""
 
 typedef int (*held_t)(void *, int64_t, int64_t, double *, int64_t *, void *);
 typedef int (*pystep_t)(int, int64_t, int64_t);  /* h 0: refresh the outputs at t */
@@ -91,20 +94,7 @@ static int64_t now_ns(void) {
 }
 
 static void push(NPlan *p, int s, int64_t t, double v) {
-    int64_t *ts = p->hist_t + (size_t)s * DEPTH;
-    double *vs = p->hist_v + (size_t)s * DEPTH;
-    int n = p->hist_n[s];
-    while (n > 0 && ts[n - 1] >= t) n--;  /* a sample at or after t is replaced */
-    if (n == DEPTH) {
-        for (int i = 1; i < DEPTH; i++) {
-            ts[i - 1] = ts[i];
-            vs[i - 1] = vs[i];
-        }
-        n--;
-    }
-    ts[n] = t;
-    vs[n] = v;
-    p->hist_n[s] = n + 1;
+    hist_push(p->hist_t, p->hist_v, p->hist_n, DEPTH, s, t, v);
 }
 
 /* input j's coefficients from t (ticks) into c; returns their number

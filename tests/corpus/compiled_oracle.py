@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import numpy as np
+
 from cosim import Simulator
 
 
@@ -43,3 +45,16 @@ def check_without_c_form(make, cls_name: str, t_end: float, **kw) -> str:
         got = "called back"
     assert got == expect, (cls_name, got, expect)
     return got
+
+
+def same_results(r0, r1, paths, exact: bool, what: str) -> None:
+    """Results ``r1`` equal ``r0`` on ``paths`` at the same times: bit for bit (``exact``) or
+    to 1e-12 of each signal's range (a fused linear group summed in another order)."""
+    assert np.array_equal(r0.time, r1.time), what
+    for path in paths:
+        a, b = np.asarray(r0[path]), np.asarray(r1[path])
+        if exact:
+            assert np.array_equal(a, b), (what, path, np.max(np.abs(a - b)))
+        else:
+            span = max(float(np.ptp(a)), 1e-300)
+            assert np.max(np.abs(a - b)) <= 1e-12 * span, (what, path, np.max(np.abs(a - b)))

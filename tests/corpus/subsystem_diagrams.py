@@ -3,6 +3,8 @@ subsystem tests)."""
 
 from __future__ import annotations
 
+import math
+
 import blocks as bl
 from cosim import DiagramBuilder, FunctionBlock
 
@@ -78,4 +80,18 @@ def sub_diagram(rng, name: str, feed: bool, micro: float, python_block: bool = F
         b.connect(k.y, f.input("u0"))
         b.connect(integ.y, f.input("u1"))
         b.export_output(f.y, "f")
+    return b.build()
+
+
+def sqrt_diagram():
+    """``x' = -0.5``, ``y = sqrt(x) + v``: the square root's argument turns negative at 2 s
+    (a subsystem whose step fails there, in C and in Python)."""
+    b = DiagramBuilder("w")
+    src = b.add(bl.Constant("c", -0.5))
+    i = b.add(bl.Integrator("x", 1.0))
+    fb = b.add(FunctionBlock("r", lambda u, v: math.sqrt(u) + v, ["u", "v"], ["y"]))
+    b.connect(src.y, i.u)
+    b.connect(i.y, fb.input("u"))
+    b.export_input(fb.input("v"), "v")
+    b.export_output(fb.output("y"), "y")
     return b.build()

@@ -15,6 +15,7 @@ import warnings
 import numpy as np
 import pytest
 
+import cosim.codegen.cache as cosim_cache
 from bench.lim import CONNECTIONS
 from cosim import MasterScheduler
 from cosim.errors import BuildError, CosimWarning, RateError
@@ -39,7 +40,7 @@ def files(tmp_path_factory):
 @pytest.fixture
 def fresh(monkeypatch, private_cache):
     """A build as in a fresh process: no library loaded, an empty cache of our own."""
-    monkeypatch.setattr(cm, "_libs", {})
+    monkeypatch.setattr(cosim_cache, "_loaded", {})
     return private_cache
 
 
@@ -224,7 +225,7 @@ def test_a_library_planted_where_others_can_write_is_not_loaded(files, fresh, mo
     planted = fresh / library_name("cosim-master", SOURCE, cm._CFLAGS)
     planted.write_bytes(b"not a library")  # loading it would fail: "invalid ELF header"
     for folder_mode, file_mode in ((0o777, 0o644), (0o755, 0o666)):
-        monkeypatch.setattr(cm, "_libs", {})
+        monkeypatch.setattr(cosim_cache, "_loaded", {})
         os.chmod(fresh, folder_mode)
         os.chmod(planted, file_mode)
         res = _master(files, compiled=True).run(0.05)

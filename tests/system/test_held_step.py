@@ -16,8 +16,6 @@ fused group's outputs in its own order: ``docs/concepts/compiled-runs.md``).
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 import pytest
 
@@ -25,13 +23,14 @@ import blocks as bl
 from cosim import (
     DiagramBuilder,
     DiagramSubsystem,
-    FunctionBlock,
     GaussSeidel,
     Iterative,
     Jacobi,
     MasterScheduler,
 )
 from cosim.held_step import HeldStep
+from tests.corpus.compiled_oracle import same_results as _same
+from tests.corpus.subsystem_diagrams import sqrt_diagram
 from tests.corpus.subsystem_diagrams import sub_diagram as _sub_diagram
 
 
@@ -78,17 +77,6 @@ def _counting(monkeypatch) -> dict:
 
 def _whole_way(monkeypatch) -> None:
     monkeypatch.setattr(HeldStep, "applies", staticmethod(lambda sub: False))
-
-
-def _same(r0, r1, paths, exact: bool, what: str) -> None:
-    assert np.array_equal(r0.time, r1.time), what
-    for path in paths:
-        a, b = np.asarray(r0[path]), np.asarray(r1[path])
-        if exact:
-            assert np.array_equal(a, b), (what, path, np.max(np.abs(a - b)))
-        else:
-            span = max(float(np.ptp(a)), 1e-300)
-            assert np.max(np.abs(a - b)) <= 1e-12 * span, (what, path, np.max(np.abs(a - b)))
 
 
 CASES = [(seed, order, coupling) for seed in range(10) for order in range(4)
@@ -165,24 +153,11 @@ def test_reading_a_subsystem_between_steps_hands_its_state_back(monkeypatch):
     assert held_steps > 60  # 80 steps, each read costs the next step of a its holding
 
 
-def _sqrt_diagram():
-    """``x' = -0.5``, ``y = sqrt(x)``: the square root's argument turns negative at 2 s."""
-    b = DiagramBuilder("w")
-    src = b.add(bl.Constant("c", -0.5))
-    i = b.add(bl.Integrator("x", 1.0))
-    fb = b.add(FunctionBlock("r", lambda u, v: math.sqrt(u) + v, ["u", "v"], ["y"]))
-    b.connect(src.y, i.u)
-    b.connect(i.y, fb.input("u"))
-    b.export_input(fb.input("v"), "v")
-    b.export_output(fb.output("y"), "y")
-    return b.build()
-
-
 def test_a_c_failure_in_a_held_step_is_the_python_loops_error(monkeypatch):
     """The C fails at 2 s inside a held step: the state goes back to the slice's start, the
     Python loop takes over and raises its own error, as the Python loop alone does."""
     def run(compiled):
-        sub = DiagramSubsystem(_sqrt_diagram(), solver="rk4", dt=1e-3, compiled=compiled)
+        sub = DiagramSubsystem(sqrt_diagram(), solver="rk4", dt=1e-3, compiled=compiled)
         other = DiagramSubsystem(_sub_diagram(np.random.default_rng(1), "c", False, 1e-3),
                                  solver="rk4", dt=1e-3, compiled=compiled)
         m = MasterScheduler([sub, other], [("w.y", "c.u"), ("c.x", "w.v"), ("c.x", "c.v")],

@@ -32,7 +32,8 @@ from cosim import (
     MasterScheduler,
 )
 from cosim.native_loop import NativeLoop, held_of
-from tests.corpus.subsystem_diagrams import sub_diagram
+from tests.corpus.compiled_oracle import same_results
+from tests.corpus.subsystem_diagrams import sqrt_diagram, sub_diagram
 
 
 def _master(seed: int, loop: bool | None, python: bool, fuse: bool):
@@ -78,15 +79,8 @@ def _master(seed: int, loop: bool | None, python: bool, fuse: bool):
 
 
 def _same(r0, r1, exact: bool, what: str) -> None:
-    assert np.array_equal(r0.time, r1.time), what
     assert list(r0.signals) == list(r1.signals), what
-    for path in r0.signals:
-        a, b = np.asarray(r0[path]), np.asarray(r1[path])
-        if exact:
-            assert np.array_equal(a, b), (what, path, np.max(np.abs(a - b)))
-        else:
-            span = max(float(np.ptp(a)), 1e-300)
-            assert np.max(np.abs(a - b)) <= 1e-12 * span, (what, path, np.max(np.abs(a - b)))
+    same_results(r0, r1, r0.signals, exact, what)
 
 
 def _in_c(m) -> int:
@@ -167,17 +161,18 @@ def test_stepping_one_macro_step_at_a_time_equals_the_run(seed):
         assert np.array_equal(np.asarray(ref[path]), np.asarray(res[path])), path
 
 
-def _sqrt_diagram():
-    """``x' = -0.5``, ``y = sqrt(x) + v``: the square root's argument turns negative at 2 s."""
-    b = DiagramBuilder("w")
-    src = b.add(bl.Constant("c", -0.5))
-    i = b.add(bl.Integrator("x", 1.0))
-    fb = b.add(FunctionBlock("r", lambda u, v: math.sqrt(u) + v, ["u", "v"], ["y"]))
-    b.connect(src.y, i.u)
-    b.connect(i.y, fb.input("u"))
-    b.export_input(fb.input("v"), "v")
-    b.export_output(fb.output("y"), "y")
-    return b.build()
+def _same_failure(make):
+    """``make(loop, compiled) -> (master, t_end)``: the run fails in the native loop and in
+    the Python loop all the way with the same error; ``(master, its error, the other)``."""
+    errors = []
+    for loop, compiled in ((None, True), (False, False)):
+        m, t_end = make(loop, compiled)
+        with pytest.raises(Exception) as info:
+            m.run(t_end)
+        errors.append((m, info.value))
+    (m, got), (_, ref) = errors
+    assert type(got) is type(ref) and str(got) == str(ref), (got, ref)
+    return m, got, ref
 
 
 @pytest.mark.parametrize("coupling", ["jacobi", "gauss_seidel"])
@@ -185,18 +180,14 @@ def test_a_c_failure_hands_the_step_to_the_python_loop(coupling):
     """A held subsystem's C fails at 2 s: the loop undoes the macro step's C states and the
     Python loop runs it, raising its own error; the rows up to it are the Python loop's."""
     def run(loop, compiled):
-        sub = DiagramSubsystem(_sqrt_diagram(), solver="rk4", dt=1e-3, compiled=compiled)
+        sub = DiagramSubsystem(sqrt_diagram(), solver="rk4", dt=1e-3, compiled=compiled)
         other = DiagramSubsystem(sub_diagram(np.random.default_rng(1), "c", False, 1e-3),
                                  solver="rk4", dt=1e-3, compiled=compiled)
         cpl = Jacobi() if coupling == "jacobi" else GaussSeidel(["c", "w"])
         m = MasterScheduler([other, sub], [("w.y", "c.u"), ("c.x", "w.v"), ("c.x", "c.v")],
                             1e-3, coupling=cpl, compiled=loop)
-        with pytest.raises(Exception) as info:
-            m.run(3.0)
-        return m, info.value
-    m, got = run(None, True)
-    _, ref = run(False, False)
-    assert type(got) is type(ref) and str(got) == str(ref), (got, ref)
+        return m, 3.0
+    m, got, ref = _same_failure(run)
     # the first step in Python (nothing held yet), then C up to the failing step
     assert _in_c(m) == len(got.results.time) - 2, (m.loop_ran, len(got.results.time))
     a, b = got.results, ref.results
@@ -230,12 +221,8 @@ def test_a_c_failure_when_settling_is_the_python_loops():
         other = DiagramSubsystem(b2.build(), solver="rk4", dt=1e-3, compiled=compiled)
         m = MasterScheduler([sub, other], [("c.z", "w.u"), ("w.x", "c.u")], 1e-3,
                             extrapolation=0, compiled=loop)
-        with pytest.raises(Exception) as info:
-            m.run(2.0)
-        return m, info.value
-    m, got = run(None, True)
-    _, ref = run(False, False)
-    assert type(got) is type(ref) and str(got) == str(ref), (got, ref)
+        return m, 2.0
+    m, got, ref = _same_failure(run)
     assert m.settler.subs and _in_c(m) > 900, m.loop_ran
     assert np.array_equal(got.results.time, ref.results.time)
 

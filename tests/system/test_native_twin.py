@@ -311,7 +311,8 @@ def test_a_twin_without_a_compiler_falls_back_with_one_warning(m2_fmus, fresh_ca
     import fmus.compiled_master as cm
     lib = cm._library()  # the loop itself is loaded: only the twin needs the compiler
     monkeypatch.setenv("CC", cc)
-    monkeypatch.setitem(cm._libs, cc, lib)
+    import cosim.codegen.cache as cosim_cache
+    monkeypatch.setitem(cosim_cache._loaded, ("cosim-master", cc), lib)
     m, warned = _new_native(m2_fmus, None, -41.5)
     assert len(warned) == 1 and "C twin" in warned[0] and said in warned[0], warned
     res = m.run(T_END)
