@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from .native_loop import DEPTH, TERMS, build_plan, held_of
+from .native_plan import DEPTH, TERMS, build_plan, held_of
 from .time import SECONDS_PER_TICK
 
 __all__ = ["NativeSession"]
@@ -56,7 +56,7 @@ class NativeSession:
 
     # ------------------------------------------------------------ the plan
     def _changed(self) -> list | None:
-        """Each subsystem's HeldStep for the loop (:func:`~cosim.native_loop.held_of`) when
+        """Each subsystem's HeldStep for the loop (:func:`~cosim.native_plan.held_of`) when
         one was held or handed back since the plan was made, else None (cheap: a held state
         handed back or held anew changes the subsystem's ``_held``)."""
         now = [s._held for s in self.master.subsystems]

@@ -31,7 +31,8 @@ from cosim import (
     Jacobi,
     MasterScheduler,
 )
-from cosim.native_loop import NativeLoop, held_of
+from cosim.native_loop import NativeLoop
+from cosim.native_plan import held_of
 from tests.corpus.compiled_oracle import same_results
 from tests.corpus.subsystem_diagrams import sqrt_diagram, sub_diagram
 
