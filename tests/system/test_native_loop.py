@@ -305,3 +305,27 @@ def test_what_the_native_loop_does_not_run_says_why():
         MasterScheduler([a, c], conns, 1e-3, extrapolation=2, compiled=True)
     m3 = MasterScheduler([a, c], conns, 1e-3, compiled=False)
     assert m3.compiled_reason == "not asked for (compiled=False)"
+
+
+@pytest.mark.parametrize("cc, said", [("/bin/false", "exit status 1"),
+                                      ("no-such-compiler-cc", "not found")])
+def test_without_a_compiler_the_python_loop_runs_and_says_why(private_cache, monkeypatch,
+                                                              cc, said):
+    """No cached library and a compiler that is missing or fails: compiled=None runs the
+    Python loop with the compiler's reason; compiled=True raises it."""
+    import cosim.codegen.cache as cache
+    monkeypatch.setattr(cache, "_loaded", {})
+    monkeypatch.setenv("CC", cc)
+    rng = np.random.default_rng(0)
+    a = DiagramSubsystem(sub_diagram(rng, "a", False, 1e-3), solver="rk4", dt=1e-3,
+                         compiled=False)
+    c = DiagramSubsystem(sub_diagram(rng, "c", False, 1e-3), solver="rk4", dt=1e-3,
+                         compiled=False)
+    conns = [("a.x", "c.u"), ("c.x", "a.u"), ("a.x", "c.v"), ("c.x", "a.v")]
+    m = MasterScheduler([a, c], conns, 1e-3)
+    assert m._loop is None and "native loop could not be built" in m.compiled_reason
+    assert said in m.compiled_reason, m.compiled_reason
+    res = m.run(0.01)
+    assert said in res.diagnostics["compiled"]
+    with pytest.raises(Exception, match="compiled=True.*native loop could not be built"):
+        MasterScheduler([a, c], conns, 1e-3, compiled=True)
