@@ -48,7 +48,9 @@ def library() -> Any:
 
 def held_of(s: Any) -> Any:
     """``s``'s :class:`~cosim.held_step.HeldStep` when its state is held in C and its run
-    can step in the loop (no recorder, monitor or block called back in it), else None."""
+    can step in the loop (``CompiledRun._lean``: no recorder, AB3 history, zero crossings or
+    blocks called back, so a failed step can be redone; a monitor acting hands its step
+    back), else None."""
     held = s._held
     if held is None or not held.run.held or not held.run._lean:
         return None
