@@ -138,7 +138,8 @@ class MasterScheduler:
         Run the macro steps in compiled code where the FMUs offer a ``compiled_loop``
         (:mod:`fmus.compiled_master`) and it accepts the master (explicit coupling, no
         step control or bonds; native diagram subsystems through their C twins,
-        :mod:`fmus.native_twin`).  ``None``
+        :mod:`fmus.native_twin`); a master without FMUs in the native loop
+        (:mod:`cosim.native_loop`: Jacobi or Gauss-Seidel, orders 0-1).  ``None``
         (default): where possible, the reason otherwise in
         ``diagnostics["compiled"]``; ``True``: a reason is a :class:`BuildError`;
         ``False``: always the Python loop.  Results equal to round-off.

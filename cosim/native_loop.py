@@ -4,12 +4,13 @@ A :class:`~cosim.master.MasterScheduler` whose subsystems are all
 :class:`~cosim.subsystem.DiagramSubsystem`\ s pays, at every macro step, Python for the
 coupling: the input polynomials, each subsystem's step and outputs, the histories.  When
 those subsystems hold their state in C between steps (:mod:`cosim.held_step`: fixed-step
-runs in C), that Python is most of the step's cost (the flagship's plant: about 65 of its
-140 us, beside 19 us of C).  :class:`NativeLoop` runs the macro steps in one C function
-(:mod:`cosim.codegen.native_loop_c`) that computes the polynomials from the histories, writes
-them into each held C state, calls each subsystem's own ``cosim_sim_held_step`` and pushes
-the outputs onto the histories; a subsystem that is not held in C (Python blocks such as
-bridges, a Python route) is called back in Python for its step (its ``set_inputs``,
+runs in C), that Python is most of the step's cost (the flagship's plant, one measurement
+timing its subsystems' steps: about 65 of its 140 us, beside 19 us of C).
+:class:`NativeLoop` runs the macro steps in one C function
+(:mod:`cosim.codegen.native_loop_c`) that computes the polynomials from the histories,
+writes them into each held C state, calls each subsystem's own ``cosim_sim_held_step`` and
+pushes the outputs onto the histories; a subsystem that is not held in C (Python blocks such
+as bridges, a Python route) is called back in Python for its step (its ``set_inputs``,
 ``do_step``, ``get_outputs``), so one Python subsystem does not turn the others back into
 Python.  :class:`~cosim.native_session.NativeSession` is the loop stepped by its caller
 (``master.stepper()``, the real-time master, ``master.run``).

@@ -49,6 +49,7 @@ class NativeSession:
         self._names = [s.name for s in master.subsystems]
         self._planned: list = []  # each subsystem's HeldStep (or None) the plan was made with
         self._seen: list | None = None  # each subsystem's _held when last looked at
+        self._held_names: list = []  # the subsystems the last plan steps in C
         #: macro steps run in C, and handed to the Python loop (nothing held in C, a C step
         #: that did not complete)
         self.steps_c = self.steps_python = 0
@@ -80,9 +81,16 @@ class NativeSession:
                                                                  self._pystep)
         k = self.keep
         self._py_in, self._py_out = k["py_in"], k["py_out"]
-        self._held_runs = [(h.sub, h.run) for h in helds if h is not None]
+        self._held_names = [h.sub.name for h in helds if h is not None]
         self._args = (ctypes.byref(self.plan), ctypes.byref(self.status), ctypes.byref(self.sub))
         self._settled = [s for s in self.master.settler.subs if s.rate == 1]
+
+    def _close_plan(self) -> None:
+        """Write the plan back and drop it (planned again at the next step: the histories or
+        the states may have changed in Python)."""
+        self._write_back()
+        self.plan = None
+        self._planned, self._seen = [], None
 
     def _write_back(self) -> None:
         """The plan's histories, waiting outputs and counts into the master and its
@@ -143,14 +151,12 @@ class NativeSession:
         subsystem (its C evaluation failed, or a Python one raised): the step's end, and the
         settling from there in the Python loop (or the exception)."""
         m = self.master
-        self._write_back()
+        self._count_steps()
+        self._close_plan()
         m.t += m.H
         self.k += 1
         self.steps_c += 1
         m.counters.exchanges += 1
-        self._count_steps()
-        self.plan = None  # (the histories changed in Python: planned again)
-        self._planned, self._seen = [], None
         if self.failed:
             raise self.failed.pop()
         m.settler.settle_point(m.t, self._settled[q:])
@@ -159,9 +165,7 @@ class NativeSession:
         """The macro step ``k`` taken by the master's Python loop; its row into
         ``out[done]``."""
         m = self.master
-        self._write_back()
-        self.plan = None  # (planned again at the next step: the states may have changed)
-        self._planned, self._seen = [], None
+        self._close_plan()
         m._macro(self.k, m.H)
         self.k += 1
         self.steps_python += 1
@@ -267,16 +271,13 @@ class NativeSession:
         """The C state written back into the master (the session ends)."""
         if self.open:
             self.open = False
-            self._write_back()
-            self.plan = None
-            self._planned, self._seen = [], None
+            self._close_plan()
             self.master.loop_ran = self.ran()
 
     def ran(self) -> Any:
         """What ran the session's macro steps: True when all ran in C, else a sentence."""
         if not self.steps_python:
             return True
-        held = [s.name for s, _ in getattr(self, "_held_runs", ())]
         return (f"the native loop: {self.steps_c} macro step(s) in C (held in C: "
-                f"{', '.join(held) or 'none'}), {self.steps_python} in the Python loop (no "
-                "subsystem's state held in C yet, or a C step that did not complete)")
+                f"{', '.join(self._held_names) or 'none'}), {self.steps_python} in the Python "
+                "loop (no subsystem's state held in C yet, or a C step that did not complete)")

@@ -214,8 +214,10 @@ static void undo(NPlan *p, int upto, int64_t kk) {
 /* Run n_steps macro steps of H ticks from t0 (macro step k0); rows[k * n_sig + s] is signal s
  * at t0 + (k + 1) H.  Returns the macro steps completed; *status 0, ST_HANDBACK (the step
  * after them is the Python loop's: every C state as at its start; its inputs written),
- * ST_PYTHON (a Python subsystem raised in it: *sub), ST_ENDED (a Python subsystem ended the
- * run in the last completed step: *sub). */
+ * ST_PYTHON (a Python subsystem raised in it: *sub), ST_SETTLE (its steps completed, the
+ * settling failed at the *sub-th settled subsystem: a C evaluation, or a Python subsystem
+ * that raised), ST_ENDED (a Python subsystem ended the run in the last completed step:
+ * *sub). */
 int cosim_native_run(NPlan *p, int64_t t0, int64_t H, int64_t k0, int n_steps, double *rows,
                      int *status, int *sub) {
     *status = 0;
