@@ -27,6 +27,13 @@ from .time_cache import guarded, keys
 TEMPLATES = Path(__file__).parent / "templates"
 #: ``COSIM_METHOD`` of each integrator (``ab3``: the compiled Simulator's, not an export's)
 METHODS = {"euler": 1, "heun": 2, "midpoint": 3, "rk4": 4, "zoh": 5, "ab3": 6}
+#: a function shared by at most this many blocks (``static COSIM_NOINLINE``,
+#: :func:`cosim.codegen.pyfunc.shared_function`) is left to the compiler to inline: no call
+#: and no store and reload of each output (the nonlinear chain of 100 function blocks ran
+#: 3.6 % faster, its C compiled in 0.23 s instead of 0.15; at 1000 blocks 1.4 s instead of
+#: 0.6, so a function of more blocks keeps one copy; one measurement each)
+INLINE_USES_MAX = 128
+
 KIND_CODES = {"time": 0, "param": 1, "input": 2, "output": 3, "state": 4, "der": 5, "local": 6,
               "indicator": 7}
 AREA_CODES = {"T": 0, "P": 1, "S": 2, "X": 3, "DX": 4, "Z": 5}
@@ -123,7 +130,7 @@ def model_source(prog: Program, *, fmi_version: str, model_identifier: str, toke
     text = core.replace("/*@DEFINES@*/", defines)
     text = text.replace("/*@ALL_DUE@*/", ", ".join(["1"] * ng) if ng else "0")
     text = text.replace("/*@TABLES@*/", "\n\n".join(tables))
-    text = text.replace("/*@HELPERS@*/", "\n\n".join(prog.helpers.values()))
+    text = text.replace("/*@HELPERS@*/", helpers_text(prog))
     text = text.replace("/*@FUNCTIONS@*/", _functions(prog))
     return header + text
 
@@ -215,3 +222,15 @@ def _functions(prog: Program) -> str:
         fns.append("static void cosim_zoh_inputs(Model *M, double *v) {\n"
                    + _indent(_LOCALS + "\n(void)v;\n" + body) + "\n}")
     return "\n\n".join(fns)
+
+
+def helpers_text(prog: Program) -> str:
+    """The helpers' C in the order registered, functions shared by at most
+    :data:`INLINE_USES_MAX` blocks without their ``COSIM_NOINLINE`` (inlining does not
+    change a result: no contraction, ``-ffp-contract=off``, and no fast-math)."""
+    out = []
+    for key, code in prog.helpers.items():
+        if prog.helper_uses.get(key, 0) <= INLINE_USES_MAX:
+            code = code.replace("static COSIM_NOINLINE ", "static ", 1)
+        out.append(code)
+    return "\n\n".join(out)

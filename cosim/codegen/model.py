@@ -382,8 +382,10 @@ class CContext:
 
     # -------------------------------------------------------------- services
     def helper(self, key: str, code: str) -> None:
-        """C code at file scope (static functions), emitted once per ``key``."""
+        """C code at file scope (static functions), emitted once per ``key`` (the calls
+        per key are counted: :func:`cosim.codegen.csource.helpers_text`)."""
         self._prog.helpers.setdefault(key, code)
+        self._prog.helper_uses[key] = self._prog.helper_uses.get(key, 0) + 1
 
     def extern_fn(self, key: str, ret: str, args: str, address: int) -> str:
         """The C name of the compiled function at ``address`` (module docstring), of C type

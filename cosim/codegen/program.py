@@ -111,6 +111,7 @@ class Program:
     p0: list[float] = field(default_factory=list)
     consts: list[tuple[str, np.ndarray]] = field(default_factory=list)
     helpers: dict[str, str] = field(default_factory=dict)
+    helper_uses: dict[str, int] = field(default_factory=dict)  # key -> blocks registering it
     #: external functions (``CContext.extern_fn``): key -> (index, return type, args, address)
     externs: dict[str, tuple] = field(default_factory=dict)
     ops: list[Op] = field(default_factory=list)

@@ -621,8 +621,9 @@ def c_lines(block: Any, cg: Any) -> list[str]:
     return text.split("\n") if text else []
 
 
-#: not inlined: one copy of a function however many blocks call it (GCC inlined it into
-#: every call: a chain of 1000 blocks compiled in 1.0 s instead of 0.5 s)
+#: not inlined when many blocks call it: one copy (GCC inlined it into every call: a chain of
+#: 1000 blocks compiled in 1.0 s instead of 0.5 s); :func:`cosim.codegen.csource.helpers_text`
+#: drops the attribute for a function of few blocks
 _NOINLINE_C = """#if defined(__GNUC__)
 #define COSIM_NOINLINE __attribute__((noinline))
 #else
