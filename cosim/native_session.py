@@ -46,6 +46,7 @@ class NativeSession:
         self._pystep = _PYSTEP(self._step_python)  # (kept: C holds its address)
         self.plan: Any = None
         self._one = np.empty((1, len(master.histories)))  # (advance's rows of one step)
+        self._one_at = self._one.ctypes.data  # (numpy's .ctypes costs a microsecond a call)
         self._names = [s.name for s in master.subsystems]
         self._planned: list = []  # each subsystem's HeldStep (or None) the plan was made with
         self._seen: list | None = None  # each subsystem's _held when last looked at
@@ -127,11 +128,11 @@ class NativeSession:
         try:
             s = self.master.subsystems[i]
             ins, outs = self.ports[i]
-            d = self._py_in
+            d = self._py_in.tolist()  # (one conversion, then list slices)
             polys = {}
             for name, j in ins:
                 a = j * (TERMS + 1)
-                polys[name] = tuple(d[a + 1:a + 1 + int(d[a])].tolist())
+                polys[name] = tuple(d[a + 1:a + 1 + int(d[a])])
             s.set_inputs(t0 * _NS, polys)
             if h:
                 s.do_step(t0, h)
@@ -179,10 +180,10 @@ class NativeSession:
         before returning."""
         m = self.master
         if n == 1:  # (one step a call, a real-time frame's: a kept buffer, the row copied
-            out = self._one  # by the caller before the next call)
+            out, at = self._one, self._one_at  # by the caller before the next call)
         else:
             out = np.empty((n, len(m.histories)))
-        at = out.ctypes.data
+            at = out.ctypes.data
         done, c = 0, 16  # the first call's steps: its wall time sizes the next ones
         error, stop = None, False
         try:

@@ -542,12 +542,13 @@ class FMUSubsystem(Subsystem):
                                     self._input_derivs(t), self._out_keys, inter)
             if inter is not None:  # the intermediate updates moved the inputs along the
                 self._pushed.clear()  # polynomial: what was set before no longer stands
+            if res[0] != "ok" or res[1] or res[2] or res[3]:  # (else finish_step: outs)
 
-            def resume(t: float) -> tuple:  # an early return: on from where the FMU stopped
-                return drv.cs_step(t, t_end - t, not self.can_save_state,
-                                   self._input_sets(t), self._input_derivs(t),
-                                   self._out_keys, intermediate_polynomials(self))
-            outs = self.finish_step(res, t, h, t_end, outs, resume)
+                def resume(t: float) -> tuple:  # an early return: on from where it stopped
+                    return drv.cs_step(t, t_end - t, not self.can_save_state,
+                                       self._input_sets(t), self._input_derivs(t),
+                                       self._out_keys, intermediate_polynomials(self))
+                outs = self.finish_step(res, t, h, t_end, outs, resume)
         except FMUError:
             self.inst.broken = True
             raise
