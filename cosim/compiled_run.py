@@ -397,11 +397,12 @@ class CompiledRun:
         recorder's and the interruption's bookkeeping).  False (and the state as it was)
         otherwise: the caller redoes it the whole way, which runs the same C from the same
         state."""
-        if self._lean_buf is None:  # the times of up to 256 stops a call (no rows)
-            self._lean_buf = np.empty(512)
+        if self._lean_buf is None:  # the times of up to 256 stops a call (no rows), and its
+            buf = np.empty(512)  # address (numpy's .ctypes builds an object each time)
+            self._lean_buf = (buf, buf.ctypes.data)
         cnt = self._cnt
         if self._lib.cosim_sim_held_step(self._model, end, int(self.sim.grid.ticks or 0),
-                                         self._lean_buf.ctypes.data, cnt, self._snapshot):
+                                         self._lean_buf[1], cnt, self._snapshot):
             return False
         self._counted(cnt)
         self.whole = True
@@ -485,7 +486,7 @@ class CompiledRun:
         return self._views
 
     stages = 0  #: right-hand-side evaluations made in C (the Python loop's rhs_evals)
-    _lean_buf: Any = None  # (_held_step's times buffer)
+    _lean_buf: Any = None  # (_held_step's times buffer and its address)
     rhs: Any = None  #: a variable-step run's C right-hand side (cosim.compiled_rhs), once made
 
     def _push_history(self) -> None:

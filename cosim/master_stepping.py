@@ -178,7 +178,7 @@ class MasterStepper:
         finally:
             m.t = t_end
         if len(rows):
-            self._last = rows[-1]
+            self._last = rows[-1].copy()  # (a session may reuse its buffer next call)
         if error is not None:
             raise error
         if m._check_terminated():

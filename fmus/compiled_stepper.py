@@ -60,9 +60,13 @@ class CompiledSession:
             self.iter, self.ikeep = iteration_plan(master, subs, self.keys)
         self.open = True
 
-    def _call(self, c: int, rows: np.ndarray) -> int:
-        """One call into C: ``c`` macro steps from ``master.t`` into ``rows``."""
-        args = (self.master.t, self.master.H, self.k, c, rows.ctypes.data_as(_D),
+    _one: Any = None  #: advance's buffer of one step and its pointer (a real-time frame's)
+
+    def _call(self, c: int, rows: np.ndarray, at: Any = None) -> int:
+        """One call into C: ``c`` macro steps from ``master.t`` into ``rows`` (``at``: its
+        pointer, when kept)."""
+        args = (self.master.t, self.master.H, self.k, c,
+                rows.ctypes.data_as(_D) if at is None else at,
                 ctypes.byref(self.status), ctypes.byref(self.sub), ctypes.byref(self.where),
                 ctypes.byref(self.progress))
         if self.iter is None:
@@ -87,14 +91,22 @@ class CompiledSession:
         ``(the rows up to that point, None)``.  ``each_call(rows, done)`` after each call
         into C (the master's run streams and shows progress there)."""
         m = self.master
-        out = np.empty((n, len(self.keys)))
+        at = None
+        if n == 1:  # (one step a call: a kept buffer, the row copied by the caller before
+            one = self._one  # the next call; numpy's .ctypes builds objects each time)
+            if one is None or one[0].shape[1] != len(self.keys):
+                buf = np.empty((1, len(self.keys)))
+                one = self._one = (buf, buf.ctypes.data_as(_D))
+            out, at = one
+        else:
+            out = np.empty((n, len(self.keys)))
         done, c = 0, 16  # the first call's steps: its wall time sizes the next ones
         try:
             while done < n:
                 c = min(c, n - done)
                 self.progress.value = 0
                 c0 = time.perf_counter()
-                got = self._call(c, out[done:])
+                got = self._call(c, out[done:], at if done == 0 else None)
                 spent = time.perf_counter() - c0
                 done += got
                 self._count(got)
