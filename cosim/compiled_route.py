@@ -46,7 +46,10 @@ class CompiledRoute:
       the work, never on the clock, so a run gives the same results on a busy machine.
       Real-time frames move to C once their work adds up; a runner that announces its end
       with :meth:`expect` gets C before its first frame, whatever the run's length (its
-      frames' work is what counts).  Otherwise, and when it cannot,
+      frames' work is what counts); a caller that steps to a known end in short advances
+      (a co-simulation master's run) announces it with :meth:`plan_to`, and the work is
+      then weighed up to that end at each advance, as one advance to it would be.
+      Otherwise, and when it cannot,
       the Python loop, the reason in ``diagnostics["compiled"]``;
     * ``True``: in C from the start (built at ``initialize``), or a
       :class:`~cosim.errors.BuildError` naming why not;
@@ -80,12 +83,19 @@ class CompiledRoute:
         #: the AB3 history is forgotten at the first stop of the next C run (:meth:`choose`)
         self.drop_history = False
         self._work = 0  # block-steps since the last initialize (this run's work so far)
+        self._run_end: int | None = None  # the end announced by plan_to
 
     def restart(self) -> None:
         """A new run (``Simulator.initialize``)."""
         self.ran = set()
         self._key = None
         self._work = 0
+
+    def plan_to(self, end: int | None) -> None:
+        """The caller will advance to tick ``end`` in short advances (a master's run;
+        ``None``: no end known): ``compiled=None`` weighs the work from each advance's start
+        up to ``end``, as a single advance to ``end`` would, and builds nothing now."""
+        self._run_end = end
 
     def prepare(self) -> None:
         """``compiled=True``: build now (``Simulator.initialize``: set-up time, not the
@@ -143,9 +153,10 @@ class CompiledRoute:
             why = self._cold
         if not why and self.compiled is None and self.run is None and end is not None \
                 and not force:
-            work = self._work + self._estimate(end)
-            if work < self.threshold:
-                self._work = work
+            run_end = self._run_end
+            reach = run_end if run_end is not None and run_end > end else end
+            if self._work + self._estimate(reach) < self.threshold:
+                self._work += self._estimate(end)
                 why = _SHORT  # one reason however many advances (the count: diagnostic)
         if not why:
             if sim._dirty:  # a parameter changed: the Python program follows it too

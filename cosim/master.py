@@ -483,6 +483,10 @@ class MasterScheduler:
             self.check_rollback(f"coupling '{self.coupling.name}'")
         self.initialize(t0_s)
         end = to_ticks(t_end_s, "end time")
+        for s in self.subsystems:  # compiled=None weighs a subsystem's C on the whole run
+            plan = getattr(s, "plan_run", None)
+            if plan is not None:
+                plan(end)
         self._bar = ProgressBar(self.t, end, self.progress)
         record = self.record
         if self.step_control is None and \

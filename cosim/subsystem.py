@@ -456,6 +456,12 @@ class DiagramSubsystem(Subsystem):
         (:meth:`cosim.compiled_route.CompiledRoute.expect`)."""
         self.sim.route.expect(end_ticks)
 
+    def plan_run(self, end_ticks: int | None) -> None:
+        """The master's run will step this subsystem to tick ``end_ticks``: its Simulator
+        (``compiled=None``) weighs compiling on the work up to there, as a Simulator run to
+        that end would (:meth:`cosim.compiled_route.CompiledRoute.plan_to`)."""
+        self.sim.route.plan_to(end_ticks)
+
     def unread_inputs(self) -> set[str]:
         """Exported inputs whose every reader discards its input (a ``Terminator``)."""
         plan = self.wrapper.compile()

@@ -91,3 +91,32 @@ def test_an_array_coupling_input_names_itself():
     blk = CouplingInput("u", shape=(3,))
     with pytest.raises(CodegenError, match="only a scalar Real input"):
         blk.c_model(None)
+
+
+@pytest.mark.parametrize("t_end, compiles", [(0.5, True), (0.05, False)])
+def test_a_masters_run_weighs_compiling_on_its_whole_run(t_end, compiles, monkeypatch):
+    """``compiled=None`` subsystems of ``master.run(t_end)`` decide on the work up to
+    ``t_end`` (``CompiledRoute.plan_to``), as a Simulator run to ``t_end`` would; stepping
+    the same master by hand with no end announced they decide on the work so far."""
+    from cosim.compiled_route import CompiledRoute
+
+    def make():
+        return _master(3, None, 1, "jacobi", True)
+
+    m, subs = make()
+    routes = [s.sim.route for s in subs]
+    longest = min(r._estimate(round(0.5e9)) for r in routes)
+    shortest = max(r._estimate(round(0.05e9)) for r in routes)
+    assert shortest < longest  # (the cases' premise: 0.05 s below the bar, 0.5 s above)
+    monkeypatch.setattr(CompiledRoute, "threshold", longest)
+    m.run(t_end)
+    for s in subs:
+        d = s.sim.route.diagnostic()
+        if compiles:
+            assert d is True, d
+        else:
+            assert isinstance(d, str) and d.startswith("a short run so far"), d
+    m2, subs2 = make()  # no end announced: each macro step's work alone, below the bar
+    st = m2.stepper()
+    st.advance_to_ticks(st.master.t + 5 * st.master.H)
+    assert all(str(s.sim.route.diagnostic()).startswith("a short run so far") for s in subs2)
