@@ -23,7 +23,8 @@ and translated for float inputs (small 1-D float64 arrays too, unrolled per elem
   ``np.tanh``, ``np.exp``, ``np.sin``...: NumPy may use its own SIMD implementations;
 * names: the arguments (the inputs, and the time first with ``needs_time``), local
   assignments, closure cells and globals holding int or float constants (their value at
-  build time is frozen into the C, as parameters are), module attributes; a body of
+  build time is frozen into the C, as parameters are), their entries ``P["key"]`` of a
+  dict, module attributes; a body of
   assignments ending in ``return e`` or ``return e1, e2, ...`` (one per output), ``if``
   statements whose branches both return, and ``if`` statements without returns (the names
   the branches assign merged).
@@ -537,6 +538,8 @@ class Translation:
 
 
 def _same(a: Any, b: Any) -> bool:
+    if type(b) is arrays.Entry:  # a dict's entry: the dict still holds the same there
+        return type(a) is dict and b.key in a and _same(a[b.key], b.value)
     if a is b:
         return True
     if isinstance(a, np.ndarray) and type(b) is np.ndarray:  # a frozen array: same bits

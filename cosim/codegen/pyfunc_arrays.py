@@ -18,6 +18,9 @@ number of items of ``np.array([...])``); every operation on it is done per eleme
   per element (correctly rounded or exact, so NumPy's SIMD loops give the same bits);
 * float64 arrays in globals and closure cells (1-D, at most :data:`MAX_CONST` elements):
   their elements frozen into the C as constants, as scalar constants are;
+* ``P["key"]`` (or ``P[3]``) of a plain dict in a global or closure cell with a constant key:
+  the entry (a number or such an array) frozen as a constant of that name would be, the
+  translation kept while the entry holds the same value (:class:`Entry`);
 * returning an array of an array output's shape, or a tuple of such (one per output).
 
 Refused, with the construct and line: reductions (``np.sum``, ``np.dot``, ``@``,
@@ -47,6 +50,7 @@ from .pyfunc_calls import (
     const_val,
     kind_name,
 )
+from .pysource import lookup
 
 __all__ = ["MAX_CONST", "MAX_SIZE", "array_binop", "array_unary", "const_array", "keep",
            "out_copies", "out_decls", "port_sizes", "store", "subscript"]
@@ -108,8 +112,39 @@ def keep(tr: Any, v: Val) -> Val:
                 for e in v.const])
 
 
+class Entry:
+    """A read of ``name[key]`` of a dict in a global or closure cell (``Translation.reads``):
+    the translation stands while ``name`` holds a dict whose entry ``key`` is the same."""
+
+    __slots__ = ("key", "value")
+
+    def __init__(self, key: Any, value: Any) -> None:
+        self.key, self.value = key, value
+
+
+def mapping_item(tr: Any, name: str, mapping: dict, node: ast.Subscript) -> Val:
+    """``P["key"]`` (or ``P[3]``) of a plain dict in a global or closure cell: the entry, a
+    number or a float64 array, frozen into the C as a constant of that name would be."""
+    key = node.slice
+    if not (isinstance(key, ast.Constant) and isinstance(key.value, (str, int))
+            and not isinstance(key.value, bool)):
+        raise tr.refuse(f"reads '{name}[...]' with a key that is not a constant string or "
+                        "integer")
+    k = key.value
+    if k not in mapping:
+        raise tr.refuse(f"reads {name}[{k!r}], which is not in the dict (Python raises "
+                        "KeyError)")
+    v = mapping[k]
+    tr.reads.append((name, Entry(k, v.copy() if isinstance(v, np.ndarray) else v)))
+    return tr.value(v, f"'{name}[{k!r}]'")
+
+
 def subscript(tr: Any, node: ast.Subscript, env: dict) -> Val:
-    """``x[k]`` with a constant integer ``k``."""
+    """``x[k]`` with a constant integer ``k``; ``P["key"]`` of a dict of constants."""
+    if isinstance(node.value, ast.Name) and node.value.id not in env:
+        got = lookup(tr.fn, node.value.id)
+        if type(got) is dict:  # (a plain dict: a subclass may compute its items)
+            return mapping_item(tr, node.value.id, got, node)
     base = tr.expr(node.value, env)
     if base.kind != ARR:
         raise tr.refuse(f"indexes {_kind(base)} (only array ports and arrays index)")

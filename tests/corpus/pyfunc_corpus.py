@@ -1,6 +1,7 @@
 """Generated Python functions for the FunctionBlock translation's tests
 (:mod:`cosim.codegen.pyfunc`): random expression trees over the inputs, the time and
-constants of many scales (literals, module globals, closure cells; ints and floats), with
+constants of many scales (literals, module globals, closure cells, entries of a module
+dict ``P["k0"]``, ``P[3]``; ints and floats), with
 every operator, ``math`` and NumPy function the translation takes, conditional expressions,
 ``if`` statements with returns and without (names assigned in branches), comparisons,
 ``and``/``or``/``not``, local assignments and several outputs.  Arguments of functions with
@@ -137,7 +138,8 @@ def function_source(rng: np.random.Generator, i: int) -> tuple[str, int, int, bo
     args = (["t"] if needs_time else []) + [f"x{j}" for j in range(n_in)]
     style = int(rng.integers(4))
     closure = style == 3
-    consts = [f"K{j}" for j in range(4)] + (["c0", "c1"] if closure else [])
+    consts = [f"K{j}" for j in range(4)] + (["c0", "c1"] if closure else []) + \
+        ['P["k0"]', 'P["k1"]', 'P["kn"]', "P[3]"]
     g = _Gen(rng, args, consts)
     depth = int(rng.integers(1, 5))
 
@@ -169,8 +171,8 @@ def function_source(rng: np.random.Generator, i: int) -> tuple[str, int, int, bo
     text = f"def f{i}({', '.join(args)}):\n" + "\n".join(body) + "\n"
     if closure:
         c0, c1 = g.const(), g.const()
-        text = (f"def _make_f{i}():\n    c0 = {c0 if not c0.startswith(('K', 'c')) else 1.5}\n"
-                f"    c1 = {c1 if not c1.startswith(('K', 'c')) else 7}\n"
+        text = (f"def _make_f{i}():\n    c0 = {c0 if not c0.startswith(('K', 'c', 'P')) else 1.5}\n"
+                f"    c1 = {c1 if not c1.startswith(('K', 'c', 'P')) else 7}\n"
                 + "".join("    " + ln + "\n" for ln in text.splitlines())
                 + f"    return f{i}\n\n\nf{i} = _make_f{i}()\n")
     return text, n_in, n_out, needs_time
@@ -182,7 +184,8 @@ def corpus_module(seed: int, n: int, folder: Path) -> list[tuple]:
     rng = np.random.default_rng(seed)
     head = ("import math\n\nimport numpy as np\n\n"
             f"K0 = {float(rng.uniform(0.1, 3))!r}\nK1 = {int(rng.integers(2, 6))}\n"
-            f"K2 = {-float(rng.uniform(0.1, 1e3))!r}\nK3 = {float(rng.uniform(1e-6, 1e-3))!r}\n\n")
+            f"K2 = {-float(rng.uniform(0.1, 1e3))!r}\nK3 = {float(rng.uniform(1e-6, 1e-3))!r}\n"
+            'P = {"k0": K0, "k1": K1, "kn": K2, 3: K3, "unused": "text"}\n\n')
     parts, meta = [head], []
     for i in range(n):
         text, n_in, n_out, nt = function_source(rng, i)

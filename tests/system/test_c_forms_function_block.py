@@ -272,6 +272,15 @@ def helper_fn(x):
 GLOBAL_LIST = [1.0, 2.0]
 GLOBAL_FLOAT = 2.5
 GLOBAL_NAME = "on"
+PARAMS = {"k": 2.5, "n": 3, "name": "on", "arr": np.array([1.0, 2.0])}
+GLOBAL_KEY = "k"
+
+
+class _Params(dict):
+    pass
+
+
+SUB_PARAMS = _Params(k=1.0)
 
 
 def f_helper(u):
@@ -322,6 +331,11 @@ REFUSED = [  # (fn, inputs, outputs, the reason's words)
     (lambda u: (u, u), ["u"], ["y"], "a tuple (line "),
     (eval("lambda u: u"), ["u"], ["y"], "its source is not available"),  # noqa: S307
     (print, ["u"], ["y"], "not a plain function or lambda"),
+    (lambda u: u * PARAMS[GLOBAL_KEY], ["u"], ["y"],
+     "reads 'PARAMS[...]' with a key that is not a constant string or integer (line "),
+    (lambda u: u if PARAMS["name"] else 0.0, ["u"], ["y"],
+     "reads 'PARAMS['name']', a str, not an int or float constant (line "),
+    (lambda u: u * SUB_PARAMS["k"], ["u"], ["y"], "reads 'SUB_PARAMS', a _Params"),
 ]
 
 
@@ -393,6 +407,38 @@ def test_globals_and_closures_are_frozen_at_build_time():
         assert not np.array_equal(np.asarray(c2["f.y"]), np.asarray(c["f.y"]))
     finally:
         GLOBAL_FLOAT = old
+
+
+def test_a_missing_dict_entry_has_no_c_form():
+    blk = FunctionBlock("f", lambda u: u * PARAMS["missing"])
+    assert why_no_c_form(blk).startswith(
+        "reads PARAMS['missing'], which is not in the dict (Python raises KeyError) (line ")
+
+
+def test_a_dicts_entries_are_frozen_at_build_time_and_followed():
+    """``PARAMS["k"]`` (and an array entry) is frozen into the C as a global is; a new
+    Simulator after the entry changed reads the new value (the translation kept for the
+    function is checked against the entries it read), and both loops agree bit for bit."""
+    def fn(u):  # one function for both builds: its kept translation must be checked
+        return u * PARAMS["k"] + PARAMS["n"] - PARAMS["arr"][1]
+
+    def make():
+        b = DiagramBuilder("entries")
+        b.add(bl.Sine("s", 1.0, 1.0))
+        b.add(FunctionBlock("f", fn))
+        b.connect("s.y", "f.u")
+        return b.build()
+    assert why_no_c_form(make().find("f")) == ""
+    py, c = run_both(make, 0.05, dt=1e-3)
+    _exact(py, c)
+    old = PARAMS["k"]
+    try:
+        PARAMS["k"] = -1.0
+        py2, c2 = run_both(make, 0.05, dt=1e-3)
+        _exact(py2, c2)
+        assert not np.array_equal(np.asarray(c2["f.y"]), np.asarray(c["f.y"]))
+    finally:
+        PARAMS["k"] = old
 
 
 def test_a_function_of_the_math_module_itself_and_several_outputs_with_if():
