@@ -329,10 +329,17 @@ class ClosedFormSource(Block):
         Unit of ``y``.
     """
 
+    #: the C form (:mod:`cosim.codegen.pyfunc`) translates ``fn`` as a FunctionBlock's of
+    #: the time alone; where it does not, the block is called back from the C
+    needs_time = True
+
     def __init__(self, name: str, fn: Any, shape: Any = (), unit: str | None = None) -> None:
         super().__init__(name)
+        self.fn = fn
         self.y = self.declare_output("y", lambda ctx: fn(ctx.time), shape=shape, unit=unit,
                                      depends_on=())
+        self.in_ports: list = []
+        self.out_ports = [self.y]
 
 
 class TimeSource(Block):

@@ -552,7 +552,7 @@ _CACHE: dict = {}
 
 
 def _label(block: Any) -> str:
-    return f"FunctionBlock '{block.path}'"
+    return f"{type(block).__name__} '{block.path}'"
 
 
 def translate(block: Any) -> Translation:
@@ -694,4 +694,6 @@ def function_block_c_model(block: Any, cg: Any) -> CModel:
 
 
 register_c_model("cosim.function_block.FunctionBlock", function_block_c_model,
+                 refusal=function_block_refusal)
+register_c_model("blocks.sources.ClosedFormSource", function_block_c_model,  # f(t)
                  refusal=function_block_refusal)

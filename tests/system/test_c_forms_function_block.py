@@ -658,3 +658,42 @@ def test_each_operation_and_function_alone_equals_python_bit_for_bit(n_args):
             elif not (err[r] and translate(b).conservative):  # copysign of a NaN: fails
                 assert not err[r], (b.name, row, "the C fails, Python does not")
                 assert _same(out[r, 0], want[0]), (b.name, row, out[r, 0], want[0])
+
+
+def _closed_form_diagram(fn, shape=()):
+    b = DiagramBuilder("closed_form")
+    src = b.add(bl.ClosedFormSource("w", fn, shape=shape))
+    g = b.add(bl.Gain("g", 2.0, shape=shape))
+    z = b.add(bl.Integrator("z", [0.0] * shape[0] if shape else 0.0))
+    b.connect(src.y, g.u)
+    b.connect(g.y, z.u)
+    return b.build()
+
+
+@pytest.mark.parametrize("fn, shape", [
+    (lambda t: PARAMS["k"] * (1.0 - math.exp(-(t / 0.3) ** 2)), ()),
+    (math.cos, ()),
+    (lambda t: np.array([math.sin(t), PARAMS["k"] * t]), (2,)),
+])
+def test_a_closed_form_source_runs_its_function_in_c(fn, shape):
+    """``ClosedFormSource``'s f(t) translates as a FunctionBlock's of the time: in C, not
+    called back, bit for bit with the Python loop (linear blocks unfused)."""
+    def make():
+        return _closed_form_diagram(fn, shape)
+    assert why_no_c_form(make().find("w")) == ""
+    sim = Simulator(make(), dt=1e-3, compiled=True, fuse_linear=False)
+    c = sim.run(0.2)
+    assert c.diagnostics["compiled"] is True and not sim.route.run.called_back
+    py = Simulator(make(), dt=1e-3, compiled=False, fuse_linear=False).run(0.2)
+    _exact(py, c)
+
+
+def test_a_closed_form_source_that_does_not_translate_is_called_back():
+    def make():
+        return _closed_form_diagram(lambda t: t * len(GLOBAL_LIST))
+    why = why_no_c_form(make().find("w"))
+    assert why.startswith("calls 'len' (line "), why
+    sim = Simulator(make(), dt=1e-3, compiled=True, fuse_linear=False)
+    c = sim.run(0.05)
+    assert sim.route.run.called_back == ["'w' (ClosedFormSource)"]
+    _exact(Simulator(make(), dt=1e-3, compiled=False, fuse_linear=False).run(0.05), c)

@@ -162,7 +162,7 @@ def test_c_float_literals_round_trip():
 def test_block_without_c_description_is_named_with_the_remedies(tmp_path):
     b = DiagramBuilder("d")
     b.add(FunctionBlock("square", lambda u: u * len(str(u))))  # does not translate
-    b.add(ClosedFormSource("src", math.cos))
+    b.add(ClosedFormSource("src", lambda t: t * len(str(t))))  # nor does this f(t)
     b.add(Gain("k", 2.0))
     b.connect("src.y", "square.u")
     b.connect("square.y", "k.u")
@@ -171,7 +171,7 @@ def test_block_without_c_description_is_named_with_the_remedies(tmp_path):
         export_fmu(b.build(), tmp_path / "x.fmu", compile=False)
     msg = str(exc.value)
     assert "'square' (FunctionBlock): calls 'len' (line " in msg and \
-        "'src' (ClosedFormSource)" in msg
+        "'src' (ClosedFormSource): calls 'len' (line " in msg
     for remedy in ("c_model(self, cg)", "register_c_model", "linear_model()", "pythonfmu3"):
         assert remedy in msg
     assert "Gain" in msg  # the list of blocks that do have a C description
