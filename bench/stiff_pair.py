@@ -437,7 +437,7 @@ def state_error(t: np.ndarray, X: np.ndarray, t_end: float = T_END) -> tuple[flo
 
 # ---------------------------------------------------------------------- runs
 def run_single_rate(dt: float, t_end: float = T_END, record_dt: float = 2e-3,
-                    solver: str = "rk4") -> tuple[float, float, dict]:
+                    solver: str = "rk4", compiled: bool | None = None) -> tuple[float, float, dict]:
     """The monolithic diagram under one RK4 integrator at step ``dt``.
 
     Records the nine states every ``round(record_dt / dt)`` steps.  Returns
@@ -448,7 +448,8 @@ def run_single_rate(dt: float, t_end: float = T_END, record_dt: float = 2e-3,
     diagram = monolithic_diagram()
     ports = [_find_output(diagram, s) for s in STATES]
     every = max(1, int(round(record_dt / dt)))
-    sim = Simulator(diagram, solver=solver, dt=dt, record=ports, record_every=every)
+    sim = Simulator(diagram, solver=solver, dt=dt, record=ports, record_every=every,
+                    compiled=compiled)
     c0 = time.process_time()
     w0 = time.perf_counter()
     try:
@@ -480,16 +481,17 @@ def _find_output(diagram: Any, name: str) -> Any:
 
 def make_master(H: float = 2e-3, dt_fast: float = 40e-6, dt_slow: float | None = None,
                 coupling: str = "gauss_seidel", order: int = 2,
-                first: str = "drive") -> MasterScheduler:
-    """The co-simulation: drive (RK4, ``dt_fast``) and load (RK4, ``dt_slow``, default H)."""
-    drive = DiagramSubsystem(drive_diagram(), solver="rk4", dt=dt_fast)
-    load = DiagramSubsystem(load_diagram(), solver="rk4", dt=dt_slow or H)
+                first: str = "drive", compiled: bool | None = None) -> MasterScheduler:
+    """The co-simulation: drive (RK4, ``dt_fast``) and load (RK4, ``dt_slow``, default H);
+    ``compiled``: the subsystems' Simulators' and the master's option."""
+    drive = DiagramSubsystem(drive_diagram(), solver="rk4", dt=dt_fast, compiled=compiled)
+    load = DiagramSubsystem(load_diagram(), solver="rk4", dt=dt_slow or H, compiled=compiled)
     couplings = {"jacobi": lambda: Jacobi(),
                  "gauss_seidel": lambda: GaussSeidel(
                      [first, "load" if first == "drive" else "drive"]),
                  "iterative": lambda: Iterative("broyden")}
     return MasterScheduler([drive, load], CONNECTIONS, H, coupling=couplings[coupling](),
-                           extrapolation=order)
+                           extrapolation=order, compiled=compiled)
 
 
 def run_multirate(H: float = 2e-3, dt_fast: float = 40e-6, dt_slow: float | None = None,

@@ -24,21 +24,49 @@ _WEIGHTS: dict[tuple, np.ndarray] = {}
 _WEIGHT_LISTS: dict[tuple, list] = {}
 
 
+def lagrange_rows(x: list[float]) -> list[list[float]]:
+    """``W`` (rows: powers of ``tau``, columns: samples) with ``coeffs = W @ values`` for
+    the polynomial through the samples at ``tau = x`` (seconds): the Lagrange basis
+    polynomials expanded, for 3 or 4 samples, in this order of operations (the native
+    loop's C, :mod:`cosim.codegen.native_loop_c`, computes the same bits)."""
+    n = len(x)
+    rows = [[0.0] * n for _ in range(n)]
+    for j in range(n):
+        o = [x[k] for k in range(n) if k != j]
+        if n == 3:
+            a, b = o
+            d = (x[j] - a) * (x[j] - b)
+            col = (a * b / d, -(a + b) / d, 1.0 / d)
+        else:
+            a, b, c = o
+            d = (x[j] - a) * (x[j] - b) * (x[j] - c)
+            col = (-(a * b * c) / d, (a * b + a * c + b * c) / d, -(a + b + c) / d, 1.0 / d)
+        for r in range(n):
+            rows[r][j] = col[r]
+    return rows
+
+
 def _weights(offsets: tuple[int, ...]) -> np.ndarray:
     """``W`` with ``coeffs = W @ values`` for sample times ``t0 + offsets`` (ticks).
 
-    The inverse Vandermonde matrix of the sample times in seconds; cached, since
-    a fixed macro step repeats the same offsets at every step.
+    3 or 4 samples: :func:`lagrange_rows` (a closed form the C repeats bit for bit); more:
+    the inverse Vandermonde matrix of the sample times in seconds.  Cached, since a fixed
+    macro step repeats the same offsets at every step.
     """
     w = _WEIGHTS.get(offsets)
     if w is None:
-        tau = np.array(offsets, dtype=float) * 1e-9
-        w = np.linalg.inv(np.vander(tau, len(tau), increasing=True))
+        tau = [float(o) * 1e-9 for o in offsets]
+        if len(tau) in (3, 4):
+            rows = lagrange_rows(tau)
+            w = np.array(rows)
+        else:
+            w = np.linalg.inv(np.vander(np.array(tau), len(tau), increasing=True))
+            rows = w.tolist()
         if len(_WEIGHTS) > 4096:
             _WEIGHTS.clear()
             _WEIGHT_LISTS.clear()
         _WEIGHTS[offsets] = w
-        _WEIGHT_LISTS[offsets] = w.tolist()
+        _WEIGHT_LISTS[offsets] = rows
     return w
 
 

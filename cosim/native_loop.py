@@ -20,9 +20,9 @@ whenever a subsystem's state was held or handed back since): held ones in C, the
 called back.  Until one is held (a subsystem's first step goes the whole way, its route
 deciding), the session hands its steps to the Python loop.
 
-Results: the same as the Python loop's bit for bit (the same polynomials, closed form of
+Results: the same as the Python loop's bit for bit (the same polynomials, closed forms of
 :meth:`SignalHistory.polynomial <cosim.extrapolation.SignalHistory.polynomial>` for orders 0
-and 1; the same C steps as :mod:`cosim.held_step`'s; the same pushes), tested on generated
+to 3: :func:`~cosim.extrapolation.lagrange_rows` from 3 samples on; the same C steps as :mod:`cosim.held_step`'s; the same pushes), tested on generated
 masters against ``compiled=False`` (``tests/system/test_native_loop.py``).
 
 A C step that does not complete (an error, a terminal event, a monitor acting) undoes the C
@@ -32,7 +32,7 @@ it always does (and raises its own error, or ends the run).  A Python subsystem'
 
 Limitations
 -----------
-* Jacobi and Gauss-Seidel coupling, extrapolation orders 0 and 1, scalar float ports; no step
+* Jacobi and Gauss-Seidel coupling, extrapolation orders 0 to 3, scalar float ports; no step
   control, power bonds, or algebraic loops of feedthrough outputs (feedthrough outputs
   settled by one sweep in dependency order are: :class:`~cosim.master_settle.Settler`'s
   sweep in C); the Python loop runs the others and says why in ``diagnostics["compiled"]``.
@@ -85,10 +85,10 @@ class NativeLoop:
             if bad:
                 return (f"subsystem '{s.name}': port {bad[0]!r} is not a scalar float (the "
                         "native loop couples scalar float signals)")
-        high = sorted(f"{s}.{i}" for (s, i), o in master.input_orders.items() if o > 1)
+        high = sorted(f"{s}.{i}" for (s, i), o in master.input_orders.items() if o > 3)
         if high:
-            return (f"extrapolation order above 1 ({', '.join(high)}; the native loop "
-                    "extrapolates with orders 0 and 1)")
+            return (f"extrapolation order above 3 ({', '.join(high)}; the native loop "
+                    "extrapolates with orders 0 to 3)")
         try:
             library()
         except BuildError as exc:

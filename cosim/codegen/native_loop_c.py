@@ -11,7 +11,7 @@ operation):
 * outputs of slower subsystems whose time has come are published (``publish_pending``);
 * each due subsystem's inputs: the polynomial of its source's history
   (:meth:`SignalHistory.polynomial <cosim.extrapolation.SignalHistory.polynomial>`, orders 0
-  and 1: the same closed form), scaled as :meth:`MasterScheduler.input_polys
+  to 3: the same closed forms), scaled as :meth:`MasterScheduler.input_polys
   <cosim.master.MasterScheduler.input_polys>` scales it; a subsystem held in C gets it written
   into its C state as ``CouplingInput``'s codec lays it out (``t0, n, c0, ..., 0``), a Python
   one into ``py_in`` for the callback;
@@ -97,8 +97,33 @@ static void push(NPlan *p, int s, int64_t t, double v) {
     hist_push(p->hist_t, p->hist_v, p->hist_n, DEPTH, s, t, v);
 }
 
+/* W (rows: powers of tau, columns: the n = 3 or 4 samples at tau = x, seconds):
+ * cosim.extrapolation.lagrange_rows, the same operations in the same order */
+static void lagrange_rows(int n, const double *x, double w[4][4]) {
+    for (int j = 0; j < n; j++) {
+        double o[3];
+        int q = 0;
+        for (int k = 0; k < n; k++)
+            if (k != j) o[q++] = x[k];
+        if (n == 3) {
+            double a = o[0], b = o[1];
+            double d = (x[j] - a) * (x[j] - b);
+            w[0][j] = a * b / d;
+            w[1][j] = -(a + b) / d;
+            w[2][j] = 1.0 / d;
+        } else {
+            double a = o[0], b = o[1], cc = o[2];
+            double d = (x[j] - a) * (x[j] - b) * (x[j] - cc);
+            w[0][j] = -(a * b * cc) / d;
+            w[1][j] = (a * b + a * cc + b * cc) / d;
+            w[2][j] = -(a + b + cc) / d;
+            w[3][j] = 1.0 / d;
+        }
+    }
+}
+
 /* input j's coefficients from t (ticks) into c; returns their number
- * (MasterScheduler.input_polys with SignalHistory.polynomial, orders 0 and 1) */
+ * (MasterScheduler.input_polys with SignalHistory.polynomial, orders 0 to 3) */
 static int poly(const NPlan *p, int j, int64_t t, int constant, double *c) {
     int s = p->in_sig[j];
     const int64_t *ts = p->hist_t + (size_t)s * DEPTH;
@@ -106,16 +131,27 @@ static int poly(const NPlan *p, int j, int64_t t, int constant, double *c) {
     int m = p->hist_n[s];
     double sc = p->in_scale[j], bi = p->in_bias[j];
     int scaled = sc != 1.0 || bi != 0.0;
-    int n = 1;
-    if (constant || p->in_order[j] == 0 || m < 2) {
+    int order = p->in_order[j];
+    int n = constant || m < 2 ? 1 : (order + 1 < m ? order + 1 : m);
+    if (n == 1) {
         c[0] = vs[m - 1];
-    } else {  /* the closed form, anchored at the newest sample */
+    } else if (n == 2) {  /* the closed form, anchored at the newest sample */
         int64_t ta = ts[m - 2], tb = ts[m - 1];
         double va = vs[m - 2], vb = vs[m - 1];
         double slope = (vb - va) / ((double)(tb - ta) * 1e-9);
         c[0] = vb - slope * ((double)(tb - t) * 1e-9);
         c[1] = slope;
-        n = 2;
+    } else {  /* through the last n samples: the Lagrange weights' rows times the values */
+        double x[4], v[4], w[4][4];
+        for (int i = 0; i < n; i++) {
+            x[i] = (double)(ts[m - n + i] - t) * 1e-9;
+            v[i] = vs[m - n + i];
+        }
+        lagrange_rows(n, x, w);
+        for (int r = 0; r < n; r++) {
+            double acc = w[r][0] * v[0] + w[r][1] * v[1] + w[r][2] * v[2];
+            c[r] = n == 4 ? acc + w[r][3] * v[3] : acc;
+        }
     }
     if (scaled) {
         c[0] = c[0] * sc + bi;
