@@ -369,14 +369,17 @@ def test_an_argument_count_that_does_not_match_the_inputs_is_named():
     assert why_no_c_form(blk) == "fn takes 2 positional arguments, the block passes 1"
 
 
+def _sine_into(fn, name: str = "f"):
+    """A sine into a FunctionBlock ``name`` of ``fn``."""
+    b = DiagramBuilder("sine_into")
+    b.add(bl.Sine("s", 1.0, 1.0))
+    b.add(FunctionBlock(name, fn))
+    b.connect("s.y", f"{name}.u")
+    return b.build()
+
+
 def test_the_reason_reaches_diagnostics_and_a_named_construct_and_line():
-    def make():
-        b = DiagramBuilder("diag")
-        b.add(bl.Sine("s", 1.0, 1.0))
-        b.add(FunctionBlock("f3", f_helper))
-        b.connect("s.y", "f3.u")
-        return b.build()
-    res = Simulator(make(), dt=1e-3).run(200.0)  # long enough to want C
+    res = Simulator(_sine_into(f_helper, "f3"), dt=1e-3).run(200.0)  # long enough for C
     line = f_helper.__code__.co_firstlineno + 1
     assert res.diagnostics["compiled"] == (
         "1 of its 2 blocks would be called back in Python from the C (1 block(s) without a C "
@@ -391,12 +394,11 @@ def test_globals_and_closures_are_frozen_at_build_time():
     global GLOBAL_FLOAT
     k = 3.0
 
+    def fn(u):  # one function for both builds: its kept translation must be checked
+        return u * GLOBAL_FLOAT + k
+
     def make():
-        b = DiagramBuilder("frozen")
-        b.add(bl.Sine("s", 1.0, 1.0))
-        b.add(FunctionBlock("f", lambda u: u * GLOBAL_FLOAT + k))
-        b.connect("s.y", "f.u")
-        return b.build()
+        return _sine_into(fn)
     py, c = run_both(make, 0.05, dt=1e-3)
     _exact(py, c)
     old = GLOBAL_FLOAT
@@ -423,11 +425,7 @@ def test_a_dicts_entries_are_frozen_at_build_time_and_followed():
         return u * PARAMS["k"] + PARAMS["n"] - PARAMS["arr"][1]
 
     def make():
-        b = DiagramBuilder("entries")
-        b.add(bl.Sine("s", 1.0, 1.0))
-        b.add(FunctionBlock("f", fn))
-        b.connect("s.y", "f.u")
-        return b.build()
+        return _sine_into(fn)
     assert why_no_c_form(make().find("f")) == ""
     py, c = run_both(make, 0.05, dt=1e-3)
     _exact(py, c)
