@@ -22,8 +22,9 @@ deciding), the session hands its steps to the Python loop.
 
 Results: the same as the Python loop's bit for bit (the same polynomials, closed forms of
 :meth:`SignalHistory.polynomial <cosim.extrapolation.SignalHistory.polynomial>` for orders 0
-to 3: :func:`~cosim.extrapolation.lagrange_rows` from 3 samples on; the same C steps as :mod:`cosim.held_step`'s; the same pushes), tested on generated
-masters against ``compiled=False`` (``tests/system/test_native_loop.py``).
+to 3: :func:`~cosim.extrapolation.lagrange_rows` from 3 samples on; the same C steps as
+:mod:`cosim.held_step`'s; the same pushes), tested on generated masters against
+``compiled=False`` (``tests/system/test_native_loop.py``).
 
 A C step that does not complete (an error, a terminal event, a monitor acting) undoes the C
 states of its macro step and hands the whole macro step to the Python loop, which runs it as

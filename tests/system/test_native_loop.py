@@ -10,7 +10,8 @@ generated, seeded corpus: 2-4 subsystems of random blocks (lags, saturations, pr
 zero-order holds, unit delays), some with a block without a C form (called back) or a
 Simulator in Python, feedthrough outputs the master settles at every point, connections with
 unit scales and offsets, Jacobi and Gauss-Seidel (with a stepping order), extrapolation orders
-0 to 3 (global and per input; from order 2 the high-order start), rates 1-3, macro steps of 1-5 ms with 1-5 micro steps, four solvers.
+0 to 3 (global and per input; from order 2 the high-order start), rates 1-3, macro steps of
+1-5 ms with 1-5 micro steps, four solvers.
 """
 
 from __future__ import annotations
