@@ -153,10 +153,11 @@ class CompiledRoute:
             why = self._cold
         if not why and self.compiled is None and self.run is None and end is not None \
                 and not force:
+            work = self._estimate(end)
             run_end = self._run_end
-            reach = run_end if run_end is not None and run_end > end else end
-            if self._work + self._estimate(reach) < self.threshold:
-                self._work += self._estimate(end)
+            whole = self._estimate(run_end) if run_end is not None and run_end > end else work
+            if self._work + whole < self.threshold:
+                self._work += work
                 why = _SHORT  # one reason however many advances (the count: diagnostic)
         if not why:
             if sim._dirty:  # a parameter changed: the Python program follows it too
