@@ -8,6 +8,7 @@ read them.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 
 @dataclass
@@ -29,7 +30,8 @@ class MasterCounters:
     energy_total, last_energy : float
         Energy the power bonds' coupling created, in the run and in the last step [J].
     wall, steps : dict
-        Per subsystem: wall time in its steps [s], steps taken.
+        Per subsystem: wall time in its steps [s], steps taken.  A compiled loop may keep
+        counts of its own and add them when these are read (:attr:`flush`).
     step_sizes : list of float
         The controlled steps [s] (step control).
     unrecoverable, over_tol_at_min : int
@@ -46,15 +48,31 @@ class MasterCounters:
     last_residual: float = 0.0
     energy_total: float = 0.0
     last_energy: float = 0.0
-    wall: dict = field(default_factory=dict)
-    steps: dict = field(default_factory=dict)
+    _wall: dict = field(default_factory=dict, repr=False)
+    _steps: dict = field(default_factory=dict, repr=False)
     step_sizes: list = field(default_factory=list)
     unrecoverable: int = 0
     over_tol_at_min: int = 0
+    #: called before :attr:`wall` or :attr:`steps` is read: a compiled loop's counts since
+    #: its last call added (:class:`~cosim.native_session.NativeSession`: counting after
+    #: every call into C cost a real-time frame's step several microseconds)
+    flush: Any = field(default=None, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        self.wall = {name: 0.0 for name in self.subsystems}
-        self.steps = {name: 0 for name in self.subsystems}
+        self._wall = {name: 0.0 for name in self.subsystems}
+        self._steps = {name: 0 for name in self.subsystems}
+
+    @property
+    def wall(self) -> dict:
+        if self.flush is not None:
+            self.flush()
+        return self._wall
+
+    @property
+    def steps(self) -> dict:
+        if self.flush is not None:
+            self.flush()
+        return self._steps
 
     def names(self, energy: bool) -> list[str]:
         """The cumulative counters a mark keeps (:meth:`values`), in order; ``energy``:

@@ -140,6 +140,9 @@ class MasterStepper:
             return
         self._c = loop.session(m, self.steps)
         m.loop_ran = True
+        #: the subsystems that take parameter changes between steps (FMUs): a change
+        #: pending is applied by the Python loop
+        self._param_subs = [s for s in m.subsystems if hasattr(s, "_pending_params")]
         self._casts = [(key, bool if h.exact and isinstance(h.last_value, bool) else
                         int if h.exact else float) for key, h in m.histories.items()]
 
@@ -149,8 +152,7 @@ class MasterStepper:
         c = self._c
         if c is None:
             return False
-        m = self.master
-        if any(getattr(s, "_pending_params", None) for s in m.subsystems):
+        if any(s._pending_params for s in self._param_subs):
             c.sync()
             self._open_session()
             return False

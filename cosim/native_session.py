@@ -96,6 +96,7 @@ class NativeSession:
     def _write_back(self) -> None:
         """The plan's histories, waiting outputs and counts into the master and its
         subsystems (the plan stays usable: nothing in it changes)."""
+        self._count_steps()
         if self.plan is None:
             return
         m, keep = self.master, self.keep
@@ -255,16 +256,23 @@ class NativeSession:
         self.k += got
         self.steps_c += got
         m.counters.exchanges += got
-        self._count_steps()
+        m.counters.flush = self._count_steps  # (the subsystems' counts: when read)
 
     def _count_steps(self) -> None:
-        steps, wall = self.keep["sub_steps"], self.keep["wall_ns"]
+        """The C's per-subsystem step counts and wall times since the last time into the
+        master's counters (their ``flush``: added when read, not after every call)."""
         c = self.master.counters
+        if c.flush == self._count_steps:
+            c.flush = None
+        if self.plan is None:
+            return
+        steps, wall = self.keep["sub_steps"], self.keep["wall_ns"]
+        c_steps, c_wall = c._steps, c._wall  # (not the properties: they would flush)
         for name, n, w in zip(self._names, steps.tolist(), wall.tolist()):
             if n:
-                c.steps[name] += n
+                c_steps[name] += n
             if w:
-                c.wall[name] += w * 1e-9
+                c_wall[name] += w * 1e-9
         steps[:] = 0
         wall[:] = 0
 

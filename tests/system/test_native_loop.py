@@ -150,19 +150,35 @@ def test_the_corpus_calls_back_and_holds():
 @pytest.mark.filterwarnings("ignore:MasterStepper. extrapolation order")
 def test_stepping_one_macro_step_at_a_time_equals_the_run(seed):
     """The stepper (the real-time master's way: one call per macro step) gives the run's
-    rows; reading a subsystem's context between steps hands its state back (planned again)."""
+    rows; reading a subsystem's context between steps hands its state back (planned again).
+    The master's per-subsystem counters, read between two steps (the session adds the C's
+    counts when they are read), equal those of the Python loop stepped alongside."""
     m, subs = _master(seed, None, False, False)
     m.high_order_start = False  # (the stepper has none: it starts with what history has)
     ref = m.run(0.3)
     m2, subs2 = _master(seed, None, False, False)
     st = m2.stepper(record_every=1)
     st.start()
+    m3, _ = _master(seed, False, False, False)  # the Python loop, and the native loop
+    m4, _ = _master(seed, None, False, False)  # with no rows kept (no marks read counters)
+    steppers = [m3.stepper(record_every=None), m4.stepper(record_every=None)]
+    for s in steppers:
+        s.start()
     k = 0
     while m2.t < round(0.3e9):
         k += 1
         st.advance_to_ticks(m2.t + m2.H)
+        for s in steppers:
+            s.advance_to_ticks(s.master.t + s.master.H)
+        if k % 5 == 0:
+            assert m4.counters.steps == m3.counters.steps, k
+            assert all((w > 0) == (m4.counters.steps[n] > 0)
+                       for n, w in m4.counters.wall.items()), k
         if k % 17 == 0:
             _ = subs2[0].ctx.ticks  # hands a held state back
+    assert m4.loop_ran is True
+    for s in steppers:
+        s.close()
     res = st.results()
     st.close()
     assert np.array_equal(ref.time, res.time)
