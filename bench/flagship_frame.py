@@ -11,8 +11,14 @@ frame from it.  This case is that probe, longer: ``seconds`` of 2 ms frames (the
 Reported: p50 and p99 of the work per frame [us], the share of the frame, and where each
 subsystem ran (``compiled``: the C loop, or the Python loop's reason) and the master's macro
 steps (``master``: the native loop, :mod:`cosim.native_loop`, or why not).  Issue 35's target:
-p50 <= 300 us (the issue measured 1.2 ms when every subsystem ran in Python).
+p50 <= 300 us (the issue measured 1.2 ms when every subsystem ran in Python).  ``bench
+vehicle`` runs the probe a second time with ``compiled=False`` (every subsystem, the master
+and the ECU in the Python loop) and reports the ratio of the two, measured in the same
+machine state (the microseconds move with it by half).  It is no target: the Python loop's
+frame has got faster since the issue's 1.2 ms (the bridges, the FMU's step and the ECU,
+Python in both, are most of both frames).
 """
+
 
 from __future__ import annotations
 
@@ -26,8 +32,9 @@ import numpy as np
 GOAL_P50_US = 300.0
 
 
-def frame_work(seconds: float = 2.0) -> dict:
-    """Probe the flagship's frame work for ``seconds`` (see module docstring)."""
+def frame_work(seconds: float = 2.0, compiled: bool | None = None) -> dict:
+    """Probe the flagship's frame work for ``seconds`` (see module docstring); ``compiled``:
+    the rig's (``False``: every subsystem, the master and the ECU in the Python loop)."""
     from examples import flagship as fl
     from examples import flagship_hil as fh
     from examples import flagship_model as fm
@@ -39,8 +46,8 @@ def frame_work(seconds: float = 2.0) -> dict:
         fmu, _ = fl.export_controller(out, True, eq)
         (out / "flagship.dbc").write_text(fh.DBC)
         db = CanDatabase(out / "flagship.dbc")
-        ran = _where_it_runs(fh, fmu, eq, db)
-        work = fh.probe_frame_work(fmu, eq, db, seconds) / 1e3  # us per 2 ms frame
+        ran = _where_it_runs(fh, fmu, eq, db, compiled)
+        work = fh.probe_frame_work(fmu, eq, db, seconds, compiled) / 1e3  # us per 2 ms frame
     if len(work) < 10:
         raise RuntimeError(f"flagship frame probe: only {len(work)} frames measured")
     p50, p99 = float(np.median(work)), float(np.percentile(work, 99))
@@ -51,9 +58,10 @@ def frame_work(seconds: float = 2.0) -> dict:
             "wall_s": time.perf_counter() - t0}
 
 
-def _where_it_runs(fh, fmu, eq, db) -> dict:
+def _where_it_runs(fh, fmu, eq, db, compiled: bool | None) -> dict:
     """Each plant subsystem and the ECU: True when it runs in C, else the reason."""
-    rig = fh._Rig(fmu, eq, db, f"bench-flagship-where-{time.monotonic_ns()}")
+    rig = fh._Rig(fmu, eq, db, f"bench-flagship-where-{time.monotonic_ns()}",
+                  compiled=compiled)
     try:
         psim = rig.psim
         psim.initialize()

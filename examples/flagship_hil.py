@@ -244,21 +244,24 @@ class PlantAndEcu:
                 "max": h.max / 1e3}
 
 
-def plant_master(can: Any, db: Any, eq: dict) -> Any:
+def plant_master(can: Any, db: Any, eq: dict, compiled: bool | None = None) -> Any:
     """Phase 1's co-simulated plant (mech, hyd, drive at their own steps and rates) with
-    the ``io`` subsystem in place of the controller FMU."""
+    the ``io`` subsystem in place of the controller FMU; ``compiled``: the subsystems' and
+    the master's (``False``: all in the Python loop, the comparison of ``bench vehicle``)."""
     from cosim import DiagramSubsystem, Jacobi, MasterScheduler
     try:
         from examples import flagship_model as fm
     except ModuleNotFoundError:  # run from examples/
         import flagship_model as fm
-    subs = [DiagramSubsystem(fm.mechanics_diagram(), solver="rk4", dt=MECH_DT, rate=MECH_RATE),
-            DiagramSubsystem(fm.hydraulics_diagram(eq), solver="rk4", dt=HYD_DT),
+    c = {"compiled": compiled}
+    subs = [DiagramSubsystem(fm.mechanics_diagram(), solver="rk4", dt=MECH_DT, rate=MECH_RATE,
+                             **c),
+            DiagramSubsystem(fm.hydraulics_diagram(eq), solver="rk4", dt=HYD_DT, **c),
             DiagramSubsystem(fm.drive_diagram(eq), solver="rk4", dt=DRIVE_DT,
-                             rate=DRIVE_RATE),
-            DiagramSubsystem(io_diagram(can, db, eq), solver="rk4", dt=PLANT_PERIOD)]
+                             rate=DRIVE_RATE, **c),
+            DiagramSubsystem(io_diagram(can, db, eq), solver="rk4", dt=PLANT_PERIOD, **c)]
     return MasterScheduler(subs, RT_CONNECTIONS, MACRO_STEP, coupling=Jacobi(),
-                           extrapolation=RT_EXTRAPOLATION)
+                           extrapolation=RT_EXTRAPOLATION, **c)
 
 
 def ecu_diagram(can: Any, db: Any, fmu: Any) -> Any:
@@ -318,7 +321,8 @@ class _Rig:
     """Plant (the master) and ECU on one virtual CAN channel, as the runner's model
     (:class:`PlantAndEcu`); ``log``: a bus log tapped on the plant's side."""
 
-    def __init__(self, fmu: Any, eq: dict, db: Any, channel: str, log: Any = None) -> None:
+    def __init__(self, fmu: Any, eq: dict, db: Any, channel: str, log: Any = None,
+                 compiled: bool | None = None) -> None:
         from hil.can import CanBackend
         from hil.master_rt import RealTimeMaster
         self.plant_can = CanBackend("virtual", channel, name="plant", timeout=0.0).open()
@@ -326,11 +330,12 @@ class _Rig:
         try:
             if log is not None:
                 self.plant_can.add_tap(rx=log, tx=log.sent)
-            self.master = plant_master(self.plant_can, db, eq)
+            self.master = plant_master(self.plant_can, db, eq, compiled)
             self.io = self.master.by_name["io"].diagram
             self.ecu = ecu_diagram(self.ecu_can, db, fmu)
             self.esim = Simulator(self.ecu, solver="rk4", dt=CTRL_PERIOD,
-                                  record=["rx_pos.s", "ctrl.u", "s_ref.y"], record_every=10)
+                                  record=["rx_pos.s", "ctrl.u", "s_ref.y"], record_every=10,
+                                  compiled=compiled)
             self.esim.initialize()
             self.psim = PlantAndEcu(RealTimeMaster(self.master, record_every=RT_RECORD_EVERY),
                                     self.esim)
@@ -343,11 +348,13 @@ class _Rig:
         self.ecu_can.close()
 
 
-def probe_frame_work(fmu: Any, eq: dict, db: Any, seconds: float = PROBE_S) -> np.ndarray:
+def probe_frame_work(fmu: Any, eq: dict, db: Any, seconds: float = PROBE_S,
+                     compiled: bool | None = None) -> np.ndarray:
     """The frame's own work measured on this machine: the frame thread's CPU time [ns] of
     each 2 ms frame of a short real-time run of plant and ECU on a private bus, with a bus
     log as in the real run (to a temporary file) and the real run's process set-up, frames
-    paced as in the real run (so caches are as cold)."""
+    paced as in the real run (so caches are as cold).  ``compiled``: the rig's
+    (:func:`plant_master`; ``False`` for the Python loop's frame)."""
     import tempfile
 
     from hil import RealTimeRunner
@@ -357,7 +364,7 @@ def probe_frame_work(fmu: Any, eq: dict, db: Any, seconds: float = PROBE_S) -> n
         log = MessageLog(Path(tmp) / "probe.asc")
         rig = None
         try:
-            rig = _Rig(fmu, eq, db, f"flagship-probe-{time.monotonic_ns()}", log)
+            rig = _Rig(fmu, eq, db, f"flagship-probe-{time.monotonic_ns()}", log, compiled)
             rt = RealTimeRunner(rig.psim, period_s=FRAME_CHOICES[0], overrun="catch_up",
                                 max_catch_up=None, budget=Budget.lenient(), watch=[log])
             rt.run(seconds)
