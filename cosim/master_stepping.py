@@ -75,7 +75,7 @@ class MasterStepper:
         self.started = False
         self._wall0 = 0.0
         self._c: Any = None  #: the compiled session (fmus.compiled_stepper), if any
-        self._last: Any = None  #: the newest row the session gave
+        self._last: Any = None  #: the newest row the session gave (a list)
 
     @property
     def t(self) -> int:
@@ -98,7 +98,7 @@ class MasterStepper:
             self.start()
         if self._c is not None and self._c.open and self._last is not None:
             return {f"{s}.{o}": cast(v) for ((s, o), cast), v
-                    in zip(self._casts, self._last.tolist())}
+                    in zip(self._casts, self._last)}
         return {f"{s}.{o}": h.v[-1] for (s, o), h in self.master.histories.items()}
 
     def start(self) -> None:
@@ -171,16 +171,17 @@ class MasterStepper:
         t0 = m.t
         rows, error = self._c.advance(n)
         t_end = m.t
+        rows = rows.tolist()  # (one conversion; the session may reuse its buffer next call)
         try:
             for j, row in enumerate(rows):
                 self.steps += 1
                 if every is not None and self.steps % every == 0:
                     m.t = t0 + (j + 1) * H
-                    m.record.point(H * every, row.tolist())
+                    m.record.point(H * every, row)
         finally:
             m.t = t_end
-        if len(rows):
-            self._last = rows[-1].copy()  # (a session may reuse its buffer next call)
+        if rows:
+            self._last = rows[-1]
         if error is not None:
             raise error
         if m._check_terminated():
