@@ -10,7 +10,8 @@ Left out, because they depend on timing: latencies (the stimulus response, the s
 detection's instant), the transient's shape, sample-for-sample equality.
 
 A ``timing`` test (the real-time rig runs on the wall clock): run it alone, on a quiet
-machine.
+machine; a difference while the machine was busy is "overloaded: not judged"
+(:func:`tests.timing_plugin.judge_figure`).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from examples.acc_hil import SPEED, safe_brake_nm  # noqa: E402
 from hil.testing import sig  # noqa: E402
 from hil.testing.rig import Rig  # noqa: E402
 from hil.testing.rigfile import load_rig  # noqa: E402
+from tests.timing_plugin import judge_figure  # noqa: E402
 
 pytestmark = pytest.mark.timing
 
@@ -146,7 +148,11 @@ def test_virtual_and_real_time_rigs_agree(scenario):
     print(f"\n{scenario}: verdicts virtual {v_virtual} realtime {v_real}\n"
           f"  figures virtual {f_virtual}\n  figures realtime {f_real}")
     assert all(v_virtual.values()), v_virtual  # the scenario's checks pass in lock-step
-    assert v_real == v_virtual
     assert f_real.keys() == f_virtual.keys()
-    for k in f_virtual:
-        assert _same(f_virtual[k], f_real[k]), (k, f_virtual[k], f_real[k])
+    # the real-time rig agrees when its loop keeps up: a difference while other work took
+    # the machine (once: `make test`'s timing phase beside another pytest of two workers,
+    # steady gap 42.64 m) is not judged; on a quiet machine it fails
+    differ = [k for k in v_virtual if v_real.get(k) != v_virtual[k]]
+    differ += [k for k in f_virtual if not _same(f_virtual[k], f_real[k])]
+    judge_figure(not differ, f"{scenario}: the real-time rig differs from the virtual one "
+                             f"in {', '.join(differ)}")
