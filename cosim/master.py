@@ -314,15 +314,15 @@ class MasterScheduler:
     def step_subsystem(self, s: Any, t0: int, h: int) -> None:
         w = _perf()
         s.do_step(t0, h)
-        c = self.counters
-        c.wall[s.name] += _perf() - w
-        c.steps[s.name] += 1
+        c = self.counters  # (sums: added beside a compiled loop's counts not yet flushed)
+        c._wall[s.name] += _perf() - w
+        c._steps[s.name] += 1
 
     def refresh_subsystem(self, s: Any) -> None:
         """Recompute ``s``'s outputs for new inputs (timed as the subsystem's work)."""
         w = _perf()
         s.refresh_outputs()
-        self.counters.wall[s.name] += _perf() - w
+        self.counters._wall[s.name] += _perf() - w
 
     def collect(self, s: Any, t_end: int) -> None:
         """Publish ``s``'s outputs now if its step ends within this macro step, else later."""
