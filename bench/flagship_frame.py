@@ -19,7 +19,6 @@ frame has got faster since the issue's 1.2 ms (the bridges, the FMU's step and t
 Python in both, are most of both frames).
 """
 
-
 from __future__ import annotations
 
 import tempfile

@@ -363,7 +363,6 @@ def run(options: Options) -> dict:
                                "[us]", (fw.get("extra") or {}).get("p50_us"), "<=",
                                f"{ff.GOAL_P50_US:g}", source="issue 35",
                                note=ff.note(fw.get("extra") or {})))
-
     targets.append(make_target("cut-in 120 s, full car: wall [s] (compiled=None)",
                                full.get("median_s"), "<=", "0.05",
                                source="issue 35: the full car in C",
