@@ -22,7 +22,7 @@ import numpy as np
 
 from .model import c_float, c_string
 from .program import Program, _indent
-from .time_cache import guarded, keys
+from .time_cache import ahead_ops, guarded, keys, lookahead
 
 TEMPLATES = Path(__file__).parent / "templates"
 #: ``COSIM_METHOD`` of each integrator (``ab3``: the compiled Simulator's, not an export's)
@@ -77,6 +77,8 @@ def model_source(prog: Program, *, fmi_version: str, model_identifier: str, toke
     zoh = prog.zoh
     nv = len(zoh["v"]) if zoh else 0
     in_off = [v.offset + i for v in prog.variables if v.kind == "input" for i in range(v.size)]
+    method = METHODS[integrator or prog.integrator]
+    ahead = ahead_ops(prog.ops) if method == METHODS["rk4"] else []
     defines = "\n".join([
         f"#define COSIM_MODEL_IDENTIFIER {c_string(model_identifier)}",
         f"#define COSIM_TOKEN {c_string(token)}",
@@ -89,10 +91,11 @@ def model_source(prog: Program, *, fmi_version: str, model_identifier: str, toke
         f"#define NV {nv}",
         f"#define NIN {len(in_off)}",
         f"#define NZ {len(prog.zero_crossings)}",
-        f"#define COSIM_METHOD {METHODS[integrator or prog.integrator]}",
+        f"#define COSIM_METHOD {method}",
         f"#define COSIM_H_TICKS INT64_C({int(prog.step_ticks)})",
         f"#define COSIM_NVARS {len(variables)}",
         f"#define COSIM_TC_MT {int(prog.time_only_mt)}",
+        f"#define COSIM_TC_AHEAD {int(bool(ahead))}",
     ])
     ng = len(prog.rate_groups)
     tables = [
@@ -131,7 +134,10 @@ def model_source(prog: Program, *, fmi_version: str, model_identifier: str, toke
     text = text.replace("/*@ALL_DUE@*/", ", ".join(["1"] * ng) if ng else "0")
     text = text.replace("/*@TABLES@*/", "\n\n".join(tables))
     text = text.replace("/*@HELPERS@*/", helpers_text(prog))
-    text = text.replace("/*@FUNCTIONS@*/", _functions(prog))
+    functions = _functions(prog)
+    if ahead:
+        functions += "\n\n" + lookahead(ahead, _comment, _indent)
+    text = text.replace("/*@FUNCTIONS@*/", functions)
     return header + text
 
 

@@ -83,6 +83,8 @@ class Op:
     #: a function of time only, skipped when its values are of the same time
     #: (:mod:`cosim.codegen.time_cache`)
     time_only: bool = False
+    #: the offsets in ``s[]`` it writes (time-only ops: the look-ahead copies them)
+    writes: tuple[int, ...] = ()
 
 
 @dataclass
@@ -303,6 +305,10 @@ class Program:
     def _slot(self, k: int, i: int = 0) -> str:
         return f"s[{self.slot_offset[k] + i}]"
 
+    def _offsets(self, slots: Any) -> tuple[int, ...]:
+        return tuple(self.slot_offset[k] + i for k in slots
+                     for i in range(self.plan.slot_ports[k].size))
+
     def _v_names(self, g: Any) -> list[str]:
         out = []
         for k, size in zip(g.v_slots, g.v_sizes, strict=True):
@@ -328,14 +334,16 @@ class Program:
                 code = "\n".join(f"{self._slot(dst, i)} = {c_float(n.scale)} * "
                                  f"{self._slot(src, i)} + {c_float(n.bias)};"
                                  for i in range(size))
-                self.ops.append(Op(code, (), for_d, n.label, tonly.conv(n.reads, n.slots)))
+                self.ops.append(Op(code, (), for_d, n.label, tonly.conv(n.reads, n.slots),
+                                   self._offsets(n.slots)))
             elif kind == "group":
                 gi, nodes = payload
+                slots = [k for n in nodes for k in n.slots]
                 self.ops.append(Op(self._group_outputs(gi, nodes), (), for_d,
                                    f"fused linear group {gi}: "
                                    + ", ".join(p.path for n in nodes for p in n.ports),
-                                   tonly.group(self.ev.groups[gi],
-                                               [k for n in nodes for k in n.slots])))
+                                   tonly.group(self.ev.groups[gi], slots),
+                                   self._offsets(slots)))
             else:  # "node"
                 n = payload
                 cm = self.cmodel(n.block)
@@ -345,7 +353,8 @@ class Program:
                     self.ops.append(Op(code, groups, for_d and samp is None,
                                        f"block '{n.block.path}' ({type(n.block).__name__}) "
                                        "called back in Python",
-                                       tonly.node(n, samp is not None, code)))
+                                       tonly.node(n, samp is not None, code),
+                                       self._offsets(n.slots)))
                     continue
                 if cm is None:
                     continue
@@ -363,7 +372,8 @@ class Program:
                 self.ops.append(Op(code, groups, for_d and samp is None,
                                    f"block '{n.block.path}' ({type(n.block).__name__}) "
                                    + ", ".join(p.name for p in n.ports),
-                                   tonly.node(n, samp is not None, code)))
+                                   tonly.node(n, samp is not None, code),
+                                   self._offsets(n.slots)))
         self.time_only_mt = tonly.reads_mt
 
     def _derivative_subset(self) -> list[bool]:

@@ -138,6 +138,12 @@ static void cosim_prop_step(Model *M, double t, double h) {
     memcpy(z, S->x, sizeof(double) * NX);
     for (j = 0; j < COSIM_PROP_NC; j++) {
         S->time = t + COSIM_PROP_C[j] * h;
+#if COSIM_TC_AHEAD  /* times 1 and 2, 3 and 4 ... evaluated together (time_cache.py) */
+        if (j % 2 == 1 && j + 1 < COSIM_PROP_NC)
+            cosim_tc_ahead(M, S->time, t + COSIM_PROP_C[j + 1] * h);
+        else if (j % 2 == 0 && j > 0)
+            cosim_tc_take(M, t + COSIM_PROP_C[j - 1] * h, S->time);
+#endif
         cosim_eval_deriv(M, S->x);
         for (k = 0; k < COSIM_PROP_NV; k++)
             z[NX + j * COSIM_PROP_NV + k] = S->s[COSIM_PROP_V[k]];

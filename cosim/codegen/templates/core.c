@@ -81,6 +81,9 @@ struct CosimModel {
 #ifdef COSIM_PROPAGATE
     double prop_z[COSIM_PROP_NZ];      /* cosim/codegen/propagate_c.py: [x, v(t + c h) ...] */
 #endif
+#if COSIM_TC_AHEAD
+    double tc_b[NS1];  /* RK4's look-ahead: time-only values at t + h (time_cache.py) */
+#endif
 #if COSIM_METHOD == COSIM_AB3
     int ab3_n;                  /* right-hand sides in the history (0, 1, 2) */
     double ab3_h;               /* the step size of the history (0: none) */
@@ -285,11 +288,17 @@ static void cosim_rk_step(Model *M, double t, double h) {
 #else /* RK4 */
     double k2[NX1], k3[NX1], k4[NX1];
     cosim_rhs(M, t, y, k1);
+#if COSIM_TC_AHEAD
+    cosim_tc_ahead(M, t + 0.5 * h, t + h);  /* the time-only ops at both new times */
+#endif
     for (i = 0; i < NX; i++) yi[i] = y[i] + (0.5 * h) * k1[i];
     cosim_rhs(M, t + 0.5 * h, yi, k2);
     for (i = 0; i < NX; i++) yi[i] = y[i] + (0.5 * h) * k2[i];
     cosim_rhs(M, t + 0.5 * h, yi, k3);
     for (i = 0; i < NX; i++) yi[i] = y[i] + h * k3[i];
+#if COSIM_TC_AHEAD
+    cosim_tc_take(M, t + 0.5 * h, t + h);
+#endif
     cosim_rhs(M, t + h, yi, k4);
     for (i = 0; i < NX; i++) y[i] = y[i] + (h / 6.0) * (k1[i] + 2.0 * (k2[i] + k3[i]) + k4[i]);
 #endif
