@@ -24,13 +24,14 @@ RK4's look-ahead: its stages after the first are at two new times, ``t + h/2`` (
 ``t + h``.  Right after the first stage the C evaluates the time-only ops the derivatives read
 at both (``cosim_tc_ahead``), op by op, the first time's values into ``s[]`` (key 0) and the
 second's into a shadow array; before the fourth stage it copies the shadow's values of those
-ops into ``s[]`` (``cosim_tc_take``) and moves key 0 to ``t + h``.  The same ops are evaluated
-the same number of times with the same arguments (the same bits), but the two evaluations of
-an op are independent and written next to each other, so the CPU overlaps them: a chain of
-latency-bound calls (``tanh`` after ``tanh``) takes little more than half the time.  The
-take checks that key 0 still holds the first time (nothing between has cleared it), else the
-fourth stage evaluates as before.  The shadow lives in the model, not in ``ModelState``: it is
-used within one step and never outlives it.
+ops into ``s[]`` (``cosim_tc_take``) and moves key 0 to ``t + h``.  The exact linear step
+(:mod:`cosim.codegen.propagate_c`) pairs its stage times 1 and 2 the same way.  The same ops
+are evaluated at the same times with the same arguments (the same bits), but the two
+evaluations of an op are independent and written next to each other, so the CPU overlaps
+them: a chain of latency-bound calls (``tanh`` after ``tanh``) takes little more than half
+the time.  The take checks that key 0 still holds the first time (nothing between has
+cleared it), else the fourth stage evaluates as before.  The shadow lives in the model, not
+in ``ModelState``: it is used within one step and never outlives it.
 
 The C keeps two keys in ``ModelState`` (``tc_ok``, ``tc_t``, ``tc_mt``): key 0 for the
 time-only ops the derivatives read (``cosim_eval_deriv`` and ``cosim_eval`` evaluate them),

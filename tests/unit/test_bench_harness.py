@@ -154,15 +154,22 @@ def test_make_target_ops_and_fields():
         harness.make_target("x", 1.0, "~", "1")
 
 
-def _chain_cases(model: str, per_100: float, per_1000: float) -> list[dict]:
+def _chain_cases(model: str, per_100: float, per_1000: float,
+                 plain: tuple[float, float] = (1.0, 1.0)) -> list[dict]:
+    """Ours at N = 100 and 1000; the lag chain's plain C peer at ``plain`` (its scaling
+    target divides by the peer's ratio)."""
     def ours(per):
         return {"status": harness.STATUS_OK, "us_per_block_step": per}
 
-    return [harness.make_case(f"{model}/N=100/RK4", ours(per_100), {}),
-            harness.make_case(f"{model}/N=1000/RK4", ours(per_1000), {})]
+    def peers(per):
+        return {core.PLAIN_C: ours(per)} if model == "lag_chain" else {}
+
+    return [harness.make_case(f"{model}/N=100/RK4", ours(per_100), peers(plain[0])),
+            harness.make_case(f"{model}/N=1000/RK4", ours(per_1000), peers(plain[1]))]
 
 
-SCALING_NAMES = {"lag_chain": "cost per block-step ratio N=1000/N=100 (lag chain)",
+LAG_SCALING = "cost per block-step ratio N=1000/N=100 (lag chain), over plain C's"
+SCALING_NAMES = {"lag_chain": LAG_SCALING,
                  "nl_chain": "cost per block-step ratio N=1000/N=100 (nl chain)",
                  "udb_chain": "udb_chain cost per block-step ratio N=1000/N=100"}
 
@@ -178,6 +185,21 @@ def test_core_scaling_targets_are_one_sided(model, ratio, per_100):
     assert t["value"] == pytest.approx(ratio)
     assert t["met"] is (ratio <= 1.2), t
     assert t["op"] == "<=" and t["goal"] == "<= 1.2"
+
+
+@pytest.mark.parametrize("plain", [0.5, 1.0, 1.9, 3.0])
+@pytest.mark.parametrize("ratio", [0.8, 1.2, 1.5, 2.3, 4.0])
+def test_the_lag_scaling_target_divides_by_the_plain_c_programs_ratio(ratio, plain):
+    """Ours N=1000/N=100 over the plain C program's, measured in the same run: met when our
+    loop adds at most 1.2x to what the arithmetic itself does (subnormal states)."""
+    cases = _chain_cases("lag_chain", 0.004, 0.004 * ratio, (0.002, 0.002 * plain))
+    t = {x["name"]: x for x in core.targets(cases, quick=True)}[LAG_SCALING]
+    assert t["value"] == pytest.approx(ratio / plain)
+    assert t["met"] is (ratio / plain <= 1.2 + 1e-12), t
+    assert f"ours {ratio:.3g}, the plain C program's {plain:.3g}" in t["note"]
+    no_c = [harness.make_case(c["case"], c["ours"], {}) for c in cases]
+    t = {x["name"]: x for x in core.targets(no_c, quick=True)}[LAG_SCALING]
+    assert t["value"] is None and t["met"] is None and "needs gcc" in t["note"]
 
 
 def test_core_scaling_target_not_measured_without_both_sizes():
@@ -209,6 +231,11 @@ def _fake_peers(model, n, solver):
     blocks = 5 if n is None else n + 2
     specs = [core.PeerSpec(f"fake/{solver}", "fake", slow, blocks),
              core.PeerSpec("absent/RK4", "absent", absent, blocks)]
+    def plain(t_end):  # half ours' cost per block-step at every size: its ratio 1.0
+        return 0.0, 0.5e-6 * (n + 2) * t_end, {"abs_err": 0.0}
+
+    if model == "lag_chain" and solver == "RK4":
+        specs.append(core.PeerSpec(core.PLAIN_C, core.PLAIN_C, plain, blocks))
     if model == "udb_chain":
         specs += [core.PeerSpec(f"py-engine/{solver}", "py-engine", py, n + 1),
                   core.PeerSpec("nodeblock/RK4", "nodeblock", unsupported, blocks)]
@@ -338,7 +365,7 @@ def test_suite_targets(fake_suite):
     assert t["msd_pid RK4 wall time, Python loop [s]"]["goal"] == "<= 0.10"
     assert t["msd_pid RK4 wall time, Python loop [s]"]["value"] is None
     assert t["lag_chain N=1000 us per block-step, Python loop"]["goal"] == "<= 1.0"
-    lag = t["cost per block-step ratio N=1000/N=100 (lag chain)"]
+    lag = t[LAG_SCALING]
     assert lag["value"] == pytest.approx(1.0) and lag["met"] is True
     assert t["nl_chain N=100 us per block-step, compiled"]["met"] is None
     nl = t["cost per block-step ratio N=1000/N=100 (nl chain)"]
