@@ -13,6 +13,7 @@ with a zero crossing located in the step.  And the core-block corpus under RK4.
 Oracles: the same C without the look-ahead (:data:`~cosim.codegen.time_cache.LOOKAHEAD`
 off), bit for bit: the same ops are evaluated the same times with the same arguments; and
 the Python loop, to 1e-12 of each signal's range (bit for bit where nothing is fused).
+Exported Co-Simulation FMUs (FMI 2 and 3, the same C core) are run by FMPy both ways.
 """
 
 from __future__ import annotations
@@ -209,3 +210,45 @@ def test_the_nonlinear_chain_evaluates_both_times_in_one_function(monkeypatch):
     assert "static void cosim_tc_ahead" not in texts[-1]
     assert "#define COSIM_TC_AHEAD 0" in texts[-1]
     _bits(on, off)
+
+
+@pytest.mark.parametrize("version", ["2.0", "3.0"])
+@pytest.mark.parametrize("seed", [1, 3, 4, 7])
+def test_exported_co_simulation_fmus_change_no_bit(seed, version, monkeypatch, tmp_path):
+    """The exported FMU's RK4 step (the same C core) run by FMPy, an independent host, with
+    the look-ahead and without: the same bits at every communication point; and the
+    Python loop's values to 1e-12 of each signal's range.  (Seeds whose time-only drive
+    changes within a step: where it is piecewise constant a stale value would not show;
+    with the take's copy removed these fail, seeds 2 and 5 pass.)"""
+    import zipfile
+
+    fmpy = pytest.importorskip("fmpy")
+    from fmus.export import export_fmu
+
+    def make():
+        b, record, _ = timeonly_builder(seed)
+        for i, p in enumerate(record):
+            b.export_output(p.path, f"o{i}")
+        return b.build(), [f"o{i}" for i in range(len(record))], record
+
+    got = {}
+    for ahead in (True, False):
+        monkeypatch.setattr(time_cache, "LOOKAHEAD", ahead)
+        d, names, _ = make()
+        path = export_fmu(d, tmp_path / f"m{int(ahead)}.fmu", version, "cs", step=1e-3)
+        with zipfile.ZipFile(path) as z:
+            text = "".join(z.read(n).decode() for n in z.namelist() if n.endswith((".h", ".c")))
+        assert ("static void cosim_tc_ahead" in text) is ahead
+        got[ahead] = fmpy.simulate_fmu(str(path), stop_time=0.5, output_interval=0.01,
+                                       output=names)
+    assert np.array_equal(got[True]["time"], got[False]["time"])
+    for k in names:
+        assert np.array_equal(got[True][k], got[False][k]), k
+    d, names, record = make()
+    py = Simulator(d, solver="rk4", dt=1e-3, record=record, compiled=False).run(0.5)
+    rows = [int(np.argmin(np.abs(py.time - t))) for t in got[True]["time"]]
+    assert np.allclose(py.time[rows], got[True]["time"], rtol=0, atol=1e-12)
+    for k, p in zip(names, record, strict=True):
+        a, b = np.asarray(py[p.path])[rows], got[True][k]
+        scale = max(float(np.max(np.abs(a))), 1e-300)
+        assert np.max(np.abs(a - b)) <= 1e-12 * scale, k
