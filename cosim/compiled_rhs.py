@@ -49,7 +49,7 @@ class CompiledRhs:
 
     def __init__(self, run: Any) -> None:
         self.run = run
-        fn = run._lib.cosim_sim_rhs
+        fn = run.lib.cosim_sim_rhs
         fn.restype = ctypes.c_int
         fn.argtypes = [_VP, ctypes.c_double, _VP, _VP]
         self._fn = fn
@@ -59,8 +59,8 @@ class CompiledRhs:
         run = self.run
         sim = run.sim
         ctx = sim.ctx
-        run._map.push(ctx, run._state, run._views)
-        fn, m, lib = self._fn, run._model, run._lib
+        run.state_map.push(ctx, run.state, run.views)
+        fn, m, lib = self._fn, run.model, run.lib
         n = sim.plan.n_continuous
         python = sim.program.rhs
         empty, asarray = np.empty, np.ascontiguousarray

@@ -191,7 +191,7 @@ class CompiledRun:
             + LAYOUT_C + (watch_tables(sim, prog) if self.ab3 else "") \
             + monitor_source(prog) + prop_c + _DRIVER.read_text()
         path = shared_library("cosim-sim", source, (*CFLAGS, "-lm"), "Simulator(compiled)")
-        self._lib = lib = ctypes.CDLL(str(path))
+        self.lib = lib = ctypes.CDLL(str(path))
         bind_externs(prog, lib)  # compiled functions the C calls by address (extern_fn)
         lib.cosim_sim_new.restype = _VP
         lib.cosim_sim_new.argtypes = []
@@ -216,18 +216,20 @@ class CompiledRun:
             self._hist = np.zeros(2 * max(1, plan.n_continuous))
         nz = len(prog.zero_crossings)
         #: the zero crossings' state handed over (cosim_sim_zc_set / get)
-        self._zc = (np.zeros(max(1, nz)), np.zeros(max(1, nz), dtype=np.uint8),
-                    np.zeros(self._events[0], dtype=np.int64)) if nz else None
+        self.zc = (np.zeros(max(1, nz)), np.zeros(max(1, nz), dtype=np.uint8),
+                   np.zeros(self._events[0], dtype=np.int64)) if nz else None
         if nz:
             lib.cosim_sim_zc_set.argtypes = [_VP, _VP, _VP, ctypes.c_int, _VP, ctypes.c_int]
             lib.cosim_sim_zc_get.restype = ctypes.c_int
             lib.cosim_sim_zc_get.argtypes = [_VP, _VP, _VP, _VP, _VP]
-        self._model = lib.cosim_sim_new()
-        if not self._model:
+        self.model = lib.cosim_sim_new()
+        if not self.model:
             raise MemoryError("Simulator(compiled): no memory for the C model")
-        self._state = state_type(prog, lib).from_address(lib.cosim_sim_state(self._model))
-        self._map = StateMap.of_plan(plan, prog)
-        self._views = StateMap.views(self._state)
+        self.state = state_type(prog, lib).from_address(lib.cosim_sim_state(self.model))
+        self.state_map = StateMap.of_plan(plan, prog)
+        #: NumPy views of the C state's ``x``, ``xd`` and ``s`` (layouts: :attr:`program`'s
+        #: ``dstate_layout`` and ``slot_offset``)
+        self.views = StateMap.views(self.state)
         # the recorded columns: each port's slots (an array port: its elements in C order)
         self.ports = ports
         self._widths = [int(p.size) for p in ports]
@@ -280,9 +282,9 @@ class CompiledRun:
         the caller (:mod:`cosim.held_step`) promises that nothing reads or writes the context
         until it calls :meth:`sync`.  An advance that fails, is interrupted or ends the run
         hands the state back as always."""
-        if hold and self._lean and self.held and bar is None and self._held_step(end):
+        if hold and self.lean and self.held and bar is None and self._held_step(end):
             return
-        sim, lib, m = self.sim, self._lib, self._model
+        sim, lib, m = self.sim, self.lib, self.model
         ctx = sim.ctx
         rec = sim.recorder
         dt = int(sim.grid.ticks or 0)
@@ -295,14 +297,14 @@ class CompiledRun:
         cnt = self._cnt
         cnt[1] = cnt[2] = cnt[3] = cnt[4] = cnt[5] = cnt[6] = cnt[7] = 0
         if self.held:  # the C state is the newer one: as a push of it would leave it
-            st = self._state
+            st = self.state
             st.dirty = 0
             st.tc_ok[0] = st.tc_ok[1] = 0
         else:
-            self._map.push(ctx, self._state, self._views)
+            self.state_map.push(ctx, self.state, self.views)
             if self.ab3:
                 self._push_history()
-            if self._zc is not None:
+            if self.zc is not None:
                 self._push_crossings()
         lib.cosim_sim_clear_error(m)
         chunk = 256  # stops of the first call; later calls sized to slice_s
@@ -314,7 +316,7 @@ class CompiledRun:
         keep = self._snapshot
         done = True  # the last slice's rows are kept (else Ctrl-C came while keeping them)
         try:
-            while self._state.ticks < end:
+            while self.state.ticks < end:
                 if chunk == 256 and self._first is not None:  # (the recorder copies)
                     rows, t, rows_at, t_at = self._first
                 else:
@@ -357,7 +359,7 @@ class CompiledRun:
                     cnt[:], self._count.value = kept
                     break
                 if bar is not None:
-                    bar.tick(int(self._state.ticks))
+                    bar.tick(int(self.state.ticks))
                 w = _time.perf_counter() - w
                 if w < self.slice_s / 4:
                     chunk = min(chunk * 8, 1 << 22) if w <= 0 else \
@@ -375,7 +377,7 @@ class CompiledRun:
                 self._pull()
             if dec is not None:
                 dec._n = int(self._count.value)
-            self._counted(cnt)
+            self.counted(cnt)
         if raised is not None:
             raise raised
         if failed is not None:
@@ -385,10 +387,10 @@ class CompiledRun:
             raise Terminate(sim.events.crossings[terminal])
 
     @property
-    def _lean(self) -> bool:
+    def lean(self) -> bool:
         """A held step may take :meth:`_held_step`: no recorder, AB3 history, zero crossings
         or blocks called back (a failed call is redone by :meth:`advance`: pure C only)."""
-        return (self.sim.recorder is None and not self.ab3 and self._zc is None
+        return (self.sim.recorder is None and not self.ab3 and self.zc is None
                 and self._calls is None)
 
     def _held_step(self, end: int) -> bool:
@@ -401,19 +403,19 @@ class CompiledRun:
             buf = np.empty(512)  # address (numpy's .ctypes builds an object each time)
             self._lean_buf = (buf, buf.ctypes.data)
         cnt = self._cnt
-        if self._lib.cosim_sim_held_step(self._model, end, int(self.sim.grid.ticks or 0),
-                                         self._lean_buf[1], cnt, self._snapshot):
+        if self.lib.cosim_sim_held_step(self.model, end, int(self.sim.grid.ticks or 0),
+                                        self._lean_buf[1], cnt, self._snapshot):
             return False
-        self._counted(cnt)
+        self.counted(cnt)
         self.whole = True
         return True
 
     def entry(self, name: str) -> int:
         """The address of this run's C function ``name`` (``cosim_sim_held_step``,
         ``cosim_sim_outputs``: the native master loop calls them, :mod:`cosim.native_loop`)."""
-        return ctypes.cast(getattr(self._lib, name), ctypes.c_void_p).value
+        return ctypes.cast(getattr(self.lib, name), ctypes.c_void_p).value
 
-    def _counted(self, cnt: Any) -> None:
+    def counted(self, cnt: Any) -> None:
         """The C's counts of an advance into the Simulator's stats (steps, partial steps,
         multistep restarts, events) and :attr:`stages`."""
         sim = self.sim
@@ -442,8 +444,8 @@ class CompiledRun:
         if err is not None:
             return err
         from .errors import StepError
-        msg = (self._lib.cosim_sim_error(self._model) or b"(no message)").decode()
-        return StepError(f"the compiled run failed at t = {self._state.time:.9g} s: {msg} (a "
+        msg = (self.lib.cosim_sim_error(self.model) or b"(no message)").decode()
+        return StepError(f"the compiled run failed at t = {self.state.time:.9g} s: {msg} (a "
                          f"run with blocks called back in Python that have states, "
                          f"{', '.join(self.called_back)}, is not handed to the Python loop: "
                          "their effects cannot be undone; Simulator(compiled=False) runs it "
@@ -458,32 +460,26 @@ class CompiledRun:
     def _pull(self) -> None:
         """The C state into the context: time, states, signals (with the AB3 history and
         the zero crossings' state)."""
-        self._map.pull(self._state, self.sim.ctx, self._views)
+        self.state_map.pull(self.state, self.sim.ctx, self.views)
         if self.ab3:
             self._pull_history()
-        if self._zc is not None:
+        if self.zc is not None:
             self._pull_crossings()
 
     def evaluate_outputs(self) -> bool:
         """:meth:`Simulator.evaluate_outputs <cosim.simulator.Simulator.evaluate_outputs>` on
         a :attr:`held` state, in C; False (nothing to trust) when the C failed."""
-        return self._lib.cosim_sim_outputs(self._model) == 0
+        return self.lib.cosim_sim_outputs(self.model) == 0
 
     @property
     def ticks(self) -> int:
         """The C state's time [ticks]."""
-        return int(self._state.ticks)
+        return int(self.state.ticks)
 
     @property
     def c_xd(self) -> Any:
         """The C state's ``xd`` as its ctypes array."""
-        return self._state.xd
-
-    @property
-    def views(self) -> tuple:
-        """NumPy views of the C state's ``x``, ``xd`` and ``s`` (layouts: :attr:`program`'s
-        ``dstate_layout`` and ``slot_offset``)."""
-        return self._views
+        return self.state.xd
 
     stages = 0  #: right-hand-side evaluations made in C (the Python loop's rhs_evals)
     _lean_buf: Any = None  # (_held_step's times buffer and its address)
@@ -499,20 +495,20 @@ class CompiledRun:
         for j, f in enumerate(hist):
             self._hist[j * nx:(j + 1) * nx] = f
         drop, sim.route.drop_history = sim.route.drop_history, False
-        self._lib.cosim_sim_ab3_set(self._model, len(hist), h or 0.0,
-                                    self._hist.ctypes.data, int(drop))
+        self.lib.cosim_sim_ab3_set(self.model, len(hist), h or 0.0,
+                                   self._hist.ctypes.data, int(drop))
 
     def _monitors(self, cnt: Any, t: np.ndarray, rows: np.ndarray) -> None:
         """The monitors at the major point where the C stopped (``Simulator.major`` calls
         them there: after the outputs, before the discrete updates), on the context; then the
         rest of the point in C (a call of no stops).  A failure of that rest (a discrete
         update) raises the C's message: the Python loop cannot take over mid-point."""
-        sim, lib, m = self.sim, self._lib, self._model
+        sim, lib, m = self.sim, self.lib, self.model
         ctx = sim.ctx
-        self._map.pull(self._state, ctx, self._views)
+        self.state_map.pull(self.state, ctx, self.views)
         for fn in sim._monitors:
             fn(ctx)
-        self._map.push(ctx, self._state, self._views)
+        self.state_map.push(ctx, self.state, self.views)
         rec = sim.recorder
         dec = rec._dec if rec is not None else None
         every = rec.every if rec is not None else 1
@@ -520,7 +516,7 @@ class CompiledRun:
         grid = dt * every if (dec is not None and dec._ctx is not None) else 0
         cnt[0] = 0
         ncol = len(self._off) if self.ports else 0
-        st = lib.cosim_sim_run(m, self._state.ticks, 0, dt, self._off.ctypes.data, ncol,
+        st = lib.cosim_sim_run(m, self.state.ticks, 0, dt, self._off.ctypes.data, ncol,
                                dec._t0 if grid else 0, grid, every, ctypes.byref(self._count),
                                t.ctypes.data, rows.ctypes.data, cnt)
         if st != 0:
@@ -537,23 +533,23 @@ class CompiledRun:
         recent events) into the C model."""
         events = self.sim.events
         zc = events.crossings
-        prev, zero, ticks = self._zc
+        prev, zero, ticks = self.zc
         n = len(zc.items)
         prev[:n] = zc.previous if len(zc.previous) == n else np.nan
         zero[:n] = [i in zc._zero_after_event for i in range(n)]
         recent = list(events._recent)[-len(ticks):]
         ticks[:len(recent)] = recent
-        self._lib.cosim_sim_zc_set(self._model, prev.ctypes.data, zero.ctypes.data,
-                                   int(zc._post_event), ticks.ctypes.data, len(recent))
+        self.lib.cosim_sim_zc_set(self.model, prev.ctypes.data, zero.ctypes.data,
+                                  int(zc._post_event), ticks.ctypes.data, len(recent))
 
     def _pull_crossings(self) -> None:
         """The C model's zero-crossing state back into the Python loop's."""
         events = self.sim.events
         zc = events.crossings
-        prev, zero, ticks = self._zc
+        prev, zero, ticks = self.zc
         post = ctypes.c_int(0)
-        k = self._lib.cosim_sim_zc_get(self._model, prev.ctypes.data, zero.ctypes.data,
-                                       ctypes.byref(post), ticks.ctypes.data)
+        k = self.lib.cosim_sim_zc_get(self.model, prev.ctypes.data, zero.ctypes.data,
+                                      ctypes.byref(post), ticks.ctypes.data)
         n = len(zc.items)
         zc.previous = prev[:n].tolist()
         zc._zero_after_event = {i for i in range(n) if zero[i]}
@@ -564,7 +560,7 @@ class CompiledRun:
     def _pull_history(self) -> None:
         """The C model's AB3 history back into the Python solver."""
         h = ctypes.c_double(0.0)
-        n = self._lib.cosim_sim_ab3_get(self._model, ctypes.byref(h), self._hist.ctypes.data)
+        n = self.lib.cosim_sim_ab3_get(self.model, ctypes.byref(h), self._hist.ctypes.data)
         nx = self.sim.plan.n_continuous
         self.sim.program.solver.restore([self._hist[j * nx:(j + 1) * nx] for j in range(n)],
                                         h.value or None)

@@ -66,7 +66,7 @@ class HeldStep:
         run = route.run
         ctx = sub._ctx
         if run is None or route.reason or not run.whole or run.ticks != ctx.ticks \
-                or not sim.fixed or run.ab3 or run._zc is not None or sim.terminated is not None:
+                or not sim.fixed or run.ab3 or run.zc is not None or sim.terminated is not None:
             return False
         if any(not d.scalar or d.exact for d in sub._drivers.values()):
             return False

@@ -48,11 +48,11 @@ def library() -> Any:
 
 def held_of(s: Any) -> Any:
     """``s``'s :class:`~cosim.held_step.HeldStep` when its state is held in C and its run
-    can step in the loop (``CompiledRun._lean``: no recorder, AB3 history, zero crossings or
+    can step in the loop (``CompiledRun.lean``: no recorder, AB3 history, zero crossings or
     blocks called back, so a failed step can be redone; a monitor acting hands its step
     back), else None."""
     held = s._held
-    if held is None or not held.run.held or not held.run._lean:
+    if held is None or not held.run.held or not held.run.lean:
         return None
     if any(terms != TERMS for _, _, terms, _ in held._inputs.values()):
         return None
@@ -127,7 +127,7 @@ def build_plan(master: Any, helds: list, pystep: Any) -> tuple:
         return np.array(values or [0], dtype=dtype)
     keep = {
         "order": arr(order, np.intc), "py": arr([int(h is None) for h in helds], np.intc),
-        "model": arr([r._model if r else 0 for r in runs], np.uintp),
+        "model": arr([r.model if r else 0 for r in runs], np.uintp),
         "step": arr([r.entry("cosim_sim_held_step") if r else 0 for r in runs], np.uintp),
         "outputs": arr([r.entry("cosim_sim_outputs") if r else 0 for r in runs], np.uintp),
         "keep": arr([ctypes.addressof(r._snapshot) if r else 0 for r in runs], np.uintp),

@@ -115,7 +115,7 @@ class NativeSession:
         for i, s in enumerate(m.subsystems):
             h = self._planned[i]
             if h is not None and acc[8 * i + 1]:
-                h.run._counted(acc[8 * i:8 * i + 8])
+                h.run.counted(acc[8 * i:8 * i + 8])
                 h.run.whole = True
                 s._sim._observation = None
         acc[:] = 0

@@ -135,8 +135,8 @@ class Calls:
     def __init__(self, run: Any, pycalls: PyCalls) -> None:
         prog = run.program
         self.ctx = run.sim.ctx
-        self.st = run._state
-        self.c_s = run._state.s  # (ctypes: an element read or written as a Python float)
+        self.st = run.state
+        self.c_s = run.state.s  # (ctypes: an element read or written as a Python float)
         self.s = run.views[2]
         off = prog.slot_offset
         ports = prog.plan.slot_ports
@@ -218,6 +218,6 @@ def _numbers(v: Any, n: int, label: str) -> np.ndarray:
 def register(run: Any, pycalls: PyCalls) -> Calls:
     """Make ``run``'s model call its entries; returns them."""
     calls = Calls(run, pycalls)
-    _RUNS[run._model] = calls
+    _RUNS[run.model] = calls
     return calls
 
