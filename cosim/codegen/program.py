@@ -444,14 +444,18 @@ class Program:
                                  + "\n}")
             self.updates.append(codes)
 
+    def _described(self, kind: str) -> Any:
+        """``(block, its C description)`` of each block that declares ``kind``
+        (``"zero_crossings"``, ``"monitors"``) and has a C form."""
+        for b in self.plan.blocks:
+            if getattr(b, kind):
+                cm = self.cmodel(b)
+                if cm is not None:
+                    yield b, cm
+
     def _emit_zero_crossings(self) -> None:
         """Each declared zero crossing from the block's C description (by name)."""
-        for b in self.plan.blocks:
-            if not b.zero_crossings:
-                continue
-            cm = self.cmodel(b)
-            if cm is None:
-                continue
+        for b, cm in self._described("zero_crossings"):
             for z in b.zero_crossings:
                 cz = cm.zero_crossings.get(z.name)
                 if cz is None:
@@ -469,12 +473,7 @@ class Program:
 
     def _emit_monitors(self) -> None:
         """Each declared monitor's C condition from the block's C description (by name)."""
-        for b in self.plan.blocks:
-            if not b.monitors:
-                continue
-            cm = self.cmodel(b)
-            if cm is None:
-                continue
+        for b, cm in self._described("monitors"):
             for m in b.monitors:
                 cmon = cm.monitors.get(m.name)
                 if cmon is None:
