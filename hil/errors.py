@@ -36,6 +36,9 @@ class                   raised when
 
 from __future__ import annotations
 
+import importlib
+from typing import Any
+
 from cosim.errors import CosimError
 
 
@@ -90,3 +93,15 @@ class CRCError(FrameError):
 
 class LayoutError(HILError, ValueError):
     """A fixed binary layout is ill-declared, or a value does not fit its field."""
+
+
+def require(module: str, *, who: str, package: str, extra: str = "hil") -> Any:
+    """``import module``, lazily (importing :mod:`hil` imports no driver), or
+    :class:`DriverMissing` naming who needs it and the pip commands: the ``cosim[extra]``
+    extra, or the ``package`` alone."""
+    try:
+        return importlib.import_module(module)
+    except ImportError as exc:
+        raise DriverMissing(f"{who}: {package} is not installed (import {module} failed: "
+                            f"{exc}); install it with: pip install 'cosim[{extra}]' (or pip "
+                            f"install {package})") from exc

@@ -114,7 +114,7 @@ import zlib
 from typing import Any
 
 from ..backend import SKIP, Backend, BackendState
-from ..errors import BackendError, BackendTimeout, Disconnected, DriverMissing, HILError
+from ..errors import BackendError, BackendTimeout, Disconnected, HILError, require
 
 __all__ = ["CanBackend", "import_can", "multicast_port"]
 
@@ -184,13 +184,7 @@ def _send_virtual(bus: Any, msg: Any, message_type: Any) -> bool:
 
 def import_can() -> Any:
     """``import can``, or :class:`DriverMissing` saying how to install it."""
-    try:
-        import can  # noqa: PLC0415 - lazy on purpose: importing hil never imports a driver
-    except ImportError as exc:
-        raise DriverMissing(
-            f"can backend: python-can is not installed (import can failed: {exc}); install "
-            f"it with: pip install 'cosim[hil]' (or pip install python-can)") from exc
-    return can
+    return require("can", who="can backend", package="python-can")
 
 
 class CanBackend(Backend):

@@ -30,7 +30,7 @@ from typing import Any
 from cosim.errors import UnitError
 from cosim.units import parse_unit
 
-from ..errors import DriverMissing, HILError, LayoutError
+from ..errors import HILError, LayoutError, require
 
 __all__ = ["CanDatabase", "SignalInfo", "UnknownName", "ACC_DBC", "UNIT_ALIASES"]
 
@@ -56,13 +56,7 @@ def _choices(name: str, names: list[str]) -> str:
 
 
 def _import_cantools() -> Any:
-    try:
-        import cantools  # noqa: PLC0415 - lazy: importing hil never imports a driver
-    except ImportError as exc:
-        raise DriverMissing(f"CAN database: cantools is not installed (import cantools failed: "
-                            f"{exc}); install it with: pip install 'cosim[hil]' (or pip install "
-                            f"cantools)") from exc
-    return cantools
+    return require("cantools", who="CAN database", package="cantools")
 
 
 @dataclass(frozen=True)

@@ -90,7 +90,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import DriverMissing
+from ..errors import require
 from .adapter import DeviceBackend
 from .device import ChannelSpec
 from .link import DeviceIOError, NetworkDaq
@@ -394,14 +394,10 @@ class ModbusDaq(NetworkDaq):
 
     def _import(self) -> Any:
         if self._pm is None:
-            try:
-                import pymodbus.client
-                import pymodbus.exceptions
-                import pymodbus.pdu
-            except ImportError as exc:
-                raise DriverMissing(f"{self.where}: the Modbus backend needs pymodbus ({exc}); "
-                                    f"install it with pip install 'cosim[hil]'") from exc
-            self._pm = pymodbus
+            who = f"{self.where} (the Modbus backend)"
+            for sub in ("pymodbus.client", "pymodbus.exceptions", "pymodbus.pdu"):
+                require(sub, who=who, package="pymodbus")
+            self._pm = require("pymodbus", who=who, package="pymodbus")
         return self._pm
 
     def _connect(self) -> None:

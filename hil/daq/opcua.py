@@ -78,7 +78,7 @@ from collections.abc import Coroutine, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import BackendError, DriverMissing
+from ..errors import BackendError, require
 from .adapter import DeviceBackend
 from .device import ChannelSpec
 from .link import DeviceIOError, NetworkDaq
@@ -263,13 +263,9 @@ class OpcUaDaq(NetworkDaq):
     # ---------------------------------------------------------------- connect
     def _import(self) -> Any:
         if self._ua is None:
-            try:
-                import asyncua
-                import asyncua.common.ua_utils  # noqa: F401 - data_type_to_variant_type
-            except ImportError as exc:
-                raise DriverMissing(f"{self.where}: the OPC UA backend needs asyncua ({exc}); "
-                                    f"install it with pip install 'cosim[hil]'") from exc
-            self._ua = asyncua
+            who = f"{self.where} (the OPC UA backend)"
+            require("asyncua.common.ua_utils", who=who, package="asyncua")  # (variant types)
+            self._ua = require("asyncua", who=who, package="asyncua")
         return self._ua
 
     def _connect(self) -> None:

@@ -17,7 +17,7 @@ import contextlib
 from collections.abc import Iterator
 from typing import Any
 
-from ..errors import DriverMissing
+from ..errors import require
 from .server import ISOTP_PARAMS, REQUEST_ID, RESPONSE_ID, import_isotp
 
 __all__ = ["open_client", "import_udsoncan"]
@@ -25,15 +25,9 @@ __all__ = ["open_client", "import_udsoncan"]
 
 def import_udsoncan() -> Any:
     """``import udsoncan``, or :class:`DriverMissing` with the pip command."""
-    try:
-        import udsoncan  # noqa: PLC0415 - lazy: importing hil imports no client
-        import udsoncan.client  # noqa: F401
-        import udsoncan.connections  # noqa: F401
-    except ImportError as exc:
-        raise DriverMissing(f"the UDS client needs udsoncan (import failed: {exc}); install "
-                            f"it with: pip install 'cosim[hil-test]' (or pip install "
-                            f"udsoncan)") from exc
-    return udsoncan
+    for sub in ("udsoncan.client", "udsoncan.connections"):
+        require(sub, who="the UDS client", package="udsoncan", extra="hil-test")
+    return require("udsoncan", who="the UDS client", package="udsoncan", extra="hil-test")
 
 
 @contextlib.contextmanager

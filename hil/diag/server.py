@@ -36,7 +36,7 @@ import threading
 import time
 from typing import Any
 
-from ..errors import DriverMissing
+from ..errors import require
 from .uds import UdsHandler
 
 __all__ = ["UdsServer", "REQUEST_ID", "RESPONSE_ID", "ISOTP_PARAMS", "import_isotp"]
@@ -54,13 +54,7 @@ ISOTP_PARAMS = {"tx_data_min_length": 8, "tx_padding": 0xCC, "blocksize": 8, "st
 
 def import_isotp() -> Any:
     """``import isotp``, or :class:`DriverMissing` with the pip command."""
-    try:
-        import isotp  # noqa: PLC0415 - lazy: importing hil imports no driver
-    except ImportError as exc:
-        raise DriverMissing(f"UDS on ISO-TP needs can-isotp (import isotp failed: {exc}); "
-                            f"install it with: pip install 'cosim[hil-test]' (or pip install "
-                            f"can-isotp)") from exc
-    return isotp
+    return require("isotp", who="UDS on ISO-TP", package="can-isotp", extra="hil-test")
 
 
 class UdsServer:

@@ -63,7 +63,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..backend import DEFAULT, SKIP, Backend
-from ..errors import BackendTimeout, DriverMissing, FrameError, HILError
+from ..errors import BackendTimeout, FrameError, HILError, require
 from .crc import Crc, get_crc
 from .framing import Framing, Layout, LineFraming, make_framing
 
@@ -76,14 +76,7 @@ SERIAL_OPTIONS = ("bytesize", "parity", "stopbits", "xonxoff", "rtscts", "dsrdtr
 
 
 def _import_pyserial() -> Any:
-    try:
-        import serial  # noqa: PLC0415 - lazy on purpose: importing hil never imports a driver
-    except ImportError as exc:
-        raise DriverMissing(
-            "serial backend: pyserial is not installed (import serial failed: "
-            f"{exc}); install it with: pip install 'cosim[hil]' (or pip install pyserial)"
-        ) from exc
-    return serial
+    return require("serial", who="serial backend", package="pyserial")
 
 
 class SerialBackend(Backend):

@@ -34,7 +34,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from ..errors import DriverMissing
+from ..errors import require
 from .errors import TraceError
 from .signals import Trace
 
@@ -73,13 +73,8 @@ class Measurement:
 
 
 def _asammdf() -> Any:
-    try:
-        import asammdf
-    except ImportError as e:
-        raise DriverMissing(f"measurement files (MDF 4) need asammdf, which is not installed "
-                            f"({e}): pip install asammdf (or pip install 'cosim[hil-test]')"
-                            ) from e
-    return asammdf
+    return require("asammdf", who="measurement files (MDF 4)", package="asammdf",
+                   extra="hil-test")
 
 
 def _channel(ch: Any) -> int:

@@ -21,7 +21,7 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-from ..errors import DriverMissing
+from ..errors import require
 from .slave import XcpSlave
 
 #: Default identifiers: master -> slave and slave -> master.
@@ -32,11 +32,7 @@ POLL_S = 0.05
 
 def open_bus(interface: str, channel: str, **kw: Any) -> Any:
     """A python-can bus (imported here: ``pip install python-can``)."""
-    try:
-        import can
-    except ImportError as exc:
-        raise DriverMissing("hil.xcp needs python-can: pip install python-can (or "
-                            "'cosim[hil]')") from exc
+    can = require("can", who="hil.xcp", package="python-can")
     return can.Bus(interface=interface, channel=channel, **kw)
 
 

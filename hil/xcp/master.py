@@ -28,20 +28,17 @@ import logging
 import sys
 from typing import Any
 
-from ..errors import DriverMissing
+from ..errors import require
 from .can_port import CMD_ID, RES_ID
 
 
 def _pyxcp() -> Any:
     hooks = sys.excepthook, sys.displayhook
     try:
-        import pyxcp
-    except ImportError as exc:
-        raise DriverMissing("hil.xcp's master helpers need pyxcp: pip install pyxcp (the "
-                            "'hil-test' extra)") from exc
+        return require("pyxcp", who="hil.xcp's master helpers", package="pyxcp",
+                       extra="hil-test")
     finally:  # pyxcp installs rich's traceback and pretty-print hooks at import
         sys.excepthook, sys.displayhook = hooks
-    return pyxcp
 
 
 def open_master(interface: str, channel: str, *, cmd_id: int = CMD_ID,
