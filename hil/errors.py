@@ -95,13 +95,15 @@ class LayoutError(HILError, ValueError):
     """A fixed binary layout is ill-declared, or a value does not fit its field."""
 
 
-def require(module: str, *, who: str, package: str, extra: str = "hil") -> Any:
+def require(module: str, *, who: str, package: str, extra: str | None = None) -> Any:
     """``import module``, lazily (importing :mod:`hil` imports no driver), or
-    :class:`DriverMissing` naming who needs it and the pip commands: the ``cosim[extra]``
-    extra, or the ``package`` alone."""
+    :class:`DriverMissing` naming who needs it and the pip commands: the project's
+    ``extra`` (``hil``, ``hil-test``) or, for a core dependency (``extra`` None: python-can,
+    cantools, pyserial), cosim itself; or the ``package`` alone."""
     try:
         return importlib.import_module(module)
     except ImportError as exc:
+        with_cosim = "cosim" if extra is None else f"'cosim[{extra}]'"
         raise DriverMissing(f"{who}: {package} is not installed (import {module} failed: "
-                            f"{exc}); install it with: pip install 'cosim[{extra}]' (or pip "
+                            f"{exc}); install it with: pip install {with_cosim} (or pip "
                             f"install {package})") from exc

@@ -396,8 +396,8 @@ class ModbusDaq(NetworkDaq):
         if self._pm is None:
             who = f"{self.where} (the Modbus backend)"
             for sub in ("pymodbus.client", "pymodbus.exceptions", "pymodbus.pdu"):
-                require(sub, who=who, package="pymodbus")
-            self._pm = require("pymodbus", who=who, package="pymodbus")
+                require(sub, who=who, package="pymodbus", extra="hil")
+            self._pm = require("pymodbus", who=who, package="pymodbus", extra="hil")
         return self._pm
 
     def _connect(self) -> None:

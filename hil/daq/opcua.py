@@ -264,8 +264,9 @@ class OpcUaDaq(NetworkDaq):
     def _import(self) -> Any:
         if self._ua is None:
             who = f"{self.where} (the OPC UA backend)"
-            require("asyncua.common.ua_utils", who=who, package="asyncua")  # (variant types)
-            self._ua = require("asyncua", who=who, package="asyncua")
+            # (ua_utils: data_type_to_variant_type)
+            require("asyncua.common.ua_utils", who=who, package="asyncua", extra="hil")
+            self._ua = require("asyncua", who=who, package="asyncua", extra="hil")
         return self._ua
 
     def _connect(self) -> None:

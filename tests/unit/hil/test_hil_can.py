@@ -220,7 +220,7 @@ def test_open_errors(channel):
 
 def test_driver_missing(monkeypatch, channel):
     monkeypatch.setitem(sys.modules, "can", None)
-    with pytest.raises(DriverMissing, match=r"pip install 'cosim\[hil\]' \(or pip install "
+    with pytest.raises(DriverMissing, match=r"pip install cosim \(or pip install "
                                             r"python-can\)"):
         CanBackend(channel=channel).open()
 
