@@ -371,7 +371,7 @@ def _lag_scaling_target(cases: list[dict]) -> dict:
     plain = hi / lo if hi and lo else None
     value = ours / plain if ours and plain else None
     note = (f"ours {ours:.3g}, the plain C program's {plain:.3g}: " if ours and plain else
-            "the plain C program did not run (needs gcc): ") + \
+            "the plain C program did not run (it needs gcc; its row says why): ") + \
         ("subnormal states along the long chain (python -m bench.lag_floor [--ftz]; "
          "README Speed)")
     return make_target("cost per block-step ratio N=1000/N=100 (lag chain), over plain C's",
